@@ -1,0 +1,517 @@
+"""The lobby and its tables (rooms): seats, names, secrets, bots, and what each connection is sent.
+
+This layer is synchronous and owns no clock and no socket: the network shell (``quatro_server.server``)
+hands it requests with ``now`` and gives it ``Peer`` objects to send to. Everything a seated player
+receives about the game is built here from the engine's ``view`` and ``events_for`` and nothing else (H3).
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import random
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any, Protocol
+
+from shared import actions as a
+from shared import protocol as p
+from shared.actions import Refusal
+from shared.cards import PLAYER_COUNTS
+from shared.views import Phase
+from shared.wire import WireError, action_from_wire, to_wire
+
+from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
+from quatro_server.engine import Table, events_for, view
+from quatro_server.timing import PROFILES, Timing
+
+log = logging.getLogger("quatro.lobby")
+
+#: Tables one server holds at once; beyond it ``create_table`` is refused ``server_full``.
+MAX_TABLES = 500
+#: Bytes of randomness in a seat secret (R19): 128 bits, unguessable.
+SECRET_BYTES = 16
+
+
+class Peer(Protocol):
+    """A connection as the lobby sees it. ``send`` never blocks; a peer that cannot keep up is dropped by its owner."""
+
+    name: str
+    room: Room | None
+    seat: int | None
+
+    def send(self, message: dict[str, Any]) -> None: ...
+
+    def close(self, reason: str) -> None: ...
+
+
+@dataclass(slots=True)
+class Seat:
+    """One seat of a room: empty, a bot, or a human (connected or not)."""
+
+    name: str | None = None
+    bot: Bot | None = None
+    secret: str | None = None
+    peer: Peer | None = None
+    order: int = 0  # when the seat was taken: the host passes to the longest-seated (R18)
+    bot_wake: float = 0.0
+
+    @property
+    def empty(self) -> bool:
+        return self.bot is None and self.secret is None
+
+
+@dataclass
+class Room:
+    """One table: its seats before the match, then the engine's table during it."""
+
+    id: int
+    players: int
+    timing_name: str
+    timing: Timing
+    password: str | None
+    rng: random.Random
+    seats: list[Seat]
+    host: int | None = None
+    table: Table | None = None
+    seq: int = 0
+    on_change: Callable[[], None] = lambda: None  # the shell's wake-up for the room's timer task
+    _orders: Any = field(default_factory=lambda: count(1))
+
+    # --- what the room tells people ------------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        return Phase.LOBBY if self.table is None else self.table.phase
+
+    def summary(self) -> dict[str, Any]:
+        """One line of the lobby list: public facts only."""
+        return {
+            "table": self.id,
+            "game": "quatro",
+            "players": self.players,
+            "taken": sum(not s.empty for s in self.seats),
+            "bots": sum(s.bot is not None for s in self.seats),
+            "phase": str(self.phase),
+            "timing": self.timing_name,
+            "password": self.password is not None,
+            "scores": list(self.table.scores) if self.table else [0] * (self.players // 2),
+        }
+
+    def seating(self) -> dict[str, Any]:
+        """The ``table`` message: who sits where, who hosts, the durations in force."""
+        host = self.table.host if self.table else self.host
+        return {
+            "kind": p.TABLE,
+            "table": self.id,
+            "players": self.players,
+            "phase": str(self.phase),
+            "host": host,
+            "timing": {name: getattr(self.timing, name) for name in self.timing.__slots__},
+            "timing_name": self.timing_name,
+            "seats": [
+                {
+                    "seat": i,
+                    "name": s.name,
+                    "bot": None if s.bot is None else s.bot.level,
+                    "taken": not s.empty,
+                    "connected": s.bot is not None or s.peer is not None,
+                }
+                for i, s in enumerate(self.seats)
+            ],
+        }
+
+    def broadcast_seating(self) -> None:
+        message = self.seating()
+        for s in self.seats:
+            if s.peer is not None:
+                s.peer.send(message)
+
+    def send_snapshot(self, seat: int, now: float) -> None:
+        """A full view for one seat (on joining, rejoining, and at the start of the match)."""
+        peer = self.seats[seat].peer
+        if peer is not None and self.table is not None:
+            peer.send(self._update(seat, [], now, snapshot=True))
+
+    def _update(self, seat: int, events: list[dict[str, Any]], now: float, snapshot: bool = False) -> dict[str, Any]:
+        assert self.table is not None
+        return {
+            "kind": p.UPDATE,
+            "table": self.id,
+            "seq": self.seq,
+            "snapshot": snapshot,
+            "events": events,
+            "view": to_wire(view(self.table, seat, now)),
+        }
+
+    def publish(self, emits: list, now: float) -> None:
+        """Send one batch of engine events to every seat, each filtered for that seat (H1, H3)."""
+        if not emits or self.table is None:
+            return
+        self.seq += 1
+        teams = self.players // 2
+        encoded = {id(emit.event): to_wire(emit.event) for emit in emits}  # each event encoded once for all seats
+        for i, s in enumerate(self.seats):
+            if s.peer is not None:
+                seen = events_for(emits, i, teams)
+                s.peer.send(self._update(i, [encoded[id(ev)] for ev in seen], now))
+        if any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits):
+            self.broadcast_seating()
+        self.on_change()
+
+    # --- time and bots -------------------------------------------------------------------------
+
+    def next_wake(self) -> float | None:
+        """When the room's timer task must call ``tick``: the engine's next deadline or a bot's next look."""
+        if self.table is None or self.table.phase is Phase.OVER:
+            return None
+        wakes = [s.bot_wake for s in self.seats if s.bot is not None]
+        deadline = self.table.next_deadline()
+        if deadline is not None:
+            wakes.append(deadline)
+        return min(wakes) if wakes else None
+
+    def tick(self, now: float) -> None:
+        """Let time pass: fire the engine's deadlines and let every bot whose time has come look and act."""
+        if self.table is None:
+            return
+        emits = self.table.advance(now)
+        for i, s in enumerate(self.seats):
+            if s.bot is not None and s.bot_wake <= now and self.table.phase is not Phase.OVER:
+                for action in s.bot.decide(view(self.table, i, now), now):  # H2: the seat's view, nothing more
+                    outcome = self.table.act(i, action, now)
+                    emits.extend(outcome.events)
+                    if not outcome.ok:
+                        break
+                s.bot_wake = now + s.bot.think_time()
+        self.publish(emits, now)
+
+    # --- seats ---------------------------------------------------------------------------------
+
+    def sit(self, seat: int, peer: Peer | None, name: str, bot: Bot | None = None) -> str | None:
+        """Fill an empty seat; a human gets a fresh secret (R19), which is returned."""
+        s = self.seats[seat]
+        s.name, s.bot, s.peer, s.order = name, bot, peer, next(self._orders)
+        s.secret = None if bot is not None else secrets.token_urlsafe(SECRET_BYTES)
+        if bot is None and self.host is None:
+            self.host = seat
+        return s.secret
+
+    def free_seat(self, team: int | None = None) -> int | None:
+        teams = self.players // 2
+        for i, s in enumerate(self.seats):
+            if s.empty and (team is None or i % teams == team):
+                return i
+        return None
+
+    def seat_of_secret(self, secret: str) -> int | None:
+        found = None
+        for i, s in enumerate(self.seats):
+            # compare_digest: no timing hints about how much of a secret was right
+            if s.secret is not None and hmac.compare_digest(s.secret.encode(), secret.encode()):
+                found = i
+        return found
+
+    def lobby_host_leaves(self) -> None:
+        humans = [(s.order, i) for i, s in enumerate(self.seats) if s.secret is not None and s.peer is not None]
+        self.host = min(humans)[1] if humans else None
+
+    def start(self, now: float) -> None:
+        """Every seat is filled: the match begins (the engine takes over)."""
+        bots = {i for i, s in enumerate(self.seats) if s.bot is not None}
+        order = [i for _, i in sorted((s.order, i) for i, s in enumerate(self.seats))]
+        self.table = Table(self.players, timing=self.timing, rng=self.rng, bots=bots, host=self.host, seat_order=order)
+        emits = self.table.start(now)
+        for i, s in enumerate(self.seats):
+            if s.bot is None and s.peer is None:
+                emits.extend(self.table.act(i, a.Disconnect(), now).events)  # R19: the match starts without them
+            if s.bot is not None:
+                s.bot_wake = now + s.bot.think_time()
+        self.broadcast_seating()
+        for i in range(self.players):
+            self.send_snapshot(i, now)
+        self.publish(emits, now)
+
+    @property
+    def abandoned(self) -> bool:
+        """Nobody human is left to play or come back (lobby), or nobody is connected to a finished match."""
+        humans = [s for s in self.seats if s.secret is not None]
+        if self.table is None:
+            return not humans
+        return not any(s.peer is not None for s in humans) and (self.table.phase is Phase.OVER or not humans)
+
+
+class Lobby:
+    """Every room of one server, and the requests that create, fill, start and play them."""
+
+    def __init__(self, *, timing_profiles: dict[str, Timing] | None = None, seed: int | None = None) -> None:
+        self.rooms: dict[int, Room] = {}
+        self.profiles = dict(PROFILES if timing_profiles is None else timing_profiles)
+        self.default_timing = "standard" if "standard" in self.profiles else next(iter(self.profiles))
+        self._ids = count(1)
+        # R3: the operating system's randomness, unless a seed was asked for (tests, replays).
+        self._seed_source = random.Random(seed) if seed is not None else None
+        self.watchers: set[Peer] = set()  # connections in the lobby, told when the list changes
+        self.on_room_created: Callable[[Room], None] = lambda room: None
+
+    def _rng(self) -> random.Random:
+        if self._seed_source is None:
+            return random.SystemRandom()
+        return random.Random(self._seed_source.getrandbits(64))
+
+    def listing(self) -> list[dict[str, Any]]:
+        return [room.summary() for room in self.rooms.values()]
+
+    def announce(self) -> None:
+        message = {"kind": p.LOBBY, "tables": self.listing()}
+        for peer in list(self.watchers):
+            peer.send(message)
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def handle(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        """Answer one request from ``peer``. Exactly one reply, always; the room's pushes go out on the side."""
+        if request.kind in p.ACTION_KINDS:
+            return self._act(peer, request, now)
+        handler = getattr(self, f"_{request.kind}")
+        return handler(peer, request, now)
+
+    def _hello(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        return p.error(request.id, p.ALREADY_HELLO, "hello was already said on this connection")
+
+    def _ping(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        return p.ok(request.id)
+
+    def _list_tables(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        return p.ok(request.id, tables=self.listing())
+
+    def _create_table(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        f = request.fields
+        if peer.room is not None:
+            return p.refused(request.id, p.ALREADY_SEATED, "leave your table before creating another")
+        if f["players"] not in PLAYER_COUNTS:
+            return p.refused(request.id, p.BAD_REQUEST, "a table has 4, 6 or 8 seats")
+        timing_name = f.get("timing", self.default_timing)
+        if timing_name not in self.profiles:
+            return p.refused(request.id, p.BAD_TIMING, f"timing profiles here: {', '.join(self.profiles)}")
+        if len(self.rooms) >= MAX_TABLES:
+            return p.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
+        room = Room(
+            id=next(self._ids),
+            players=f["players"],
+            timing_name=timing_name,
+            timing=self.profiles[timing_name],
+            password=f.get("password"),
+            rng=self._rng(),
+            seats=[Seat() for _ in range(f["players"])],
+        )
+        self.rooms[room.id] = room
+        self.on_room_created(room)
+        secret = self._seat(peer, room, 0)
+        log.info("table_created table=%d players=%d timing=%s", room.id, room.players, timing_name)
+        return p.ok(request.id, table=room.id, seat=0, secret=secret)
+
+    def _join(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        f = request.fields
+        if peer.room is not None:
+            return p.refused(request.id, p.ALREADY_SEATED, "leave your table before joining another")
+        room = self.rooms.get(f["table"])
+        if room is None:
+            return p.refused(request.id, p.NO_SUCH_TABLE, f"no table {f['table']}")
+        if room.password is not None and not hmac.compare_digest(
+            room.password.encode(), f.get("password", "").encode()
+        ):
+            return p.refused(request.id, p.BAD_PASSWORD, "wrong or missing password")
+        if room.table is not None:
+            return p.refused(request.id, p.MATCH_STARTED, "the match has started; only its players can come back")
+        seat = f.get("seat")
+        if seat is not None:
+            if not 0 <= seat < room.players:
+                return p.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
+            if not room.seats[seat].empty:
+                return p.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
+        else:
+            team = f.get("team")
+            if team is not None and not 0 <= team < room.players // 2:
+                return p.refused(request.id, p.BAD_REQUEST, f"teams are 0 to {room.players // 2 - 1}")
+            seat = room.free_seat(team)
+            if seat is None:
+                return p.refused(request.id, p.TABLE_FULL, "no free seat" + ("" if team is None else " in that team"))
+        secret = self._seat(peer, room, seat)
+        return p.ok(request.id, table=room.id, seat=seat, secret=secret)
+
+    def _seat(self, peer: Peer, room: Room, seat: int) -> str:
+        secret = room.sit(seat, peer, peer.name)
+        peer.room, peer.seat = room, seat
+        self.watchers.discard(peer)
+        log.info("seat_taken table=%d seat=%d", room.id, seat)
+        room.broadcast_seating()
+        self.announce()
+        assert secret is not None
+        return secret
+
+    def _rejoin(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        f = request.fields
+        if peer.room is not None:
+            return p.refused(request.id, p.ALREADY_SEATED, "leave your table first")
+        room = self.rooms.get(f["table"])
+        seat = None if room is None else room.seat_of_secret(f["secret"])
+        if room is None or seat is None:
+            # One answer for a wrong table and a wrong secret: nothing to learn by probing.
+            return p.refused(request.id, p.BAD_SECRET, "no seat with that secret at that table")
+        s = room.seats[seat]
+        if s.peer is not None and s.peer is not peer:
+            old = s.peer
+            old.room = old.seat = None
+            old.send({"kind": p.BYE, "reason": "replaced", "message": "this seat was taken over by a new connection"})
+            old.close("replaced")
+        s.peer, s.name = peer, peer.name
+        peer.room, peer.seat = room, seat
+        self.watchers.discard(peer)
+        log.info("seat_rejoined table=%d seat=%d", room.id, seat)
+        if room.table is not None:
+            outcome = room.table.act(seat, a.Connect(), now)
+            room.send_snapshot(seat, now)
+            room.publish(outcome.events, now)
+        elif room.host is None:
+            room.host = seat
+        room.broadcast_seating()
+        return p.ok(request.id, table=room.id, seat=seat)
+
+    def detach(self, peer: Peer, now: float, leaving: bool) -> None:
+        """``peer`` leaves its seat (``leaving``) or its connection dropped. In a match, the seat stays (R19)."""
+        self.watchers.discard(peer)
+        room, seat = peer.room, peer.seat
+        if room is None or seat is None:
+            return
+        peer.room = peer.seat = None
+        s = room.seats[seat]
+        if s.peer is not peer:
+            return
+        s.peer = None
+        if room.table is None and leaving:
+            room.seats[seat] = Seat()  # before the match, leaving frees the seat (and voids its secret)
+        if room.table is None:
+            if room.host == seat:
+                room.lobby_host_leaves()
+            room.broadcast_seating()
+        else:
+            room.publish(room.table.act(seat, a.Disconnect(), now).events, now)
+        log.info("seat_left table=%d seat=%d leaving=%s", room.id, seat, leaving)
+        if room.abandoned:
+            self.rooms.pop(room.id, None)
+            log.info("table_closed table=%d", room.id)
+            room.on_change()
+        self.announce()
+
+    def _leave(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        if peer.room is None:
+            return p.refused(request.id, p.NOT_SEATED, "you are not at a table")
+        self.detach(peer, now, leaving=True)
+        self.watchers.add(peer)
+        return p.ok(request.id)
+
+    def _rename(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        peer.name = request.fields["name"]
+        if peer.room is not None and peer.seat is not None:
+            peer.room.seats[peer.seat].name = peer.name
+            peer.room.broadcast_seating()
+        return p.ok(request.id, name=peer.name)
+
+    def _host_room(self, peer: Peer, request: p.Request) -> Room | dict[str, Any]:
+        room = peer.room
+        if room is None:
+            return p.refused(request.id, p.NOT_SEATED, "you are not at a table")
+        if room.host != peer.seat:
+            return p.refused(request.id, p.NOT_HOST, "only the host can do that")
+        if room.table is not None:
+            return p.refused(request.id, p.MATCH_STARTED, "the match has started")
+        return room
+
+    def _add_bot(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        room = self._host_room(peer, request)
+        if isinstance(room, dict):
+            return room
+        level = request.fields.get("level", DEFAULT_LEVEL)
+        if level not in LEVELS:
+            return p.refused(request.id, p.BAD_LEVEL, f"bot levels: {', '.join(LEVELS)}")
+        seat = request.fields.get("seat")
+        if seat is None:
+            seat = room.free_seat()
+            if seat is None:
+                return p.refused(request.id, p.TABLE_FULL, "no free seat")
+        elif not 0 <= seat < room.players:
+            return p.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
+        elif not room.seats[seat].empty:
+            return p.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
+        room.sit(seat, None, f"{level}-bot-{seat}", bot=make_bot(level, random.Random(room.rng.getrandbits(64))))
+        room.broadcast_seating()
+        self.announce()
+        return p.ok(request.id, seat=seat)
+
+    def _remove_bot(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        room = self._host_room(peer, request)
+        if isinstance(room, dict):
+            return room
+        seat = request.fields["seat"]
+        if not 0 <= seat < room.players or room.seats[seat].bot is None:
+            return p.refused(request.id, p.NOT_A_BOT, f"seat {seat} holds no bot")
+        room.seats[seat] = Seat()
+        room.broadcast_seating()
+        self.announce()
+        return p.ok(request.id)
+
+    def _start(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        room = self._host_room(peer, request)
+        if isinstance(room, dict):
+            return room
+        if any(s.empty for s in room.seats):
+            return p.refused(request.id, p.SEATS_EMPTY, "every seat needs a player or a bot")
+        room.start(now)
+        log.info("match_started table=%d", room.id)
+        self.announce()
+        return p.ok(request.id)
+
+    def _act(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+        room, seat = peer.room, peer.seat
+        if room is None or seat is None:
+            return p.refused(request.id, p.NOT_SEATED, "take a seat first")
+        try:
+            action = action_from_wire({"kind": request.kind, **request.fields})
+        except WireError as exc:
+            return p.error(request.id, exc.code, str(exc))
+        if room.table is None:
+            return p.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
+        outcome = room.table.act(seat, action, now)
+        room.publish(outcome.events, now)
+        if outcome.refusal is not None:
+            log.info("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
+            return p.refused(request.id, outcome.refusal.reason, explain(outcome.refusal), outcome.refusal.wait)
+        return p.ok(request.id)
+
+
+_EXPLANATIONS = {
+    a.Reason.TAKEN: "too slow: that card was taken",
+    a.Reason.COOLDOWN: "not yet: cooling down",
+    a.Reason.ROUND_OVER: "the round is over",
+    a.Reason.VOTE_PENDING: "a vote is already running",
+    a.Reason.RESHUFFLE_USED: "this round's reshuffle is spent",
+    a.Reason.VOTE_COOLDOWN: "too soon after the last vote",
+    a.Reason.NOT_OPPONENT: "counter an opposing team",
+    a.Reason.TEAM_REQUIRED: "name the team you counter",
+    a.Reason.SIGN_SET: "your team's sign is already chosen",
+    a.Reason.NOT_IN_HAND: "that card is not in your hand",
+    a.Reason.CHANNEL_NOT_HELD: "take your channel first",
+    a.Reason.CHANNEL_HELD: "you already hold your channel",
+    a.Reason.NOT_HOST: "only the host can do that",
+}
+
+
+def explain(refusal: Refusal) -> str:
+    """A short human sentence for a refusal (clients may word their own from the reason)."""
+    text = _EXPLANATIONS.get(refusal.reason, str(refusal.reason).replace("_", " "))
+    if refusal.wait is not None:
+        text += f" ({refusal.wait:.1f} s)"
+    return text

@@ -1,0 +1,27 @@
+"""Fixtures shared by the network tests: a real server on 127.0.0.1, fast timing, in the test's own nursery."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+import trio
+
+from quatro_server.lobby import Lobby
+from quatro_server.server import Server
+from quatro_server.timing import FAST, PROFILES
+
+#: Fast timing with rounds short enough for a test to watch one end in a draw.
+QUICK = replace(FAST, round_length=3.0, break_length=0.5, sign_window=1.0)
+
+
+@pytest.fixture
+async def server(nursery):
+    """A server listening on a free loopback port; ``server.port`` is where to connect."""
+    lobby = Lobby(timing_profiles={**PROFILES, "quick": QUICK}, seed=random.randrange(2**32))
+    lobby.default_timing = "fast"
+    srv = Server(lobby)
+    listeners = await nursery.start(srv.serve, "127.0.0.1", 0)
+    srv.port = listeners[0].socket.getsockname()[1]
+    yield srv

@@ -1,0 +1,227 @@
+"""The table server over real TCP on 127.0.0.1: lobby, seats, full rounds, races, reconnection, time."""
+
+from __future__ import annotations
+
+import trio
+
+from shared import protocol as p
+from shared.cards import is_four_of_a_kind
+from shared.views import Phase
+
+from netclient import TestClient
+
+
+async def seat_four(server, timing: str = "fast") -> list[TestClient]:
+    """Four humans at one 4-seat table, the match started, everyone at the signing."""
+    host = await TestClient.connect(server.port, "ann")
+    reply = await host.request(p.CREATE_TABLE, players=4, timing=timing)
+    assert reply["kind"] == p.OK, reply
+    clients = [host]
+    for name in ("bob", "cid", "dee"):
+        c = await TestClient.connect(server.port, name)
+        reply = await c.request(p.JOIN, table=host.table)
+        assert reply["kind"] == p.OK, reply
+        clients.append(c)
+    assert (await host.request(p.START))["kind"] == p.OK
+    for c in clients:
+        await c.wait_view(lambda v: v.phase is Phase.SIGNING)
+    return clients
+
+
+async def open_round(clients: list[TestClient]) -> None:
+    for c in clients:
+        assert (await c.request("ready"))["kind"] == p.OK
+    for c in clients:
+        await c.wait_view(lambda v: v.phase is Phase.ROUND and len(v.hand) == 4)
+
+
+async def test_hello_with_another_version_is_told_both_versions(server):
+    c = await TestClient.connect(server.port, hello=False)
+    reply = await c.request(p.HELLO, version=99, name="old")
+    assert reply["kind"] == p.REFUSED and reply["reason"] == p.INCOMPATIBLE_VERSION
+    assert "99" in reply["message"] and str(p.PROTOCOL_VERSION) in reply["message"]
+    assert await c.closed()
+
+
+async def test_first_request_must_be_hello(server):
+    c = await TestClient.connect(server.port, hello=False)
+    reply = await c.request(p.LIST_TABLES)
+    assert reply["kind"] == p.ERROR and reply["code"] == p.HELLO_FIRST
+
+
+async def test_lobby_lists_creates_joins_and_renames(server):
+    ann = await TestClient.connect(server.port, "ann")
+    created = await ann.request(p.CREATE_TABLE, players=6, password="pw")
+    assert created["kind"] == p.OK and created["seat"] == 0 and len(created["secret"]) >= 20
+    bob = await TestClient.connect(server.port, "bob")
+    listing = await bob.request(p.LIST_TABLES)
+    (table,) = listing["tables"]
+    assert table["players"] == 6 and table["taken"] == 1 and table["password"] is True and table["phase"] == "lobby"
+    wrong = await bob.request(p.JOIN, table=created["table"], password="nope")
+    assert wrong["kind"] == p.REFUSED and wrong["reason"] == p.BAD_PASSWORD
+    joined = await bob.request(p.JOIN, table=created["table"], password="pw", team=0)
+    assert joined["kind"] == p.OK and joined["seat"] == 3  # team 0 is seats 0 and 3 (R1)
+    assert (await bob.request(p.RENAME, name="bobby"))["kind"] == p.OK
+    await ann.drain(0.1)
+    assert ann.seating["seats"][3]["name"] == "bobby"
+    assert "secret" not in str(ann.seating)  # seating never carries secrets
+
+
+async def test_host_adds_and_removes_bots_then_starts(server):
+    ann = await TestClient.connect(server.port, "ann")
+    await ann.request(p.CREATE_TABLE, players=4)
+    refused = await ann.request(p.START)
+    assert refused["kind"] == p.REFUSED and refused["reason"] == p.SEATS_EMPTY
+    bob = await TestClient.connect(server.port, "bob")
+    await bob.request(p.JOIN, table=ann.table)
+    not_host = await bob.request(p.ADD_BOT)
+    assert not_host["kind"] == p.REFUSED and not_host["reason"] == p.NOT_HOST
+    for _ in range(2):
+        assert (await ann.request(p.ADD_BOT, level="normal"))["kind"] == p.OK
+    assert (await ann.request(p.REMOVE_BOT, seat=3))["kind"] == p.OK
+    assert (await ann.request(p.ADD_BOT, seat=3, level="random"))["kind"] == p.OK
+    assert (await ann.request(p.START))["kind"] == p.OK
+    view = await ann.wait_view(lambda v: v.phase is not Phase.LOBBY)
+    assert [s.bot for s in view.seats] == [False, False, True, True]
+
+
+async def test_full_round_sign_swap_channel_pulse_call_reveal_next_round(server):
+    clients = await seat_four(server)
+    ann, bob, cid, dee = clients  # ann (0) and cid (2) are partners, team 0
+    assert (await ann.request("pick_sign", sign="fox"))["kind"] == p.OK
+    assert (await cid.wait_view(lambda v: v.sign is not None)).sign == "fox"  # the partner sees it appear (R6)
+    await open_round(clients)
+
+    # A swap: public to everyone, cooldown for the swapper.
+    view = ann.view
+    give, take = view.hand[0], view.center[1]
+    assert (await ann.request("swap", give=give, slot=1, take=take))["kind"] == p.OK
+    for c in clients:
+        swapped = await c.wait_event("swapped")
+        assert swapped == {"kind": "swapped", "seat": 0, "slot": 1, "put_down": give, "taken": take}
+    again = await ann.request("swap", give=take, slot=1, take=give)
+    assert again["kind"] == p.REFUSED and again["reason"] == "cooldown" and again["wait_ms"] > 0
+
+    # The channel: taking it is public at once; the chosen emoji reaches everyone only at a pulse.
+    assert (await bob.request("take_channel"))["kind"] == p.OK
+    assert (await bob.request("choose_emoji", sign="owl"))["kind"] == p.OK
+    for c in clients:
+        pulse = await c.wait_event("pulse", timeout=3)
+        assert pulse == {"kind": "pulse", "seat": 1, "sign": "owl"}
+
+    # A call ends the round; the reveal shows every hand and sign.
+    assert (await cid.request("call"))["kind"] == p.OK
+    for c in clients:
+        ended = await c.wait_event("round_ended")
+        assert ended["outcome"] == "call" and ended["by"] == 2
+        assert len(ended["hands"]) == 4 and ended["signs"][0] == "fox"
+        assert ended["right"] == is_four_of_a_kind(ended["hands"][0])
+    late = await dee.request("counter")
+    assert late["kind"] == p.REFUSED and late["reason"] == "round_over"  # R17
+    view = await ann.wait_view(lambda v: v.phase is Phase.BREAK)
+    assert view.summary is not None and view.summary.hands[1]
+
+    # The host starts the next round early.
+    assert (await bob.request("next_round"))["reason"] == "not_host"
+    assert (await ann.request("next_round"))["kind"] == p.OK
+    view = await ann.wait_view(lambda v: v.phase is Phase.SIGNING)
+    assert view.round == 2 and view.summary is None
+
+
+async def test_r10_two_clients_swap_the_same_slot_exactly_one_wins(server):
+    clients = await seat_four(server)
+    await open_round(clients)
+    ann, bob = clients[0], clients[1]
+    take = ann.view.center[2]
+    async with trio.open_nursery() as nursery:
+        replies = {}
+
+        async def swap(client):
+            replies[client.name] = await client.request("swap", give=client.view.hand[0], slot=2, take=take)
+
+        nursery.start_soon(swap, ann)
+        nursery.start_soon(swap, bob)
+    kinds = sorted(r["kind"] for r in replies.values())
+    assert kinds == [p.OK, p.REFUSED]
+    loser = next(c for c in (ann, bob) if replies[c.name]["kind"] == p.REFUSED)
+    assert replies[loser.name]["reason"] == "taken"
+    # The refused swap cost nothing: the loser swaps elsewhere at once.
+    view = await loser.wait_view(lambda v: v.center[2] != take)
+    assert (await loser.request("swap", give=view.hand[0], slot=0, take=view.center[0]))["kind"] == p.OK
+
+
+async def test_r19_drop_and_rejoin_with_the_secret_restores_seat_and_hand(server):
+    clients = await seat_four(server)
+    await open_round(clients)
+    ann, bob, cid, dee = clients
+    hand = bob.view.hand
+    table, secret = bob.table, bob.secret
+    await bob.aclose()
+    view = await ann.wait_view(lambda v: not v.seats[1].connected)
+    assert view.phase is Phase.ROUND
+
+    stranger = await TestClient.connect(server.port, "eve")
+    wrong = await stranger.request(p.REJOIN, table=table, secret="not-the-secret")
+    assert wrong["kind"] == p.REFUSED and wrong["reason"] == p.BAD_SECRET
+    other_table = await stranger.request(p.REJOIN, table=table + 1, secret=secret)
+    assert other_table["kind"] == p.REFUSED and other_table["reason"] == p.BAD_SECRET
+
+    back = await TestClient.connect(server.port, "bob")
+    reply = await back.request(p.REJOIN, table=table, secret=secret)
+    assert reply["kind"] == p.OK and reply["seat"] == 1
+    view = await back.wait_view(lambda v: v.phase is Phase.ROUND)
+    assert view.hand == hand and view.seat == 1
+    await ann.wait_view(lambda v: v.seats[1].connected)
+
+
+async def test_r19_partner_and_opponents_can_still_act_on_a_disconnected_seat(server):
+    clients = await seat_four(server)
+    await open_round(clients)
+    ann, bob, cid, dee = clients
+    await ann.aclose()
+    await bob.wait_view(lambda v: not v.seats[0].connected)
+    reply = await bob.request("counter")  # bob (team 1) counters team 0, whose seat 0 is away
+    assert reply["kind"] == p.OK
+    ended = await cid.wait_event("round_ended")
+    assert ended["outcome"] == "counter" and ended["accused"] == 0
+
+
+async def test_a_second_connection_with_the_secret_replaces_the_first(server):
+    clients = await seat_four(server)
+    bob = clients[1]
+    twin = await TestClient.connect(server.port, "bob")
+    assert (await twin.request(p.REJOIN, table=bob.table, secret=bob.secret))["kind"] == p.OK
+    bye = None
+    while bye is None or bye["kind"] != p.BYE:
+        bye = await bob.next_frame()
+        assert bye is not None
+    assert bye["reason"] == "replaced"
+    assert await bob.closed()
+
+
+async def test_time_runs_on_server_sign_window_round_draw_and_break(server):
+    """Nobody acts: the sign window opens the round, the round ends in a draw, the break ends (R7, R18)."""
+    ann = await TestClient.connect(server.port, "ann")
+    await ann.request(p.CREATE_TABLE, players=4, timing="quick")
+    for _ in range(3):
+        await ann.request(p.ADD_BOT, level="random")
+    # Random bots might call or counter; all we need is that time moves the phases on by itself.
+    await ann.request(p.START)
+    await ann.wait_view(lambda v: v.phase is Phase.ROUND, timeout=5)
+    await ann.wait_view(lambda v: v.phase in (Phase.BREAK, Phase.OVER), timeout=8)
+    await ann.wait_view(lambda v: v.round == 2, timeout=5)
+
+
+async def test_updates_are_numbered_per_table_without_gaps(server):
+    clients = await seat_four(server)
+    await open_round(clients)
+    ann = clients[0]
+    for _ in range(3):
+        await ann.request("take_channel")
+        await trio.sleep(0.25)
+        await ann.request("release_channel")
+        await trio.sleep(0.25)
+    for c in clients:
+        await c.drain(0.2)
+        seqs = [f["seq"] for f in c.frames if f["kind"] == p.UPDATE and not f["snapshot"]]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
