@@ -19,6 +19,7 @@ from collections import Counter as Tally
 
 from shared import actions as a
 from shared.cards import is_four_of_a_kind, rank_of
+from shared.events import Event
 from shared.signs import SIGNS
 from shared.views import Phase, SeatView
 
@@ -40,6 +41,9 @@ class Bot:
     def think_time(self) -> float:
         low, high = THINK_TIME[self.level]
         return self.rng.uniform(low, high)
+
+    def observe(self, events: list[Event]) -> None:
+        """The events this seat was shown (H1), in order, before its next decision. Levels that read the table use them."""
 
     def decide(self, view: SeatView, now: float) -> list[a.Action]:
         if view.phase is Phase.SIGNING:

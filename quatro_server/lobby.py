@@ -157,6 +157,8 @@ class Room:
             if s.peer is not None:
                 seen = events_for(emits, i, teams)
                 s.peer.send(self._update(i, [encoded[id(ev)] for ev in seen], now))
+            if s.bot is not None:
+                s.bot.observe(events_for(emits, i, teams))  # H2: a bot is told what a player there is told
         if any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits):
             self.broadcast_seating()
         self.on_change()
