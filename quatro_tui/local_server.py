@@ -1,0 +1,97 @@
+"""A private Quatro server for ``quatro play``: started as a separate process, its port read from its output.
+
+The client never imports the server (the architecture keeps them apart): it runs ``python -m quatro_server``
+with the same interpreter, on a free port (``--port 0``), and reads the ``quatro join HOST:PORT`` lines the
+server prints once it listens.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+
+#: Seconds to wait for the server to print where it listens. Start-up takes well under a second.
+START_TIMEOUT = 15.0
+#: Seconds the server gets to say goodbye to its clients after SIGTERM before it is killed.
+STOP_TIMEOUT = 3.0
+
+_JOIN_LINE = re.compile(r"quatro join (\S+):(\d+)")
+
+
+class ServerFailed(Exception):
+    """The private server did not start; the message holds what it printed."""
+
+
+class LocalServer:
+    """One ``quatro-server`` child process. Use ``start()`` and ``stop()``, or ``with LocalServer(...)``."""
+
+    def __init__(self, timing: str = "standard", public: bool = False) -> None:
+        self.timing = timing
+        #: Listen on every interface so others on the LAN can join (``quatro play --open N``).
+        self.public = public
+        self.port: int | None = None
+        #: Where others join: the addresses the server printed.
+        self.addresses: list[str] = []
+        self.process: subprocess.Popen[str] | None = None
+        self._errors: list[str] = []
+
+    def command(self) -> list[str]:
+        host = "0.0.0.0" if self.public else "127.0.0.1"
+        return [sys.executable, "-m", "quatro_server", "--host", host, "--port", "0", "--timing", self.timing,
+                "--log-level", "warning"]
+
+    def start(self) -> int:
+        """Start the process and return its port once it listens. Raises ``ServerFailed``."""
+        self.process = subprocess.Popen(
+            self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+        )
+        # Keep draining stderr so a chatty server never blocks on a full pipe.
+        threading.Thread(target=self._drain, args=(self.process.stderr, self._errors), daemon=True).start()
+        found: list[tuple[str, int]] = []
+        done = threading.Event()
+
+        def read_stdout() -> None:
+            assert self.process is not None and self.process.stdout is not None
+            for line in self.process.stdout:
+                match = _JOIN_LINE.search(line)
+                if match:
+                    found.append((match.group(1), int(match.group(2))))
+                    self.addresses.append(f"{match.group(1)}:{match.group(2)}")
+                    done.set()
+            done.set()
+
+        threading.Thread(target=read_stdout, daemon=True).start()
+        if not done.wait(START_TIMEOUT) or not found:
+            self.stop()
+            raise ServerFailed("the private server did not start: " + " ".join(self._errors[-5:]).strip())
+        time.sleep(0.05)  # the other address lines follow at once; let them arrive for --open
+        self.port = found[0][1]
+        return self.port
+
+    @staticmethod
+    def _drain(stream, into: list[str]) -> None:
+        for line in stream:
+            into.append(line.strip())
+            del into[:-20]
+
+    def stop(self) -> None:
+        """Ask the server to stop (it says goodbye to its clients), then make sure it is gone."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def __enter__(self) -> LocalServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

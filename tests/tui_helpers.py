@@ -1,0 +1,102 @@
+"""Helpers for the client's tests: a real ``quatro-server`` process, asyncio players, waits on conditions.
+
+pytest runs in trio mode, so the client's tests (Textual runs on asyncio) are plain functions that call
+``asyncio.run`` themselves. Every wait is for a condition, with a generous deadline, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from shared import protocol as p
+from shared.views import Phase, SeatView
+
+from quatro_tui.connection import Connection, ServerSeating, ServerUpdate
+from quatro_tui.local_server import LocalServer
+
+#: Seconds any single wait may take before the test fails. Generous: CI machines stall.
+WAIT = 15.0
+
+
+@pytest.fixture(scope="module")
+def quatro_server():
+    """``quatro-server --timing fast`` as a separate process on a free loopback port; yields the port."""
+    server = LocalServer("fast")
+    server.start()
+    yield server.port
+    server.stop()
+
+
+def run(coro_fn: Callable[[], Awaitable[Any]], timeout: float = 90.0) -> Any:
+    """Run an asyncio test body to completion (the test function itself stays sync for pytest-trio)."""
+
+    async def bounded():
+        async with asyncio.timeout(timeout):
+            return await coro_fn()
+
+    return asyncio.run(bounded())
+
+
+async def until(predicate: Callable[[], Any], timeout: float = WAIT, what: str = "condition") -> Any:
+    """Poll ``predicate`` until it returns something true; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+class Player:
+    """A scripted human at the table over the client's own ``Connection`` (no screen)."""
+
+    def __init__(self, port: int, name: str) -> None:
+        self.messages: list[Any] = []
+        self.conn = Connection("127.0.0.1", port, name, self.messages.append)
+        self.view: SeatView | None = None
+        self.seating: dict[str, Any] | None = None
+        self.events: list[Any] = []
+        self._task: asyncio.Task | None = None
+
+    def _track(self, message: Any) -> None:
+        if isinstance(message, ServerUpdate):
+            self.view = message.view
+            self.events.extend(message.events)
+        elif isinstance(message, ServerSeating):
+            self.seating = message.seating
+
+    async def start(self) -> Player:
+        self.conn.deliver = lambda m: (self.messages.append(m), self._track(m))
+        await self.conn.open()
+        self._task = asyncio.create_task(self.conn.run())
+        return self
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        return await self.conn.request(kind, **fields)
+
+    async def act(self, kind: str, **fields: Any) -> dict[str, Any]:
+        reply = await self.request(kind, **fields)
+        assert reply["kind"] == p.OK, reply
+        return reply
+
+    async def wait_view(self, predicate: Callable[[SeatView], bool], what: str = "a view") -> SeatView:
+        return await until(lambda: self.view is not None and predicate(self.view) and self.view, what=what)
+
+    async def wait_phase(self, phase: Phase) -> SeatView:
+        return await self.wait_view(lambda v: v.phase is phase, f"phase {phase}")
+
+    async def close(self) -> None:
+        await self.conn.close()
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - the player is gone either way
+                pass
