@@ -33,6 +33,11 @@ log = logging.getLogger("quatro.lobby")
 MAX_TABLES = 500
 #: Bytes of randomness in a seat secret (R19): 128 bits, unguessable.
 SECRET_BYTES = 16
+#: Seconds a room lives on with nobody connected: long enough to come back from a dropped link (R19),
+#: short enough that abandoned tables (and their bots) do not pile up.
+ABANDON_AFTER = 600.0
+#: Tables listed in one lobby message: open tables first. Stays under the codec's array limit.
+MAX_LISTED = 200
 
 
 class Peer(Protocol):
@@ -57,6 +62,9 @@ class Seat:
     peer: Peer | None = None
     order: int = 0  # when the seat was taken: the host passes to the longest-seated (R18)
     bot_wake: float = 0.0
+    #: Updates sent to this seat so far: its ``seq``, one per update, so the client can tell it missed nothing.
+    #: Counted per seat, not per table batch: a batch this seat may not see is not even hinted at (H3).
+    seq: int = 0
 
     @property
     def empty(self) -> bool:
@@ -76,7 +84,8 @@ class Room:
     seats: list[Seat]
     host: int | None = None
     table: Table | None = None
-    seq: int = 0
+    #: When the last connected human left (None while someone is here): the room closes ``ABANDON_AFTER`` later.
+    idle_since: float | None = None
     on_change: Callable[[], None] = lambda: None  # the shell's wake-up for the room's timer task
     _orders: Any = field(default_factory=lambda: count(1))
 
@@ -129,35 +138,35 @@ class Room:
             if s.peer is not None:
                 s.peer.send(message)
 
-    def send_snapshot(self, seat: int, now: float) -> None:
-        """A full view for one seat (on joining, rejoining, and at the start of the match)."""
-        peer = self.seats[seat].peer
-        if peer is not None and self.table is not None:
-            peer.send(self._update(seat, [], now, snapshot=True))
-
     def _update(self, seat: int, events: list[dict[str, Any]], now: float, snapshot: bool = False) -> dict[str, Any]:
         assert self.table is not None
+        s = self.seats[seat]
+        s.seq += 1
         return {
             "kind": p.UPDATE,
             "table": self.id,
-            "seq": self.seq,
+            "seq": s.seq,
             "snapshot": snapshot,
             "events": events,
             "view": to_wire(view(self.table, seat, now)),
         }
 
-    def publish(self, emits: list, now: float) -> None:
-        """Send one batch of engine events to every seat, each filtered for that seat (H1, H3)."""
-        if not emits or self.table is None:
+    def publish(self, emits: list, now: float, snapshot_for: int | None = None) -> None:
+        """Send one batch of engine events to the seats allowed to see them, each filtered for that seat (H1, H3).
+
+        A seat that sees none of the batch is sent nothing: even an empty update would tell it *when* a
+        private thing happened (another team's sign, an opponent's emoji change). ``snapshot_for`` gets
+        its update whatever it sees, marked as a snapshot (joining, rejoining).
+        """
+        if self.table is None or not (emits or snapshot_for is not None):
             return
-        self.seq += 1
         teams = self.players // 2
         encoded = {id(emit.event): to_wire(emit.event) for emit in emits}  # each event encoded once for all seats
         for i, s in enumerate(self.seats):
-            if s.peer is not None:
-                seen = events_for(emits, i, teams)
-                s.peer.send(self._update(i, [encoded[id(ev)] for ev in seen], now))
-            if s.bot is not None:
+            seen = events_for(emits, i, teams)
+            if s.peer is not None and (seen or i == snapshot_for):
+                s.peer.send(self._update(i, [encoded[id(ev)] for ev in seen], now, snapshot=i == snapshot_for))
+            if s.bot is not None and seen:
                 s.bot.observe(events_for(emits, i, teams))  # H2: a bot is told what a player there is told
         if any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits):
             self.broadcast_seating()
@@ -166,13 +175,14 @@ class Room:
     # --- time and bots -------------------------------------------------------------------------
 
     def next_wake(self) -> float | None:
-        """When the room's timer task must call ``tick``: the engine's next deadline or a bot's next look."""
-        if self.table is None or self.table.phase is Phase.OVER:
-            return None
-        wakes = [s.bot_wake for s in self.seats if s.bot is not None]
-        deadline = self.table.next_deadline()
-        if deadline is not None:
-            wakes.append(deadline)
+        """When the room's timer task must call ``tick``: the engine's next deadline, a bot's next look,
+        or the moment an empty room is given up."""
+        wakes = [] if self.idle_since is None else [self.idle_since + ABANDON_AFTER]
+        if self.table is not None and self.table.phase is not Phase.OVER:
+            wakes.extend(s.bot_wake for s in self.seats if s.bot is not None)
+            deadline = self.table.next_deadline()
+            if deadline is not None:
+                wakes.append(deadline)
         return min(wakes) if wakes else None
 
     def tick(self, now: float) -> None:
@@ -232,17 +242,21 @@ class Room:
             if s.bot is not None:
                 s.bot_wake = now + s.bot.think_time()
         self.broadcast_seating()
-        for i in range(self.players):
-            self.send_snapshot(i, now)
-        self.publish(emits, now)
+        self.publish(emits, now)  # every seat sees MatchStarted: everyone gets the first view
 
-    @property
-    def abandoned(self) -> bool:
-        """Nobody human is left to play or come back (lobby), or nobody is connected to a finished match."""
-        humans = [s for s in self.seats if s.secret is not None]
-        if self.table is None:
-            return not humans
-        return not any(s.peer is not None for s in humans) and (self.table.phase is Phase.OVER or not humans)
+    def humans_connected(self) -> bool:
+        return any(s.peer is not None for s in self.seats)
+
+    def expired(self, now: float) -> bool:
+        """Close the room? When no human seat is left at all, or nobody has been connected for ``ABANDON_AFTER``,
+        or the match is over and everyone has gone."""
+        if self.humans_connected():
+            return False
+        if not any(s.secret is not None for s in self.seats):
+            return True
+        if self.table is not None and self.table.phase is Phase.OVER:
+            return True
+        return self.idle_since is not None and now >= self.idle_since + ABANDON_AFTER
 
 
 class Lobby:
@@ -264,7 +278,9 @@ class Lobby:
         return random.Random(self._seed_source.getrandbits(64))
 
     def listing(self) -> list[dict[str, Any]]:
-        return [room.summary() for room in self.rooms.values()]
+        """The tables to show in a lobby: the ones still seating players first, at most ``MAX_LISTED``."""
+        rooms = sorted(self.rooms.values(), key=lambda room: (room.table is not None, room.id))
+        return [room.summary() for room in rooms[:MAX_LISTED]]
 
     def announce(self) -> None:
         message = {"kind": p.LOBBY, "tables": self.listing()}
@@ -346,6 +362,7 @@ class Lobby:
 
     def _seat(self, peer: Peer, room: Room, seat: int) -> str:
         secret = room.sit(seat, peer, peer.name)
+        room.idle_since = None
         peer.room, peer.seat = room, seat
         self.watchers.discard(peer)
         log.info("seat_taken table=%d seat=%d", room.id, seat)
@@ -370,16 +387,19 @@ class Lobby:
             old.send({"kind": p.BYE, "reason": "replaced", "message": "this seat was taken over by a new connection"})
             old.close("replaced")
         s.peer, s.name = peer, peer.name
+        room.idle_since = None
         peer.room, peer.seat = room, seat
         self.watchers.discard(peer)
         log.info("seat_rejoined table=%d seat=%d", room.id, seat)
         if room.table is not None:
             outcome = room.table.act(seat, a.Connect(), now)
-            room.send_snapshot(seat, now)
-            room.publish(outcome.events, now)
-        elif room.host is None:
-            room.host = seat
-        room.broadcast_seating()
+            room.publish(outcome.events, now, snapshot_for=seat)  # also tells the seating (seat_connected)
+            if not outcome.events:
+                room.broadcast_seating()  # a replaced connection: the seat never looked disconnected
+        else:
+            if room.host is None:
+                room.host = seat
+            room.broadcast_seating()
         return p.ok(request.id, table=room.id, seat=seat)
 
     def detach(self, peer: Peer, now: float, leaving: bool) -> None:
@@ -402,11 +422,19 @@ class Lobby:
         else:
             room.publish(room.table.act(seat, a.Disconnect(), now).events, now)
         log.info("seat_left table=%d seat=%d leaving=%s", room.id, seat, leaving)
-        if room.abandoned:
-            self.rooms.pop(room.id, None)
+        if not room.humans_connected():
+            room.idle_since = now
+            room.on_change()  # the timer task learns the room's new deadline
+        if room.expired(now):
+            self.close(room)
+        self.announce()
+
+    def close(self, room: Room) -> None:
+        """Remove a room: its timer task sees it gone and stops."""
+        if self.rooms.pop(room.id, None) is not None:
             log.info("table_closed table=%d", room.id)
             room.on_change()
-        self.announce()
+            self.announce()
 
     def _leave(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
         if peer.room is None:
@@ -426,10 +454,10 @@ class Lobby:
         room = peer.room
         if room is None:
             return p.refused(request.id, p.NOT_SEATED, "you are not at a table")
-        if room.host != peer.seat:
-            return p.refused(request.id, p.NOT_HOST, "only the host can do that")
         if room.table is not None:
             return p.refused(request.id, p.MATCH_STARTED, "the match has started")
+        if room.host != peer.seat:
+            return p.refused(request.id, p.NOT_HOST, "only the host can do that")
         return room
 
     def _add_bot(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:

@@ -115,7 +115,10 @@ class Server:
                 with trio.move_on_at(math.inf if wake is None else wake):
                     await self._wakeups[room.id].wait()
                 self._wakeups[room.id] = trio.Event()
-                room.tick(trio.current_time())
+                now = trio.current_time()
+                room.tick(now)
+                if room.expired(now):
+                    self.lobby.close(room)
         except Exception:
             log.exception("table_failed table=%d", room.id)  # a table's bug ends that table, not the server
             self.lobby.rooms.pop(room.id, None)
@@ -208,13 +211,15 @@ class Server:
 
     def _answer(self, conn: Connection, frame: dict[str, Any]) -> None:
         now = trio.current_time()
-        request_id = frame.get("id") if isinstance(frame.get("id"), int) else None
+        raw_id = frame.get("id")
+        request_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
         if not conn.allow(now):
             if conn.flooded >= FLOOD_DISCONNECT:
                 conn.send(p.error(request_id, p.RATE_LIMITED, "too many requests: disconnected"))
                 conn.close("flood")
             else:
-                conn.send(p.refused(request_id, p.RATE_LIMITED, "too many requests: slow down"))
+                wait = (1 - conn.tokens) / REQUEST_RATE
+                conn.send(p.refused(request_id, p.RATE_LIMITED, "too many requests: slow down", wait))
             return
         try:
             request = p.parse_request(frame)

@@ -212,7 +212,7 @@ async def test_time_runs_on_server_sign_window_round_draw_and_break(server):
     await ann.wait_view(lambda v: v.round == 2, timeout=5)
 
 
-async def test_updates_are_numbered_per_table_without_gaps(server):
+async def test_updates_are_numbered_per_seat_without_gaps(server):
     clients = await seat_four(server)
     await open_round(clients)
     ann = clients[0]
@@ -223,5 +223,32 @@ async def test_updates_are_numbered_per_table_without_gaps(server):
         await trio.sleep(0.25)
     for c in clients:
         await c.drain(0.2)
-        seqs = [f["seq"] for f in c.frames if f["kind"] == p.UPDATE and not f["snapshot"]]
-        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+        seqs = [f["seq"] for f in c.frames if f["kind"] == p.UPDATE]
+        assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_a_seat_is_not_told_when_another_team_picks_its_sign(server):
+    """Even an empty update would time another team's private event (H3): none is sent."""
+    clients = await seat_four(server)
+    ann, bob = clients[0], clients[1]
+    await bob.drain(0.1)
+    before = len(bob.frames)
+    assert (await ann.request("pick_sign", sign="fox"))["kind"] == p.OK
+    await bob.drain(0.2)
+    assert len(bob.frames) == before
+
+
+async def test_a_room_nobody_returns_to_is_closed(server, monkeypatch):
+    import quatro_server.lobby as lobby_module
+
+    monkeypatch.setattr(lobby_module, "ABANDON_AFTER", 0.3)
+    ann = await TestClient.connect(server.port, "ann")
+    await ann.request(p.CREATE_TABLE, players=4)
+    await ann.request(p.ADD_BOT)
+    table = ann.table
+    await ann.aclose()
+    watcher = await TestClient.connect(server.port, "bob")
+    with trio.fail_after(5):
+        while table in server.lobby.rooms:
+            await trio.sleep(0.05)
+    assert (await watcher.request(p.LIST_TABLES))["tables"] == []
