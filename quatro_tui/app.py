@@ -1,0 +1,298 @@
+"""The Quatro Textual app: connects (or starts a private server first), then shows the screen of each phase.
+
+State arrives as messages from the connection's worker; the app folds them into its ``Game`` and tells the
+current screen, whose widgets redraw themselves. Requests go out through ``send``; a refusal becomes a
+line of the feed that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+from shared import protocol as p
+from shared.views import Phase
+
+from quatro_tui import words
+from quatro_tui.connection import (
+    Connection,
+    ConnectionLost,
+    LinkBack,
+    LinkDropped,
+    SeatLost,
+    ServerBye,
+    ServerLobby,
+    ServerSeating,
+    ServerUpdate,
+)
+from quatro_tui.game import Game
+from quatro_tui.local_server import LocalServer, ServerFailed
+from quatro_tui.widgets.base import GameWidget
+
+
+@dataclass
+class Play:
+    """``quatro play``: a private server, bots in every seat but ``open`` ones, the match started."""
+
+    players: int = 4
+    level: str = "normal"
+    timing: str = "standard"
+    name: str = "player"
+    open: int = 0
+
+
+@dataclass
+class Join:
+    """``quatro join``: a server, and a table to join (or the lobby when ``table`` is None)."""
+
+    host: str
+    port: int
+    name: str
+    table: int | None = None
+    password: str | None = None
+
+
+class QuatroApp(App[str | None]):
+    """The client. ``plan`` says how to begin; without one (screenshots) the app shows ``game`` as it is."""
+
+    CSS_PATH = "quatro.tcss"
+    TITLE = "Quatro"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("question_mark,f1", "help", "help", id="help"),
+        Binding("ctrl+q", "quit", "quit", id="quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        plan: Play | Join | None = None,
+        *,
+        ascii_only: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        game: Game | None = None,
+        server: LocalServer | None = None,
+    ) -> None:
+        super().__init__()
+        self.plan = plan
+        self.game = game if game is not None else Game(ascii_only=ascii_only, clock=clock)
+        self.game.ascii_only = self.game.ascii_only or ascii_only
+        self.conn: Connection | None = None
+        self.server = server
+        #: Addresses others join with (``quatro play --open N``).
+        self.join_addresses: list[str] = []
+        self.tables: list[dict[str, Any]] = []
+        self.notice = ""
+        #: Set when the first table screen has drawn (measured by the benchmarks).
+        self.table_shown = asyncio.Event()
+
+    def compose(self) -> ComposeResult:
+        yield Static("Quatro", id="splash")
+
+    def on_mount(self) -> None:
+        if self.plan is not None:
+            self.run_worker(self._begin(), name="begin", exit_on_error=False)
+        elif self.game.phase is not None:
+            self.route()
+
+    # --- beginning ----------------------------------------------------------------------------
+
+    def _splash(self, text: str) -> None:
+        try:
+            self.query_one("#splash", Static).update(text)
+        except Exception:  # noqa: BLE001 - the splash is gone once a screen covers it; nothing to tell
+            pass
+
+    async def _begin(self) -> None:
+        plan = self.plan
+        try:
+            if isinstance(plan, Play):
+                self._splash("Starting a private server…")
+                if self.server is None:
+                    self.server = LocalServer(plan.timing, public=plan.open > 0)
+                port = await asyncio.to_thread(self.server.start)
+                self.join_addresses = list(self.server.addresses)
+                host, name = "127.0.0.1", plan.name
+            else:
+                assert isinstance(plan, Join)
+                host, port, name = plan.host, plan.port, plan.name
+            self._splash(f"Connecting to {host}:{port}…")
+            self.conn = Connection(host, port, name, self.post_message)
+            hello = await self.conn.open()
+        except (OSError, ConnectionLost, ServerFailed, TimeoutError) as exc:
+            self.exit(f"quatro: {exc or type(exc).__name__}", return_code=1)
+            return
+        self.run_worker(self.conn.run(), name="link", exit_on_error=False)
+        self.tables = hello.get("tables", [])
+        if isinstance(plan, Play):
+            await self._set_up_play(plan)
+        elif plan.table is not None:
+            fields = {"table": plan.table} | ({"password": plan.password} if plan.password else {})
+            reply = await self.request(p.JOIN, **fields)
+            if reply is None or reply["kind"] != p.OK:
+                self.exit(f"quatro: cannot join table {plan.table}: {reply and reply.get('message')}", return_code=1)
+                return
+            self.game.my_seat = reply["seat"]
+        else:
+            from quatro_tui.screens.lobby import LobbyScreen
+
+            self.push_screen(LobbyScreen())
+
+    async def _set_up_play(self, plan: Play) -> None:
+        """Create the table, seat the bots, and start (unless seats are left open for other people)."""
+        reply = await self.request(p.CREATE_TABLE, players=plan.players, timing=self.server_timing(plan.timing))
+        if reply is None or reply["kind"] != p.OK:
+            self.exit(f"quatro: cannot create a table: {reply and reply.get('message')}", return_code=1)
+            return
+        self.game.my_seat = reply["seat"]
+        level = plan.level
+        for _ in range(plan.players - 1 - plan.open):
+            reply = await self.request(p.ADD_BOT, level=level)
+            if reply is not None and reply["kind"] == p.REFUSED and reply.get("reason") == p.BAD_LEVEL and level != "normal":
+                self.game.say(f"This server has no {level!r} bots: playing against normal ones.")
+                level = "normal"
+                reply = await self.request(p.ADD_BOT, level=level)
+        if plan.open == 0:
+            await self.request(p.START)
+        else:
+            self.route()
+
+    @staticmethod
+    def server_timing(timing: str) -> str:
+        """The profile name the private server knows a timing by (a file is named by its stem, as the server does)."""
+        from pathlib import Path
+
+        return timing if timing in ("standard", "fast") else Path(timing).stem
+
+    # --- requests -----------------------------------------------------------------------------
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any] | None:
+        """Send a request and return its reply; a refusal is also told in the feed. None when not connected."""
+        if self.conn is None:
+            return None
+        try:
+            reply = await self.conn.request(kind, **fields)
+        except ConnectionLost as exc:
+            self.game.say(f"Not sent: {exc}.")
+            self.game_changed()
+            return None
+        if reply["kind"] != p.OK:
+            self.game.say(words.refusal(kind, fields, reply, self.game.ascii_only))
+            self.game_changed()
+        return reply
+
+    def send(self, kind: str, **fields: Any) -> None:
+        """Fire a request from a key or a click; its refusal, if any, lands in the feed."""
+        self.run_worker(self.request(kind, **fields), group="requests", exit_on_error=False)
+
+    # --- what the server pushes -------------------------------------------------------------------
+
+    def on_server_update(self, message: ServerUpdate) -> None:
+        self.game.apply(message.view, message.events, message.received_at)
+        self.route()
+        self.game_changed()
+
+    def on_server_seating(self, message: ServerSeating) -> None:
+        self.game.seat(message.seating)
+        if self.plan is not None and isinstance(self.plan, Play) and self.plan.open and self.game.view is None:
+            # Everyone is seated: the match starts by itself, as `quatro play` promises.
+            if all(s["taken"] for s in message.seating["seats"]) and self.game.is_host():
+                self.send(p.START)
+        self.route()
+        self.game_changed()
+
+    def on_server_lobby(self, message: ServerLobby) -> None:
+        self.tables = message.tables
+        from quatro_tui.screens.lobby import LobbyScreen
+
+        if isinstance(self.screen, LobbyScreen):
+            self.screen.fill()
+
+    def on_server_bye(self, message: ServerBye) -> None:
+        self.game.say(f"The server says goodbye: {message.text or message.reason}.")
+        self.game_changed()
+
+    def on_link_dropped(self, message: LinkDropped) -> None:
+        self.game.link = f"connection lost — reconnecting in {message.retry_in:.1f}s (try {message.attempt})"
+        if message.attempt == 1:
+            self.game.say(f"Connection lost ({message.why}): reconnecting…")
+        self.game_changed()
+
+    def on_link_back(self, message: LinkBack) -> None:
+        self.game.link = ""
+        self.game.say("Reconnected: back in your seat.")
+        self.game_changed()
+
+    def on_seat_lost(self, message: SeatLost) -> None:
+        self.game.link = f"seat lost: {message.why}"
+        self.game.say(f"Cannot come back: {message.why}. ctrl+q quits.")
+        self.game_changed()
+
+    # --- screens ------------------------------------------------------------------------------
+
+    def phase_screen(self, phase: Phase) -> type[Screen]:
+        from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
+        from quatro_tui.screens.room import RoomScreen
+        from quatro_tui.screens.signing import SigningScreen
+        from quatro_tui.screens.table import TableScreen
+
+        return {
+            Phase.LOBBY: RoomScreen,
+            Phase.SIGNING: SigningScreen,
+            Phase.ROUND: TableScreen,
+            Phase.BREAK: RevealScreen,
+            Phase.OVER: MatchEndScreen,
+        }[phase]
+
+    def base_screen(self) -> Screen | None:
+        """The phase screen under any dialogs (None while only the splash shows)."""
+        for screen in reversed(self.screen_stack):
+            if not isinstance(screen, ModalScreen) and screen is not self.screen_stack[0]:
+                return screen
+        return None
+
+    def route(self) -> None:
+        """Show the screen of the table's phase; dialogs of a phase that ended go with it."""
+        phase = self.game.phase
+        if phase is None:
+            return
+        wanted = self.phase_screen(phase)
+        base = self.base_screen()
+        if base is not None and type(base) is wanted:
+            return
+        while isinstance(self.screen, ModalScreen):
+            self.pop_screen()
+        if base is None:
+            self.push_screen(wanted())
+        else:
+            self.switch_screen(wanted())
+
+    def game_changed(self) -> None:
+        """Tell every game widget on the visible screens to redraw."""
+        for screen in self.screen_stack:
+            for widget in screen.query(GameWidget):
+                widget.version += 1
+
+    # --- keys everywhere ------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        from quatro_tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    async def action_quit(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+        self.exit()
+
+    def on_unmount(self) -> None:
+        if self.server is not None:
+            self.server.stop()

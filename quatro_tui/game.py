@@ -1,0 +1,137 @@
+"""The client's picture of its table: the latest view, who sits where, the feed, and local countdowns.
+
+The server sends remaining durations, never clock readings; the client notes when each view arrived
+(its own monotonic clock) and counts down from there until the next update. The clock is injectable so
+that screenshots can freeze it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared import events as e
+from shared.signs import Sign
+from shared.views import Phase, SeatView
+
+from quatro_tui import words
+
+#: Feed lines kept (the screen shows the latest few).
+FEED_LINES = 60
+#: Events kept in memory.
+EVENTS_KEPT = 500
+#: How long a pulse stays on screen when the server has not said (``pulse_shown`` of its timing).
+DEFAULT_PULSE_SHOWN = 1.0
+
+
+@dataclass
+class Game:
+    ascii_only: bool = False
+    clock: Callable[[], float] = time.monotonic
+    view: SeatView | None = None
+    #: When ``view`` arrived, on ``clock``.
+    received_at: float = 0.0
+    #: The server's ``table`` message: names, bots, host, timing.
+    seating: dict[str, Any] | None = None
+    feed: deque[str] = field(default_factory=lambda: deque(maxlen=FEED_LINES))
+    #: The latest events as they came (what the feed and the tests read).
+    events: deque[e.Event] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
+    #: Bumped on every change, so screens know to redraw.
+    version: int = 0
+    #: The connection's state, for the status line ("" when connected).
+    link: str = ""
+    #: One's seat as the server gave it on joining (before the first view arrives).
+    my_seat: int | None = None
+
+    # --- arriving state ---------------------------------------------------------------------------
+
+    def apply(self, view: SeatView, events: list[e.Event], received_at: float) -> None:
+        self.view, self.received_at = view, received_at
+        self.events.extend(events)
+        for ev in events:
+            line = words.event(ev, self.name, view.seat, self.ascii_only)
+            if line:
+                self.feed.append(line)
+        self.version += 1
+
+    def seat(self, seating: dict[str, Any]) -> None:
+        self.seating = seating
+        self.version += 1
+
+    def say(self, line: str) -> None:
+        self.feed.append(line)
+        self.version += 1
+
+    # --- reading it -------------------------------------------------------------------------------
+
+    @property
+    def me(self) -> int | None:
+        return self.my_seat if self.view is None else self.view.seat
+
+    @property
+    def phase(self) -> Phase | None:
+        if self.view is not None:
+            return self.view.phase
+        if self.seating is not None:
+            return Phase(self.seating["phase"])
+        return None
+
+    @property
+    def players(self) -> int:
+        if self.view is not None:
+            return self.view.players
+        return self.seating["players"] if self.seating else 4
+
+    def raw_name(self, seat: int) -> str:
+        if self.seating is not None and seat < len(self.seating["seats"]):
+            name = self.seating["seats"][seat].get("name")
+            if name:
+                return name
+        return f"seat {seat + 1}"
+
+    def name(self, seat: int) -> str:
+        """A seat's player as the feed says it: "you" for oneself."""
+        return "you" if seat == self.me else self.raw_name(seat)
+
+    def is_bot(self, seat: int) -> bool:
+        if self.view is not None:
+            return self.view.seats[seat].bot
+        return bool(self.seating and self.seating["seats"][seat].get("bot"))
+
+    def team_of(self, seat: int) -> int:
+        return seat % (self.players // 2)
+
+    def timing(self, key: str, default: float) -> float:
+        if self.seating is not None:
+            value = self.seating.get("timing", {}).get(key)
+            if isinstance(value, (int, float)):
+                return float(value)
+        return default
+
+    def elapsed(self) -> float:
+        """Seconds since the view arrived."""
+        return max(0.0, self.clock() - self.received_at)
+
+    def left(self, ms: int | None) -> float | None:
+        """Seconds left now of a countdown the view gave in milliseconds."""
+        if ms is None:
+            return None
+        return max(0.0, ms / 1000 - self.elapsed())
+
+    def pulse_on_show(self, seat: int) -> Sign | None:
+        """The emoji of ``seat``'s latest pulse while it is still on show (R11: "for a moment")."""
+        if self.view is None or self.view.phase is not Phase.ROUND:
+            return None
+        state = self.view.seats[seat]
+        if state.last_pulse is None or state.last_pulse_ms is None:
+            return None
+        age = state.last_pulse_ms / 1000 + self.elapsed()
+        return state.last_pulse if age < self.timing("pulse_shown", DEFAULT_PULSE_SHOWN) else None
+
+    def is_host(self) -> bool:
+        if self.view is not None:
+            return self.view.host == self.view.seat
+        return self.seating is not None and self.my_seat is not None and self.seating.get("host") == self.my_seat

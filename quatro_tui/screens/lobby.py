@@ -1,0 +1,102 @@
+"""The lobby: the server's tables, and creating or joining one."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Select, Static
+
+from shared import protocol as p
+
+from quatro_tui.widgets import StatusBar
+
+
+class LobbyScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "join", "join the table", id="lobby-join"),
+        Binding("c", "create", "create a table", id="lobby-create"),
+        Binding("g", "refresh", "refresh", id="lobby-refresh"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+        yield Static("[b]Tables on this server[/b]  (enter joins the highlighted one; c creates one)", classes="pad")
+        yield DataTable(id="tables", cursor_type="row")
+        with Horizontal(id="create"):
+            yield Select([("4 players", 4), ("6 players", 6), ("8 players", 8)], value=4, allow_blank=False, id="players")
+            yield Select([("standard", "standard"), ("fast", "fast")], value="standard", allow_blank=False, id="timing")
+            yield Input(placeholder="password (optional)", password=True, id="password")
+        yield Static("", id="lobby-note", classes="pad")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("table", "seats", "bots", "phase", "timing", "password", "scores")
+        self.fill()
+        self.query_one(DataTable).focus()
+
+    def on_screen_resume(self) -> None:
+        self.fill()
+
+    def fill(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        for t in self.app.tables:
+            table.add_row(
+                str(t["table"]), f"{t['taken']}/{t['players']}", str(t["bots"]), t["phase"], t["timing"],
+                "yes" if t["password"] else "", " ".join(map(str, t["scores"])), key=str(t["table"]),
+            )
+
+    def note(self, text: str) -> None:
+        self.query_one("#lobby-note", Static).update(text)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_join()
+
+    def action_refresh(self) -> None:
+        self.app.run_worker(self._refresh(), exit_on_error=False)
+
+    async def _refresh(self) -> None:
+        reply = await self.app.request(p.LIST_TABLES)
+        if reply is not None and reply["kind"] == p.OK:
+            self.app.tables = reply["tables"]
+            self.fill()
+
+    def action_join(self) -> None:
+        table = self.query_one(DataTable)
+        if not self.app.tables or table.cursor_row is None or table.cursor_row >= len(self.app.tables):
+            self.note("No table to join: create one with c.")
+            return
+        self.app.run_worker(self._join(self.app.tables[table.cursor_row]["table"]), exit_on_error=False)
+
+    async def _join(self, table_id: int) -> None:
+        password = self.query_one("#password", Input).value or getattr(self.app.plan, "password", None)
+        fields = {"table": table_id} | ({"password": password} if password else {})
+        reply = await self.app.request(p.JOIN, **fields)
+        if reply is None or reply["kind"] != p.OK:
+            self.note(f"Cannot join: {reply and reply.get('message')}")
+            return
+        # The seating push that came with the reply has already turned this screen into the table's room.
+        self.app.game.my_seat = reply["seat"]
+        self.app.game_changed()
+
+    def action_create(self) -> None:
+        self.app.run_worker(self._create(), exit_on_error=False)
+
+    async def _create(self) -> None:
+        fields = {
+            "players": self.query_one("#players", Select).value,
+            "timing": self.query_one("#timing", Select).value,
+        }
+        password = self.query_one("#password", Input).value
+        if password:
+            fields["password"] = password
+        reply = await self.app.request(p.CREATE_TABLE, **fields)
+        if reply is None or reply["kind"] != p.OK:
+            self.note(f"Cannot create: {reply and reply.get('message')}")
+            return
+        # The seating push that came with the reply has already turned this screen into the table's room.
+        self.app.game.my_seat = reply["seat"]
+        self.app.game_changed()

@@ -1,0 +1,133 @@
+"""The reveal after a round (R17): every hand, every four of a kind, every sign, who called or countered, who scored.
+
+The match end (R20) is the same screen with the winners on top: the last round's reveal stays worth reading.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from shared.views import Phase
+
+from quatro_tui import words
+from quatro_tui.widgets import Feed, StatusBar
+from quatro_tui.widgets.base import GameWidget
+from quatro_tui.widgets.scoreboard import TEAM_STYLES
+
+
+class Reveal(GameWidget):
+    """The round summary as a table: one line per seat, team by team."""
+
+    DEFAULT_CSS = """
+    Reveal { height: auto; }
+    """
+
+    def render(self) -> Text:
+        game = self.game
+        view = game.view
+        text = Text()
+        if view is None or view.summary is None:
+            text.append("Waiting for the reveal…", style="dim")
+            return text
+        summary = view.summary
+        ascii_only = game.ascii_only
+        text.append(f"Round {summary.round}: ", style="bold")
+        text.append(words.outcome(summary.outcome, summary.by, summary.accused, summary.right, summary.scorers, game.name), style="bold")
+        text.append("\n\n")
+        teams = view.players // 2
+        for team in range(teams):
+            scored = team in summary.scorers
+            text.append(f"Team {words.team_letter(team)}", style=f"bold {TEAM_STYLES[team]}")
+            text.append(f"{' (you)' if team == view.team else ''}  sign ")
+            text.append(words.sign(summary.signs[team], ascii_only, named=True), style="bold")
+            text.append(f"  score {view.scores[team]}")
+            if scored:
+                text.append("  +1", style="bold reverse")
+            text.append("\n")
+            for seat in (team, team + teams):
+                four = seat in summary.fours
+                role = ""
+                if summary.by == seat:
+                    role = "called" if summary.outcome == "call" else "countered"
+                text.append(f"  {game.name(seat)[:14]:<15}")
+                for card in summary.hands[seat]:
+                    text.append(f"{words.card(card, ascii_only):>4}", style="bold reverse" if four else "bold")
+                text.append("  ")
+                if four:
+                    text.append("FOUR OF A KIND", style="bold reverse")
+                if role:
+                    text.append(f"  <- {role}", style="bold")
+                text.append("\n")
+        text.append("Center: ")
+        text.append("  ".join(words.card(card, ascii_only) for card in summary.center), style="bold")
+        return text
+
+
+class BreakHint(GameWidget):
+    DEFAULT_CSS = """
+    BreakHint { height: 1; }
+    """
+    TICK = 0.2
+
+    def render(self) -> Text:
+        game = self.game
+        view = game.view
+        if view is None:
+            return Text("")
+        if view.phase is Phase.OVER:
+            return Text("The match is over. ctrl+q leaves.", style="bold")
+        left = words.seconds(game.left(view.phase_ms) or 0)
+        if view.host == view.seat:
+            return Text.assemble(("n", "bold underline"), f" starts the next round now; otherwise it starts in {left}.")
+        return Text(f"The next round starts in {left} (or sooner, if the host says so).")
+
+
+class Winners(GameWidget):
+    DEFAULT_CSS = """
+    Winners { height: auto; }
+    """
+
+    def render(self) -> Text:
+        view = self.game.view
+        if view is None:
+            return Text("")
+        mine = view.team in view.winners
+        text = Text()
+        text.append(" MATCH OVER ", style="bold reverse")
+        text.append(f"  {words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}! ", style="bold")
+        text.append("You won." if mine else "Not your team this time.")
+        text.append("\nFinal scores: " + "  ".join(f"{words.team_letter(t)} {s}" for t, s in enumerate(view.scores)))
+        return text
+
+
+class RevealScreen(Screen):
+    BINDINGS = [Binding("n", "next_round", "next round (host)", id="next-round")]
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+        yield Reveal(classes="pad")
+        yield BreakHint(classes="pad")
+        yield Feed(classes="pad")
+        yield Footer()
+
+    def on_screen_resume(self) -> None:
+        self.app.game_changed()
+
+    def action_next_round(self) -> None:
+        self.app.send("next_round")
+
+
+class MatchEndScreen(RevealScreen, inherit_bindings=False):
+    """The match is won (R20): the winners, then the last round's reveal."""
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+        yield Winners(classes="pad")
+        yield Reveal(classes="pad")
+        yield BreakHint(classes="pad")
+        yield Feed(classes="pad")
+        yield Footer()

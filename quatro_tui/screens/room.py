@@ -1,0 +1,100 @@
+"""The table before its match: who sits where, the address others join with, and the host's controls."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from shared import protocol as p
+
+from quatro_tui import words
+from quatro_tui.widgets import Feed, StatusBar
+from quatro_tui.widgets.base import GameWidget
+
+
+class SeatList(GameWidget):
+    DEFAULT_CSS = """
+    SeatList { height: auto; }
+    """
+
+    def render(self) -> Text:
+        game = self.game
+        seating = game.seating
+        text = Text()
+        if seating is None:
+            return text.append("Waiting for the table…", style="dim")
+        text.append(f"Table {seating['table']}: {seating['players']} seats, timing {seating.get('timing_name', '?')}\n\n", style="bold")
+        teams = seating["players"] // 2
+        for seat in seating["seats"]:
+            i = seat["seat"]
+            who = seat["name"] if seat["taken"] else "(free)"
+            if i == game.my_seat:
+                who += " (you)"
+            if seating.get("host") == i:
+                who += " (host)"
+            kind = f"bot {seat['bot']}" if seat["bot"] else ("" if not seat["taken"] else ("on" if seat["connected"] else "AWAY"))
+            text.append(f"  seat {i + 1}  team {words.team_letter(i % teams)}  {who:<30} {kind}\n",
+                        style="bold" if i == game.my_seat else ("dim" if not seat["taken"] else ""))
+        addresses = getattr(self.app, "join_addresses", [])
+        if addresses:
+            text.append("\nOthers join with:\n", style="bold")
+            for address in addresses:
+                text.append(f"  quatro join {address} --table {seating['table']}\n", style="bold")
+        if game.is_host():
+            text.append("\nYou host: ")
+            text.append("b", style="bold underline")
+            text.append(" add a bot  ")
+            text.append("r", style="bold underline")
+            text.append(" remove a bot  ")
+            text.append("s", style="bold underline")
+            text.append(" start (every seat filled)")
+        else:
+            text.append("\nWaiting for the host to start the match.", style="dim")
+        return text
+
+
+class RoomScreen(Screen):
+    BINDINGS = [
+        Binding("b", "add_bot", "add a bot", id="add-bot"),
+        Binding("r", "remove_bot", "remove a bot", id="remove-bot"),
+        Binding("s", "start", "start", id="start"),
+        Binding("l", "leave", "leave", id="leave"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+        yield SeatList(classes="pad")
+        yield Feed(classes="pad")
+        yield Footer()
+
+    def on_screen_resume(self) -> None:
+        self.app.game_changed()
+
+    def action_add_bot(self) -> None:
+        self.app.send(p.ADD_BOT)
+
+    def action_remove_bot(self) -> None:
+        seating = self.app.game.seating
+        if seating is None:
+            return
+        bots = [s["seat"] for s in seating["seats"] if s["bot"]]
+        if bots:
+            self.app.send(p.REMOVE_BOT, seat=bots[-1])
+
+    def action_start(self) -> None:
+        self.app.send(p.START)
+
+    def action_leave(self) -> None:
+        self.app.run_worker(self._leave(), exit_on_error=False)
+
+    async def _leave(self) -> None:
+        reply = await self.app.request(p.LEAVE)
+        if reply is not None and reply["kind"] == p.OK:
+            from quatro_tui.screens.lobby import LobbyScreen
+
+            self.app.game.seating = None
+            self.app.game.my_seat = None
+            self.app.switch_screen(LobbyScreen())

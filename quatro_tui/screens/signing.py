@@ -1,0 +1,103 @@
+"""Signing (R6, R7): pick the team's sign among the 24, see the partner's pick appear, declare ready."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from shared.signs import SIGNS
+
+from quatro_tui import words
+from quatro_tui.widgets import Feed, StatusBar
+from quatro_tui.widgets.base import GameWidget
+from quatro_tui.widgets.signs import SignGrid
+
+
+class SignChoice(GameWidget):
+    """The team's sign once set, and who set it; until then, how it gets set."""
+
+    DEFAULT_CSS = """
+    SignChoice { height: 2; }
+    """
+
+    def render(self) -> Text:
+        view = self.game.view
+        text = Text()
+        if view is None:
+            return text
+        if view.sign is None:
+            text.append("Your team has no sign yet: ", style="bold")
+            text.append("the first of you and your partner to pick sets it.\n")
+            text.append("Nobody outside your team ever sees it before the reveal.", style="dim")
+        else:
+            text.append("Your team's sign: ", style="bold")
+            text.append(words.sign(view.sign, self.game.ascii_only, named=True), style="bold reverse")
+            text.append("\nShow it on your channel when you hold four of a kind; call when your partner's shows it.", style="dim")
+        return text
+
+
+class ReadyList(GameWidget):
+    """Who is ready: the round opens when everyone connected is, or when the window closes (R7)."""
+
+    DEFAULT_CSS = """
+    ReadyList { height: auto; }
+    """
+
+    def render(self) -> Text:
+        game = self.game
+        view = game.view
+        text = Text()
+        if view is None:
+            return text
+        for state in view.seats:
+            mark = "ready" if state.ready else ("away" if not state.connected else "…")
+            who = "you" if state.seat == view.seat else game.raw_name(state.seat)[:12]
+            text.append(f"{words.team_letter(state.team)} {who}: ", style="bold" if state.seat == view.seat else "")
+            text.append(mark, style="bold" if state.ready else "dim")
+            text.append("   ")
+        return text
+
+
+class SigningScreen(Screen):
+    BINDINGS = [
+        Binding("left", "move(-1, 0)", "left", show=False, id="sign-left"),
+        Binding("right", "move(1, 0)", "right", show=False, id="sign-right"),
+        Binding("up", "move(0, -1)", "up", show=False, id="sign-up"),
+        Binding("down", "move(0, 1)", "down", show=False, id="sign-down"),
+        Binding("space", "pick", "pick this sign", id="sign-pick"),
+        Binding("enter", "ready", "ready", id="ready"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+        yield SignChoice(classes="pad")
+        yield SignGrid(classes="pad")
+        yield ReadyList(classes="pad")
+        yield Feed(classes="pad")
+        yield Footer()
+
+    def on_screen_resume(self) -> None:
+        self.app.game_changed()
+
+    def action_move(self, dx: int, dy: int) -> None:
+        self.query_one(SignGrid).move(dx, dy)
+
+    def action_pick(self) -> None:
+        self.pick(SIGNS[self.query_one(SignGrid).cursor])
+
+    def pick(self, sign: str) -> None:
+        view = self.app.game.view
+        if view is not None and view.sign is None:
+            self.app.send("pick_sign", sign=sign)
+
+    def on_sign_grid_picked(self, message: SignGrid.Picked) -> None:
+        self.pick(message.sign)
+
+    def action_ready(self) -> None:
+        # Enter also picks the highlighted sign when the team has none: one key from the grid to the round.
+        self.action_pick()
+        self.app.send("ready")
+

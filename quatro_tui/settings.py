@@ -1,0 +1,79 @@
+"""What the client remembers between runs (the last server and name) and how it decides to draw in ASCII.
+
+The file is ``$XDG_CONFIG_HOME/quatro/client.toml`` (``~/.config/quatro/client.toml`` by default): small,
+human-readable, rewritten whole. A damaged file is ignored rather than stopping the game.
+"""
+
+from __future__ import annotations
+
+import getpass
+import locale
+import os
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.protocol import MAX_NAME_LEN
+
+
+def config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "quatro" / "client.toml"
+
+
+@dataclass
+class Settings:
+    server: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Settings:
+        path = path or config_path()
+        try:
+            with path.open("rb") as f:
+                data = tomllib.load(f)
+        except (OSError, tomllib.TOMLDecodeError):
+            return cls()
+        server, name = data.get("server"), data.get("name")
+        return cls(server if isinstance(server, str) else None, name if isinstance(name, str) else None)
+
+    def save(self, path: Path | None = None) -> None:
+        path = path or config_path()
+        lines = [f"{key} = {_toml_string(value)}" for key, value in (("server", self.server), ("name", self.name)) if value]
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("# Quatro client: the last server and name used\n" + "\n".join(lines) + "\n")
+        except OSError:
+            pass  # remembering is a convenience; a read-only home must not stop the game
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def default_name(settings: Settings | None = None) -> str:
+    """The remembered name, else the login name, cut to what the protocol allows."""
+    if settings is not None and settings.name:
+        return settings.name[:MAX_NAME_LEN]
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = ""
+    return (name or "player")[:MAX_NAME_LEN]
+
+
+def wants_ascii(flag: bool = False, environ: dict[str, str] | None = None) -> bool:
+    """ASCII names for emojis and suits: asked for, set in QUATRO_ASCII, or the terminal's encoding is not UTF-8."""
+    environ = os.environ if environ is None else environ
+    if flag or environ.get("QUATRO_ASCII", "").strip() not in ("", "0", "no", "false"):
+        return True
+    # The locale the terminal was set up with, as POSIX orders it. Python coerces a plain C locale to
+    # UTF-8 for itself, so its own stdout encoding cannot tell whether the terminal draws emoji.
+    for variable in ("LC_ALL", "LC_CTYPE", "LANG"):
+        value = environ.get(variable)
+        if value:
+            return "utf8" not in value.lower().replace("-", "")
+    encoding = (getattr(sys.stdout, "encoding", None) or locale.getpreferredencoding(False) or "").lower()
+    return "utf" not in encoding.replace("-", "")

@@ -1,0 +1,68 @@
+"""One other seat at the table: name and team letter, connected or not, channel held or not, its pulses."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from shared.views import Phase
+
+from quatro_tui import words
+from quatro_tui.widgets.base import GameWidget
+
+
+class SeatBox(GameWidget):
+    """A bordered box for ``seat``. A pulse shows its emoji large and inverted for ``pulse_shown`` seconds."""
+
+    DEFAULT_CSS = """
+    SeatBox { height: 4; width: 24; border: round $foreground 50%; padding: 0 1; }
+    """
+    TICK = 0.1
+
+    def __init__(self, seat: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.seat = seat
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.add_class(f"team-{self.game.team_of(self.seat)}")
+        if self.game.view is not None and self.seat == self.game.view.partner:
+            self.add_class("partner")
+        self._titles()
+
+    def watch_version(self, version: int) -> None:
+        self._titles()
+        super().watch_version(version)
+
+    def _titles(self) -> None:
+        game = self.game
+        view = game.view
+        team = game.team_of(self.seat)
+        self.border_title = f"{words.team_letter(team)} {game.raw_name(self.seat)[:14]}"
+        self.border_subtitle = "partner" if view is not None and self.seat == view.partner else ""
+
+    def render(self) -> Text:
+        game = self.game
+        view = game.view
+        ascii_only = game.ascii_only
+        state = view.seats[self.seat] if view is not None else None
+        line = Text()
+        connected = True if state is None else state.connected
+        if connected:
+            line.append("on " if ascii_only else "● on ")
+        else:
+            line.append("AWAY " if ascii_only else "○ AWAY ", style="bold reverse")
+        if game.is_bot(self.seat):
+            line.append("bot ", style="dim")
+        if state is not None and view is not None and view.phase is Phase.SIGNING:
+            line.append("ready" if state.ready else "…", style="bold" if state.ready else "dim")
+        elif state is not None and state.channel_held:
+            line.append("[CH]" if ascii_only else "◉ CH", style="bold")
+        pulse = game.pulse_on_show(self.seat)
+        second = Text()
+        if pulse is not None:
+            second.append(f" {words.sign(pulse, ascii_only)} ", style="bold reverse")
+            second.append(" pulse")
+        elif state is not None and state.channel_held and state.next_pulse_ms is not None:
+            left = game.left(state.next_pulse_ms)
+            second.append(f"pulse in {words.seconds(left or 0)}", style="dim")
+        return Text("\n").join([line, second])

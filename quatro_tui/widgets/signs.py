@@ -1,0 +1,65 @@
+"""The 24 signs in a grid (R5): to pick the team's sign while signing, and the channel's emoji in a round."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+from textual.message import Message
+from textual.reactive import reactive
+
+from shared.signs import SIGNS
+
+from quatro_tui import words
+from quatro_tui.widgets.base import GameWidget
+
+COLUMNS = 4
+CELL = 19  # ">🍍 watermelon" and a gap; 4 cells fill 76 columns
+
+
+class SignGrid(GameWidget):
+    """Six signs a row; the cursor is inverted and bracketed, the team's sign starred."""
+
+    DEFAULT_CSS = """
+    SignGrid { height: 6; width: 76; }
+    """
+    can_focus = True
+
+    cursor: reactive[int] = reactive(0)
+
+    class Picked(Message):
+        def __init__(self, sign: str) -> None:
+            super().__init__()
+            self.sign = sign
+
+    def render(self) -> Text:
+        view = self.game.view
+        team_sign = view.sign if view is not None else None
+        ascii_only = self.game.ascii_only
+        rows = []
+        for start in range(0, len(SIGNS), COLUMNS):
+            row = Text()
+            for i in range(start, start + COLUMNS):
+                sign = SIGNS[i]
+                at_cursor = i == self.cursor
+                mark = "*" if sign == team_sign else " "
+                label = sign if ascii_only else f"{words.sign(sign, False)} {sign}"
+                cell = f"{'>' if at_cursor else mark}{label}"
+                # Emoji are two cells wide: pad by display width, not by characters.
+                width = Text(cell).cell_len
+                cell += " " * max(0, CELL - width)
+                style = "bold reverse" if at_cursor else ("bold underline" if sign == team_sign else "")
+                row.append(cell, style=style)
+            rows.append(row)
+        return Text("\n").join(rows)
+
+    def move(self, dx: int, dy: int) -> None:
+        column, row = self.cursor % COLUMNS, self.cursor // COLUMNS
+        column = (column + dx) % COLUMNS
+        row = (row + dy) % (len(SIGNS) // COLUMNS)
+        self.cursor = row * COLUMNS + column
+
+    def on_click(self, event: events.Click) -> None:
+        index = event.y * COLUMNS + event.x // CELL
+        if 0 <= event.x < CELL * COLUMNS and 0 <= index < len(SIGNS):
+            self.cursor = index
+            self.post_message(self.Picked(SIGNS[index]))

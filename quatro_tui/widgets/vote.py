@@ -1,0 +1,41 @@
+"""The reshuffle vote (R15): who asked, who has agreed, the time left, and the one key to answer."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from quatro_tui import words
+from quatro_tui.widgets.base import GameWidget
+
+
+class VotePrompt(GameWidget):
+    DEFAULT_CSS = """
+    VotePrompt { height: 1; display: none; }
+    VotePrompt.-open { display: block; }
+    """
+    TICK = 0.1
+
+    def watch_version(self, version: int) -> None:
+        view = self.game.view
+        self.set_class(view is not None and view.vote is not None, "-open")
+        super().watch_version(version)
+
+    def render(self) -> Text:
+        game = self.game
+        view = game.view
+        if view is None or view.vote is None:
+            return Text("")
+        vote = view.vote
+        left = words.seconds(game.left(vote.remaining_ms) or 0)
+        text = Text()
+        text.append(" RESHUFFLE? ", style="bold reverse")
+        text.append(f" {game.name(vote.by)} asks. ")
+        if view.seat in vote.voters and view.seat not in vote.yes:
+            text.append("y", style="bold underline")
+            text.append(" yes  ")
+            text.append("n", style="bold underline")
+            text.append(" no  ")
+        elif view.seat in vote.yes:
+            text.append("you said yes. ")
+        text.append(f"{len(vote.yes)}/{len(vote.voters)} yes, {left} left")
+        return text

@@ -1,0 +1,128 @@
+"""How the client words the game: cards, signs, teams, seats, events and refusals, in emoji or in ASCII."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shared import cards, signs
+from shared import events as e
+from shared.actions import Reason
+from shared.signs import Sign
+
+TEAM_LETTERS = "ABCD"
+
+
+def team_letter(team: int) -> str:
+    """Teams are told apart by letter everywhere, so colour is never the only cue."""
+    return TEAM_LETTERS[team]
+
+
+def card(value: str, ascii_only: bool) -> str:
+    return cards.display(value, ascii_only)
+
+
+def sign(value: Sign | None, ascii_only: bool, named: bool = False) -> str:
+    """An emoji (with its name when ``named``), or its ASCII name."""
+    if value is None:
+        return "-"
+    if ascii_only:
+        return value
+    return f"{signs.EMOJI[value]} {value}" if named else signs.EMOJI[value]
+
+
+def seconds(value: float) -> str:
+    """A countdown: ``2:31`` above a minute, ``9.4s`` below ten seconds, ``42s`` between."""
+    value = max(0.0, value)
+    if value >= 60:
+        whole = int(value + 0.999)
+        return f"{whole // 60}:{whole % 60:02d}"
+    if value >= 10:
+        return f"{int(value + 0.999)}s"
+    return f"{value:.1f}s"
+
+
+def teams_text(teams: tuple[int, ...] | list[int]) -> str:
+    letters = [team_letter(t) for t in teams]
+    if not letters:
+        return "nobody"
+    if len(letters) == 1:
+        return f"team {letters[0]}"
+    return "teams " + ", ".join(letters[:-1]) + " and " + letters[-1]
+
+
+def outcome(
+    kind: str, by: int | None, accused: int | None, right: bool | None, scorers: tuple[int, ...], name: Callable[[int], str]
+) -> str:
+    """How a round ended, in one line (R13, R14, R18)."""
+    if kind == "draw" or by is None:
+        return "Nobody spoke in time: a draw, no points."
+    verdict = "right" if right else "wrong"
+    scored = f"{teams_text(scorers)} {'scores' if len(scorers) == 1 else 'score'}"
+    if kind == "call":
+        return f"{name(by)} called Quatro! — {verdict}: {scored}."
+    return f"{name(by)} countered team {team_letter(accused or 0)} — {verdict}: {scored}."
+
+
+def refusal(kind: str, fields: dict, reply: dict, ascii_only: bool) -> str:
+    """A refused request explained in the game's words ("too slow — Q♥ was taken")."""
+    reason = reply.get("reason", "")
+    wait = reply.get("wait_ms")
+    if reason == Reason.TAKEN and "take" in fields:
+        return f"too slow — {card(fields['take'], ascii_only)} was taken"
+    if reason == Reason.COOLDOWN and wait is not None:
+        what = "swap" if kind == "swap" else "channel"
+        return f"{what} cooling down — {seconds(wait / 1000)} left"
+    if reason == Reason.VOTE_COOLDOWN and wait is not None:
+        return f"too soon after the last vote — {seconds(wait / 1000)} left"
+    return reply.get("message") or str(reason).replace("_", " ")
+
+
+def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) -> str | None:
+    """One feed line for a public event, or None for events the screen shows elsewhere."""
+    c = lambda value: card(value, ascii_only)  # noqa: E731
+    if isinstance(ev, e.MatchStarted):
+        return f"The match starts: first team to {ev.target_score} points wins."
+    if isinstance(ev, e.SigningStarted):
+        return f"Round {ev.round}: pick your team's sign."
+    if isinstance(ev, e.SignChosen):
+        who = "drawn by lot" if ev.seat is None else f"picked by {name(ev.seat)}"
+        return f"Your team's sign: {sign(ev.sign, ascii_only, named=True)} ({who})."
+    if isinstance(ev, e.RoundOpened):
+        return f"Round {ev.round} opens: swap!"
+    if isinstance(ev, e.Dealt):
+        if ev.reshuffle:
+            return "Reshuffled: a fresh deal for everyone."
+        if ev.redeals:
+            return f"A hand held three of a rank: redealt ({ev.redeals}×)."
+        return None
+    if isinstance(ev, e.Swapped):
+        return f"{name(ev.seat)} put down {c(ev.put_down)}, took {c(ev.taken)}."
+    if isinstance(ev, e.ChannelTaken):
+        return f"{name(ev.seat)} took the channel."
+    if isinstance(ev, e.ChannelReleased):
+        return f"{name(ev.seat)} released the channel."
+    if isinstance(ev, e.VoteStarted):
+        if me in ev.voters:
+            return f"{name(ev.seat)} asks for a reshuffle: y / n?"
+        return f"{name(ev.seat)} asks for a reshuffle."
+    if isinstance(ev, e.VoteCast):
+        return f"{name(ev.seat)} votes {'yes' if ev.yes else 'no'}."
+    if isinstance(ev, e.VoteEnded):
+        return {
+            "agreed": "Reshuffle agreed.",
+            "refused": "Reshuffle refused.",
+            "timeout": "Reshuffle vote timed out: no.",
+            "voter_left": "A voter left: no reshuffle.",
+            "round_over": "The round ended before the vote did.",
+        }.get(ev.outcome, f"Vote over: {ev.outcome}.")
+    if isinstance(ev, e.RoundEnded):
+        return outcome(ev.outcome, ev.by, ev.accused, ev.right, ev.scorers, name)
+    if isinstance(ev, e.MatchOver):
+        return f"{teams_text(ev.winners)} {'wins' if len(ev.winners) == 1 else 'win'} the match!"
+    if isinstance(ev, e.SeatConnected):
+        return f"{name(ev.seat)} is back."
+    if isinstance(ev, e.SeatDisconnected):
+        return f"{name(ev.seat)} dropped out."
+    if isinstance(ev, e.HostChanged):
+        return None if ev.seat is None else f"{name(ev.seat)} hosts now."
+    return None  # ready marks, hands, own emoji choice, pulses: drawn on the seats themselves

@@ -1,0 +1,143 @@
+"""``quatro play`` and ``quatro join`` through the app: a private server, bots, the table on screen, a swap."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared import events as e
+from shared import protocol as p
+from shared.views import Phase
+
+from quatro_server.bots import LEVELS
+from quatro_tui.app import Join, Play, QuatroApp
+from quatro_tui.cli import parse_address, parser
+from quatro_tui.screens.room import RoomScreen
+from quatro_tui.screens.signing import SigningScreen
+from quatro_tui.screens.table import TableScreen
+from quatro_tui.settings import Settings, config_path, default_name, wants_ascii
+from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def swap_with_keys(app, pilot) -> None:
+    """Press a then q until the server takes a swap (a bot may grab the card first: R10, then try again)."""
+    for _ in range(20):
+        before = sum(isinstance(ev, e.Swapped) and ev.seat == app.game.me for ev in app.game.events)
+        await until(lambda: app.game.view.swap_wait_ms == 0 or app.game.elapsed() * 1000 > app.game.view.swap_wait_ms)
+        await pilot.press("a", "q")
+        try:
+            await until(lambda: sum(isinstance(ev, e.Swapped) and ev.seat == app.game.me for ev in app.game.events) > before,
+                        timeout=2, what="our swap")
+            return
+        except AssertionError:
+            continue
+    raise AssertionError("no swap went through")
+
+
+def test_play_starts_a_private_server_seats_bots_and_opens_the_table(tmp_path, monkeypatch):
+    async def body():
+        app = QuatroApp(Play(players=4, level="normal", timing="fast", name="ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match")
+            assert [s.bot for s in app.game.view.seats] == [False, True, True, True]
+            if isinstance(app.screen, SigningScreen):
+                await pilot.press("enter")
+            await until(lambda: isinstance(app.screen, TableScreen) and app.game.view.hand, what="the table")
+            await swap_with_keys(app, pilot)
+            assert any(line.startswith("you put down") for line in app.game.feed)
+            server = app.server
+            await pilot.press("ctrl+q")
+        assert server.process is None  # stopped with the app
+
+    run(body)
+
+
+def test_play_with_an_unknown_bot_level_falls_back_to_normal_bots():
+    async def body():
+        app = QuatroApp(Play(players=4, level="hard", timing="fast", name="ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: app.game.view is not None, what="the match")
+            if "hard" not in LEVELS:
+                assert any("normal" in line for line in app.game.feed)
+            assert all(app.game.seating["seats"][i]["bot"] in ("hard", "normal") for i in (1, 2, 3))
+            await pilot.press("ctrl+q")
+
+    run(body)
+
+
+def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills():
+    async def body():
+        app = QuatroApp(Play(players=4, level="normal", timing="fast", name="ann", open=1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, RoomScreen) and app.game.seating, what="the room")
+            await until(lambda: sum(s["taken"] for s in app.game.seating["seats"]) == 3, what="the bots")
+            assert app.join_addresses and all(":" in a for a in app.join_addresses)
+            port = int(app.join_addresses[0].rsplit(":", 1)[1])
+            bob = await Player(port, "bob").start()
+            await bob.act(p.JOIN, table=app.game.seating["table"])
+            await until(lambda: app.game.view is not None and app.game.view.phase is not Phase.LOBBY, what="the start")
+            assert not app.game.view.seats[bob.conn.seat.seat].bot
+            await bob.close()
+            await pilot.press("ctrl+q")
+
+    run(body)
+
+
+def test_join_a_table_by_id(quatro_server):
+    async def body():
+        ann = await Player(quatro_server, "ann").start()
+        created = await ann.act(p.CREATE_TABLE, players=4, timing="fast")
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "bob", table=created["table"]))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, RoomScreen) and app.game.my_seat == 1, what="the room")
+            await until(lambda: app.game.seating["seats"][1]["name"] == "bob", what="the seating")
+            await pilot.press("ctrl+q")
+        await ann.close()
+
+    run(body)
+
+
+def test_join_an_unreachable_server_says_so():
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", 1, "bob"))
+        async with app.run_test(size=(80, 24)):
+            await until(lambda: app.return_code == 1, what="the app to give up")
+
+    run(body)
+
+
+# --- the command line and what it remembers ------------------------------------------------------------
+
+
+def test_addresses_default_to_quatros_port():
+    assert parse_address("example.org") == ("example.org", p.DEFAULT_PORT)
+    assert parse_address("10.0.0.2:9000") == ("10.0.0.2", 9000)
+    assert parse_address("[::1]:9000") == ("::1", 9000)
+
+
+def test_command_line_defaults():
+    args = parser().parse_args(["play"])
+    assert (args.players, args.level, args.timing, args.open) == (4, "normal", "standard", 0)
+    args = parser().parse_args(["join", "host:1234", "--table", "3", "--password", "pw"])
+    assert (args.address, args.table, args.password) == ("host:1234", 3, "pw")
+
+
+def test_settings_live_under_xdg_config_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert config_path() == tmp_path / "quatro" / "client.toml"
+    Settings(server="box:7777", name='ann "the hand"').save()
+    loaded = Settings.load()
+    assert loaded == Settings(server="box:7777", name='ann "the hand"')
+    assert default_name(loaded) == 'ann "the hand"'
+    config_path().write_text("not = [toml")
+    assert Settings.load() == Settings()
+
+
+def test_ascii_when_asked_or_when_the_locale_is_not_utf8():
+    assert wants_ascii(True, {"LANG": "en_US.UTF-8"})
+    assert wants_ascii(False, {"QUATRO_ASCII": "1", "LANG": "en_US.UTF-8"})
+    assert wants_ascii(False, {"LANG": "C"})
+    assert wants_ascii(False, {"LC_ALL": "en_US.ISO-8859-1", "LANG": "en_US.UTF-8"})
+    assert not wants_ascii(False, {"LANG": "en_US.UTF-8"})
+    assert not wants_ascii(False, {"LC_CTYPE": "C.utf8"})
