@@ -2,43 +2,81 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-RULES = """\
-[b]Quatro in short[/b]
-Everyone swaps at once: one card of your hand for one card of the center, then a short wait.
-Collect four of a kind. Never say so: show your team's secret sign on your channel, and let your
-partner shout [b]Quatro![/b] — a call checks your [b]partner's[/b] hand, never yours.
-Opponents watch the channels too: [b]Counter![/b] accuses a team of holding four of a kind.
-Right scores for your team; wrong scores for the others. First team to the target wins.
+RULES = (
+    "[b]Quatro in short[/b]\n"
+    "Everyone swaps at once: one card of your hand for one card of the center, then a short wait. "
+    "Collect four of a kind, but never say so: show your team's secret sign on your channel and let your partner "
+    "shout [b]Quatro![/b] — a call checks your [b]partner's[/b] hand, never yours. Opponents watch the channels too: "
+    "[b]Counter![/b] accuses a team of holding four of a kind. Right scores for your team; wrong scores for the others. "
+    "The first team to the target score wins.\n\n"
+    "[b]Bots[/b] show the team sign when they hold four of a kind, and call when your channel shows the team sign."
+)
 
-[b]Bots[/b] show the team sign when they hold four of a kind, and call when your channel shows the team sign.
-"""
+#: How keys are written on this page.
+KEY_NAMES = {"question_mark": "?", "space": "space", "escape": "esc", "enter": "enter", "left": "←", "right": "→",
+             "up": "↑", "down": "↓"}
 
 
-def key_label(binding: Binding) -> str:
-    keys = []
-    for key in binding.key.split(","):
-        key = key.strip()
-        keys.append({"question_mark": "?", "space": "space", "escape": "esc"}.get(key, key))
-    return "/".join(keys)
+def key_name(key: str) -> str:
+    return KEY_NAMES.get(key, key)
+
+
+def key_lines(screen: Screen, app_bindings: list[Binding]) -> list[tuple[str, str]]:
+    """(keys, what they do) for every binding with an id, read from the live key map (so a remapping shows).
+
+    Bindings that differ only by a trailing number ("hand card 1" … "hand card 4") share one line.
+    """
+    keys_of: dict[str, list[str]] = {}
+    by_id: dict[str, Binding] = {}
+    for key, bindings in screen._bindings.key_to_bindings.items():
+        for binding in bindings:
+            if binding.id is None:
+                continue  # Textual's own (focus moves): not part of the game
+            by_id.setdefault(binding.id, binding)
+            keys_of.setdefault(binding.id, []).append(key_name(key))
+    for binding in app_bindings:
+        if binding.id not in by_id:
+            by_id[binding.id] = binding
+            keys_of[binding.id] = [key_name(k.strip()) for k in binding.key.split(",")]
+    lines: list[tuple[str, str]] = []
+    group: tuple[str, list[str], list[str]] | None = None  # (description without its number, keys, numbers)
+    for binding_id, binding in by_id.items():
+        match = re.fullmatch(r"(.*?)\s*(\d+)", binding.description)
+        if match:
+            base, number = match.groups()
+            if group is not None and group[0] == base:
+                group[1].extend(keys_of[binding_id])
+                group[2].append(number)
+                continue
+            if group is not None:
+                lines.append(_group_line(group))
+            group = (base, list(keys_of[binding_id]), [number])
+            continue
+        if group is not None:
+            lines.append(_group_line(group))
+            group = None
+        lines.append(("/".join(keys_of[binding_id]), binding.tooltip or binding.description))
+    if group is not None:
+        lines.append(_group_line(group))
+    return lines
+
+
+def _group_line(group: tuple[str, list[str], list[str]]) -> tuple[str, str]:
+    base, keys, numbers = group
+    span = numbers[0] if len(numbers) == 1 else f"{numbers[0]}–{numbers[-1]}"
+    return " ".join(keys), f"{base} {span}"
 
 
 def keys_text(screen: Screen, app_bindings: list[Binding]) -> str:
-    """One line per binding of ``screen`` and the app, grouped where keys only differ by a number."""
-    lines = []
-    seen = set()
-    bindings = [b for _, b in screen._bindings.key_to_bindings.items() for b in b] + list(app_bindings)
-    for binding in bindings:
-        if binding.id in seen:
-            continue
-        seen.add(binding.id)
-        lines.append(f"  [b]{key_label(binding):>9}[/b]  {binding.description}")
-    return "\n".join(lines)
+    return "\n".join(f"  [b]{keys:>15}[/b]  {what}" for keys, what in key_lines(screen, app_bindings))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -54,7 +92,7 @@ class HelpScreen(ModalScreen[None]):
         app_bindings = [b for b in QuatroApp.BINDINGS if isinstance(b, Binding)]
         with VerticalScroll(classes="dialog wide tall"):
             yield Static(RULES)
-            yield Static("[b]Keys here[/b] (mouse: click a card, then a slot)\n" + keys_text(self.under, app_bindings))
+            yield Static("\n[b]Keys here[/b] (mouse: click a card, then a slot)\n" + keys_text(self.under, app_bindings))
             yield Static("\n[dim]escape closes this page[/dim]")
 
     def action_close(self) -> None:

@@ -1,0 +1,202 @@
+"""Whole rounds through the screen against a real server: keys and mouse, channel and pulses, votes, calls, counters.
+
+The app plays one seat; scripted players (the client's own connection, no screen) fill the others, so nothing
+ends the round but the test itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Select
+
+from shared import events as e
+from shared import protocol as p
+from shared.signs import EMOJI
+from shared.views import Phase
+
+from quatro_tui.app import Join, QuatroApp
+from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam
+from quatro_tui.screens.lobby import LobbyScreen
+from quatro_tui.screens.reveal import RevealScreen
+from quatro_tui.screens.room import RoomScreen
+from quatro_tui.screens.signing import SigningScreen
+from quatro_tui.screens.table import TableScreen
+from quatro_tui.widgets import SeatBox, SelfPanel, StatusBar, VotePrompt
+from quatro_tui.widgets.cards import CARD_GAP, CARD_WIDTH, LABEL_WIDTH
+from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def shown(widget) -> str:
+    """What a widget draws right now, as plain text."""
+    return str(widget.render())
+
+
+async def sit_down(app, pilot, port: int, players: int = 4) -> list[Player]:
+    """From the lobby: create a fast table with keys, let scripted players fill it, start, sign, and open the round."""
+    await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+    await pilot.pause()  # let the lobby's widgets finish mounting
+    app.screen.query_one("#timing", Select).value = "fast"
+    app.screen.query_one("#players", Select).value = players
+    await pilot.press("c")
+    await until(lambda: isinstance(app.screen, RoomScreen) and app.game.my_seat == 0, what="the room")
+    others = []
+    for i in range(players - 1):
+        player = await Player(port, f"p{i + 1}").start()
+        await player.act(p.JOIN, table=app.game.seating["table"])
+        others.append(player)
+    await until(lambda: all(s["taken"] for s in app.game.seating["seats"]), what="a full table")
+    await pilot.press("s")
+    await until(lambda: isinstance(app.screen, SigningScreen) and app.game.view is not None, what="the signing")
+    await pilot.press("space")  # the highlighted sign, the first of the 24
+    await until(lambda: app.game.view.sign == "pineapple", what="our sign")
+    for player in others:
+        await player.act("ready")
+    await pilot.press("enter")
+    await until(lambda: isinstance(app.screen, TableScreen) and len(app.game.view.hand) == 4, what="the round")
+    return others
+
+
+def my_swaps(app) -> list[e.Swapped]:
+    return [ev for ev in app.game.events if isinstance(ev, e.Swapped) and ev.seat == app.game.me]
+
+
+async def close_all(players: list[Player]) -> None:
+    for player in players:
+        await player.close()
+
+
+def test_a_round_with_keys_swap_channel_pulses_vote_call_reveal_next_round(quatro_server):
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            bob, cid, dee = await sit_down(app, pilot, quatro_server)
+
+            # Swap: a (hand card 1) then q (center slot 1).
+            give, take = app.game.view.hand[0], app.game.view.center[0]
+            await pilot.press("a", "q")
+            await until(lambda: my_swaps(app), what="the swap")
+            assert my_swaps(app)[0] == e.Swapped(0, 0, give, take)
+            await until(lambda: take in app.game.view.hand and app.game.view.center[0] == give, what="the cards moved")
+            assert any(line.startswith("you put down") for line in app.game.feed)
+
+            # Own channel: c takes it, 1 shows the team's sign; the pulse appears on our own panel.
+            await pilot.press("c")
+            await until(lambda: app.game.view.channel_held, what="the channel")
+            await pilot.press("1")
+            await until(lambda: app.game.view.channel_sign == "pineapple", what="the emoji")
+            await until(lambda: EMOJI["pineapple"] in shown(app.screen.query_one(SelfPanel)), what="our pulse on screen")
+
+            # Another seat's pulse shows on its seat, for a moment.
+            await bob.act("take_channel")
+            await bob.act("choose_emoji", sign="owl")
+            bob_box = next(box for box in app.screen.query(SeatBox) if box.seat == 1)
+            await until(lambda: EMOJI["owl"] in shown(bob_box), what="bob's pulse on screen")
+            assert "CH" in shown(bob_box)  # the channel is held, in words as well as a symbol
+
+            # A reshuffle vote: the prompt opens, y answers it.
+            await bob.act("ask_reshuffle")
+            prompt = app.screen.query_one(VotePrompt)
+            await until(lambda: prompt.has_class("-open") and "RESHUFFLE" in shown(prompt), what="the vote prompt")
+            await pilot.press("y")
+            await until(lambda: app.game.view.vote is None or 0 in app.game.view.vote.yes, what="our yes")
+            for player in (cid, dee):
+                await player.request("vote", yes=True)
+            await until(lambda: "Reshuffle agreed." in app.game.feed, what="the reshuffle")
+
+            # The call ends the round: the reveal shows every hand and sign.
+            await pilot.press("space")
+            if isinstance(app.screen, ConfirmCall):
+                await pilot.press("y")
+            await until(lambda: isinstance(app.screen, RevealScreen), what="the reveal")
+            text = shown(app.screen.query_one("Reveal"))
+            assert "called Quatro!" in text and EMOJI["pineapple"] in text
+            summary = app.game.view.summary
+            for hand in summary.hands:
+                assert all(card[:-1] in text for card in hand)
+
+            # n: the host starts the next round at once.
+            await pilot.press("n")
+            await until(lambda: app.game.view.round == 2 and isinstance(app.screen, SigningScreen), what="round 2")
+            await close_all([bob, cid, dee])
+            await pilot.press("ctrl+q")
+
+    run(body)
+
+
+def test_a_round_with_the_mouse_counter_and_a_dropped_connection(quatro_server):
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            others = await sit_down(app, pilot, quatro_server)
+
+            # Click hand card 2, then center slot 3.
+            give, take = app.game.view.hand[1], app.game.view.center[2]
+            x = lambda i: LABEL_WIDTH + i * (CARD_WIDTH + CARD_GAP) + 2  # noqa: E731
+            await pilot.click("#hand", offset=(x(1), 2))
+            assert app.screen.selected_hand == 1
+            await pilot.click("#center", offset=(x(2), 2))
+            await until(lambda: my_swaps(app), what="the swap")
+            assert my_swaps(app)[0] == e.Swapped(0, 2, give, take)
+
+            # The link drops: the screen says so, and the client comes back by itself to the same seat.
+            app.conn.abort()
+            status = app.screen.query_one(StatusBar)
+            await until(lambda: "reconnecting" in shown(status) or "Reconnected" in " ".join(app.game.feed),
+                        what="the drop on screen")
+            await until(lambda: "Reconnected: back in your seat." in app.game.feed, what="the reconnection")
+            await until(lambda: "reconnecting" not in shown(status), what="the status line to clear")
+            assert app.game.view.seat == 0 and take in app.game.view.hand
+
+            # Counter! With 4 players there is one opposing team: no question asked.
+            await pilot.press("x")
+            await until(lambda: isinstance(app.screen, RevealScreen), what="the reveal")
+            assert "countered team B" in shown(app.screen.query_one("Reveal"))
+            await close_all(others)
+            await pilot.press("ctrl+q")
+
+    run(body)
+
+
+def test_counter_with_six_players_asks_which_team(quatro_server):
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
+        async with app.run_test(size=(100, 30)) as pilot:
+            others = await sit_down(app, pilot, quatro_server, players=6)
+            assert len(app.screen.query(SeatBox)) == 5
+            await pilot.press("x")
+            await until(lambda: isinstance(app.screen, CounterTeam), what="the team question")
+            await pilot.press("a")  # our own team: not an option (R14)
+            assert isinstance(app.screen, CounterTeam)
+            await pilot.press("c")
+            await until(lambda: isinstance(app.screen, RevealScreen), what="the reveal")
+            assert app.game.view.summary.accused == 2
+            await close_all(others)
+            await pilot.press("ctrl+q")
+
+    run(body)
+
+
+def test_r13_calling_on_ones_own_four_asks_first():
+    """The reminder needs a hand of four: built by hand, no server (the dialog is the client's alone)."""
+    from snapshot_games import round_game
+
+    async def body():
+        game = round_game(4, hand=("KS", "KH", "KD", "KC"))
+        app = QuatroApp(game=game)
+        sent = []
+        app.send = lambda kind, **fields: sent.append(kind)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table")
+            await pilot.press("space")
+            await until(lambda: isinstance(app.screen, ConfirmCall), what="the reminder")
+            await pilot.press("n")
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table again")
+            assert sent == []
+            await pilot.press("space")
+            await until(lambda: isinstance(app.screen, ConfirmCall), what="the reminder")
+            await pilot.press("y")
+            await until(lambda: sent == ["call"], what="the call")
+
+    run(body)

@@ -1,0 +1,53 @@
+"""SVG snapshots of every screen, at 80×24 and at a larger size, for 4, 6 and 8 players.
+
+Each screen is built from a hand-made view with a frozen clock (``snapshot_games``), so the pictures are
+stable. After a deliberate change of the drawing: ``pytest tests/test_tui_snapshots.py --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from quatro_tui.app import QuatroApp
+from snapshot_games import over_game, reveal_game, room_game, round_game, signing_game
+
+SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
+GAMES = {
+    "room": room_game,
+    "signing": signing_game,
+    "table": round_game,
+    "reveal": reveal_game,
+    "over": over_game,
+}
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("players", [4, 6, 8])
+@pytest.mark.parametrize("screen", GAMES)
+def test_screen(snap_compare, screen, players, size):
+    assert snap_compare(QuatroApp(game=GAMES[screen](players)), terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_table_with_a_vote_running(snap_compare, size):
+    assert snap_compare(QuatroApp(game=round_game(4, vote=True)), terminal_size=SIZES[size])
+
+
+def test_table_in_ascii(snap_compare):
+    assert snap_compare(QuatroApp(game=round_game(4), ascii_only=True), terminal_size=(80, 24))
+
+
+def test_table_with_cards_selected(snap_compare):
+    assert snap_compare(QuatroApp(game=round_game(4)), press=["a", "right", "up"], terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("key", ["space", "question_mark", "p"])
+def test_dialogs_over_the_table(snap_compare, key):
+    game = round_game(4, hand=("KS", "KH", "KD", "KC"))
+    assert snap_compare(QuatroApp(game=game), press=[key], terminal_size=(80, 24))
+
+
+def test_counter_asks_the_team_with_six(snap_compare):
+    app = QuatroApp(game=round_game(6))
+    app.send = lambda kind, **fields: None
+    assert snap_compare(app, press=["x"], terminal_size=(80, 24))
