@@ -1,6 +1,6 @@
 """A private Quatro server for ``quatro play``: started as a separate process, its port read from its output.
 
-The client never imports the server (the architecture keeps them apart): it runs ``python -m quatro_server``
+The client never imports the server (the architecture keeps them apart): it runs the ``quatro_server`` module
 with the same interpreter, on a free port (``--port 0``), and reads the ``quatro join HOST:PORT`` lines the
 server prints once it listens.
 """
@@ -19,6 +19,17 @@ START_TIMEOUT = 15.0
 STOP_TIMEOUT = 3.0
 
 _JOIN_LINE = re.compile(r"quatro join (\S+):(\d+)")
+
+#: Runs the server, stopping it (SIGTERM: it says goodbye) when its stdin closes, which happens when the
+#: client exits in any way, even killed. A private server must never outlive the game that started it.
+_BOOT = """
+import os, runpy, signal, sys, threading
+def watch():
+    sys.stdin.buffer.read()
+    os.kill(os.getpid(), signal.SIGTERM)
+threading.Thread(target=watch, daemon=True).start()
+runpy.run_module("quatro_server", run_name="__main__")
+"""
 
 
 class ServerFailed(Exception):
@@ -40,13 +51,13 @@ class LocalServer:
 
     def command(self) -> list[str]:
         host = "0.0.0.0" if self.public else "127.0.0.1"
-        return [sys.executable, "-m", "quatro_server", "--host", host, "--port", "0", "--timing", self.timing,
+        return [sys.executable, "-c", _BOOT, "--host", host, "--port", "0", "--timing", self.timing,
                 "--log-level", "warning"]
 
     def start(self) -> int:
         """Start the process and return its port once it listens. Raises ``ServerFailed``."""
         self.process = subprocess.Popen(
-            self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+            self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE, text=True
         )
         # Keep draining stderr so a chatty server never blocks on a full pipe.
         threading.Thread(target=self._drain, args=(self.process.stderr, self._errors), daemon=True).start()
