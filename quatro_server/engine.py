@@ -323,6 +323,13 @@ class Table:
         if not s.channel_held:
             return Refusal(Reason.CHANNEL_NOT_HELD)
         s.channel_sign = action.sign  # not a change of control: no cooldown (R12)
+        # Pulses that fell with no emoji chosen showed nothing (R11) but kept the take's beat: the next one is still
+        # to come, never a stale one (which would fire a burst of catch-up pulses and turn the table's clock back).
+        interval = self.timing.pulse_interval
+        if s.next_pulse_at <= self.now:
+            s.next_pulse_at += ((self.now - s.next_pulse_at) // interval + 1) * interval
+        while s.next_pulse_at <= self.now:  # float rounding
+            s.next_pulse_at += interval
         out.append(Emit(e.EmojiChosen(seat, action.sign), seat=seat))
         return None
 
