@@ -160,7 +160,10 @@ class Table:
         return out
 
     def act(self, seat: int, action: object, now: float) -> Outcome:
-        """Apply ``action`` from ``seat`` at time ``now``. Never raises: a bad request is refused."""
+        """Apply ``action`` from ``seat`` at time ``now``. Never raises: a bad request is refused.
+
+        A ``now`` earlier than the table's (a late caller) is taken as the table's own time.
+        """
         out = self.advance(now)
         refusal = self._dispatch(seat, action, out)
         return Outcome(out, refusal)
@@ -168,7 +171,7 @@ class Table:
     def advance(self, now: float) -> list[Emit]:
         """Let time run to ``now``: fire every deadline due by then, earliest first."""
         out: list[Emit] = []
-        if now < self.now:  # time never runs backwards; a late caller changes nothing
+        if not now >= self.now or now == inf:  # time never runs backwards (nor to NaN or infinity)
             return out
         while True:
             at, fire = self._next_due()
@@ -584,6 +587,14 @@ _HANDLERS = {
 # --- what leaves the engine (H1) -------------------------------------------------------------------
 
 
+def _next_beat(next_pulse_at: float, now: float, interval: float) -> float:
+    """Seconds to a held channel's next pulse. With no emoji chosen, pulses show nothing and are not fired,
+    but they keep the take's beat (R11): the next one is the first beat still to come."""
+    if next_pulse_at > now:
+        return next_pulse_at - now
+    return interval - (now - next_pulse_at) % interval
+
+
 def _ms(seconds: float) -> int:
     """Seconds to whole milliseconds, never negative (an elapsed deadline is 0)."""
     return int(round(seconds * 1000)) if seconds > 0 else 0
@@ -605,7 +616,9 @@ def view(table: Table, seat: int, now: float) -> SeatView:
             channel_held=s.channel_held,
             last_pulse=s.last_pulse,
             last_pulse_ms=None if s.last_pulse_at is None else _ms(now - s.last_pulse_at),
-            next_pulse_ms=_ms(s.next_pulse_at - now) if s.channel_held and in_round else None,
+            next_pulse_ms=_ms(_next_beat(s.next_pulse_at, now, table.timing.pulse_interval))
+            if s.channel_held and in_round
+            else None,
         )
         for i, s in enumerate(table._seats)
     )

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from quatro_server import bots, engine, lobby, server, timing
+from vocabulary import exported_subclasses
+
 from shared import actions, events, framing, protocol, signs, views, wire
 from shared.cards import RANKS, SUITS
 
@@ -55,16 +57,7 @@ def _rows(doc: str, first: str) -> list[str]:
 
 
 def _subclasses(cls: type) -> list[type]:
-    """Every subclass, at any depth, that its module exports under its name.
-
-    ``@dataclass(slots=True)`` replaces the class it decorates, and the replaced one lingers among
-    ``__subclasses__()``: only the class its module names is the real one."""
-    found = []
-    for sub in cls.__subclasses__():
-        if getattr(sys.modules.get(sub.__module__), sub.__qualname__, None) is sub and sub not in found:
-            found.append(sub)
-        found.extend(s for s in _subclasses(sub) if s not in found)
-    return found
+    return exported_subclasses(cls)
 
 
 def _fields(cls: type) -> list[str]:

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from quatro_server.engine import Table, view
 from quatro_server.timing import FAST
+from vocabulary import exported_subclasses
+
 from shared import actions as a
 from shared import events as e
 from shared.actions import Reason, Refusal
@@ -97,15 +99,7 @@ MORE_EVENTS = [
 
 
 def subclasses(base: type) -> set[type]:
-    """Every subclass of ``base`` that its module exports. ``slots=True`` makes dataclasses build a second
-    class, so the first one, dropped but perhaps not yet collected, is filtered out by name."""
-    found, todo = set(), [base]
-    while todo:
-        for sub in todo.pop().__subclasses__():
-            todo.append(sub)
-            if getattr(sys.modules[sub.__module__], sub.__name__, None) is sub:
-                found.add(sub)
-    return found
+    return set(exported_subclasses(base))
 
 
 def through_the_wire(obj) -> dict:
