@@ -26,7 +26,7 @@ class Reveal(GameWidget):
     Reveal { height: auto; }
     """
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         game = self.game
         view = game.view
         text = Text()
@@ -73,7 +73,7 @@ class BreakHint(GameWidget):
     """
     TICK = 0.2
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         game = self.game
         view = game.view
         if view is None:
@@ -91,7 +91,7 @@ class Winners(GameWidget):
     Winners { height: auto; }
     """
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         view = self.game.view
         if view is None:
             return Text("")

@@ -20,7 +20,7 @@ class SeatList(GameWidget):
     SeatList { height: auto; }
     """
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         game = self.game
         seating = game.seating
         text = Text()

@@ -23,7 +23,7 @@ class SignChoice(GameWidget):
     SignChoice { height: 2; }
     """
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         view = self.game.view
         text = Text()
         if view is None:
@@ -46,7 +46,7 @@ class ReadyList(GameWidget):
     ReadyList { height: auto; }
     """
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         game = self.game
         view = game.view
         text = Text()

@@ -1,9 +1,16 @@
-"""What every game widget shares: the app's ``Game`` and a ``version`` that makes it redraw on change."""
+"""What every game widget shares: the app's ``Game``, and a redraw only when what it shows has changed.
+
+A widget draws itself (``draw``) when the game changes (the screen bumps ``version``) and, for widgets whose
+content moves with time (countdowns, pulses), every ``TICK`` seconds. The drawing is compared with the last
+one and the terminal is only touched when they differ: repainting unchanged widgets is what costs most in
+a terminal app, and a round sends several updates a second.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
@@ -12,19 +19,39 @@ if TYPE_CHECKING:
 
 
 class GameWidget(Widget):
-    """A widget drawn from the client's ``Game``. The screen bumps ``version`` when the game changes."""
+    """A widget drawn from the client's ``Game``. Subclasses implement ``draw``."""
 
     version: reactive[int] = reactive(0, always_update=True)
     #: Seconds between redraws of a widget whose content moves with time (countdowns, pulses); 0: none.
     TICK = 0.0
 
+    _drawn: Text | None = None
+
     @property
     def game(self) -> Game:
         return self.app.game  # type: ignore[attr-defined]
 
+    def draw(self) -> Text:
+        raise NotImplementedError
+
+    def render(self) -> Text:
+        if self._drawn is None:
+            self._drawn = self.draw()
+        return self._drawn
+
+    def redraw(self) -> None:
+        """Draw again; refresh the screen only if the drawing changed."""
+        drawn = self.draw()
+        if drawn != self._drawn:
+            self._drawn = drawn
+            self.refresh()
+
     def on_mount(self) -> None:
         if self.TICK:
-            self.auto_refresh = self.TICK
+            self.set_interval(self.TICK, self.redraw)
+
+    def on_resize(self) -> None:
+        self.redraw()
 
     def watch_version(self, version: int) -> None:
-        self.refresh(layout=False)
+        self.redraw()

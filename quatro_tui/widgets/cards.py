@@ -36,13 +36,19 @@ class CardRow(GameWidget):
         self.row = row  # "center" or "hand"
         self.keys = keys
 
+    def watch_selected(self, value: int | None) -> None:
+        self.redraw()
+
+    def watch_cursor(self, value: int | None) -> None:
+        self.redraw()
+
     def cards(self) -> tuple[str, ...]:
         view = self.game.view
         if view is None:
             return ()
         return view.center if self.row == "center" else view.hand
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         ascii_only = self.game.ascii_only
         cards = self.cards()
         four = self.row == "hand" and len(cards) == 4 and len({c[:-1] for c in cards}) == 1

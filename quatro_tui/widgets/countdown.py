@@ -24,7 +24,7 @@ class Countdown(GameWidget):
         self.label = label
         self.left = left
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         seconds = self.left(self.game)
         if seconds is None:
             return Text(f"{self.label} -")

@@ -14,7 +14,7 @@ class Feed(GameWidget):
     Feed { height: 1fr; }
     """
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         height = max(1, self.size.height)
         lines = list(self.game.feed)[-height:]
         # One event a line, cut rather than wrapped: wrapping would push the newest line off the bottom.

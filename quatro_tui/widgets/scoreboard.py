@@ -16,7 +16,7 @@ class Scoreboard(GameWidget):
     Scoreboard { height: 1; width: auto; }
     """
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         view = self.game.view
         if view is None:
             return Text("")

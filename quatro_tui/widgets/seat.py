@@ -40,7 +40,7 @@ class SeatBox(GameWidget):
         self.border_title = f"{words.team_letter(team)} {game.raw_name(self.seat)[:14]}"
         self.border_subtitle = "partner" if view is not None and self.seat == view.partner else ""
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         game = self.game
         view = game.view
         ascii_only = game.ascii_only

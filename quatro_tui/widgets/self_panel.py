@@ -14,7 +14,7 @@ class SelfPanel(GameWidget):
     """
     TICK = 0.1
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         game = self.game
         view = game.view
         if view is None:

@@ -31,7 +31,10 @@ class SignGrid(GameWidget):
             super().__init__()
             self.sign = sign
 
-    def render(self) -> Text:
+    def watch_cursor(self, value: int) -> None:
+        self.redraw()
+
+    def draw(self) -> Text:
         view = self.game.view
         team_sign = view.sign if view is not None else None
         ascii_only = self.game.ascii_only

@@ -23,7 +23,7 @@ class StatusBar(GameWidget):
     """
     TICK = 0.1
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         game = self.game
         view = game.view
         text = Text()

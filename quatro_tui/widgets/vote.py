@@ -20,7 +20,7 @@ class VotePrompt(GameWidget):
         self.set_class(view is not None and view.vote is not None, "-open")
         super().watch_version(version)
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         game = self.game
         view = game.view
         if view is None or view.vote is None:
