@@ -1,0 +1,595 @@
+"""The hidden-information contract (H1–H3), checked on every frame of many random games over real TCP.
+
+One server plays a dozen matches at once (4, 6 and 8 seats; humans driven at random by the test, bots of
+every level), with the "quick" timing so that rounds are short: signs, ready, swaps, channels, emojis,
+reshuffle requests and votes, calls and counters, the host's next round, and a player who drops and
+comes back with the seat secret. While they play, the test records the engine's true state at the very
+moment each update is built (hands, center, signs, chosen emojis), keyed by the seat and the update's
+number. Then every frame each client received is held against that truth:
+
+- H1: an update's view shows the seat's own hand and its own team's sign, never another's; no card of
+  another seat's hand appears anywhere in a frame unless it is public (in the center, or moved by a public
+  swap in that same update), and no other team's sign appears unless a public pulse showed it, until the
+  reveal (``round_ended`` and the break's summary).
+- H2: the server's bots are given exactly a seat's view (a ``SeatView``, equal to what that seat's player
+  would be sent) and only the events that seat may see; never a ``Table``.
+- H3: no frame carries a seat secret, except the reply to that client's own create/join; seating and lobby
+  messages carry no card, sign or secret; every update holds nothing but the declared fields.
+
+The games are played once per module (a module fixture running its own trio loop and server), and each
+test checks its part of the contract on the recording.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import trio
+
+from quatro_server import engine as engine_module
+from quatro_server.bots import LEVELS
+from quatro_server.engine import Table
+from quatro_server.lobby import Lobby, Room
+from quatro_server.server import Server
+from quatro_server.timing import PROFILES
+from shared import events as e
+from shared import protocol as p
+from shared.cards import is_card
+from shared.signs import SIGNS, is_sign
+from shared.views import Phase, SeatView
+from shared.wire import EVENT_KINDS, event_from_wire, view_from_wire
+
+from conftest import QUICK
+from netclient import TestClient
+
+#: (seats, humans, bots): the humans take the seats the bots leave free. Every table size, all-human
+#: tables, a lone human among bots, and bots of every level.
+GAMES: list[tuple[int, int, int]] = [
+    (4, 4, 0),
+    (4, 2, 2),
+    (4, 1, 3),
+    (4, 3, 1),
+    (6, 6, 0),
+    (6, 3, 3),
+    (6, 2, 4),
+    (8, 8, 0),
+    (8, 4, 4),
+    (8, 2, 6),
+    (8, 5, 3),
+    (6, 4, 2),
+]
+#: Seconds of play per match (rounds are 3 s at most with the quick timing, plus a 0.5 s break).
+PLAY_SECONDS = 7.0
+
+REPLY_KINDS = (p.OK, p.REFUSED, p.ERROR)
+PRIVATE_KEYS = {"hand", "hands", "sign", "signs", "secret", "channel_sign", "center"}
+
+
+# --- what was recorded ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The engine's state at the moment one update was built for one seat."""
+
+    hands: tuple[tuple[str, ...], ...]
+    center: tuple[str, ...]
+    signs: tuple[str | None, ...]
+    channel_signs: tuple[str | None, ...]
+    phase: Phase
+
+
+@dataclass
+class Player:
+    """One client connection and the seat it played (a player who rejoined has two, one per connection)."""
+
+    game: int
+    table: int
+    seat: int
+    team: int
+    client: TestClient
+    rejoined: bool = False
+    closed: bool = False
+
+
+@dataclass
+class BotCall:
+    table: int
+    seat: int
+    method: str
+    args: tuple
+    kwargs: dict
+    matches_view: bool | None = None  # decide: the argument equals engine.view(table, seat, now)
+
+
+@dataclass
+class Recording:
+    seed: int
+    players: list[Player] = field(default_factory=list)
+    truth: dict[tuple[int, int, int], list[Truth]] = field(default_factory=lambda: defaultdict(list))
+    secrets: dict[tuple[int, int], str] = field(default_factory=dict)  # (table, seat) -> the seat's secret
+    bot_calls: list[BotCall] = field(default_factory=list)
+    bots: dict[tuple[int, int], Any] = field(default_factory=dict)
+    rounds_ended: int = 0
+    teams: dict[int, int] = field(default_factory=dict)  # table -> number of teams
+
+
+# --- playing ------------------------------------------------------------------------------------------------------
+
+
+def wrap_update(recording: Recording, original):
+    """Room._update, recording the truth behind each update it builds (test-side only)."""
+
+    def _update(self: Room, seat: int, events: list, now: float, snapshot: bool = False) -> dict[str, Any]:
+        message = original(self, seat, events, now, snapshot)
+        table = self.table
+        recording.truth[(self.id, seat, message["seq"])].append(
+            Truth(
+                hands=tuple(table.hand(i) for i in range(table.players)),
+                center=tuple(table.center),
+                signs=tuple(table.signs),
+                channel_signs=tuple(s.channel_sign for s in table._seats),
+                phase=table.phase,
+            )
+        )
+        return message
+
+    return _update
+
+
+def spy_on_bot(recording: Recording, room: Room, seat: int) -> None:
+    """Wrap one bot's decide and observe to record what it is given (H2)."""
+    bot = room.seats[seat].bot
+    decide, observe = bot.decide, bot.observe
+
+    def spied_decide(*args, **kwargs):
+        call = BotCall(room.id, seat, "decide", args, kwargs)
+        if len(args) == 2 and not kwargs and isinstance(args[0], SeatView) and room.table is not None:
+            call.matches_view = args[0] == engine_module.view(room.table, seat, args[1])
+        recording.bot_calls.append(call)
+        return decide(*args, **kwargs)
+
+    def spied_observe(*args, **kwargs):
+        recording.bot_calls.append(BotCall(room.id, seat, "observe", args, kwargs))
+        return observe(*args, **kwargs)
+
+    bot.decide, bot.observe = spied_decide, spied_observe
+    recording.bots[(room.id, seat)] = bot
+
+
+def choose_action(view: SeatView | None, rng: random.Random) -> tuple[str, dict[str, Any]] | None:
+    """A random, mostly legal action for a human at ``view`` (refusals are fine: they are part of play)."""
+    if view is None or view.phase in (Phase.LOBBY, Phase.OVER):
+        return None
+    if view.phase is Phase.SIGNING:
+        roll = rng.random()
+        if roll < 0.35 and view.sign is None:
+            return "pick_sign", {"sign": rng.choice(SIGNS)}
+        if roll < 0.6 and not view.seats[view.seat].ready:
+            return "ready", {}
+        return None
+    if view.phase is Phase.BREAK:
+        if view.host == view.seat and rng.random() < 0.25:
+            return "next_round", {}
+        return None
+    vote = view.vote
+    if vote is not None and view.seat in vote.voters and view.seat not in vote.yes and rng.random() < 0.6:
+        return "vote", {"yes": rng.random() < 0.7}
+    roll = rng.random()
+    if roll < 0.45:
+        slot = rng.randrange(len(view.center))
+        return "swap", {"give": rng.choice(view.hand), "slot": slot, "take": view.center[slot]}
+    if roll < 0.55:
+        return ("release_channel" if view.channel_held else "take_channel"), {}
+    if roll < 0.70:
+        if not view.channel_held:
+            return "take_channel", {}
+        sign = rng.choice([view.sign, rng.choice(SIGNS), None])
+        return "choose_emoji", {"sign": sign}
+    if roll < 0.73:
+        return "ask_reshuffle", {}
+    if roll < 0.745:
+        return "call", {}
+    if roll < 0.76:
+        others = [t for t in range(view.players // 2) if t != view.team]
+        return "counter", {"team": rng.choice(others)}
+    if roll < 0.78:  # a card that is not ours: refused, and nothing leaks through the refusal
+        return "swap", {"give": rng.choice(view.center), "slot": 0, "take": view.center[0]}
+    return None
+
+
+async def drive(recording: Recording, player: Player, rng: random.Random, stop_at: float, port: int,
+                rejoin_at: float | None) -> None:
+    """One human: look (read for a moment), act, again, until ``stop_at``; maybe drop and come back once."""
+    c = player.client
+    while trio.current_time() < stop_at:
+        await c.drain(rng.uniform(0.03, 0.15))
+        if rejoin_at is not None and trio.current_time() >= rejoin_at:
+            rejoin_at = None
+            player.closed = True
+            await c.aclose()
+            await trio.sleep(0.2)
+            c = await TestClient.connect(port, c.name)
+            reply = await c.request(p.REJOIN, table=player.table, secret=recording.secrets[(player.table, player.seat)])
+            assert reply["kind"] == p.OK and reply["seat"] == player.seat, reply
+            player = dataclasses.replace(player, client=c, rejoined=True)
+            recording.players.append(player)
+            continue
+        action = choose_action(c.view, rng)
+        if action is None:
+            continue
+        kind, fields = action
+        c.pending.clear()  # every frame stays in c.frames
+        reply = await c.request(kind, **fields)
+        assert reply["kind"] in (p.OK, p.REFUSED), (kind, fields, reply)  # well-formed requests are never errors
+
+
+async def play_game(recording: Recording, server: Server, index: int, players: int, humans: int, bots: int,
+                    rng: random.Random) -> None:
+    port = server.port
+    host = await TestClient.connect(port, f"g{index}s0")
+    created = await host.request(p.CREATE_TABLE, players=players, timing="quick")
+    assert created["kind"] == p.OK, created
+    table = created["table"]
+    room = server.lobby.rooms[table]
+    recording.teams[table] = players // 2
+    bot_seats = rng.sample(range(1, players), bots)
+    for seat in bot_seats:
+        reply = await host.request(p.ADD_BOT, seat=seat, level=rng.choice(LEVELS))
+        assert reply["kind"] == p.OK, reply
+        spy_on_bot(recording, room, seat)
+    clients = [host]
+    for n in range(humans - 1):
+        c = await TestClient.connect(port, f"g{index}h{n + 1}")
+        reply = await c.request(p.JOIN, table=table)
+        assert reply["kind"] == p.OK, reply
+        clients.append(c)
+    for c in clients:
+        recording.secrets[(table, c.seat)] = room.seats[c.seat].secret
+        recording.players.append(Player(index, table, c.seat, c.seat % (players // 2), c))
+    assert (await host.request(p.START))["kind"] == p.OK
+    start = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        for i, c in enumerate(clients):
+            player = next(pl for pl in recording.players if pl.client is c)
+            # In games with several humans, the last one drops once and comes back with the secret (R19).
+            rejoin_at = start + rng.uniform(1.5, 4.0) if humans > 1 and i == len(clients) - 1 else None
+            nursery.start_soon(drive, recording, player, random.Random(rng.getrandbits(32)),
+                               start + PLAY_SECONDS, port, rejoin_at)
+
+
+async def play_all(recording: Recording) -> None:
+    lobby = Lobby(timing_profiles={**PROFILES, "quick": QUICK}, seed=recording.seed)
+    server = Server(lobby)
+    rng = random.Random(recording.seed)
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(server.serve, "127.0.0.1", 0)
+        server.port = listeners[0].socket.getsockname()[1]
+        async with trio.open_nursery() as games:
+            for index, (players, humans, bots) in enumerate(GAMES):
+                games.start_soon(play_game, recording, server, index, players, humans, bots,
+                                 random.Random(rng.getrandbits(32)))
+        open_players = [pl for pl in recording.players if not pl.closed]
+        for player in open_players:  # what is already on its way
+            player.client.pending.clear()
+            await player.client.drain(0.02)
+        for player in open_players:
+            await player.client.aclose()
+        nursery.cancel_scope.cancel()
+
+
+@pytest.fixture(scope="module")
+def recording() -> Recording:
+    recording = Recording(seed=random.randrange(2**32))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Room, "_update", wrap_update(recording, Room._update))
+        trio.run(play_all, recording)
+    recording.rounds_ended = sum(
+        1 for pl in recording.players if not pl.rejoined for ev in pl.client.events if ev["kind"] == "round_ended"
+    )
+    return recording
+
+
+# --- walking frames ---------------------------------------------------------------------------------------------
+
+
+def values(obj: Any) -> Iterator[Any]:
+    """Every scalar value inside a decoded frame (keys excluded)."""
+    if isinstance(obj, dict):
+        for value in obj.values():
+            yield from values(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            yield from values(value)
+    else:
+        yield obj
+
+
+def keys(obj: Any) -> Iterator[str]:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield key
+            yield from keys(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            yield from keys(value)
+
+
+def before_reveal(frame: dict[str, Any]) -> dict[str, Any]:
+    """An update without its reveal (``round_ended`` events, the view's summary): what must hold no secret."""
+    view = {k: v for k, v in frame["view"].items() if k != "summary"}
+    events = [ev for ev in frame["events"] if ev["kind"] != "round_ended"]
+    return {**frame, "view": view, "events": events}
+
+
+def updates(recording: Recording) -> Iterator[tuple[Player, dict[str, Any], Truth]]:
+    """Every update any client received, with the truth recorded when it was built."""
+    for player in recording.players:
+        for frame in player.client.frames:
+            if frame["kind"] != p.UPDATE:
+                continue
+            assert frame["table"] == player.table, (player, frame["table"])
+            recorded = recording.truth.get((player.table, player.seat, frame["seq"]))
+            assert recorded, f"no truth recorded for table {player.table} seat {player.seat} seq {frame['seq']}"
+            yield player, frame, recorded[0]
+
+
+def seed_note(recording: Recording) -> str:
+    return f"(seed {recording.seed})"
+
+
+# --- the checks ---------------------------------------------------------------------------------------------------
+
+
+def test_the_games_were_played_for_real(recording):
+    """Guards the other tests: they check something only if the matches went through their phases."""
+    note = seed_note(recording)
+    assert len({pl.table for pl in recording.players}) == len(GAMES), note
+    kinds = defaultdict(int)
+    for player in recording.players:
+        for ev in player.client.events:
+            kinds[ev["kind"]] += 1
+    for kind in ("hand_dealt", "swapped", "sign_chosen", "channel_taken", "emoji_chosen", "pulse", "round_ended",
+                 "vote_started", "seat_disconnected", "seat_connected"):
+        assert kinds[kind] > 0, (kind, dict(kinds), note)
+    assert recording.rounds_ended >= len(GAMES), (recording.rounds_ended, note)
+    assert any(pl.rejoined for pl in recording.players), note
+    assert sum(len(v) for v in recording.truth.values()) > 1000, note
+
+
+def test_h1_a_view_shows_only_the_own_hand_and_the_own_teams_sign(recording):
+    note = seed_note(recording)
+    checked = 0
+    for player, frame, truth in updates(recording):
+        view = view_from_wire(frame["view"])
+        where = (player.table, player.seat, frame["seq"], note)
+        assert view.seat == player.seat and view.team == player.team, where
+        assert view.hand == truth.hands[player.seat], (view.hand, truth.hands, where)
+        assert view.sign == truth.signs[player.team], (view.sign, truth.signs, where)
+        assert view.channel_sign == truth.channel_signs[player.seat], where
+        assert view.center == truth.center, where
+        if view.phase in (Phase.SIGNING, Phase.ROUND):
+            assert view.summary is None, where  # the reveal is only ever the last round's, after it ended
+        checked += 1
+    assert checked > 500, note
+
+
+def test_h1_private_events_reach_only_their_seat_or_team(recording):
+    note = seed_note(recording)
+    for player, frame, truth in updates(recording):
+        for ev in frame["events"]:
+            kind = ev["kind"]
+            if kind == "hand_dealt":
+                assert ev["seat"] == player.seat, (player, ev, note)
+            elif kind == "sign_chosen":
+                assert ev["team"] == player.team, (player, ev, note)
+                assert ev["sign"] == truth.signs[player.team], (player, ev, truth.signs, note)
+            elif kind == "emoji_chosen":
+                assert ev["seat"] == player.seat, (player, ev, note)
+
+
+def test_h1_no_card_of_another_hand_and_no_other_teams_sign_before_the_reveal(recording):
+    """Walk every value of every update (the reveal set aside): each card is the seat's own, in the center, or
+    moved by a public swap in that very update; each sign is the own team's, the seat's own emoji, or shown
+    by a public pulse."""
+    note = seed_note(recording)
+    leaks = []
+    for player, frame, truth in updates(recording):
+        hidden = before_reveal(frame)
+        public_cards = set(truth.center) | set(truth.hands[player.seat])
+        shown_signs = {truth.signs[player.team], truth.channel_signs[player.seat]}
+        for ev in hidden["events"]:
+            if ev["kind"] == "swapped":
+                public_cards |= {ev["put_down"], ev["taken"]}
+            elif ev["kind"] == "dealt":
+                public_cards |= set(ev["center"])
+            elif ev["kind"] == "hand_dealt" and ev["seat"] == player.seat:
+                public_cards |= set(ev["hand"])
+            elif ev["kind"] == "pulse":
+                shown_signs.add(ev["sign"])
+            elif ev["kind"] == "emoji_chosen" and ev["seat"] == player.seat:
+                shown_signs.add(ev["sign"])
+            elif ev["kind"] == "sign_chosen" and ev["team"] == player.team:
+                shown_signs.add(ev["sign"])
+        shown_signs |= {s["last_pulse"] for s in hidden["view"]["seats"]}
+        others = {card for seat, hand in enumerate(truth.hands) if seat != player.seat for card in hand}
+        other_signs = {sign for team, sign in enumerate(truth.signs) if team != player.team and sign is not None}
+        for value in values(hidden):
+            if is_card(value) and value not in public_cards:
+                leaks.append(("card", value, value in others, player.table, player.seat, frame["seq"]))
+            if is_sign(value) and value not in shown_signs:
+                leaks.append(("sign", value, value in other_signs, player.table, player.seat, frame["seq"]))
+    assert not leaks, (leaks[:10], len(leaks), note)
+
+
+def test_h1_the_reveal_comes_after_the_round_and_tells_the_truth(recording):
+    """``round_ended`` is where hands and signs become public: after the round, showing what the engine held."""
+    note = seed_note(recording)
+    seen = 0
+    for player, frame, truth in updates(recording):
+        for ev in frame["events"]:
+            if ev["kind"] == "round_ended":
+                assert truth.phase is not Phase.ROUND, (truth.phase, note)
+                if truth.phase in (Phase.BREAK, Phase.OVER):  # (not when the break already ended in the same batch)
+                    assert [tuple(h) for h in ev["hands"]] == list(truth.hands), (ev, truth, note)
+                    assert tuple(ev["signs"]) == truth.signs, (ev, truth, note)
+                seen += 1
+    assert seen > 0, note
+
+
+def test_h2_bots_decide_from_the_seats_view_and_observe_only_its_events(recording):
+    note = seed_note(recording)
+    decides = [c for c in recording.bot_calls if c.method == "decide"]
+    observes = [c for c in recording.bot_calls if c.method == "observe"]
+    assert len(decides) > 100 and len(observes) > 100, (len(decides), len(observes), note)
+    for call in decides:
+        assert not call.kwargs and len(call.args) == 2, call
+        view, now = call.args
+        assert type(view) is SeatView and isinstance(now, float), call
+        assert view.seat == call.seat, call
+        assert call.matches_view, ("a bot was given something else than its seat's view", call.table, call.seat)
+    teams = recording.teams
+    for call in observes:
+        assert not call.kwargs and len(call.args) == 1, call
+        (events,) = call.args
+        assert events and all(isinstance(ev, e.Event) for ev in events), call
+        team = call.seat % teams[call.table]
+        for ev in events:
+            if isinstance(ev, e.HandDealt):
+                assert ev.seat == call.seat, (call.table, call.seat, ev)
+            elif isinstance(ev, e.SignChosen):
+                assert ev.team == team, (call.table, call.seat, ev)
+            elif isinstance(ev, e.EmojiChosen):
+                assert ev.seat == call.seat, (call.table, call.seat, ev)
+    for key, bot in recording.bots.items():
+        assert not list(reachable_tables(bot)), (key, "a bot holds a reference to the engine's table")
+
+
+def reachable_tables(obj: Any, depth: int = 0, seen: set[int] | None = None) -> Iterator[Any]:
+    """Engine objects reachable from a bot's attributes (a few levels deep)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or depth > 4:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, (Table, Room, Lobby, Server)) or type(obj).__module__ == engine_module.__name__:
+        yield obj
+        return
+    if isinstance(obj, dict):
+        children = list(obj.values())
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        children = list(obj)
+    elif hasattr(obj, "__dict__") or hasattr(obj, "__slots__"):
+        children = list(getattr(obj, "__dict__", {}).values())
+        for slot in getattr(type(obj), "__slots__", ()):
+            if hasattr(obj, slot):
+                children.append(getattr(obj, slot))
+    else:
+        return
+    for child in children:
+        if callable(child) and not isinstance(child, type) and hasattr(child, "__closure__"):
+            continue  # the test's own spies close over the room
+        yield from reachable_tables(child, depth + 1, seen)
+
+
+def test_h3_no_frame_carries_a_secret_but_the_reply_to_ones_own_join(recording):
+    note = seed_note(recording)
+    all_secrets = set(recording.secrets.values())
+    assert len(all_secrets) == len(recording.secrets)
+    for player in recording.players:
+        own = recording.secrets[(player.table, player.seat)]
+        replies_with_secret = []
+        for frame in player.client.frames:
+            found = [v for v in values(frame) if isinstance(v, str) and v in all_secrets]
+            has_key = "secret" in set(keys(frame))
+            if not found and not has_key:
+                continue
+            # The only allowed one: ok to this client's own create_table/join, holding its own seat's secret.
+            assert frame["kind"] == p.OK and found == [own] and frame.get("secret") == own, (player.seat, frame, note)
+            assert frame.get("table") == player.table and frame.get("seat") == player.seat, note
+            replies_with_secret.append(frame)
+        assert len(replies_with_secret) == (0 if player.rejoined else 1), (player.table, player.seat, note)
+
+
+def test_h3_seating_and_lobby_messages_hold_no_card_sign_or_secret(recording):
+    note = seed_note(recording)
+    secrets = set(recording.secrets.values())
+    checked = 0
+    for player in recording.players:
+        for frame in player.client.frames:
+            if frame["kind"] not in (p.TABLE, p.LOBBY, *REPLY_KINDS, p.BYE):
+                continue
+            private = PRIVATE_KEYS & set(keys(frame))
+            if frame["kind"] == p.OK and frame.get("secret") is not None:
+                private -= {"secret"}  # the join reply: checked by the test above
+            assert not private, (frame, note)
+            for value in values(frame):
+                assert not is_card(value) and not is_sign(value), (value, frame, note)
+                if frame.get("secret") is None:
+                    assert value not in secrets, (frame, note)
+            checked += frame["kind"] in (p.TABLE, p.LOBBY)
+    assert checked > len(recording.players), note
+
+
+def test_h3_updates_hold_nothing_but_the_declared_fields(recording):
+    """Even fields a client would ignore could leak (H3): an update is exactly its keys, a view and known events,
+    each rebuilt strictly by shared.wire (which refuses any field a dataclass does not declare)."""
+    note = seed_note(recording)
+    view_fields = {f.name for f in dataclasses.fields(SeatView)} | {"kind"}
+    for player, frame, _ in updates(recording):
+        assert set(frame) == {"kind", "table", "seq", "snapshot", "events", "view"}, (frame.keys(), note)
+        # An update with nothing in it would still tell *when* something private happened elsewhere.
+        assert frame["events"] or frame["snapshot"], (frame, note)
+        assert set(frame["view"]) == view_fields, note
+        view_from_wire(frame["view"])
+        for ev in frame["events"]:
+            assert ev["kind"] in EVENT_KINDS, (ev, note)
+            event_from_wire(ev)
+
+
+@pytest.mark.parametrize(
+    ("choices", "private"),
+    [
+        ([], ("fox", 1.4)),  # a beat fell silent (no emoji yet), then an emoji is chosen late
+        ([("fox", 0.2)], (None, 0.6)),  # an emoji chosen early, then cleared before the first beat
+        ([("fox", 0.2)], ("owl", 1.2)),  # the emoji changed between two beats
+        ([("fox", 0.2), (None, 0.6)], ("owl", 1.7)),  # cleared, a beat fell silent, chosen again
+    ],
+    ids=["late_choice", "cleared", "changed", "cleared_then_chosen_late"],
+)
+def test_h3_a_private_emoji_choice_changes_no_other_seats_view_before_the_pulse(choices, private):
+    """Two tables, identical but for one private act of seat 0 (choosing or clearing its channel's emoji, R11).
+    Until the next beat falls (when a pulse may show the emoji to all), no other seat's view may differ.
+    Before commit bead939 a late choice reset the holder's ``next_pulse_ms`` from a stale 0 to the next beat,
+    telling everyone an emoji had just been chosen (the late_choice and cleared_then_chosen_late cases failed)."""
+    import copy
+
+    from quatro_server.timing import FAST
+    from shared import actions as a
+
+    interval = FAST.pulse_interval
+    table = Table(4, timing=FAST, rng=random.Random(7))
+    table.start(0.0)
+    for seat in range(4):
+        table.act(seat, a.Ready(), 0.1)
+    assert table.phase is Phase.ROUND
+    taken_at = 1.0
+    assert table.act(0, a.TakeChannel(), taken_at).ok
+    for sign, beats in choices:
+        assert table.act(0, a.ChooseEmoji(sign), taken_at + interval * beats).ok
+    sign, beats = private
+    at = taken_at + interval * beats
+    twin = copy.deepcopy(table)
+    assert table.act(0, a.ChooseEmoji(sign), at).ok
+    twin.advance(at)
+    next_beat = taken_at + interval * (int(beats) + 1)
+    for step in range(1, 10):
+        now = at + (next_beat - at) * step / 10
+        for seat in (1, 2, 3):
+            acted, did_not = engine_module.view(table, seat, now), engine_module.view(twin, seat, now)
+            assert acted == did_not, (seat, now, acted.seats[0], did_not.seats[0])
