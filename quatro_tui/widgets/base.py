@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 class GameWidget(Widget):
     """A widget drawn from the client's ``Game``. Subclasses implement ``draw``."""
 
-    version: reactive[int] = reactive(0, always_update=True)
+    #: No repaint of its own: ``redraw`` decides whether anything on screen changed.
+    version: reactive[int] = reactive(0, always_update=True, repaint=False)
     #: Seconds between redraws of a widget whose content moves with time (countdowns, pulses); 0: none.
     TICK = 0.0
 

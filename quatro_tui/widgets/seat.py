@@ -37,8 +37,13 @@ class SeatBox(GameWidget):
         game = self.game
         view = game.view
         team = game.team_of(self.seat)
-        self.border_title = f"{words.team_letter(team)} {game.raw_name(self.seat)[:14]}"
-        self.border_subtitle = "partner" if view is not None and self.seat == view.partner else ""
+        title = f"{words.team_letter(team)} {game.raw_name(self.seat)[:14]}"
+        subtitle = "partner" if view is not None and self.seat == view.partner else ""
+        # Setting a border title repaints the widget even when it is the same: set it only when it changes.
+        if self.border_title != title:
+            self.border_title = title
+        if self.border_subtitle != subtitle:
+            self.border_subtitle = subtitle
 
     def draw(self) -> Text:
         game = self.game
