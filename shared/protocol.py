@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.actions import PLAYER_ACTIONS
+from shared.wire import quote
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
 PROTOCOL_VERSION = 1
@@ -96,9 +97,10 @@ def _int(value: Any) -> bool:
 
 def _str(limit: int):
     def check(value: Any) -> bool:
-        return isinstance(value, str) and 0 < len(value) <= limit
+        # Printable only: names reach other players' terminals, where a control character could do harm.
+        return isinstance(value, str) and 0 < len(value) <= limit and value.isprintable()
 
-    check.__doc__ = f"a string of 1 to {limit} characters"
+    check.__doc__ = f"a printable string of 1 to {limit} characters"
     return check
 
 
@@ -150,10 +152,10 @@ def parse_request(frame: dict[str, Any]) -> Request:
         return Request(kind, request_id, fields)
     spec = REQUEST_FIELDS.get(kind)  # type: ignore[arg-type]
     if spec is None:
-        raise RequestError(UNKNOWN_KIND, f"unknown request kind {kind!r}")
+        raise RequestError(UNKNOWN_KIND, f"unknown request kind {quote(kind)}")
     for name in fields:
         if name not in spec:
-            raise RequestError(BAD_REQUEST, f"{kind}: unknown field {name!r}")
+            raise RequestError(BAD_REQUEST, f"{kind}: unknown field {quote(name)}")
     for name, (check, required) in spec.items():
         if name not in fields:
             if required:

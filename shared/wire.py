@@ -131,7 +131,8 @@ class _Refused(Exception):
         return WireError(self.code, f"{field}: {self.text}" if field else self.text, field or None)
 
 
-def _quote(value: Any) -> str:
+def quote(value: Any) -> str:
+    """A peer's value, shown in an error message: bounded, so that an answer never outgrows the codec's limits."""
     text = repr(value)
     return text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 3] + "..."
 
@@ -150,7 +151,7 @@ class _Check:
     def __call__(self, value: Any) -> Any:
         if self.test(value):
             return value
-        raise _Refused("bad_field", f"expected {self.expected}, got {_quote(value)}")
+        raise _Refused("bad_field", f"expected {self.expected}, got {quote(value)}")
 
 
 def _is_int(value: Any) -> bool:
@@ -161,7 +162,7 @@ def _to_float(value: Any) -> float:
     # Peers in other languages may send 2 for 2.0.
     if type(value) in (int, float):
         return float(value)
-    raise _Refused("bad_field", f"expected a number, got {_quote(value)}")
+    raise _Refused("bad_field", f"expected a number, got {quote(value)}")
 
 
 def _enum(enum: type[Enum]) -> Converter:
@@ -171,7 +172,7 @@ def _enum(enum: type[Enum]) -> Converter:
     def convert(value: Any) -> Enum:
         member = members.get(value) if type(value) is str else None
         if member is None:
-            raise _Refused("bad_field", f"expected {expected}, got {_quote(value)}")
+            raise _Refused("bad_field", f"expected {expected}, got {quote(value)}")
         return member
 
     return convert
@@ -193,7 +194,7 @@ def _tuple_of(inner: Converter) -> Converter:
 
     def convert(value: Any) -> tuple:
         if type(value) not in (list, tuple):
-            raise _Refused("bad_field", f"expected an array, got {_quote(value)}")
+            raise _Refused("bad_field", f"expected an array, got {quote(value)}")
         if test is not None and all(map(test, value)):
             return tuple(value)
         # Items that need rebuilding, or a bad item somewhere: one by one, to name the first bad index.
@@ -224,10 +225,10 @@ class _Schema:
     def build(self, data: Any, top: bool = False) -> Any:
         """The dataclass from ``data``; a top-level message may also hold its ``"kind"``."""
         if type(data) is not dict:
-            raise _Refused("not_a_map" if top else "bad_field", f"expected a map, got {_quote(data)}")
+            raise _Refused("not_a_map" if top else "bad_field", f"expected a map, got {quote(data)}")
         for key in data:
             if key not in self.names and not (top and key == "kind"):
-                name = key if type(key) is str else _quote(key)
+                name = key if type(key) is str and len(key) <= _QUOTE_CHARS else quote(key)
                 raise _Refused("extra_field", f"not a field of {self.described}").at(f".{name}")
         values = {}
         for name, convert, optional in self.fields:
@@ -347,7 +348,7 @@ def _schema_for(data: Any, table: dict[str, _Schema], family: str) -> _Schema:
     kind = data["kind"]
     schema = table.get(kind) if isinstance(kind, str) else None
     if schema is None:
-        raise WireError("unknown_kind", f"kind: {_quote(kind)} is not {family}", "kind")
+        raise WireError("unknown_kind", f"kind: {quote(kind)} is not {family}", "kind")
     return schema
 
 
@@ -373,5 +374,5 @@ def event_from_wire(data: Any) -> Event:
 def view_from_wire(data: Any) -> SeatView:
     """A seat's view from the server's message (with or without ``"kind": "view"``). Raises ``WireError``."""
     if isinstance(data, dict) and "kind" in data and data["kind"] != VIEW_KIND:
-        raise WireError("unknown_kind", f"kind: {_quote(data['kind'])} is not a view", "kind")
+        raise WireError("unknown_kind", f"kind: {quote(data['kind'])} is not a view", "kind")
     return _VIEW.build_message(data)

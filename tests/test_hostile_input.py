@@ -8,9 +8,9 @@ The table: ann (seat 0, host) and dee (seat 3) are humans; seats 1 and 2 hold no
 with a human, so no bot ever calls (a normal bot calls only on its partner's pulse). The timing is fast
 with the phases stretched (``LONG``) so a round never ends by itself during a test.
 
-One known bug is kept as a strict xfail: an error reply quotes an unknown kind or field name unbounded, so
-a 1024-character name (legal on the wire) gets a reply over the codec's string limit, which the client's
-own decoder refuses (``test_an_error_reply_stays_within_the_protocol_limits``).
+An error reply quotes the peer's unknown kind or field name bounded, so that even a 1024-character name
+(legal on the wire) gets a reply the client's own decoder accepts
+(``test_an_error_reply_stays_within_the_protocol_limits``).
 """
 
 from __future__ import annotations
@@ -384,11 +384,6 @@ async def test_unknown_kinds_get_unknown_kind_and_the_connection_stays(game):
     await assert_undisturbed(game)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: error replies quote the client's unknown kind or field name unbounded; with a 1024-character name "
-    "the reply's message exceeds MAX_STR_LEN, so the client's own FrameDecoder refuses the reply (too_large)",
-)
 @pytest.mark.parametrize(
     ("sender", "message"),
     [

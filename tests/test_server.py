@@ -252,3 +252,10 @@ async def test_a_room_nobody_returns_to_is_closed(server, monkeypatch):
         while table in server.lobby.rooms:
             await trio.sleep(0.05)
     assert (await watcher.request(p.LIST_TABLES))["tables"] == []
+
+
+async def test_names_with_control_characters_are_refused(server):
+    """Names reach other players' terminals: no escape sequences."""
+    c = await TestClient.connect(server.port, hello=False)
+    reply = await c.request(p.HELLO, version=p.PROTOCOL_VERSION, name="evil\x1b[2J")
+    assert reply["kind"] == p.ERROR and reply["code"] == p.BAD_REQUEST and "printable" in reply["message"]
