@@ -1,0 +1,60 @@
+"""The shape of the code, checked: a pure engine, a shared contract, and rooms that do not reach into each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def top_level(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
+
+
+def test_the_engine_imports_no_clock_no_network_no_ui():
+    modules = top_level(imported_modules(ROOT / "quatro_server" / "engine.py"))
+    forbidden = {"trio", "textual", "socket", "asyncio", "time", "datetime", "msgpack", "threading", "selectors"}
+    assert not modules & forbidden, modules & forbidden
+
+
+def test_the_engine_draws_randomness_only_from_its_injected_source():
+    """``random`` may only name the injected source's type and the OS default (R3); never its module functions."""
+    tree = ast.parse((ROOT / "quatro_server" / "engine.py").read_text())
+    uses = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "random"
+    }
+    assert uses <= {"Random", "SystemRandom"}, uses
+
+
+def test_shared_imports_neither_the_server_nor_the_client_and_does_no_io():
+    for path in (ROOT / "shared").glob("*.py"):
+        modules = top_level(imported_modules(path))
+        assert not modules & {"quatro_server", "quatro_tui", "trio", "textual", "asyncio", "socket"}, path.name
+
+
+def test_the_client_and_the_server_do_not_import_each_other():
+    for path in (ROOT / "quatro_tui").rglob("*.py"):
+        assert "quatro_server" not in top_level(imported_modules(path)), path
+    for path in (ROOT / "quatro_server").rglob("*.py"):
+        assert "quatro_tui" not in top_level(imported_modules(path)), path
+
+
+def test_bots_never_import_the_engine():
+    """H2 made structural: decision code sees views and events (shared types), never a Table."""
+    for path in (ROOT / "quatro_server").rglob("*.py"):
+        if path.stem.startswith("bot") or path.stem == "netbot":
+            assert "quatro_server.engine" not in imported_modules(path), path
