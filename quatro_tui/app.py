@@ -117,7 +117,7 @@ class QuatroApp(App[str | None]):
                 self._splash("Starting a private server…")
                 if self.server is None:
                     self.server = LocalServer(plan.timing, public=plan.open > 0)
-                port = await asyncio.to_thread(self.server.start)
+                port = await asyncio.to_thread(self.server.wait)
                 self.join_addresses = list(self.server.addresses)
                 host, name = "127.0.0.1", plan.name
             else:
@@ -295,4 +295,4 @@ class QuatroApp(App[str | None]):
 
     def on_unmount(self) -> None:
         if self.server is not None:
-            self.server.stop()
+            self.server.stop(wait=False)

@@ -9,6 +9,7 @@ import sys
 from shared.cards import PLAYER_COUNTS
 from shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
 
+from quatro_tui.local_server import LocalServer
 from quatro_tui.settings import Settings, default_name, wants_ascii
 
 LEVELS = ("normal", "hard", "random")
@@ -71,8 +72,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from quatro_tui.app import Join, Play, QuatroApp
-
     args = parser().parse_args(argv)
     settings = Settings.load()
     name = args.name or default_name(settings)
@@ -85,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"quatro: no timing profile named {args.timing!r} and no such file", file=sys.stderr)
             return 2
         timing = args.timing if args.timing in ("standard", "fast") else os.path.abspath(args.timing)
+        # The server boots while the client loads Textual: both take a good part of a second.
+        server = LocalServer(timing, public=args.open > 0)
+        server.launch()
+        from quatro_tui.app import Play
+
         plan: Play | Join = Play(args.players, args.level, timing, name, args.open)
     else:
         address = args.address or settings.server
@@ -96,12 +100,21 @@ def main(argv: list[str] | None = None) -> int:
         except argparse.ArgumentTypeError as exc:
             print(f"quatro: {exc}", file=sys.stderr)
             return 2
+        from quatro_tui.app import Join
+
+        server = None
         plan = Join(host, port, name, args.table, args.password)
         settings.server = address
     settings.name = name
     settings.save()
-    app = QuatroApp(plan, ascii_only=ascii_only)
-    result = app.run()
+    from quatro_tui.app import QuatroApp
+
+    app = QuatroApp(plan, ascii_only=ascii_only, server=server)
+    try:
+        result = app.run()
+    finally:
+        if server is not None:
+            server.stop(wait=False)
     if isinstance(result, str) and result:
         print(result, file=sys.stderr)
     return app.return_code or 0

@@ -54,33 +54,46 @@ class LocalServer:
         return [sys.executable, "-c", _BOOT, "--host", host, "--port", "0", "--timing", self.timing,
                 "--log-level", "warning"]
 
-    def start(self) -> int:
-        """Start the process and return its port once it listens. Raises ``ServerFailed``."""
+    def launch(self) -> None:
+        """Start the process without waiting for it: it boots while the client loads (``wait`` collects the port)."""
         self.process = subprocess.Popen(
             self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE, text=True
         )
         # Keep draining stderr so a chatty server never blocks on a full pipe.
         threading.Thread(target=self._drain, args=(self.process.stderr, self._errors), daemon=True).start()
-        found: list[tuple[str, int]] = []
-        done = threading.Event()
+        self._found: list[tuple[str, int]] = []
+        self._listening = threading.Event()
+        process = self.process
 
         def read_stdout() -> None:
-            assert self.process is not None and self.process.stdout is not None
-            for line in self.process.stdout:
+            assert process.stdout is not None
+            for line in process.stdout:
                 match = _JOIN_LINE.search(line)
                 if match:
-                    found.append((match.group(1), int(match.group(2))))
+                    self._found.append((match.group(1), int(match.group(2))))
                     self.addresses.append(f"{match.group(1)}:{match.group(2)}")
-                    done.set()
-            done.set()
+                    self._listening.set()
+            self._listening.set()
 
         threading.Thread(target=read_stdout, daemon=True).start()
-        if not done.wait(START_TIMEOUT) or not found:
+
+    def wait(self) -> int:
+        """The port, once the launched process listens. Raises ``ServerFailed``."""
+        if self.port is not None:
+            return self.port
+        if self.process is None:
+            self.launch()
+        if not self._listening.wait(START_TIMEOUT) or not self._found:
             self.stop()
             raise ServerFailed("the private server did not start: " + " ".join(self._errors[-5:]).strip())
         time.sleep(0.05)  # the other address lines follow at once; let them arrive for --open
-        self.port = found[0][1]
+        self.port = self._found[0][1]
         return self.port
+
+    def start(self) -> int:
+        """Start the process and return its port once it listens. Raises ``ServerFailed``."""
+        self.launch()
+        return self.wait()
 
     @staticmethod
     def _drain(stream, into: list[str]) -> None:
@@ -88,12 +101,18 @@ class LocalServer:
             into.append(line.strip())
             del into[:-20]
 
-    def stop(self) -> None:
-        """Ask the server to stop (it says goodbye to its clients), then make sure it is gone."""
+    def stop(self, wait: bool = True) -> None:
+        """Ask the server to stop (it says goodbye to its clients, which takes it about a second).
+
+        ``wait=False`` returns at once: the player who quit should not wait for the goodbye, and the process
+        ends by itself (its stdin closes with ours as a last resort).
+        """
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return
         process.terminate()
+        if not wait:
+            return
         try:
             process.wait(STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
