@@ -426,8 +426,9 @@ class Lobby:
             room.idle_since = now
             room.on_change()  # the timer task learns the room's new deadline
         if room.expired(now):
-            self.close(room)
-        self.announce()
+            self.close(room)  # tells the lobby
+        else:
+            self.announce()
 
     def close(self, room: Room) -> None:
         """Remove a room: its timer task sees it gone and stops."""

@@ -121,7 +121,7 @@ class Server:
                     self.lobby.close(room)
         except Exception:
             log.exception("table_failed table=%d", room.id)  # a table's bug ends that table, not the server
-            self.lobby.rooms.pop(room.id, None)
+            self.lobby.close(room)
             for seat in room.seats:
                 if seat.peer is not None:
                     seat.peer.send({"kind": p.BYE, "reason": "table_failed", "message": "this table hit an error"})

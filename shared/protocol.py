@@ -3,13 +3,15 @@
 Every frame (see ``shared.framing``) is a msgpack map with a string ``kind``. A client sends requests,
 each with a client-chosen integer ``id``; the server answers every request exactly once, with ``ok``,
 ``refused`` (a rule or lobby reason, and the wait where there is one) or ``error`` (the request itself was
-bad). The server also pushes ``update`` (a table's events and the seat's fresh view, numbered per table),
+bad). The server also pushes ``update`` (the events of a batch the seat may see and its fresh view, numbered
+per seat),
 ``table`` (who sits where), ``lobby`` (the list of tables) and ``bye`` (the server is going away).
 ``docs/protocol.md`` documents every kind; a test checks that it documents all of them.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,10 +97,19 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: Bidirectional overrides and isolates: they would reorder what other players' terminals show around a name.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(value: str) -> bool:
+    """No control characters (escape sequences, newlines) and no bidi overrides; emoji sequences are fine."""
+    return all(unicodedata.category(ch) != "Cc" and ch not in _BIDI_CONTROLS for ch in value)
+
+
 def _str(limit: int):
     def check(value: Any) -> bool:
-        # Printable only: names reach other players' terminals, where a control character could do harm.
-        return isinstance(value, str) and 0 < len(value) <= limit and value.isprintable()
+        # Names reach other players' terminals, where a control character could do harm.
+        return isinstance(value, str) and 0 < len(value) <= limit and printable(value)
 
     check.__doc__ = f"a printable string of 1 to {limit} characters"
     return check

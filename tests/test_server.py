@@ -259,3 +259,9 @@ async def test_names_with_control_characters_are_refused(server):
     c = await TestClient.connect(server.port, hello=False)
     reply = await c.request(p.HELLO, version=p.PROTOCOL_VERSION, name="evil\x1b[2J")
     assert reply["kind"] == p.ERROR and reply["code"] == p.BAD_REQUEST and "printable" in reply["message"]
+
+
+async def test_emoji_names_are_welcome(server):
+    c = await TestClient.connect(server.port, hello=False)
+    reply = await c.request(p.HELLO, version=p.PROTOCOL_VERSION, name="dev 👩‍💻 é")
+    assert reply["kind"] == p.OK
