@@ -21,7 +21,8 @@ from quatro_tui.screens.reveal import RevealScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
-from quatro_tui.widgets import SeatBox, SelfPanel, StatusBar, VotePrompt
+from quatro_tui.widgets import SeatBox, SelfPanel, VotePrompt
+from quatro_tui.widgets.status import RoundLabel
 from quatro_tui.widgets.cards import CARD_GAP, CARD_WIDTH, LABEL_WIDTH
 from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
@@ -142,7 +143,7 @@ def test_a_round_with_the_mouse_counter_and_a_dropped_connection(quatro_server):
 
             # The link drops: the screen says so, and the client comes back by itself to the same seat.
             app.conn.abort()
-            status = app.screen.query_one(StatusBar)
+            status = app.screen.query_one(RoundLabel)
             await until(lambda: "reconnecting" in shown(status) or "Reconnected" in " ".join(app.game.feed),
                         what="the drop on screen")
             await until(lambda: "Reconnected: back in your seat." in app.game.feed, what="the reconnection")

@@ -51,3 +51,25 @@ def test_counter_asks_the_team_with_six(snap_compare):
     app = QuatroApp(game=round_game(6))
     app.send = lambda kind, **fields: None
     assert snap_compare(app, press=["x"], terminal_size=(80, 24))
+
+
+LOBBY_TABLES = [
+    {"table": 1, "game": "quatro", "players": 4, "taken": 2, "bots": 1, "phase": "lobby", "timing": "standard",
+     "password": False, "scores": [0, 0]},
+    {"table": 2, "game": "quatro", "players": 8, "taken": 8, "bots": 5, "phase": "round", "timing": "fast",
+     "password": True, "scores": [1, 3, 0, 2]},
+]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_lobby(snap_compare, size):
+    from quatro_tui.screens.lobby import LobbyScreen
+
+    app = QuatroApp()
+    app.tables = LOBBY_TABLES
+
+    async def open_lobby(pilot):
+        await pilot.app.push_screen(LobbyScreen())
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=open_lobby, terminal_size=SIZES[size])

@@ -1,4 +1,4 @@
-"""A labelled countdown that moves on its own between updates (round, break, vote, sign window, cooldowns)."""
+"""A labelled countdown that moves on its own between updates: the sign window, the round, the break."""
 
 from __future__ import annotations
 
@@ -6,26 +6,43 @@ from collections.abc import Callable
 
 from rich.text import Text
 
+from shared.views import Phase
+
 from quatro_tui import words
 from quatro_tui.game import Game
 from quatro_tui.widgets.base import GameWidget
 
+#: What the phase's clock counts down to, by phase.
+PHASE_LABELS = {
+    Phase.SIGNING: "opens in",
+    Phase.ROUND: "round",
+    Phase.BREAK: "next in",
+}
+
+
+def phase_left(game: Game) -> tuple[str, float] | None:
+    """The current phase's label and seconds left, counted down locally from the last view (R7, R18)."""
+    view = game.view
+    if view is None or view.phase not in PHASE_LABELS or view.phase_ms is None:
+        return None
+    return PHASE_LABELS[view.phase], game.left(view.phase_ms) or 0.0
+
 
 class Countdown(GameWidget):
-    """``label`` then the seconds left, read from the game by ``left`` (None hides the time)."""
+    """A label then the seconds left, as ``left`` reads them from the game (None shows nothing)."""
 
     DEFAULT_CSS = """
-    Countdown { height: 1; width: auto; }
+    Countdown { height: 1; width: 18; }
     """
     TICK = 0.1
 
-    def __init__(self, label: str, left: Callable[[Game], float | None], **kwargs) -> None:
+    def __init__(self, left: Callable[[Game], tuple[str, float] | None] = phase_left, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.label = label
         self.left = left
 
     def draw(self) -> Text:
-        seconds = self.left(self.game)
-        if seconds is None:
-            return Text(f"{self.label} -")
-        return Text.assemble(f"{self.label} ", (words.seconds(seconds), "bold"))
+        found = self.left(self.game)
+        if found is None:
+            return Text("")
+        label, seconds = found
+        return Text.assemble(f"{label} ", (words.seconds(seconds), "bold"))

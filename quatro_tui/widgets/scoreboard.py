@@ -13,17 +13,17 @@ TEAM_STYLES = ("cyan", "magenta", "yellow", "green")
 
 class Scoreboard(GameWidget):
     DEFAULT_CSS = """
-    Scoreboard { height: 1; width: auto; }
+    Scoreboard { height: 1; width: 1fr; }
     """
 
     def draw(self) -> Text:
         view = self.game.view
         if view is None:
             return Text("")
-        text = Text("score ")
+        text = Text()
         for team, score in enumerate(view.scores):
-            mine = team == view.team
-            text.append(f"{words.team_letter(team)}{'*' if mine else ''} {score}", style=f"bold {TEAM_STYLES[team]}")
-            text.append("  ")
+            mine = team == view.team  # starred as well as coloured: one's own team
+            text.append(f"{words.team_letter(team)}{'*' if mine else ''}:{score}", style=f"bold {TEAM_STYLES[team]}")
+            text.append(" ")
         text.append(f"(to {view.target_score})", style="dim")
         return text

@@ -1,48 +1,49 @@
-"""The top line of every game screen: round, the phase's time left, the scores, and the link when it is down."""
+"""The top line of every game screen: the round, the link when it is down, the phase's clock, the scores."""
 
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
 
-from shared.views import Phase
-
-from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
-from quatro_tui.widgets.scoreboard import TEAM_STYLES
-
-PHASE_CLOCKS = {
-    Phase.SIGNING: "signing",
-    Phase.ROUND: "round",
-    Phase.BREAK: "break",
-}
+from quatro_tui.widgets.countdown import Countdown
+from quatro_tui.widgets.scoreboard import Scoreboard
 
 
-class StatusBar(GameWidget):
+class RoundLabel(GameWidget):
+    """The game's name and the round; while the link is down, what the client is doing about it."""
+
     DEFAULT_CSS = """
-    StatusBar { height: 1; background: $panel; }
+    RoundLabel { height: 1; width: auto; min-width: 20; }
     """
-    TICK = 0.1
 
     def draw(self) -> Text:
         game = self.game
-        view = game.view
         text = Text()
         text.append(" QUATRO ", style="bold reverse")
         if game.link:
             text.append(f" {game.link} ", style="bold reverse")
-            return text
-        if view is None:
-            return text
-        text.append(f" round {view.round}")
-        label = PHASE_CLOCKS.get(view.phase)
-        left = game.left(view.phase_ms)
-        if label and left is not None:
-            text.append(f"  {label} ")
-            text.append(words.seconds(left), style="bold")
-        text.append("   ")
-        for team, score in enumerate(view.scores):
-            mine = team == view.team
-            text.append(f"{words.team_letter(team)}{'*' if mine else ''}:{score}", style=f"bold {TEAM_STYLES[team]}")
-            text.append(" ")
-        text.append(f"(to {view.target_score})", style="dim")
+        elif game.view is not None:
+            text.append(f" round {game.view.round} ")
         return text
+
+    def redraw(self) -> None:
+        # The width follows the text (the link message is long): lay out again when it changes.
+        old = self._drawn
+        super().redraw()
+        if old is not None and self._drawn is not None and old.cell_len != self._drawn.cell_len:
+            self.refresh(layout=True)
+
+
+class StatusBar(Horizontal):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; }
+    StatusBar > Countdown { margin: 0 2; }
+    StatusBar > Scoreboard { width: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield RoundLabel()
+        yield Countdown()
+        yield Scoreboard()
