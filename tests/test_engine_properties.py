@@ -31,10 +31,7 @@ from shared.cards import has_three_of_a_rank, is_card, is_four_of_a_kind
 from shared.signs import is_sign
 from shared.views import Phase, SeatState, SeatView
 
-try:
-    from tests.strategies import Driver, GameSetup, Mix, Step, game_setups, mixes
-except ImportError:  # tests/ is not a package: pytest put it on sys.path itself
-    from strategies import Driver, GameSetup, Mix, Step, game_setups, mixes
+from strategies import Driver, GameSetup, Mix, Step, game_setups, mixes
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 seeds = st.integers(0, 2**32 - 1)

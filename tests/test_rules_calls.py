@@ -13,21 +13,7 @@ from shared.cards import RANKS
 from shared.signs import SIGNS
 from shared.views import Phase
 
-try:
-    from tests.engine_helpers import (
-        PLAYER_COUNTS,
-        accept,
-        arrange,
-        events_of,
-        four_of,
-        new_table,
-        open_round,
-        refused,
-        round_table,
-        seen_by,
-    )
-except ImportError:  # tests/ is not a package: pytest put it on sys.path itself
-    from engine_helpers import (
+from engine_helpers import (
         PLAYER_COUNTS,
         accept,
         arrange,

@@ -17,21 +17,7 @@ from shared.cards import CENTER_SIZE, HAND_SIZE
 from shared.signs import SIGNS
 from shared.views import Phase, SeatView
 
-try:
-    from tests.engine_helpers import (
-        PLAYER_COUNTS,
-        accept,
-        cards_in,
-        new_table,
-        open_round,
-        random_play,
-        round_table,
-        seen_by,
-        signs_in,
-        swap_any,
-    )
-except ImportError:  # tests/ is not a package: pytest put it on sys.path itself
-    from engine_helpers import (
+from engine_helpers import (
         PLAYER_COUNTS,
         accept,
         cards_in,

@@ -14,20 +14,7 @@ from shared.actions import Reason
 from shared.signs import EMOJI, SIGNS
 from shared.views import Phase
 
-try:
-    from tests.engine_helpers import (
-        PLAYER_COUNTS,
-        RiggedRandom,
-        accept,
-        events_of,
-        new_table,
-        open_round,
-        refused,
-        round_table,
-        seen_by,
-    )
-except ImportError:  # tests/ is not a package: pytest put it on sys.path itself
-    from engine_helpers import (
+from engine_helpers import (
         PLAYER_COUNTS,
         RiggedRandom,
         accept,

@@ -12,19 +12,7 @@ from shared import actions as a
 from shared import events as e
 from shared.cards import has_three_of_a_rank, rank_of, suit_of
 
-try:
-    from tests.engine_helpers import (
-        PLAYER_COUNTS,
-        RiggedRandom,
-        accept,
-        assert_cards_conserved,
-        events_of,
-        new_table,
-        open_round,
-        seen_by,
-    )
-except ImportError:  # tests/ is not a package: pytest put it on sys.path itself
-    from engine_helpers import (
+from engine_helpers import (
         PLAYER_COUNTS,
         RiggedRandom,
         accept,

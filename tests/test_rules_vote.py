@@ -12,20 +12,7 @@ from shared.actions import Reason
 from shared.cards import has_three_of_a_rank
 from shared.views import Phase
 
-try:
-    from tests.engine_helpers import (
-        PLAYER_COUNTS,
-        accept,
-        assert_cards_conserved,
-        events_of,
-        open_round,
-        refused,
-        round_table,
-        seen_by,
-        swap_any,
-    )
-except ImportError:  # tests/ is not a package: pytest put it on sys.path itself
-    from engine_helpers import (
+from engine_helpers import (
         PLAYER_COUNTS,
         accept,
         assert_cards_conserved,
