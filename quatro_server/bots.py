@@ -1,63 +1,128 @@
-"""Bots that fill seats: they decide from a seat's view alone, exactly what a player there would see (H2).
+"""Bots that fill seats or play over the network: they decide from what a player in their seat is shown (H2).
 
-A bot is ``decide(view, now) -> list[Action]``; it never sees a ``Table``. The types make that structural:
-``decide`` takes a ``shared.views.SeatView`` (the same data a network client receives), and nothing in this
-module imports the rules engine. Bots react with a human-like delay (``think_time``) so they never win by
-reflexes a person cannot match.
+A bot is ``observe(events)`` (the events its seat was sent, in order) and ``decide(view, now) -> list[Action]``.
+It never sees a ``Table``. The types make that structural: both take the shared types a network client
+receives (``shared.views.SeatView``, ``shared.events.Event``), and nothing in this module imports the rules
+engine. The same classes drive the server's fillers (``quatro_server.lobby.Room``), the network bots
+(``quatro_server.netbot``) and the simulator (``quatro_server.sim``). Bots react with a human-like delay
+(``think_time``) so they never win by reflexes a person cannot match.
 
 Levels:
 - ``random``: legal actions at random (the baseline).
 - ``normal``: collects toward the rank it holds most; holding four of a kind it takes its channel and
   shows the team's sign; when its partner's channel pulses the team's sign, it calls; it never calls
   on its own four of a kind.
+- ``hard``: all of ``normal``, and it reads the table (``TableReader``): every public swap tells it part of
+  each hand, every reveal teaches it how each seat signals, and it counters, calls early, blocks,
+  reshuffles and sends decoys on that evidence. ``docs/bots.md`` explains how it reasons.
+
+The convention a human partner can rely on, at every level above ``random``: the bot shows the team's sign
+on its channel when, and only when, it holds four of a kind; and it calls when its partner's channel
+pulses the team's sign.
 """
 
 from __future__ import annotations
 
 import random
-from collections import Counter as Tally
+from collections.abc import Callable, Iterable
 
 from shared import actions as a
-from shared.cards import is_four_of_a_kind, rank_of
-from shared.events import Event
-from shared.signs import SIGNS
+from shared import events as e
+from shared.cards import HAND_SIZE, Card, rank_of
+from shared.signs import SIGNS, Sign
 from shared.views import Phase, SeatView
 
-LEVELS: tuple[str, ...] = ("random", "normal")
+LEVELS: tuple[str, ...] = ("random", "normal", "hard")
 DEFAULT_LEVEL = "normal"
 
-#: Seconds between a bot's looks at the table: a person's reaction time, with jitter (low, high).
-THINK_TIME: dict[str, tuple[float, float]] = {"random": (0.4, 1.2), "normal": (0.35, 0.8)}
+#: Seconds between a bot's looks at the table: a person's reaction time, with jitter (low, high). ``hard``
+#: reacts no faster than ``normal``: it must win by reading the table, not by reflexes.
+THINK_TIME: dict[str, tuple[float, float]] = {"random": (0.4, 1.2), "normal": (0.35, 0.8), "hard": (0.35, 0.8)}
+#: While nothing can be played (the break after a round), a bot glances at the table this often at most,
+#: and looks again as the break ends. A host who starts the next round early (R18) waits no longer than this.
+IDLE_GLANCE = 2.0
+
+#: The largest number of cards of one rank a fresh deal leaves in a hand (R4): four takes two swaps at least.
+DEALT_MAX = 2
+
+# --- the random baseline: how often each kind of action is picked on a look at the table ---------------
+#: Shares of the looks at the table (the rest do nothing). Calls and counters are rare enough that rounds
+#: last long enough to swap in, and common enough to lose points the way a player who guesses would.
+RANDOM_SWAP = 0.6
+RANDOM_CHANNEL = 0.1
+RANDOM_CALL = 0.01
+RANDOM_COUNTER = 0.01
+RANDOM_RESHUFFLE = 0.005
+
+
+def is_four(hand: Iterable[Card]) -> bool:
+    """Four cards of one rank (R13, R14); a cheaper twin of ``shared.cards.is_four_of_a_kind`` for hot paths."""
+    hand = tuple(hand)
+    if len(hand) != HAND_SIZE:
+        return False
+    rank = rank_of(hand[0])
+    return all(rank_of(card) == rank for card in hand[1:])
+
+
+def rank_counts(cards: Iterable[Card]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for card in cards:
+        rank = rank_of(card)
+        counts[rank] = counts.get(rank, 0) + 1
+    return counts
+
+
 
 
 class Bot:
-    """A seat's bot. Subclasses choose actions; the base class paces them."""
+    """A seat's bot. Subclasses choose actions; the base class paces them and handles signing and votes."""
 
     level = "random"
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self.rng = rng if rng is not None else random.Random()
+        self._idle: float | None = None  # seconds to wait before the next look when nothing can be played
 
     def think_time(self) -> float:
+        """Seconds until this bot looks at the table again: a reaction time, or longer while idle."""
         low, high = THINK_TIME[self.level]
-        return self.rng.uniform(low, high)
+        reaction = self.rng.uniform(low, high)
+        idle, self._idle = self._idle, None
+        return reaction if idle is None else idle + reaction
 
-    def observe(self, events: list[Event]) -> None:
+    def observe(self, events: list[e.Event]) -> None:
         """The events this seat was shown (H1), in order, before its next decision. Levels that read the table use them."""
 
     def decide(self, view: SeatView, now: float) -> list[a.Action]:
+        """The actions to take now, in order, from the seat's view alone (H2). The caller stops at the first refusal."""
+        if view.phase is Phase.ROUND:
+            vote = view.vote
+            if vote is not None and view.seat in vote.voters and view.seat not in vote.yes:
+                return [a.Vote(self.vote(view))]  # only a bot seated as a network player is ever asked (R15)
+            return self.play(view, now)
         if view.phase is Phase.SIGNING:
             return self.sign(view)
-        if view.phase is Phase.ROUND:
-            return self.play(view)
+        # Nothing to play (the break, the lobby, the match over): glance now and then, and again as the break ends.
+        self._idle = IDLE_GLANCE if view.phase_ms is None else min(IDLE_GLANCE, view.phase_ms / 1000)
         return []
 
     def sign(self, view: SeatView) -> list[a.Action]:
-        if view.sign is None:
-            return [a.PickSign(self.rng.choice(SIGNS))]
-        return []
+        """During signing: pick the team's sign (when the partner is a bot too: a human partner may want to), be ready."""
+        actions: list[a.Action] = []
+        if view.sign is None and view.seats[view.partner].bot:
+            actions.append(a.PickSign(self.pick_sign(view)))
+        if not view.seats[view.seat].ready:
+            actions.append(a.Ready())  # fillers are ready from the start (R7); a network bot says so
+        return actions
 
-    def play(self, view: SeatView) -> list[a.Action]:
+    def pick_sign(self, view: SeatView) -> Sign:
+        return self.rng.choice(SIGNS)
+
+    def vote(self, view: SeatView) -> bool:
+        """Whether to agree to a reshuffle another player asked for (R15)."""
+        return self.rng.random() < 0.5
+
+    def play(self, view: SeatView, now: float) -> list[a.Action]:
         raise NotImplementedError
 
 
@@ -66,20 +131,30 @@ class RandomBot(Bot):
 
     level = "random"
 
-    def play(self, view: SeatView) -> list[a.Action]:
+    def play(self, view: SeatView, now: float) -> list[a.Action]:
         roll = self.rng.random()
-        if roll < 0.75 and view.swap_wait_ms == 0 and view.hand and view.center:
-            slot = self.rng.randrange(len(view.center))
-            return [a.Swap(self.rng.choice(view.hand), slot, view.center[slot])]
-        if roll < 0.85 and view.channel_wait_ms == 0:
+        if roll < RANDOM_SWAP:
+            if view.swap_wait_ms == 0 and view.hand and view.center:
+                slot = self.rng.randrange(len(view.center))
+                return [a.Swap(self.rng.choice(view.hand), slot, view.center[slot])]
+            return []
+        roll -= RANDOM_SWAP
+        if roll < RANDOM_CHANNEL:
             if view.channel_held:
-                return [a.ReleaseChannel()]
-            return [a.TakeChannel(), a.ChooseEmoji(self.rng.choice(SIGNS))]
-        if roll < 0.86:
+                if self.rng.random() < 0.5:
+                    return [a.ChooseEmoji(self.rng.choice(SIGNS))]
+                return [a.ReleaseChannel()] if view.channel_wait_ms == 0 else []
+            return [a.TakeChannel(), a.ChooseEmoji(self.rng.choice(SIGNS))] if view.channel_wait_ms == 0 else []
+        roll -= RANDOM_CHANNEL
+        if roll < RANDOM_CALL:
             return [a.Call()]
-        if roll < 0.87:
+        roll -= RANDOM_CALL
+        if roll < RANDOM_COUNTER:
             others = [t for t in range(view.players // 2) if t != view.team]
             return [a.Counter(self.rng.choice(others))]
+        roll -= RANDOM_COUNTER
+        if roll < RANDOM_RESHUFFLE and not view.reshuffle_used and view.vote is None and view.vote_wait_ms == 0:
+            return [a.AskReshuffle()]
         return []
 
 
@@ -88,20 +163,44 @@ class NormalBot(Bot):
 
     level = "normal"
 
-    def play(self, view: SeatView) -> list[a.Action]:
-        partner = view.seats[view.partner]
-        if (
-            view.sign is not None
-            and partner.last_pulse == view.sign
-            and partner.channel_held
-            and partner.last_pulse_ms is not None
-        ):
-            return [a.Call()]  # the partner shows our sign: they hold four of a kind (never our own hand, R13)
-        if is_four_of_a_kind(view.hand):
+    def __init__(self, rng: random.Random | None = None) -> None:
+        super().__init__(rng)
+        self._pulsed: dict[int, Sign] = {}  # each seat's latest pulse since the latest deal, while it holds its channel
+        self._swaps: dict[int, int] | None = None  # swaps per seat since the latest deal (None: we missed the deal)
+
+    def observe(self, events: list[e.Event]) -> None:
+        for event in events:
+            if isinstance(event, e.Pulse):
+                # A deal leaves at most two of a rank in a hand (R4), so four takes two swaps at least: a pulse
+                # sooner after a deal was chosen for the hand before a reshuffle, and says nothing of this one.
+                if self._swaps is None or self._swaps.get(event.seat, 0) >= HAND_SIZE - DEALT_MAX:
+                    self._pulsed[event.seat] = event.sign
+            elif isinstance(event, e.Swapped):
+                if self._swaps is not None:
+                    self._swaps[event.seat] = self._swaps.get(event.seat, 0) + 1
+            elif isinstance(event, e.Dealt):
+                self._pulsed.clear()  # a pulse before a reshuffle spoke of a hand that is gone (R16)
+                self._swaps = {}
+            elif isinstance(event, e.SigningStarted):
+                self._pulsed.clear()
+            elif isinstance(event, e.ChannelReleased):
+                self._pulsed.pop(event.seat, None)
+
+    def partner_shows_sign(self, view: SeatView) -> bool:
+        """The convention: the partner's channel pulsed our team's sign, so the partner holds four of a kind."""
+        return view.sign is not None and self._pulsed.get(view.partner) == view.sign
+
+    def play(self, view: SeatView, now: float) -> list[a.Action]:
+        if self.partner_shows_sign(view):
+            return [a.Call()]  # the partner holds four of a kind (a call checks the partner's hand, never ours: R13)
+        if is_four(view.hand):
             return self._signal(view)
         if view.channel_held and view.channel_wait_ms == 0:
-            return [a.ReleaseChannel()]
+            return [a.ReleaseChannel()]  # the channel means "four of a kind": never leave it up without one
         return self._collect(view)
+
+    def vote(self, view: SeatView) -> bool:
+        return max(rank_counts(view.hand).values(), default=0) < 2  # a fresh deal is welcome to a hand with no pair
 
     def _signal(self, view: SeatView) -> list[a.Action]:
         if not view.channel_held:
@@ -113,21 +212,511 @@ class NormalBot(Bot):
     def _collect(self, view: SeatView) -> list[a.Action]:
         if view.swap_wait_ms > 0 or not view.hand:
             return []
-        counts = Tally(rank_of(card) for card in view.hand)
+        counts = rank_counts(view.hand)
+        center = view.center
+        center_counts = rank_counts(center)
         # The target: the rank held most, preferring one the center can feed.
-        center_counts = Tally(rank_of(card) for card in view.center)
-        target = max(counts, key=lambda rank: (counts[rank], center_counts[rank], self.rng.random()))
-        for slot, card in enumerate(view.center):
-            if rank_of(card) == target:
-                give = min(
-                    (c for c in view.hand if rank_of(c) != target),
-                    key=lambda c: (counts[rank_of(c)], self.rng.random()),
-                )
-                return [a.Swap(give, slot, card)]
+        target = max(counts, key=lambda rank: (counts[rank], center_counts.get(rank, 0), self.rng.random()))
+        spare = [card for card in view.hand if rank_of(card) != target]
+        self.rng.shuffle(spare)
+        spare.sort(key=lambda card: counts[rank_of(card)])  # give the loneliest card first
+        if center_counts.get(target):
+            slot = next(i for i, card in enumerate(center) if rank_of(card) == target)
+            return [a.Swap(spare[0], slot, center[slot])]
+        # The target is not in the center: pair a lone card rather than wait (a center nobody takes from is dead).
+        for slot, card in enumerate(center):
+            rank = rank_of(card)
+            if counts.get(rank) == 1 and rank != target:
+                lonely = [c for c in spare if counts[rank_of(c)] == 1 and rank_of(c) != rank]
+                if lonely:
+                    return [a.Swap(lonely[0], slot, card)]
         return []
 
 
-_CLASSES: dict[str, type[Bot]] = {"random": RandomBot, "normal": NormalBot}
+# --- reading the table -------------------------------------------------------------------------------
+
+#: What the public cards say of a seat's hand.
+IMPOSSIBLE, POSSIBLE, PROVEN = 0, 1, 2
+
+# Entries of the round's log, replayed backwards against the reveal to learn how each seat plays.
+_SWAP, _TAKE, _PULSE, _STATE = "swap", "take", "pulse", "state"
+
+#: Beliefs before any evidence, as Beta priors (hits, misses) on "this seat held four of a kind when ...".
+#: ... it took its channel while its public cards allowed four: the convention says a channel means four.
+TAKE_PRIOR = (2.0, 1.0)
+#: ... its channel pulsed (any emoji) while its public cards allowed four: could be a decoy.
+PULSE_PRIOR = (1.0, 1.0)
+#: ... its channel pulsed its team's true sign: the convention.
+SIGN_PULSE_PRIOR = (3.0, 1.0)
+#: ... its swaps had just left k cards of one rank in public view (the rest of its hand from the deal).
+CARDS_PRIOR = (1.0, 3.0)
+#: ... its team picked a sign it had used in an earlier round (people often keep a favourite).
+REUSE_PRIOR = (1.0, 3.0)
+
+
+class _Shown:
+    """What the table has shown of one seat's hand since the last deal."""
+
+    __slots__ = ("taken", "hidden", "dealt_out")
+
+    def __init__(self) -> None:
+        self.taken: list[Card] = []  # taken from the center (all public, R8) and held since
+        self.hidden = HAND_SIZE  # cards from the deal still held: their faces are unknown
+        self.dealt_out: dict[str, int] = {}  # ranks of the dealt cards put down (the deal held at most 2 of a rank)
+
+
+class TableReader:
+    """Everything a player can work out from the public events: part of every hand, and how each seat plays.
+
+    Within a round: every card taken from the center is public (R8), so each seat's hand is known in part
+    (the cards it took and still holds), and the rest is what it was dealt (never three of a rank, R4).
+    That proves some hands cannot hold four of a kind, and proves others do. Across rounds: the reveal
+    (R17) shows every hand and sign, so each logged moment of the round (a channel taken, a pulse, a
+    telling swap) is replayed backwards from the final hands to learn whether that seat held four then.
+    """
+
+    def __init__(self) -> None:
+        self.players = 0
+        self.teams = 0
+        self.seat: int | None = None
+        self.valid = False  # every event since the last deal was seen: the tracking can be trusted
+        self.center: list[Card] = []
+        self.shown: list[_Shown] = []
+        self.clock = 0  # counts events: orders swaps, takes and pulses
+        self.last_swap: list[int] = []
+        self.take_at: list[int] = []  # when the seat took the channel it holds (-1: not held)
+        self.pulse: list[tuple[int, Sign] | None] = []  # the seat's latest pulse while holding its channel
+        self.log: list[tuple] = []  # this deal's moments, for learning at the reveal
+        self._states: set[tuple[int, int]] = set()
+        # Across rounds (the whole match):
+        self.stats: dict[tuple, list[int]] = {}  # (kind, seat[, k]) -> [held four, times]
+        self.signs: list[list[Sign]] = []  # each team's revealed signs, round by round
+        self.reuse: list[list[int]] = []  # each team: [rounds whose sign was an earlier one, rounds after the first]
+        self.counters: list[int] = []  # counters made by each team this match
+        self._handlers: dict[type, Callable] = {
+            e.MatchStarted: self._match_started,
+            e.Dealt: self._dealt,
+            e.HandDealt: self._hand_dealt,
+            e.Swapped: self._swapped,
+            e.ChannelTaken: self._channel_taken,
+            e.ChannelReleased: self._channel_released,
+            e.Pulse: self._pulse,
+            e.RoundEnded: self._round_ended,
+            e.SigningStarted: self._round_over,
+        }
+
+    # --- keeping up ------------------------------------------------------------------------------
+
+    def sync(self, view: SeatView) -> None:
+        """Learn the table's size and our seat from a view (a bot that joined late saw no ``match_started``)."""
+        if self.players != view.players:
+            self._setup(view.players)
+        self.seat = view.seat
+
+    def observe(self, events: list[e.Event]) -> None:
+        for event in events:
+            handler = self._handlers.get(type(event))
+            if handler is not None:
+                self.clock += 1
+                handler(event)
+
+    def _setup(self, players: int) -> None:
+        self.players, self.teams = players, players // 2
+        self.valid = False
+        self.signs = [[] for _ in range(self.teams)]
+        self.reuse = [[0, 0] for _ in range(self.teams)]
+        self.counters = [0] * self.teams
+        self.stats = {}
+        self.take_at = [-1] * players
+        self.pulse = [None] * players
+
+    def _match_started(self, event: e.MatchStarted) -> None:
+        self._setup(event.players)
+
+    def _dealt(self, event: e.Dealt) -> None:
+        if not self.players:
+            return
+        self.valid = True
+        self.center = list(event.center)
+        self.shown = [_Shown() for _ in range(self.players)]
+        # Every hand is new: signals given before (channels stay as they were, R16) speak of the old hands.
+        self.last_swap = [self.clock] * self.players
+        self.log = []  # hands before a reshuffle are never revealed: their moments cannot be learned from
+        self._states = set()
+
+    def _hand_dealt(self, event: e.HandDealt) -> None:
+        self.seat = event.seat
+        if self.valid:
+            own = self.shown[event.seat]
+            own.taken, own.hidden = list(event.hand), 0  # our own hand: every card known
+
+    def _swapped(self, event: e.Swapped) -> None:
+        if not self.valid:
+            return
+        seat = event.seat
+        shown = self.shown[seat]
+        if self.center[event.slot] != event.taken:
+            self.valid = False  # we missed something: trust nothing until the next deal
+            return
+        self.center[event.slot] = event.put_down
+        if event.put_down in shown.taken:
+            shown.taken.remove(event.put_down)
+        elif shown.hidden > 0:
+            shown.hidden -= 1
+            rank = rank_of(event.put_down)
+            shown.dealt_out[rank] = shown.dealt_out.get(rank, 0) + 1
+        else:
+            self.valid = False
+            return
+        shown.taken.append(event.taken)
+        self.last_swap[seat] = self.clock
+        self.log.append((_SWAP, seat, event.put_down, event.taken))
+        if seat != self.seat and self.status(seat)[0] == POSSIBLE:
+            state = (seat, len(shown.taken))
+            if state not in self._states:  # one lesson per seat and count per deal: the moments are not independent
+                self._states.add(state)
+                self.log.append((_STATE, seat, ("cards", seat, len(shown.taken))))
+
+    def _channel_taken(self, event: e.ChannelTaken) -> None:
+        if not self.players:
+            return
+        self.take_at[event.seat] = self.clock
+        if self.valid and event.seat != self.seat and self.status(event.seat)[0] == POSSIBLE:
+            self.log.append((_TAKE, event.seat, ("take", event.seat)))
+
+    def _channel_released(self, event: e.ChannelReleased) -> None:
+        if self.players:
+            self.take_at[event.seat] = -1
+            self.pulse[event.seat] = None
+
+    def _pulse(self, event: e.Pulse) -> None:
+        if not self.players:
+            return
+        self.pulse[event.seat] = (self.clock, event.sign)
+        if self.valid and event.seat != self.seat and self.status(event.seat)[0] == POSSIBLE:
+            self.log.append((_PULSE, event.seat, ("pulse", event.seat), event.sign))
+
+    def _round_over(self, event: e.Event) -> None:
+        if not self.players:
+            return
+        self.valid = False
+        self.take_at = [-1] * self.players
+        self.pulse = [None] * self.players
+
+    def _round_ended(self, event: e.RoundEnded) -> None:
+        if not self.players:
+            return
+        if self.valid:
+            self._learn(event)
+        self._round_over(event)
+        for team, sign in enumerate(event.signs):
+            if sign is None:
+                continue
+            if self.signs[team]:
+                self.reuse[team][0] += sign in self.signs[team]
+                self.reuse[team][1] += 1
+            self.signs[team].append(sign)
+        if event.outcome == "counter" and event.by is not None:
+            self.counters[event.by % self.teams] += 1
+
+    def _learn(self, event: e.RoundEnded) -> None:
+        """Replay the round backwards from the revealed hands: did each logged seat hold four at its moment?"""
+        hands = [list(hand) for hand in event.hands]
+        lessons: list[tuple[tuple, bool]] = []
+        for entry in reversed(self.log):
+            if entry[0] == _SWAP:
+                _, seat, put_down, taken = entry
+                if taken not in hands[seat]:
+                    return  # the reveal disagrees with what we saw: learn nothing from this round
+                hands[seat].remove(taken)
+                hands[seat].append(put_down)
+                continue
+            seat, key = entry[1], entry[2]
+            four = is_four(hands[seat])
+            lessons.append((key, four))
+            if entry[0] == _PULSE and entry[3] == event.signs[seat % self.teams]:
+                lessons.append((("sign_pulse", seat), four))
+        for key, four in lessons:
+            counts = self.stats.setdefault(key, [0, 0])
+            counts[0] += four
+            counts[1] += 1
+
+    # --- what the cards say ----------------------------------------------------------------------
+
+    def status(self, seat: int) -> tuple[int, str | None]:
+        """Whether the public cards rule out, allow, or prove four of a kind in ``seat``'s hand, and of which rank."""
+        shown = self.shown[seat]
+        if shown.hidden > DEALT_MAX or not shown.taken:
+            return IMPOSSIBLE, None  # three or more unknown dealt cards cannot all share a rank (R4)
+        rank = rank_of(shown.taken[0])
+        for card in shown.taken:
+            if rank_of(card) != rank:
+                return IMPOSSIBLE, None
+        if shown.hidden == 0:
+            return PROVEN, rank
+        if shown.dealt_out.get(rank, 0) + shown.hidden > DEALT_MAX:
+            return IMPOSSIBLE, None  # the deal would have given it three of the rank (R4)
+        unseen = 4 - self._placed(rank)
+        if unseen < shown.hidden:
+            return IMPOSSIBLE, None  # not enough of the rank left unaccounted for
+        for other, theirs in enumerate(self.shown):
+            if other != seat and theirs.hidden > 0 and theirs.dealt_out.get(rank, 0) < DEALT_MAX:
+                return POSSIBLE, rank  # another hand could hold the missing cards
+        return PROVEN, rank  # nowhere else for the rest of the rank to be
+
+    def _placed(self, rank: str) -> int:
+        """Cards of ``rank`` whose place is known: the center and every card taken and held."""
+        placed = sum(1 for card in self.center if rank_of(card) == rank)
+        for shown in self.shown:
+            placed += sum(1 for card in shown.taken if rank_of(card) == rank)
+        return placed
+
+    def rate(self, key: tuple, prior: tuple[float, float]) -> float:
+        hits, times = self.stats.get(key, (0, 0))
+        return (hits + prior[0]) / (times + prior[0] + prior[1])
+
+    def reuse_rate(self, team: int) -> float:
+        hits, times = self.reuse[team]
+        return (hits + REUSE_PRIOR[0]) / (times + REUSE_PRIOR[0] + REUSE_PRIOR[1])
+
+    def chance_of_four(self, seat: int) -> float:
+        """How likely ``seat`` holds four of a kind now, from its public cards and its signals, as learned so far."""
+        return self.evidence(seat)[0]
+
+    def evidence(self, seat: int, pulses: bool = True) -> tuple[float, bool]:
+        """``chance_of_four`` and whether it rests on more than the cards: a proof, or a signal given since the last swap.
+
+        ``pulses=False`` leaves the seat's pulses out: for our partner, whose sign we know, the convention says
+        it all (the sign means four; anything else is a decoy).
+        """
+        state, _ = self.status(seat)
+        if state != POSSIBLE:
+            return float(state == PROVEN), state == PROVEN
+        chance = self.rate(("cards", seat, len(self.shown[seat].taken)), CARDS_PRIOR)
+        signalled = False
+        since = self.last_swap[seat]  # a signal speaks of the hand it was given with, not of a later one
+        if self.take_at[seat] > since:
+            signalled = True
+            chance = max(chance, self.rate(("take", seat), TAKE_PRIOR))
+        pulse = self.pulse[seat] if pulses else None
+        if pulse is not None and pulse[0] > since:
+            signalled = True
+            chance = max(chance, self.rate(("pulse", seat), PULSE_PRIOR))
+            team = seat % self.teams
+            if pulse[1] in self.signs[team]:
+                chance = max(chance, self.reuse_rate(team) * self.rate(("sign_pulse", seat), SIGN_PULSE_PRIOR))
+        return chance, signalled
+
+    def collector(self, seat: int) -> tuple[str | None, int]:
+        """The rank ``seat`` visibly collects (its public cards allow four of it), and how many it holds in view."""
+        state, rank = self.status(seat)
+        return (rank, len(self.shown[seat].taken)) if state != IMPOSSIBLE else (None, 0)
+
+
+# --- the hard level ------------------------------------------------------------------------------------
+
+#: Call without waiting for the partner's sign when the partner holds four with at least this chance:
+#: a wrong call gives every other team a point (R13), so only near-certainty will do.
+CALL_CONFIDENCE = 0.8
+#: Counter when an opposing team holds four with at least this chance: a wrong counter gives them the point
+#: (R14), a right one takes it; waiting while they hold four usually hands it to them at their partner's call.
+COUNTER_CONFIDENCE = 0.55
+#: On the cards alone (no proof, no signal since the seat's last swap) the bar is higher: a hand of four
+#: usually shows itself soon (a channel taken, a pulse), and a counter made on a guess hands the point over.
+CARDS_COUNTER_CONFIDENCE = 0.75
+#: Worth of holding 0..4 cards of a rank that can still be completed, when choosing a swap.
+HOLD_WORTH = (0.0, 0.0, 3.0, 10.0, 1000.0)
+#: Worth of taking from the center the rank an opponent visibly collects, per card of it they show (blocking).
+BLOCK_WORTH = 2.0
+#: Cost of putting down the rank an opponent visibly collects, per card of it they show (feeding them).
+FEED_COST = 3.0
+#: Worth of putting down the rank our partner visibly collects (it may reach them).
+PARTNER_FEED_WORTH = 0.5
+#: Seconds with no useful swap in the center before the center counts as dead and a reshuffle is asked for.
+DEAD_CENTER_SECONDS = 12.0
+#: An opponent this likely to hold four (but not likely enough to counter) is a threat a reshuffle removes.
+THREAT_CHANCE = 0.3
+#: Looks at the table after which a decoy emoji is changed, on average (a steady decoy is easy to tune out).
+DECOY_CHANGE_LOOKS = 8
+
+
+class HardBot(NormalBot):
+    """Normal play, plus reading the table: counters on evidence, early calls on proof, blocks, reshuffles, decoys."""
+
+    level = "hard"
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        super().__init__(rng)
+        self.reader = TableReader()
+        self._stuck_since: float | None = None
+
+    def observe(self, events: list[e.Event]) -> None:
+        super().observe(events)
+        self.reader.observe(events)
+
+    def partner_shows_sign(self, view: SeatView) -> bool:
+        if not super().partner_shows_sign(view):
+            return False
+        reader = self.reader
+        return not (reader.valid and reader.status(view.partner)[0] == IMPOSSIBLE)  # the cards say it cannot be
+
+    def pick_sign(self, view: SeatView) -> Sign:
+        used = self.reader.signs[view.team] if self.reader.signs else []
+        fresh = [sign for sign in SIGNS if sign not in used]  # never a sign the table has seen us use
+        return self.rng.choice(fresh or SIGNS)
+
+    def vote(self, view: SeatView) -> bool:
+        self.reader.sync(view)
+        return self._want_reshuffle(view, ignore_rules=True)
+
+    def play(self, view: SeatView, now: float) -> list[a.Action]:
+        reader = self.reader
+        reader.sync(view)
+        if self.partner_shows_sign(view):
+            return [a.Call()]
+        if reader.valid:
+            if reader.evidence(view.partner, pulses=False)[0] >= CALL_CONFIDENCE:
+                return [a.Call()]  # the partner's four is proven (or as good as): no need to wait for the pulse
+            team, chance, signalled = self._likeliest_opponent(view)
+            if chance >= (COUNTER_CONFIDENCE if signalled else CARDS_COUNTER_CONFIDENCE):
+                return [a.Counter(team)]
+        four = is_four(view.hand)
+        actions = self._channel(view, four)
+        if four:
+            return actions  # hold it: the partner calls on the sign
+        if view.swap_wait_ms == 0:
+            swap = self._best_swap(view)
+            if swap is not None:
+                self._stuck_since = None
+                return actions + [swap]
+            if self._stuck_since is None:
+                self._stuck_since = now
+        stuck_for = 0.0 if self._stuck_since is None else now - self._stuck_since
+        if self._want_reshuffle(view, stuck_for):
+            self._stuck_since = None
+            return actions + [a.AskReshuffle()]
+        return actions
+
+    # --- evidence ----------------------------------------------------------------------------------
+
+    def _likeliest_opponent(self, view: SeatView) -> tuple[int, float, bool]:
+        """The opposing team most likely to hold four of a kind (either partner, R14), that chance, and whether a
+        proof or a signal backs it (rather than the cards alone)."""
+        reader, teams = self.reader, view.players // 2
+        best, best_chance, best_signalled = (view.team + 1) % teams, 0.0, False
+        for team in range(teams):
+            if team == view.team:
+                continue
+            miss, signalled = 1.0, False
+            for seat in (team, team + teams):
+                chance, seat_signalled = reader.evidence(seat)
+                miss *= 1.0 - chance
+                signalled = signalled or seat_signalled
+            if 1.0 - miss > best_chance:
+                best, best_chance, best_signalled = team, 1.0 - miss, signalled
+        return best, best_chance, best_signalled
+
+    # --- the channel -------------------------------------------------------------------------------
+
+    def _channel(self, view: SeatView, four: bool) -> list[a.Action]:
+        """Hold the channel all round, so that taking it gives nothing away; pulse the sign only on four of a kind.
+
+        Decoys are pulsed when the opponents have shown they counter: a decoy that looks like our sign
+        (one our team used before) invites a wrong counter, which scores for us.
+        """
+        if not view.channel_held:
+            if view.channel_wait_ms > 0:
+                return []
+            if four:
+                return [a.TakeChannel(), a.ChooseEmoji(view.sign)]
+            decoy = self._decoy(view)
+            return [a.TakeChannel()] + ([a.ChooseEmoji(decoy)] if decoy else [])
+        if four:
+            return [] if view.channel_sign == view.sign else [a.ChooseEmoji(view.sign)]
+        if view.channel_sign is not None and view.channel_sign == view.sign:
+            return [a.ChooseEmoji(self._decoy(view))]  # no longer four (a reshuffle): stop showing the sign
+        if self._decoys_help(view) and (view.channel_sign is None or self.rng.randrange(DECOY_CHANGE_LOOKS) == 0):
+            return [a.ChooseEmoji(self._decoy(view))]
+        return []
+
+    def _decoys_help(self, view: SeatView) -> bool:
+        counters = self.reader.counters
+        return any(n for team, n in enumerate(counters) if team != view.team)
+
+    def _decoy(self, view: SeatView) -> Sign | None:
+        if not self._decoys_help(view):
+            return None
+        used = [sign for sign in (self.reader.signs[view.team] if self.reader.signs else []) if sign != view.sign]
+        if used and self.rng.random() < 0.5:
+            return self.rng.choice(used)
+        return self.rng.choice([sign for sign in SIGNS if sign != view.sign])
+
+    # --- swapping ----------------------------------------------------------------------------------
+
+    def _best_swap(self, view: SeatView) -> a.Swap | None:
+        """The swap that most improves the hand, counting what others visibly collect (blocked, to block, to feed)."""
+        reader = self.reader
+        collecting: dict[str, int] = {}  # rank -> most cards of it an opponent shows while it could make four
+        partner_rank: str | None = None
+        locked: dict[str, int] = {}  # cards of a rank held by someone collecting it: not coming back
+        if reader.valid:
+            for seat in range(view.players):
+                if seat == view.seat:
+                    continue
+                rank, shown = reader.collector(seat)
+                if rank is None:
+                    continue
+                locked[rank] = locked.get(rank, 0) + shown
+                if seat == view.partner:
+                    partner_rank = rank
+                else:
+                    collecting[rank] = max(collecting.get(rank, 0), shown)
+        counts = rank_counts(view.hand)
+        base = self._worth(counts, locked)
+        best: a.Swap | None = None
+        best_gain = 0.0
+        for slot, take in enumerate(view.center):
+            taken_rank = rank_of(take)
+            block = BLOCK_WORTH * collecting.get(taken_rank, 0)
+            for give in dict.fromkeys(view.hand):
+                given_rank = rank_of(give)
+                if given_rank == taken_rank:
+                    continue
+                counts[given_rank] -= 1
+                counts[taken_rank] = counts.get(taken_rank, 0) + 1
+                gain = self._worth(counts, locked) - base + block
+                counts[taken_rank] -= 1
+                counts[given_rank] += 1
+                gain -= FEED_COST * collecting.get(given_rank, 0)
+                if given_rank == partner_rank:
+                    gain += PARTNER_FEED_WORTH
+                gain += self.rng.random() * 1e-3  # ties broken at random
+                if gain > best_gain:
+                    best, best_gain = a.Swap(give, slot, take), gain
+        return best
+
+    @staticmethod
+    def _worth(counts: dict[str, int], locked: dict[str, int]) -> float:
+        """How close a hand is to four of a kind: a rank counts unless someone collecting it holds some (they keep them)."""
+        return sum(HOLD_WORTH[held] for rank, held in counts.items() if held and not locked.get(rank))
+
+    # --- reshuffles --------------------------------------------------------------------------------
+
+    def _want_reshuffle(self, view: SeatView, stuck_for: float = 0.0, ignore_rules: bool = False) -> bool:
+        """Ask for a fresh deal (R15) when an opponent is close and we are not, or when the center is dead for us."""
+        if not ignore_rules and (view.reshuffle_used or view.vote is not None or view.vote_wait_ms > 0):
+            return False
+        held = max(rank_counts(view.hand).values(), default=0)
+        reader = self.reader
+        partner_close = reader.valid and reader.collector(view.partner)[1] >= 2
+        if held >= 3 or partner_close:
+            return False  # our team is close: keep the cards
+        if reader.valid and self._likeliest_opponent(view)[1] >= THREAT_CHANCE:
+            return True
+        return stuck_for >= DEAD_CENTER_SECONDS and held <= 2
+
+
+_CLASSES: dict[str, type[Bot]] = {"random": RandomBot, "normal": NormalBot, "hard": HardBot}
 
 
 def make_bot(level: str = DEFAULT_LEVEL, rng: random.Random | None = None) -> Bot:
