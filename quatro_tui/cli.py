@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     from quatro_tui.app import QuatroApp
 
     app = QuatroApp(plan, ascii_only=ascii_only, server=server)
+    if settings.keys:
+        app.set_keymap(settings.keys)
     try:
         result = app.run()
     finally:

@@ -1,7 +1,15 @@
-"""What the client remembers between runs (the last server and name) and how it decides to draw in ASCII.
+"""What the client remembers between runs (the last server and name, remapped keys) and when it draws in ASCII.
 
 The file is ``$XDG_CONFIG_HOME/quatro/client.toml`` (``~/.config/quatro/client.toml`` by default): small,
-human-readable, rewritten whole. A damaged file is ignored rather than stopping the game.
+human-readable, rewritten whole. A damaged file is ignored rather than stopping the game. Keys are remapped
+by binding id (the ids are listed by the help screen's bindings; for example ``call`` or ``hand-1``)::
+
+    server = "192.168.1.20:7777"
+    name = "ann"
+
+    [keys]
+    call = "g"          # "Quatro!" on g instead of space
+    channel = "c,tab"
 """
 
 from __future__ import annotations
@@ -11,7 +19,7 @@ import locale
 import os
 import sys
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.protocol import MAX_NAME_LEN
@@ -26,6 +34,8 @@ def config_path() -> Path:
 class Settings:
     server: str | None = None
     name: str | None = None
+    #: Binding id → keys (comma-separated), as Textual's ``App.set_keymap`` takes them.
+    keys: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path | None = None) -> Settings:
@@ -35,15 +45,21 @@ class Settings:
                 data = tomllib.load(f)
         except (OSError, tomllib.TOMLDecodeError):
             return cls()
-        server, name = data.get("server"), data.get("name")
-        return cls(server if isinstance(server, str) else None, name if isinstance(name, str) else None)
+        server, name, keys = data.get("server"), data.get("name"), data.get("keys")
+        return cls(
+            server if isinstance(server, str) else None,
+            name if isinstance(name, str) else None,
+            {k: v for k, v in keys.items() if isinstance(v, str)} if isinstance(keys, dict) else {},
+        )
 
     def save(self, path: Path | None = None) -> None:
         path = path or config_path()
         lines = [f"{key} = {_toml_string(value)}" for key, value in (("server", self.server), ("name", self.name)) if value]
+        if self.keys:
+            lines += ["", "[keys]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.keys.items()]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("# Quatro client: the last server and name used\n" + "\n".join(lines) + "\n")
+            path.write_text("# Quatro client: the last server and name used, and remapped keys\n" + "\n".join(lines) + "\n")
         except OSError:
             pass  # remembering is a convenience; a read-only home must not stop the game
 

@@ -130,6 +130,8 @@ def test_settings_live_under_xdg_config_home(tmp_path, monkeypatch):
     loaded = Settings.load()
     assert loaded == Settings(server="box:7777", name='ann "the hand"')
     assert default_name(loaded) == 'ann "the hand"'
+    Settings(name="ann", keys={"call": "g", "hand-1": "z"}).save()
+    assert Settings.load().keys == {"call": "g", "hand-1": "z"}
     config_path().write_text("not = [toml")
     assert Settings.load() == Settings()
 

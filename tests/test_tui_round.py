@@ -201,3 +201,31 @@ def test_r13_calling_on_ones_own_four_asks_first():
             await until(lambda: sent == ["call"], what="the call")
 
     run(body)
+
+
+def test_keys_are_remapped_by_binding_id_and_the_help_follows():
+    from snapshot_games import round_game
+
+    from quatro_tui.screens.help import HelpScreen, key_lines
+
+    async def body():
+        app = QuatroApp(game=round_game(4))
+        app.set_keymap({"call": "g", "hand-1": "z"})
+        sent = []
+        app.send = lambda kind, **fields: sent.append((kind, fields))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table")
+            table = app.screen
+            await pilot.press("g")
+            await until(lambda: sent and sent[-1][0] == "call", what="the call on g")
+            await pilot.press("z", "w")
+            await until(lambda: sent[-1][0] == "swap", what="the swap on z then w")
+            view = app.game.view
+            assert sent[-1][1] == {"give": view.hand[0], "slot": 1, "take": view.center[1]}
+            lines = dict((what, keys) for keys, what in key_lines(table))
+            assert lines["call: your partner holds four of a kind"] == "g"
+            assert lines["hand card 1–4"].split()[0] == "z"
+            await pilot.press("question_mark")
+            await until(lambda: isinstance(app.screen, HelpScreen), what="the help")
+
+    run(body)

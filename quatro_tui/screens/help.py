@@ -29,23 +29,30 @@ def key_name(key: str) -> str:
     return KEY_NAMES.get(key, key)
 
 
-def key_lines(screen: Screen, app_bindings: list[Binding]) -> list[tuple[str, str]]:
-    """(keys, what they do) for every binding with an id, read from the live key map (so a remapping shows).
+def _live(node) -> list[tuple[str, Binding]]:
+    """(key, binding) pairs of ``node`` as the key map in force has them (Textual applies it on lookup),
+    in the order the bindings were declared."""
+    declared = [binding.id for bindings in node._bindings.key_to_bindings.values() for binding in bindings]
+    bindings_map = node._bindings.copy()
+    keymap = node.app._keymap
+    if keymap:
+        bindings_map.apply_keymap(keymap)
+    pairs = [(key, binding) for key, bindings in bindings_map.key_to_bindings.items() for binding in bindings]
+    return sorted(pairs, key=lambda pair: declared.index(pair[1].id) if pair[1].id in declared else len(declared))
+
+
+def key_lines(screen: Screen) -> list[tuple[str, str]]:
+    """(keys, what they do) for every binding of ``screen`` and the app that has an id, as remapped.
 
     Bindings that differ only by a trailing number ("hand card 1" … "hand card 4") share one line.
     """
     keys_of: dict[str, list[str]] = {}
     by_id: dict[str, Binding] = {}
-    for key, bindings in screen._bindings.key_to_bindings.items():
-        for binding in bindings:
-            if binding.id is None:
-                continue  # Textual's own (focus moves): not part of the game
-            by_id.setdefault(binding.id, binding)
-            keys_of.setdefault(binding.id, []).append(key_name(key))
-    for binding in app_bindings:
-        if binding.id not in by_id:
-            by_id[binding.id] = binding
-            keys_of[binding.id] = [key_name(k.strip()) for k in binding.key.split(",")]
+    for key, binding in _live(screen) + _live(screen.app):
+        if binding.id is None:
+            continue  # Textual's own (focus moves): not part of the game
+        by_id.setdefault(binding.id, binding)
+        keys_of.setdefault(binding.id, []).append(key_name(key))
     lines: list[tuple[str, str]] = []
     group: tuple[str, list[str], list[str]] | None = None  # (description without its number, keys, numbers)
     for binding_id, binding in by_id.items():
@@ -75,8 +82,8 @@ def _group_line(group: tuple[str, list[str], list[str]]) -> tuple[str, str]:
     return " ".join(keys), f"{base} {span}"
 
 
-def keys_text(screen: Screen, app_bindings: list[Binding]) -> str:
-    return "\n".join(f"  [b]{keys:>15}[/b]  {what}" for keys, what in key_lines(screen, app_bindings))
+def keys_text(screen: Screen) -> str:
+    return "\n".join(f"  [b]{keys:>15}[/b]  {what}" for keys, what in key_lines(screen))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -87,12 +94,9 @@ class HelpScreen(ModalScreen[None]):
         self.under = under
 
     def compose(self) -> ComposeResult:
-        from quatro_tui.app import QuatroApp
-
-        app_bindings = [b for b in QuatroApp.BINDINGS if isinstance(b, Binding)]
         with VerticalScroll(classes="dialog wide tall"):
             yield Static(RULES)
-            yield Static("\n[b]Keys here[/b] (mouse: click a card, then a slot)\n" + keys_text(self.under, app_bindings))
+            yield Static("\n[b]Keys here[/b] (mouse: click a card, then a slot)\n" + keys_text(self.under))
             yield Static("\n[dim]escape closes this page[/dim]")
 
     def action_close(self) -> None:
