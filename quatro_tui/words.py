@@ -102,11 +102,12 @@ def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) ->
     if isinstance(ev, e.ChannelReleased):
         return f"{name(ev.seat)} released the channel."
     if isinstance(ev, e.VoteStarted):
+        asks = "ask" if ev.seat == me else "asks"
         if me in ev.voters:
-            return f"{name(ev.seat)} asks for a reshuffle: y / n?"
-        return f"{name(ev.seat)} asks for a reshuffle."
+            return f"{name(ev.seat)} {asks} for a reshuffle: y / n?"
+        return f"{name(ev.seat)} {asks} for a reshuffle."
     if isinstance(ev, e.VoteCast):
-        return f"{name(ev.seat)} votes {'yes' if ev.yes else 'no'}."
+        return f"{name(ev.seat)} {'vote' if ev.seat == me else 'votes'} {'yes' if ev.yes else 'no'}."
     if isinstance(ev, e.VoteEnded):
         return {
             "agreed": "Reshuffle agreed.",
@@ -120,9 +121,11 @@ def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) ->
     if isinstance(ev, e.MatchOver):
         return f"{teams_text(ev.winners)} {'wins' if len(ev.winners) == 1 else 'win'} the match!"
     if isinstance(ev, e.SeatConnected):
-        return f"{name(ev.seat)} is back."
+        return "You are back." if ev.seat == me else f"{name(ev.seat)} is back."
     if isinstance(ev, e.SeatDisconnected):
         return f"{name(ev.seat)} dropped out."
     if isinstance(ev, e.HostChanged):
-        return None if ev.seat is None else f"{name(ev.seat)} hosts now."
+        if ev.seat is None:
+            return None
+        return "You host now." if ev.seat == me else f"{name(ev.seat)} hosts now."
     return None  # ready marks, hands, own emoji choice, pulses: drawn on the seats themselves
