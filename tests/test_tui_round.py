@@ -19,9 +19,10 @@ from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.reveal import RevealScreen
 from quatro_tui.screens.room import RoomScreen
-from quatro_tui.screens.signing import SigningScreen
+from quatro_tui.screens.signing import SignChoice, SigningScreen
 from quatro_tui.screens.table import TableScreen
 from quatro_tui.widgets import SeatBox, SelfPanel, VotePrompt
+from quatro_tui.widgets.signs import CELL, SignGrid
 from quatro_tui.widgets.status import RoundLabel
 from quatro_tui.widgets.cards import CARD_GAP, CARD_WIDTH, LABEL_WIDTH
 from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
@@ -34,8 +35,12 @@ def shown(widget) -> str:
     return str(widget.render())
 
 
-async def sit_down(app, pilot, port: int, players: int = 4) -> list[Player]:
-    """From the lobby: create a fast table with keys, let scripted players fill it, start, sign, and open the round."""
+async def sit_down(app, pilot, port: int, players: int = 4, sign_by: str = "keys") -> list[Player]:
+    """From the lobby: create a fast table with keys, let scripted players fill it, start, sign, and open the round.
+
+    ``sign_by``: the team's sign is picked with the keys (space: the first of the 24), with the mouse (a click
+    on the fourth, fox), or by the partner (owl), whose pick must then appear on our screen (R6).
+    """
     await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
     await pilot.pause()  # let the lobby's widgets finish mounting
     app.screen.query_one("#timing", Select).value = "fast"
@@ -50,8 +55,18 @@ async def sit_down(app, pilot, port: int, players: int = 4) -> list[Player]:
     await until(lambda: all(s["taken"] for s in app.game.seating["seats"]), what="a full table")
     await pilot.press("s")
     await until(lambda: isinstance(app.screen, SigningScreen) and app.game.view is not None, what="the signing")
-    await pilot.press("space")  # the highlighted sign, the first of the 24
-    await until(lambda: app.game.view.sign == "pineapple", what="our sign")
+    if sign_by == "keys":
+        await pilot.press("space")
+        expected = "pineapple"
+    elif sign_by == "mouse":
+        await pilot.click(SignGrid, offset=(3 * CELL + 3, 0))
+        expected = "fox"
+    else:
+        partner = others[players // 2 - 1]  # seat players/2, across the table (R1)
+        await partner.act("pick_sign", sign="owl")
+        expected = "owl"
+    await until(lambda: app.game.view.sign == expected, what="our team's sign")
+    await until(lambda: EMOJI[expected] in shown(app.screen.query_one(SignChoice)), what="the sign on screen")
     for player in others:
         await player.act("ready")
     await pilot.press("enter")
@@ -130,7 +145,7 @@ def test_a_round_with_the_mouse_counter_and_a_dropped_connection(quatro_server):
     async def body():
         app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            others = await sit_down(app, pilot, quatro_server)
+            others = await sit_down(app, pilot, quatro_server, sign_by="mouse")
 
             # Click hand card 2, then center slot 3.
             give, take = app.game.view.hand[1], app.game.view.center[2]
@@ -164,7 +179,7 @@ def test_counter_with_six_players_asks_which_team(quatro_server):
     async def body():
         app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
         async with app.run_test(size=(100, 30)) as pilot:
-            others = await sit_down(app, pilot, quatro_server, players=6)
+            others = await sit_down(app, pilot, quatro_server, players=6, sign_by="partner")
             assert len(app.screen.query(SeatBox)) == 5
             await pilot.press("x")
             await until(lambda: isinstance(app.screen, CounterTeam), what="the team question")

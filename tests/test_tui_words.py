@@ -1,0 +1,84 @@
+"""The client's wording and local clocks: refusals explained, outcomes told, countdowns that move, pulses that fade."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shared import events as e
+from shared.views import Phase
+
+from quatro_tui import words
+from quatro_tui.game import Game
+from snapshot_games import NOW, round_game
+
+
+def test_r10_a_lost_race_is_explained_with_the_card():
+    reply = {"kind": "refused", "reason": "taken", "message": "too slow: that card was taken", "wait_ms": None}
+    assert words.refusal("swap", {"give": "KS", "slot": 1, "take": "QH"}, reply, False) == "too slow — Q♥ was taken"
+    assert words.refusal("swap", {"give": "KS", "slot": 1, "take": "QH"}, reply, True) == "too slow — QH was taken"
+
+
+def test_r9_r12_cooldowns_say_how_long():
+    reply = {"kind": "refused", "reason": "cooldown", "message": "not yet", "wait_ms": 1200}
+    assert words.refusal("swap", {}, reply, False) == "swap cooling down — 1.2s left"
+    assert words.refusal("take_channel", {}, reply, False) == "channel cooling down — 1.2s left"
+
+
+def test_other_refusals_use_the_servers_words():
+    reply = {"kind": "refused", "reason": "round_over", "message": "the round is over", "wait_ms": None}
+    assert words.refusal("call", {}, reply, False) == "the round is over"
+
+
+def test_outcomes_name_the_caller_and_the_scorers():
+    name = {0: "you", 1: "bob"}.get
+    assert words.outcome("call", 0, None, True, (0,), name) == "you called Quatro! — right: team A scores."
+    assert words.outcome("counter", 1, 0, False, (0,), name) == "bob countered team A — wrong: team A scores."
+    assert words.outcome("call", 1, None, False, (0, 2, 3), name) == (
+        "bob called Quatro! — wrong: teams A, C and D score."
+    )
+    assert words.outcome("draw", None, None, None, (), name).startswith("Nobody spoke")
+
+
+def test_countdowns_read_well():
+    assert words.seconds(151.3) == "2:32"
+    assert words.seconds(42.2) == "43s"
+    assert words.seconds(9.44) == "9.4s"
+    assert words.seconds(-1) == "0.0s"
+
+
+def test_feed_lines_speak_of_oneself_as_you():
+    name = lambda seat: "you" if seat == 0 else f"p{seat}"  # noqa: E731
+    assert words.event(e.Swapped(0, 1, "QH", "KS"), name, 0, False) == "you put down Q♥, took K♠."
+    assert words.event(e.VoteStarted(0, (1, 2)), name, 0, False) == "you ask for a reshuffle."
+    assert words.event(e.VoteStarted(1, (0,)), name, 0, False) == "p1 asks for a reshuffle: y / n?"
+    assert words.event(e.Pulse(1, "owl"), name, 0, False) is None  # pulses are drawn on the seat instead
+
+
+def test_countdowns_move_locally_between_updates():
+    now = [NOW]
+    game = round_game(4)
+    game.clock = lambda: now[0]
+    assert game.left(game.view.phase_ms) == 151.3
+    now[0] += 1.5
+    assert abs(game.left(game.view.phase_ms) - 149.8) < 1e-9
+    now[0] += 1000
+    assert game.left(game.view.phase_ms) == 0
+
+
+def test_r11_a_pulse_shows_for_pulse_shown_seconds_then_fades():
+    now = [NOW]
+    game = round_game(4)
+    game.clock = lambda: now[0]
+    assert game.pulse_on_show(2) == "owl"  # fell 0.3 s before the view arrived
+    now[0] += 0.6
+    assert game.pulse_on_show(2) == "owl"
+    now[0] += 0.2  # 1.1 s after it fell: pulse_shown is 1.0 s
+    assert game.pulse_on_show(2) is None
+    assert game.pulse_on_show(1) is None  # never pulsed
+
+
+def test_a_game_without_seating_still_names_seats():
+    game = Game()
+    view = replace(round_game(4).view, phase=Phase.ROUND)
+    game.apply(view, [], 0.0)
+    assert game.name(0) == "you" and game.name(3) == "seat 4"
