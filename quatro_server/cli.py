@@ -1,4 +1,9 @@
-"""``quatro-server``: serve Quatro tables over TCP (later issues add the ``bot``, ``sim`` and ``soak`` subcommands)."""
+"""``quatro-server``: serve Quatro tables over TCP (the default), run network bots (``bot``), or simulate bot matches (``sim``).
+
+``quatro-server [serve] [--host H] [--port P] [--timing T] [--seed N] [--log-level L]`` serves; with no subcommand
+the arguments are the server's, as they always were. ``quatro-server bot --help`` and ``quatro-server sim --help``
+describe the others.
+"""
 
 from __future__ import annotations
 
@@ -12,22 +17,48 @@ import trio
 
 from shared.protocol import DEFAULT_PORT
 
+from quatro_server import netbot, sim
 from quatro_server.lobby import Lobby
 from quatro_server.server import run
 from quatro_server.timing import PROFILES, load_timing
 
 
+#: The subcommands; the first word of the arguments picks one, and anything else means ``serve``.
+SUBCOMMANDS = ("serve", "bot", "sim")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="quatro-server", description="Serve Quatro tables on this machine.")
-    parser.add_argument("--host", default=None, help="address to listen on (default: every interface, for LAN play)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
-    parser.add_argument(
+    parser = argparse.ArgumentParser(
+        prog="quatro-server",
+        description="Serve Quatro tables on this machine (the default), run network bots, or simulate bot matches.",
+        epilog="With no subcommand, quatro-server serves: quatro-server --port 7777 is quatro-server serve --port 7777.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim}")
+    serve = commands.add_parser("serve", help="serve tables over TCP (the default)", description="Serve Quatro tables on this machine.")
+    serve.add_argument("--host", default=None, help="address to listen on (default: every interface, for LAN play)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serve.add_argument(
         "--timing",
         default="standard",
         help="default timing profile of new tables: standard, fast, or a TOML file of durations",
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.set_defaults(run=_serve)
+    bot = commands.add_parser(
+        "bot",
+        help="play as network bots against a server",
+        description="Network bots: each a real client over TCP, playing with the same decision code as the server's bots.",
+    )
+    netbot.add_arguments(bot)
+    bot.set_defaults(run=netbot.run)
+    simulate = commands.add_parser(
+        "sim",
+        help="simulate matches between bot levels",
+        description="Play whole matches between bot teams on a virtual clock (no network, no waiting) and measure them.",
+    )
+    sim.add_arguments(simulate)
+    simulate.set_defaults(run=sim.run)
     return parser
 
 
@@ -47,7 +78,14 @@ def _addresses(host: str | None, port: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
+        argv = ["serve", *argv]  # serving is the default: the server's own arguments work as they always did
     args = _parser().parse_args(argv)
+    return args.run(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper()),
         stream=sys.stderr,

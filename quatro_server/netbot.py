@@ -1,0 +1,374 @@
+"""Network bots: each one a real Quatro client over TCP, playing with the same decision code as the server's fillers.
+
+A network bot says hello, takes a seat (at the table it is given, or the first open table, or one it creates
+and starts once every seat is taken), then plays: it hands the events of every update to ``Bot.observe``,
+and at the bot's own pace asks ``Bot.decide`` what to do with the latest view, sending each action as a
+request. A refusal ends that batch (as in the server's own bot driving); a cooldown refusal also makes it
+wait the time the server names. To the server it is a player like any other: it says ready, and it is asked
+to vote on reshuffles. Nothing here reaches the server's state: the bot sees what the protocol carries,
+rebuilt with ``shared.wire``, so the decision code is fed the same types in the server and over the wire (H2).
+
+``quatro-server bot HOST[:PORT] [--table ID] [--count N] [--level L]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import logging
+import random
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from shared import protocol as p
+from shared.cards import PLAYER_COUNTS
+from shared.events import Event
+from shared.framing import FrameDecoder, ProtocolError, encode
+from shared.views import Phase, SeatView
+from shared.wire import WireError, event_from_wire, to_wire, view_from_wire
+
+from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
+
+log = logging.getLogger("quatro.netbot")
+
+#: Bytes read per receive call.
+RECEIVE_BYTES = 65536
+#: Seconds to wait for the reply to one request before giving the connection up.
+REPLY_TIMEOUT = 10.0
+#: Times a bot whose connection dropped comes back to its seat with its secret (R19) before it gives up,
+#: and the pause before each try.
+RECONNECT_TRIES = 3
+RECONNECT_PAUSE = 1.0
+
+
+class ConnectionLost(Exception):
+    """The server closed the connection, or said goodbye."""
+
+
+class _Client:
+    """One connection: requests with ids and their replies, and the pushes (updates, seating) as they come."""
+
+    def __init__(self, stream: trio.abc.Stream, bot: Bot) -> None:
+        self.stream = stream
+        self.bot = bot
+        self.decoder = FrameDecoder()
+        self.ids = itertools.count(1)
+        self.replies: dict[int, dict[str, Any]] = {}
+        self.waiting: dict[int, trio.Event] = {}
+        self.view: SeatView | None = None
+        self.view_at = 0.0
+        self.seating: dict[str, Any] | None = None
+        self.seating_changed = trio.Event()
+        self.rounds_ended = 0
+        self.closed: str | None = None
+
+    async def read(self) -> None:
+        """Read frames until the connection ends; then wake every request still waiting."""
+        try:
+            while self.closed is None:
+                try:
+                    data = await self.stream.receive_some(RECEIVE_BYTES)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = b""
+                if not data:
+                    self.closed = self.closed or "closed"
+                    break
+                for frame in self.decoder.feed(data):
+                    self._dispatch(frame)
+        except ProtocolError as exc:
+            self.closed = f"protocol_error:{exc.code}"
+        finally:
+            for event in self.waiting.values():
+                event.set()
+            self.seating_changed.set()
+
+    def _dispatch(self, frame: dict[str, Any]) -> None:
+        kind = frame["kind"]
+        if kind in (p.OK, p.REFUSED, p.ERROR) and isinstance(frame.get("id"), int) and frame["id"] in self.waiting:
+            self.replies[frame["id"]] = frame
+            self.waiting.pop(frame["id"]).set()
+        elif kind == p.UPDATE:
+            self._update(frame)
+        elif kind == p.TABLE:
+            self.seating = frame
+            self.seating_changed.set()
+            self.seating_changed = trio.Event()
+        elif kind == p.BYE:
+            self.closed = frame.get("reason", "bye")
+        elif kind == p.ERROR:
+            log.warning("server error code=%s message=%s", frame.get("code"), frame.get("message"))
+
+    def _update(self, frame: dict[str, Any]) -> None:
+        events: list[Event] = []
+        for data in frame.get("events", []):
+            try:
+                events.append(event_from_wire(data))
+            except WireError:
+                log.debug("skipped an event this bot does not know: %r", data.get("kind"))  # a newer server's
+        if events:
+            self.bot.observe(events)
+            self.rounds_ended += sum(event.kind == "round_ended" for event in events)
+        try:
+            self.view = view_from_wire(frame["view"])
+        except WireError as exc:
+            self.closed = f"bad_view:{exc.code}"  # a server this client does not understand: stop rather than guess
+            return
+        self.view_at = trio.current_time()
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Send a request; return its reply. Raises ``ConnectionLost`` if the connection ends first."""
+        if self.closed is not None:
+            raise ConnectionLost(self.closed)
+        request_id = next(self.ids)
+        done = self.waiting[request_id] = trio.Event()
+        try:
+            await self.stream.send_all(encode({"kind": kind, "id": request_id, **fields}))
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise ConnectionLost(str(exc)) from None
+        with trio.fail_after(REPLY_TIMEOUT):
+            await done.wait()
+        reply = self.replies.pop(request_id, None)
+        if reply is None:
+            raise ConnectionLost(self.closed or "closed")
+        return reply
+
+
+def aged(view: SeatView, seconds: float) -> SeatView:
+    """The view as it stands ``seconds`` after it arrived: countdowns run down (the server sends durations,
+    never clock times, and no update at all while nothing the seat may see happens)."""
+    if seconds <= 0:
+        return view
+    ms = int(seconds * 1000)
+
+    def down(value: int | None) -> int | None:
+        return None if value is None else max(0, value - ms)
+
+    return dataclasses.replace(
+        view,
+        phase_ms=down(view.phase_ms),
+        swap_wait_ms=down(view.swap_wait_ms) or 0,
+        channel_wait_ms=down(view.channel_wait_ms) or 0,
+        vote_wait_ms=down(view.vote_wait_ms) or 0,
+    )
+
+
+@dataclass
+class BotResult:
+    """Where a network bot played, and how the match stood when it left."""
+
+    name: str
+    level: str
+    table: int | None = None
+    seat: int | None = None
+    rounds: int = 0
+    scores: tuple[int, ...] = ()
+    winners: tuple[int, ...] = ()
+    reason: str = ""
+
+
+async def _take_seat(
+    client: _Client, table: int | None, players: int, timing: str | None
+) -> tuple[dict[str, Any], bool]:
+    """Join ``table``, or the first open table, or create one. Returns the ok reply and whether we created it."""
+    if table is None:
+        listing = await client.request(p.LIST_TABLES)
+        for entry in listing.get("tables", []):
+            if entry["phase"] == "lobby" and not entry["password"] and entry["taken"] < entry["players"]:
+                reply = await client.request(p.JOIN, table=entry["table"])
+                if reply["kind"] == p.OK:
+                    return reply, False
+        fields: dict[str, Any] = {"players": players}
+        if timing is not None:
+            fields["timing"] = timing
+        reply = await client.request(p.CREATE_TABLE, **fields)
+        return _expect_ok(reply, "create a table"), True
+    return _expect_ok(await client.request(p.JOIN, table=table), f"join table {table}"), False
+
+
+def _expect_ok(reply: dict[str, Any], what: str) -> dict[str, Any]:
+    if reply["kind"] != p.OK:
+        raise RuntimeError(f"could not {what}: {reply.get('reason') or reply.get('code')}: {reply.get('message')}")
+    return reply
+
+
+async def _start_when_full(client: _Client) -> None:
+    """The table's creator starts the match as soon as every seat is taken (by players, bots or network bots)."""
+    while client.closed is None and client.view is None:
+        seating = client.seating
+        if seating is not None and seating["phase"] == "lobby" and all(s["taken"] for s in seating["seats"]):
+            reply = await client.request(p.START)
+            if reply["kind"] == p.OK:
+                return
+        await client.seating_changed.wait()
+
+
+async def _play(client: _Client, bot: Bot, rounds: int | None) -> None:
+    """Look, decide, act, at the bot's pace, until the match is over (or ``rounds`` rounds have ended)."""
+    pause = 0.0
+    while client.closed is None:
+        await trio.sleep(max(bot.think_time(), pause))
+        pause = 0.0
+        view = client.view
+        if view is None:
+            continue  # the match has not started
+        if view.phase is Phase.OVER or (rounds is not None and client.rounds_ended >= rounds):
+            return
+        now = trio.current_time()
+        for action in bot.decide(aged(view, now - client.view_at), now):
+            reply = await client.request(action.kind, **{k: v for k, v in to_wire(action).items() if k != "kind"})
+            if reply["kind"] != p.OK:
+                if reply.get("wait_ms"):
+                    pause = reply["wait_ms"] / 1000  # a cooldown: the server says how long (R9, R12)
+                log.debug("refused action=%s reason=%s", action.kind, reply.get("reason") or reply.get("code"))
+                break
+
+
+async def run_bot(
+    host: str,
+    port: int,
+    level: str = DEFAULT_LEVEL,
+    *,
+    table: int | None = None,
+    players: int = 4,
+    timing: str | None = None,
+    name: str | None = None,
+    rounds: int | None = None,
+    rng: random.Random | None = None,
+    task_status: trio.TaskStatus[BotResult] = trio.TASK_STATUS_IGNORED,
+) -> BotResult:
+    """Play one network bot to the end of its match (or of ``rounds`` rounds). ``task_status.started`` fires once
+    it is seated, so that several bots can be seated one after another at the same table."""
+    bot = make_bot(level, rng)
+    result = BotResult(name or f"{level}-bot", level)
+    started = False
+    secret: str | None = None
+    for attempt in range(RECONNECT_TRIES + 1):
+        try:
+            stream = await trio.open_tcp_stream(host, port)
+        except OSError:
+            if not started:
+                raise
+            await trio.sleep(RECONNECT_PAUSE)
+            continue
+        client = _Client(stream, bot)
+        try:
+            async with stream, trio.open_nursery() as nursery:
+                nursery.start_soon(client.read)
+                _expect_ok(await client.request(p.HELLO, version=p.PROTOCOL_VERSION, name=result.name), "say hello")
+                if secret is None:
+                    reply, created = await _take_seat(client, table, players, timing)
+                    result.table, result.seat, secret = reply["table"], reply["seat"], reply["secret"]
+                    log.info("seated name=%s level=%s table=%d seat=%d", result.name, level, result.table, result.seat)
+                else:
+                    _expect_ok(await client.request(p.REJOIN, table=result.table, secret=secret), "come back")
+                    created = False
+                    log.info("rejoined name=%s table=%d seat=%d", result.name, result.table, result.seat)
+                if not started:
+                    started = True
+                    task_status.started(result)
+                if created:
+                    await _start_when_full(client)
+                await _play(client, bot, rounds)
+                if client.closed is None:
+                    await client.request(p.LEAVE)
+                nursery.cancel_scope.cancel()
+        except* (ConnectionLost, trio.TooSlowError) as group:
+            client.closed = client.closed or str(group.exceptions[0]) or "lost"
+        view = client.view
+        if view is not None:
+            result.scores, result.winners = view.scores, view.winners
+        result.rounds += client.rounds_ended
+        result.reason = client.closed or ("over" if view is not None and view.phase is Phase.OVER else "left")
+        if client.closed in (None, "shutdown") or not started or (view is not None and view.phase is Phase.OVER):
+            break
+        log.info("connection_lost name=%s reason=%s attempt=%d", result.name, client.closed, attempt + 1)
+        await trio.sleep(RECONNECT_PAUSE)
+    return result
+
+
+async def run_bots(
+    host: str, port: int, count: int, level: str, *, seed: int | None = None, **options: Any
+) -> list[BotResult]:
+    """``count`` network bots, seated one after another (so that they fill the same table), playing at once."""
+    seeds = random.Random(seed) if seed is not None else random.SystemRandom()
+    results: list[BotResult] = []
+    async with trio.open_nursery() as nursery:
+
+        async def one(i: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+            rng = random.Random(seeds.getrandbits(64))
+            results.append(
+                await run_bot(host, port, level, name=f"{level}-net-{i + 1}", rng=rng, task_status=task_status, **options)
+            )
+
+        for i in range(count):
+            await nursery.start(one, i)
+    return results
+
+
+def parse_address(text: str, default_port: int = p.DEFAULT_PORT) -> tuple[str, int]:
+    """``HOST``, ``HOST:PORT``, ``[IPv6]:PORT`` or a bare IPv6 address. Raises ``ValueError``."""
+    host, port = text, default_port
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        if rest:
+            if not rest.startswith(":"):
+                raise ValueError(f"not an address: {text!r}")
+            port = int(rest[1:])
+    elif text.count(":") == 1:
+        host, _, port_text = text.partition(":")
+        port = int(port_text)
+    if not host or not 0 < port < 65536:
+        raise ValueError(f"not an address: {text!r}")
+    return host, port
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("address", metavar="HOST[:PORT]", help=f"the server (port {p.DEFAULT_PORT} if not given)")
+    parser.add_argument("--table", type=int, default=None, help="join this table (default: the first open one, or a new one)")
+    parser.add_argument("--count", type=int, default=1, help="how many bots (default 1), seated one after another")
+    parser.add_argument("--level", default=DEFAULT_LEVEL, choices=LEVELS, help=f"bot level (default {DEFAULT_LEVEL})")
+    parser.add_argument("--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats of a table the bots create")
+    parser.add_argument("--timing", default=None, help="timing profile of a table the bots create (server's default)")
+    parser.add_argument("--rounds", type=int, default=None, help="leave after this many rounds (default: play the match)")
+    parser.add_argument("--seed", type=int, default=None, help="seed the bots' choices (tests and replays)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )
+    try:
+        host, port = parse_address(args.address)
+    except ValueError as exc:
+        print(f"quatro-server bot: {exc}", file=sys.stderr)
+        return 2
+    if args.count < 1:
+        print("quatro-server bot: --count must be at least 1", file=sys.stderr)
+        return 2
+    options = dict(table=args.table, players=args.players, timing=args.timing, rounds=args.rounds)
+    results: list[BotResult] = []
+    status = 0
+    try:
+        results = trio.run(lambda: run_bots(host, port, args.count, args.level, seed=args.seed, **options))
+    except* OSError as group:
+        print(f"quatro-server bot: cannot reach {host}:{port}: {group.exceptions[0]}", file=sys.stderr)
+        status = 1
+    except* RuntimeError as group:
+        print(f"quatro-server bot: {group.exceptions[0]}", file=sys.stderr)
+        status = 1
+    except* KeyboardInterrupt:
+        pass
+    for r in results:
+        print(
+            f"{r.name}: table {r.table} seat {r.seat}, {r.rounds} rounds, scores {list(r.scores)}, "
+            f"winners {list(r.winners)} ({r.reason})",
+            flush=True,
+        )
+    return status
