@@ -58,6 +58,10 @@ class Join:
     name: str
     table: int | None = None
     password: str | None = None
+    #: A seat this player held at ``rejoin_table`` on this server (R19): tried first, so that a client that
+    #: was closed or crashed comes back to its seat.
+    rejoin_table: int | None = None
+    rejoin_secret: str | None = None
 
 
 class QuatroApp(App[str | None]):
@@ -79,6 +83,7 @@ class QuatroApp(App[str | None]):
         clock: Callable[[], float] = time.monotonic,
         game: Game | None = None,
         server: LocalServer | None = None,
+        remember_seat: Callable[[int, str], None] | None = None,
     ) -> None:
         super().__init__()
         self.plan = plan
@@ -86,6 +91,8 @@ class QuatroApp(App[str | None]):
         self.game.ascii_only = self.game.ascii_only or ascii_only
         self.conn: Connection | None = None
         self.server = server
+        #: Told the table and secret of every seat taken, so that ``quatro join`` can come back to it (R19).
+        self.remember_seat = remember_seat
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
         self.tables: list[dict[str, Any]] = []
@@ -133,6 +140,8 @@ class QuatroApp(App[str | None]):
         self.tables = hello.get("tables", [])
         if isinstance(plan, Play):
             await self._set_up_play(plan)
+        elif await self._rejoin(plan):
+            pass
         elif plan.table is not None:
             fields = {"table": plan.table} | ({"password": plan.password} if plan.password else {})
             reply = await self.request(p.JOIN, **fields)
@@ -144,6 +153,18 @@ class QuatroApp(App[str | None]):
             from quatro_tui.screens.lobby import LobbyScreen
 
             self.push_screen(LobbyScreen())
+
+    async def _rejoin(self, plan: Join) -> bool:
+        """Back to a remembered seat (R19), when there is one at the table asked for (or no table was asked for)."""
+        if plan.rejoin_secret is None or plan.rejoin_table is None or plan.table not in (None, plan.rejoin_table):
+            return False
+        assert self.conn is not None
+        reply = await self.conn.request(p.REJOIN, table=plan.rejoin_table, secret=plan.rejoin_secret)
+        if reply["kind"] != p.OK:
+            return False  # that table is gone, or the seat was given up: carry on as asked
+        self.game.my_seat = reply["seat"]
+        self.game.say("Back in your seat.")
+        return True
 
     async def _set_up_play(self, plan: Play) -> None:
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
@@ -186,6 +207,8 @@ class QuatroApp(App[str | None]):
         if reply["kind"] != p.OK:
             self.game.say(words.refusal(kind, fields, reply, self.game.ascii_only))
             self.game_changed()
+        elif kind in (p.CREATE_TABLE, p.JOIN) and self.remember_seat is not None:
+            self.remember_seat(reply["table"], reply["secret"])
         return reply
 
     def send(self, kind: str, **fields: Any) -> None:
@@ -217,6 +240,8 @@ class QuatroApp(App[str | None]):
 
     def on_server_bye(self, message: ServerBye) -> None:
         self.game.say(f"The server says goodbye: {message.text or message.reason}.")
+        if message.reason == "replaced":
+            self.game.link = "this seat is now played from another connection"
         self.game_changed()
 
     def on_link_dropped(self, message: LinkDropped) -> None:

@@ -104,12 +104,19 @@ def main(argv: list[str] | None = None) -> int:
 
         server = None
         plan = Join(host, port, name, args.table, args.password)
+        remembered = settings.remembered_seat(address)
+        if remembered is not None:
+            plan.rejoin_table, plan.rejoin_secret = remembered
         settings.server = address
     settings.name = name
     settings.save()
     from quatro_tui.app import QuatroApp
 
-    app = QuatroApp(plan, ascii_only=ascii_only, server=server)
+    def remember_seat(table: int, secret: str) -> None:
+        settings.seat = {"server": settings.server or "", "table": table, "secret": secret}
+        settings.save()
+
+    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None)
     if settings.keys:
         app.set_keymap(settings.keys)
     try:

@@ -202,6 +202,8 @@ class Connection:
             self._pending.pop(request_id, None)
         if kind in (p.CREATE_TABLE, p.JOIN) and reply["kind"] == p.OK:
             self.seat = Seat(reply["table"], reply["seat"], reply["secret"])
+        elif kind == p.REJOIN and reply["kind"] == p.OK:
+            self.seat = Seat(reply["table"], reply["seat"], fields["secret"])
         elif kind == p.LEAVE and reply["kind"] == p.OK:
             self.seat = None
         return reply

@@ -36,6 +36,15 @@ class Settings:
     name: str | None = None
     #: Binding id → keys (comma-separated), as Textual's ``App.set_keymap`` takes them.
     keys: dict[str, str] = field(default_factory=dict)
+    #: The last seat taken with ``quatro join``: server, table and secret, to come back to it (R19).
+    seat: dict[str, str | int] = field(default_factory=dict)
+
+    def remembered_seat(self, server: str) -> tuple[int, str] | None:
+        """The table and secret of the seat last taken on ``server``, if that is where it was."""
+        table, secret = self.seat.get("table"), self.seat.get("secret")
+        if self.seat.get("server") == server and isinstance(table, int) and isinstance(secret, str):
+            return table, secret
+        return None
 
     @classmethod
     def load(cls, path: Path | None = None) -> Settings:
@@ -45,11 +54,12 @@ class Settings:
                 data = tomllib.load(f)
         except (OSError, tomllib.TOMLDecodeError):
             return cls()
-        server, name, keys = data.get("server"), data.get("name"), data.get("keys")
+        server, name, keys, seat = data.get("server"), data.get("name"), data.get("keys"), data.get("seat")
         return cls(
             server if isinstance(server, str) else None,
             name if isinstance(name, str) else None,
             {k: v for k, v in keys.items() if isinstance(v, str)} if isinstance(keys, dict) else {},
+            seat if isinstance(seat, dict) else {},
         )
 
     def save(self, path: Path | None = None) -> None:
@@ -57,8 +67,15 @@ class Settings:
         lines = [f"{key} = {_toml_string(value)}" for key, value in (("server", self.server), ("name", self.name)) if value]
         if self.keys:
             lines += ["", "[keys]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.keys.items()]
+        if self.seat:
+            lines += ["", "[seat]"] + [
+                f"{key} = {value if isinstance(value, int) else _toml_string(str(value))}" for key, value in self.seat.items()
+            ]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            # The seat secret is a credential (R19): the file is the user's alone.
+            path.touch(mode=0o600, exist_ok=True)
+            path.chmod(0o600)
             path.write_text("# Quatro client: the last server and name used, and remapped keys\n" + "\n".join(lines) + "\n")
         except OSError:
             pass  # remembering is a convenience; a read-only home must not stop the game

@@ -11,6 +11,7 @@ from shared.views import Phase
 from quatro_server.bots import LEVELS
 from quatro_tui.app import Join, Play, QuatroApp
 from quatro_tui.cli import parse_address, parser
+from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
@@ -98,6 +99,33 @@ def test_join_a_table_by_id(quatro_server):
     run(body)
 
 
+def test_r19_join_comes_back_to_the_seat_it_remembers(quatro_server):
+    async def body():
+        ann = await Player(quatro_server, "ann").start()
+        created = await ann.act(p.CREATE_TABLE, players=4, timing="fast")
+        remembered = []
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "bob", table=created["table"]),
+                        remember_seat=lambda table, secret: remembered.append((table, secret)))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: remembered and app.game.my_seat == 1, what="the seat")
+            await pilot.press("ctrl+q")
+        table, secret = remembered[0]
+        # A new client, no table asked for: straight back to the seat rather than to the lobby.
+        again = QuatroApp(Join("127.0.0.1", quatro_server, "bob", rejoin_table=table, rejoin_secret=secret))
+        async with again.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(again.screen, RoomScreen) and again.game.my_seat == 1, what="the same seat")
+            assert again.conn.seat.secret == secret
+            await pilot.press("ctrl+q")
+        # A secret the server no longer knows: on to the lobby as if nothing was remembered.
+        stale = QuatroApp(Join("127.0.0.1", quatro_server, "bob", rejoin_table=table, rejoin_secret="stale"))
+        async with stale.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(stale.screen, LobbyScreen), what="the lobby")
+            await pilot.press("ctrl+q")
+        await ann.close()
+
+    run(body)
+
+
 def test_join_an_unreachable_server_says_so():
     async def body():
         app = QuatroApp(Join("127.0.0.1", 1, "bob"))
@@ -132,6 +160,10 @@ def test_settings_live_under_xdg_config_home(tmp_path, monkeypatch):
     assert default_name(loaded) == 'ann "the hand"'
     Settings(name="ann", keys={"call": "g", "hand-1": "z"}).save()
     assert Settings.load().keys == {"call": "g", "hand-1": "z"}
+    Settings(server="box:7777", seat={"server": "box:7777", "table": 3, "secret": "s3cr3t"}).save()
+    assert Settings.load().remembered_seat("box:7777") == (3, "s3cr3t")
+    assert Settings.load().remembered_seat("other:7777") is None
+    assert config_path().stat().st_mode & 0o777 == 0o600  # it holds a seat secret
     config_path().write_text("not = [toml")
     assert Settings.load() == Settings()
 
