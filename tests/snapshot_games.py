@@ -9,6 +9,7 @@ from __future__ import annotations
 from shared.cards import deck_for, ranks_for
 from shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
 
+from quatro_tui import words
 from quatro_tui.game import Game
 
 NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")
@@ -127,4 +128,5 @@ def over_game(players: int) -> Game:
     scores = tuple([5, 1, 0, 5][: players // 2])
     winners = tuple(t for t, s in enumerate(scores) if s == 5)
     view = _view(players, Phase.OVER, summary=_summary(players), scores=scores, winners=winners)
-    return _game(players, Phase.OVER, view, ["team A wins the match!"])
+    verb = "wins" if len(winners) == 1 else "win"
+    return _game(players, Phase.OVER, view, [f"{words.teams_text(winners)} {verb} the match!"])

@@ -82,3 +82,16 @@ def test_a_game_without_seating_still_names_seats():
     view = replace(round_game(4).view, phase=Phase.ROUND)
     game.apply(view, [], 0.0)
     assert game.name(0) == "you" and game.name(3) == "seat 4"
+
+
+def test_the_client_never_imports_the_server():
+    """The architecture's one direction: the client and the server share ``shared/`` and nothing else."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, quatro_tui.app, quatro_tui.cli, quatro_tui.screens.table, quatro_tui.screens.lobby;"
+        "bad = sorted(m for m in sys.modules if m.startswith('quatro_server'));"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -37,7 +37,7 @@ class Reveal(GameWidget):
         ascii_only = game.ascii_only
         text.append(f"Round {summary.round}: ", style="bold")
         text.append(words.outcome(summary.outcome, summary.by, summary.accused, summary.right, summary.scorers, game.name), style="bold")
-        text.append("\n\n")
+        text.append("\n")
         teams = view.players // 2
         for team in range(teams):
             scored = team in summary.scorers
