@@ -250,8 +250,11 @@ PULSE_PRIOR = (1.0, 1.0)
 SIGN_PULSE_PRIOR = (3.0, 1.0)
 #: ... its swaps had just left k cards of one rank in public view (the rest of its hand from the deal).
 CARDS_PRIOR = (1.0, 3.0)
-#: ... its team picked a sign it had used in an earlier round (people often keep a favourite).
-REUSE_PRIOR = (1.0, 3.0)
+#: How much a team's revealed signs weigh against the odds of a sign picked at random (1 in 24): after the
+#: same sign three rounds running, a pulse of it is taken for the team's sign three times in four.
+SIGN_HABIT_PRIOR = 1.0
+#: A seat that shows this many cards of one rank, and no other, is collecting that rank.
+COLLECTING = 2
 
 
 class _Shown:
@@ -291,7 +294,6 @@ class TableReader:
         # Across rounds (the whole match):
         self.stats: dict[tuple, list[int]] = {}  # (kind, seat[, k]) -> [held four, times]
         self.signs: list[list[Sign]] = []  # each team's revealed signs, round by round
-        self.reuse: list[list[int]] = []  # each team: [rounds whose sign was an earlier one, rounds after the first]
         self.counters: list[int] = []  # counters made by each team this match
         self._handlers: dict[type, Callable] = {
             e.MatchStarted: self._match_started,
@@ -324,7 +326,6 @@ class TableReader:
         self.players, self.teams = players, players // 2
         self.valid = False
         self.signs = [[] for _ in range(self.teams)]
-        self.reuse = [[0, 0] for _ in range(self.teams)]
         self.counters = [0] * self.teams
         self.stats = {}
         self.take_at = [-1] * players
@@ -410,12 +411,8 @@ class TableReader:
             self._learn(event)
         self._round_over(event)
         for team, sign in enumerate(event.signs):
-            if sign is None:
-                continue
-            if self.signs[team]:
-                self.reuse[team][0] += sign in self.signs[team]
-                self.reuse[team][1] += 1
-            self.signs[team].append(sign)
+            if sign is not None:
+                self.signs[team].append(sign)
         if event.outcome == "counter" and event.by is not None:
             self.counters[event.by % self.teams] += 1
 
@@ -475,9 +472,10 @@ class TableReader:
         hits, times = self.stats.get(key, (0, 0))
         return (hits + prior[0]) / (times + prior[0] + prior[1])
 
-    def reuse_rate(self, team: int) -> float:
-        hits, times = self.reuse[team]
-        return (hits + REUSE_PRIOR[0]) / (times + REUSE_PRIOR[0] + REUSE_PRIOR[1])
+    def sign_habit(self, team: int, sign: Sign) -> float:
+        """How likely ``sign`` is ``team``'s sign this round, from the signs the reveals showed (people keep favourites)."""
+        past = self.signs[team]
+        return (past.count(sign) + SIGN_HABIT_PRIOR / len(SIGNS)) / (len(past) + SIGN_HABIT_PRIOR)
 
     def chance_of_four(self, seat: int) -> float:
         """How likely ``seat`` holds four of a kind now, from its public cards and its signals, as learned so far."""
@@ -502,15 +500,21 @@ class TableReader:
         if pulse is not None and pulse[0] > since:
             signalled = True
             chance = max(chance, self.rate(("pulse", seat), PULSE_PRIOR))
-            team = seat % self.teams
-            if pulse[1] in self.signs[team]:
-                chance = max(chance, self.reuse_rate(team) * self.rate(("sign_pulse", seat), SIGN_PULSE_PRIOR))
+            habit = self.sign_habit(seat % self.teams, pulse[1])
+            chance = max(chance, habit * self.rate(("sign_pulse", seat), SIGN_PULSE_PRIOR))
         return chance, signalled
 
     def collector(self, seat: int) -> tuple[str | None, int]:
-        """The rank ``seat`` visibly collects (its public cards allow four of it), and how many it holds in view."""
-        state, rank = self.status(seat)
-        return (rank, len(self.shown[seat].taken)) if state != IMPOSSIBLE else (None, 0)
+        """The rank ``seat`` visibly collects (it shows two or more of it and nothing else), and how many it shows.
+
+        Not the same as "could hold four now": a seat one card short, that card in the center, cannot hold four
+        yet, and is the very seat to block.
+        """
+        taken = self.shown[seat].taken
+        if len(taken) < COLLECTING:
+            return None, 0
+        rank = rank_of(taken[0])
+        return (rank, len(taken)) if all(rank_of(card) == rank for card in taken) else (None, 0)
 
 
 # --- the hard level ------------------------------------------------------------------------------------
