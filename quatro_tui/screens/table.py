@@ -84,19 +84,20 @@ class TableScreen(Screen):
         me = view.seat if view is not None else 0
         left, top, right = placement(game.players, me)
         yield StatusBar()
-        with Horizontal(id="top"):
-            for seat in top:
-                yield SeatBox(seat)
-        with Horizontal(id="middle"):
-            with Vertical(id="left", classes="side"):
-                for seat in left:
+        with Vertical(id="table"):
+            with Horizontal(id="top"):
+                for seat in top:
                     yield SeatBox(seat)
-            with Vertical(id="board"):
-                yield CardRow("center", CENTER_KEYS, id="center")
-                yield CardRow("hand", HAND_KEYS, id="hand")
-            with Vertical(id="right", classes="side"):
-                for seat in right:
-                    yield SeatBox(seat)
+            with Horizontal(id="middle"):
+                with Vertical(id="left", classes="side"):
+                    for seat in left:
+                        yield SeatBox(seat)
+                with Vertical(id="board"):
+                    yield CardRow("center", CENTER_KEYS, id="center")
+                    yield CardRow("hand", HAND_KEYS, id="hand")
+                with Vertical(id="right", classes="side"):
+                    for seat in right:
+                        yield SeatBox(seat)
         yield VotePrompt()
         with Horizontal(id="bottom"):
             yield SelfPanel()

@@ -17,7 +17,9 @@ class VotePrompt(GameWidget):
 
     def watch_version(self, version: int) -> None:
         view = self.game.view
-        self.set_class(view is not None and view.vote is not None, "-open")
+        voting = view is not None and view.vote is not None
+        self.set_class(voting, "-open")
+        self.screen.set_class(voting, "-voting")
         super().watch_version(version)
 
     def draw(self) -> Text:
