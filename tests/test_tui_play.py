@@ -67,6 +67,21 @@ def test_play_with_an_unknown_bot_level_falls_back_to_normal_bots():
     run(body)
 
 
+def test_play_with_a_timing_file(tmp_path):
+    timing = tmp_path / "brisk.toml"
+    timing.write_text("sign_window = 2.0\nround_length = 40\npulse_shown = 0.7\n")
+
+    async def body():
+        app = QuatroApp(Play(players=4, level="normal", timing=str(timing), name="ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: app.game.seating is not None and app.game.view is not None, what="the match")
+            assert app.game.seating["timing_name"] == "brisk"
+            assert app.game.timing("pulse_shown", 1.0) == 0.7  # pulses stay on screen as long as the table says
+            await pilot.press("ctrl+q")
+
+    run(body)
+
+
 def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills():
     async def body():
         app = QuatroApp(Play(players=4, level="normal", timing="fast", name="ann", open=1))
