@@ -255,9 +255,10 @@ async def run_bot(
             await trio.sleep(RECONNECT_PAUSE)
             continue
         client = _Client(stream, bot)
-        try:
-            async with stream, trio.open_nursery() as nursery:
-                nursery.start_soon(client.read)
+        failure: RuntimeError | None = None
+        async with stream, trio.open_nursery() as nursery:
+            nursery.start_soon(client.read)  # the reader handles its own errors: it marks the client closed
+            try:
                 _expect_ok(await client.request(p.HELLO, version=p.PROTOCOL_VERSION, name=result.name), "say hello")
                 if secret is None:
                     reply, created = await _take_seat(client, table, players, timing)
@@ -275,9 +276,13 @@ async def run_bot(
                 await _play(client, bot, rounds)
                 if client.closed is None:
                     await client.request(p.LEAVE)
-                nursery.cancel_scope.cancel()
-        except* (ConnectionLost, trio.TooSlowError) as group:
-            client.closed = client.closed or str(group.exceptions[0]) or "lost"
+            except (ConnectionLost, trio.TooSlowError) as exc:
+                client.closed = client.closed or str(exc) or "lost"
+            except RuntimeError as exc:
+                failure = exc
+            nursery.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         view = client.view
         if view is not None:
             result.scores, result.winners = view.scores, view.winners

@@ -1,0 +1,84 @@
+"""Network bots over real TCP on 127.0.0.1: they join tables, say ready, play rounds and leave, as players do."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+import trio
+
+from shared import protocol as p
+from shared.views import Phase
+
+from netclient import TestClient
+from quatro_server import netbot
+from quatro_server.netbot import parse_address, run_bot, run_bots
+from test_bots import seat_view
+
+#: Seconds a test waits for a round to play out: the "quick" profile's 1 s sign window and 3 s round, with room.
+ROUND_DEADLINE = 20
+
+
+async def test_three_network_bots_join_a_players_table_and_play_a_round_with_them(server):
+    ann = await TestClient.connect(server.port, "ann")
+    assert (await ann.request(p.CREATE_TABLE, players=4, timing="quick"))["kind"] == p.OK
+    with trio.fail_after(ROUND_DEADLINE):
+        async with trio.open_nursery() as bots:
+            results = [
+                await bots.start(
+                    lambda level=level, seed=seed, task_status=trio.TASK_STATUS_IGNORED: run_bot(
+                        "127.0.0.1", server.port, level, table=ann.table, rounds=1, rng=random.Random(seed),
+                        task_status=task_status,
+                    )
+                )
+                for seed, level in enumerate(("hard", "normal", "random"))
+            ]  # fmt: skip
+            assert [r.seat for r in results] == [1, 2, 3]
+            while ann.seating is None or not all(s["taken"] for s in ann.seating["seats"]):
+                await ann.next_frame()
+            assert [s["bot"] for s in ann.seating["seats"]] == [None] * 4  # to the server they are players
+            assert (await ann.request(p.START))["kind"] == p.OK
+            await ann.wait_view(lambda v: v.phase is Phase.SIGNING)
+            assert (await ann.request("ready"))["kind"] == p.OK
+            ended = await ann.wait_event("round_ended", timeout=ROUND_DEADLINE)
+        # The bots said ready, as players must (R7). (The random bot's reaction, up to 1.2 s, may come after the
+        # quick profile's 1 s sign window; hard and normal react within 0.8 s.)
+        readies = {event["seat"] for event in ann.events if event["kind"] == "player_ready"}
+        assert {0, results[0].seat, results[1].seat} <= readies
+        hard_seat = results[0].seat
+        assert any(event["kind"] == "channel_taken" and event["seat"] == hard_seat for event in ann.events)
+        assert all(r.rounds >= 1 and r.table == ann.table for r in results)
+        assert ended["round"] == 1
+
+
+async def test_four_network_bots_create_fill_and_start_their_own_table(server):
+    with trio.fail_after(ROUND_DEADLINE):
+        results = await run_bots("127.0.0.1", server.port, 4, "normal", seed=5, timing="quick", rounds=1)
+    assert {r.table for r in results} == {results[0].table}
+    assert sorted(r.seat for r in results) == [0, 1, 2, 3]
+    assert all(r.rounds >= 1 and r.reason == "left" for r in results)
+    assert all(len(r.scores) == 2 for r in results)
+
+
+async def test_a_network_bot_told_a_table_that_does_not_exist_says_so(server):
+    with pytest.raises(RuntimeError, match="no_such_table"):
+        await run_bot("127.0.0.1", server.port, "normal", table=99)
+
+
+def test_addresses_with_and_without_a_port():
+    assert parse_address("example.org") == ("example.org", p.DEFAULT_PORT)
+    assert parse_address("10.0.0.2:9000") == ("10.0.0.2", 9000)
+    assert parse_address("[::1]:9000") == ("::1", 9000)
+    assert parse_address("::1") == ("::1", p.DEFAULT_PORT)
+    for bad in ("", ":80", "host:0", "host:port", "[::1]x"):
+        with pytest.raises(ValueError):
+            parse_address(bad)
+
+
+def test_a_received_view_runs_its_countdowns_down_as_it_ages():
+    view = seat_view(swap_wait_ms=1500, channel_wait_ms=300, phase_ms=10_000, vote_wait_ms=0)
+    later = netbot.aged(view, 0.5)
+    assert (later.swap_wait_ms, later.channel_wait_ms, later.phase_ms, later.vote_wait_ms) == (1000, 0, 9500, 0)
+    assert netbot.aged(view, 0) is view
+    assert netbot.aged(replace(view, phase_ms=None), 1.0).phase_ms is None
