@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,22 @@ from quatro_tui.connection import (
 )
 from quatro_tui.game import Game
 from quatro_tui.local_server import LocalServer, ServerFailed
+from quatro_tui.screens.help import HelpScreen
+from quatro_tui.screens.lobby import LobbyScreen
+from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
+from quatro_tui.screens.room import RoomScreen
+from quatro_tui.screens.signing import SigningScreen
+from quatro_tui.screens.table import TableScreen
 from quatro_tui.widgets.base import GameWidget
+
+#: The screen of each phase of a table (h11-style: the phases and what shows them, in one place).
+PHASE_SCREENS: dict[Phase, type[Screen]] = {
+    Phase.LOBBY: RoomScreen,
+    Phase.SIGNING: SigningScreen,
+    Phase.ROUND: TableScreen,
+    Phase.BREAK: RevealScreen,
+    Phase.OVER: MatchEndScreen,
+}
 
 
 @dataclass
@@ -95,10 +111,8 @@ class QuatroApp(App[str | None]):
         self.remember_seat = remember_seat
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
+        #: The server's tables, for the lobby screen.
         self.tables: list[dict[str, Any]] = []
-        self.notice = ""
-        #: Set when the first table screen has drawn (measured by the benchmarks).
-        self.table_shown = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         yield Static("Quatro", id="splash")
@@ -150,8 +164,6 @@ class QuatroApp(App[str | None]):
                 return
             self.game.my_seat = reply["seat"]
         else:
-            from quatro_tui.screens.lobby import LobbyScreen
-
             self.push_screen(LobbyScreen())
 
     async def _rejoin(self, plan: Join) -> bool:
@@ -188,8 +200,6 @@ class QuatroApp(App[str | None]):
     @staticmethod
     def server_timing(timing: str) -> str:
         """The profile name the private server knows a timing by (a file is named by its stem, as the server does)."""
-        from pathlib import Path
-
         return timing if timing in ("standard", "fast") else Path(timing).stem
 
     # --- requests -----------------------------------------------------------------------------
@@ -224,7 +234,7 @@ class QuatroApp(App[str | None]):
 
     def on_server_seating(self, message: ServerSeating) -> None:
         self.game.seat(message.seating)
-        if self.plan is not None and isinstance(self.plan, Play) and self.plan.open and self.game.view is None:
+        if isinstance(self.plan, Play) and self.plan.open and self.game.view is None:
             # Everyone is seated: the match starts by itself, as `quatro play` promises.
             if all(s["taken"] for s in message.seating["seats"]) and self.game.is_host():
                 self.send(p.START)
@@ -233,8 +243,6 @@ class QuatroApp(App[str | None]):
 
     def on_server_lobby(self, message: ServerLobby) -> None:
         self.tables = message.tables
-        from quatro_tui.screens.lobby import LobbyScreen
-
         if isinstance(self.screen, LobbyScreen):
             self.screen.fill()
 
@@ -262,19 +270,9 @@ class QuatroApp(App[str | None]):
 
     # --- screens ------------------------------------------------------------------------------
 
-    def phase_screen(self, phase: Phase) -> type[Screen]:
-        from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
-        from quatro_tui.screens.room import RoomScreen
-        from quatro_tui.screens.signing import SigningScreen
-        from quatro_tui.screens.table import TableScreen
-
-        return {
-            Phase.LOBBY: RoomScreen,
-            Phase.SIGNING: SigningScreen,
-            Phase.ROUND: TableScreen,
-            Phase.BREAK: RevealScreen,
-            Phase.OVER: MatchEndScreen,
-        }[phase]
+    @staticmethod
+    def phase_screen(phase: Phase) -> type[Screen]:
+        return PHASE_SCREENS[phase]
 
     def base_screen(self) -> Screen | None:
         """The phase screen under any dialogs (None while only the splash shows)."""
@@ -308,8 +306,6 @@ class QuatroApp(App[str | None]):
     # --- keys everywhere ------------------------------------------------------------------------
 
     def action_help(self) -> None:
-        from quatro_tui.screens.help import HelpScreen
-
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 

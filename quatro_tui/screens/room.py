@@ -11,6 +11,7 @@ from textual.widgets import Footer
 from shared import protocol as p
 
 from quatro_tui import words
+from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 
@@ -93,8 +94,6 @@ class RoomScreen(Screen):
     async def _leave(self) -> None:
         reply = await self.app.request(p.LEAVE)
         if reply is not None and reply["kind"] == p.OK:
-            from quatro_tui.screens.lobby import LobbyScreen
-
             self.app.game.seating = None
             self.app.game.my_seat = None
             self.app.switch_screen(LobbyScreen())

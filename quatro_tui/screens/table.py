@@ -17,6 +17,7 @@ from shared.cards import is_four_of_a_kind
 from shared.signs import SIGNS
 from shared.views import Phase
 
+from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.widgets import CardRow, Feed, SeatBox, SelfPanel, StatusBar, VotePrompt
 
 CENTER_KEYS = "qwer"
@@ -106,7 +107,6 @@ class TableScreen(Screen):
 
     def on_screen_resume(self) -> None:
         self.app.game_changed()
-        self.app.table_shown.set()
 
     # --- selecting and swapping ---------------------------------------------------------------------
 
@@ -196,8 +196,6 @@ class TableScreen(Screen):
         self.app.send("choose_emoji", sign=sign)
 
     def action_picker(self) -> None:
-        from quatro_tui.screens.dialogs import EmojiPicker
-
         self.app.push_screen(EmojiPicker(), self.choose_picked)
 
     def choose_picked(self, sign: str | None) -> None:
@@ -211,8 +209,6 @@ class TableScreen(Screen):
         if view is None:
             return
         if is_four_of_a_kind(view.hand):
-            from quatro_tui.screens.dialogs import ConfirmCall
-
             self.app.push_screen(ConfirmCall(), lambda yes: self.app.send("call") if yes else None)
         else:
             self.app.send("call")
@@ -225,8 +221,6 @@ class TableScreen(Screen):
         if len(others) == 1:
             self.app.send("counter", team=others[0])
             return
-        from quatro_tui.screens.dialogs import CounterTeam
-
         self.app.push_screen(CounterTeam(others), lambda team: self.app.send("counter", team=team) if team is not None else None)
 
     def action_reshuffle(self) -> None:
