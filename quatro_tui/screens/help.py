@@ -96,7 +96,8 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog wide tall"):
             yield Static(RULES)
-            yield Static("\n[b]Keys here[/b] (mouse: click a card, then a slot)\n" + keys_text(self.under))
+            mouse = getattr(self.under, "MOUSE_HELP", "")
+            yield Static("\n[b]Keys here[/b]" + (f" (mouse: {mouse})" if mouse else "") + "\n" + keys_text(self.under))
             yield Static("\n[dim]escape closes this page[/dim]")
 
     def action_close(self) -> None:

@@ -62,13 +62,15 @@ class ReadyList(GameWidget):
 
 
 class SigningScreen(Screen):
+    MOUSE_HELP = "click a sign to pick it"
     BINDINGS = [
-        Binding("left", "move(-1, 0)", "left", show=False, id="sign-left"),
-        Binding("right", "move(1, 0)", "right", show=False, id="sign-right"),
-        Binding("up", "move(0, -1)", "up", show=False, id="sign-up"),
-        Binding("down", "move(0, 1)", "down", show=False, id="sign-down"),
-        Binding("space", "pick", "pick this sign", id="sign-pick"),
-        Binding("enter", "ready", "ready", id="ready"),
+        Binding("left", "move(-1, 0)", "left", show=False, tooltip="move in the signs", id="sign-left"),
+        Binding("right", "move(1, 0)", "right", show=False, tooltip="move in the signs", id="sign-right"),
+        Binding("up", "move(0, -1)", "up", show=False, tooltip="move in the signs", id="sign-up"),
+        Binding("down", "move(0, 1)", "down", show=False, tooltip="move in the signs", id="sign-down"),
+        Binding("space", "pick", "pick this sign", tooltip="pick the highlighted sign for your team", id="sign-pick"),
+        Binding("enter", "ready", "ready",
+                tooltip="ready (and pick the highlighted sign, if your team has none yet)", id="ready"),
     ]
 
     def compose(self) -> ComposeResult:

@@ -49,6 +49,8 @@ def decoys(sign: str | None) -> list[str]:
 class TableScreen(Screen):
     """The round itself."""
 
+    MOUSE_HELP = "click a card of your hand, then a center slot, to swap them"
+
     BINDINGS = [
         *[Binding(key, f"pick_hand({i})", f"hand card {i + 1}", show=False, id=f"hand-{i + 1}") for i, key in enumerate(HAND_KEYS)],
         *[Binding(key, f"pick_slot({i})", f"center slot {i + 1}", show=False, id=f"slot-{i + 1}") for i, key in enumerate(CENTER_KEYS)],
