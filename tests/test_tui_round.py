@@ -181,6 +181,9 @@ def test_counter_with_six_players_asks_which_team(quatro_server):
         async with app.run_test(size=(100, 30)) as pilot:
             others = await sit_down(app, pilot, quatro_server, players=6, sign_by="partner")
             assert len(app.screen.query(SeatBox)) == 5
+            # 1 without the channel: takes it and shows the team's sign, one key at the moment it matters.
+            await pilot.press("1")
+            await until(lambda: app.game.view.channel_held and app.game.view.channel_sign == "owl", what="the sign shown")
             await pilot.press("x")
             await until(lambda: isinstance(app.screen, CounterTeam), what="the team question")
             await pilot.press("a")  # our own team: not an option (R14)

@@ -61,10 +61,10 @@ class TableScreen(Screen):
         Binding("down", "cursor(0, 1)", "cursor to the hand", show=False, id="cursor-down"),
         Binding("enter", "pick_cursor", "pick the card at the cursor", show=False, id="pick"),
         Binding("c", "channel", "channel", tooltip="take or release your channel", id="channel"),
-        Binding("1", "emoji('sign')", "sign", tooltip="show your team's sign on your channel", id="emoji-sign"),
+        Binding("1", "emoji('sign')", "sign", tooltip="show your team's sign on your channel (taking it if need be)", id="emoji-sign"),
         *[Binding(key, f"emoji({i})", f"show decoy {i + 1}", show=False, id=f"emoji-{key}") for i, key in enumerate(DECOY_KEYS)],
         Binding("0", "emoji('none')", "show nothing", show=False, tooltip="show nothing on your channel", id="emoji-none"),
-        Binding("p", "picker", "emoji picker", show=False, tooltip="pick any of the 24 for your channel", id="picker"),
+        Binding("p", "picker", "emoji picker", show=False, tooltip="pick any of the 24 for your channel (taking it if need be)", id="picker"),
         Binding("space", "call", "Quatro!", tooltip="call: your partner holds four of a kind", id="call"),
         Binding("x", "counter", "Counter!", tooltip="counter: an opposing team holds four of a kind", id="counter"),
         Binding("v", "reshuffle", "reshuffle", tooltip="ask for a reshuffle (every other human must agree)", id="reshuffle"),
@@ -191,11 +191,17 @@ class TableScreen(Screen):
         view = self.game.view
         if view is None:
             return
-        if not view.channel_held:
-            self.game.say("Take your channel first (c), then choose what it shows.")
-            self.app.game_changed()
-            return
-        self.app.send("choose_emoji", sign=sign)
+        if view.channel_held:
+            self.app.send("choose_emoji", sign=sign)
+        elif sign is not None:
+            # Choosing an emoji without the channel takes it first: when four of a kind comes, showing the sign
+            # is one key, not two (R11 still holds: nothing is shown before control is taken).
+            self.app.run_worker(self._take_and_choose(sign), group="requests", exit_on_error=False)
+
+    async def _take_and_choose(self, sign: str) -> None:
+        reply = await self.app.request("take_channel")
+        if reply is not None and reply["kind"] == "ok":
+            await self.app.request("choose_emoji", sign=sign)
 
     def action_picker(self) -> None:
         self.app.push_screen(EmojiPicker(), self.choose_picked)
