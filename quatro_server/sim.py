@@ -53,18 +53,21 @@ def wilson(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 
 class _Stopwatch(Bot):
-    """Wraps a bot to time its decisions; the room drives it like any other bot."""
+    """Wraps a bot to time its decisions (and its reading of events); the room drives it like any other bot."""
 
-    def __init__(self, bot: Bot, times: list[int]) -> None:
+    def __init__(self, bot: Bot, times: list[int], observe_times: list[int]) -> None:
         self.bot = bot
         self.level = bot.level
         self.times = times
+        self.observe_times = observe_times
 
     def think_time(self) -> float:
         return self.bot.think_time()
 
     def observe(self, events: list[e.Event]) -> None:
+        start = time.perf_counter_ns()
         self.bot.observe(events)
+        self.observe_times.append(time.perf_counter_ns() - start)
 
     def decide(self, view: SeatView, now: float) -> list[Action]:
         start = time.perf_counter_ns()
@@ -100,6 +103,7 @@ class Tally:
     round_seconds: float = 0.0
     unfinished: int = 0
     decision_ns: list[int] = field(default_factory=list)
+    observe_ns: list[int] = field(default_factory=list)
 
 
 class _SimRoom(Room):
@@ -152,7 +156,7 @@ def play_match(players: int, levels: list[str], seed: int, tally: Tally) -> None
     for seat in range(players):
         level = levels[seat % teams]
         bot = make_bot(level, random.Random(rng.getrandbits(64)))
-        room.sit(seat, None, f"{level}-{seat}", bot=_Stopwatch(bot, tally.decision_ns))
+        room.sit(seat, None, f"{level}-{seat}", bot=_Stopwatch(bot, tally.decision_ns, tally.observe_ns))
     room.start(0.0)
     last, repeats = -1.0, 0
     while (wake := room.next_wake()) is not None and wake < MAX_MATCH_SECONDS:
@@ -206,7 +210,8 @@ def report(tally: Tally, wall: float, seed: int) -> dict[str, Any]:
                 "reshuffles": team.reshuffles,
             }
         )
-    times = tally.decision_ns
+    times = sorted(tally.decision_ns)
+    observed = sorted(tally.observe_ns)
     return {
         "players": tally.players,
         "matches": n,
@@ -229,7 +234,10 @@ def report(tally: Tally, wall: float, seed: int) -> dict[str, Any]:
             "decisions": len(times),
             "decisions_per_second": len(times) / wall if wall > 0 else 0.0,
             "median_decision_ms": statistics.median(times) / 1e6 if times else 0.0,
-            "p99_decision_ms": sorted(times)[int(len(times) * 0.99)] / 1e6 if times else 0.0,
+            "p99_decision_ms": times[int(len(times) * 0.99)] / 1e6 if times else 0.0,
+            "observed_batches": len(observed),
+            "median_observe_ms": statistics.median(observed) / 1e6 if observed else 0.0,
+            "p99_observe_ms": observed[int(len(observed) * 0.99)] / 1e6 if observed else 0.0,
         },
     }
 
@@ -259,7 +267,8 @@ def render(result: dict[str, Any]) -> str:
         f"wrong {r['counters_wrong']}; draws {r['draws']}; reshuffles {r['reshuffles']}.",
         f"Decisions: {perf['decisions']} in {perf['wall_seconds']:.1f} s of wall time "
         f"({perf['decisions_per_second']:,.0f} per second); median decision {perf['median_decision_ms'] * 1000:.0f} µs, "
-        f"99th percentile {perf['p99_decision_ms'] * 1000:.0f} µs.",
+        f"99th percentile {perf['p99_decision_ms'] * 1000:.0f} µs. Reading events: {perf['observed_batches']} batches, "
+        f"median {perf['median_observe_ms'] * 1000:.0f} µs, 99th percentile {perf['p99_observe_ms'] * 1000:.0f} µs.",
     ]
     if r["unfinished_matches"]:
         lines.append(f"Unfinished matches (stopped after {MAX_MATCH_SECONDS / 3600:.0f} virtual hours): {r['unfinished_matches']}")
