@@ -32,16 +32,18 @@ def seating(players: int, phase: Phase) -> dict:
 
 
 def seats(players: int, phase: Phase, held: bool = True) -> tuple[SeatState, ...]:
+    """The partner pulses the team's sign (fox); with 6 or 8 players an opponent (seat 2) pulses a decoy."""
     teams = players // 2
-    in_round = phase is Phase.ROUND
+    in_round = phase is Phase.ROUND and held
+    pulses = {teams: "fox"} | ({2: "owl"} if players > 4 else {})
     out = []
     for i in range(players):
-        pulse = i == 2 % players and in_round and held  # the partner (4 players) or a neighbour pulses
+        pulse = pulses.get(i) if in_round else None
+        holding = in_round and (i == 0 or i in pulses)
         out.append(SeatState(
             seat=i, team=i % teams, bot=i not in (0, 1), connected=i != 1, ready=phase is Phase.SIGNING and i != 0,
-            channel_held=in_round and held and i in (0, 2),
-            last_pulse="owl" if pulse else None, last_pulse_ms=300 if pulse else None,
-            next_pulse_ms=4700 if in_round and held and i in (0, 2) else None,
+            channel_held=holding, last_pulse=pulse, last_pulse_ms=300 if pulse else None,
+            next_pulse_ms=4700 if holding else None,
         ))
     return tuple(out)
 

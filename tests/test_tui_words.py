@@ -69,9 +69,9 @@ def test_r11_a_pulse_shows_for_pulse_shown_seconds_then_fades():
     now = [NOW]
     game = round_game(4)
     game.clock = lambda: now[0]
-    assert game.pulse_on_show(2) == "owl"  # fell 0.3 s before the view arrived
+    assert game.pulse_on_show(2) == "fox"  # the partner's, fell 0.3 s before the view arrived
     now[0] += 0.6
-    assert game.pulse_on_show(2) == "owl"
+    assert game.pulse_on_show(2) == "fox"
     now[0] += 0.2  # 1.1 s after it fell: pulse_shown is 1.0 s
     assert game.pulse_on_show(2) is None
     assert game.pulse_on_show(1) is None  # never pulsed

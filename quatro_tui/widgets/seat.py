@@ -66,7 +66,11 @@ class SeatBox(GameWidget):
         second = Text()
         if pulse is not None:
             second.append(f" {words.sign(pulse, ascii_only)} ", style="bold reverse")
-            second.append(" pulse")
+            if view is not None and self.seat == view.partner and pulse == view.sign:
+                # The convention (and the bots'): the partner shows the team's sign on four of a kind.
+                second.append(" YOUR SIGN", style="bold")
+            else:
+                second.append(" pulse")
         elif state is not None and state.channel_held and state.next_pulse_ms is not None:
             left = game.left(state.next_pulse_ms)
             second.append(f"pulse in {words.seconds(left or 0)}", style="dim")
