@@ -282,13 +282,14 @@ class Connection:
             self.deliver(message)
 
     def _push(self, frame: dict[str, Any]) -> Message | None:
+        """A push as a message; raises ``WireError`` (or ``KeyError``) if the view itself cannot be read."""
         kind = frame["kind"]
         if kind == p.UPDATE:
             return ServerUpdate(
                 frame["table"],
                 frame["seq"],
                 frame["snapshot"],
-                [event_from_wire(e) for e in frame["events"]],
+                _events(frame["events"]),
                 view_from_wire(frame["view"]),
                 asyncio.get_running_loop().time(),
             )
@@ -303,3 +304,15 @@ class Connection:
                 self.seat = None
             return ServerBye(frame.get("reason", ""), frame.get("message", ""))
         return None
+
+
+def _events(items: list[Any]) -> list[Event]:
+    """The events this client can read. One it does not know (a newer server's) is skipped, never the update:
+    the view beside it still holds everything the screen needs."""
+    out = []
+    for item in items:
+        try:
+            out.append(event_from_wire(item))
+        except WireError:
+            continue
+    return out

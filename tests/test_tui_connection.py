@@ -131,3 +131,22 @@ def test_an_unreachable_server_is_an_error_not_a_hang():
             await conn.open()
 
     run(body)
+
+
+def test_an_event_of_a_newer_server_is_skipped_not_the_update():
+    from shared.wire import to_wire
+    from snapshot_games import round_game
+
+    got = []
+    conn = Connection("127.0.0.1", 1, "ann", got.append)
+    view = round_game(4).view
+    frame = {"kind": "update", "table": 1, "seq": 3, "snapshot": False, "view": to_wire(view),
+             "events": [{"kind": "meteor_strike", "seat": 2}, {"kind": "channel_taken", "seat": 1}]}
+
+    async def body():
+        conn._dispatch(frame)
+
+    run(body)
+    (update,) = got
+    assert isinstance(update, ServerUpdate) and update.view == view
+    assert [e.kind for e in update.events] == ["channel_taken"]
