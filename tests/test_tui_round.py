@@ -6,6 +6,8 @@ ends the round but the test itself.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from textual.widgets import Select
 
@@ -135,6 +137,23 @@ def test_a_round_with_keys_swap_channel_pulses_vote_call_reveal_next_round(quatr
             # n: the host starts the next round at once.
             await pilot.press("n")
             await until(lambda: app.game.view.round == 2 and isinstance(app.screen, SigningScreen), what="round 2")
+
+            # Round 2: n answers a vote no, and one no ends it (R15).
+            for player in (bob, cid, dee):
+                await player.act("ready")
+            await pilot.press("enter")
+            await until(lambda: isinstance(app.screen, TableScreen) and app.game.view.round == 2, what="round 2's table")
+            # 3 s must pass between two votes (fast timing's vote gap, R15), whatever the round: ask until allowed.
+            for _ in range(100):
+                reply = await bob.request("ask_reshuffle")
+                if reply["kind"] == p.OK:
+                    break
+                assert reply["reason"] == "vote_cooldown", reply
+                await asyncio.sleep(min(0.5, reply["wait_ms"] / 1000 + 0.05))
+            await until(lambda: app.game.view.vote is not None, what="the second vote")
+            await pilot.press("n")
+            await until(lambda: "Reshuffle refused." in app.game.feed, what="the refusal")
+            assert not app.screen.query_one(VotePrompt).has_class("-open")
             await close_all([bob, cid, dee])
             await pilot.press("ctrl+q")
 
