@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from shared import events as e
@@ -47,9 +49,10 @@ def test_play_starts_a_private_server_seats_bots_and_opens_the_table(tmp_path, m
             await until(lambda: isinstance(app.screen, TableScreen) and app.game.view.hand, what="the table")
             await swap_with_keys(app, pilot)
             assert any(line.startswith("you put down") for line in app.game.feed)
-            server = app.server
+            process = app.server.process
             await pilot.press("ctrl+q")
-        assert server.process is None  # stopped with the app
+        assert app.server.process is None
+        assert await asyncio.to_thread(process.wait, 10) is not None  # the private server is gone with the app
 
     run(body)
 
