@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from textual.widgets import DataTable, Input
 
 from shared import events as e
 from shared import protocol as p
@@ -111,6 +112,30 @@ def test_join_a_table_by_id(quatro_server):
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.my_seat == 1, what="the room")
             await until(lambda: app.game.seating["seats"][1]["name"] == "bob", what="the seating")
+            await pilot.press("ctrl+q")
+        await ann.close()
+
+    run(body)
+
+
+def test_the_lobby_lists_tables_as_they_come_and_enter_joins_one(quatro_server):
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "bob"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            ann = await Player(quatro_server, "ann").start()
+            created = await ann.act(p.CREATE_TABLE, players=6, timing="fast", password="pw")
+            table = app.screen.query_one(DataTable)
+            # Other tables may exist on the shared server: wait for ours, then put the cursor on it.
+            await until(lambda: any(t["table"] == created["table"] for t in app.tables), what="the new table listed")
+            await until(lambda: table.row_count == len(app.tables), what="the list drawn")
+            row = next(i for i, t in enumerate(app.tables) if t["table"] == created["table"])
+            table.move_cursor(row=row)
+            app.screen.query_one("#password", Input).value = "pw"
+            table.focus()
+            await pilot.press("enter")
+            await until(lambda: isinstance(app.screen, RoomScreen) and app.game.my_seat is not None, what="the room")
+            assert app.game.seating["table"] == created["table"] and app.game.seating["players"] == 6
             await pilot.press("ctrl+q")
         await ann.close()
 
