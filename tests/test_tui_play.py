@@ -142,6 +142,30 @@ def test_the_lobby_lists_tables_as_they_come_and_enter_joins_one(quatro_server):
     run(body)
 
 
+def test_the_host_seats_and_unseats_bots_with_keys_then_starts(quatro_server):
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            await pilot.pause()
+            await pilot.press("c")
+            await until(lambda: isinstance(app.screen, RoomScreen) and app.game.is_host(), what="our room")
+            bots = lambda: sum(bool(s["bot"]) for s in app.game.seating["seats"])  # noqa: E731
+            await pilot.press("b", "b")
+            await until(lambda: bots() == 2, what="two bots")
+            await pilot.press("r")
+            await until(lambda: bots() == 1, what="one bot removed")
+            await pilot.press("s")
+            await until(lambda: any("every seat" in line for line in app.game.feed), what="the refusal to start")
+            await pilot.press("b", "b")
+            await until(lambda: bots() == 3, what="a full table")
+            await pilot.press("s")
+            await until(lambda: isinstance(app.screen, SigningScreen), what="the match")
+            await pilot.press("ctrl+q")
+
+    run(body)
+
+
 def test_r19_join_comes_back_to_the_seat_it_remembers(quatro_server):
     async def body():
         ann = await Player(quatro_server, "ann").start()
