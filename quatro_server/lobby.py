@@ -161,13 +161,14 @@ class Room:
         if self.table is None or not (emits or snapshot_for is not None):
             return
         teams = self.players // 2
-        encoded = {id(emit.event): to_wire(emit.event) for emit in emits}  # each event encoded once for all seats
+        # Each event is encoded once for all the seats that see it (and not at all at a table of bots alone).
+        encoded = {id(emit.event): to_wire(emit.event) for emit in emits} if self.humans_connected() else {}
         for i, s in enumerate(self.seats):
             seen = events_for(emits, i, teams)
             if s.peer is not None and (seen or i == snapshot_for):
                 s.peer.send(self._update(i, [encoded[id(ev)] for ev in seen], now, snapshot=i == snapshot_for))
             if s.bot is not None and seen:
-                s.bot.observe(events_for(emits, i, teams))  # H2: a bot is told what a player there is told
+                s.bot.observe(seen)  # H2: a bot is told what a player there is told
         if any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits):
             self.broadcast_seating()
         self.on_change()
