@@ -12,6 +12,15 @@ from shared.signs import Sign
 TEAM_LETTERS = "ABCD"
 
 
+#: Punctuation the client's sentences use, and its ASCII stand-in.
+_ASCII_PUNCTUATION = str.maketrans({"—": "-", "…": "...", "×": "x", "←": "<-", "→": "->"})
+
+
+def plain(text: str, ascii_only: bool) -> str:
+    """``text`` as a terminal without Unicode symbols can show it."""
+    return text.translate(_ASCII_PUNCTUATION) if ascii_only else text
+
+
 def team_letter(team: int) -> str:
     """Teams are told apart by letter everywhere, so colour is never the only cue."""
     return TEAM_LETTERS[team]

@@ -95,3 +95,8 @@ def test_the_client_never_imports_the_server():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_ascii_mode_spells_out_its_punctuation_too():
+    assert words.plain("too slow — QH was taken…", True) == "too slow - QH was taken..."
+    assert words.plain("too slow — Q♥ was taken", False) == "too slow — Q♥ was taken"

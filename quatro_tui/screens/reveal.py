@@ -36,7 +36,8 @@ class Reveal(GameWidget):
         summary = view.summary
         ascii_only = game.ascii_only
         text.append(f"Round {summary.round}: ", style="bold")
-        text.append(words.outcome(summary.outcome, summary.by, summary.accused, summary.right, summary.scorers, game.name), style="bold")
+        told = words.outcome(summary.outcome, summary.by, summary.accused, summary.right, summary.scorers, game.name)
+        text.append(words.plain(told, ascii_only), style="bold")
         text.append("\n")
         teams = view.players // 2
         for team in range(teams):

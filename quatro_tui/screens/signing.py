@@ -53,7 +53,7 @@ class ReadyList(GameWidget):
         if view is None:
             return text
         for state in view.seats:
-            mark = "ready" if state.ready else ("away" if not state.connected else "…")
+            mark = "ready" if state.ready else ("away" if not state.connected else words.plain("…", game.ascii_only))
             who = "you" if state.seat == view.seat else game.raw_name(state.seat)[:12]
             text.append(f"{words.team_letter(state.team)} {who}: ", style="bold" if state.seat == view.seat else "")
             text.append(mark, style="bold" if state.ready else "dim")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
 
 
@@ -16,7 +17,7 @@ class Feed(GameWidget):
 
     def draw(self) -> Text:
         height = max(1, self.size.height)
-        lines = list(self.game.feed)[-height:]
+        lines = [words.plain(line, self.game.ascii_only) for line in list(self.game.feed)[-height:]]
         # One event a line, cut rather than wrapped: wrapping would push the newest line off the bottom.
         text = Text(no_wrap=True, overflow="ellipsis")
         for i, line in enumerate(lines):

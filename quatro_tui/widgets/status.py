@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 
+from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.countdown import Countdown
 from quatro_tui.widgets.scoreboard import Scoreboard
@@ -23,7 +24,7 @@ class RoundLabel(GameWidget):
         text = Text()
         text.append(" QUATRO ", style="bold reverse")
         if game.link:
-            text.append(f" {game.link} ", style="bold reverse")
+            text.append(f" {words.plain(game.link, game.ascii_only)} ", style="bold reverse")
         elif game.view is not None:
             text.append(f" round {game.view.round} ")
         return text
