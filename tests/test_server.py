@@ -265,3 +265,28 @@ async def test_emoji_names_are_welcome(server):
     c = await TestClient.connect(server.port, hello=False)
     reply = await c.request(p.HELLO, version=p.PROTOCOL_VERSION, name="dev 👩‍💻 é")
     assert reply["kind"] == p.OK
+
+
+async def test_r20_a_match_played_over_tcp_ends_with_its_winners(server):
+    """Calls until a team reaches the two points of this match: every call scores for one of the two teams,
+    so three rounds at most; then the match is over and says who won (R20)."""
+    clients = await seat_four(server, timing="short")
+    ann, bob = clients[0], clients[1]
+    for round_no in (1, 2, 3):
+        await open_round(clients)
+        assert (await ann.request("call"))["kind"] == p.OK
+        ended = await ann.wait_event("round_ended")
+        assert ended["right"] == is_four_of_a_kind(ended["hands"][2])  # R13: the partner's hand
+        if max(ended["scores"]) == 2:
+            break
+        await ann.wait_view(lambda v: v.phase is Phase.BREAK)
+        assert (await ann.request("next_round"))["kind"] == p.OK
+        for c in clients:
+            await c.wait_view(lambda v, r=round_no: v.phase is Phase.SIGNING and v.round == r + 1)
+    over = await ann.wait_event("match_over")
+    scores = over["scores"]
+    assert max(scores) == 2 and over["winners"] == [t for t, s in enumerate(scores) if s == 2]
+    view = await bob.wait_view(lambda v: v.phase is Phase.OVER)
+    assert view.winners == tuple(over["winners"])
+    late = await bob.request("swap", give=view.hand[0], slot=0, take=view.center[0])
+    assert late["kind"] == p.REFUSED and late["reason"] == "match_over"
