@@ -104,8 +104,14 @@ class Server:
     def _room_created(self, room: Room) -> None:
         assert self._nursery is not None
         self._wakeups[room.id] = trio.Event()
-        room.on_change = lambda: self._wakeups[room.id].set()
+        room.on_change = lambda: self._wake(room.id)
         self._nursery.start_soon(self._run_room, room)
+
+    def _wake(self, room_id: int) -> None:
+        """Wake a room's timer task; a room whose task has ended has nothing to wake."""
+        wakeup = self._wakeups.get(room_id)
+        if wakeup is not None:
+            wakeup.set()
 
     async def _run_room(self, room: Room) -> None:
         """Sleep until the room's next deadline (or until something changes), then let time pass."""
@@ -123,9 +129,11 @@ class Server:
             log.exception("table_failed table=%d", room.id)  # a table's bug ends that table, not the server
             self.lobby.close(room)
             for seat in room.seats:
-                if seat.peer is not None:
-                    seat.peer.send({"kind": p.BYE, "reason": "table_failed", "message": "this table hit an error"})
-                    seat.peer.close("table_failed")
+                peer, seat.peer = seat.peer, None
+                if peer is not None:
+                    peer.room = peer.seat = None  # nothing of a broken table runs again, not even on the way out
+                    peer.send({"kind": p.BYE, "reason": "table_failed", "message": "this table hit an error"})
+                    peer.close("table_failed")
         finally:
             self._wakeups.pop(room.id, None)
             log.info("table_stopped table=%d", room.id)
@@ -156,7 +164,10 @@ class Server:
             log.exception("connection_failed peer=%s", address)  # never escapes: the server and tables go on
         finally:
             self.connections.discard(conn)
-            self.lobby.detach(conn, trio.current_time(), leaving=False)
+            try:
+                self.lobby.detach(conn, trio.current_time(), leaving=False)
+            except Exception:
+                log.exception("detach_failed peer=%s", address)
             with trio.CancelScope(shield=True):
                 await conn.stream.aclose()
             log.info("connection_closed peer=%s reason=%s", address, conn.closed_reason)

@@ -101,9 +101,16 @@ def _int(value: Any) -> bool:
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
+#: Categories never allowed: controls (escape sequences, newlines), line and paragraph separators.
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
+
+
 def printable(value: str) -> bool:
-    """No control characters (escape sequences, newlines) and no bidi overrides; emoji sequences are fine."""
-    return all(unicodedata.category(ch) != "Cc" and ch not in _BIDI_CONTROLS for ch in value)
+    """Something visible, with no control character (escape sequences, newlines), no line or paragraph
+    separator and no bidi override; emoji sequences (joined with U+200D) are fine."""
+    if not any(not unicodedata.category(ch).startswith(("Z", "C")) for ch in value):
+        return False  # blank or invisible: spaces, zero-width characters only
+    return all(unicodedata.category(ch) not in _FORBIDDEN_CATEGORIES and ch not in _BIDI_CONTROLS for ch in value)
 
 
 def _str(limit: int):

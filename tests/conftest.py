@@ -14,6 +14,8 @@ from quatro_server.timing import FAST, PROFILES
 
 #: Fast timing with rounds short enough for a test to watch one end in a draw.
 QUICK = replace(FAST, round_length=3.0, break_length=0.5, sign_window=1.0)
+#: Fast pulses, but cooldowns and phases long enough that no test races them on a loaded machine.
+STEADY = replace(FAST, swap_cooldown=5.0, sign_window=30.0, round_length=60.0, break_length=30.0)
 #: Fast timing with a match of two points, for tests that play a match to its end.
 SHORT_MATCH = replace(FAST, target_score=2, break_length=0.5)
 
@@ -21,7 +23,7 @@ SHORT_MATCH = replace(FAST, target_score=2, break_length=0.5)
 @pytest.fixture
 async def server(nursery):
     """A server listening on a free loopback port; ``server.port`` is where to connect."""
-    lobby = Lobby(timing_profiles={**PROFILES, "quick": QUICK, "short": SHORT_MATCH}, seed=random.randrange(2**32))
+    lobby = Lobby(timing_profiles={**PROFILES, "quick": QUICK, "short": SHORT_MATCH, "steady": STEADY}, seed=random.randrange(2**32))
     lobby.default_timing = "fast"
     srv = Server(lobby)
     listeners = await nursery.start(srv.serve, "127.0.0.1", 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import trio
 
 from shared import protocol as p
@@ -86,7 +87,7 @@ async def test_host_adds_and_removes_bots_then_starts(server):
 
 
 async def test_full_round_sign_swap_channel_pulse_call_reveal_next_round(server):
-    clients = await seat_four(server)
+    clients = await seat_four(server, timing="steady")
     ann, bob, cid, dee = clients  # ann (0) and cid (2) are partners, team 0
     assert (await ann.request("pick_sign", sign="fox"))["kind"] == p.OK
     assert (await cid.wait_view(lambda v: v.sign is not None)).sign == "fox"  # the partner sees it appear (R6)
@@ -265,6 +266,40 @@ async def test_emoji_names_are_welcome(server):
     c = await TestClient.connect(server.port, hello=False)
     reply = await c.request(p.HELLO, version=p.PROTOCOL_VERSION, name="dev 👩‍💻 é")
     assert reply["kind"] == p.OK
+
+
+@pytest.mark.parametrize("name", ["   ", "\u200b", "a\u2028b", "\u202eevil"])
+async def test_blank_invisible_or_reordering_names_are_refused(server, name):
+    c = await TestClient.connect(server.port, hello=False)
+    reply = await c.request(p.HELLO, version=p.PROTOCOL_VERSION, name=name)
+    assert reply["kind"] == p.ERROR and reply["code"] == p.BAD_REQUEST
+
+
+async def test_a_failing_table_ends_alone(server, caplog):
+    """A bug in one table closes that table (its players are told) and nothing else: the server serves on."""
+    clients = await seat_four(server)
+    other = await TestClient.connect(server.port, "zed")
+    await other.request(p.CREATE_TABLE, players=4)
+    room = server.lobby.rooms[clients[0].table]
+
+    def broken_tick(now):
+        raise RuntimeError("a table bug")
+
+    room.tick = broken_tick
+    room.on_change()
+    for c in clients:
+        frame = None
+        while frame is None or frame["kind"] != p.BYE:
+            frame = await c.next_frame()
+            assert frame is not None
+        assert frame["reason"] == "table_failed"
+        assert await c.closed()
+    assert clients[0].table not in server.lobby.rooms
+    assert (await other.request(p.PING))["kind"] == p.OK
+    listing = await other.request(p.LIST_TABLES)
+    assert [t["table"] for t in listing["tables"]] == [other.table]
+    fresh = await TestClient.connect(server.port, "yan")
+    assert (await fresh.request(p.JOIN, table=other.table))["kind"] == p.OK
 
 
 async def test_r20_a_match_played_over_tcp_ends_with_its_winners(server):
