@@ -24,11 +24,12 @@ pulses the team's sign.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from shared import actions as a
 from shared import events as e
-from shared.cards import HAND_SIZE, Card, rank_of
+from shared.cards import HAND_SIZE, Card, rank_counts, rank_of
+from shared.cards import is_four_of_a_kind as is_four
 from shared.signs import SIGNS, Sign
 from shared.views import Phase, SeatView
 
@@ -53,25 +54,6 @@ RANDOM_CHANNEL = 0.1
 RANDOM_CALL = 0.01
 RANDOM_COUNTER = 0.01
 RANDOM_RESHUFFLE = 0.005
-
-
-def is_four(hand: Iterable[Card]) -> bool:
-    """Four cards of one rank (R13, R14); a cheaper twin of ``shared.cards.is_four_of_a_kind`` for hot paths."""
-    hand = tuple(hand)
-    if len(hand) != HAND_SIZE:
-        return False
-    rank = rank_of(hand[0])
-    return all(rank_of(card) == rank for card in hand[1:])
-
-
-def rank_counts(cards: Iterable[Card]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for card in cards:
-        rank = rank_of(card)
-        counts[rank] = counts.get(rank, 0) + 1
-    return counts
-
-
 
 
 class Bot:

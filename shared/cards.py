@@ -7,7 +7,6 @@ the suit gives each of the four copies an identity and a face for display.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
 Card = str
@@ -54,14 +53,22 @@ def display(card: Card, ascii_only: bool = False) -> str:
     return rank_of(card) + SUIT_SYMBOLS[suit_of(card)]
 
 
-def rank_counts(cards: Iterable[Card]) -> Counter[str]:
-    return Counter(rank_of(card) for card in cards)
+def rank_counts(cards: Iterable[Card]) -> dict[str, int]:
+    """How many cards of each rank. A plain dict: bots call this on every look, the engine on every deal."""
+    counts: dict[str, int] = {}
+    for card in cards:
+        rank = card[:-1]
+        counts[rank] = counts.get(rank, 0) + 1
+    return counts
 
 
 def is_four_of_a_kind(hand: Iterable[Card]) -> bool:
     """True when the hand is four cards of one rank (what R13 and R14 look for)."""
-    hand = list(hand)
-    return len(hand) == HAND_SIZE and len(rank_counts(hand)) == 1
+    hand = tuple(hand)
+    if len(hand) != HAND_SIZE:
+        return False
+    rank = hand[0][:-1]
+    return all(card[:-1] == rank for card in hand[1:])
 
 
 def has_three_of_a_rank(hand: Iterable[Card]) -> bool:
