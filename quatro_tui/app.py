@@ -16,6 +16,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
@@ -127,7 +128,8 @@ class QuatroApp(App[str | None]):
 
     def _splash(self, text: str) -> None:
         try:
-            self.query_one("#splash", Static).update(text)
+            # Plain text: it holds the address typed on the command line.
+            self.query_one("#splash", Static).update(Content(text))
         except Exception:  # noqa: BLE001 - the splash is gone once a screen covers it; nothing to tell
             pass
 

@@ -7,6 +7,7 @@ import re
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.markup import escape
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
@@ -83,7 +84,8 @@ def _group_line(group: tuple[str, list[str], list[str]]) -> tuple[str, str]:
 
 
 def keys_text(screen: Screen) -> str:
-    return "\n".join(f"  [b]{keys:>15}[/b]  {what}" for keys, what in key_lines(screen))
+    # Escaped: keys come from the player's key map, which may name "[" or "]".
+    return "\n".join(f"  [b]{escape(f'{keys:>15}')}[/b]  {escape(what)}" for keys, what in key_lines(screen))
 
 
 class HelpScreen(ModalScreen[None]):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
@@ -44,13 +46,16 @@ class LobbyScreen(Screen):
         table = self.query_one(DataTable)
         table.clear()
         for t in self.app.tables:
-            table.add_row(
-                str(t["table"]), f"{t['taken']}/{t['players']}", str(t["bots"]), t["phase"], t["timing"],
-                "yes" if t["password"] else "", " ".join(map(str, t["scores"])), key=str(t["table"]),
+            # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
+            cells = (
+                str(t["table"]), f"{t['taken']}/{t['players']}", str(t["bots"]), str(t["phase"]), str(t["timing"]),
+                "yes" if t["password"] else "", " ".join(map(str, t["scores"])),
             )
+            table.add_row(*(Text(cell) for cell in cells), key=str(t["table"]))
 
     def note(self, text: str) -> None:
-        self.query_one("#lobby-note", Static).update(text)
+        """A line under the list, as plain text (it often holds the server's own words)."""
+        self.query_one("#lobby-note", Static).update(Content(text))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_join()

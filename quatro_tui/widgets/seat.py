@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.content import Content
 
 from shared.views import Phase
 
@@ -21,6 +22,8 @@ class SeatBox(GameWidget):
     def __init__(self, seat: int, **kwargs) -> None:
         super().__init__(**kwargs)
         self.seat = seat
+        self._title: str | None = None
+        self._subtitle: str | None = None
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -40,10 +43,14 @@ class SeatBox(GameWidget):
         title = f"{words.team_letter(team)} {game.raw_name(self.seat)[:14]}"
         subtitle = "partner" if view is not None and self.seat == view.partner else ""
         # Setting a border title repaints the widget even when it is the same: set it only when it changes.
-        if self.border_title != title:
-            self.border_title = title
-        if self.border_subtitle != subtitle:
-            self.border_subtitle = subtitle
+        # A name is another player's text: set as Content, never as a str, which Textual would parse as markup
+        # (a name such as "[/]" would crash this client, "[@click=app.quit]x" would run an action).
+        if self._title != title:
+            self._title = title
+            self.border_title = Content(title)
+        if self._subtitle != subtitle:
+            self._subtitle = subtitle
+            self.border_subtitle = Content(subtitle)
 
     def draw(self) -> Text:
         game = self.game
