@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -182,7 +181,7 @@ class QuatroApp(App[str | None]):
 
     async def _set_up_play(self, plan: Play) -> None:
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
-        reply = await self.request(p.CREATE_TABLE, players=plan.players, timing=self.server_timing(plan.timing))
+        reply = await self.request(p.CREATE_TABLE, players=plan.players, **self.table_timing(plan.timing))
         if reply is None or reply["kind"] != p.OK:
             self.exit(f"quatro: cannot create a table: {reply and reply.get('message')}", return_code=1)
             return
@@ -200,9 +199,14 @@ class QuatroApp(App[str | None]):
             self.route()
 
     @staticmethod
-    def server_timing(timing: str) -> str:
-        """The profile name the private server knows a timing by (a file is named by its stem, as the server does)."""
-        return timing if timing in ("standard", "fast") else Path(timing).stem
+    def table_timing(timing: str) -> dict[str, str]:
+        """The ``timing`` field of ``create_table`` for the private server.
+
+        A named profile is asked for by name. A file is not named at all: the private server was started with
+        ``--timing FILE`` and made it its default, which a table created without ``timing`` gets; the file's
+        stem could be longer than the protocol allows a profile name (32 characters), or clash with a profile.
+        """
+        return {"timing": timing} if timing in ("standard", "fast") else {}
 
     # --- requests -----------------------------------------------------------------------------
 

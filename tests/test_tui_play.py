@@ -71,19 +71,30 @@ def test_play_with_an_unknown_bot_level_falls_back_to_normal_bots():
     run(body)
 
 
-def test_play_with_a_timing_file(tmp_path):
-    timing = tmp_path / "brisk.toml"
+@pytest.mark.parametrize("stem", ["brisk", "a-timing-file-whose-name-is-longer-than-thirty-two-characters"])
+def test_play_with_a_timing_file(tmp_path, stem):
+    timing = tmp_path / f"{stem}.toml"
     timing.write_text("sign_window = 2.0\nround_length = 40\npulse_shown = 0.7\n")
 
     async def body():
         app = QuatroApp(Play(players=4, level="normal", timing=str(timing), name="ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(lambda: app.game.seating is not None and app.game.view is not None, what="the match")
-            assert app.game.seating["timing_name"] == "brisk"
+            await until(lambda: app.game.seating is not None and app.game.view is not None or app.return_code is not None,
+                        what="the match")
+            assert app.return_code is None, app.return_value  # the table was created, whatever the file's name
+            assert app.game.seating["timing_name"] == stem
+            assert app.game.seating["timing"]["round_length"] == 40  # the file's durations, not a profile's
             assert app.game.timing("pulse_shown", 1.0) == 0.7  # pulses stay on screen as long as the table says
             await pilot.press("ctrl+q")
 
     run(body)
+
+
+def test_a_timing_file_is_left_to_the_private_servers_default():
+    """``create_table`` names only the built-in profiles: the server started with ``--timing FILE`` defaults to it."""
+    assert QuatroApp.table_timing("fast") == {"timing": "fast"}
+    assert QuatroApp.table_timing("standard") == {"timing": "standard"}
+    assert QuatroApp.table_timing("/tmp/" + "x" * 40 + ".toml") == {}
 
 
 def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills():
