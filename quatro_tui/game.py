@@ -2,11 +2,12 @@
 
 The server sends remaining durations, never clock readings; the client notes when each view arrived
 (its own monotonic clock) and counts down from there until the next update. The clock is injectable so
-that screenshots can freeze it.
+that screenshots can freeze it; so is the randomness (where the sign grid's cursor starts each round).
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections import deque
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import events as e
-from shared.signs import Sign
+from shared.signs import SIGNS, Sign
 from shared.views import Phase, SeatView
 
 from quatro_tui import words
@@ -45,11 +46,17 @@ class Game:
     link: str = ""
     #: One's seat as the server gave it on joining (before the first view arrives).
     my_seat: int | None = None
+    #: Where the sign grid's cursor starts each round. Unpredictable by default; screenshots fix it.
+    rng: random.Random = field(default_factory=random.SystemRandom)
+    #: The team's sign of each round this client saw, by round.
+    signs: dict[int, Sign] = field(default_factory=dict)
 
     # --- arriving state ---------------------------------------------------------------------------
 
     def apply(self, view: SeatView, events: list[e.Event], received_at: float) -> None:
         self.view, self.received_at = view, received_at
+        if view.sign is not None:
+            self.signs[view.round] = view.sign
         self.events.extend(events)
         for ev in events:
             line = words.event(ev, self.name, view.seat, self.ascii_only)
@@ -130,6 +137,15 @@ class Game:
             return None
         age = state.last_pulse_ms / 1000 + self.elapsed()
         return state.last_pulse if age < self.timing("pulse_shown", DEFAULT_PULSE_SHOWN) else None
+
+    def fresh_sign(self) -> Sign:
+        """A sign for the grid's cursor to start on this round: random, and never last round's sign.
+
+        Enter at signing picks the sign under the cursor; were the cursor to start on the same sign every round,
+        a player who just presses Enter would show the same, guessable sign round after round.
+        """
+        last = self.signs.get(self.view.round - 1) if self.view is not None else None
+        return self.rng.choice([sign for sign in SIGNS if sign != last])
 
     def is_host(self) -> bool:
         if self.view is not None:

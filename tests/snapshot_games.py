@@ -1,10 +1,12 @@
 """Hand-made tables for the client's screenshots and dialog tests: fixed views, fixed names, a frozen clock.
 
-No server: every screen is built from a ``SeatView`` written out here, so its picture never changes
-unless the client's drawing does.
+No server: every screen is built from a ``SeatView`` written out here, with a seeded random generator (where
+the sign grid's cursor starts), so its picture never changes unless the client's drawing does.
 """
 
 from __future__ import annotations
+
+import random
 
 from shared.cards import deck_for, ranks_for
 from shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
@@ -15,6 +17,8 @@ from quatro_tui.game import Game
 NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")
 #: The frozen clock: every view "arrived" at this instant and time never moves.
 NOW = 1000.0
+#: The seed of every game's random generator.
+SEED = 4
 TIMING = {"sign_window": 30.0, "swap_cooldown": 2.0, "channel_cooldown": 2.0, "pulse_interval": 5.0, "pulse_shown": 1.0,
           "vote_window": 20.0, "vote_gap": 30.0, "round_length": 180.0, "break_length": 30.0, "target_score": 5}
 
@@ -67,7 +71,7 @@ def _view(players: int, phase: Phase, **changes) -> SeatView:
 
 
 def _game(players: int, phase: Phase, view: SeatView | None, feed: list[str]) -> Game:
-    game = Game(clock=lambda: NOW)
+    game = Game(clock=lambda: NOW, rng=random.Random(SEED))
     game.seat(seating(players, phase))
     game.my_seat = 0
     if view is not None:

@@ -13,7 +13,7 @@ from textual.widgets import Select
 
 from shared import events as e
 from shared import protocol as p
-from shared.signs import EMOJI
+from shared.signs import EMOJI, SIGNS
 from shared.views import Phase
 
 from quatro_tui.app import Join, QuatroApp
@@ -37,10 +37,11 @@ def shown(widget) -> str:
     return str(widget.render())
 
 
-async def sit_down(app, pilot, port: int, players: int = 4, sign_by: str = "keys") -> list[Player]:
+async def sit_down(app, pilot, port: int, players: int = 4, sign_by: str = "keys") -> tuple[list[Player], str]:
     """From the lobby: create a fast table with keys, let scripted players fill it, start, sign, and open the round.
+    Returns the other players and the team's sign.
 
-    ``sign_by``: the team's sign is picked with the keys (space: the first of the 24), with the mouse (a click
+    ``sign_by``: the team's sign is picked with the keys (space: the sign the cursor starts on), with the mouse (a click
     on the fourth, fox), or by the partner (owl), whose pick must then appear on our screen (R6).
     """
     await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
@@ -58,8 +59,9 @@ async def sit_down(app, pilot, port: int, players: int = 4, sign_by: str = "keys
     await pilot.press("s")
     await until(lambda: isinstance(app.screen, SigningScreen) and app.game.view is not None, what="the signing")
     if sign_by == "keys":
+        await pilot.pause()
+        expected = SIGNS[app.screen.query_one(SignGrid).cursor]  # where the cursor starts: a random sign
         await pilot.press("space")
-        expected = "pineapple"
     elif sign_by == "mouse":
         await pilot.click(SignGrid, offset=(3 * CELL + 3, 0))
         expected = "fox"
@@ -73,7 +75,7 @@ async def sit_down(app, pilot, port: int, players: int = 4, sign_by: str = "keys
         await player.act("ready")
     await pilot.press("enter")
     await until(lambda: isinstance(app.screen, TableScreen) and len(app.game.view.hand) == 4, what="the round")
-    return others
+    return others, expected
 
 
 def my_swaps(app) -> list[e.Swapped]:
@@ -89,7 +91,7 @@ def test_a_round_with_keys_swap_channel_pulses_vote_call_reveal_next_round(quatr
     async def body():
         app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            bob, cid, dee = await sit_down(app, pilot, quatro_server)
+            (bob, cid, dee), sign = await sit_down(app, pilot, quatro_server)
 
             # Swap: a (hand card 1) then q (center slot 1).
             give, take = app.game.view.hand[0], app.game.view.center[0]
@@ -103,8 +105,8 @@ def test_a_round_with_keys_swap_channel_pulses_vote_call_reveal_next_round(quatr
             await pilot.press("c")
             await until(lambda: app.game.view.channel_held, what="the channel")
             await pilot.press("1")
-            await until(lambda: app.game.view.channel_sign == "pineapple", what="the emoji")
-            await until(lambda: EMOJI["pineapple"] in shown(app.screen.query_one(SelfPanel)), what="our pulse on screen")
+            await until(lambda: app.game.view.channel_sign == sign, what="the emoji")
+            await until(lambda: EMOJI[sign] in shown(app.screen.query_one(SelfPanel)), what="our pulse on screen")
 
             # Another seat's pulse shows on its seat, for a moment.
             await bob.act("take_channel")
@@ -129,7 +131,7 @@ def test_a_round_with_keys_swap_channel_pulses_vote_call_reveal_next_round(quatr
                 await pilot.press("y")
             await until(lambda: isinstance(app.screen, RevealScreen), what="the reveal")
             text = shown(app.screen.query_one("Reveal"))
-            assert "called Quatro!" in text and EMOJI["pineapple"] in text
+            assert "called Quatro!" in text and EMOJI[sign] in text
             summary = app.game.view.summary
             for hand in summary.hands:
                 assert all(card[:-1] in text for card in hand)
@@ -164,7 +166,7 @@ def test_a_round_with_the_mouse_counter_and_a_dropped_connection(quatro_server):
     async def body():
         app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            others = await sit_down(app, pilot, quatro_server, sign_by="mouse")
+            others, _ = await sit_down(app, pilot, quatro_server, sign_by="mouse")
 
             # Click hand card 2, then center slot 3.
             give, take = app.game.view.hand[1], app.game.view.center[2]
@@ -198,7 +200,7 @@ def test_counter_with_six_players_asks_which_team(quatro_server):
     async def body():
         app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
         async with app.run_test(size=(100, 30)) as pilot:
-            others = await sit_down(app, pilot, quatro_server, players=6, sign_by="partner")
+            others, _ = await sit_down(app, pilot, quatro_server, players=6, sign_by="partner")
             assert len(app.screen.query(SeatBox)) == 5
             # 1 without the channel: takes it and shows the team's sign, one key at the moment it matters.
             await pilot.press("1")
@@ -236,6 +238,47 @@ def test_r13_calling_on_ones_own_four_asks_first():
             await until(lambda: isinstance(app.screen, ConfirmCall), what="the reminder")
             await pilot.press("y")
             await until(lambda: sent == ["call"], what="the call")
+
+    run(body)
+
+
+def test_enter_at_signing_picks_a_fresh_random_sign_each_round():
+    """The grid's cursor starts on a random sign each round, never last round's: Enter alone is not guessable."""
+    from dataclasses import replace
+
+    from snapshot_games import NOW, signing_game
+
+    async def body():
+        game = signing_game(4)
+        game.signs.clear()
+        signing = replace(game.view, sign=None, round=1)
+        game.apply(signing, [], NOW)
+        app = QuatroApp(game=game)
+        sent = []
+        app.send = lambda kind, **fields: sent.append((kind, fields))
+        starts = []
+        async with app.run_test(size=(80, 24)) as pilot:
+            for round_ in range(1, 31):
+                game.apply(replace(signing, round=round_), [], NOW)
+                app.route()
+                app.game_changed()
+                await until(lambda: isinstance(app.screen, SigningScreen), what=f"round {round_}'s signing")
+                await pilot.pause()
+                start = SIGNS[app.screen.query_one(SignGrid).cursor]
+                assert start != game.signs.get(round_ - 1), f"round {round_} starts on last round's sign"
+                starts.append(start)
+                sent.clear()
+                await pilot.press("enter")
+                assert sent == [("pick_sign", {"sign": start}), ("ready", {})]
+                # The server takes the pick, then the round opens (a new signing screen comes next round).
+                game.apply(replace(signing, round=round_, sign=start), [], NOW)
+                app.game_changed()
+                if round_ % 2:
+                    game.apply(replace(signing, round=round_, sign=start, phase=Phase.ROUND), [], NOW)
+                    app.route()
+                    await until(lambda: isinstance(app.screen, TableScreen), what=f"round {round_}'s table")
+        assert len(set(starts)) > 5, starts  # not the same sign (🍍) every round
+        assert game.signs == dict(enumerate(starts, start=1))
 
     run(body)
 

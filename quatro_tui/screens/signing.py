@@ -76,7 +76,7 @@ class SigningScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusBar()
         yield SignChoice(classes="pad")
-        yield SignGrid(classes="pad")
+        yield SignGrid(fresh_each_round=True, classes="pad")
         yield ReadyList(classes="pad")
         yield Feed(classes="pad")
         yield Footer()
@@ -100,6 +100,7 @@ class SigningScreen(Screen):
 
     def action_ready(self) -> None:
         # Enter also picks the highlighted sign when the team has none: one key from the grid to the round.
+        # The cursor starts on a random sign each round, so this is a fresh sign, not the same one every round.
         self.action_pick()
         self.app.send("ready")
 

@@ -31,6 +31,27 @@ class SignGrid(GameWidget):
             super().__init__()
             self.sign = sign
 
+    def __init__(self, *, fresh_each_round: bool = False, **kwargs) -> None:
+        super().__init__(**kwargs)
+        #: Signing: the cursor starts on a random sign each round (``Game.fresh_sign``), not on the first.
+        self.fresh_each_round = fresh_each_round
+        self._cursor_round: int | None = None
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self._fresh_start()
+
+    def watch_version(self, version: int) -> None:
+        self._fresh_start()
+        super().watch_version(version)
+
+    def _fresh_start(self) -> None:
+        view = self.game.view
+        if not self.fresh_each_round or view is None or view.round == self._cursor_round:
+            return
+        self._cursor_round = view.round
+        self.cursor = SIGNS.index(self.game.fresh_sign())
+
     def watch_cursor(self, value: int) -> None:
         self.redraw()
 
