@@ -17,6 +17,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Static
 
 from shared import protocol as p
@@ -43,6 +44,18 @@ from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
 from quatro_tui.widgets.base import GameWidget
+
+#: Textual's key symbols, spelled out for ASCII mode.
+ASCII_KEYS = str.maketrans({"⏎": "enter", "↑": "up", "↓": "down", "←": "left", "→": "right", "⌫": "backspace",
+                            "⇥": "tab", "␣": "space"})
+
+
+class AsciiScrollBarRender(ScrollBarRender):
+    """Scrollbars without block characters: the thumb is a run of blank cells in the bar's colour."""
+
+    VERTICAL_BARS = [" "] * 8
+    HORIZONTAL_BARS = [" "] * 8
+
 
 #: The screen of each phase of a table (h11-style: the phases and what shows them, in one place).
 PHASE_SCREENS: dict[Phase, type[Screen]] = {
@@ -113,11 +126,19 @@ class QuatroApp(App[str | None]):
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
         self.tables: list[dict[str, Any]] = []
+        #: ASCII mode draws ASCII borders too (quatro.tcss, ``.-ascii``).
+        self.set_class(self.game.ascii_only, "-ascii")
+        self._scrollbar_renderer: type[ScrollBarRender] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("Quatro", id="splash")
 
     def on_mount(self) -> None:
+        if self.game.ascii_only:
+            # Textual draws scrollbar ends with block characters; in ASCII mode, with blanks. The renderer is
+            # Textual's documented class-wide setting: set for as long as this app runs.
+            self._scrollbar_renderer = ScrollBar.renderer
+            ScrollBar.renderer = AsciiScrollBarRender
         if self.plan is not None:
             self.run_worker(self._begin(), name="begin", exit_on_error=False)
         elif self.game.phase is not None:
@@ -128,7 +149,7 @@ class QuatroApp(App[str | None]):
     def _splash(self, text: str) -> None:
         try:
             # Plain text: it holds the address typed on the command line.
-            self.query_one("#splash", Static).update(Content(text))
+            self.query_one("#splash", Static).update(Content(words.plain(text, self.game.ascii_only)))
         except Exception:  # noqa: BLE001 - the splash is gone once a screen covers it; nothing to tell
             pass
 
@@ -320,6 +341,16 @@ class QuatroApp(App[str | None]):
             await self.conn.close()
         self.exit()
 
+    def get_key_display(self, binding: Binding) -> str:
+        """Keys as the footer shows them: Textual's symbols (arrows, a return sign), or their names in ASCII mode."""
+        shown = super().get_key_display(binding)
+        if self.game.ascii_only and not shown.isascii():
+            shown = words.plain(shown.translate(ASCII_KEYS), True)
+        return shown
+
     def on_unmount(self) -> None:
+        if self._scrollbar_renderer is not None:
+            ScrollBar.renderer = self._scrollbar_renderer
+            self._scrollbar_renderer = None
         if self.server is not None:
             self.server.stop(wait=False)

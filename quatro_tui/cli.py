@@ -59,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--open", type=int, default=0, metavar="N",
                       help="leave N seats for other people on this machine or LAN; shows the address they join with")
     play.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
-    play.add_argument("--ascii", action="store_true", help="ASCII names for emojis and suits")
+    play.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
 
     join = commands.add_parser("join", help="join a Quatro server; without --table, open its lobby")
     join.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
@@ -67,7 +67,7 @@ def parser() -> argparse.ArgumentParser:
     join.add_argument("--table", type=int, default=None, help="join this table at once")
     join.add_argument("--password", type=_password, default=None, help="the table's password, if it has one")
     join.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
-    join.add_argument("--ascii", action="store_true", help="ASCII names for emojis and suits")
+    join.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
     return root
 
 

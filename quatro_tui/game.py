@@ -93,10 +93,13 @@ class Game:
         return self.seating["players"] if self.seating else 4
 
     def raw_name(self, seat: int) -> str:
+        """A seat's player by name (oneself too), as this terminal can draw it (``words.plain``).
+
+        A name is another player's text: widgets draw it as plain text, never as markup."""
         if self.seating is not None and seat < len(self.seating["seats"]):
             name = self.seating["seats"][seat].get("name")
             if name:
-                return name
+                return words.plain(name, self.ascii_only)
         return f"seat {seat + 1}"
 
     def name(self, seat: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 
 from shared import cards, signs
@@ -12,13 +13,21 @@ from shared.signs import Sign
 TEAM_LETTERS = "ABCD"
 
 
-#: Punctuation the client's sentences use, and its ASCII stand-in.
-_ASCII_PUNCTUATION = str.maketrans({"—": "-", "…": "...", "×": "x", "←": "<-", "→": "->"})
+#: What the client's sentences draw beyond ASCII, and its ASCII stand-in: punctuation, suits, the signs' emoji.
+_ASCII_STAND_INS = str.maketrans(
+    {"—": "-", "–": "-", "…": "...", "×": "x", "←": "<-", "→": "->", "↑": "^", "↓": "v", "•": "*"}
+    | {symbol: letter for letter, symbol in cards.SUIT_SYMBOLS.items()}
+    | {emoji: name for name, emoji in signs.EMOJI.items()}
+)
 
 
 def plain(text: str, ascii_only: bool) -> str:
-    """``text`` as a terminal without Unicode symbols can show it."""
-    return text.translate(_ASCII_PUNCTUATION) if ascii_only else text
+    """``text`` as a terminal without Unicode can show it: symbols spelled out, accents dropped ("Zoë" is
+    "Zoe"), and any other character a "?". Names are other players' text, in any script: this is for them too."""
+    if not ascii_only or text.isascii():
+        return text
+    text = unicodedata.normalize("NFKD", text.translate(_ASCII_STAND_INS))
+    return "".join(c if c.isascii() else "?" for c in text if not unicodedata.combining(c))
 
 
 def team_letter(team: int) -> str:

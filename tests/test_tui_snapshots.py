@@ -37,6 +37,16 @@ def test_table_in_ascii(snap_compare):
     assert snap_compare(QuatroApp(game=round_game(4), ascii_only=True), terminal_size=(80, 24))
 
 
+def test_signing_in_ascii(snap_compare):
+    """The footer spells out its keys ("enter", not a return symbol)."""
+    assert snap_compare(QuatroApp(game=signing_game(4), ascii_only=True), terminal_size=(80, 24))
+
+
+def test_a_dialog_in_ascii(snap_compare):
+    game = round_game(4, hand=("KS", "KH", "KD", "KC"))
+    assert snap_compare(QuatroApp(game=game, ascii_only=True), press=["space"], terminal_size=(80, 24))
+
+
 def test_table_with_cards_selected(snap_compare):
     assert snap_compare(QuatroApp(game=round_game(4)), press=["a", "right", "up"], terminal_size=(80, 24))
 

@@ -74,7 +74,8 @@ class EmojiPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
-            yield Static("[b]Your channel shows…[/b]  (arrows, enter; * is your team's sign)")
+            shows = words.plain("Your channel shows…", self.app.game.ascii_only)
+            yield Static(f"[b]{shows}[/b]  (arrows, enter; * is your team's sign)")
             yield SignGrid()
 
     def action_move(self, dx: int, dy: int) -> None:

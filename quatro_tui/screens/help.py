@@ -11,6 +11,8 @@ from textual.markup import escape
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from quatro_tui import words
+
 RULES = (
     "[b]Quatro in short[/b]\n"
     "Everyone swaps at once: one card of your hand for one card of the center, then a short wait. "
@@ -26,8 +28,15 @@ KEY_NAMES = {"question_mark": "?", "space": "space", "escape": "esc", "enter": "
              "up": "↑", "down": "↓"}
 
 
-def key_name(key: str) -> str:
-    return KEY_NAMES.get(key, key)
+def key_name(key: str, ascii_only: bool = False) -> str:
+    """A key as this page writes it; in ASCII mode, arrows are named ("left"), not drawn."""
+    name = KEY_NAMES.get(key, key)
+    return key if ascii_only and not name.isascii() else name
+
+
+def _ascii(screen: Screen) -> bool:
+    game = getattr(screen.app, "game", None)
+    return bool(game is not None and game.ascii_only)
 
 
 def _live(node) -> list[tuple[str, Binding]]:
@@ -47,13 +56,14 @@ def key_lines(screen: Screen) -> list[tuple[str, str]]:
 
     Bindings that differ only by a trailing number ("hand card 1" … "hand card 4") share one line.
     """
+    ascii_only = _ascii(screen)
     keys_of: dict[str, list[str]] = {}
     by_id: dict[str, Binding] = {}
     for key, binding in _live(screen) + _live(screen.app):
         if binding.id is None:
             continue  # Textual's own (focus moves): not part of the game
         by_id.setdefault(binding.id, binding)
-        keys_of.setdefault(binding.id, []).append(key_name(key))
+        keys_of.setdefault(binding.id, []).append(key_name(key, ascii_only))
     lines: list[tuple[str, str]] = []
     group: tuple[str, list[str], list[str]] | None = None  # (description without its number, keys, numbers)
     for binding_id, binding in by_id.items():
@@ -74,7 +84,7 @@ def key_lines(screen: Screen) -> list[tuple[str, str]]:
         lines.append(("/".join(keys_of[binding_id]), binding.tooltip or binding.description))
     if group is not None:
         lines.append(_group_line(group))
-    return lines
+    return [(keys, words.plain(what, ascii_only)) for keys, what in lines]
 
 
 def _group_line(group: tuple[str, list[str], list[str]]) -> tuple[str, str]:
@@ -96,8 +106,9 @@ class HelpScreen(ModalScreen[None]):
         self.under = under
 
     def compose(self) -> ComposeResult:
+        ascii_only = _ascii(self.under)
         with VerticalScroll(classes="dialog wide tall"):
-            yield Static(RULES)
+            yield Static(words.plain(RULES, ascii_only))
             mouse = getattr(self.under, "MOUSE_HELP", "")
             yield Static("\n[b]Keys here[/b]" + (f" (mouse: {mouse})" if mouse else "") + "\n" + keys_text(self.under))
             yield Static("\n[dim]escape closes this page[/dim]")

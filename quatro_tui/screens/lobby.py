@@ -12,7 +12,18 @@ from textual.widgets import DataTable, Footer, Input, Select, Static
 
 from shared import protocol as p
 
+from quatro_tui import words
 from quatro_tui.widgets import StatusBar
+
+
+class PasswordInput(Input):
+    """A password field that hides its letters behind ``*`` in ASCII mode (Textual draws bullets)."""
+
+    @property
+    def _value(self) -> Text:
+        if self.password and self.app.game.ascii_only:
+            return Text("*" * len(self.value), no_wrap=True, overflow="ignore", end="")
+        return super()._value
 
 
 class LobbyScreen(Screen):
@@ -29,7 +40,7 @@ class LobbyScreen(Screen):
         with Horizontal(id="create"):
             yield Select([("4 players", 4), ("6 players", 6), ("8 players", 8)], value=4, allow_blank=False, id="players")
             yield Select([("standard", "standard"), ("fast", "fast")], value="standard", allow_blank=False, id="timing")
-            yield Input(placeholder="password (optional)", password=True, id="password")
+            yield PasswordInput(placeholder="password (optional)", password=True, id="password")
         yield Static("", id="lobby-note", classes="pad")
         yield Footer()
 
@@ -38,6 +49,12 @@ class LobbyScreen(Screen):
         table.add_columns("table", "seats", "bots", "phase", "timing", "password", "scores")
         self.fill()
         self.query_one(DataTable).focus()
+        if self.app.game.ascii_only:
+            # The selects' arrows are triangles: ASCII ones instead.
+            for arrow in self.query(".down-arrow").results(Static):
+                arrow.update("v")
+            for arrow in self.query(".up-arrow").results(Static):
+                arrow.update("^")
 
     def on_screen_resume(self) -> None:
         self.fill()
@@ -45,17 +62,18 @@ class LobbyScreen(Screen):
     def fill(self) -> None:
         table = self.query_one(DataTable)
         table.clear()
+        ascii_only = self.app.game.ascii_only
         for t in self.app.tables:
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
                 str(t["table"]), f"{t['taken']}/{t['players']}", str(t["bots"]), str(t["phase"]), str(t["timing"]),
                 "yes" if t["password"] else "", " ".join(map(str, t["scores"])),
             )
-            table.add_row(*(Text(cell) for cell in cells), key=str(t["table"]))
+            table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t["table"]))
 
     def note(self, text: str) -> None:
         """A line under the list, as plain text (it often holds the server's own words)."""
-        self.query_one("#lobby-note", Static).update(Content(text))
+        self.query_one("#lobby-note", Static).update(Content(words.plain(text, self.app.game.ascii_only)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_join()

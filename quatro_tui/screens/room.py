@@ -26,12 +26,13 @@ class SeatList(GameWidget):
         seating = game.seating
         text = Text()
         if seating is None:
-            return text.append("Waiting for the table…", style="dim")
-        text.append(f"Table {seating['table']}: {seating['players']} seats, timing {seating.get('timing_name', '?')}\n\n", style="bold")
+            return text.append(words.plain("Waiting for the table…", game.ascii_only), style="dim")
+        timing = words.plain(str(seating.get("timing_name", "?")), game.ascii_only)
+        text.append(f"Table {seating['table']}: {seating['players']} seats, timing {timing}\n\n", style="bold")
         teams = seating["players"] // 2
         for seat in seating["seats"]:
             i = seat["seat"]
-            who = seat["name"] if seat["taken"] else "(free)"
+            who = game.raw_name(i) if seat["taken"] else "(free)"
             if i == game.my_seat:
                 who += " (you)"
             if seating.get("host") == i:
