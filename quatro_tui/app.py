@@ -126,6 +126,8 @@ class QuatroApp(App[str | None]):
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
         self.tables: list[dict[str, Any]] = []
+        #: The timing profiles the server offers (its hello says; a server started with ``--timing FILE`` adds one).
+        self.profiles: list[str] = ["standard", "fast"]
         #: ASCII mode draws ASCII borders too (quatro.tcss, ``.-ascii``).
         self.set_class(self.game.ascii_only, "-ascii")
         self._scrollbar_renderer: type[ScrollBarRender] | None = None
@@ -174,6 +176,9 @@ class QuatroApp(App[str | None]):
             return
         self.run_worker(self.conn.run(), name="link", exit_on_error=False)
         self.tables = hello.get("tables", [])
+        profiles = hello.get("profiles")
+        if isinstance(profiles, list) and profiles and all(isinstance(name, str) for name in profiles):
+            self.profiles = profiles
         if isinstance(plan, Play):
             await self._set_up_play(plan)
         elif await self._rejoin(plan):

@@ -1,4 +1,4 @@
-"""The client's connection against a real server process: hello, replies by id, pushes as messages, reconnection."""
+"""The client's connection against a real server process (patient timing, ``tui_helpers``): hello, replies by id, pushes as messages, reconnection."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_hello_then_requests_are_answered_by_id_and_pushes_arrive_as_messages(qu
         assert hello["kind"] == p.OK and hello["version"] == p.PROTOCOL_VERSION
         reader = asyncio.create_task(conn.run())
         # Two requests in flight at once: each reply finds its own future.
-        created, listing = await asyncio.gather(conn.request(p.CREATE_TABLE, players=4, timing="fast"), conn.request(p.PING))
+        created, listing = await asyncio.gather(conn.request(p.CREATE_TABLE, players=4), conn.request(p.PING))
         assert created["kind"] == p.OK and listing["kind"] == p.OK
         assert conn.seat is not None and conn.seat.seat == 0 and conn.seat.secret == created["secret"]
         seating = await until(lambda: [m for m in got if isinstance(m, ServerSeating)], what="a seating push")
@@ -50,10 +50,12 @@ def test_hello_then_requests_are_answered_by_id_and_pushes_arrive_as_messages(qu
 def test_updates_carry_rebuilt_events_and_views(quatro_server):
     async def body():
         ann = await Player(quatro_server, "ann").start()
-        await ann.act(p.CREATE_TABLE, players=4, timing="fast")
+        await ann.act(p.CREATE_TABLE, players=4)
         for _ in range(3):
             await ann.act(p.ADD_BOT, level="random")
         await ann.act(p.START)
+        await ann.wait_phase(Phase.SIGNING)
+        await ann.act("ready")  # the round opens when everyone is: no waiting for the sign window to close
         view = await ann.wait_view(lambda v: v.phase is Phase.ROUND and len(v.hand) == 4, "the round")
         assert view.seat == 0 and len(view.center) == 4
         assert any(isinstance(e, HandDealt) for e in ann.events)
@@ -68,7 +70,7 @@ def test_r19_a_dropped_link_reconnects_with_the_secret_and_gets_the_seat_back(qu
     async def body():
         ann = await Player(quatro_server, "ann").start()
         bob = await Player(quatro_server, "bob").start()
-        created = await ann.act(p.CREATE_TABLE, players=4, timing="fast")
+        created = await ann.act(p.CREATE_TABLE, players=4)
         await bob.act(p.JOIN, table=created["table"])
         for _ in range(2):
             await ann.act(p.ADD_BOT, level="normal")
@@ -100,7 +102,7 @@ def test_r19_a_dropped_link_reconnects_with_the_secret_and_gets_the_seat_back(qu
 def test_a_seat_taken_over_elsewhere_is_not_fought_for(quatro_server):
     async def body():
         ann = await Player(quatro_server, "ann").start()
-        await ann.act(p.CREATE_TABLE, players=4, timing="fast")
+        await ann.act(p.CREATE_TABLE, players=4)
         twin = await Player(quatro_server, "ann").start()
         await twin.act(p.REJOIN, table=ann.conn.seat.table, secret=ann.conn.seat.secret)
         await until(lambda: ann._task.done(), what="the replaced connection to stop")
@@ -114,7 +116,7 @@ def test_a_seat_taken_over_elsewhere_is_not_fought_for(quatro_server):
 def test_an_unrecoverable_seat_stops_the_retries(quatro_server):
     async def body():
         ann = await Player(quatro_server, "ann").start()
-        await ann.act(p.CREATE_TABLE, players=4, timing="fast")
+        await ann.act(p.CREATE_TABLE, players=4)
         ann.conn.seat.secret = "not-the-secret"  # as if the server had forgotten the table
         ann.conn.abort()
         lost = await until(lambda: [m for m in ann.messages if isinstance(m, SeatLost)], what="the seat to be lost")

@@ -19,14 +19,21 @@ from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
 from quatro_tui.settings import Settings, config_path, default_name, wants_ascii
-from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+from tui_helpers import Player, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
 
 
 async def swap_with_keys(app, pilot) -> None:
-    """Press a then q until the server takes a swap (a bot may grab the card first: R10, then try again)."""
+    """Press a then q until the server takes a swap (a bot may grab the card first: R10, then try again).
+
+    A bot may also end the round with a call: then the host (us) starts the next one at once, and is ready."""
     for _ in range(20):
+        if app.game.view.phase is Phase.BREAK:
+            await pilot.press("n")
+        if app.game.view.phase is Phase.SIGNING:
+            await pilot.press("enter")
+        await until(lambda: app.game.view.phase is Phase.ROUND and app.game.view.hand, what="a round")
         before = sum(isinstance(ev, e.Swapped) and ev.seat == app.game.me for ev in app.game.events)
         await until(lambda: app.game.view.swap_wait_ms == 0 or app.game.elapsed() * 1000 > app.game.view.swap_wait_ms)
         await pilot.press("a", "q")
@@ -39,9 +46,9 @@ async def swap_with_keys(app, pilot) -> None:
     raise AssertionError("no swap went through")
 
 
-def test_play_starts_a_private_server_seats_bots_and_opens_the_table(tmp_path, monkeypatch):
+def test_play_starts_a_private_server_seats_bots_and_opens_the_table(patient_timing):
     async def body():
-        app = QuatroApp(Play(players=4, level="normal", timing="fast", name="ann"))
+        app = QuatroApp(Play(players=4, level="normal", timing=patient_timing, name="ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match")
             assert [s.bot for s in app.game.view.seats] == [False, True, True, True]
@@ -58,9 +65,9 @@ def test_play_starts_a_private_server_seats_bots_and_opens_the_table(tmp_path, m
     run(body)
 
 
-def test_play_with_an_unknown_bot_level_falls_back_to_normal_bots():
+def test_play_with_an_unknown_bot_level_falls_back_to_normal_bots(patient_timing):
     async def body():
-        app = QuatroApp(Play(players=4, level="hard", timing="fast", name="ann"))
+        app = QuatroApp(Play(players=4, level="hard", timing=patient_timing, name="ann"))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: app.game.view is not None, what="the match")
             if "hard" not in LEVELS:
@@ -74,7 +81,7 @@ def test_play_with_an_unknown_bot_level_falls_back_to_normal_bots():
 @pytest.mark.parametrize("stem", ["brisk", "a-timing-file-whose-name-is-longer-than-thirty-two-characters"])
 def test_play_with_a_timing_file(tmp_path, stem):
     timing = tmp_path / f"{stem}.toml"
-    timing.write_text("sign_window = 2.0\nround_length = 40\npulse_shown = 0.7\n")
+    timing.write_text("sign_window = 300.0\nround_length = 400\npulse_shown = 0.7\n")
 
     async def body():
         app = QuatroApp(Play(players=4, level="normal", timing=str(timing), name="ann"))
@@ -83,7 +90,7 @@ def test_play_with_a_timing_file(tmp_path, stem):
                         what="the match")
             assert app.return_code is None, app.return_value  # the table was created, whatever the file's name
             assert app.game.seating["timing_name"] == stem
-            assert app.game.seating["timing"]["round_length"] == 40  # the file's durations, not a profile's
+            assert app.game.seating["timing"]["round_length"] == 400  # the file's durations, not a profile's
             assert app.game.timing("pulse_shown", 1.0) == 0.7  # pulses stay on screen as long as the table says
             await pilot.press("ctrl+q")
 
@@ -97,9 +104,9 @@ def test_a_timing_file_is_left_to_the_private_servers_default():
     assert QuatroApp.table_timing("/tmp/" + "x" * 40 + ".toml") == {}
 
 
-def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills():
+def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills(patient_timing):
     async def body():
-        app = QuatroApp(Play(players=4, level="normal", timing="fast", name="ann", open=1))
+        app = QuatroApp(Play(players=4, level="normal", timing=patient_timing, name="ann", open=1))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.seating, what="the room")
             await until(lambda: sum(s["taken"] for s in app.game.seating["seats"]) == 3, what="the bots")
@@ -118,7 +125,7 @@ def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills():
 def test_join_a_table_by_id(quatro_server):
     async def body():
         ann = await Player(quatro_server, "ann").start()
-        created = await ann.act(p.CREATE_TABLE, players=4, timing="fast")
+        created = await ann.act(p.CREATE_TABLE, players=4)
         app = QuatroApp(Join("127.0.0.1", quatro_server, "bob", table=created["table"]))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.my_seat == 1, what="the room")
@@ -135,7 +142,7 @@ def test_the_lobby_lists_tables_as_they_come_and_enter_joins_one(quatro_server):
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
             ann = await Player(quatro_server, "ann").start()
-            created = await ann.act(p.CREATE_TABLE, players=6, timing="fast", password="pw")
+            created = await ann.act(p.CREATE_TABLE, players=6, password="pw")
             table = app.screen.query_one(DataTable)
             # Other tables may exist on the shared server: wait for ours, then put the cursor on it.
             await until(lambda: any(t["table"] == created["table"] for t in app.tables), what="the new table listed")
@@ -180,7 +187,7 @@ def test_the_host_seats_and_unseats_bots_with_keys_then_starts(quatro_server):
 def test_r19_join_comes_back_to_the_seat_it_remembers(quatro_server):
     async def body():
         ann = await Player(quatro_server, "ann").start()
-        created = await ann.act(p.CREATE_TABLE, players=4, timing="fast")
+        created = await ann.act(p.CREATE_TABLE, players=4)
         remembered = []
         app = QuatroApp(Join("127.0.0.1", quatro_server, "bob", table=created["table"]),
                         remember_seat=lambda table, secret: remembered.append((table, secret)))

@@ -1,7 +1,8 @@
 """Whole rounds through the screen against a real server: keys and mouse, channel and pulses, votes, calls, counters.
 
 The app plays one seat; scripted players (the client's own connection, no screen) fill the others, so nothing
-ends the round but the test itself.
+ends the round but the test itself: the server's timing is patient (``tui_helpers.PATIENT_TIMING``), so no sign
+window, vote or round runs out under a test, however slow the machine.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from quatro_tui.widgets import SeatBox, SelfPanel, VotePrompt
 from quatro_tui.widgets.signs import CELL, SignGrid
 from quatro_tui.widgets.status import RoundLabel
 from quatro_tui.widgets.cards import CARD_GAP, CARD_WIDTH, LABEL_WIDTH
-from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+from tui_helpers import PATIENT, Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -38,7 +39,8 @@ def shown(widget) -> str:
 
 
 async def sit_down(app, pilot, port: int, players: int = 4, sign_by: str = "keys") -> tuple[list[Player], str]:
-    """From the lobby: create a fast table with keys, let scripted players fill it, start, sign, and open the round.
+    """From the lobby: create a table with keys (patient timing: the server's default, picked in the lobby's list
+    of the server's profiles), let scripted players fill it, start, sign, and open the round.
     Returns the other players and the team's sign.
 
     ``sign_by``: the team's sign is picked with the keys (space: the sign the cursor starts on), with the mouse (a click
@@ -46,10 +48,11 @@ async def sit_down(app, pilot, port: int, players: int = 4, sign_by: str = "keys
     """
     await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
     await pilot.pause()  # let the lobby's widgets finish mounting
-    app.screen.query_one("#timing", Select).value = "fast"
+    app.screen.query_one("#timing", Select).value = PATIENT
     app.screen.query_one("#players", Select).value = players
     await pilot.press("c")
     await until(lambda: isinstance(app.screen, RoomScreen) and app.game.my_seat == 0, what="the room")
+    assert app.game.seating["timing_name"] == PATIENT
     others = []
     for i in range(players - 1):
         player = await Player(port, f"p{i + 1}").start()
@@ -145,7 +148,7 @@ def test_a_round_with_keys_swap_channel_pulses_vote_call_reveal_next_round(quatr
                 await player.act("ready")
             await pilot.press("enter")
             await until(lambda: isinstance(app.screen, TableScreen) and app.game.view.round == 2, what="round 2's table")
-            # 3 s must pass between two votes (fast timing's vote gap, R15), whatever the round: ask until allowed.
+            # The vote gap must pass between two votes (R15), whatever the round: ask until allowed.
             for _ in range(100):
                 reply = await bob.request("ask_reshuffle")
                 if reply["kind"] == p.OK:
@@ -258,7 +261,7 @@ def test_enter_at_signing_picks_a_fresh_random_sign_each_round():
         app.send = lambda kind, **fields: sent.append((kind, fields))
         starts = []
         async with app.run_test(size=(80, 24)) as pilot:
-            for round_ in range(1, 31):
+            for round_ in range(1, 17):
                 game.apply(replace(signing, round=round_), [], NOW)
                 app.route()
                 app.game_changed()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,11 +23,44 @@ from quatro_tui.local_server import LocalServer
 #: Seconds any single wait may take before the test fails. Generous: CI machines stall.
 WAIT = 15.0
 
+#: The client's tests' durations. Every window a test might have to act within is long, so that no test races a
+#: rule's clock on a slow machine (a sign window closing before three readies, a vote timing out between three
+#: key presses, a round ending mid-script); cooldowns and pulses are short, so that tests stay fast. A test that
+#: needs a window to close does not wait for it: the host starts the next round, everyone is ready, a no ends a vote.
+PATIENT_TIMING = {
+    "sign_window": 600.0,
+    "vote_window": 600.0,
+    "round_length": 600.0,
+    "break_length": 600.0,
+    "swap_cooldown": 0.2,
+    "channel_cooldown": 0.2,
+    "pulse_interval": 0.5,
+    "pulse_shown": 0.4,
+    "vote_gap": 0.2,
+}
+#: The profile's name on the server: the file's stem.
+PATIENT = "patient"
+
+
+def timing_file(directory: Path) -> Path:
+    """``PATIENT_TIMING`` as a TOML file in ``directory``, for ``quatro-server --timing FILE``."""
+    path = directory / f"{PATIENT}.toml"
+    path.write_text("".join(f"{key} = {value}\n" for key, value in PATIENT_TIMING.items()))
+    return path
+
+
+@pytest.fixture
+def patient_timing(tmp_path) -> str:
+    """The path of a ``PATIENT_TIMING`` file, for ``Play(timing=...)`` (the private server's ``--timing FILE``)."""
+    return str(timing_file(tmp_path))
+
 
 @pytest.fixture(scope="module")
-def quatro_server():
-    """``quatro-server --timing fast`` as a separate process on a free loopback port; yields the port."""
-    server = LocalServer("fast")
+def quatro_server(tmp_path_factory):
+    """``quatro-server --timing patient.toml`` as a separate process on a free loopback port; yields the port.
+
+    Its default profile is the file's: tables created without ``timing`` get it."""
+    server = LocalServer(str(timing_file(tmp_path_factory.mktemp("timing"))))
     server.start()
     yield server.port
     server.stop()

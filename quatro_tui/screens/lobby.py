@@ -34,12 +34,16 @@ class LobbyScreen(Screen):
     ]
 
     def compose(self) -> ComposeResult:
+        ascii_only = self.app.game.ascii_only
         yield StatusBar()
         yield Static("[b]Tables on this server[/b]  (enter joins the highlighted one; c creates one)", classes="pad")
         yield DataTable(id="tables", cursor_type="row")
         with Horizontal(id="create"):
             yield Select([("4 players", 4), ("6 players", 6), ("8 players", 8)], value=4, allow_blank=False, id="players")
-            yield Select([("standard", "standard"), ("fast", "fast")], value="standard", allow_blank=False, id="timing")
+            # The server's profiles, by name: plain text, they are the server's words.
+            profiles = [(Text(words.plain(name, ascii_only)), name) for name in self.app.profiles]
+            default = "standard" if "standard" in self.app.profiles else self.app.profiles[0]
+            yield Select(profiles, value=default, allow_blank=False, id="timing")
             yield PasswordInput(placeholder="password (optional)", password=True, id="password")
         yield Static("", id="lobby-note", classes="pad")
         yield Footer()
