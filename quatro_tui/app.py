@@ -30,6 +30,7 @@ from quatro_tui.connection import (
     LinkBack,
     LinkDropped,
     SeatLost,
+    SeqGap,
     ServerBye,
     ServerLobby,
     ServerSeating,
@@ -292,7 +293,13 @@ class QuatroApp(App[str | None]):
 
     def on_link_back(self, message: LinkBack) -> None:
         self.game.link = ""
-        self.game.say("Reconnected: back in your seat.")
+        self.game.say("Resynced: the table as it is now." if message.resynced else "Reconnected: back in your seat.")
+        self.game_changed()
+
+    def on_seq_gap(self, message: SeqGap) -> None:
+        due = "a fresh start" if message.expected is None else f"update {message.expected}"
+        self.log.warning(f"seq gap: update {message.got} came where {due} was due; resyncing")
+        self.game.say(f"An update went missing (got {message.got}, expected {due}): resyncing…")
         self.game_changed()
 
     def on_seat_lost(self, message: SeatLost) -> None:

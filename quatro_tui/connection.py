@@ -6,6 +6,12 @@ worker: it reads frames, resolves each request's future with its reply, and hand
 ``shared.wire``. When the connection drops it says so (``LinkDropped``) and reconnects by itself with the seat
 secret (R19), waiting longer after each failure, until it succeeds (``LinkBack``), the server says the
 seat is gone (``SeatLost``), or the player quits.
+
+Updates are numbered per seat (``seq``, protocol section 11): 1, 2, 3... from a ``join``, and on from a rejoin's
+snapshot. An update out of that order (a gap, a repeat, a first update that is neither ``seq`` 1 nor a snapshot)
+means one was lost: the connection says so (``SeqGap``), drops the update, and resyncs the way the protocol
+says, by reconnecting and rejoining with the seat's secret, which brings a snapshot (``LinkBack`` with
+``resynced``).
 """
 
 from __future__ import annotations
@@ -86,7 +92,22 @@ class LinkDropped(Message):
 
 
 class LinkBack(Message):
-    """The link is back, and the seat with it (a fresh snapshot follows as a ``ServerUpdate``)."""
+    """The link is back, and the seat with it (a fresh snapshot follows as a ``ServerUpdate``).
+
+    ``resynced``: the link was cut on purpose, after an update went missing (``SeqGap``)."""
+
+    def __init__(self, resynced: bool = False):
+        super().__init__()
+        self.resynced = resynced
+
+
+class SeqGap(Message):
+    """An update came out of order (``got`` where ``expected`` was due; ``expected`` None: a snapshot or ``seq`` 1).
+    The update is dropped and the connection resyncs: a reconnection and a rejoin bring a snapshot."""
+
+    def __init__(self, expected: int | None, got: int):
+        super().__init__()
+        self.expected, self.got = expected, got
 
 
 class SeatLost(Message):
@@ -133,6 +154,11 @@ class Connection:
         self._ready: list[dict[str, Any]] = []  # frames decoded, not yet handled
         self._closing = False
         self._stop_after_bye = False
+        #: The ``seq`` of the seat's last update; None before its first (a ``join`` starts the count at 1, a
+        #: rejoin's snapshot sets it).
+        self.seq: int | None = None
+        #: Set when an update went missing: why the link is being cut, until the rejoin that resyncs.
+        self._resync_why: str | None = None
 
     # --- opening and closing ----------------------------------------------------------------------
 
@@ -172,6 +198,7 @@ class Connection:
 
     async def _request_directly(self, kind: str, **fields: Any) -> dict[str, Any]:
         """A request answered before ``run()`` reads (hello, and the rejoin of a reconnection)."""
+        self._before(kind)
         request_id = next(self._ids)
         self._send({"kind": kind, "id": request_id, **fields})
         async with asyncio.timeout(CONNECT_TIMEOUT):
@@ -189,6 +216,7 @@ class Connection:
         """Send a request and wait for its reply (``ok``, ``refused`` or ``error``). Raises ``ConnectionLost``."""
         if not self.connected or self._writer is None:
             raise ConnectionLost("not connected")
+        self._before(kind)
         request_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
@@ -206,7 +234,16 @@ class Connection:
             self.seat = Seat(reply["table"], reply["seat"], fields["secret"])
         elif kind == p.LEAVE and reply["kind"] == p.OK:
             self.seat = None
+            self.seq = None
         return reply
+
+    def _before(self, kind: str) -> None:
+        """Before a request that seats this connection: its updates are counted afresh. A ``join`` (or a new
+        table) starts at ``seq`` 1; a ``rejoin`` brings a snapshot (or, before the match, ``seq`` 1 at its start),
+        which arrives before the reply."""
+        if kind in (p.CREATE_TABLE, p.JOIN, p.REJOIN):
+            self.seq = None
+            self._resync_why = None
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self._writer is not None
@@ -243,13 +280,21 @@ class Connection:
             self._drop_link()
             if self._closing or self._stop_after_bye:
                 return
-            # Reconnect with backoff, until it works, the seat is refused, or the player quits.
+            resync = self._resync_why is not None and self.seat is not None
+            if resync:
+                why, self._resync_why = f"resyncing after {self._resync_why}", None
+            # Reconnect with backoff, until it works, the seat is refused, or the player quits. A resync (the link
+            # was cut on purpose) tries at once, and only counts as a lost connection if that fails.
             delay = self.backoff_first
+            at_once = resync
             while not self._closing:
-                attempt += 1
-                self.deliver(LinkDropped(attempt, delay, why))
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.backoff_cap)
+                if at_once:
+                    at_once = False
+                else:
+                    attempt += 1
+                    self.deliver(LinkDropped(attempt, delay, why))
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, self.backoff_cap)
                 try:
                     await self.open()
                     if self.seat is not None:
@@ -264,7 +309,7 @@ class Connection:
                     self._drop_link()
                     continue
                 attempt = 0
-                self.deliver(LinkBack())
+                self.deliver(LinkBack(resynced=resync))
                 break
 
     def _dispatch(self, frame: dict[str, Any]) -> None:
@@ -274,12 +319,36 @@ class Connection:
             if future is not None and not future.done():
                 future.set_result(frame)
             return
+        if kind == p.UPDATE and self._resync_why is not None:
+            return  # an update went missing: everything until the rejoin's snapshot is stale
         try:
             message = self._push(frame)
         except (WireError, KeyError, TypeError):
             return  # a push this client cannot read is skipped: the next update carries a full view
+        if isinstance(message, ServerUpdate) and not self._in_order(message):
+            return
         if message is not None:
             self.deliver(message)
+
+    def _in_order(self, update: ServerUpdate) -> bool:
+        """Check ``update``'s ``seq`` (section 11); on a gap or a repeat, start a resync and say so."""
+        if update.snapshot:
+            self.seq = update.seq  # the game as it is now: the new base
+            return True
+        expected = 1 if self.seq is None else self.seq + 1
+        if update.seq == expected:
+            self.seq = update.seq
+            return True
+        if self.seat is None:
+            # No seat, so no secret to resync with (and a seatless connection gets no updates): take the view.
+            self.seq = update.seq
+            return True
+        self.deliver(SeqGap(None if self.seq is None else expected, update.seq))
+        self._resync_why = f"update {update.seq} came where {expected} was due"
+        # Reconnect and rejoin (section 11): ``run`` sees the link end, and the rejoin brings a snapshot.
+        self._ready.clear()
+        self.abort()
+        return False
 
     def _push(self, frame: dict[str, Any]) -> Message | None:
         """A push as a message; raises ``WireError`` (or ``KeyError``) if the view itself cannot be read."""

@@ -152,3 +152,117 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
     (update,) = got
     assert isinstance(update, ServerUpdate) and update.view == view
     assert [e.kind for e in update.events] == ["channel_taken"]
+
+
+# --- seq: every update in order, or a resync (protocol section 11) ---------------------------------------
+
+
+def _update(seq: int, snapshot: bool = False) -> dict:
+    from shared.wire import to_wire
+    from snapshot_games import round_game
+
+    return {"kind": "update", "table": 1, "seq": seq, "snapshot": snapshot, "view": to_wire(round_game(4).view),
+            "events": [{"kind": "channel_taken", "seat": 1}]}
+
+
+def test_updates_are_counted_and_a_gap_or_a_repeat_starts_a_resync():
+    from quatro_tui.connection import Seat, SeqGap
+
+    got = []
+    conn = Connection("127.0.0.1", 1, "ann", got.append)
+    conn.seat = Seat(table=1, seat=0, secret="s3cr3t")
+    cut = []
+    conn.abort = lambda: cut.append(True)  # what would cut the link, and make run() reconnect and rejoin
+
+    def feed(*frames: dict) -> list:
+        got.clear()
+
+        async def body():
+            for frame in frames:
+                conn._dispatch(frame)
+
+        run(body)
+        return [(type(m).__name__, getattr(m, "seq", None) or (m.expected, m.got)) for m in got]
+
+    # After a join: 1, 2, 3 in order.
+    assert feed(_update(1), _update(2), _update(3)) == [("ServerUpdate", 1), ("ServerUpdate", 2), ("ServerUpdate", 3)]
+    assert conn.seq == 3 and not cut
+    # A gap: 5 where 4 was due. The update is dropped, the link cut; what follows until the rejoin is stale.
+    assert feed(_update(5), _update(6)) == [("SeqGap", (4, 5))]
+    assert cut == [True]
+    # The rejoin brings a snapshot, numbered on: the new base.
+    conn._before(p.REJOIN)
+    assert feed(_update(7, snapshot=True), _update(8)) == [("ServerUpdate", 7), ("ServerUpdate", 8)]
+    # A repeat is no better than a gap.
+    cut.clear()
+    assert feed(_update(8)) == [("SeqGap", (9, 8))]
+    assert cut == [True]
+    # After a join, the first update must be seq 1 (or a snapshot): anything else is foreign.
+    conn._before(p.JOIN)
+    assert feed(_update(4)) == [("SeqGap", (None, 4))]
+    conn._before(p.JOIN)
+    assert feed(_update(1)) == [("ServerUpdate", 1)]
+
+
+def test_r19_a_lost_update_is_noticed_and_a_rejoin_resyncs_the_seat(quatro_server):
+    from quatro_tui.connection import SeqGap
+
+    async def body():
+        ann = await Player(quatro_server, "ann").start()
+        await ann.act(p.CREATE_TABLE, players=4)
+        for _ in range(3):
+            await ann.act(p.ADD_BOT, level="normal")
+        await ann.act(p.START)
+        await ann.wait_phase(Phase.SIGNING)
+        assert ann.conn.seq is not None
+        # The network loses the next update (as a buggy relay would): the one after it shows the gap.
+        dispatch, lost = ann.conn._dispatch, []
+
+        def lossy(frame):
+            if frame.get("kind") == p.UPDATE and not lost:
+                lost.append(frame["seq"])
+                return
+            dispatch(frame)
+
+        ann.conn._dispatch = lossy
+        await ann.act("pick_sign", sign="owl")  # an update for ann (her team's sign): lost
+        try:
+            await ann.request("ready")  # another update: the gap
+        except ConnectionLost:
+            pass  # the resync cut the link before the reply came
+        gap = await until(lambda: [m for m in ann.messages if isinstance(m, SeqGap)], what="the gap noticed")
+        assert gap[0].expected == lost[0] and gap[0].got == lost[0] + 1
+        back = await until(lambda: [m for m in ann.messages if isinstance(m, LinkBack)], what="the resync")
+        assert back[0].resynced and not any(isinstance(m, LinkDropped) for m in ann.messages)
+        snapshot = await until(lambda: [m for m in ann.messages if isinstance(m, ServerUpdate) and m.snapshot],
+                               what="the snapshot")
+        assert snapshot[0].seq > lost[0] + 1  # the seat's count goes on across the rejoin
+        assert snapshot[0].view.sign == "owl"  # the lost update's news is in the fresh view
+        # The round opens (everyone is ready) and the updates go on in order from the snapshot.
+        await ann.wait_view(lambda v: v.phase is Phase.ROUND)
+        await ann.act("take_channel")  # one more update, at least
+        later = lambda: [m.seq for m in ann.messages if isinstance(m, ServerUpdate) and m.seq >= snapshot[0].seq]  # noqa: E731
+        seqs = await until(lambda: len(later()) > 1 and later(), what="updates after the snapshot")
+        assert seqs == list(range(snapshot[0].seq, snapshot[0].seq + len(seqs)))
+        assert [m for m in ann.messages if isinstance(m, SeqGap)] == gap  # one gap, one resync
+        assert ann.conn.seq >= seqs[-1]
+        await ann.close()
+
+    run(body)
+
+
+def test_the_feed_says_an_update_went_missing_and_that_the_table_is_resynced():
+    from quatro_tui.app import QuatroApp
+    from quatro_tui.connection import SeqGap
+    from snapshot_games import round_game
+
+    async def body():
+        app = QuatroApp(game=round_game(4))
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.post_message(SeqGap(5, 7))
+            app.post_message(LinkBack(resynced=True))
+            await until(lambda: "Resynced: the table as it is now." in app.game.feed, what="resynced in the feed")
+            assert any("went missing" in line and "7" in line for line in app.game.feed)
+            await pilot.press("ctrl+q")
+
+    run(body)
