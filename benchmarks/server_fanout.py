@@ -1,0 +1,651 @@
+"""What the server costs per message it delivers: the real Quatro server against a bare trio relay, same load, same run.
+
+    python benchmarks/server_fanout.py [--tables 1,10,50] [--seconds 6] [--warmup 2] [--pace 3] [--relays naive]
+
+For each size, K tables of 8 seats are filled by load clients (raw sockets in this process, framed with
+``shared.framing``) and played by two targets in turn, each in its own process on 127.0.0.1:
+
+1. ``relay``: a minimal trio server that fans a real-sized 8-player ``update`` frame (built once by the
+   rules engine) out to the 8 connections of the requester's table for every ``swap``, and one for every
+   held channel's pulse; every request gets an ``ok``. Writer: one task per connection, one ``send_all``
+   per frame (the simplest writer). This is the floor: trio, the framing codec and loopback TCP.
+2. ``quatro``: ``python -m quatro_server`` itself (the operator's command) with a timing file whose
+   durations are the standard ones divided by ``--pace`` (rounds long enough never to end in the window).
+
+Every seat plays the same way on both: it takes its channel and chooses an emoji, so each seat's pulse
+reaches all 8 seats; then it swaps at its cooldown's pace (a card of its hand for a center card, from
+its latest view; a swap someone beat is refused "taken", as in play). The server process's CPU time is
+read from /proc/PID/task/PID/schedstat (nanoseconds on the CPU, user and system, of the thread that runs
+trio) before and after the measured window; messages are counted as the clients receive them. Latency is
+a swap request sent to the requester's own update carrying that swap received (this process's clock).
+
+Printed per size and target: deliveries per second, server CPU share, server CPU µs per delivered message,
+latency p50/p99 (and, to judge the run: the load clients' CPU, swaps accepted, update size). Then the ratio
+Quatro / relay, and the tables one core holds at the standard pace: a million µs over (µs per message ×
+deliveries per table per second), the latter the highest per-table rate of the run divided by the pace
+(every duration scales with it), and also for the architecture's working figure of 80 per table.
+
+Figures, not tests: nothing here asserts a threshold. Results go to docs/performance.md by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import random
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import msgpack  # noqa: E402
+import trio  # noqa: E402
+
+from shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E402
+from shared.signs import SIGNS  # noqa: E402
+
+from quatro_server.timing import STANDARD, Timing  # noqa: E402
+
+SEATS = 8
+HOST = "127.0.0.1"
+_PREFIX = struct.Struct(">I")
+#: An update's body starts with its map header, then "kind": "update" (the server and the relay put kind first).
+_UPDATE_MARK = b"\xa4kind\xa6update"
+#: The round never ends inside a run (no call, no counter, no draw): the load stays the same throughout.
+ROUND_SECONDS = 3600.0
+CONNECT_TIMEOUT = 30.0
+
+
+def paced_timing(pace: float) -> Timing:
+    """Standard durations divided by ``pace`` (rounds kept long)."""
+    values = {f.name: getattr(STANDARD, f.name) / pace for f in fields(Timing) if f.name != "target_score"}
+    values["round_length"] = ROUND_SECONDS
+    return Timing(**values, target_score=STANDARD.target_score)
+
+
+# --- the load clients ------------------------------------------------------------------------------
+
+
+@dataclass
+class Stats:
+    """What the clients received, and the swap latencies, while ``measuring``."""
+
+    measuring: bool = False
+    frames: int = 0
+    updates: int = 0
+    bytes: int = 0
+    swaps: int = 0
+    swaps_ok: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+
+class LoadSeat:
+    """One seat's connection: counts every frame, keeps the latest update undecoded, answers requests by id."""
+
+    def __init__(self, stream: trio.SocketStream, stats: Stats, index: int) -> None:
+        self.stream = stream
+        self.stats = stats
+        self.index = index
+        self.seat = 0  # as the server's join reply says
+        self.buffer = bytearray()
+        self.ids = 0
+        self.waiting: dict[int, trio.Event] = {}
+        self.replies: dict[int, dict[str, Any]] = {}
+        self.latest: bytes | None = None  # the last update's body: decoded only when the seat needs its view
+        self.got_update = trio.Event()
+        self.swap_sent_at: float | None = None  # set while a swap's own update is awaited
+
+    async def read(self) -> None:
+        stats = self.stats
+        buffer = self.buffer
+        while True:
+            try:
+                data = await self.stream.receive_some(65536)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+            if not data:
+                return
+            buffer += data
+            start, end = 0, len(buffer)
+            while end - start >= PREFIX_BYTES:
+                (length,) = _PREFIX.unpack_from(buffer, start)
+                if end - start - PREFIX_BYTES < length:
+                    break
+                body = bytes(buffer[start + PREFIX_BYTES : start + PREFIX_BYTES + length])
+                start += PREFIX_BYTES + length
+                if stats.measuring:
+                    stats.frames += 1
+                    stats.bytes += PREFIX_BYTES + length
+                if body.startswith(_UPDATE_MARK, 1):
+                    if stats.measuring:
+                        stats.updates += 1
+                    self.latest = body
+                    self.got_update.set()
+                    if self.swap_sent_at is not None:
+                        self._own_swap(body)
+                else:
+                    self._reply(msgpack.unpackb(body, raw=False))
+            del buffer[:start]
+
+    def _own_swap(self, body: bytes) -> None:
+        """The requester's own update: the first one carrying its swap."""
+        message = msgpack.unpackb(body, raw=False)
+        if any(ev.get("kind") == "swapped" and ev.get("seat") == self.seat for ev in message["events"]):
+            if self.stats.measuring:
+                self.stats.latencies.append(time.perf_counter() - self.swap_sent_at)
+            self.swap_sent_at = None
+
+    def _reply(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        if message.get("kind") in ("ok", "refused", "error") and request_id in self.waiting:
+            self.replies[request_id] = message
+            self.waiting.pop(request_id).set()
+
+    async def request(self, kind: str, **values: Any) -> dict[str, Any]:
+        self.ids += 1
+        request_id = self.ids
+        done = self.waiting[request_id] = trio.Event()
+        await self.stream.send_all(encode({"kind": kind, "id": request_id, **values}))
+        with trio.fail_after(CONNECT_TIMEOUT):
+            await done.wait()
+        return self.replies.pop(request_id)
+
+    def view(self) -> dict[str, Any] | None:
+        return None if self.latest is None else msgpack.unpackb(self.latest, raw=False)["view"]
+
+
+def _ok(reply: dict[str, Any], what: str) -> dict[str, Any]:
+    if reply["kind"] != "ok":
+        raise RuntimeError(f"{what}: {reply}")
+    return reply
+
+
+async def take_channel(s: LoadSeat, sign: str, timing: Timing, rng: random.Random) -> None:
+    """Take the channel and choose an emoji at a random moment of the first pulse interval: channels taken all
+    at once would pulse all at once, every table in step, which no real crowd of tables does."""
+    await trio.sleep(rng.uniform(0, timing.pulse_interval))
+    _ok(await s.request("take_channel"), "take_channel")
+    _ok(await s.request("choose_emoji", sign=sign), "choose_emoji")
+
+
+async def seat_quatro(tables: list[list[LoadSeat]], timing: Timing) -> None:
+    """Fill every table through the real lobby, start the matches, sign, open the rounds, take every channel."""
+
+    async def table_setup(seats: list[LoadSeat], n: int) -> None:
+        for s in seats:
+            _ok(await s.request("hello", version=1, name=f"load{n}-{s.index}"), "hello")
+        created = _ok(await seats[0].request("create_table", players=SEATS), "create_table")
+        seats[0].seat = created["seat"]
+        for s in seats[1:]:
+            s.seat = _ok(await s.request("join", table=created["table"]), "join")["seat"]
+        _ok(await seats[0].request("start"), "start")
+        for s in seats:
+            await s.got_update.wait()
+        for s in seats:
+            if s.seat < SEATS // 2:  # the first partner of each team picks the sign (R6)
+                _ok(await s.request("pick_sign", sign=SIGNS[s.seat]), "pick_sign")
+            _ok(await s.request("ready"), "ready")
+        with trio.fail_after(CONNECT_TIMEOUT):
+            while any((s.view() or {}).get("phase") != "round" for s in seats):
+                await trio.sleep(0.01)
+        async with trio.open_nursery() as nursery:
+            for s in seats:
+                nursery.start_soon(take_channel, s, SIGNS[(s.seat + 4) % len(SIGNS)], timing, rng)
+
+    rng = random.Random(len(tables))
+    async with trio.open_nursery() as nursery:
+        for n, seats in enumerate(tables):
+            nursery.start_soon(table_setup, seats, n)
+
+
+async def seat_relay(tables: list[list[LoadSeat]], timing: Timing) -> None:
+    async def table_setup(seats: list[LoadSeat], n: int) -> None:
+        for s in seats:
+            s.seat = _ok(await s.request("join", table=n), "join")["seat"]
+        async with trio.open_nursery() as nursery:
+            for s in seats:
+                nursery.start_soon(take_channel, s, SIGNS[s.seat + 4], timing, rng)
+
+    rng = random.Random(len(tables))
+    async with trio.open_nursery() as nursery:
+        for n, seats in enumerate(tables):
+            nursery.start_soon(table_setup, seats, n)
+
+
+async def play(s: LoadSeat, timing: Timing, rng: random.Random, quatro: bool) -> None:
+    """Swap at the cooldown's pace, from the seat's latest view (any cards will do for the relay).
+
+    The schedule is fixed in advance (a random phase, then one swap per period) and does not wait for
+    replies: seats whose pace hung on replies would fall into step after any stall and swap in bursts.
+    """
+    period = timing.swap_cooldown * 1.05  # a little over the cooldown: swaps are not refused for it
+    next_at = trio.current_time() + rng.uniform(0, period)
+    while True:
+        await trio.sleep_until(next_at)
+        now = trio.current_time()
+        while next_at <= now:  # a slot missed while the last reply was awaited is skipped, not made up
+            next_at += period
+        give, slot, take = "AS", rng.randrange(4), "KH"
+        if quatro:
+            view = s.view()
+            if view is None or view["phase"] != "round" or len(view["hand"]) != 4:
+                continue
+            give, take = rng.choice(view["hand"]), view["center"][slot]
+        measuring = s.stats.measuring
+        s.swap_sent_at = time.perf_counter()
+        reply = await s.request("swap", give=give, slot=slot, take=take)
+        s.swap_sent_at = None
+        if measuring:
+            s.stats.swaps += 1
+            s.stats.swaps_ok += reply["kind"] == "ok"
+
+
+# --- measuring a target ------------------------------------------------------------------------------
+
+
+def _cpu_seconds(pid: int) -> float:
+    """Seconds on the CPU, user and system, of the process's main thread (where trio runs), read to the nanosecond."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):  # no schedstat: fall back to clock ticks (every thread)
+        with open(f"/proc/{pid}/stat") as f:
+            parts = f.read().rsplit(")", 1)[1].split()
+        return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Result:
+    target: str
+    tables: int
+    window: float
+    server_cpu: float
+    client_cpu: float
+    stats: Stats
+    update_bytes: float
+
+    @property
+    def deliveries_per_s(self) -> float:
+        return self.stats.frames / self.window
+
+    @property
+    def us_per_delivery(self) -> float:
+        return self.server_cpu / max(1, self.stats.frames) * 1e6
+
+    def latency_ms(self, q: float) -> float | None:
+        samples = sorted(self.stats.latencies)
+        if not samples:
+            return None
+        return samples[min(len(samples) - 1, int(round(q * (len(samples) - 1))))] * 1000
+
+
+class Target:
+    """A server process on 127.0.0.1: started, measured, always stopped."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.command = command
+        self.process: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    def __enter__(self) -> Target:
+        self.process = subprocess.Popen(
+            self.command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True
+        )
+        deadline = time.monotonic() + CONNECT_TIMEOUT
+        assert self.process.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            if f"{HOST}:" in line:
+                self.port = int(line.strip().rsplit(":", 1)[1])
+                return self
+        self.__exit__()
+        raise RuntimeError(f"{' '.join(self.command)} did not start listening")
+
+    def __exit__(self, *exc: object) -> None:
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def measure(target: str, port: int, pid: int, tables: int, args: argparse.Namespace, timing: Timing) -> Result:
+    stats = Stats()
+    rng = random.Random(tables)
+    quatro = target == "quatro"
+    async with trio.open_nursery() as nursery:
+        seat_tables: list[list[LoadSeat]] = []
+        for n in range(tables):
+            seats = []
+            for i in range(SEATS):
+                stream = await trio.open_tcp_stream(HOST, port)
+                s = LoadSeat(stream, stats, i)
+                nursery.start_soon(s.read)
+                seats.append(s)
+            seat_tables.append(seats)
+        with trio.fail_after(CONNECT_TIMEOUT + tables):
+            await (seat_quatro if quatro else seat_relay)(seat_tables, timing)
+        for seats in seat_tables:
+            for s in seats:
+                nursery.start_soon(play, s, timing, random.Random(rng.getrandbits(64)), quatro)
+        await trio.sleep(args.warmup)
+        gc.collect()
+        cpu0, own0, t0 = _cpu_seconds(pid), time.process_time(), time.perf_counter()
+        stats.measuring = True
+        await trio.sleep(args.seconds)
+        stats.measuring = False
+        cpu1, own1, t1 = _cpu_seconds(pid), time.process_time(), time.perf_counter()
+        sample = next((s.latest for seats in seat_tables for s in seats if s.latest), b"")
+        nursery.cancel_scope.cancel()
+    for seats in seat_tables:
+        for s in seats:
+            await s.stream.aclose()
+    return Result(target, tables, t1 - t0, cpu1 - cpu0, own1 - own0, stats, len(sample) + PREFIX_BYTES)
+
+
+def run_target(target: str, tables: int, args: argparse.Namespace, timing: Timing, timing_file: Path) -> Result:
+    if target == "quatro":
+        command = [sys.executable, "-m", "quatro_server", "--host", HOST, "--port", "0", "--timing", str(timing_file)]
+        command += ["--log-level", args.log_level]
+    else:
+        writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
+        command = [sys.executable, str(Path(__file__).resolve()), "--serve-relay", writer, "--pace", str(args.pace)]
+    with Target(command) as server:
+        assert server.process is not None
+        return trio.run(measure, target, server.port, server.process.pid, tables, args, timing)
+
+
+# --- the bare relay (the baseline's server process) -----------------------------------------------------
+
+
+def sample_update_body(pace: float) -> dict[str, Any]:
+    """A real mid-round update of an 8-player table, as the server sends it (built by the rules engine)."""
+    from shared import actions as a
+    from shared.wire import to_wire
+
+    from quatro_server.engine import Table, view
+
+    table = Table(SEATS, timing=paced_timing(pace), rng=random.Random(7))
+    table.start(0.0)
+    for i in range(SEATS):
+        if i < SEATS // 2:
+            table.act(i, a.PickSign(SIGNS[i]), 0.0)
+        table.act(i, a.Ready(), 0.0)
+    for i in range(SEATS):
+        table.act(i, a.TakeChannel(), 0.01)
+        table.act(i, a.ChooseEmoji(SIGNS[i + 4]), 0.01)
+    table.advance(1.0)
+    return {"kind": "update", "table": 1, "seq": 40, "snapshot": False, "events": [], "view": to_wire(view(table, 0, 1.0))}
+
+
+class RelayConn:
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.send, self.receive = trio.open_memory_channel[bytes](512)
+        self.chunks: list[bytes] = []  # the flusher writer's buffer
+        self.blocked = False  # the flusher's socket buffer was full: a task is sending the rest
+        self.table: list[RelayConn] | None = None
+        self.seat = 0
+
+    def queue(self, frame: bytes) -> None:
+        try:
+            self.send.send_nowait(frame)
+        except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
+class Relay:
+    """Answers every request ``ok``; a swap fans one update out to the table, a held channel pulses it."""
+
+    def __init__(self, writer: str, pace: float) -> None:
+        self.writer = writer
+        self.pulse_interval = STANDARD.pulse_interval / pace
+        self.template = sample_update_body(pace)
+        self.tables: dict[int, list[RelayConn]] = {}
+        self.dirty: set[RelayConn] = set()
+        self.wake = trio.Event()
+
+    def fan_out(self, table: list[RelayConn], event: dict[str, Any]) -> None:
+        frame = encode({**self.template, "events": [event]})  # one encode per batch, as a server shares public events
+        for conn in table:
+            self.send(conn, frame)
+
+    def reply(self, conn: RelayConn, message: dict[str, Any]) -> None:
+        self.send(conn, encode(message))
+
+    def send(self, conn: RelayConn, frame: bytes) -> None:
+        if self.writer == "flusher":
+            conn.chunks.append(frame)
+            self.dirty.add(conn)
+            self.wake.set()
+        else:
+            conn.queue(frame)
+
+    async def pulse(self, conn: RelayConn, sign: str) -> None:
+        while conn.table is not None:
+            await trio.sleep(self.pulse_interval)
+            self.fan_out(conn.table, {"kind": "pulse", "seat": conn.seat, "sign": sign})
+
+    async def handle(self, stream: trio.SocketStream) -> None:
+        conn = RelayConn(stream)
+        try:
+            async with trio.open_nursery() as nursery:
+                if self.writer != "flusher":
+                    nursery.start_soon(self.write_naive if self.writer == "naive" else self.write_coalesced, conn)
+                decoder = FrameDecoder()
+                while True:
+                    try:
+                        data = await stream.receive_some(65536)
+                    except trio.BrokenResourceError:
+                        break
+                    if not data:
+                        break
+                    for frame in decoder.feed(data):
+                        kind, request_id = frame["kind"], frame.get("id")
+                        if kind == "join":
+                            conn.table = self.tables.setdefault(frame["table"], [])
+                            conn.seat = len(conn.table)
+                            conn.table.append(conn)
+                            self.reply(conn, {"kind": "ok", "id": request_id, "table": frame["table"], "seat": conn.seat})
+                            continue
+                        if kind == "swap" and conn.table is not None:
+                            event = {"kind": "swapped", "seat": conn.seat, "slot": frame["slot"], "give": frame["give"]}
+                            self.fan_out(conn.table, {**event, "take": frame["take"]})
+                        elif kind == "choose_emoji":
+                            nursery.start_soon(self.pulse, conn, frame["sign"])
+                        self.reply(conn, {"kind": "ok", "id": request_id})
+                nursery.cancel_scope.cancel()
+        finally:
+            if conn.table is not None:
+                conn.table.remove(conn)
+            conn.table = None
+            self.dirty.discard(conn)
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+
+    async def write_naive(self, conn: RelayConn) -> None:
+        """The simplest writer: one ``send_all`` per frame."""
+        async for frame in conn.receive:
+            try:
+                await conn.stream.send_all(frame)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+
+    async def write_coalesced(self, conn: RelayConn) -> None:
+        """Everything queued at a wake-up in one ``send_all`` (what quatro_server.server does)."""
+        async for first in conn.receive:
+            chunks = [first]
+            while True:
+                try:
+                    chunks.append(conn.receive.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+            try:
+                await conn.stream.send_all(b"".join(chunks))
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+
+    async def flusher(self) -> None:
+        """One task for every connection: once per scheduler pass, each dirty connection's joined buffer in one ``send()``."""
+        while True:
+            await self.wake.wait()
+            self.wake = trio.Event()
+            await trio.lowlevel.cancel_shielded_checkpoint()  # let this pass's other tasks queue their frames first
+            dirty, self.dirty = self.dirty, set()
+            for conn in dirty:
+                if conn.blocked:
+                    continue
+                data = b"".join(conn.chunks)
+                conn.chunks.clear()
+                try:
+                    sent = conn.stream.socket._sock.send(data)  # noqa: SLF001 - a non-blocking send, no checkpoint
+                except BlockingIOError:
+                    sent = 0
+                except OSError:
+                    continue
+                if sent < len(data):  # the socket buffer is full: a task waits until it can take the rest
+                    conn.chunks.insert(0, data[sent:])
+                    conn.blocked = True
+                    trio.lowlevel.spawn_system_task(self._unblock, conn)
+
+    async def _unblock(self, conn: RelayConn) -> None:
+        try:
+            await conn.stream.socket.wait_writable()
+        except (OSError, trio.ClosedResourceError):
+            return
+        conn.blocked = False
+        self.dirty.add(conn)
+        self.wake.set()
+
+
+def serve_relay(writer: str, pace: float) -> None:
+    relay = Relay(writer, pace)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            if writer == "flusher":
+                nursery.start_soon(relay.flusher)
+            listeners = await trio.open_tcp_listeners(0, host=HOST)
+            print(f"relay ({writer}) listening on {HOST}:{listeners[0].socket.getsockname()[1]}", flush=True)
+            nursery.start_soon(trio.serve_listeners, relay.handle, listeners)
+
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))  # nothing to flush: the benchmark already hung up
+    trio.run(main)
+
+
+# --- the report ------------------------------------------------------------------------------------------
+
+
+#: The architecture's working figure for a busy 8-seat table at the standard pace (docs: "Outbound path").
+REFERENCE_DELIVERIES = 80.0
+#: Server CPU share above which a run counts as saturated.
+SATURATED = 0.9
+HEADER = (
+    f"  {'target':<14} {'tables':>6} {'conns':>5} {'msg/s':>7} {'server CPU':>10} {'µs/msg':>7} "
+    f"{'p50 ms':>7} {'p99 ms':>7} {'n':>5}   {'client CPU':>10} {'swaps ok':>11} {'B/update':>8}"
+)
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def print_result(r: Result) -> None:
+    s = r.stats
+    print(
+        f"  {r.target:<14} {r.tables:>6} {r.tables * SEATS:>5} {r.deliveries_per_s:>7.0f} {r.server_cpu / r.window:>10.1%} "
+        f"{r.us_per_delivery:>7.1f} {_ms(r.latency_ms(0.5)):>7} {_ms(r.latency_ms(0.99)):>7} {len(s.latencies):>5}   "
+        f"{r.client_cpu / r.window:>10.1%} {f'{s.swaps_ok}/{s.swaps}':>11} {r.update_bytes:>8.0f}",
+        flush=True,
+    )
+
+
+def print_summary(results: dict[tuple[str, int], Result], sizes: list[int], relays: list[str], pace: float) -> None:
+    # What a table asks of the server: the most deliveries per table any run served, brought to the standard pace.
+    # A busier server serves a table less (its players' views are staler, so more swaps lose their race), so a
+    # loaded run's own rate would flatter it. At the standard pace every duration is ``pace`` times longer.
+    demand = max(results["quatro", tables].deliveries_per_s / tables for tables in sizes) / pace
+    print(
+        f"summary: server CPU per delivered message, Quatro / bare relay (same load, same run); tables per core at the"
+        f" standard pace for {demand:.0f} deliveries/s per table (every seat swapping at its cooldown, every channel"
+        f" pulsing), and for the architecture's {REFERENCE_DELIVERIES:.0f}/s"
+    )
+    for tables in sizes:
+        quatro = results["quatro", tables]
+        ratios = "  ".join(
+            f"/ {relay} {results[relay, tables].us_per_delivery:.1f} µs = {quatro.us_per_delivery / results[relay, tables].us_per_delivery:.1f}x"
+            for relay in relays
+        )
+        busy = quatro.server_cpu / quatro.window
+        note = "  (server saturated: its cost per message is a floor)" if busy > SATURATED else ""
+        print(
+            f"  {tables:>4} tables: quatro {quatro.us_per_delivery:.1f} µs {ratios};"
+            f" about {1e6 / (quatro.us_per_delivery * demand):.0f} tables per core"
+            f" ({1e6 / (quatro.us_per_delivery * REFERENCE_DELIVERIES):.0f} at {REFERENCE_DELIVERIES:.0f}/s){note}",
+            flush=True,
+        )
+
+
+WRITERS = ("naive", "coalesce", "flusher")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", default="1,10,50", help="table counts to measure, comma-separated (8 seats each)")
+    parser.add_argument("--seconds", type=float, default=6.0, help="measured window of each run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of full load before the window opens")
+    parser.add_argument("--pace", type=float, default=3.0, help="play this many times faster than the standard timing")
+    parser.add_argument(
+        "--relays",
+        default="naive",
+        help="relay writers to measure, comma-separated: naive (one send_all per frame: the baseline), "
+        "coalesce (one send_all per wake-up, like the server), flusher (one task sends for every connection)",
+    )
+    parser.add_argument("--log-level", default="info", help="the Quatro server's log level (its default: info)")
+    parser.add_argument("--serve-relay", metavar="WRITER", choices=WRITERS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_relay:
+        serve_relay(args.serve_relay, args.pace)
+        return 0
+    sizes = [int(n) for n in args.tables.split(",")]
+    writers = args.relays.split(",")
+    if not set(writers) <= set(WRITERS):
+        parser.error(f"--relays: choose among {', '.join(WRITERS)}")
+    relays = ["relay" if w == "naive" else f"relay-{w}" for w in writers]
+    timing = paced_timing(args.pace)
+    print(
+        f"python {sys.version.split()[0]}, trio {trio.__version__}, {os.cpu_count()} CPUs, {sys.platform}; "
+        f"pace x{args.pace:g} (swap cooldown {timing.swap_cooldown * 1000:.0f} ms, pulse every "
+        f"{timing.pulse_interval * 1000:.0f} ms); window {args.seconds:g} s after {args.warmup:g} s of warm-up",
+        flush=True,
+    )
+    print(HEADER, flush=True)
+    results: dict[tuple[str, int], Result] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        timing_file = Path(tmp) / "bench.toml"
+        timing_file.write_text("".join(f"{f.name} = {getattr(timing, f.name)!r}\n" for f in fields(Timing)))
+        for tables in sizes:
+            for target in [*relays, "quatro"]:
+                results[target, tables] = result = run_target(target, tables, args, timing, timing_file)
+                print_result(result)
+    print_summary(results, sizes, relays, args.pace)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,29 @@
+"""The benchmarks still run: tiny sizes, figures printed, and no timing asserted (speed is for benchmarks, not tests)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_server_fanout_benchmark_runs():
+    """One table at twenty times the standard pace, for half a second: the bare relay, then the real server."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for target in ("relay", "quatro"):
+        row = re.search(rf"^  {target} +1 +8 +(\d+) +[\d.]+% +([\d.]+) ", out, re.MULTILINE)
+        assert row, f"no figures for {target}:\n{out}"
+        assert int(row.group(1)) > 0, f"{target} delivered nothing:\n{out}"
+    summary = re.search(r"1 tables: quatro [\d.]+ µs / relay [\d.]+ µs = [\d.]+x.*tables per core", out)
+    assert summary, out
