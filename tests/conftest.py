@@ -6,7 +6,6 @@ import random
 from dataclasses import replace
 
 import pytest
-import trio
 
 from quatro_server.lobby import Lobby
 from quatro_server.server import Server

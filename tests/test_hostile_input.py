@@ -629,7 +629,7 @@ async def test_out_of_phase_actions_are_refused_with_their_reason(game):
     ann, dee = game.ann, game.dee
     view = ann.view
     not_mine = next(card for card in game.room.table.deck if card not in view.hand)
-    own_team, other_team = view.team, 1 - view.team
+    own_team = view.team
     during_round = [
         ({"kind": "ready"}, p.REFUSED, "wrong_phase"),
         ({"kind": "pick_sign", "sign": "fox"}, p.REFUSED, "wrong_phase"),
@@ -736,7 +736,7 @@ async def test_requests_without_a_valid_id_are_bad_requests_and_never_acted_on(g
     ann.pending.clear()
     await ann.drain(0.05)
     view = ann.view
-    hand, center = table.hand(0), tuple(table.center)
+    hand = table.hand(0)
     for bad in (None, -5, "7", 2**64 - 1):
         message = {"kind": "swap", "give": view.hand[0], "slot": 0, "take": view.center[0]}
         if bad is not None:

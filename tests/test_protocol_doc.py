@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-import sys
 from itertools import count
 from pathlib import Path
 from typing import Any

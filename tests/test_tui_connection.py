@@ -166,7 +166,7 @@ def _update(seq: int, snapshot: bool = False) -> dict:
 
 
 def test_updates_are_counted_and_a_gap_or_a_repeat_starts_a_resync():
-    from quatro_tui.connection import Seat, SeqGap
+    from quatro_tui.connection import Seat
 
     got = []
     conn = Connection("127.0.0.1", 1, "ann", got.append)

@@ -6,7 +6,6 @@ import ast
 import dataclasses
 import functools
 import random
-import sys
 from pathlib import Path
 
 import msgpack
