@@ -3,7 +3,7 @@
     python benchmarks/server_fanout.py [--tables 1,10,50] [--seconds 6] [--warmup 2] [--pace 3] [--relays naive]
 
 For each size, K tables of 8 seats are filled by load clients (raw sockets in this process, framed with
-``shared.framing``) and played by two targets in turn, each in its own process on 127.0.0.1:
+``quatro_shared.framing``) and played by two targets in turn, each in its own process on 127.0.0.1:
 
 1. ``relay``: a minimal trio server that fans a real-sized 8-player ``update`` frame (built once by the
    rules engine) out to the 8 connections of the requester's table for every ``swap``, and one for every
@@ -50,8 +50,8 @@ sys.path.insert(0, str(ROOT))
 import msgpack  # noqa: E402
 import trio  # noqa: E402
 
-from shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E402
-from shared.signs import SIGNS  # noqa: E402
+from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E402
+from quatro_shared.signs import SIGNS  # noqa: E402
 
 from quatro_server.timing import STANDARD, Timing  # noqa: E402
 
@@ -375,8 +375,8 @@ def run_target(target: str, tables: int, args: argparse.Namespace, timing: Timin
 
 def sample_update_body(pace: float) -> dict[str, Any]:
     """A real mid-round update of an 8-player table, as the server sends it (built by the rules engine)."""
-    from shared import actions as a
-    from shared.wire import to_wire
+    from quatro_shared import actions as a
+    from quatro_shared.wire import to_wire
 
     from quatro_server.engine import Table, view
 

@@ -34,9 +34,9 @@ from textual.app import App, ComposeResult  # noqa: E402
 from textual.message import Message  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
-from shared import protocol as p  # noqa: E402
-from shared.cards import display  # noqa: E402
-from shared.views import Phase  # noqa: E402
+from quatro_shared import protocol as p  # noqa: E402
+from quatro_shared.cards import display  # noqa: E402
+from quatro_shared.views import Phase  # noqa: E402
 
 from quatro_tui.app import Join, QuatroApp  # noqa: E402
 from quatro_tui.connection import Connection, ServerUpdate  # noqa: E402

@@ -2,7 +2,7 @@
 
 A bot is ``observe(events)`` (the events its seat was sent, in order) and ``decide(view, now) -> list[Action]``.
 It never sees a ``Table``. The types make that structural: both take the shared types a network client
-receives (``shared.views.SeatView``, ``shared.events.Event``), and nothing in this module imports the rules
+receives (``quatro_shared.views.SeatView``, ``quatro_shared.events.Event``), and nothing in this module imports the rules
 engine. The same classes drive the server's fillers (``quatro_server.lobby.Room``), the network bots
 (``quatro_server.netbot``) and the simulator (``quatro_server.sim``). Bots react with a human-like delay
 (``think_time``) so they never win by reflexes a person cannot match.
@@ -26,12 +26,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from shared import actions as a
-from shared import events as e
-from shared.cards import HAND_SIZE, Card, rank_counts, rank_of
-from shared.cards import is_four_of_a_kind as is_four
-from shared.signs import SIGNS, Sign
-from shared.views import Phase, SeatView
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.cards import HAND_SIZE, Card, rank_counts, rank_of
+from quatro_shared.cards import is_four_of_a_kind as is_four
+from quatro_shared.signs import SIGNS, Sign
+from quatro_shared.views import Phase, SeatView
 
 LEVELS: tuple[str, ...] = ("random", "normal", "hard")
 DEFAULT_LEVEL = "normal"

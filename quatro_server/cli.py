@@ -15,7 +15,7 @@ from pathlib import Path
 
 import trio
 
-from shared.protocol import DEFAULT_PORT
+from quatro_shared.protocol import DEFAULT_PORT
 
 from quatro_server import netbot, sim
 from quatro_server.lobby import Lobby

@@ -21,12 +21,12 @@ import random
 from dataclasses import dataclass, field
 from math import inf
 
-from shared import actions as a
-from shared import events as e
-from shared.actions import Reason, Refusal
-from shared.cards import CENTER_SIZE, HAND_SIZE, Card, deck_for, has_three_of_a_rank, is_card, is_four_of_a_kind
-from shared.signs import SIGNS, Sign, is_sign
-from shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.actions import Reason, Refusal
+from quatro_shared.cards import CENTER_SIZE, HAND_SIZE, Card, deck_for, has_three_of_a_rank, is_card, is_four_of_a_kind
+from quatro_shared.signs import SIGNS, Sign, is_sign
+from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
 
 from quatro_server.timing import STANDARD, Timing
 

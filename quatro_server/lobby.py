@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, Protocol
 
-from shared import actions as a
-from shared import protocol as p
-from shared.actions import Refusal
-from shared.cards import PLAYER_COUNTS
-from shared.views import Phase
-from shared.wire import WireError, action_from_wire, to_wire
+from quatro_shared import actions as a
+from quatro_shared import protocol as p
+from quatro_shared.actions import Refusal
+from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.views import Phase
+from quatro_shared.wire import WireError, action_from_wire, to_wire
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
 from quatro_server.engine import Table, events_for, view

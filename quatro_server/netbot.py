@@ -6,7 +6,7 @@ and at the bot's own pace asks ``Bot.decide`` what to do with the latest view, s
 request. A refusal ends that batch (as in the server's own bot driving); a cooldown refusal also makes it
 wait the time the server names. To the server it is a player like any other: it says ready, and it is asked
 to vote on reshuffles. Nothing here reaches the server's state: the bot sees what the protocol carries,
-rebuilt with ``shared.wire``, so the decision code is fed the same types in the server and over the wire (H2).
+rebuilt with ``quatro_shared.wire``, so the decision code is fed the same types in the server and over the wire (H2).
 
 ``quatro-server bot HOST[:PORT] [--table ID] [--count N] [--level L]``
 """
@@ -24,12 +24,12 @@ from typing import Any
 
 import trio
 
-from shared import protocol as p
-from shared.cards import PLAYER_COUNTS
-from shared.events import Event
-from shared.framing import FrameDecoder, ProtocolError, encode
-from shared.views import Phase, SeatView
-from shared.wire import WireError, event_from_wire, to_wire, view_from_wire
+from quatro_shared import protocol as p
+from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.events import Event
+from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.views import Phase, SeatView
+from quatro_shared.wire import WireError, event_from_wire, to_wire, view_from_wire
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import trio
 
-from shared import protocol as p
-from shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared import protocol as p
+from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 
 from quatro_server.lobby import Lobby, Room
 

@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared import events as e
-from shared.actions import Action
-from shared.cards import PLAYER_COUNTS
-from shared.views import SeatView
+from quatro_shared import events as e
+from quatro_shared.actions import Action
+from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.views import SeatView
 
 from quatro_server.bots import LEVELS, Bot, make_bot
 from quatro_server.lobby import Room, Seat

@@ -20,8 +20,8 @@ from textual.screen import ModalScreen, Screen
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Static
 
-from shared import protocol as p
-from shared.views import Phase
+from quatro_shared import protocol as p
+from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.connection import (

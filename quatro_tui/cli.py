@@ -6,8 +6,8 @@ import argparse
 import os
 import sys
 
-from shared.cards import PLAYER_COUNTS
-from shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
+from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
 
 from quatro_tui.local_server import LocalServer
 from quatro_tui.settings import Settings, default_name, wants_ascii

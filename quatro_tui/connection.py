@@ -3,7 +3,7 @@
 Textual runs on asyncio, so this is an asyncio client. ``Connection.run()`` is meant to run in a Textual
 worker: it reads frames, resolves each request's future with its reply, and hands every push (``update``,
 ``table``, ``lobby``, ``bye``) to ``deliver`` as a Textual message, already checked and rebuilt by
-``shared.wire``. When the connection drops it says so (``LinkDropped``) and reconnects by itself with the seat
+``quatro_shared.wire``. When the connection drops it says so (``LinkDropped``) and reconnects by itself with the seat
 secret (R19), waiting longer after each failure, until it succeeds (``LinkBack``), the server says the
 seat is gone (``SeatLost``), or the player quits.
 
@@ -24,11 +24,11 @@ from typing import Any
 
 from textual.message import Message
 
-from shared import protocol as p
-from shared.events import Event
-from shared.framing import FrameDecoder, ProtocolError, encode
-from shared.views import SeatView
-from shared.wire import WireError, event_from_wire, view_from_wire
+from quatro_shared import protocol as p
+from quatro_shared.events import Event
+from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.views import SeatView
+from quatro_shared.wire import WireError, event_from_wire, view_from_wire
 
 #: Seconds to wait for a TCP connection and the server's hello before counting an attempt as failed.
 CONNECT_TIMEOUT = 5.0

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared import events as e
-from shared.signs import SIGNS, Sign
-from shared.views import Phase, SeatView
+from quatro_shared import events as e
+from quatro_shared.signs import SIGNS, Sign
+from quatro_shared.views import Phase, SeatView
 
 from quatro_tui import words
 

@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.protocol import MAX_NAME_LEN
+from quatro_shared.protocol import MAX_NAME_LEN
 
 
 def config_path() -> Path:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 
-from shared import cards, signs
-from shared import events as e
-from shared.actions import Reason
-from shared.signs import Sign
+from quatro_shared import cards, signs
+from quatro_shared import events as e
+from quatro_shared.actions import Reason
+from quatro_shared.signs import Sign
 
 TEAM_LETTERS = "ABCD"
 

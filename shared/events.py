@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from shared.cards import Card
-from shared.signs import Sign
+from quatro_shared.cards import Card
+from quatro_shared.signs import Sign
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The Quatro protocol's messages: kinds, fields, limits and reasons, validated in one place.
 
-Every frame (see ``shared.framing``) is a msgpack map with a string ``kind``. A client sends requests,
+Every frame (see ``quatro_shared.framing``) is a msgpack map with a string ``kind``. A client sends requests,
 each with a client-chosen integer ``id``; the server answers every request exactly once, with ``ok``,
 ``refused`` (a rule or lobby reason, and the wait where there is one) or ``error`` (the request itself was
 bad). The server also pushes ``update`` (the events of a batch the seat may see and its fresh view, numbered
@@ -15,8 +15,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from shared.actions import PLAYER_ACTIONS
-from shared.wire import quote
+from quatro_shared.actions import PLAYER_ACTIONS
+from quatro_shared.wire import quote
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
 PROTOCOL_VERSION = 1
@@ -42,7 +42,7 @@ REMOVE_BOT = "remove_bot"
 START = "start"
 PING = "ping"
 
-#: The game actions are requests too, with the fields of their ``shared.actions`` class.
+#: The game actions are requests too, with the fields of their ``quatro_shared.actions`` class.
 ACTION_KINDS: frozenset[str] = frozenset(cls.kind for cls in PLAYER_ACTIONS)
 
 # --- server → client ------------------------------------------------------------------------------
@@ -57,7 +57,7 @@ BYE = "bye"
 
 SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE})
 
-# --- why a lobby request is refused (the engine's reasons are in shared.actions.Reason) -----------
+# --- why a lobby request is refused (the engine's reasons are in quatro_shared.actions.Reason) -----------
 
 HELLO_FIRST = "hello_first"  # the first request must be hello
 ALREADY_HELLO = "already_hello"
@@ -78,7 +78,7 @@ BAD_LEVEL = "bad_level"
 SERVER_FULL = "server_full"
 RATE_LIMITED = "rate_limited"
 
-# --- protocol errors (the request could not be understood; see also shared.framing) ----------------
+# --- protocol errors (the request could not be understood; see also quatro_shared.framing) ----------------
 
 BAD_REQUEST = "bad_request"
 UNKNOWN_KIND = "unknown_kind"
@@ -124,7 +124,7 @@ def _str(limit: int):
 
 _int.__doc__ = "an integer"
 
-#: Each lobby request's fields: name → (validator, required). Game actions are checked by ``shared.wire``.
+#: Each lobby request's fields: name → (validator, required). Game actions are checked by ``quatro_shared.wire``.
 REQUEST_FIELDS: dict[str, dict[str, tuple[Any, bool]]] = {
     HELLO: {"version": (_int, True), "name": (_str(MAX_NAME_LEN), True)},
     LIST_TABLES: {},
@@ -157,7 +157,7 @@ class Request:
 
 
 def parse_request(frame: dict[str, Any]) -> Request:
-    """Check a decoded frame is a well-formed request; game actions keep their fields for ``shared.wire``.
+    """Check a decoded frame is a well-formed request; game actions keep their fields for ``quatro_shared.wire``.
 
     Raises ``RequestError`` naming what is wrong.
     """

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from shared.cards import Card
-from shared.signs import Sign
+from quatro_shared.cards import Card
+from quatro_shared.signs import Sign
 
 
 class Phase(StrEnum):

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from shared import actions, events
-from shared.actions import PLAYER_ACTIONS, Action, Reason
-from shared.cards import is_card
-from shared.events import Event
-from shared.signs import is_sign
-from shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared import actions, events
+from quatro_shared.actions import PLAYER_ACTIONS, Action, Reason
+from quatro_shared.cards import is_card
+from quatro_shared.events import Event
+from quatro_shared.signs import is_sign
+from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
 
 #: The ``kind`` of a framed view. Views carry no ``kind`` of their own.
 VIEW_KIND = "view"
@@ -286,7 +286,7 @@ def _parse(annotation: object, where: str) -> _Spec:
         return ("tuple", _parse(text[len("tuple[") : -len(", ...]")], where))
     if text in _BASE:
         return ("base", _BASE[text])
-    raise TypeError(f"{where}: shared.wire does not know the type {annotation!r}; add it to _BASE")
+    raise TypeError(f"{where}: quatro_shared.wire does not know the type {annotation!r}; add it to _BASE")
 
 
 _BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
@@ -322,7 +322,7 @@ def _by_kind(classes: tuple[type, ...], family: str) -> dict[str, _Schema]:
 
 
 def _event_classes() -> tuple[type[Event], ...]:
-    """Every event declared in shared.events, in declaration order."""
+    """Every event declared in quatro_shared.events, in declaration order."""
     return tuple(
         obj
         for obj in vars(events).values()

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from quatro_server.engine import Emit, Outcome, Table, events_for
 from quatro_server.timing import FAST, Timing
-from shared import actions as a
-from shared import events as e
-from shared.actions import Reason
-from shared.cards import CENTER_SIZE, HAND_SIZE, RANKS, SUITS, Card, is_card, is_four_of_a_kind, rank_of, suit_of
-from shared.signs import SIGNS, is_sign
-from shared.views import Phase
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.actions import Reason
+from quatro_shared.cards import CENTER_SIZE, HAND_SIZE, RANKS, SUITS, Card, is_card, is_four_of_a_kind, rank_of, suit_of
+from quatro_shared.signs import SIGNS, is_sign
+from quatro_shared.views import Phase
 
 PLAYER_COUNTS = (4, 6, 8)
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import trio
 
-from shared import protocol as p
-from shared.framing import FrameDecoder, encode
-from shared.views import SeatView
-from shared.wire import view_from_wire
+from quatro_shared import protocol as p
+from quatro_shared.framing import FrameDecoder, encode
+from quatro_shared.views import SeatView
+from quatro_shared.wire import view_from_wire
 
 
 class TestClient:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import random
 
-from shared.cards import deck_for, ranks_for
-from shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.cards import deck_for, ranks_for
+from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
 
 from quatro_tui import words
 from quatro_tui.game import Game

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 from quatro_server.engine import Table
 from quatro_server.timing import FAST
-from shared import actions as a
-from shared.cards import deck_for, is_four_of_a_kind, rank_of
-from shared.signs import SIGNS
-from shared.views import Phase
+from quatro_shared import actions as a
+from quatro_shared.cards import deck_for, is_four_of_a_kind, rank_of
+from quatro_shared.signs import SIGNS
+from quatro_shared.views import Phase
 
 PLAYER_COUNTS = (4, 6, 8)
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from shared import actions as a
-from shared import events as e
-from shared.actions import PLAYER_ACTIONS
-from shared.events import Event
-from shared.signs import SIGNS
-from shared.views import Phase, SeatState, SeatView, VoteState
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.actions import PLAYER_ACTIONS
+from quatro_shared.events import Event
+from quatro_shared.signs import SIGNS
+from quatro_shared.views import Phase, SeatState, SeatView, VoteState
 
 from quatro_server import bots
 from quatro_server.bots import HardBot, NormalBot, RandomBot, make_bot

@@ -24,12 +24,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from quatro_server.engine import Emit, Table, events_for, view
-from shared import actions as a
-from shared import events as e
-from shared.actions import Reason
-from shared.cards import has_three_of_a_rank, is_card, is_four_of_a_kind
-from shared.signs import is_sign
-from shared.views import Phase, SeatState, SeatView
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.actions import Reason
+from quatro_shared.cards import has_three_of_a_rank, is_card, is_four_of_a_kind
+from quatro_shared.signs import is_sign
+from quatro_shared.views import Phase, SeatState, SeatView
 
 from strategies import Driver, GameSetup, Mix, Step, game_setups, mixes
 

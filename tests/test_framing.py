@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.framing import (
+from quatro_shared.framing import (
     MAX_ARRAY_LEN,
     MAX_DEPTH,
     MAX_FRAME_BYTES,

@@ -38,12 +38,12 @@ from quatro_server.engine import Table
 from quatro_server.lobby import Lobby, Room
 from quatro_server.server import Server
 from quatro_server.timing import PROFILES
-from shared import events as e
-from shared import protocol as p
-from shared.cards import is_card
-from shared.signs import SIGNS, is_sign
-from shared.views import Phase, SeatView
-from shared.wire import EVENT_KINDS, event_from_wire, view_from_wire
+from quatro_shared import events as e
+from quatro_shared import protocol as p
+from quatro_shared.cards import is_card
+from quatro_shared.signs import SIGNS, is_sign
+from quatro_shared.views import Phase, SeatView
+from quatro_shared.wire import EVENT_KINDS, event_from_wire, view_from_wire
 
 from conftest import QUICK
 from netclient import TestClient
@@ -538,7 +538,7 @@ def test_h3_seating_and_lobby_messages_hold_no_card_sign_or_secret(recording):
 
 def test_h3_updates_hold_nothing_but_the_declared_fields(recording):
     """Even fields a client would ignore could leak (H3): an update is exactly its keys, a view and known events,
-    each rebuilt strictly by shared.wire (which refuses any field a dataclass does not declare)."""
+    each rebuilt strictly by quatro_shared.wire (which refuses any field a dataclass does not declare)."""
     note = seed_note(recording)
     view_fields = {f.name for f in dataclasses.fields(SeatView)} | {"kind"}
     for player, frame, _ in updates(recording):
@@ -570,7 +570,7 @@ def test_h3_a_private_emoji_choice_changes_no_other_seats_view_before_the_pulse(
     import copy
 
     from quatro_server.timing import FAST
-    from shared import actions as a
+    from quatro_shared import actions as a
 
     interval = FAST.pulse_interval
     table = Table(4, timing=FAST, rng=random.Random(7))

@@ -28,9 +28,9 @@ import trio
 from quatro_server import server as server_module
 from quatro_server.server import FLOOD_DISCONNECT, REQUEST_BURST, REQUEST_RATE
 from quatro_server.timing import FAST
-from shared import protocol as p
-from shared.framing import MAX_DEPTH, MAX_FRAME_BYTES, MAX_STR_LEN, FrameDecoder, ProtocolError
-from shared.views import Phase
+from quatro_shared import protocol as p
+from quatro_shared.framing import MAX_DEPTH, MAX_FRAME_BYTES, MAX_STR_LEN, FrameDecoder, ProtocolError
+from quatro_shared.views import Phase
 
 from netclient import TestClient
 
@@ -275,7 +275,7 @@ async def test_deeply_nested_messages_are_refused_too_deep(game, case):
 
 
 def test_the_deep_cases_really_are_one_level_past_the_limit_and_legal_otherwise():
-    from shared.framing import decode
+    from quatro_shared.framing import decode
 
     for as_map in (False, True):
         ok = msgpack.packb({"kind": "ping", "id": 1, "x": nested(MAX_DEPTH - 1, 0, as_map=as_map)})
@@ -389,7 +389,7 @@ async def test_unknown_kinds_get_unknown_kind_and_the_connection_stays(game):
     [
         ("hostile", {"kind": "k" * MAX_STR_LEN, "id": 1}),  # protocol.parse_request: unknown request kind
         ("hostile", {"kind": p.PING, "id": 1, "f" * MAX_STR_LEN: 1}),  # protocol.parse_request: unknown field
-        ("seated", {"kind": "ready", "id": 1, "f" * MAX_STR_LEN: 1}),  # shared.wire: extra_field
+        ("seated", {"kind": "ready", "id": 1, "f" * MAX_STR_LEN: 1}),  # quatro_shared.wire: extra_field
     ],
     ids=["long_unknown_kind", "long_unknown_request_field", "long_unknown_action_field"],
 )

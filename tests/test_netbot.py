@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 import trio
 
-from shared import protocol as p
-from shared.views import Phase
+from quatro_shared import protocol as p
+from quatro_shared.views import Phase
 
 from netclient import TestClient
 from quatro_server import netbot

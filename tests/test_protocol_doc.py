@@ -19,8 +19,8 @@ import pytest
 from quatro_server import bots, engine, lobby, server, timing
 from vocabulary import exported_subclasses
 
-from shared import actions, events, framing, protocol, signs, views, wire
-from shared.cards import RANKS, SUITS
+from quatro_shared import actions, events, framing, protocol, signs, views, wire
+from quatro_shared.cards import RANKS, SUITS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC_PATH = ROOT / "docs" / "protocol.md"
@@ -67,7 +67,7 @@ EVENT_CLASSES = [cls for cls in _subclasses(events.Event) if dataclasses.is_data
 
 
 def _protocol_words() -> set[str]:
-    """Every uppercase str constant of shared.protocol whose value is snake_case: kinds, lobby reasons, codes."""
+    """Every uppercase str constant of quatro_shared.protocol whose value is snake_case: kinds, lobby reasons, codes."""
     return {
         value
         for name, value in vars(protocol).items()
@@ -81,7 +81,7 @@ def _source_tree(module) -> ast.Module:
 
 def _error_codes() -> set[str]:
     """Every code a ProtocolError (framing) or a WireError (actions' fields, built directly or from
-    shared.wire's internal ``_Refused``) can be raised with."""
+    quatro_shared.wire's internal ``_Refused``) can be raised with."""
     codes: set[str] = set()
     for module in (framing, wire):
         for node in ast.walk(_source_tree(module)):

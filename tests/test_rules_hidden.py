@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from quatro_server.engine import Table, view
 from quatro_server.timing import FAST
-from shared import actions as a
-from shared import events as e
-from shared.cards import CENTER_SIZE, HAND_SIZE
-from shared.signs import SIGNS
-from shared.views import Phase, SeatView
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.cards import CENTER_SIZE, HAND_SIZE
+from quatro_shared.signs import SIGNS
+from quatro_shared.views import Phase, SeatView
 
 from engine_helpers import (
         PLAYER_COUNTS,

@@ -8,11 +8,11 @@ import pytest
 
 from quatro_server.engine import view
 from quatro_server.timing import FAST
-from shared import actions as a
-from shared import events as e
-from shared.actions import Reason
-from shared.signs import EMOJI, SIGNS
-from shared.views import Phase
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.actions import Reason
+from quatro_shared.signs import EMOJI, SIGNS
+from quatro_shared.views import Phase
 
 from engine_helpers import (
         PLAYER_COUNTS,

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from quatro_server.engine import Table, view
-from shared import actions as a
-from shared import events as e
-from shared.cards import has_three_of_a_rank, rank_of, suit_of
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.cards import has_three_of_a_rank, rank_of, suit_of
 
 from engine_helpers import (
         PLAYER_COUNTS,

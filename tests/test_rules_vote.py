@@ -6,11 +6,11 @@ import pytest
 
 from quatro_server.engine import view
 from quatro_server.timing import FAST
-from shared import actions as a
-from shared import events as e
-from shared.actions import Reason
-from shared.cards import has_three_of_a_rank
-from shared.views import Phase
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.actions import Reason
+from quatro_shared.cards import has_three_of_a_rank
+from quatro_shared.views import Phase
 
 from engine_helpers import (
         PLAYER_COUNTS,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import trio
 
-from shared import protocol as p
-from shared.cards import is_four_of_a_kind
-from shared.views import Phase
+from quatro_shared import protocol as p
+from quatro_shared.cards import is_four_of_a_kind
+from quatro_shared.views import Phase
 
 from netclient import TestClient
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 import trio
 
-from shared import protocol as p
+from quatro_shared import protocol as p
 
 from netclient import TestClient
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.views import Phase
+from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.app import QuatroApp

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from shared import protocol as p
-from shared.events import HandDealt
-from shared.views import Phase
+from quatro_shared import protocol as p
+from quatro_shared.events import HandDealt
+from quatro_shared.views import Phase
 
 from quatro_tui.connection import (
     Connection,
@@ -136,7 +136,7 @@ def test_an_unreachable_server_is_an_error_not_a_hang():
 
 
 def test_an_event_of_a_newer_server_is_skipped_not_the_update():
-    from shared.wire import to_wire
+    from quatro_shared.wire import to_wire
     from snapshot_games import round_game
 
     got = []
@@ -158,7 +158,7 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
 
 
 def _update(seq: int, snapshot: bool = False) -> dict:
-    from shared.wire import to_wire
+    from quatro_shared.wire import to_wire
     from snapshot_games import round_game
 
     return {"kind": "update", "table": 1, "seq": seq, "snapshot": snapshot, "view": to_wire(round_game(4).view),

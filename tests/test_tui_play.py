@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from textual.widgets import DataTable, Input
 
-from shared import events as e
-from shared import protocol as p
-from shared.views import Phase
+from quatro_shared import events as e
+from quatro_shared import protocol as p
+from quatro_shared.views import Phase
 
 from quatro_server.bots import LEVELS
 from quatro_tui.app import Join, Play, QuatroApp

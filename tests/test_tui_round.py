@@ -12,10 +12,10 @@ import asyncio
 import pytest
 from textual.widgets import Select
 
-from shared import events as e
-from shared import protocol as p
-from shared.signs import EMOJI, SIGNS
-from shared.views import Phase
+from quatro_shared import events as e
+from quatro_shared import protocol as p
+from quatro_shared.signs import EMOJI, SIGNS
+from quatro_shared.views import Phase
 
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shared import events as e
-from shared.views import Phase
+from quatro_shared import events as e
+from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.game import Game

@@ -17,12 +17,12 @@ from quatro_server.engine import Table, view
 from quatro_server.timing import FAST
 from vocabulary import exported_subclasses
 
-from shared import actions as a
-from shared import events as e
-from shared.actions import Reason, Refusal
-from shared.framing import MAX_ARRAY_LEN, MAX_DEPTH, MAX_FRAME_BYTES, MAX_MAP_LEN, MAX_STR_LEN, FrameDecoder, encode
-from shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
-from shared.wire import (
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.actions import Reason, Refusal
+from quatro_shared.framing import MAX_ARRAY_LEN, MAX_DEPTH, MAX_FRAME_BYTES, MAX_MAP_LEN, MAX_STR_LEN, FrameDecoder, encode
+from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.wire import (
     ACTION_KINDS,
     EVENT_KINDS,
     VIEW_KIND,

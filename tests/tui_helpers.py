@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from shared import protocol as p
-from shared.views import Phase, SeatView
+from quatro_shared import protocol as p
+from quatro_shared.views import Phase, SeatView
 
 from quatro_tui.connection import Connection, ServerSeating, ServerUpdate
 from quatro_tui.local_server import LocalServer

@@ -8,7 +8,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from shared.signs import SIGNS
+from quatro_shared.signs import SIGNS
 
 from quatro_tui import words
 from quatro_tui.widgets.signs import SignGrid

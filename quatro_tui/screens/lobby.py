@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
-from shared import protocol as p
+from quatro_shared import protocol as p
 
 from quatro_tui import words
 from quatro_tui.widgets import StatusBar

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from shared.views import Phase
+from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.widgets import Feed, StatusBar

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from shared import protocol as p
+from quatro_shared import protocol as p
 
 from quatro_tui import words
 from quatro_tui.screens.lobby import LobbyScreen

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from shared.signs import SIGNS
+from quatro_shared.signs import SIGNS
 
 from quatro_tui import words
 from quatro_tui.widgets import Feed, StatusBar

@@ -13,9 +13,9 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from shared.cards import is_four_of_a_kind
-from shared.signs import SIGNS
-from shared.views import Phase
+from quatro_shared.cards import is_four_of_a_kind
+from quatro_shared.signs import SIGNS
+from quatro_shared.views import Phase
 
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.widgets import CardRow, Feed, SeatBox, SelfPanel, StatusBar, VotePrompt

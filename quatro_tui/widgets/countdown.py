@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from rich.text import Text
 
-from shared.views import Phase
+from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.game import Game

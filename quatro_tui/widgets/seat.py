@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.content import Content
 
-from shared.views import Phase
+from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
