@@ -32,6 +32,7 @@ from quatro_shared.cards import HAND_SIZE, Card, rank_counts, rank_of
 from quatro_shared.cards import is_four_of_a_kind as is_four
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
+from quatro_shared.seating import team_count, team_of, team_seats
 
 LEVELS: tuple[str, ...] = ("random", "normal", "hard")
 DEFAULT_LEVEL = "normal"
@@ -132,7 +133,7 @@ class RandomBot(Bot):
             return [a.Call()]
         roll -= RANDOM_CALL
         if roll < RANDOM_COUNTER:
-            others = [t for t in range(view.players // 2) if t != view.team]
+            others = [t for t in range(team_count(view.players)) if t != view.team]
             return [a.Counter(self.rng.choice(others))]
         roll -= RANDOM_COUNTER
         if roll < RANDOM_RESHUFFLE and not view.reshuffle_used and view.vote is None and view.vote_wait_ms == 0:
@@ -305,7 +306,7 @@ class TableReader:
                 handler(event)
 
     def _setup(self, players: int) -> None:
-        self.players, self.teams = players, players // 2
+        self.players, self.teams = players, team_count(players)
         self.valid = False
         self.signs = [[] for _ in range(self.teams)]
         self.counters = [0] * self.teams
@@ -396,7 +397,7 @@ class TableReader:
             if sign is not None:
                 self.signs[team].append(sign)
         if event.outcome == "counter" and event.by is not None:
-            self.counters[event.by % self.teams] += 1
+            self.counters[team_of(event.by, self.players)] += 1
 
     def _learn(self, event: e.RoundEnded) -> None:
         """Replay the round backwards from the revealed hands: did each logged seat hold four at its moment?"""
@@ -413,7 +414,7 @@ class TableReader:
             seat, key = entry[1], entry[2]
             four = is_four(hands[seat])
             lessons.append((key, four))
-            if entry[0] == _PULSE and entry[3] == event.signs[seat % self.teams]:
+            if entry[0] == _PULSE and entry[3] == event.signs[team_of(seat, self.players)]:
                 lessons.append((("sign_pulse", seat), four))
         for key, four in lessons:
             counts = self.stats.setdefault(key, [0, 0])
@@ -482,7 +483,7 @@ class TableReader:
         if pulse is not None and pulse[0] > since:
             signalled = True
             chance = max(chance, self.rate(("pulse", seat), PULSE_PRIOR))
-            habit = self.sign_habit(seat % self.teams, pulse[1])
+            habit = self.sign_habit(team_of(seat, self.players), pulse[1])
             chance = max(chance, habit * self.rate(("sign_pulse", seat), SIGN_PULSE_PRIOR))
         return chance, signalled
 
@@ -588,13 +589,13 @@ class HardBot(NormalBot):
     def _likeliest_opponent(self, view: SeatView) -> tuple[int, float, bool]:
         """The opposing team most likely to hold four of a kind (either partner, R14), that chance, and whether a
         proof or a signal backs it (rather than the cards alone)."""
-        reader, teams = self.reader, view.players // 2
+        reader, teams = self.reader, team_count(view.players)
         best, best_chance, best_signalled = (view.team + 1) % teams, 0.0, False
         for team in range(teams):
             if team == view.team:
                 continue
             miss, signalled = 1.0, False
-            for seat in (team, team + teams):
+            for seat in team_seats(team, view.players):
                 chance, seat_signalled = reader.evidence(seat)
                 miss *= 1.0 - chance
                 signalled = signalled or seat_signalled

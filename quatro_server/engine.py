@@ -27,6 +27,7 @@ from quatro_shared.actions import Reason, Refusal
 from quatro_shared.cards import CENTER_SIZE, HAND_SIZE, Card, deck_for, has_three_of_a_rank, is_card, is_four_of_a_kind
 from quatro_shared.signs import SIGNS, Sign, is_sign
 from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared import seating
 
 from quatro_server.timing import STANDARD, Timing
 
@@ -108,7 +109,7 @@ class Table:
     ) -> None:
         self.deck: tuple[Card, ...] = tuple(deck_for(players))  # raises for a count other than 4, 6, 8 (R1)
         self.players = players
-        self.teams = players // 2
+        self.teams = seating.team_count(players)
         self.timing = timing
         self.rng = rng if rng is not None else random.SystemRandom()
         order = seat_order if seat_order is not None else list(range(players))
@@ -131,13 +132,13 @@ class Table:
     # --- seats and teams (R1) ------------------------------------------------------------------
 
     def team_of(self, seat: int) -> int:
-        return seat % self.teams
+        return seating.team_of(seat, self.players)
 
     def partner_of(self, seat: int) -> int:
-        return (seat + self.teams) % self.players
+        return seating.partner_of(seat, self.players)
 
     def team_seats(self, team: int) -> tuple[int, int]:
-        return (team, team + self.teams)
+        return seating.team_seats(team, self.players)
 
     def hand(self, seat: int) -> tuple[Card, ...]:
         return tuple(self._seats[seat].hand)
@@ -652,7 +653,7 @@ def view(table: Table, seat: int, now: float) -> SeatView:
     )
 
 
-def events_for(emits: list[Emit], seat: int, teams: int) -> list[e.Event]:
+def events_for(emits: list[Emit], seat: int, players: int) -> list[e.Event]:
     """The events of ``emits`` that ``seat`` may see (H1), in order."""
-    team = seat % teams
+    team = seating.team_of(seat, players)
     return [emit.event for emit in emits if emit.visible_to(seat, team)]

@@ -22,6 +22,7 @@ from quatro_shared.actions import Refusal
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.views import Phase
 from quatro_shared.wire import WireError, action_from_wire, to_wire
+from quatro_shared import seating
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
 from quatro_server.engine import Table, events_for, view
@@ -106,7 +107,7 @@ class Room:
             "phase": str(self.phase),
             "timing": self.timing_name,
             "password": self.password is not None,
-            "scores": list(self.table.scores) if self.table else [0] * (self.players // 2),
+            "scores": list(self.table.scores) if self.table else [0] * seating.team_count(self.players),
         }
 
     def seating(self) -> dict[str, Any]:
@@ -160,11 +161,10 @@ class Room:
         """
         if self.table is None or not (emits or snapshot_for is not None):
             return
-        teams = self.players // 2
         # Each event is encoded once for all the seats that see it (and not at all at a table of bots alone).
         encoded = {id(emit.event): to_wire(emit.event) for emit in emits} if self.humans_connected() else {}
         for i, s in enumerate(self.seats):
-            seen = events_for(emits, i, teams)
+            seen = events_for(emits, i, self.players)
             if s.peer is not None and (seen or i == snapshot_for):
                 s.peer.send(self._update(i, [encoded[id(ev)] for ev in seen], now, snapshot=i == snapshot_for))
             if s.bot is not None and seen:
@@ -213,9 +213,8 @@ class Room:
         return s.secret
 
     def free_seat(self, team: int | None = None) -> int | None:
-        teams = self.players // 2
         for i, s in enumerate(self.seats):
-            if s.empty and (team is None or i % teams == team):
+            if s.empty and (team is None or seating.team_of(i, self.players) == team):
                 return i
         return None
 
@@ -353,8 +352,8 @@ class Lobby:
                 return p.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
         else:
             team = f.get("team")
-            if team is not None and not 0 <= team < room.players // 2:
-                return p.refused(request.id, p.BAD_REQUEST, f"teams are 0 to {room.players // 2 - 1}")
+            if team is not None and not 0 <= team < seating.team_count(room.players):
+                return p.refused(request.id, p.BAD_REQUEST, f"teams are 0 to {seating.team_count(room.players) - 1}")
             seat = room.free_seat(team)
             if seat is None:
                 return p.refused(request.id, p.TABLE_FULL, "no free seat" + ("" if team is None else " in that team"))

@@ -24,6 +24,7 @@ from quatro_shared import events as e
 from quatro_shared.actions import Action
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.views import SeatView
+from quatro_shared.seating import team_count, team_of
 
 from quatro_server.bots import LEVELS, Bot, make_bot
 from quatro_server.lobby import Room, Seat
@@ -114,27 +115,26 @@ class _SimRoom(Room):
     vote_by: int = 0  # who asked for the running reshuffle vote
 
     def publish(self, emits: list, now: float, *args: Any, **kwargs: Any) -> None:
-        teams = self.players // 2
         for emit in emits:
             event = emit.event
             if isinstance(event, e.RoundOpened):
                 self.opened_at = now
             elif isinstance(event, e.VoteEnded) and event.passed:
-                self.tally.teams[self.vote_by % teams].reshuffles += 1
+                self.tally.teams[team_of(self.vote_by, self.players)].reshuffles += 1
             elif isinstance(event, e.VoteStarted):
                 self.vote_by = event.seat
             elif isinstance(event, e.RoundEnded):
-                self._count_round(event, now, teams)
+                self._count_round(event, now)
         super().publish(emits, now, *args, **kwargs)
 
-    def _count_round(self, event: e.RoundEnded, now: float, teams: int) -> None:
+    def _count_round(self, event: e.RoundEnded, now: float) -> None:
         tally = self.tally
         tally.rounds += 1
         tally.round_seconds += now - self.opened_at
         if event.outcome == "draw":
             tally.draws += 1
             return
-        team = tally.teams[event.by % teams]
+        team = tally.teams[team_of(event.by, self.players)]
         name = ("calls_" if event.outcome == "call" else "counters_") + ("right" if event.right else "wrong")
         setattr(team, name, getattr(team, name) + 1)
 
@@ -142,7 +142,6 @@ class _SimRoom(Room):
 def play_match(players: int, levels: list[str], seed: int, tally: Tally) -> None:
     """One whole match on a virtual clock: team ``t`` is played by bots of ``levels[t]``."""
     rng = random.Random(seed)
-    teams = players // 2
     room = _SimRoom(
         id=1,
         players=players,
@@ -154,7 +153,7 @@ def play_match(players: int, levels: list[str], seed: int, tally: Tally) -> None
     )
     room.tally = tally
     for seat in range(players):
-        level = levels[seat % teams]
+        level = levels[team_of(seat, players)]
         bot = make_bot(level, random.Random(rng.getrandbits(64)))
         room.sit(seat, None, f"{level}-{seat}", bot=_Stopwatch(bot, tally.decision_ns, tally.observe_ns))
     room.start(0.0)
@@ -277,7 +276,7 @@ def render(result: dict[str, Any]) -> str:
 
 def levels_for(players: int, teams_arg: str | None) -> list[str]:
     """One level per team, from ``--teams`` (``hard,random``) or the default mixed field. Raises ``ValueError``."""
-    count = players // 2
+    count = team_count(players)
     if teams_arg is None:
         return [DEFAULT_FIELD[t % len(DEFAULT_FIELD)] for t in range(count)]
     levels = [level.strip() for level in teams_arg.split(",") if level.strip()]

@@ -17,6 +17,7 @@ from typing import Any
 from quatro_shared import events as e
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
+from quatro_shared import seating
 
 from quatro_tui import words
 
@@ -112,7 +113,7 @@ class Game:
         return bool(self.seating and self.seating["seats"][seat].get("bot"))
 
     def team_of(self, seat: int) -> int:
-        return seat % (self.players // 2)
+        return seating.team_of(seat, self.players)
 
     def timing(self, key: str, default: float) -> float:
         if self.seating is not None:

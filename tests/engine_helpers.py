@@ -165,7 +165,7 @@ def events_of(emits: Iterable[Emit], kind: type[e.Event]) -> list:
 
 
 def seen_by(table: Table, emits: Iterable[Emit], seat: int) -> list[e.Event]:
-    return events_for(list(emits), seat, table.teams)
+    return events_for(list(emits), seat, table.players)
 
 
 def until_reveal(events: Iterable[e.Event]) -> list[e.Event]:

@@ -167,7 +167,7 @@ class Checker:
         seen = 0
         for seat in range(n):
             team = seat % teams
-            mine = events_for(emits, seat, teams)
+            mine = events_for(emits, seat, n)
             seen += len(mine)
             for ev in mine:
                 if isinstance(ev, (e.HandDealt, e.EmojiChosen)):

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from quatro_shared.views import Phase
+from quatro_shared import seating
 
 from quatro_tui import words
 from quatro_tui.widgets import Feed, StatusBar
@@ -39,8 +40,7 @@ class Reveal(GameWidget):
         told = words.outcome(summary.outcome, summary.by, summary.accused, summary.right, summary.scorers, game.name)
         text.append(words.plain(told, ascii_only), style="bold")
         text.append("\n")
-        teams = view.players // 2
-        for team in range(teams):
+        for team in range(seating.team_count(view.players)):
             scored = team in summary.scorers
             text.append(f"Team {words.team_letter(team)}", style=f"bold {TEAM_STYLES[team]}")
             text.append(f"{' (you)' if team == view.team else ''}  sign ")
@@ -49,7 +49,7 @@ class Reveal(GameWidget):
             if scored:
                 text.append("  +1", style="bold reverse")
             text.append("\n")
-            for seat in (team, team + teams):
+            for seat in seating.team_seats(team, view.players):
                 four = seat in summary.fours
                 role = ""
                 if summary.by == seat:

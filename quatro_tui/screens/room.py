@@ -9,6 +9,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from quatro_shared import protocol as p
+from quatro_shared.seating import team_of
 
 from quatro_tui import words
 from quatro_tui.screens.lobby import LobbyScreen
@@ -29,7 +30,6 @@ class SeatList(GameWidget):
             return text.append(words.plain("Waiting for the table…", game.ascii_only), style="dim")
         timing = words.plain(str(seating.get("timing_name", "?")), game.ascii_only)
         text.append(f"Table {seating['table']}: {seating['players']} seats, timing {timing}\n\n", style="bold")
-        teams = seating["players"] // 2
         for seat in seating["seats"]:
             i = seat["seat"]
             who = game.raw_name(i) if seat["taken"] else "(free)"
@@ -38,7 +38,7 @@ class SeatList(GameWidget):
             if seating.get("host") == i:
                 who += " (host)"
             kind = f"bot {seat['bot']}" if seat["bot"] else ("" if not seat["taken"] else ("on" if seat["connected"] else "AWAY"))
-            text.append(f"  seat {i + 1}  team {words.team_letter(i % teams)}  {who:<30} {kind}\n",
+            text.append(f"  seat {i + 1}  team {words.team_letter(team_of(i, game.players))}  {who:<30} {kind}\n",
                         style="bold" if i == game.my_seat else ("dim" if not seat["taken"] else ""))
         addresses = getattr(self.app, "join_addresses", [])
         if addresses:

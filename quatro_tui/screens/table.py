@@ -16,6 +16,7 @@ from textual.widgets import Footer
 from quatro_shared.cards import is_four_of_a_kind
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
+from quatro_shared.seating import team_count
 
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.widgets import CardRow, Feed, SeatBox, SelfPanel, StatusBar, VotePrompt
@@ -225,7 +226,7 @@ class TableScreen(Screen):
         view = self.game.view
         if view is None:
             return
-        others = [t for t in range(view.players // 2) if t != view.team]
+        others = [t for t in range(team_count(view.players)) if t != view.team]
         if len(others) == 1:
             self.app.send("counter", team=others[0])
             return
