@@ -17,11 +17,12 @@ from itertools import count
 from typing import Any, Protocol
 
 from quatro_shared import actions as a
+from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.actions import Refusal
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.views import Phase
-from quatro_shared.wire import WireError, action_from_wire, to_wire
+from quatro_shared.wire import to_wire
 from quatro_shared import seating
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
@@ -96,61 +97,53 @@ class Room:
     def phase(self) -> Phase:
         return Phase.LOBBY if self.table is None else self.table.phase
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> m.TableSummary:
         """One line of the lobby list: public facts only."""
-        return {
-            "table": self.id,
-            "game": "quatro",
-            "players": self.players,
-            "taken": sum(not s.empty for s in self.seats),
-            "bots": sum(s.bot is not None for s in self.seats),
-            "phase": str(self.phase),
-            "timing": self.timing_name,
-            "password": self.password is not None,
-            "scores": list(self.table.scores) if self.table else [0] * seating.team_count(self.players),
-        }
+        return m.TableSummary(
+            table=self.id,
+            game="quatro",
+            players=self.players,
+            taken=sum(not s.empty for s in self.seats),
+            bots=sum(s.bot is not None for s in self.seats),
+            phase=self.phase,
+            timing=self.timing_name,
+            password=self.password is not None,
+            scores=tuple(self.table.scores) if self.table else (0,) * seating.team_count(self.players),
+        )
 
-    def seating(self) -> dict[str, Any]:
+    def seating(self) -> m.Seating:
         """The ``table`` message: who sits where, who hosts, the durations in force."""
         host = self.table.host if self.table else self.host
-        return {
-            "kind": p.TABLE,
-            "table": self.id,
-            "players": self.players,
-            "phase": str(self.phase),
-            "host": host,
-            "timing": {name: getattr(self.timing, name) for name in self.timing.__slots__},
-            "timing_name": self.timing_name,
-            "seats": [
-                {
-                    "seat": i,
-                    "name": s.name,
-                    "bot": None if s.bot is None else s.bot.level,
-                    "taken": not s.empty,
-                    "connected": s.bot is not None or s.peer is not None,
-                }
+        return m.Seating(
+            table=self.id,
+            players=self.players,
+            phase=self.phase,
+            host=host,
+            timing={name: getattr(self.timing, name) for name in self.timing.__slots__},
+            timing_name=self.timing_name,
+            seats=tuple(
+                m.SeatInfo(
+                    seat=i,
+                    name=s.name,
+                    bot=None if s.bot is None else s.bot.level,
+                    taken=not s.empty,
+                    connected=s.bot is not None or s.peer is not None,
+                )
                 for i, s in enumerate(self.seats)
-            ],
-        }
+            ),
+        )
 
     def broadcast_seating(self) -> None:
-        message = self.seating()
+        message = to_wire(self.seating())
         for s in self.seats:
             if s.peer is not None:
                 s.peer.send(message)
 
-    def _update(self, seat: int, events: list[dict[str, Any]], now: float, snapshot: bool = False) -> dict[str, Any]:
+    def _update(self, seat: int, events: list, now: float, snapshot: bool = False) -> m.Reply:
         assert self.table is not None
         s = self.seats[seat]
         s.seq += 1
-        return {
-            "kind": p.UPDATE,
-            "table": self.id,
-            "seq": s.seq,
-            "snapshot": snapshot,
-            "events": events,
-            "view": to_wire(view(self.table, seat, now)),
-        }
+        return to_wire(m.Update(self.id, s.seq, snapshot, tuple(events), view(self.table, seat, now)))
 
     def publish(self, emits: list, now: float, snapshot_for: int | None = None) -> None:
         """Send one batch of engine events to the seats allowed to see them, each filtered for that seat (H1, H3).
@@ -161,12 +154,10 @@ class Room:
         """
         if self.table is None or not (emits or snapshot_for is not None):
             return
-        # Each event is encoded once for all the seats that see it (and not at all at a table of bots alone).
-        encoded = {id(emit.event): to_wire(emit.event) for emit in emits} if self.humans_connected() else {}
         for i, s in enumerate(self.seats):
             seen = events_for(emits, i, self.players)
             if s.peer is not None and (seen or i == snapshot_for):
-                s.peer.send(self._update(i, [encoded[id(ev)] for ev in seen], now, snapshot=i == snapshot_for))
+                s.peer.send(self._update(i, seen, now, snapshot=i == snapshot_for))
             if s.bot is not None and seen:
                 s.bot.observe(seen)  # H2: a bot is told what a player there is told
         if any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits):
@@ -277,88 +268,88 @@ class Lobby:
             return random.SystemRandom()
         return random.Random(self._seed_source.getrandbits(64))
 
-    def listing(self) -> list[dict[str, Any]]:
+    def listing(self) -> tuple[m.TableSummary, ...]:
         """The tables to show in a lobby: the ones still seating players first, at most ``MAX_LISTED``."""
         rooms = sorted(self.rooms.values(), key=lambda room: (room.table is not None, room.id))
-        return [room.summary() for room in rooms[:MAX_LISTED]]
+        return tuple(room.summary() for room in rooms[:MAX_LISTED])
 
     def announce(self) -> None:
-        message = {"kind": p.LOBBY, "tables": self.listing()}
+        message = to_wire(m.LobbyList(self.listing()))
         for peer in list(self.watchers):
             peer.send(message)
 
     # --- requests ------------------------------------------------------------------------------
 
-    def handle(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+    def handle(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         """Answer one request from ``peer``. Exactly one reply, always; the room's pushes go out on the side."""
         if request.kind in p.ACTION_KINDS:
             return self._act(peer, request, now)
         handler = getattr(self, f"_{request.kind}")
         return handler(peer, request, now)
 
-    def _hello(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
-        return p.error(request.id, p.ALREADY_HELLO, "hello was already said on this connection")
+    def _hello(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        return m.Error(request.id, p.ALREADY_HELLO, "hello was already said on this connection")
 
-    def _ping(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
-        return p.ok(request.id)
+    def _ping(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        return m.Ok(request.id)
 
-    def _list_tables(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
-        return p.ok(request.id, tables=self.listing())
+    def _list_tables(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        return m.Ok(request.id, m.Tables(self.listing()))
 
-    def _create_table(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
-        f = request.fields
+    def _create_table(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.CreateTable)
         if peer.room is not None:
-            return p.refused(request.id, p.ALREADY_SEATED, "leave your table before creating another")
-        if f["players"] not in PLAYER_COUNTS:
-            return p.refused(request.id, p.BAD_REQUEST, "a table has 4, 6 or 8 seats")
-        timing_name = f.get("timing", self.default_timing)
+            return m.refused(request.id, p.ALREADY_SEATED, "leave your table before creating another")
+        if f.players not in PLAYER_COUNTS:
+            return m.refused(request.id, p.BAD_REQUEST, "a table has 4, 6 or 8 seats")
+        timing_name = f.timing or self.default_timing
         if timing_name not in self.profiles:
-            return p.refused(request.id, p.BAD_TIMING, f"timing profiles here: {', '.join(self.profiles)}")
+            return m.refused(request.id, p.BAD_TIMING, f"timing profiles here: {', '.join(self.profiles)}")
         if len(self.rooms) >= MAX_TABLES:
-            return p.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
+            return m.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
         room = Room(
             id=next(self._ids),
-            players=f["players"],
+            players=f.players,
             timing_name=timing_name,
             timing=self.profiles[timing_name],
-            password=f.get("password"),
+            password=f.password,
             rng=self._rng(),
-            seats=[Seat() for _ in range(f["players"])],
+            seats=[Seat() for _ in range(f.players)],
         )
         self.rooms[room.id] = room
         self.on_room_created(room)
         secret = self._seat(peer, room, 0)
         log.info("table_created table=%d players=%d timing=%s", room.id, room.players, timing_name)
-        return p.ok(request.id, table=room.id, seat=0, secret=secret)
+        return m.Ok(request.id, m.Seated(room.id, 0, secret))
 
-    def _join(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
-        f = request.fields
+    def _join(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.Join)
         if peer.room is not None:
-            return p.refused(request.id, p.ALREADY_SEATED, "leave your table before joining another")
-        room = self.rooms.get(f["table"])
+            return m.refused(request.id, p.ALREADY_SEATED, "leave your table before joining another")
+        room = self.rooms.get(f.table)
         if room is None:
-            return p.refused(request.id, p.NO_SUCH_TABLE, f"no table {f['table']}")
-        if room.password is not None and not hmac.compare_digest(
-            room.password.encode(), f.get("password", "").encode()
-        ):
-            return p.refused(request.id, p.BAD_PASSWORD, "wrong or missing password")
+            return m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
+        if room.password is not None and not hmac.compare_digest(room.password.encode(), (f.password or "").encode()):
+            return m.refused(request.id, p.BAD_PASSWORD, "wrong or missing password")
         if room.table is not None:
-            return p.refused(request.id, p.MATCH_STARTED, "the match has started; only its players can come back")
-        seat = f.get("seat")
+            return m.refused(request.id, p.MATCH_STARTED, "the match has started; only its players can come back")
+        seat = f.seat
         if seat is not None:
             if not 0 <= seat < room.players:
-                return p.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
+                return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
             if not room.seats[seat].empty:
-                return p.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
+                return m.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
         else:
-            team = f.get("team")
+            team = f.team
             if team is not None and not 0 <= team < seating.team_count(room.players):
-                return p.refused(request.id, p.BAD_REQUEST, f"teams are 0 to {seating.team_count(room.players) - 1}")
+                return m.refused(request.id, p.BAD_REQUEST, f"teams are 0 to {seating.team_count(room.players) - 1}")
             seat = room.free_seat(team)
             if seat is None:
-                return p.refused(request.id, p.TABLE_FULL, "no free seat" + ("" if team is None else " in that team"))
+                return m.refused(request.id, p.TABLE_FULL, "no free seat" + ("" if team is None else " in that team"))
         secret = self._seat(peer, room, seat)
-        return p.ok(request.id, table=room.id, seat=seat, secret=secret)
+        return m.Ok(request.id, m.Seated(room.id, seat, secret))
 
     def _seat(self, peer: Peer, room: Room, seat: int) -> str:
         secret = room.sit(seat, peer, peer.name)
@@ -371,20 +362,21 @@ class Lobby:
         assert secret is not None
         return secret
 
-    def _rejoin(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
-        f = request.fields
+    def _rejoin(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.Rejoin)
         if peer.room is not None:
-            return p.refused(request.id, p.ALREADY_SEATED, "leave your table first")
-        room = self.rooms.get(f["table"])
-        seat = None if room is None else room.seat_of_secret(f["secret"])
+            return m.refused(request.id, p.ALREADY_SEATED, "leave your table first")
+        room = self.rooms.get(f.table)
+        seat = None if room is None else room.seat_of_secret(f.secret)
         if room is None or seat is None:
             # One answer for a wrong table and a wrong secret: nothing to learn by probing.
-            return p.refused(request.id, p.BAD_SECRET, "no seat with that secret at that table")
+            return m.refused(request.id, p.BAD_SECRET, "no seat with that secret at that table")
         s = room.seats[seat]
         if s.peer is not None and s.peer is not peer:
             old = s.peer
             old.room = old.seat = None
-            old.send({"kind": p.BYE, "reason": "replaced", "message": "this seat was taken over by a new connection"})
+            old.send(to_wire(m.Bye(m.BYE_REPLACED, "this seat was taken over by a new connection")))
             old.close("replaced")
         s.peer, s.name = peer, peer.name
         room.idle_since = None
@@ -400,7 +392,7 @@ class Lobby:
             if room.host is None:
                 room.host = seat
             room.broadcast_seating()
-        return p.ok(request.id, table=room.id, seat=seat)
+        return m.Ok(request.id, m.Rejoined(room.id, seat))
 
     def detach(self, peer: Peer, now: float, leaving: bool) -> None:
         """``peer`` leaves its seat (``leaving``) or its connection dropped. In a match, the seat stays (R19)."""
@@ -437,90 +429,95 @@ class Lobby:
             room.on_change()
             self.announce()
 
-    def _leave(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+    def _leave(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         if peer.room is None:
-            return p.refused(request.id, p.NOT_SEATED, "you are not at a table")
+            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
         self.detach(peer, now, leaving=True)
         self.watchers.add(peer)
-        return p.ok(request.id)
+        return m.Ok(request.id)
 
-    def _rename(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
-        peer.name = request.fields["name"]
+    def _rename(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        assert isinstance(request.body, m.Rename)
+        peer.name = request.body.name
         if peer.room is not None and peer.seat is not None:
             peer.room.seats[peer.seat].name = peer.name
             peer.room.broadcast_seating()
-        return p.ok(request.id, name=peer.name)
+        return m.Ok(request.id, m.Renamed(peer.name))
 
-    def _host_room(self, peer: Peer, request: p.Request) -> Room | dict[str, Any]:
+    def _host_room(self, peer: Peer, request: m.Request) -> Room | m.Reply:
         room = peer.room
         if room is None:
-            return p.refused(request.id, p.NOT_SEATED, "you are not at a table")
+            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
         if room.table is not None:
-            return p.refused(request.id, p.MATCH_STARTED, "the match has started")
+            return m.refused(request.id, p.MATCH_STARTED, "the match has started")
         if room.host != peer.seat:
-            return p.refused(request.id, p.NOT_HOST, "only the host can do that")
+            return m.refused(request.id, p.NOT_HOST, "only the host can do that")
         return room
 
-    def _add_bot(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+    def _add_bot(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.AddBot)
         room = self._host_room(peer, request)
-        if isinstance(room, dict):
+        if not isinstance(room, Room):
             return room
-        level = request.fields.get("level", DEFAULT_LEVEL)
+        level = f.level or DEFAULT_LEVEL
         if level not in LEVELS:
-            return p.refused(request.id, p.BAD_LEVEL, f"bot levels: {', '.join(LEVELS)}")
-        seat = request.fields.get("seat")
+            return m.refused(request.id, p.BAD_LEVEL, f"bot levels: {', '.join(LEVELS)}")
+        seat = f.seat
         if seat is None:
             seat = room.free_seat()
             if seat is None:
-                return p.refused(request.id, p.TABLE_FULL, "no free seat")
+                return m.refused(request.id, p.TABLE_FULL, "no free seat")
         elif not 0 <= seat < room.players:
-            return p.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
+            return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
         elif not room.seats[seat].empty:
-            return p.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
+            return m.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
         room.sit(seat, None, f"{level}-bot-{seat}", bot=make_bot(level, random.Random(room.rng.getrandbits(64))))
         room.broadcast_seating()
         self.announce()
-        return p.ok(request.id, seat=seat)
+        return m.Ok(request.id, m.BotAdded(seat))
 
-    def _remove_bot(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+    def _remove_bot(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        assert isinstance(request.body, m.RemoveBot)
         room = self._host_room(peer, request)
-        if isinstance(room, dict):
+        if not isinstance(room, Room):
             return room
-        seat = request.fields["seat"]
+        seat = request.body.seat
         if not 0 <= seat < room.players or room.seats[seat].bot is None:
-            return p.refused(request.id, p.NOT_A_BOT, f"seat {seat} holds no bot")
+            return m.refused(request.id, p.NOT_A_BOT, f"seat {seat} holds no bot")
         room.seats[seat] = Seat()
         room.broadcast_seating()
         self.announce()
-        return p.ok(request.id)
+        return m.Ok(request.id)
 
-    def _start(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+    def _start(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         room = self._host_room(peer, request)
-        if isinstance(room, dict):
+        if not isinstance(room, Room):
             return room
         if any(s.empty for s in room.seats):
-            return p.refused(request.id, p.SEATS_EMPTY, "every seat needs a player or a bot")
+            return m.refused(request.id, p.SEATS_EMPTY, "every seat needs a player or a bot")
         room.start(now)
         log.info("match_started table=%d", room.id)
         self.announce()
-        return p.ok(request.id)
+        return m.Ok(request.id)
 
-    def _act(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
+    def _act(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         room, seat = peer.room, peer.seat
         if room is None or seat is None:
-            return p.refused(request.id, p.NOT_SEATED, "take a seat first")
-        try:
-            action = action_from_wire({"kind": request.kind, **request.fields})
-        except WireError as exc:
-            return p.error(request.id, exc.code, str(exc))
+            return m.refused(request.id, p.NOT_SEATED, "take a seat first")
+        if request.invalid is not None:  # the fields were judged at the edge; the seat comes first (protocol §7)
+            code = getattr(request.invalid, "code", p.BAD_REQUEST)
+            return m.Error(request.id, code, str(request.invalid))
+        action = request.body
+        assert isinstance(action, a.Action)
         if room.table is None:
-            return p.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
+            return m.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
         outcome = room.table.act(seat, action, now)
         room.publish(outcome.events, now)
         if outcome.refusal is not None:
             log.info("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
-            return p.refused(request.id, outcome.refusal.reason, explain(outcome.refusal), outcome.refusal.wait)
-        return p.ok(request.id)
+            return m.refused(request.id, outcome.refusal.reason, explain(outcome.refusal), outcome.refusal.wait)
+        return m.Ok(request.id)
 
 
 _EXPLANATIONS = {

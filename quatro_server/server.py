@@ -16,8 +16,10 @@ from typing import Any
 
 import trio
 
+from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.wire import request_from_wire, to_wire
 
 from quatro_server.lobby import Lobby, Room
 
@@ -132,7 +134,7 @@ class Server:
                 peer, seat.peer = seat.peer, None
                 if peer is not None:
                     peer.room = peer.seat = None  # nothing of a broken table runs again, not even on the way out
-                    peer.send({"kind": p.BYE, "reason": "table_failed", "message": "this table hit an error"})
+                    peer.send(to_wire(m.Bye(m.BYE_TABLE_FAILED, "this table hit an error")))
                     peer.close("table_failed")
         finally:
             self._wakeups.pop(room.id, None)
@@ -148,7 +150,7 @@ class Server:
             address = "?"
         conn = Connection(stream, address)
         if len(self.connections) >= MAX_CONNECTIONS:
-            await _send_and_close(stream, p.error(None, p.SERVER_FULL, "the server is full"))
+            await _send_and_close(stream, to_wire(m.Error(None, p.SERVER_FULL, "the server is full")))
             return
         self.connections.add(conn)
         log.info("connection_open peer=%s", address)
@@ -194,7 +196,7 @@ class Server:
                 if not await self._receive(conn, decoder):
                     return
         if hello_window.cancelled_caught:
-            conn.send(p.error(None, p.HELLO_FIRST, f"say hello within {HELLO_TIMEOUT:.0f} s"))
+            conn.send(to_wire(m.Error(None, p.HELLO_FIRST, f"say hello within {HELLO_TIMEOUT:.0f} s")))
             conn.close("no_hello")
             return
         while await self._receive(conn, decoder):
@@ -211,7 +213,7 @@ class Server:
         try:
             frames = decoder.feed(data)
         except ProtocolError as exc:
-            conn.send(p.error(None, exc.code, str(exc)))
+            conn.send(to_wire(m.Error(None, exc.code, str(exc))))
             conn.close(f"protocol_error:{exc.code}")
             return False
         for frame in frames:
@@ -226,46 +228,48 @@ class Server:
         request_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
         if not conn.allow(now):
             if conn.flooded >= FLOOD_DISCONNECT:
-                conn.send(p.error(request_id, p.RATE_LIMITED, "too many requests: disconnected"))
+                conn.send(to_wire(m.Error(request_id, p.RATE_LIMITED, "too many requests: disconnected")))
                 conn.close("flood")
             else:
                 wait = (1 - conn.tokens) / REQUEST_RATE
-                conn.send(p.refused(request_id, p.RATE_LIMITED, "too many requests: slow down", wait))
+                conn.send(to_wire(m.refused(request_id, p.RATE_LIMITED, "too many requests: slow down", wait)))
             return
         try:
-            request = p.parse_request(frame)
+            request = request_from_wire(frame)
         except p.RequestError as exc:
-            conn.send(p.error(request_id, exc.code, exc.message))
+            conn.send(to_wire(m.Error(request_id, exc.code, exc.message)))
             return
         if not conn.hello:
-            conn.send(self._hello(conn, request))
+            conn.send(to_wire(self._hello(conn, request)))
             if request.kind == p.HELLO and not conn.hello:
                 conn.close("incompatible_version")
             return
         if request.kind == p.HELLO:
-            conn.send(p.error(request.id, p.ALREADY_HELLO, "hello was already said on this connection"))
+            conn.send(to_wire(m.Error(request.id, p.ALREADY_HELLO, "hello was already said on this connection")))
             return
-        conn.send(self.lobby.handle(conn, request, now))
+        conn.send(to_wire(self.lobby.handle(conn, request, now)))
 
-    def _hello(self, conn: Connection, request: p.Request) -> dict[str, Any]:
-        if request.kind != p.HELLO:
-            return p.error(request.id, p.HELLO_FIRST, "the first request must be hello")
-        version = request.fields["version"]
-        if version != p.PROTOCOL_VERSION:
-            return p.refused(
+    def _hello(self, conn: Connection, request: m.Request) -> m.Reply:
+        hello = request.body
+        if not isinstance(hello, m.Hello):
+            return m.Error(request.id, p.HELLO_FIRST, "the first request must be hello")
+        if hello.version != p.PROTOCOL_VERSION:
+            return m.refused(
                 request.id,
                 p.INCOMPATIBLE_VERSION,
-                f"this server speaks protocol {p.PROTOCOL_VERSION}; the client speaks {version}",
+                f"this server speaks protocol {p.PROTOCOL_VERSION}; the client speaks {hello.version}",
             )
-        conn.hello, conn.name = True, request.fields["name"]
+        conn.hello, conn.name = True, hello.name
         self.lobby.watchers.add(conn)
         log.info("hello peer=%s name=%r", conn.address, conn.name)
-        return p.ok(
+        return m.Ok(
             request.id,
-            version=p.PROTOCOL_VERSION,
-            server="quatro",
-            profiles=sorted(self.lobby.profiles),
-            tables=self.lobby.listing(),
+            m.Welcome(
+                version=p.PROTOCOL_VERSION,
+                server="quatro",
+                profiles=tuple(sorted(self.lobby.profiles)),
+                tables=self.lobby.listing(),
+            ),
         )
 
     # --- the whole server ------------------------------------------------------------------------
@@ -287,9 +291,9 @@ class Server:
     async def _accept(self, listeners: list[trio.SocketListener]) -> None:
         await trio.serve_listeners(self.handle, listeners)
 
-    def goodbye(self, reason: str = "shutdown") -> None:
+    def goodbye(self, reason: str = m.BYE_SHUTDOWN) -> None:
         for conn in list(self.connections):
-            conn.send({"kind": p.BYE, "reason": reason, "message": "the server is shutting down"})
+            conn.send(to_wire(m.Bye(reason, "the server is shutting down")))
 
 
 async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> None:

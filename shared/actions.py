@@ -161,3 +161,6 @@ PLAYER_ACTIONS: tuple[type[Action], ...] = (
     Vote,
     NextRound,
 )
+
+#: The kinds of the player actions: the requests that are game actions.
+ACTION_KINDS: frozenset[str] = frozenset(cls.kind for cls in PLAYER_ACTIONS)

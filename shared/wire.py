@@ -19,7 +19,9 @@ from enum import Enum
 from typing import Any
 
 from quatro_shared import actions, events
-from quatro_shared.actions import PLAYER_ACTIONS, Action, Reason
+from quatro_shared import messages as m
+from quatro_shared import protocol as p
+from quatro_shared.actions import ACTION_KINDS, PLAYER_ACTIONS, Action, Reason
 from quatro_shared.cards import is_card
 from quatro_shared.events import Event
 from quatro_shared.signs import is_sign
@@ -58,18 +60,37 @@ class WireError(Exception):
 
 
 def to_wire(obj: object) -> dict:
-    """An action, event or view (or any dataclass of the shared vocabulary) as a dict of msgpack-ready values."""
+    """Any message of the shared vocabulary (an action, event, view, lobby request, reply or push, see
+    ``quatro_shared.messages``) as a dict of msgpack-ready values."""
     plan = _PLANS.get(type(obj))
     if plan is None:
+        if type(obj) is m.Ok:
+            return _ok_to_wire(obj)  # type: ignore[arg-type]
         if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
             raise TypeError(f"to_wire takes a shared dataclass, not {type(obj).__name__}")
         plan = _PLANS[type(obj)] = _plan(type(obj))
-    kind, fields = plan
+    kind, fields, omit_none = plan
     out: dict[str, Any] = {"kind": kind} if kind is not None else {}
     for name, encode in fields:
         value = getattr(obj, name)
-        out[name] = value if encode is None or value is None else encode(value)
+        if value is None:
+            if name not in omit_none:
+                out[name] = None
+        else:
+            out[name] = value if encode is None else encode(value)
     return out
+
+
+def request_to_wire(request_id: int, body: m.RequestBody) -> dict:
+    """A request as a client sends it: its body's fields, with ``kind`` and ``id``."""
+    out = to_wire(body)
+    out["id"] = request_id
+    return out
+
+
+def _ok_to_wire(reply: m.Ok) -> dict:
+    # The payload's fields sit beside kind and id: {"kind": "ok", "id": 2, "table": 1, "seat": 0, "secret": "..."}
+    return {"kind": p.OK, "id": reply.id, **to_wire(reply.payload)}
 
 
 #: ``encode(value)`` returns the plain form of a value that is not None.
@@ -78,13 +99,20 @@ Encoder = Callable[[Any], Any]
 #: The outbound form of each class, worked out once from its annotations: its kind, and for each field
 #: how to turn its value into plain msgpack values (None where the value already is one). The server
 #: encodes every event and view it sends, so this path is kept free of per-value type tests.
-_PLANS: dict[type, tuple[str | None, tuple[tuple[str, Encoder | None], ...]]] = {}
+#: A lobby request leaves out its optional fields when they are None (``omit_none``): the server refuses ``null``
+#: for them, since "absent" is what they mean.
+_Plan = tuple[str | None, tuple[tuple[str, "Encoder | None"], ...], frozenset[str]]
+_PLANS: dict[type, _Plan] = {}
 
 
-def _plan(cls: type) -> tuple[str | None, tuple[tuple[str, Encoder | None], ...]]:
-    kind = VIEW_KIND if cls is SeatView else getattr(cls, "kind", None)
+def _plan(cls: type) -> _Plan:
+    kind = VIEW_KIND if cls is SeatView else None if issubclass(cls, m.Payload) else getattr(cls, "kind", None)
     where = cls.__name__
-    return kind, tuple((f.name, _encoder(_parse(f.type, f"{where}.{f.name}"))) for f in dataclasses.fields(cls))
+    fields = tuple((f.name, _encoder(_parse(f.type, f"{where}.{f.name}"))) for f in dataclasses.fields(cls))
+    omit = frozenset(
+        f.name for f in dataclasses.fields(cls) if issubclass(cls, m.LobbyRequest) and f.default is None
+    )
+    return kind, fields, omit
 
 
 def _encoder(spec: _Spec) -> Encoder | None:
@@ -98,7 +126,7 @@ def _encoder(spec: _Spec) -> Encoder | None:
         return lambda value: [None if x is None else item(x) for x in value]
     if isinstance(inner, type) and issubclass(inner, Enum):
         return _enum_value
-    if inner in _NESTED:
+    if inner in _NESTED or inner == "Event":
         return to_wire
     return None
 
@@ -210,24 +238,31 @@ def _tuple_of(inner: Converter) -> Converter:
 
 
 class _Schema:
-    """How to check and rebuild one dataclass from a dict: its fields, each with its converter."""
+    """How to check and rebuild one dataclass from a dict: its fields, each with its converter.
 
-    def __init__(self, cls: type) -> None:
+    ``lenient``: keys the class does not know are ignored, as the protocol asks of a client reading the server's
+    messages (so that a newer server may add some). ``absent_only``: an optional field may be left out but is
+    never ``null`` (lobby requests)."""
+
+    def __init__(self, cls: type, *, lenient: bool = False, absent_only: bool = False) -> None:
         self.cls = cls
+        self.lenient = lenient
         self.fields: tuple[tuple[str, Converter, bool], ...] = tuple(
-            (f.name, _converter(_parse(f.type, f"{cls.__name__}.{f.name}")), _has_default(f))
+            (f.name, _converter(_parse(f.type, f"{cls.__name__}.{f.name}"), absent_only), _has_default(f))
             for f in dataclasses.fields(cls)
         )
         self.names = frozenset(name for name, _, _ in self.fields)
         kind = getattr(cls, "kind", None)
         self.described = f'"{kind}"' if kind else cls.__name__
+        #: A view framed inside an update keeps its ``"kind": "view"``.
+        self.kinded = cls is SeatView
 
     def build(self, data: Any, top: bool = False) -> Any:
         """The dataclass from ``data``; a top-level message may also hold its ``"kind"``."""
         if type(data) is not dict:
             raise _Refused("not_a_map" if top else "bad_field", f"expected a map, got {quote(data)}")
         for key in data:
-            if key not in self.names and not (top and key == "kind"):
+            if key not in self.names and not ((top or self.kinded) and key == "kind") and not self.lenient:
                 name = key if type(key) is str and len(key) <= _QUOTE_CHARS else quote(key)
                 raise _Refused("extra_field", f"not a field of {self.described}").at(f".{name}")
         values = {}
@@ -263,13 +298,25 @@ _BASE: dict[str, Any] = {
     "float": float,
     "Card": "Card",
     "Sign": "Sign",
+    "Name": "Name",
+    "Password": "Password",
+    "Secret": "Secret",
+    "ProfileName": "ProfileName",
+    "LevelName": "LevelName",
+    "Durations": "Durations",
+    "Event": "Event",
     "Phase": Phase,
     "Reason": Reason,
     "SeatState": SeatState,
     "VoteState": VoteState,
     "RoundSummary": RoundSummary,
+    "SeatView": SeatView,
+    "TableSummary": m.TableSummary,
+    "SeatInfo": m.SeatInfo,
 }
-_NESTED = (SeatState, VoteState, RoundSummary)
+_NESTED = (SeatState, VoteState, RoundSummary, SeatView, m.TableSummary, m.SeatInfo)
+#: Nested classes of the server's own messages, read leniently by a client (keys it does not know are skipped).
+_LENIENT = (m.TableSummary, m.SeatInfo)
 
 #: A parsed annotation: ("optional", spec), ("tuple", spec) or ("base", what ``_BASE`` maps the name to).
 _Spec = tuple[str, Any]
@@ -289,6 +336,27 @@ def _parse(annotation: object, where: str) -> _Spec:
     raise TypeError(f"{where}: quatro_shared.wire does not know the type {annotation!r}; add it to _BASE")
 
 
+def _text(limit: int) -> _Check:
+    # Names reach other players' terminals, where a control character could do harm (protocol.printable).
+    return _Check(
+        lambda v: type(v) is str and 0 < len(v) <= limit and p.printable(v),
+        f"a printable string of 1 to {limit} characters",
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+def _durations(value: Any) -> dict:
+    if type(value) is not dict:
+        raise _Refused("bad_field", f"expected a map, got {quote(value)}")
+    for key, number in value.items():
+        if type(key) is not str or not _is_number(number):
+            raise _Refused("bad_field", f"expected a number, got {quote(number)}").at(f".{key}")
+    return value
+
+
 _BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
     int: lambda: _Check(_is_int, "an integer"),
     bool: lambda: _Check(lambda v: type(v) is bool, "true or false"),
@@ -296,20 +364,43 @@ _BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
     float: lambda: _to_float,
     "Card": lambda: _Check(is_card, 'a card such as "QH"'),
     "Sign": lambda: _Check(is_sign, 'a sign such as "pineapple"'),
+    "Name": lambda: _text(p.MAX_NAME_LEN),
+    "Password": lambda: _text(p.MAX_PASSWORD_LEN),
+    "Secret": lambda: _text(p.MAX_SECRET_LEN),
+    "ProfileName": lambda: _text(p.MAX_PROFILE_LEN),
+    "LevelName": lambda: _text(p.MAX_LEVEL_LEN),
+    "Durations": lambda: _durations,
 }
 
 
-def _converter(spec: _Spec) -> Converter:
+def _converter(spec: _Spec, absent_only: bool = False) -> Converter:
+    """``absent_only``: an optional field's ``null`` is refused (it may only be left out)."""
     shape, inner = spec
     if shape == "optional":
-        return _optional(_converter(inner))
+        return _converter(inner) if absent_only else _optional(_converter(inner))
     if shape == "tuple":
+        if inner == ("base", "Event"):
+            return _known_events
         return _tuple_of(_converter(inner))
     if isinstance(inner, type) and issubclass(inner, Enum):
         return _enum(inner)
     if inner in _NESTED:
-        return _Schema(inner).build
+        return _Schema(inner, lenient=inner in _LENIENT).build
     return _BASE_CONVERTERS[inner]()
+
+
+def _known_events(value: Any) -> tuple:
+    """An update's events: the ones this side knows and can read. One it cannot (a newer server's) is left out,
+    never the update: the view beside them holds everything a client needs."""
+    if type(value) not in (list, tuple):
+        raise _Refused("bad_field", f"expected an array, got {quote(value)}")
+    out = []
+    for item in value:
+        try:
+            out.append(event_from_wire(item))
+        except WireError:
+            continue
+    return tuple(out)
 
 
 def _by_kind(classes: tuple[type, ...], family: str) -> dict[str, _Schema]:
@@ -334,9 +425,12 @@ _ACTIONS = _by_kind(PLAYER_ACTIONS, "actions")
 _SERVER_ONLY_KINDS = frozenset(cls.kind for cls in SERVER_ONLY_ACTIONS)
 _EVENTS = _by_kind(_event_classes(), "events")
 _VIEW = _Schema(SeatView)
+_LOBBY_REQUESTS = {cls.kind: _Schema(cls, absent_only=True) for cls in m.LOBBY_REQUESTS}
+_PUSHES = {cls.kind: _Schema(cls, lenient=True) for cls in m.PUSHES}
+_REPLIES = {cls.kind: _Schema(cls, lenient=True) for cls in (m.Refused, m.Error)}
+_PAYLOADS = {cls: _Schema(cls, lenient=True) for cls in set(m.REPLY_PAYLOADS.values())}
 
-#: The kinds a peer may send, and the kinds a server sends as events.
-ACTION_KINDS: frozenset[str] = frozenset(_ACTIONS)
+#: The kinds a server sends as events.
 EVENT_KINDS: frozenset[str] = frozenset(_EVENTS)
 
 
@@ -376,3 +470,46 @@ def view_from_wire(data: Any) -> SeatView:
     if isinstance(data, dict) and "kind" in data and data["kind"] != VIEW_KIND:
         raise WireError("unknown_kind", f"kind: {quote(data['kind'])} is not a view", "kind")
     return _VIEW.build_message(data)
+
+
+def request_from_wire(frame: Any) -> m.Request:
+    """A client's request from its decoded frame: the one place where requests are checked.
+
+    Raises ``quatro_shared.protocol.RequestError``: ``bad_request`` (no integer ``id`` in range, or a lobby
+    request's field missing, unknown, of the wrong type, out of range or not printable), ``unknown_kind``.
+    A game action whose fields do not fit is returned with ``invalid`` set (its codes are ``WireError``'s), so
+    that the server can check the seat first.
+    """
+    kind = frame.get("kind")
+    request_id = frame.get("id")
+    if type(request_id) is not int or not 0 <= request_id <= p.MAX_REQUEST_ID:
+        raise p.RequestError(p.BAD_REQUEST, "every request needs an integer id between 0 and 2**53")
+    data = {key: value for key, value in frame.items() if key != "id"}
+    if type(kind) is str and kind in _ACTIONS:
+        try:
+            return m.Request(request_id, kind, _ACTIONS[kind].build_message(data))
+        except WireError as exc:
+            return m.Request(request_id, kind, None, exc)
+    schema = _LOBBY_REQUESTS.get(kind) if type(kind) is str else None
+    if schema is None:
+        raise p.RequestError(p.UNKNOWN_KIND, f"unknown request kind {quote(kind)}")
+    try:
+        return m.Request(request_id, kind, schema.build_message(data))
+    except WireError as exc:
+        raise p.RequestError(p.BAD_REQUEST, f"{kind}: {exc.message}") from None
+
+
+def push_from_wire(data: Any) -> m.Push:
+    """A push from the server (``update``, ``table``, ``lobby``, ``bye``), checked and rebuilt. Raises ``WireError``."""
+    return _schema_for(data, _PUSHES, "a push").build_message(data)
+
+
+def reply_from_wire(data: Any, payload: type[m.Payload] = m.Done) -> m.Reply:
+    """A reply from the server; an ``ok`` is read with the payload of the request it answers
+    (``quatro_shared.messages.REPLY_PAYLOADS``). Raises ``WireError``."""
+    if isinstance(data, dict) and data.get("kind") == p.OK:
+        request_id = data.get("id")
+        if request_id is not None and type(request_id) is not int:
+            raise WireError("bad_field", f"id: expected an integer or nil, got {quote(request_id)}", "id")
+        return m.Ok(request_id, _PAYLOADS[payload].build_message(data))
+    return _schema_for(data, _REPLIES, "a reply").build_message(data)

@@ -123,39 +123,25 @@ BAD_SEATS: tuple[object, ...] = (-1, 99, True, False, "0", None, 1.0, 0.5, (0,),
 
 
 def garbage_actions(table: Table, seat: int, r: random.Random) -> list[object]:
-    """Actions that no table may accept from ``seat`` (whatever the phase)."""
+    """Actions that no table may accept from ``seat`` (whatever the phase). Their fields have the right types (the
+    wire checks types before the engine sees an action); their values are what the rules refuse."""
     n, teams = table.players, table.teams
     own_team = seat % teams
     foreign = [c for c in deck_for(8) if c not in table.deck]  # cards of a bigger table
     card = r.choice(table.deck)
     return [
-        a.Swap(give=42, slot="x", take=None),
-        a.Swap(give=None, slot=0, take=None),
         a.Swap(give=card, slot=7, take=card),
         a.Swap(give=card, slot=-1, take=card),
-        a.Swap(give=card, slot=True, take=card),
-        a.Swap(give=card, slot=1.0, take=card),
         a.Swap(give="ZZ", slot=0, take=card),
         a.Swap(give=card, slot=0, take="1H"),
-        a.Swap(give=["AS"], slot=0, take=card),
         a.Swap(give=r.choice(foreign) if foreign else "XX", slot=0, take=card),
         a.Counter(team=99),
         a.Counter(team=-1),
         a.Counter(team=teams),
-        a.Counter(team="1"),
-        a.Counter(team=True),
-        a.Counter(team=1.0),
         a.Counter(team=own_team),
         a.PickSign("notasign"),
-        a.PickSign(None),
-        a.PickSign(42),
         a.PickSign("🍍"),  # the emoji, not its wire name
         a.ChooseEmoji("nope"),
-        a.ChooseEmoji(7),
-        a.ChooseEmoji(["fox"]),
-        a.Vote(yes="maybe"),
-        a.Vote(yes=1),
-        a.Vote(yes=None),
         None,
         42,
         "swap",

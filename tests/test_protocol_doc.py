@@ -19,7 +19,7 @@ import pytest
 from quatro_server import bots, engine, lobby, server, timing
 from vocabulary import exported_subclasses
 
-from quatro_shared import actions, events, framing, protocol, signs, views, wire
+from quatro_shared import actions, events, framing, messages, protocol, signs, views, wire
 from quatro_shared.cards import RANKS, SUITS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,21 +99,21 @@ def _error_codes() -> set[str]:
 
 
 def _bye_reasons() -> set[str]:
-    """The ``reason`` of every ``bye`` the server builds, and the default of ``Server.goodbye``."""
-    reasons: set[str] = set()
-    for module in (lobby, server):
-        for node in ast.walk(_source_tree(module)):
-            if isinstance(node, ast.Dict):
-                pairs = {k.value: v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant)}
-                kind = pairs.get("kind")
-                if isinstance(kind, ast.Attribute) and kind.attr == "BYE":
-                    reason = pairs.get("reason")
-                    if isinstance(reason, ast.Constant):  # otherwise a parameter, such as goodbye's below
-                        reasons.add(reason.value)
-            if isinstance(node, ast.FunctionDef) and node.name == "goodbye":
-                reasons.update(d.value for d in node.args.defaults if isinstance(d, ast.Constant))
+    """The ``reason`` of every ``bye``: the ``BYE_*`` words of quatro_shared.messages, each used by the server."""
+    reasons = {value for name, value in vars(messages).items() if name.startswith("BYE_")}
+    used = {
+        node.attr
+        for module in (lobby, server)
+        for node in ast.walk(_source_tree(module))
+        if isinstance(node, ast.Attribute) and node.attr.startswith("BYE_")
+    }
+    assert used == {name for name in vars(messages) if name.startswith("BYE_")}, used
     assert "replaced" in reasons, reasons
     return reasons
+
+
+#: Each lobby request kind and its fields.
+REQUEST_FIELDS = {cls.kind: _fields(cls) for cls in messages.LOBBY_REQUESTS}
 
 
 def _engine_calls(names: tuple[str, ...], position: int) -> set[str]:
@@ -174,7 +174,8 @@ def _lobby_messages() -> list[dict[str, Any]]:
     replies = []
 
     def ask(peer: _Peer, kind: str, now: float = 0.0, **fields: Any) -> dict[str, Any]:
-        reply = room_lobby.handle(peer, protocol.Request(kind, next(ids), fields), now)
+        request = wire.request_from_wire({"kind": kind, "id": next(ids), **fields})
+        reply = wire.to_wire(room_lobby.handle(peer, request, now))
         replies.append(reply)
         return reply
 
@@ -196,7 +197,8 @@ def _lobby_messages() -> list[dict[str, Any]]:
 
     hello_server = server.Server(lobby.Lobby())
     conn = _Conn("dee")
-    replies.append(hello_server._hello(conn, protocol.Request(protocol.HELLO, 1, {"version": 1, "name": "dee"})))
+    hello = wire.request_from_wire({"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION, "name": "dee"})
+    replies.append(wire.to_wire(hello_server._hello(conn, hello)))
     return replies + [m for peer in (ann, bob, eve, twin) for m in peer.sent]
 
 
@@ -214,8 +216,8 @@ def _keys(value: Any) -> set[str]:
 def _required() -> dict[str, set[str]]:
     sent = _lobby_messages()
     return {
-        "request kinds": set(protocol.REQUEST_FIELDS),
-        "request fields": {name for spec in protocol.REQUEST_FIELDS.values() for name in spec},
+        "request kinds": set(REQUEST_FIELDS) | set(protocol.LOBBY_KINDS),
+        "request fields": {name for spec in REQUEST_FIELDS.values() for name in spec},
         "action kinds": set(protocol.ACTION_KINDS) | set(wire.ACTION_KINDS),
         "action fields": {name for cls in actions.PLAYER_ACTIONS for name in _fields(cls)},
         "server kinds": set(protocol.SERVER_KINDS) | {wire.VIEW_KIND},
@@ -289,14 +291,14 @@ def test_every_action_has_a_row_with_its_fields(cls):
     )
 
 
-@pytest.mark.parametrize("kind", sorted(protocol.REQUEST_FIELDS))
+@pytest.mark.parametrize("kind", sorted(REQUEST_FIELDS))
 def test_every_lobby_request_has_a_section_naming_its_fields(kind):
     doc = _doc()
     match = re.search(rf"^### `{kind}`.*?$(.*?)(?=^#{{1,3}} )", doc, flags=re.S | re.M)
     if kind == protocol.HELLO:  # the handshake has its own section
         match = re.search(r"^## 4\. The handshake$(.*?)(?=^## )", doc, flags=re.S | re.M)
     assert match, f"no section for request `{kind}`"
-    for name in protocol.REQUEST_FIELDS[kind]:
+    for name in REQUEST_FIELDS[kind]:
         assert f"`{name}`" in match.group(1), f"the section of `{kind}` does not name its field `{name}`"
 
 

@@ -1,0 +1,358 @@
+"""Every message of the Quatro wire as a typed definition: lobby requests, replies with their payloads, and pushes.
+
+Game actions (``quatro_shared.actions``), events (``quatro_shared.events``) and the seat's view
+(``quatro_shared.views``) are declared in their own modules; this one declares the rest of the protocol in the
+same manner: small frozen dataclasses with a stable ``kind``, whose annotations ``quatro_shared.wire`` reads to
+encode them and to check them coming in. That module is the one place where a peer's message is validated;
+past it, server and clients handle these objects and never read a map by key.
+
+- A client sends a ``Request``: an ``id`` and a body, either a ``LobbyRequest`` below or a player action.
+- The server answers each request once: ``Ok`` carrying the payload its request kind defines (``REPLY_PAYLOADS``),
+  ``Refused`` or ``Error``.
+- The server pushes ``Update``, ``Seating`` (kind ``table``), ``LobbyList`` (kind ``lobby``) and ``Bye``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from quatro_shared import protocol as p
+from quatro_shared.actions import PLAYER_ACTIONS, Action
+from quatro_shared.events import Event
+from quatro_shared.views import Phase, SeatView
+
+# --- constrained strings -----------------------------------------------------------------------------
+# Each is ``str`` to Python; quatro_shared.wire checks it by its name: printable, and within its length
+# (see protocol.printable and the limits there). A bare ``str`` is any string.
+
+#: A player's name: printable, 1 to ``MAX_NAME_LEN`` characters.
+Name = str
+#: A table password: printable, 1 to ``MAX_PASSWORD_LEN`` characters.
+Password = str
+#: A seat secret as a client sends it back: printable, 1 to ``MAX_SECRET_LEN`` characters.
+Secret = str
+#: A timing profile's name: printable, 1 to ``MAX_PROFILE_LEN`` characters.
+ProfileName = str
+#: A bot level's name: printable, 1 to ``MAX_LEVEL_LEN`` characters.
+LevelName = str
+#: The durations of a table's timing, by name, in seconds (``target_score`` a whole number): a map of numbers.
+Durations = dict
+
+
+# --- client → server: lobby requests ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyRequest:
+    """A request that is not a game action. Optional fields left as None are left out on the wire."""
+
+    kind: ClassVar[str] = "request"
+
+
+@dataclass(frozen=True, slots=True)
+class Hello(LobbyRequest):
+    version: int
+    name: Name
+    kind: ClassVar[str] = p.HELLO
+
+
+@dataclass(frozen=True, slots=True)
+class ListTables(LobbyRequest):
+    kind: ClassVar[str] = p.LIST_TABLES
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTable(LobbyRequest):
+    players: int
+    timing: ProfileName | None = None
+    password: Password | None = None
+    kind: ClassVar[str] = p.CREATE_TABLE
+
+
+@dataclass(frozen=True, slots=True)
+class Join(LobbyRequest):
+    table: int
+    password: Password | None = None
+    seat: int | None = None
+    team: int | None = None
+    kind: ClassVar[str] = p.JOIN
+
+
+@dataclass(frozen=True, slots=True)
+class Rejoin(LobbyRequest):
+    table: int
+    secret: Secret
+    kind: ClassVar[str] = p.REJOIN
+
+
+@dataclass(frozen=True, slots=True)
+class Leave(LobbyRequest):
+    kind: ClassVar[str] = p.LEAVE
+
+
+@dataclass(frozen=True, slots=True)
+class Rename(LobbyRequest):
+    name: Name
+    kind: ClassVar[str] = p.RENAME
+
+
+@dataclass(frozen=True, slots=True)
+class AddBot(LobbyRequest):
+    seat: int | None = None
+    level: LevelName | None = None
+    kind: ClassVar[str] = p.ADD_BOT
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveBot(LobbyRequest):
+    seat: int
+    kind: ClassVar[str] = p.REMOVE_BOT
+
+
+@dataclass(frozen=True, slots=True)
+class Start(LobbyRequest):
+    kind: ClassVar[str] = p.START
+
+
+@dataclass(frozen=True, slots=True)
+class Ping(LobbyRequest):
+    kind: ClassVar[str] = p.PING
+
+
+LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
+    Hello,
+    ListTables,
+    CreateTable,
+    Join,
+    Rejoin,
+    Leave,
+    Rename,
+    AddBot,
+    RemoveBot,
+    Start,
+    Ping,
+)
+
+#: What a client may send: a lobby request or a player action.
+RequestBody = LobbyRequest | Action
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request as it travels: the client's ``id`` and what it asks.
+
+    ``invalid`` is set (and ``body`` is None) for a game action whose fields do not fit: the server still
+    checks the seat first, so that such a request is answered in the order the protocol gives."""
+
+    id: int
+    kind: str
+    body: RequestBody | None
+    invalid: Exception | None = None
+
+
+# --- server → client: what an ``ok`` carries, by request ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TableSummary:
+    """One line of the lobby's list of tables: public facts only."""
+
+    table: int
+    game: str
+    players: int
+    taken: int
+    bots: int
+    phase: Phase
+    timing: str
+    password: bool
+    scores: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """The fields an ``ok`` adds for its request kind."""
+
+
+@dataclass(frozen=True, slots=True)
+class Done(Payload):
+    """An ``ok`` with no fields (most requests, and every game action)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome(Payload):
+    """``hello``'s ok."""
+
+    version: int
+    server: str
+    profiles: tuple[str, ...]
+    tables: tuple[TableSummary, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tables(Payload):
+    """``list_tables``'s ok."""
+
+    tables: tuple[TableSummary, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Seated(Payload):
+    """``create_table``'s and ``join``'s ok: the seat, and the secret that proves it (R19)."""
+
+    table: int
+    seat: int
+    secret: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejoined(Payload):
+    """``rejoin``'s ok (the secret is the one sent)."""
+
+    table: int
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Renamed(Payload):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class BotAdded(Payload):
+    seat: int
+
+
+#: The payload of each request kind's ``ok``; game actions' is ``Done``.
+REPLY_PAYLOADS: dict[str, type[Payload]] = {
+    p.HELLO: Welcome,
+    p.LIST_TABLES: Tables,
+    p.CREATE_TABLE: Seated,
+    p.JOIN: Seated,
+    p.REJOIN: Rejoined,
+    p.LEAVE: Done,
+    p.RENAME: Renamed,
+    p.ADD_BOT: BotAdded,
+    p.REMOVE_BOT: Done,
+    p.START: Done,
+    p.PING: Done,
+    **{cls.kind: Done for cls in PLAYER_ACTIONS},
+}
+
+
+# --- server → client: replies ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An answer to one request; ``id`` is the request's (None when the server could not read one)."""
+
+    kind: ClassVar[str] = "reply"
+
+
+@dataclass(frozen=True, slots=True)
+class Ok(Reply):
+    """Done. On the wire the payload's fields sit beside ``kind`` and ``id``."""
+
+    id: int | None
+    payload: Payload = Done()
+    kind: ClassVar[str] = p.OK
+
+
+@dataclass(frozen=True, slots=True)
+class Refused(Reply):
+    """Understood, but the rules or the lobby say no; ``wait_ms``: how long before it could succeed."""
+
+    id: int | None
+    reason: str
+    message: str
+    wait_ms: int | None = None
+    kind: ClassVar[str] = p.REFUSED
+
+
+@dataclass(frozen=True, slots=True)
+class Error(Reply):
+    """The request itself was bad (a client's bug, or a hostile one)."""
+
+    id: int | None
+    code: str
+    message: str
+    kind: ClassVar[str] = p.ERROR
+
+
+def refused(request_id: int | None, reason: str, message: str, wait: float | None = None) -> Refused:
+    """A refusal, with ``wait`` in seconds turned into the wire's whole milliseconds."""
+    wait_ms = None if wait is None else max(0, round(wait * 1000))
+    return Refused(request_id, str(reason), message, wait_ms)
+
+
+# --- server → client: pushes ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Push:
+    """A message the server sends unasked, with no ``id``."""
+
+    kind: ClassVar[str] = "push"
+
+
+@dataclass(frozen=True, slots=True)
+class Update(Push):
+    """A batch of a table's events this seat may see, and its fresh view; ``seq`` numbers the seat's updates."""
+
+    table: int
+    seq: int
+    snapshot: bool
+    events: tuple[Event, ...]
+    view: SeatView
+    kind: ClassVar[str] = p.UPDATE
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """One seat as the ``table`` push shows it."""
+
+    seat: int
+    name: str | None
+    bot: str | None
+    taken: bool
+    connected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Seating(Push):
+    """Who sits where at a table, who hosts, and the durations in force (the ``table`` push)."""
+
+    table: int
+    players: int
+    phase: Phase
+    host: int | None
+    timing: Durations
+    timing_name: str
+    seats: tuple[SeatInfo, ...]
+    kind: ClassVar[str] = p.TABLE
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyList(Push):
+    """The tables of the server, to replace the list a client shows (the ``lobby`` push)."""
+
+    tables: tuple[TableSummary, ...]
+    kind: ClassVar[str] = p.LOBBY
+
+
+@dataclass(frozen=True, slots=True)
+class Bye(Push):
+    """The server lets this connection go: ``replaced``, ``table_failed`` or ``shutdown``."""
+
+    reason: str
+    message: str
+    kind: ClassVar[str] = p.BYE
+
+
+PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye)
+
+#: Why the server says bye.
+BYE_REPLACED = "replaced"
+BYE_TABLE_FAILED = "table_failed"
+BYE_SHUTDOWN = "shutdown"
