@@ -1,0 +1,287 @@
+"""The client side of the Quatro protocol as a state machine with no I/O: bytes in, typed events out.
+
+In the manner of h11's ``Connection``: the caller owns the socket and the clock. ``ClientCore.send(body, now)``
+numbers a request and returns the bytes to write; ``ClientCore.receive_data(data, now)`` takes whatever bytes
+arrived (cut anywhere) and returns what they meant, as events:
+
+- ``Answered``: the reply to one of this client's requests, matched by ``id`` (in whatever order replies come),
+  with the request it answers and an ``ok``'s payload read as that request kind defines it;
+- ``Updated``: an ``update`` in order (``seq`` checked, protocol section 11);
+- ``ResyncNeeded``: an update went missing (a gap or a repeat, or one that cannot be read): the state can no
+  longer be trusted, the I/O shell must reconnect and rejoin (``rejoin()``), which brings a snapshot. Updates
+  are dropped until then;
+- ``SeatingChanged``, ``TablesListed``, ``ServerBye``: the other pushes;
+- ``ServerError``: an ``error`` with no request of this client's to match (the server's own ``id`` ``null``).
+
+It also keeps what a reconnection needs (``place``: table, seat, secret; R19), learnt from the replies to
+``create_table``, ``join`` and ``rejoin`` and forgotten on ``leave`` or a ``bye`` ``replaced``, and says when a
+heartbeat ``ping`` is due (``ping_due``: ``HEARTBEAT_INTERVAL`` after the last request sent) and when a silent
+server must be given up (``silent_since`` + ``HEARTBEAT_TIMEOUT``). A framing error raises
+``quatro_shared.framing.ProtocolError``: the connection must then be closed, and ``connection_lost`` called
+before the next one.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from quatro_shared import messages as m
+from quatro_shared import protocol as p
+from quatro_shared.framing import FrameDecoder, encode
+from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, request_to_wire
+
+# --- what the core tells its shell ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ClientEvent:
+    """Something the server said. ``frame`` is the message as decoded, for logs and tests; read the typed fields."""
+
+    frame: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Answered(ClientEvent):
+    """The reply to request ``id``: ``reply`` is ``Ok`` (its payload typed for ``request``), ``Refused`` or ``Error``."""
+
+    id: int
+    request: m.RequestBody
+    reply: m.Reply
+
+    @property
+    def ok(self) -> bool:
+        return isinstance(self.reply, m.Ok)
+
+
+@dataclass(frozen=True, slots=True)
+class Updated(ClientEvent):
+    """An update in order: draw its view, tell its events."""
+
+    update: m.Update
+
+
+@dataclass(frozen=True, slots=True)
+class ResyncNeeded(ClientEvent):
+    """An update went missing: ``got`` came where ``expected`` was due (``got`` None: it could not be read; ``why``
+    says). Reconnect and ``rejoin()``: the snapshot that follows is the new base."""
+
+    expected: int
+    got: int | None
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatingChanged(ClientEvent):
+    seating: m.Seating
+
+
+@dataclass(frozen=True, slots=True)
+class TablesListed(ClientEvent):
+    """The lobby's tables (the ``lobby`` push)."""
+
+    tables: tuple[m.TableSummary, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerBye(ClientEvent):
+    """The server lets this connection go. After ``replaced`` another connection holds the seat: never reconnect."""
+
+    bye: m.Bye
+
+
+@dataclass(frozen=True, slots=True)
+class ServerError(ClientEvent):
+    """An ``error`` or ``refused`` that answers no request of this client (``id`` ``null``: the hello deadline, a
+    framing error of this client's, a full server), or a push this client cannot read (``reply`` None then)."""
+
+    reply: m.Reply | None
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where this client sits: what a reconnection needs (R19)."""
+
+    table: int
+    seat: int
+    secret: str
+
+
+#: Requests that seat a connection: its updates are counted afresh from their reply on.
+_SEATING = (m.CreateTable, m.Join, m.Rejoin)
+
+
+class ClientCore:
+    """One client's side of one server, across reconnections. Not thread-safe; no I/O, no clock."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._ids = itertools.count(1)
+        self._decoder = FrameDecoder()
+        #: Requests sent and not yet answered, by id.
+        self.pending: dict[int, m.RequestBody] = {}
+        #: The server's hello reply on this connection; None before it.
+        self.welcome: m.Welcome | None = None
+        self.place: Place | None = None
+        #: The ``seq`` of the seat's last update in order; None before the first on this seat.
+        self.seq: int | None = None
+        #: Why updates are being dropped until the next rejoin (an update went missing); None when in step.
+        self.resyncing: str | None = None
+        #: The server replaced this connection at its seat: a shell must not reconnect to it.
+        self.replaced = False
+        self._last_sent: float | None = None
+        self._last_heard: float | None = None
+
+    # --- requests out -----------------------------------------------------------------------------------
+
+    def send(self, body: m.RequestBody, now: float) -> tuple[int, bytes]:
+        """Number ``body`` and return its id and the bytes of its frame, to write as they are."""
+        request_id = next(self._ids)
+        if isinstance(body, _SEATING):
+            # The seat's updates are counted afresh: a join starts at seq 1, a rejoin with a snapshot. Those come
+            # before the reply, so the count restarts now.
+            self.seq = None
+            self.resyncing = None
+        data = encode(request_to_wire(request_id, body))
+        self.pending[request_id] = body
+        self._last_sent = now
+        return request_id, data
+
+    def hello(self, now: float) -> tuple[int, bytes]:
+        return self.send(m.Hello(p.PROTOCOL_VERSION, self.name), now)
+
+    def rejoin(self, now: float) -> tuple[int, bytes]:
+        """The request that takes this client's seat back (after a reconnection, or to resync). Needs a ``place``."""
+        if self.place is None:
+            raise ValueError("no seat to rejoin")
+        return self.send(m.Rejoin(self.place.table, self.place.secret), now)
+
+    # --- heartbeat --------------------------------------------------------------------------------------
+
+    def ping_due(self) -> float | None:
+        """When a ``ping`` is due: ``HEARTBEAT_INTERVAL`` after the last request sent; None before ``hello`` is
+        answered (a ping before it would be refused ``hello_first``)."""
+        if self.welcome is None or self._last_sent is None:
+            return None
+        return self._last_sent + p.HEARTBEAT_INTERVAL
+
+    def ping_if_due(self, now: float) -> bytes | None:
+        """The bytes of a ``ping`` if one is due at ``now``, else None."""
+        due = self.ping_due()
+        if due is None or now < due:
+            return None
+        return self.send(m.Ping(), now)[1]
+
+    def silent_since(self) -> float | None:
+        """When the server was last heard from on this connection (None before anything arrived)."""
+        return self._last_heard
+
+    def server_gone(self, now: float) -> bool:
+        """True when nothing has come from the server for ``HEARTBEAT_TIMEOUT`` although pings were due: the link
+        is dead without having said so. The shell closes it and reconnects."""
+        heard = self._last_heard
+        return heard is not None and self.welcome is not None and now - heard >= p.HEARTBEAT_TIMEOUT
+
+    # --- the connection ---------------------------------------------------------------------------------
+
+    def connection_lost(self) -> list[int]:
+        """The link is gone: a fresh decoder for the next one. Returns the ids of requests that will never be
+        answered. The seat, its secret and the ``seq`` are kept for the rejoin."""
+        lost = list(self.pending)
+        self.pending.clear()
+        self._decoder = FrameDecoder()
+        self.welcome = None
+        self._last_sent = self._last_heard = None
+        return lost
+
+    # --- bytes in -----------------------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes, now: float) -> list[ClientEvent]:
+        """Every event completed by ``data``. Raises ``ProtocolError`` if the server broke framing."""
+        frames = self._decoder.feed(data)
+        if data:
+            self._last_heard = now
+        out: list[ClientEvent] = []
+        for frame in frames:
+            event = self._event(frame)
+            if event is not None:
+                out.append(event)
+        return out
+
+    def _event(self, frame: dict[str, Any]) -> ClientEvent | None:
+        kind = frame["kind"]
+        if kind in (p.OK, p.REFUSED, p.ERROR):
+            return self._reply(frame)
+        try:
+            push = push_from_wire(frame)
+        except WireError as exc:
+            if kind == p.UPDATE:
+                return self._lost_update(frame, None, f"an update this client cannot read ({exc.code})")
+            return ServerError(frame, None, f"a {kind!r} this client cannot read: {exc}")
+        if isinstance(push, m.Update):
+            return self._update(frame, push)
+        if isinstance(push, m.Seating):
+            return SeatingChanged(frame, push)
+        if isinstance(push, m.LobbyList):
+            return TablesListed(frame, push.tables)
+        assert isinstance(push, m.Bye)
+        if push.reason == m.BYE_REPLACED:
+            # Another connection holds the seat now: coming back would only fight it.
+            self.replaced = True
+            self.place = None
+        return ServerBye(frame, push)
+
+    def _reply(self, frame: dict[str, Any]) -> ClientEvent:
+        request_id = frame.get("id")
+        request = self.pending.pop(request_id, None) if type(request_id) is int else None
+        payload = m.REPLY_PAYLOADS.get(request.kind, m.Done) if request is not None else m.Done
+        try:
+            reply = reply_from_wire(frame, payload)
+        except WireError as exc:
+            reply = m.Error(request_id if type(request_id) is int else None, exc.code, f"an unreadable reply: {exc}")
+        if request is None:
+            return ServerError(frame, reply, "a reply to no request of this client's")
+        if isinstance(reply, m.Ok):
+            self._learn(request, reply.payload)
+        return Answered(frame, request_id, request, reply)  # type: ignore[arg-type]
+
+    def _learn(self, request: m.RequestBody, payload: m.Payload) -> None:
+        """What a successful request changes in what the client knows of its seat."""
+        if isinstance(payload, m.Welcome):
+            self.welcome = payload
+        elif isinstance(payload, m.Seated):
+            self.place = Place(payload.table, payload.seat, payload.secret)
+            self.replaced = False
+        elif isinstance(payload, m.Rejoined) and isinstance(request, m.Rejoin):
+            self.place = Place(payload.table, payload.seat, request.secret)
+            self.replaced = False
+        elif isinstance(request, m.Leave):
+            self.place = None
+            self.seq = None
+
+    def _update(self, frame: dict[str, Any], update: m.Update) -> ClientEvent | None:
+        """Check ``seq`` (section 11). A snapshot is the new base whatever its number: the seat's count went on
+        while it was away (updates written to a socket already dropped still count), so a skip there is no gap."""
+        if self.resyncing is not None:
+            return None  # stale until the rejoin's snapshot
+        if update.snapshot:
+            self.seq = update.seq
+            return Updated(frame, update)
+        expected = 1 if self.seq is None else self.seq + 1
+        if update.seq == expected:
+            self.seq = update.seq
+            return Updated(frame, update)
+        if self.place is None:
+            # No seat of this client's, so no secret to resync with (a seatless connection gets no updates).
+            self.seq = update.seq
+            return Updated(frame, update)
+        return self._lost_update(frame, update.seq, f"update {update.seq} came where {expected} was due")
+
+    def _lost_update(self, frame: dict[str, Any], got: int | None, why: str) -> ClientEvent | None:
+        if self.resyncing is not None:
+            return None
+        expected = 1 if self.seq is None else self.seq + 1
+        self.resyncing = why
+        return ResyncNeeded(frame, expected, got, why)

@@ -1,0 +1,280 @@
+"""The sans-I/O client core, fed bytes directly: no socket, no clock, no server process."""
+
+from __future__ import annotations
+
+import pytest
+
+from quatro_server.engine import Table, view
+from engine_helpers import new_table
+
+from quatro_shared import messages as m
+from quatro_shared import protocol as p
+from quatro_shared.client import (
+    Answered,
+    ClientCore,
+    Place,
+    ResyncNeeded,
+    SeatingChanged,
+    ServerBye,
+    ServerError,
+    TablesListed,
+    Updated,
+)
+from quatro_shared.actions import Ready
+from quatro_shared.events import PlayerReady
+from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.views import Phase
+from quatro_shared.wire import to_wire
+
+SECRET = "s3cret-s3cret-s3cret-x"
+
+
+def frame(message: object) -> bytes:
+    """The bytes the server would send for a typed message."""
+    return encode(to_wire(message))
+
+
+def sent(data: bytes) -> dict:
+    (message,) = FrameDecoder().feed(data)
+    return message
+
+
+@pytest.fixture
+def table() -> Table:
+    table = new_table(4)
+    table.start(0.0)
+    return table
+
+
+def update(table: Table, seq: int, snapshot: bool = False) -> bytes:
+    return frame(m.Update(1, seq, snapshot, (PlayerReady(0),), view(table, 0, 0.0)))
+
+
+def welcomed(now: float = 0.0) -> ClientCore:
+    core = ClientCore("ann")
+    request_id, data = core.hello(now)
+    assert sent(data) == {"kind": "hello", "id": request_id, "version": p.PROTOCOL_VERSION, "name": "ann"}
+    (answered,) = core.receive_data(frame(m.Ok(request_id, m.Welcome(p.PROTOCOL_VERSION, "quatro", ("fast",), ()))), now)
+    assert isinstance(answered, Answered) and isinstance(answered.reply.payload, m.Welcome)
+    return core
+
+
+def seated(now: float = 0.0) -> ClientCore:
+    core = welcomed(now)
+    request_id, _ = core.send(m.Join(1), now)
+    core.receive_data(frame(m.Ok(request_id, m.Seated(1, 0, SECRET))), now)
+    assert core.place == Place(1, 0, SECRET)
+    return core
+
+
+# --- requests and replies ---------------------------------------------------------------------------
+
+
+def test_requests_are_numbered_and_leave_out_absent_fields():
+    core = ClientCore("ann")
+    first, data = core.send(m.CreateTable(4), 0.0)
+    second, _ = core.send(m.Ping(), 0.0)
+    assert (first, second) == (1, 2)
+    assert sent(data) == {"kind": "create_table", "id": 1, "players": 4}  # null would be a bad_request
+    assert set(core.pending) == {1, 2}
+
+
+def test_replies_out_of_order_are_matched_to_their_requests_with_typed_payloads():
+    core = welcomed()
+    ping_id, _ = core.send(m.Ping(), 1.0)
+    create_id, _ = core.send(m.CreateTable(4), 1.0)
+    rename_id, _ = core.send(m.Rename("anna"), 1.0)
+    data = (
+        frame(m.Ok(rename_id, m.Renamed("anna")))
+        + frame(m.Ok(create_id, m.Seated(3, 0, SECRET)))
+        + frame(m.Ok(ping_id))
+    )
+    events = core.receive_data(data, 1.1)
+    assert [(e.id, type(e.request), type(e.reply.payload)) for e in events] == [
+        (rename_id, m.Rename, m.Renamed),
+        (create_id, m.CreateTable, m.Seated),
+        (ping_id, m.Ping, m.Done),
+    ]
+    assert core.place == Place(3, 0, SECRET) and not core.pending
+
+
+def test_refusals_and_errors_answer_their_request():
+    core = seated()
+    swap_id, _ = core.send(m.Start(), 0.0)
+    bad_id, _ = core.send(m.Ping(), 0.0)
+    events = core.receive_data(
+        frame(m.refused(swap_id, p.SEATS_EMPTY, "every seat needs a player or a bot", 1.25))
+        + frame(m.Error(bad_id, p.BAD_REQUEST, "no")),
+        0.0,
+    )
+    assert isinstance(events[0].reply, m.Refused) and events[0].reply.wait_ms == 1250 and not events[0].ok
+    assert isinstance(events[1].reply, m.Error) and events[1].reply.code == p.BAD_REQUEST
+
+
+def test_an_error_answering_no_request_is_reported_as_the_servers():
+    core = ClientCore("ann")
+    (event,) = core.receive_data(frame(m.Error(None, p.HELLO_FIRST, "say hello within 10 s")), 0.0)
+    assert isinstance(event, ServerError) and event.reply.code == p.HELLO_FIRST
+
+
+def test_a_rejoin_keeps_the_secret_it_sent_and_a_leave_forgets_the_seat():
+    core = seated()
+    core.connection_lost()
+    core.hello(5.0)
+    rejoin_id, data = core.rejoin(5.0)
+    assert sent(data) == {"kind": "rejoin", "id": rejoin_id, "table": 1, "secret": SECRET}
+    core.receive_data(frame(m.Ok(rejoin_id, m.Rejoined(1, 0))), 5.0)
+    assert core.place == Place(1, 0, SECRET)
+    leave_id, _ = core.send(m.Leave(), 6.0)
+    core.receive_data(frame(m.Ok(leave_id)), 6.0)
+    assert core.place is None and core.seq is None
+    with pytest.raises(ValueError):
+        core.rejoin(7.0)
+
+
+def test_a_lost_connection_fails_its_pending_requests_and_keeps_the_seat():
+    core = seated()
+    a, _ = core.send(m.Ping(), 1.0)
+    b, _ = core.send(Ready(), 1.0)
+    assert core.connection_lost() == [a, b]
+    assert core.place == Place(1, 0, SECRET) and core.welcome is None and not core.pending
+
+
+# --- pushes and sequence numbers --------------------------------------------------------------------
+
+
+def test_updates_in_order_are_passed_on(table):
+    core = seated()
+    events = core.receive_data(update(table, 1) + update(table, 2), 0.0)
+    assert [type(e) for e in events] == [Updated, Updated]
+    assert events[1].update.view.phase is Phase.SIGNING and events[1].update.events == (PlayerReady(0),)
+    assert core.seq == 2
+
+
+def test_a_gap_asks_for_a_resync_and_drops_updates_until_the_rejoins_snapshot(table):
+    core = seated()
+    core.receive_data(update(table, 1) + update(table, 2), 0.0)
+    (gap,) = core.receive_data(update(table, 4), 0.0)
+    assert isinstance(gap, ResyncNeeded) and (gap.expected, gap.got) == (3, 4)
+    assert core.receive_data(update(table, 5) + update(table, 6), 0.0) == []  # stale: nothing passed on
+    core.connection_lost()
+    core.hello(1.0)
+    core.rejoin(1.0)
+    (snapshot,) = core.receive_data(update(table, 9, snapshot=True), 1.0)
+    assert isinstance(snapshot, Updated) and core.seq == 9 and core.resyncing is None
+    assert isinstance(core.receive_data(update(table, 10), 1.0)[0], Updated)
+
+
+def test_a_repeat_is_a_gap_too(table):
+    core = seated()
+    core.receive_data(update(table, 1), 0.0)
+    (event,) = core.receive_data(update(table, 1), 0.0)
+    assert isinstance(event, ResyncNeeded) and (event.expected, event.got) == (2, 1)
+
+
+def test_a_first_update_that_is_neither_seq_1_nor_a_snapshot_is_a_gap(table):
+    core = seated()
+    (event,) = core.receive_data(update(table, 3), 0.0)
+    assert isinstance(event, ResyncNeeded) and (event.expected, event.got) == (1, 3)
+
+
+def test_a_snapshot_whose_seq_skips_numbers_is_not_a_gap(table):
+    """Updates written to a socket that was already dropped still count: a snapshot may skip numbers."""
+    core = seated()
+    core.receive_data(update(table, 1) + update(table, 2), 0.0)
+    core.connection_lost()
+    core.hello(1.0)
+    core.rejoin(1.0)
+    events = core.receive_data(update(table, 7, snapshot=True) + update(table, 8), 1.0)
+    assert [type(e) for e in events] == [Updated, Updated] and core.seq == 8
+
+
+def test_an_update_that_cannot_be_read_is_a_lost_update(table):
+    core = seated()
+    core.receive_data(update(table, 1), 0.0)
+    broken = to_wire(m.Update(1, 2, False, (), view(table, 0, 0.0)))
+    broken["view"]["hand"] = "not cards"
+    (event,) = core.receive_data(encode(broken), 0.0)
+    assert isinstance(event, ResyncNeeded) and event.got is None and "cannot read" in event.why
+
+
+def test_an_unknown_event_is_skipped_not_the_update(table):
+    core = seated()
+    newer = to_wire(m.Update(1, 1, False, (PlayerReady(2),), view(table, 0, 0.0)))
+    newer["events"].insert(0, {"kind": "fireworks", "colour": "red"})
+    newer["added_later"] = True  # keys a client does not know are ignored in the server's messages
+    (event,) = core.receive_data(encode(newer), 0.0)
+    assert isinstance(event, Updated) and event.update.events == (PlayerReady(2),)
+
+
+def test_seating_lobby_and_bye_pushes_are_typed():
+    core = seated()
+    seating = m.Seating(1, 4, Phase.LOBBY, 0, {"round_length": 180.0, "target_score": 5}, "standard",
+                        tuple(m.SeatInfo(i, "ann" if i == 0 else None, None, i == 0, i == 0) for i in range(4)))
+    summary = m.TableSummary(1, "quatro", 4, 1, 0, Phase.LOBBY, "standard", False, (0, 0))
+    events = core.receive_data(
+        frame(seating) + frame(m.LobbyList((summary,))) + frame(m.Bye(m.BYE_REPLACED, "taken over")), 0.0
+    )
+    assert isinstance(events[0], SeatingChanged) and events[0].seating == seating
+    assert isinstance(events[1], TablesListed) and events[1].tables == (summary,)
+    assert isinstance(events[2], ServerBye) and events[2].bye.reason == m.BYE_REPLACED
+    assert core.replaced and core.place is None  # never come back to fight the new connection
+
+
+# --- bytes --------------------------------------------------------------------------------------------
+
+
+def test_frames_cut_anywhere_are_put_back_together(table):
+    core = seated()
+    data = update(table, 1) + frame(m.LobbyList(()))
+    events = []
+    for i in range(len(data)):
+        events += core.receive_data(data[i : i + 1], 0.0)
+    assert [type(e) for e in events] == [Updated, TablesListed]
+
+
+def test_a_framing_error_raises_and_the_next_connection_starts_clean(table):
+    core = seated()
+    with pytest.raises(ProtocolError) as caught:
+        core.receive_data(b"\xff\xff\xff\xff", 0.0)  # announces 4 GiB
+    assert caught.value.code == "frame_too_large"
+    with pytest.raises(ProtocolError):
+        core.receive_data(update(table, 1), 0.0)  # the stream is out of step for good
+    core.connection_lost()
+    assert isinstance(core.receive_data(update(table, 1), 0.0)[0], Updated)
+
+
+def test_a_reply_that_breaks_its_payload_is_an_error_of_that_request():
+    core = welcomed()
+    request_id, _ = core.send(m.CreateTable(4), 0.0)
+    (event,) = core.receive_data(encode({"kind": "ok", "id": request_id, "table": "one"}), 0.0)
+    assert isinstance(event, Answered) and isinstance(event.reply, m.Error) and core.place is None
+
+
+# --- heartbeat ----------------------------------------------------------------------------------------
+
+
+def test_no_ping_is_due_before_hello_is_answered():
+    core = ClientCore("ann")
+    core.hello(0.0)
+    assert core.ping_due() is None and core.ping_if_due(100.0) is None
+
+
+def test_a_ping_is_due_after_an_interval_with_nothing_sent():
+    core = welcomed(now=0.0)
+    assert core.ping_due() == p.HEARTBEAT_INTERVAL
+    assert core.ping_if_due(p.HEARTBEAT_INTERVAL - 0.1) is None
+    core.send(Ready(), 4.0)  # anything sent counts
+    assert core.ping_due() == 4.0 + p.HEARTBEAT_INTERVAL
+    ping = core.ping_if_due(4.0 + p.HEARTBEAT_INTERVAL)
+    assert ping is not None and sent(ping)["kind"] == p.PING
+    assert core.ping_due() == 4.0 + 2 * p.HEARTBEAT_INTERVAL
+
+
+def test_a_silent_server_is_given_up_after_the_timeout():
+    core = welcomed(now=0.0)
+    assert core.silent_since() == 0.0
+    assert not core.server_gone(p.HEARTBEAT_TIMEOUT - 0.1)
+    assert core.server_gone(p.HEARTBEAT_TIMEOUT)
+    core.receive_data(frame(m.LobbyList(())), 20.0)
+    assert not core.server_gone(p.HEARTBEAT_TIMEOUT)
