@@ -6,7 +6,7 @@ and at the bot's own pace asks ``Bot.decide`` what to do with the latest view, s
 request. A refusal ends that batch (as in the server's own bot driving); a cooldown refusal also makes it
 wait the time the server names. To the server it is a player like any other: it says ready, and it is asked
 to vote on reshuffles. Nothing here reaches the server's state: the bot sees what the protocol carries,
-rebuilt with ``quatro_shared.wire``, so the decision code is fed the same types in the server and over the wire (H2).
+read by the shared client core (``quatro_shared.client``), so the decision code is fed the same types in the server and over the wire (H2).
 
 ``quatro-server bot HOST[:PORT] [--table ID] [--count N] [--level L]``
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import itertools
 import logging
 import random
 import sys
@@ -24,12 +23,22 @@ from typing import Any
 
 import trio
 
+from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.cards import PLAYER_COUNTS
-from quatro_shared.events import Event
-from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.client import (
+    Answered,
+    ClientCore,
+    ClientEvent,
+    ResyncNeeded,
+    SeatingChanged,
+    ServerBye,
+    ServerError,
+    Updated,
+)
+from quatro_shared.framing import ProtocolError
+from quatro_shared.protocol import HEARTBEAT_INTERVAL
 from quatro_shared.views import Phase, SeatView
-from quatro_shared.wire import WireError, event_from_wire, to_wire, view_from_wire
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
 
@@ -50,18 +59,18 @@ class ConnectionLost(Exception):
 
 
 class _Client:
-    """One connection: requests with ids and their replies, and the pushes (updates, seating) as they come."""
+    """One connection, a thin trio shell around the bot's ``ClientCore`` (which lives across reconnections):
+    requests and their replies, and the pushes (updates, seating) as they come."""
 
-    def __init__(self, stream: trio.abc.Stream, bot: Bot) -> None:
+    def __init__(self, stream: trio.abc.Stream, bot: Bot, core: ClientCore) -> None:
         self.stream = stream
         self.bot = bot
-        self.decoder = FrameDecoder()
-        self.ids = itertools.count(1)
-        self.replies: dict[int, dict[str, Any]] = {}
+        self.core = core
+        self.replies: dict[int, m.Reply] = {}
         self.waiting: dict[int, trio.Event] = {}
         self.view: SeatView | None = None
         self.view_at = 0.0
-        self.seating: dict[str, Any] | None = None
+        self.seating: m.Seating | None = None
         self.seating_changed = trio.Event()
         self.rounds_ended = 0
         self.closed: str | None = None
@@ -77,8 +86,8 @@ class _Client:
                 if not data:
                     self.closed = self.closed or "closed"
                     break
-                for frame in self.decoder.feed(data):
-                    self._dispatch(frame)
+                for event in self.core.receive_data(data, trio.current_time()):
+                    self._dispatch(event)
         except ProtocolError as exc:
             self.closed = f"protocol_error:{exc.code}"
         finally:
@@ -86,47 +95,58 @@ class _Client:
                 event.set()
             self.seating_changed.set()
 
-    def _dispatch(self, frame: dict[str, Any]) -> None:
-        kind = frame["kind"]
-        if kind in (p.OK, p.REFUSED, p.ERROR) and isinstance(frame.get("id"), int) and frame["id"] in self.waiting:
-            self.replies[frame["id"]] = frame
-            self.waiting.pop(frame["id"]).set()
-        elif kind == p.UPDATE:
-            self._update(frame)
-        elif kind == p.TABLE:
-            self.seating = frame
+    async def heartbeat(self) -> None:
+        """Ping when nothing was sent for a while (the server's heartbeat), and give up a server gone silent."""
+        while self.closed is None:
+            due = self.core.ping_due()
+            now = trio.current_time()
+            await trio.sleep_until(now + HEARTBEAT_INTERVAL if due is None else due)
+            now = trio.current_time()
+            if self.core.server_gone(now):
+                self.closed = "silent"
+                await self.stream.aclose()
+                return
+            ping = self.core.ping_if_due(now)
+            if ping is not None:
+                try:
+                    await self.stream.send_all(ping)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    return
+
+    def _dispatch(self, event: ClientEvent) -> None:
+        if isinstance(event, Answered):
+            if event.id in self.waiting:
+                self.replies[event.id] = event.reply
+                self.waiting.pop(event.id).set()
+        elif isinstance(event, Updated):
+            self._update(event.update)
+        elif isinstance(event, SeatingChanged):
+            self.seating = event.seating
             self.seating_changed.set()
             self.seating_changed = trio.Event()
-        elif kind == p.BYE:
-            self.closed = frame.get("reason", "bye")
-        elif kind == p.ERROR:
-            log.warning("server error code=%s message=%s", frame.get("code"), frame.get("message"))
+        elif isinstance(event, ServerBye):
+            self.closed = event.bye.reason
+        elif isinstance(event, ResyncNeeded):
+            log.info("resync why=%s", event.why)
+            self.closed = "resync"  # run_bot comes back with the seat's secret: the rejoin brings a snapshot
+        elif isinstance(event, ServerError):
+            log.warning("server error: %s %s", event.why, event.reply)
 
-    def _update(self, frame: dict[str, Any]) -> None:
-        events: list[Event] = []
-        for data in frame.get("events", []):
-            try:
-                events.append(event_from_wire(data))
-            except WireError:
-                log.debug("skipped an event this bot does not know: %r", data.get("kind"))  # a newer server's
-        if events:
-            self.bot.observe(events)
-            self.rounds_ended += sum(event.kind == "round_ended" for event in events)
-        try:
-            self.view = view_from_wire(frame["view"])
-        except WireError as exc:
-            self.closed = f"bad_view:{exc.code}"  # a server this client does not understand: stop rather than guess
-            return
+    def _update(self, update: m.Update) -> None:
+        if update.events:
+            self.bot.observe(list(update.events))
+            self.rounds_ended += sum(event.kind == "round_ended" for event in update.events)
+        self.view = update.view
         self.view_at = trio.current_time()
 
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+    async def request(self, body: m.RequestBody) -> m.Reply:
         """Send a request; return its reply. Raises ``ConnectionLost`` if the connection ends first."""
         if self.closed is not None:
             raise ConnectionLost(self.closed)
-        request_id = next(self.ids)
+        request_id, data = self.core.send(body, trio.current_time())
         done = self.waiting[request_id] = trio.Event()
         try:
-            await self.stream.send_all(encode({"kind": kind, "id": request_id, **fields}))
+            await self.stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             raise ConnectionLost(str(exc)) from None
         with trio.fail_after(REPLY_TIMEOUT):
@@ -170,38 +190,39 @@ class BotResult:
     reason: str = ""
 
 
-async def _take_seat(
-    client: _Client, table: int | None, players: int, timing: str | None
-) -> tuple[dict[str, Any], bool]:
-    """Join ``table``, or the first open table, or create one. Returns the ok reply and whether we created it."""
+async def _take_seat(client: _Client, table: int | None, players: int, timing: str | None) -> tuple[m.Seated, bool]:
+    """Join ``table``, or the first open table, or create one. Returns the seat and whether we created its table."""
     if table is None:
-        listing = await client.request(p.LIST_TABLES)
-        for entry in listing.get("tables", []):
-            if entry["phase"] == "lobby" and not entry["password"] and entry["taken"] < entry["players"]:
-                reply = await client.request(p.JOIN, table=entry["table"])
-                if reply["kind"] == p.OK:
-                    return reply, False
-        fields: dict[str, Any] = {"players": players}
-        if timing is not None:
-            fields["timing"] = timing
-        reply = await client.request(p.CREATE_TABLE, **fields)
-        return _expect_ok(reply, "create a table"), True
-    return _expect_ok(await client.request(p.JOIN, table=table), f"join table {table}"), False
+        listing = _expect_ok(await client.request(m.ListTables()), "list the tables")
+        assert isinstance(listing, m.Tables)
+        for entry in listing.tables:
+            if entry.phase is Phase.LOBBY and not entry.password and entry.taken < entry.players:
+                reply = await client.request(m.Join(entry.table))
+                if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated):
+                    return reply.payload, False
+        created = _expect_ok(await client.request(m.CreateTable(players, timing)), "create a table")
+        assert isinstance(created, m.Seated)
+        return created, True
+    joined = _expect_ok(await client.request(m.Join(table)), f"join table {table}")
+    assert isinstance(joined, m.Seated)
+    return joined, False
 
 
-def _expect_ok(reply: dict[str, Any], what: str) -> dict[str, Any]:
-    if reply["kind"] != p.OK:
-        raise RuntimeError(f"could not {what}: {reply.get('reason') or reply.get('code')}: {reply.get('message')}")
-    return reply
+def _expect_ok(reply: m.Reply, what: str) -> m.Payload:
+    if isinstance(reply, m.Refused):
+        raise RuntimeError(f"could not {what}: {reply.reason}: {reply.message}")
+    if isinstance(reply, m.Error):
+        raise RuntimeError(f"could not {what}: {reply.code}: {reply.message}")
+    assert isinstance(reply, m.Ok)
+    return reply.payload
 
 
 async def _start_when_full(client: _Client) -> None:
     """The table's creator starts the match as soon as every seat is taken (by players, bots or network bots)."""
     while client.closed is None and client.view is None:
         seating = client.seating
-        if seating is not None and seating["phase"] == "lobby" and all(s["taken"] for s in seating["seats"]):
-            reply = await client.request(p.START)
-            if reply["kind"] == p.OK:
+        if seating is not None and seating.phase is Phase.LOBBY and all(s.taken for s in seating.seats):
+            if isinstance(await client.request(m.Start()), m.Ok):
                 return
         await client.seating_changed.wait()
 
@@ -219,11 +240,11 @@ async def _play(client: _Client, bot: Bot, rounds: int | None) -> None:
             return
         now = trio.current_time()
         for action in bot.decide(aged(view, now - client.view_at), now):
-            reply = await client.request(action.kind, **{k: v for k, v in to_wire(action).items() if k != "kind"})
-            if reply["kind"] != p.OK:
-                if reply.get("wait_ms"):
-                    pause = reply["wait_ms"] / 1000  # a cooldown: the server says how long (R9, R12)
-                log.debug("refused action=%s reason=%s", action.kind, reply.get("reason") or reply.get("code"))
+            reply = await client.request(action)
+            if not isinstance(reply, m.Ok):
+                if isinstance(reply, m.Refused) and reply.wait_ms:
+                    pause = reply.wait_ms / 1000  # a cooldown: the server says how long (R9, R12)
+                log.debug("refused action=%s reply=%s", action.kind, reply)
                 break
 
 
@@ -244,8 +265,8 @@ async def run_bot(
     it is seated, so that several bots can be seated one after another at the same table."""
     bot = make_bot(level, rng)
     result = BotResult(name or f"{level}-bot", level)
+    core = ClientCore(result.name)
     started = False
-    secret: str | None = None
     for attempt in range(RECONNECT_TRIES + 1):
         try:
             stream = await trio.open_tcp_stream(host, port)
@@ -254,18 +275,20 @@ async def run_bot(
                 raise
             await trio.sleep(RECONNECT_PAUSE)
             continue
-        client = _Client(stream, bot)
+        core.connection_lost()  # a fresh decoder; the seat and its secret stay
+        client = _Client(stream, bot, core)
         failure: RuntimeError | None = None
         async with stream, trio.open_nursery() as nursery:
             nursery.start_soon(client.read)  # the reader handles its own errors: it marks the client closed
+            nursery.start_soon(client.heartbeat)
             try:
-                _expect_ok(await client.request(p.HELLO, version=p.PROTOCOL_VERSION, name=result.name), "say hello")
-                if secret is None:
-                    reply, created = await _take_seat(client, table, players, timing)
-                    result.table, result.seat, secret = reply["table"], reply["seat"], reply["secret"]
+                _expect_ok(await client.request(m.Hello(p.PROTOCOL_VERSION, result.name)), "say hello")
+                if core.place is None:
+                    seated, created = await _take_seat(client, table, players, timing)
+                    result.table, result.seat = seated.table, seated.seat
                     log.info("seated name=%s level=%s table=%d seat=%d", result.name, level, result.table, result.seat)
                 else:
-                    _expect_ok(await client.request(p.REJOIN, table=result.table, secret=secret), "come back")
+                    _expect_ok(await client.request(m.Rejoin(core.place.table, core.place.secret)), "come back")
                     created = False
                     log.info("rejoined name=%s table=%d seat=%d", result.name, result.table, result.seat)
                 if not started:
@@ -275,7 +298,7 @@ async def run_bot(
                     await _start_when_full(client)
                 await _play(client, bot, rounds)
                 if client.closed is None:
-                    await client.request(p.LEAVE)
+                    await client.request(m.Leave())
             except (ConnectionLost, trio.TooSlowError) as exc:
                 client.closed = client.closed or str(exc) or "lost"
             except RuntimeError as exc:
@@ -288,7 +311,8 @@ async def run_bot(
             result.scores, result.winners = view.scores, view.winners
         result.rounds += client.rounds_ended
         result.reason = client.closed or ("over" if view is not None and view.phase is Phase.OVER else "left")
-        if client.closed in (None, "shutdown") or not started or (view is not None and view.phase is Phase.OVER):
+        over = view is not None and view.phase is Phase.OVER
+        if client.closed in (None, "shutdown") or not started or over or core.replaced:
             break
         log.info("connection_lost name=%s reason=%s attempt=%d", result.name, client.closed, attempt + 1)
         await trio.sleep(RECONNECT_PAUSE)
