@@ -34,7 +34,8 @@ from textual.app import App, ComposeResult  # noqa: E402
 from textual.message import Message  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
-from quatro_shared import protocol as p  # noqa: E402
+from quatro_shared import messages as m  # noqa: E402
+from quatro_shared.actions import Ready, Swap  # noqa: E402
 from quatro_shared.cards import display  # noqa: E402
 from quatro_shared.views import Phase  # noqa: E402
 
@@ -165,8 +166,9 @@ async def bench_event_to_screen(events: int) -> tuple[list[float], list[float]]:
         await host.open()
         reader = asyncio.create_task(host.run())
         # Fast timing: a 0.2 s swap cooldown lets the host swap often; rounds last 18 s, plenty for the samples.
-        created = await host.request(p.CREATE_TABLE, players=4, timing="fast")
-        app = QuatroApp(Join("127.0.0.1", port, "bench", table=created["table"]))
+        created = (await host.request(m.CreateTable(4, "fast"))).payload
+        assert isinstance(created, m.Seated)
+        app = QuatroApp(Join("127.0.0.1", port, "bench", table=created.table))
         arrivals: list[tuple[float, ServerUpdate]] = []
         samples: list[float] = []
         async with app.run_test(size=(100, 30)) as pilot:
@@ -186,11 +188,11 @@ async def bench_event_to_screen(events: int) -> tuple[list[float], list[float]]:
                 c = Connection("127.0.0.1", port, f"idle{i}", lambda m: None)
                 await c.open()
                 idle.append((c, asyncio.create_task(c.run())))
-                await c.request(p.JOIN, table=created["table"])
-            await host.request(p.START)
+                await c.request(m.Join(created.table))
+            await host.request(m.Start())
             await _until(lambda: app.game.view is not None and app.game.view.phase is Phase.SIGNING)
             for c in [host] + [c for c, _ in idle]:
-                await c.request("ready")
+                await c.request(Ready())
             await pilot.press("enter")
             await _until(lambda: app.game.view.phase is Phase.ROUND and len(app.game.view.hand) == 4)
             await pilot.pause(0.3)
@@ -202,8 +204,8 @@ async def bench_event_to_screen(events: int) -> tuple[list[float], list[float]]:
                 slot = (i * 3) % 4
                 take = view.center[slot]
                 sent = len(arrivals)
-                reply = await host.request("swap", give=give, slot=slot, take=take)
-                if reply["kind"] != p.OK:
+                reply = await host.request(Swap(give, slot, take))
+                if not isinstance(reply, m.Ok):
                     raise RuntimeError(f"swap refused: {reply}")
                 await _until(lambda: len(arrivals) > sent)
                 arrived, message = arrivals[sent]

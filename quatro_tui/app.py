@@ -20,6 +20,7 @@ from textual.screen import ModalScreen, Screen
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Static
 
+from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
@@ -126,7 +127,7 @@ class QuatroApp(App[str | None]):
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
-        self.tables: list[dict[str, Any]] = []
+        self.tables: tuple[m.TableSummary, ...] = ()
         #: The timing profiles the server offers (its hello says; a server started with ``--timing FILE`` adds one).
         self.profiles: list[str] = ["standard", "fast"]
         #: ASCII mode draws ASCII borders too (quatro.tcss, ``.-ascii``).
@@ -176,21 +177,19 @@ class QuatroApp(App[str | None]):
             self.exit(f"quatro: {exc or type(exc).__name__}", return_code=1)
             return
         self.run_worker(self.conn.run(), name="link", exit_on_error=False)
-        self.tables = hello.get("tables", [])
-        profiles = hello.get("profiles")
-        if isinstance(profiles, list) and profiles and all(isinstance(name, str) for name in profiles):
-            self.profiles = profiles
+        self.tables = hello.tables
+        if hello.profiles:
+            self.profiles = list(hello.profiles)
         if isinstance(plan, Play):
             await self._set_up_play(plan)
         elif await self._rejoin(plan):
             pass
         elif plan.table is not None:
-            fields = {"table": plan.table} | ({"password": plan.password} if plan.password else {})
-            reply = await self.request(p.JOIN, **fields)
-            if reply is None or reply["kind"] != p.OK:
-                self.exit(f"quatro: cannot join table {plan.table}: {reply and reply.get('message')}", return_code=1)
+            reply = await self.request(m.Join(plan.table, plan.password or None))
+            if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
+                self.exit(f"quatro: cannot join table {plan.table}: {getattr(reply, 'message', None)}", return_code=1)
                 return
-            self.game.my_seat = reply["seat"]
+            self.game.my_seat = reply.payload.seat
         else:
             self.push_screen(LobbyScreen())
 
@@ -199,64 +198,64 @@ class QuatroApp(App[str | None]):
         if plan.rejoin_secret is None or plan.rejoin_table is None or plan.table not in (None, plan.rejoin_table):
             return False
         assert self.conn is not None
-        reply = await self.conn.request(p.REJOIN, table=plan.rejoin_table, secret=plan.rejoin_secret)
-        if reply["kind"] != p.OK:
+        reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret))
+        if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Rejoined)):
             return False  # that table is gone, or the seat was given up: carry on as asked
-        self.game.my_seat = reply["seat"]
+        self.game.my_seat = reply.payload.seat
         self.game.say("Back in your seat.")
         return True
 
     async def _set_up_play(self, plan: Play) -> None:
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
-        reply = await self.request(p.CREATE_TABLE, players=plan.players, **self.table_timing(plan.timing))
-        if reply is None or reply["kind"] != p.OK:
-            self.exit(f"quatro: cannot create a table: {reply and reply.get('message')}", return_code=1)
+        reply = await self.request(m.CreateTable(plan.players, self.table_timing(plan.timing)))
+        if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
+            self.exit(f"quatro: cannot create a table: {getattr(reply, 'message', None)}", return_code=1)
             return
-        self.game.my_seat = reply["seat"]
+        self.game.my_seat = reply.payload.seat
         level = plan.level
         for _ in range(plan.players - 1 - plan.open):
-            reply = await self.request(p.ADD_BOT, level=level)
-            if reply is not None and reply["kind"] == p.REFUSED and reply.get("reason") == p.BAD_LEVEL and level != "normal":
+            bot = await self.request(m.AddBot(level=level))
+            if isinstance(bot, m.Refused) and bot.reason == p.BAD_LEVEL and level != "normal":
                 self.game.say(f"This server has no {level!r} bots: playing against normal ones.")
                 level = "normal"
-                reply = await self.request(p.ADD_BOT, level=level)
+                await self.request(m.AddBot(level=level))
         if plan.open == 0:
-            await self.request(p.START)
+            await self.request(m.Start())
         else:
             self.route()
 
     @staticmethod
-    def table_timing(timing: str) -> dict[str, str]:
+    def table_timing(timing: str) -> str | None:
         """The ``timing`` field of ``create_table`` for the private server.
 
         A named profile is asked for by name. A file is not named at all: the private server was started with
         ``--timing FILE`` and made it its default, which a table created without ``timing`` gets; the file's
         stem could be longer than the protocol allows a profile name (32 characters), or clash with a profile.
         """
-        return {"timing": timing} if timing in ("standard", "fast") else {}
+        return timing if timing in ("standard", "fast") else None
 
     # --- requests -----------------------------------------------------------------------------
 
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any] | None:
+    async def request(self, body: m.RequestBody) -> m.Reply | None:
         """Send a request and return its reply; a refusal is also told in the feed. None when not connected."""
         if self.conn is None:
             return None
         try:
-            reply = await self.conn.request(kind, **fields)
+            reply = await self.conn.request(body)
         except ConnectionLost as exc:
             self.game.say(f"Not sent: {exc}.")
             self.game_changed()
             return None
-        if reply["kind"] != p.OK:
-            self.game.say(words.refusal(kind, fields, reply, self.game.ascii_only))
+        if not isinstance(reply, m.Ok):
+            self.game.say(words.refusal(body, reply, self.game.ascii_only))
             self.game_changed()
-        elif kind in (p.CREATE_TABLE, p.JOIN) and self.remember_seat is not None:
-            self.remember_seat(reply["table"], reply["secret"])
+        elif isinstance(reply.payload, m.Seated) and self.remember_seat is not None:
+            self.remember_seat(reply.payload.table, reply.payload.secret)
         return reply
 
-    def send(self, kind: str, **fields: Any) -> None:
+    def send(self, body: m.RequestBody) -> None:
         """Fire a request from a key or a click; its refusal, if any, lands in the feed."""
-        self.run_worker(self.request(kind, **fields), group="requests", exit_on_error=False)
+        self.run_worker(self.request(body), group="requests", exit_on_error=False)
 
     # --- what the server pushes -------------------------------------------------------------------
 
@@ -269,8 +268,8 @@ class QuatroApp(App[str | None]):
         self.game.seat(message.seating)
         if isinstance(self.plan, Play) and self.plan.open and self.game.view is None:
             # Everyone is seated: the match starts by itself, as `quatro play` promises.
-            if all(s["taken"] for s in message.seating["seats"]) and self.game.is_host():
-                self.send(p.START)
+            if all(s.taken for s in message.seating.seats) and self.game.is_host():
+                self.send(m.Start())
         self.route()
         self.game_changed()
 
@@ -281,7 +280,7 @@ class QuatroApp(App[str | None]):
 
     def on_server_bye(self, message: ServerBye) -> None:
         self.game.say(f"The server says goodbye: {message.text or message.reason}.")
-        if message.reason == "replaced":
+        if message.reason == m.BYE_REPLACED:
             self.game.link = "this seat is now played from another connection"
         self.game_changed()
 
@@ -297,9 +296,9 @@ class QuatroApp(App[str | None]):
         self.game_changed()
 
     def on_seq_gap(self, message: SeqGap) -> None:
-        due = "a fresh start" if message.expected is None else f"update {message.expected}"
-        self.log.warning(f"seq gap: update {message.got} came where {due} was due; resyncing")
-        self.game.say(f"An update went missing (got {message.got}, expected {due}): resyncing…")
+        got = "an unreadable one" if message.got is None else f"update {message.got}"
+        self.log.warning(f"seq gap: {got} came where update {message.expected} was due; resyncing")
+        self.game.say(f"An update went missing (got {got}, expected update {message.expected}): resyncing…")
         self.game_changed()
 
     def on_seat_lost(self, message: SeatLost) -> None:

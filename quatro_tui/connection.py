@@ -1,34 +1,42 @@
-"""The client's link to a Quatro server: asyncio streams, the shared codec, requests awaiting replies, pushes as messages.
+"""The client's link to a Quatro server: an asyncio shell around the shared client core, pushes as Textual messages.
 
-Textual runs on asyncio, so this is an asyncio client. ``Connection.run()`` is meant to run in a Textual
-worker: it reads frames, resolves each request's future with its reply, and hands every push (``update``,
-``table``, ``lobby``, ``bye``) to ``deliver`` as a Textual message, already checked and rebuilt by
-``quatro_shared.wire``. When the connection drops it says so (``LinkDropped``) and reconnects by itself with the seat
-secret (R19), waiting longer after each failure, until it succeeds (``LinkBack``), the server says the
-seat is gone (``SeatLost``), or the player quits.
+Textual runs on asyncio, so this is an asyncio client; what the protocol means (request ids and their replies,
+``seq`` and snapshots, reading pushes, the seat to come back to, when a heartbeat ping is due) is the shared,
+sans-I/O ``quatro_shared.client.ClientCore``'s job. This module moves bytes and keeps time. ``Connection.run()``
+is meant to run in a Textual worker: it reads, resolves each request's future with its typed reply, sends a
+``ping`` when the core says one is due, and hands every push to ``deliver`` as a Textual message. When the
+connection drops (or the server goes silent for ``HEARTBEAT_TIMEOUT``) it says so (``LinkDropped``) and
+reconnects by itself with the seat secret (R19), waiting longer after each failure, until it succeeds
+(``LinkBack``), the server says the seat is gone (``SeatLost``), or the player quits.
 
-Updates are numbered per seat (``seq``, protocol section 11): 1, 2, 3... from a ``join``, and on from a rejoin's
-snapshot. An update out of that order (a gap, a repeat, a first update that is neither ``seq`` 1 nor a snapshot)
-means one was lost: the connection says so (``SeqGap``), drops the update, and resyncs the way the protocol
-says, by reconnecting and rejoining with the seat's secret, which brings a snapshot (``LinkBack`` with
-``resynced``).
+When the core finds an update missing (protocol section 11) the connection says so (``SeqGap``) and resyncs the
+way the protocol says, by reconnecting and rejoining with the seat's secret, which brings a snapshot
+(``LinkBack`` with ``resynced``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from textual.message import Message
 
-from quatro_shared import protocol as p
+from quatro_shared import messages as m
+from quatro_shared.client import (
+    Answered,
+    ClientCore,
+    ClientEvent,
+    Place,
+    ResyncNeeded,
+    SeatingChanged,
+    ServerBye as ByeReceived,
+    TablesListed,
+    Updated,
+)
 from quatro_shared.events import Event
-from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.framing import ProtocolError
 from quatro_shared.views import SeatView
-from quatro_shared.wire import WireError, event_from_wire, view_from_wire
 
 #: Seconds to wait for a TCP connection and the server's hello before counting an attempt as failed.
 CONNECT_TIMEOUT = 5.0
@@ -62,7 +70,7 @@ class ServerUpdate(Message):
 class ServerSeating(Message):
     """Who sits where, who hosts and the durations in force (the server's ``table`` push)."""
 
-    def __init__(self, seating: dict[str, Any]):
+    def __init__(self, seating: m.Seating):
         super().__init__()
         self.seating = seating
 
@@ -70,7 +78,7 @@ class ServerSeating(Message):
 class ServerLobby(Message):
     """The server's tables (the ``lobby`` push, and the list a hello or ``list_tables`` returns)."""
 
-    def __init__(self, tables: list[dict[str, Any]]):
+    def __init__(self, tables: tuple[m.TableSummary, ...]):
         super().__init__()
         self.tables = tables
 
@@ -102,10 +110,10 @@ class LinkBack(Message):
 
 
 class SeqGap(Message):
-    """An update came out of order (``got`` where ``expected`` was due; ``expected`` None: a snapshot or ``seq`` 1).
+    """An update went missing (``got`` came where ``expected`` was due; ``got`` None: it could not be read).
     The update is dropped and the connection resyncs: a reconnection and a rejoin bring a snapshot."""
 
-    def __init__(self, expected: int | None, got: int):
+    def __init__(self, expected: int, got: int | None):
         super().__init__()
         self.expected, self.got = expected, got
 
@@ -116,15 +124,6 @@ class SeatLost(Message):
     def __init__(self, why: str):
         super().__init__()
         self.why = why
-
-
-@dataclass
-class Seat:
-    """Where this client sits: what a reconnection needs (R19)."""
-
-    table: int
-    seat: int
-    secret: str
 
 
 class Connection:
@@ -143,38 +142,45 @@ class Connection:
         self.host, self.port, self.name = host, port, name
         self.deliver = deliver
         self.backoff_first, self.backoff_cap = backoff_first, backoff_cap
-        self.seat: Seat | None = None
-        self.hello: dict[str, Any] | None = None
+        self.core = ClientCore(name)
         self.connected = False
-        self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._pending: dict[int, asyncio.Future[m.Reply]] = {}
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._decoder = FrameDecoder()
-        self._ready: list[dict[str, Any]] = []  # frames decoded, not yet handled
+        self._ready: list[ClientEvent] = []  # events decoded, not yet handled
         self._closing = False
-        self._stop_after_bye = False
-        #: The ``seq`` of the seat's last update; None before its first (a ``join`` starts the count at 1, a
-        #: rejoin's snapshot sets it).
-        self.seq: int | None = None
         #: Set when an update went missing: why the link is being cut, until the rejoin that resyncs.
         self._resync_why: str | None = None
 
+    @property
+    def seat(self) -> Place | None:
+        """Where this client sits (table, seat, secret): what a reconnection needs (R19)."""
+        return self.core.place
+
+    @property
+    def seq(self) -> int | None:
+        return self.core.seq
+
+    @property
+    def hello(self) -> m.Welcome | None:
+        return self.core.welcome
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
     # --- opening and closing ----------------------------------------------------------------------
 
-    async def open(self) -> dict[str, Any]:
-        """Connect and say hello; returns the server's hello reply. Raises ``OSError`` or ``ConnectionLost``."""
+    async def open(self) -> m.Welcome:
+        """Connect and say hello; returns the server's welcome. Raises ``OSError`` or ``ConnectionLost``."""
         async with asyncio.timeout(CONNECT_TIMEOUT):
             self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
-        self._decoder = FrameDecoder()
         self._ready = []
         self.connected = True
-        frame = await self._request_directly(p.HELLO, version=p.PROTOCOL_VERSION, name=self.name)
-        if frame["kind"] != p.OK:
+        reply = await self._request_directly(self.core.hello)
+        if not isinstance(reply, m.Ok) or not isinstance(reply.payload, m.Welcome):
             self._drop_link()
-            raise ConnectionLost(frame.get("message", "the server refused hello"))
-        self.hello = frame
-        return frame
+            raise ConnectionLost(getattr(reply, "message", "the server refused hello"))
+        return reply.payload
 
     async def close(self) -> None:
         """Leave for good: no reconnection, pending requests fail."""
@@ -195,72 +201,67 @@ class Connection:
             if not future.done():
                 future.set_exception(ConnectionLost("the connection dropped"))
         self._pending.clear()
+        self.core.connection_lost()
 
-    async def _request_directly(self, kind: str, **fields: Any) -> dict[str, Any]:
+    async def _request_directly(self, make: Callable[[float], tuple[int, bytes]]) -> m.Reply:
         """A request answered before ``run()`` reads (hello, and the rejoin of a reconnection)."""
-        self._before(kind)
-        request_id = next(self._ids)
-        self._send({"kind": kind, "id": request_id, **fields})
+        request_id, data = make(self._now())
+        self._write(data)
         async with asyncio.timeout(CONNECT_TIMEOUT):
             while True:
-                frame = await self._read_frame()
-                if frame is None:
-                    raise ConnectionLost(f"the server closed the connection during {kind}")
-                if frame.get("id") == request_id and frame["kind"] in (p.OK, p.REFUSED, p.ERROR):
-                    return frame
-                self._dispatch(frame)
+                event = await self._next_event()
+                if event is None:
+                    raise ConnectionLost("the server closed the connection")
+                if isinstance(event, Answered) and event.id == request_id:
+                    return event.reply
+                self._dispatch(event)
 
     # --- requests ---------------------------------------------------------------------------------
 
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
-        """Send a request and wait for its reply (``ok``, ``refused`` or ``error``). Raises ``ConnectionLost``."""
+    async def request(self, body: m.RequestBody) -> m.Reply:
+        """Send a request and wait for its reply (``Ok``, ``Refused`` or ``Error``). Raises ``ConnectionLost``."""
         if not self.connected or self._writer is None:
             raise ConnectionLost("not connected")
-        self._before(kind)
-        request_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        request_id, data = self.core.send(body, self._now())
+        future: asyncio.Future[m.Reply] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        self._send({"kind": kind, "id": request_id, **fields})
+        self._write(data)
         try:
             async with asyncio.timeout(REPLY_TIMEOUT):
-                reply = await future
+                return await future
         except TimeoutError:
-            raise ConnectionLost(f"no reply to {kind}") from None
+            raise ConnectionLost(f"no reply to {body.kind}") from None
         finally:
             self._pending.pop(request_id, None)
-        if kind in (p.CREATE_TABLE, p.JOIN) and reply["kind"] == p.OK:
-            self.seat = Seat(reply["table"], reply["seat"], reply["secret"])
-        elif kind == p.REJOIN and reply["kind"] == p.OK:
-            self.seat = Seat(reply["table"], reply["seat"], fields["secret"])
-        elif kind == p.LEAVE and reply["kind"] == p.OK:
-            self.seat = None
-            self.seq = None
-        return reply
 
-    def _before(self, kind: str) -> None:
-        """Before a request that seats this connection: its updates are counted afresh. A ``join`` (or a new
-        table) starts at ``seq`` 1; a ``rejoin`` brings a snapshot (or, before the match, ``seq`` 1 at its start),
-        which arrives before the reply."""
-        if kind in (p.CREATE_TABLE, p.JOIN, p.REJOIN):
-            self.seq = None
-            self._resync_why = None
-
-    def _send(self, message: dict[str, Any]) -> None:
+    def _write(self, data: bytes) -> None:
         assert self._writer is not None
         # asyncio buffers the write; the reader task notices a dead link, so no drain() per frame.
-        self._writer.write(encode(message))
+        self._writer.write(data)
 
     # --- reading ----------------------------------------------------------------------------------
 
-    async def _read_frame(self) -> dict[str, Any] | None:
-        """The next frame, None at end of stream."""
+    async def _next_event(self) -> ClientEvent | None:
+        """The next event from the server, None at end of stream. Sends the heartbeat ping while it waits, and
+        raises ``ConnectionLost`` when the server has been silent for ``HEARTBEAT_TIMEOUT``."""
         ready = self._ready
         while not ready:
             assert self._reader is not None
-            data = await self._reader.read(READ_BYTES)
+            due = self.core.ping_due()
+            try:
+                async with asyncio.timeout(None if due is None else max(0.0, due - self._now())):
+                    data = await self._reader.read(READ_BYTES)
+            except TimeoutError:
+                now = self._now()
+                if self.core.server_gone(now):
+                    raise ConnectionLost("the server went silent") from None
+                ping = self.core.ping_if_due(now)
+                if ping is not None and self._writer is not None:
+                    self._write(ping)
+                continue
             if not data:
                 return None
-            ready.extend(self._decoder.feed(data))
+            ready.extend(self.core.receive_data(data, self._now()))
         return ready.pop(0)
 
     async def run(self) -> None:
@@ -270,17 +271,19 @@ class Connection:
             why = "the connection dropped"
             try:
                 while True:
-                    frame = await self._read_frame()
-                    if frame is None:
+                    event = await self._next_event()
+                    if event is None:
                         why = "the server closed the connection"
                         break
-                    self._dispatch(frame)
+                    self._dispatch(event)
+            except ConnectionLost as exc:
+                why = str(exc)
             except (OSError, ProtocolError, AttributeError, AssertionError) as exc:
                 why = f"the connection failed ({type(exc).__name__})"
             self._drop_link()
-            if self._closing or self._stop_after_bye:
+            if self._closing or self.core.replaced:
                 return
-            resync = self._resync_why is not None and self.seat is not None
+            resync = self._resync_why is not None and self.core.place is not None
             if resync:
                 why, self._resync_why = f"resyncing after {self._resync_why}", None
             # Reconnect with backoff, until it works, the seat is refused, or the player quits. A resync (the link
@@ -297,10 +300,10 @@ class Connection:
                     delay = min(delay * 2, self.backoff_cap)
                 try:
                     await self.open()
-                    if self.seat is not None:
-                        reply = await self._request_directly(p.REJOIN, table=self.seat.table, secret=self.seat.secret)
-                        if reply["kind"] != p.OK:
-                            self.deliver(SeatLost(reply.get("message", "the seat could not be recovered")))
+                    if self.core.place is not None:
+                        reply = await self._request_directly(self.core.rejoin)
+                        if not isinstance(reply, m.Ok):
+                            self.deliver(SeatLost(getattr(reply, "message", "the seat could not be recovered")))
                             self._closing = True
                             self._drop_link()
                             return
@@ -312,76 +315,24 @@ class Connection:
                 self.deliver(LinkBack(resynced=resync))
                 break
 
-    def _dispatch(self, frame: dict[str, Any]) -> None:
-        kind = frame.get("kind")
-        if kind in (p.OK, p.REFUSED, p.ERROR):
-            future = self._pending.get(frame.get("id"))  # type: ignore[arg-type]
+    def _dispatch(self, event: ClientEvent) -> None:
+        if isinstance(event, Answered):
+            future = self._pending.get(event.id)
             if future is not None and not future.done():
-                future.set_result(frame)
-            return
-        if kind == p.UPDATE and self._resync_why is not None:
-            return  # an update went missing: everything until the rejoin's snapshot is stale
-        try:
-            message = self._push(frame)
-        except (WireError, KeyError, TypeError):
-            return  # a push this client cannot read is skipped: the next update carries a full view
-        if isinstance(message, ServerUpdate) and not self._in_order(message):
-            return
-        if message is not None:
-            self.deliver(message)
-
-    def _in_order(self, update: ServerUpdate) -> bool:
-        """Check ``update``'s ``seq`` (section 11); on a gap or a repeat, start a resync and say so."""
-        if update.snapshot:
-            self.seq = update.seq  # the game as it is now: the new base
-            return True
-        expected = 1 if self.seq is None else self.seq + 1
-        if update.seq == expected:
-            self.seq = update.seq
-            return True
-        if self.seat is None:
-            # No seat, so no secret to resync with (and a seatless connection gets no updates): take the view.
-            self.seq = update.seq
-            return True
-        self.deliver(SeqGap(None if self.seq is None else expected, update.seq))
-        self._resync_why = f"update {update.seq} came where {expected} was due"
-        # Reconnect and rejoin (section 11): ``run`` sees the link end, and the rejoin brings a snapshot.
-        self._ready.clear()
-        self.abort()
-        return False
-
-    def _push(self, frame: dict[str, Any]) -> Message | None:
-        """A push as a message; raises ``WireError`` (or ``KeyError``) if the view itself cannot be read."""
-        kind = frame["kind"]
-        if kind == p.UPDATE:
-            return ServerUpdate(
-                frame["table"],
-                frame["seq"],
-                frame["snapshot"],
-                _events(frame["events"]),
-                view_from_wire(frame["view"]),
-                asyncio.get_running_loop().time(),
-            )
-        if kind == p.TABLE:
-            return ServerSeating(frame)
-        if kind == p.LOBBY:
-            return ServerLobby(frame["tables"])
-        if kind == p.BYE:
-            if frame.get("reason") == "replaced":
-                # Another connection holds the seat now: reconnecting would only fight it.
-                self._stop_after_bye = True
-                self.seat = None
-            return ServerBye(frame.get("reason", ""), frame.get("message", ""))
-        return None
-
-
-def _events(items: list[Any]) -> list[Event]:
-    """The events this client can read. One it does not know (a newer server's) is skipped, never the update:
-    the view beside it still holds everything the screen needs."""
-    out = []
-    for item in items:
-        try:
-            out.append(event_from_wire(item))
-        except WireError:
-            continue
-    return out
+                future.set_result(event.reply)
+        elif isinstance(event, Updated):
+            u = event.update
+            self.deliver(ServerUpdate(u.table, u.seq, u.snapshot, list(u.events), u.view, self._now()))
+        elif isinstance(event, ResyncNeeded):
+            self.deliver(SeqGap(event.expected, event.got))
+            self._resync_why = event.why
+            # Reconnect and rejoin (section 11): ``run`` sees the link end, and the rejoin brings a snapshot.
+            self._ready.clear()
+            self.abort()
+        elif isinstance(event, SeatingChanged):
+            self.deliver(ServerSeating(event.seating))
+        elif isinstance(event, TablesListed):
+            self.deliver(ServerLobby(event.tables))
+        elif isinstance(event, ByeReceived):
+            # After "replaced" another connection holds the seat: the core forgets it, and ``run`` stops.
+            self.deliver(ServerBye(event.bye.reason, event.bye.message))

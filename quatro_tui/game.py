@@ -12,9 +12,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
 from quatro_shared import events as e
+from quatro_shared.messages import Seating
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
 from quatro_shared import seating
@@ -37,7 +36,7 @@ class Game:
     #: When ``view`` arrived, on ``clock``.
     received_at: float = 0.0
     #: The server's ``table`` message: names, bots, host, timing.
-    seating: dict[str, Any] | None = None
+    seating: Seating | None = None
     feed: deque[str] = field(default_factory=lambda: deque(maxlen=FEED_LINES))
     #: The latest events as they came (what the feed and the tests read).
     events: deque[e.Event] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
@@ -65,7 +64,7 @@ class Game:
                 self.feed.append(line)
         self.version += 1
 
-    def seat(self, seating: dict[str, Any]) -> None:
+    def seat(self, seating: Seating) -> None:
         self.seating = seating
         self.version += 1
 
@@ -84,21 +83,21 @@ class Game:
         if self.view is not None:
             return self.view.phase
         if self.seating is not None:
-            return Phase(self.seating["phase"])
+            return self.seating.phase
         return None
 
     @property
     def players(self) -> int:
         if self.view is not None:
             return self.view.players
-        return self.seating["players"] if self.seating else 4
+        return self.seating.players if self.seating else 4
 
     def raw_name(self, seat: int) -> str:
         """A seat's player by name (oneself too), as this terminal can draw it (``words.plain``).
 
         A name is another player's text: widgets draw it as plain text, never as markup."""
-        if self.seating is not None and seat < len(self.seating["seats"]):
-            name = self.seating["seats"][seat].get("name")
+        if self.seating is not None and seat < len(self.seating.seats):
+            name = self.seating.seats[seat].name
             if name:
                 return words.plain(name, self.ascii_only)
         return f"seat {seat + 1}"
@@ -110,16 +109,14 @@ class Game:
     def is_bot(self, seat: int) -> bool:
         if self.view is not None:
             return self.view.seats[seat].bot
-        return bool(self.seating and self.seating["seats"][seat].get("bot"))
+        return bool(self.seating and self.seating.seats[seat].bot)
 
     def team_of(self, seat: int) -> int:
         return seating.team_of(seat, self.players)
 
     def timing(self, key: str, default: float) -> float:
-        if self.seating is not None:
-            value = self.seating.get("timing", {}).get(key)
-            if isinstance(value, (int, float)):
-                return float(value)
+        if self.seating is not None and key in self.seating.timing:
+            return float(self.seating.timing[key])
         return default
 
     def elapsed(self) -> float:
@@ -154,4 +151,4 @@ class Game:
     def is_host(self) -> bool:
         if self.view is not None:
             return self.view.host == self.view.seat
-        return self.seating is not None and self.my_seat is not None and self.seating.get("host") == self.my_seat
+        return self.seating is not None and self.my_seat is not None and self.seating.host == self.my_seat

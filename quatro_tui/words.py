@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from quatro_shared import cards, signs
 from quatro_shared import events as e
-from quatro_shared.actions import Reason
+from quatro_shared.actions import Reason, Swap
+from quatro_shared.messages import Refused, Reply, RequestBody
 from quatro_shared.signs import Sign
 
 TEAM_LETTERS = "ABCD"
@@ -81,18 +82,19 @@ def outcome(
     return f"{name(by)} countered team {team_letter(accused or 0)} — {verdict}: {scored}."
 
 
-def refusal(kind: str, fields: dict, reply: dict, ascii_only: bool) -> str:
-    """A refused request explained in the game's words ("too slow — Q♥ was taken")."""
-    reason = reply.get("reason", "")
-    wait = reply.get("wait_ms")
-    if reason == Reason.TAKEN and "take" in fields:
-        return f"too slow — {card(fields['take'], ascii_only)} was taken"
+def refusal(request: RequestBody, reply: Reply, ascii_only: bool) -> str:
+    """A refused request (or one answered ``error``) explained in the game's words ("too slow — Q♥ was taken")."""
+    if not isinstance(reply, Refused):
+        return getattr(reply, "message", "") or getattr(reply, "code", "") or "not done"
+    reason, wait = reply.reason, reply.wait_ms
+    if reason == Reason.TAKEN and isinstance(request, Swap):
+        return f"too slow — {card(request.take, ascii_only)} was taken"
     if reason == Reason.COOLDOWN and wait is not None:
-        what = "swap" if kind == "swap" else "channel"
+        what = "swap" if isinstance(request, Swap) else "channel"
         return f"{what} cooling down — {seconds(wait / 1000)} left"
     if reason == Reason.VOTE_COOLDOWN and wait is not None:
         return f"too soon after the last vote — {seconds(wait / 1000)} left"
-    return reply.get("message") or str(reason).replace("_", " ")
+    return reply.message or str(reason).replace("_", " ")
 
 
 def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) -> str | None:

@@ -6,8 +6,12 @@ the sign grid's cursor starts), so its picture never changes unless the client's
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import random
 
+from quatro_shared.messages import LobbyList, SeatInfo, Seating, TableSummary
+from quatro_shared.wire import push_from_wire, to_wire
 from quatro_shared.cards import deck_for, ranks_for
 from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
 
@@ -23,16 +27,15 @@ TIMING = {"sign_window": 30.0, "swap_cooldown": 2.0, "channel_cooldown": 2.0, "p
           "vote_window": 20.0, "vote_gap": 30.0, "round_length": 180.0, "break_length": 30.0, "target_score": 5}
 
 
-def seating(players: int, phase: Phase) -> dict:
-    return {
-        "kind": "table", "table": 7, "players": players, "phase": str(phase), "host": 0, "timing": TIMING,
-        "timing_name": "standard",
-        "seats": [
-            {"seat": i, "name": NAMES[i] if i in (0, 1) else f"normal-bot-{i}", "bot": None if i in (0, 1) else "normal",
-             "taken": True, "connected": i != 1 or phase is Phase.LOBBY}
+def seating(players: int, phase: Phase) -> Seating:
+    return Seating(
+        table=7, players=players, phase=phase, host=0, timing=TIMING, timing_name="standard",
+        seats=tuple(
+            SeatInfo(i, NAMES[i] if i in (0, 1) else f"normal-bot-{i}", None if i in (0, 1) else "normal",
+                     taken=True, connected=i != 1 or phase is Phase.LOBBY)
             for i in range(players)
-        ],
-    }
+        ),
+    )
 
 
 def seats(players: int, phase: Phase, held: bool = True) -> tuple[SeatState, ...]:
@@ -136,3 +139,22 @@ def over_game(players: int) -> Game:
     view = _view(players, Phase.OVER, summary=_summary(players), scores=scores, winners=winners)
     verb = "wins" if len(winners) == 1 else "win"
     return _game(players, Phase.OVER, view, [f"{words.teams_text(winners)} {verb} the match!"])
+
+
+def renamed(seating: Seating, names: dict[int, str]) -> Seating:
+    """The seating with some seats' names changed (as a rename or a new player would)."""
+    seats = tuple(replace(s, name=names.get(s.seat, s.name)) for s in seating.seats)
+    return replace(seating, seats=seats)
+
+
+def tables(*summaries: dict) -> tuple[TableSummary, ...]:
+    """Table summaries given in their wire form, read as a client reads the server's ``lobby`` push."""
+    listing = push_from_wire({"kind": "lobby", "tables": list(summaries)})
+    assert isinstance(listing, LobbyList)
+    return listing.tables
+
+
+def sent_fields(body: object) -> tuple[str, dict]:
+    """A request as a test notes it: its kind and its fields as they would go on the wire."""
+    wire = to_wire(body)
+    return wire.pop("kind"), wire

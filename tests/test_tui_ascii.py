@@ -16,7 +16,7 @@ from quatro_tui.app import QuatroApp
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
-from snapshot_games import over_game, reveal_game, room_game, round_game, signing_game
+from snapshot_games import over_game, renamed, reveal_game, room_game, round_game, signing_game, tables
 from tui_helpers import run, until
 
 pytestmark = pytest.mark.timeout(60)
@@ -55,10 +55,9 @@ def test_plain_spells_out_what_ascii_cannot_draw():
 def test_every_screen_is_ascii(screen, players):
     async def body():
         game = GAMES[screen][0](players)
-        for seat, name in NAMES.items():
-            game.seating["seats"][seat]["name"] = name
+        game.seating = renamed(game.seating, NAMES)
         app = QuatroApp(game=game, ascii_only=True)
-        app.send = lambda kind, **fields: None
+        app.send = lambda body: None
         async with app.run_test(size=(100, 30)) as pilot:
             wanted = app.phase_screen(GAMES[screen][1])
             await until(lambda: isinstance(app.screen, wanted), what=f"the {screen} screen")
@@ -90,7 +89,7 @@ def test_every_screen_is_ascii(screen, players):
 def test_the_call_reminder_is_ascii():
     async def body():
         app = QuatroApp(game=round_game(4, hand=("KS", "KH", "KD", "KC")), ascii_only=True)
-        app.send = lambda kind, **fields: None
+        app.send = lambda body: None
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("space")
             await until(lambda: isinstance(app.screen, ConfirmCall), what="the reminder")
@@ -105,14 +104,15 @@ def test_the_call_reminder_is_ascii():
 def test_the_lobby_is_ascii():
     async def body():
         app = QuatroApp(ascii_only=True)
-        app.tables = [
+        app.tables = tables(
             {"table": 1, "game": "quatro", "players": 4, "taken": 2, "bots": 1, "phase": "lobby", "timing": "rápido",
              "password": False, "scores": [0, 0]},
-        ] + [
-            {"table": i, "game": "quatro", "players": 8, "taken": 8, "bots": 5, "phase": "round", "timing": "fast",
-             "password": True, "scores": [1, 3, 0, 2]}
-            for i in range(2, 40)  # enough to scroll
-        ]
+            *(
+                {"table": i, "game": "quatro", "players": 8, "taken": 8, "bots": 5, "phase": "round", "timing": "fast",
+                 "password": True, "scores": [1, 3, 0, 2]}
+                for i in range(2, 40)  # enough to scroll
+            ),
+        )
         async with app.run_test(size=(80, 24)) as pilot:
             await app.push_screen(LobbyScreen())
             await pilot.pause()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
+from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared.framing import encode
 from quatro_shared.events import HandDealt
 from quatro_shared.views import Phase
 
@@ -29,19 +32,19 @@ def test_hello_then_requests_are_answered_by_id_and_pushes_arrive_as_messages(qu
         got = []
         conn = Connection("127.0.0.1", quatro_server, "ann", got.append)
         hello = await conn.open()
-        assert hello["kind"] == p.OK and hello["version"] == p.PROTOCOL_VERSION
+        assert isinstance(hello, m.Welcome) and hello.version == p.PROTOCOL_VERSION
         reader = asyncio.create_task(conn.run())
         # Two requests in flight at once: each reply finds its own future.
-        created, listing = await asyncio.gather(conn.request(p.CREATE_TABLE, players=4), conn.request(p.PING))
-        assert created["kind"] == p.OK and listing["kind"] == p.OK
-        assert conn.seat is not None and conn.seat.seat == 0 and conn.seat.secret == created["secret"]
+        created, pong = await asyncio.gather(conn.request(m.CreateTable(4)), conn.request(m.Ping()))
+        assert isinstance(created, m.Ok) and isinstance(created.payload, m.Seated) and isinstance(pong, m.Ok)
+        assert conn.seat is not None and conn.seat.seat == 0 and conn.seat.secret == created.payload.secret
         seating = await until(lambda: [m for m in got if isinstance(m, ServerSeating)], what="a seating push")
-        assert seating[-1].seating["seats"][0]["name"] == "ann"
-        refused = await conn.request(p.START)
-        assert refused["kind"] == p.REFUSED and refused["reason"] == p.SEATS_EMPTY
+        assert seating[-1].seating.seats[0].name == "ann"
+        refused = await conn.request(m.Start())
+        assert isinstance(refused, m.Refused) and refused.reason == p.SEATS_EMPTY
         await conn.close()
         with pytest.raises(ConnectionLost):
-            await conn.request(p.PING)
+            await conn.request(m.Ping())
         reader.cancel()
 
     run(body)
@@ -117,7 +120,7 @@ def test_an_unrecoverable_seat_stops_the_retries(quatro_server):
     async def body():
         ann = await Player(quatro_server, "ann").start()
         await ann.act(p.CREATE_TABLE, players=4)
-        ann.conn.seat.secret = "not-the-secret"  # as if the server had forgotten the table
+        ann.conn.core.place = replace(ann.conn.core.place, secret="not-the-secret")  # as if the server forgot it
         ann.conn.abort()
         lost = await until(lambda: [m for m in ann.messages if isinstance(m, SeatLost)], what="the seat to be lost")
         assert "secret" in lost[0].why
@@ -146,7 +149,8 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
              "events": [{"kind": "meteor_strike", "seat": 2}, {"kind": "channel_taken", "seat": 1}]}
 
     async def body():
-        conn._dispatch(frame)
+        for event in conn.core.receive_data(encode(frame), 0.0):
+            conn._dispatch(event)
 
     run(body)
     (update,) = got
@@ -157,51 +161,39 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
 # --- seq: every update in order, or a resync (protocol section 11) ---------------------------------------
 
 
-def _update(seq: int, snapshot: bool = False) -> dict:
+def _update(seq: int, snapshot: bool = False) -> bytes:
     from quatro_shared.wire import to_wire
     from snapshot_games import round_game
 
-    return {"kind": "update", "table": 1, "seq": seq, "snapshot": snapshot, "view": to_wire(round_game(4).view),
-            "events": [{"kind": "channel_taken", "seat": 1}]}
+    return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": snapshot, "view": to_wire(round_game(4).view),
+                   "events": [{"kind": "channel_taken", "seat": 1}]})
 
 
-def test_updates_are_counted_and_a_gap_or_a_repeat_starts_a_resync():
-    from quatro_tui.connection import Seat
+def test_a_gap_found_by_the_core_is_told_and_cuts_the_link_for_a_resync():
+    """The seq rules themselves are the client core's (tests/test_client_core.py); the shell tells and resyncs."""
+    from quatro_shared.client import Place
 
     got = []
     conn = Connection("127.0.0.1", 1, "ann", got.append)
-    conn.seat = Seat(table=1, seat=0, secret="s3cr3t")
+    conn.core.place = Place(table=1, seat=0, secret="s3cr3t")
     cut = []
     conn.abort = lambda: cut.append(True)  # what would cut the link, and make run() reconnect and rejoin
 
-    def feed(*frames: dict) -> list:
+    def feed(*frames: bytes) -> list:
         got.clear()
 
         async def body():
             for frame in frames:
-                conn._dispatch(frame)
+                for event in conn.core.receive_data(frame, 0.0):
+                    conn._dispatch(event)
 
         run(body)
         return [(type(m).__name__, getattr(m, "seq", None) or (m.expected, m.got)) for m in got]
 
-    # After a join: 1, 2, 3 in order.
-    assert feed(_update(1), _update(2), _update(3)) == [("ServerUpdate", 1), ("ServerUpdate", 2), ("ServerUpdate", 3)]
-    assert conn.seq == 3 and not cut
-    # A gap: 5 where 4 was due. The update is dropped, the link cut; what follows until the rejoin is stale.
-    assert feed(_update(5), _update(6)) == [("SeqGap", (4, 5))]
-    assert cut == [True]
-    # The rejoin brings a snapshot, numbered on: the new base.
-    conn._before(p.REJOIN)
-    assert feed(_update(7, snapshot=True), _update(8)) == [("ServerUpdate", 7), ("ServerUpdate", 8)]
-    # A repeat is no better than a gap.
-    cut.clear()
-    assert feed(_update(8)) == [("SeqGap", (9, 8))]
-    assert cut == [True]
-    # After a join, the first update must be seq 1 (or a snapshot): anything else is foreign.
-    conn._before(p.JOIN)
-    assert feed(_update(4)) == [("SeqGap", (None, 4))]
-    conn._before(p.JOIN)
-    assert feed(_update(1)) == [("ServerUpdate", 1)]
+    assert feed(_update(1), _update(2)) == [("ServerUpdate", 1), ("ServerUpdate", 2)]
+    assert conn.seq == 2 and not cut
+    assert feed(_update(4), _update(5)) == [("SeqGap", (3, 4))]
+    assert cut == [True] and conn._resync_why is not None
 
 
 def test_r19_a_lost_update_is_noticed_and_a_rejoin_resyncs_the_seat(quatro_server):
@@ -216,15 +208,16 @@ def test_r19_a_lost_update_is_noticed_and_a_rejoin_resyncs_the_seat(quatro_serve
         await ann.wait_phase(Phase.SIGNING)
         assert ann.conn.seq is not None
         # The network loses the next update (as a buggy relay would): the one after it shows the gap.
-        dispatch, lost = ann.conn._dispatch, []
+        core, lost = ann.conn.core, []
+        take_update = core._update
 
-        def lossy(frame):
-            if frame.get("kind") == p.UPDATE and not lost:
-                lost.append(frame["seq"])
-                return
-            dispatch(frame)
+        def lossy(frame, update):
+            if not lost:
+                lost.append(update.seq)
+                return None
+            return take_update(frame, update)
 
-        ann.conn._dispatch = lossy
+        core._update = lossy
         await ann.act("pick_sign", sign="owl")  # an update for ann (her team's sign): lost
         try:
             await ann.request("ready")  # another update: the gap

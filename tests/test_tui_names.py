@@ -15,7 +15,7 @@ from quatro_tui.app import QuatroApp
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
-from snapshot_games import over_game, reveal_game, room_game, round_game, signing_game
+from snapshot_games import over_game, renamed, reveal_game, room_game, round_game, signing_game, tables
 from tui_helpers import run, until
 
 pytestmark = pytest.mark.timeout(60)
@@ -35,8 +35,7 @@ GAMES = {
 
 def hostile_game(screen: str, players: int):
     game = GAMES[screen][0](players)
-    for seat in game.seating["seats"]:
-        seat["name"] = HOSTILE[seat["seat"] % len(HOSTILE)]
+    game.seating = renamed(game.seating, {s.seat: HOSTILE[s.seat % len(HOSTILE)] for s in game.seating.seats})
     # Feed lines and a status line built from names, as events and refusals make them.
     for name in HOSTILE:
         game.say(f"{name} took the channel.")
@@ -76,7 +75,7 @@ def test_hostile_names_show_literally_on_every_screen(screen, players):
     async def body():
         game = hostile_game(screen, players)
         app = QuatroApp(game=game)
-        app.send = lambda kind, **fields: None
+        app.send = lambda body: None
         async with app.run_test(size=(120, 40)) as pilot:
             wanted = app.phase_screen(GAMES[screen][1])
             await until(lambda: isinstance(app.screen, wanted), what=f"the {screen} screen")
@@ -98,7 +97,7 @@ def test_hostile_names_show_literally_on_every_screen(screen, players):
             screen_text(app)
             await pilot.press("escape")
             # A new name arriving while the screen shows (a rename, a seat taken) redraws safely too.
-            game.seating["seats"][1]["name"] = "[/b][/i]"
+            game.seating = renamed(game.seating, {1: "[/b][/i]"})
             app.game_changed()
             await pilot.pause()
             assert "[/b][/i]"[:SHOWN] in screen_text(app)
@@ -111,10 +110,9 @@ def test_hostile_names_show_literally_on_every_screen(screen, players):
 def test_confirm_call_dialog_with_hostile_names():
     async def body():
         game = round_game(4, hand=("KS", "KH", "KD", "KC"))
-        for seat in game.seating["seats"]:
-            seat["name"] = HOSTILE[seat["seat"]]
+        game.seating = renamed(game.seating, {s.seat: HOSTILE[s.seat] for s in game.seating.seats})
         app = QuatroApp(game=game)
-        app.send = lambda kind, **fields: None
+        app.send = lambda body: None
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.press("space")
             await until(lambda: isinstance(app.screen, ConfirmCall), what="the reminder")
@@ -129,12 +127,12 @@ def test_confirm_call_dialog_with_hostile_names():
 def test_the_lobby_shows_what_the_server_sends_literally():
     async def body():
         app = QuatroApp()
-        app.tables = [
-            {"table": 1, "game": "quatro", "players": 4, "taken": 2, "bots": 1, "phase": "[/]", "timing": "[b]x",
+        app.tables = tables(
+            {"table": 1, "game": "quatro", "players": 4, "taken": 2, "bots": 1, "phase": "lobby", "timing": "[b]x",
              "password": False, "scores": [0, 0]},
             {"table": 2, "game": "quatro", "players": 4, "taken": 1, "bots": 0, "phase": "lobby",
              "timing": "[@click=app.quit]x", "password": True, "scores": [0, 0]},
-        ]
+        )
         app.profiles = ["[/]", "[b]x"]  # the server's timing profiles, listed in a select
         async with app.run_test(size=(120, 30)) as pilot:
             await app.push_screen(LobbyScreen())

@@ -72,7 +72,7 @@ def test_play_with_an_unknown_bot_level_falls_back_to_normal_bots(patient_timing
             await until(lambda: app.game.view is not None, what="the match")
             if "hard" not in LEVELS:
                 assert any("normal" in line for line in app.game.feed)
-            assert all(app.game.seating["seats"][i]["bot"] in ("hard", "normal") for i in (1, 2, 3))
+            assert all(app.game.seating.seats[i].bot in ("hard", "normal") for i in (1, 2, 3))
             await pilot.press("ctrl+q")
 
     run(body)
@@ -89,8 +89,8 @@ def test_play_with_a_timing_file(tmp_path, stem):
             await until(lambda: app.game.seating is not None and app.game.view is not None or app.return_code is not None,
                         what="the match")
             assert app.return_code is None, app.return_value  # the table was created, whatever the file's name
-            assert app.game.seating["timing_name"] == stem
-            assert app.game.seating["timing"]["round_length"] == 400  # the file's durations, not a profile's
+            assert app.game.seating.timing_name == stem
+            assert app.game.seating.timing["round_length"] == 400  # the file's durations, not a profile's
             assert app.game.timing("pulse_shown", 1.0) == 0.7  # pulses stay on screen as long as the table says
             await pilot.press("ctrl+q")
 
@@ -99,9 +99,9 @@ def test_play_with_a_timing_file(tmp_path, stem):
 
 def test_a_timing_file_is_left_to_the_private_servers_default():
     """``create_table`` names only the built-in profiles: the server started with ``--timing FILE`` defaults to it."""
-    assert QuatroApp.table_timing("fast") == {"timing": "fast"}
-    assert QuatroApp.table_timing("standard") == {"timing": "standard"}
-    assert QuatroApp.table_timing("/tmp/" + "x" * 40 + ".toml") == {}
+    assert QuatroApp.table_timing("fast") == "fast"
+    assert QuatroApp.table_timing("standard") == "standard"
+    assert QuatroApp.table_timing("/tmp/" + "x" * 40 + ".toml") is None
 
 
 def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills(patient_timing):
@@ -109,11 +109,11 @@ def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills(pati
         app = QuatroApp(Play(players=4, level="normal", timing=patient_timing, name="ann", open=1))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.seating, what="the room")
-            await until(lambda: sum(s["taken"] for s in app.game.seating["seats"]) == 3, what="the bots")
+            await until(lambda: sum(s.taken for s in app.game.seating.seats) == 3, what="the bots")
             assert app.join_addresses and all(":" in a for a in app.join_addresses)
             port = int(app.join_addresses[0].rsplit(":", 1)[1])
             bob = await Player(port, "bob").start()
-            await bob.act(p.JOIN, table=app.game.seating["table"])
+            await bob.act(p.JOIN, table=app.game.seating.table)
             await until(lambda: app.game.view is not None and app.game.view.phase is not Phase.LOBBY, what="the start")
             assert not app.game.view.seats[bob.conn.seat.seat].bot
             await bob.close()
@@ -129,7 +129,7 @@ def test_join_a_table_by_id(quatro_server):
         app = QuatroApp(Join("127.0.0.1", quatro_server, "bob", table=created["table"]))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.my_seat == 1, what="the room")
-            await until(lambda: app.game.seating["seats"][1]["name"] == "bob", what="the seating")
+            await until(lambda: app.game.seating.seats[1].name == "bob", what="the seating")
             await pilot.press("ctrl+q")
         await ann.close()
 
@@ -145,15 +145,15 @@ def test_the_lobby_lists_tables_as_they_come_and_enter_joins_one(quatro_server):
             created = await ann.act(p.CREATE_TABLE, players=6, password="pw")
             table = app.screen.query_one(DataTable)
             # Other tables may exist on the shared server: wait for ours, then put the cursor on it.
-            await until(lambda: any(t["table"] == created["table"] for t in app.tables), what="the new table listed")
+            await until(lambda: any(t.table == created["table"] for t in app.tables), what="the new table listed")
             await until(lambda: table.row_count == len(app.tables), what="the list drawn")
-            row = next(i for i, t in enumerate(app.tables) if t["table"] == created["table"])
+            row = next(i for i, t in enumerate(app.tables) if t.table == created["table"])
             table.move_cursor(row=row)
             app.screen.query_one("#password", Input).value = "pw"
             table.focus()
             await pilot.press("enter")
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.my_seat is not None, what="the room")
-            assert app.game.seating["table"] == created["table"] and app.game.seating["players"] == 6
+            assert app.game.seating.table == created["table"] and app.game.seating.players == 6
             await pilot.press("ctrl+q")
         await ann.close()
 
@@ -168,7 +168,7 @@ def test_the_host_seats_and_unseats_bots_with_keys_then_starts(quatro_server):
             await pilot.pause()
             await pilot.press("c")
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.is_host(), what="our room")
-            bots = lambda: sum(bool(s["bot"]) for s in app.game.seating["seats"])  # noqa: E731
+            bots = lambda: sum(bool(s.bot) for s in app.game.seating.seats)  # noqa: E731
             await pilot.press("b", "b")
             await until(lambda: bots() == 2, what="two bots")
             await pilot.press("r")

@@ -52,13 +52,13 @@ async def sit_down(app, pilot, port: int, players: int = 4, sign_by: str = "keys
     app.screen.query_one("#players", Select).value = players
     await pilot.press("c")
     await until(lambda: isinstance(app.screen, RoomScreen) and app.game.my_seat == 0, what="the room")
-    assert app.game.seating["timing_name"] == PATIENT
+    assert app.game.seating.timing_name == PATIENT
     others = []
     for i in range(players - 1):
         player = await Player(port, f"p{i + 1}").start()
-        await player.act(p.JOIN, table=app.game.seating["table"])
+        await player.act(p.JOIN, table=app.game.seating.table)
         others.append(player)
-    await until(lambda: all(s["taken"] for s in app.game.seating["seats"]), what="a full table")
+    await until(lambda: all(s.taken for s in app.game.seating.seats), what="a full table")
     await pilot.press("s")
     await until(lambda: isinstance(app.screen, SigningScreen) and app.game.view is not None, what="the signing")
     if sign_by == "keys":
@@ -223,13 +223,13 @@ def test_counter_with_six_players_asks_which_team(quatro_server):
 
 def test_r13_calling_on_ones_own_four_asks_first():
     """The reminder needs a hand of four: built by hand, no server (the dialog is the client's alone)."""
-    from snapshot_games import round_game
+    from snapshot_games import round_game, sent_fields
 
     async def body():
         game = round_game(4, hand=("KS", "KH", "KD", "KC"))
         app = QuatroApp(game=game)
         sent = []
-        app.send = lambda kind, **fields: sent.append(kind)
+        app.send = lambda body: sent.append(body.kind)
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, TableScreen), what="the table")
             await pilot.press("space")
@@ -249,7 +249,7 @@ def test_enter_at_signing_picks_a_fresh_random_sign_each_round():
     """The grid's cursor starts on a random sign each round, never last round's: Enter alone is not guessable."""
     from dataclasses import replace
 
-    from snapshot_games import NOW, signing_game
+    from snapshot_games import NOW, sent_fields, signing_game
 
     async def body():
         game = signing_game(4)
@@ -258,7 +258,7 @@ def test_enter_at_signing_picks_a_fresh_random_sign_each_round():
         game.apply(signing, [], NOW)
         app = QuatroApp(game=game)
         sent = []
-        app.send = lambda kind, **fields: sent.append((kind, fields))
+        app.send = lambda body: sent.append(sent_fields(body))
         starts = []
         async with app.run_test(size=(80, 24)) as pilot:
             for round_ in range(1, 17):
@@ -287,7 +287,7 @@ def test_enter_at_signing_picks_a_fresh_random_sign_each_round():
 
 
 def test_keys_are_remapped_by_binding_id_and_the_help_follows():
-    from snapshot_games import round_game
+    from snapshot_games import round_game, sent_fields
 
     from quatro_tui.screens.help import HelpScreen, key_lines
 
@@ -295,7 +295,7 @@ def test_keys_are_remapped_by_binding_id_and_the_help_follows():
         app = QuatroApp(game=round_game(4))
         app.set_keymap({"call": "g", "hand-1": "z"})
         sent = []
-        app.send = lambda kind, **fields: sent.append((kind, fields))
+        app.send = lambda body: sent.append(sent_fields(body))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, TableScreen), what="the table")
             table = app.screen

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from quatro_tui.app import QuatroApp
-from snapshot_games import over_game, reveal_game, room_game, round_game, signing_game
+from snapshot_games import over_game, reveal_game, room_game, round_game, signing_game, tables
 
 SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
 GAMES = {
@@ -59,7 +59,7 @@ def test_dialogs_over_the_table(snap_compare, key):
 
 def test_counter_asks_the_team_with_six(snap_compare):
     app = QuatroApp(game=round_game(6))
-    app.send = lambda kind, **fields: None
+    app.send = lambda body: None
     assert snap_compare(app, press=["x"], terminal_size=(80, 24))
 
 
@@ -76,7 +76,7 @@ def test_lobby(snap_compare, size):
     from quatro_tui.screens.lobby import LobbyScreen
 
     app = QuatroApp()
-    app.tables = LOBBY_TABLES
+    app.tables = tables(*LOBBY_TABLES)
 
     async def open_lobby(pilot):
         await pilot.app.push_screen(LobbyScreen())

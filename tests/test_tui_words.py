@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from quatro_shared.actions import Call, Swap, TakeChannel
+from quatro_shared.messages import Refused
 from quatro_shared import events as e
 from quatro_shared.views import Phase
 
@@ -13,20 +15,20 @@ from snapshot_games import NOW, round_game
 
 
 def test_r10_a_lost_race_is_explained_with_the_card():
-    reply = {"kind": "refused", "reason": "taken", "message": "too slow: that card was taken", "wait_ms": None}
-    assert words.refusal("swap", {"give": "KS", "slot": 1, "take": "QH"}, reply, False) == "too slow — Q♥ was taken"
-    assert words.refusal("swap", {"give": "KS", "slot": 1, "take": "QH"}, reply, True) == "too slow — QH was taken"
+    reply = Refused(3, "taken", "too slow: that card was taken", None)
+    assert words.refusal(Swap("KS", 1, "QH"), reply, False) == "too slow — Q♥ was taken"
+    assert words.refusal(Swap("KS", 1, "QH"), reply, True) == "too slow — QH was taken"
 
 
 def test_r9_r12_cooldowns_say_how_long():
-    reply = {"kind": "refused", "reason": "cooldown", "message": "not yet", "wait_ms": 1200}
-    assert words.refusal("swap", {}, reply, False) == "swap cooling down — 1.2s left"
-    assert words.refusal("take_channel", {}, reply, False) == "channel cooling down — 1.2s left"
+    reply = Refused(3, "cooldown", "not yet", 1200)
+    assert words.refusal(Swap("KS", 1, "QH"), reply, False) == "swap cooling down — 1.2s left"
+    assert words.refusal(TakeChannel(), reply, False) == "channel cooling down — 1.2s left"
 
 
 def test_other_refusals_use_the_servers_words():
-    reply = {"kind": "refused", "reason": "round_over", "message": "the round is over", "wait_ms": None}
-    assert words.refusal("call", {}, reply, False) == "the round is over"
+    reply = Refused(3, "round_over", "the round is over", None)
+    assert words.refusal(Call(), reply, False) == "the round is over"
 
 
 def test_outcomes_name_the_caller_and_the_scorers():

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from quatro_shared.messages import Seating
+from quatro_shared.wire import request_from_wire, to_wire
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase, SeatView
 
@@ -95,7 +97,7 @@ class Player:
         self.messages: list[Any] = []
         self.conn = Connection("127.0.0.1", port, name, self.messages.append)
         self.view: SeatView | None = None
-        self.seating: dict[str, Any] | None = None
+        self.seating: Seating | None = None
         self.events: list[Any] = []
         self._task: asyncio.Task | None = None
 
@@ -113,7 +115,10 @@ class Player:
         return self
 
     async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
-        return await self.conn.request(kind, **fields)
+        """Send a request given as its wire fields; the reply comes back in its wire form, for asserting on."""
+        checked = request_from_wire({"kind": kind, "id": 0, **fields})
+        assert checked.body is not None, checked.invalid
+        return to_wire(await self.conn.request(checked.body))
 
     async def act(self, kind: str, **fields: Any) -> dict[str, Any]:
         reply = await self.request(kind, **fields)

@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
-from quatro_shared import protocol as p
+from quatro_shared import messages as m
 
 from quatro_tui import words
 from quatro_tui.widgets import StatusBar
@@ -70,10 +70,10 @@ class LobbyScreen(Screen):
         for t in self.app.tables:
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
-                str(t["table"]), f"{t['taken']}/{t['players']}", str(t["bots"]), str(t["phase"]), str(t["timing"]),
-                "yes" if t["password"] else "", " ".join(map(str, t["scores"])),
+                str(t.table), f"{t.taken}/{t.players}", str(t.bots), str(t.phase), t.timing,
+                "yes" if t.password else "", " ".join(map(str, t.scores)),
             )
-            table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t["table"]))
+            table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t.table))
 
     def note(self, text: str) -> None:
         """A line under the list, as plain text (it often holds the server's own words)."""
@@ -86,9 +86,9 @@ class LobbyScreen(Screen):
         self.app.run_worker(self._refresh(), exit_on_error=False)
 
     async def _refresh(self) -> None:
-        reply = await self.app.request(p.LIST_TABLES)
-        if reply is not None and reply["kind"] == p.OK:
-            self.app.tables = reply["tables"]
+        reply = await self.app.request(m.ListTables())
+        if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Tables):
+            self.app.tables = reply.payload.tables
             self.fill()
 
     def action_join(self) -> None:
@@ -96,34 +96,30 @@ class LobbyScreen(Screen):
         if not self.app.tables or table.cursor_row is None or table.cursor_row >= len(self.app.tables):
             self.note("No table to join: create one with c.")
             return
-        self.app.run_worker(self._join(self.app.tables[table.cursor_row]["table"]), exit_on_error=False)
+        self.app.run_worker(self._join(self.app.tables[table.cursor_row].table), exit_on_error=False)
 
     async def _join(self, table_id: int) -> None:
         password = self.query_one("#password", Input).value or getattr(self.app.plan, "password", None)
-        fields = {"table": table_id} | ({"password": password} if password else {})
-        reply = await self.app.request(p.JOIN, **fields)
-        if reply is None or reply["kind"] != p.OK:
-            self.note(f"Cannot join: {reply and reply.get('message')}")
+        reply = await self.app.request(m.Join(table_id, password or None))
+        if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
+            self.note(f"Cannot join: {getattr(reply, 'message', None)}")
             return
         # The seating push that came with the reply has already turned this screen into the table's room.
-        self.app.game.my_seat = reply["seat"]
+        self.app.game.my_seat = reply.payload.seat
         self.app.game_changed()
 
     def action_create(self) -> None:
         self.app.run_worker(self._create(), exit_on_error=False)
 
     async def _create(self) -> None:
-        fields = {
-            "players": self.query_one("#players", Select).value,
-            "timing": self.query_one("#timing", Select).value,
-        }
-        password = self.query_one("#password", Input).value
-        if password:
-            fields["password"] = password
-        reply = await self.app.request(p.CREATE_TABLE, **fields)
-        if reply is None or reply["kind"] != p.OK:
-            self.note(f"Cannot create: {reply and reply.get('message')}")
+        players = self.query_one("#players", Select).value
+        timing = self.query_one("#timing", Select).value
+        password = self.query_one("#password", Input).value or None
+        assert isinstance(players, int) and isinstance(timing, str)
+        reply = await self.app.request(m.CreateTable(players, timing, password))
+        if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
+            self.note(f"Cannot create: {getattr(reply, 'message', None)}")
             return
         # The seating push that came with the reply has already turned this screen into the table's room.
-        self.app.game.my_seat = reply["seat"]
+        self.app.game.my_seat = reply.payload.seat
         self.app.game_changed()

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from quatro_shared import actions as a
 from quatro_shared.views import Phase
 from quatro_shared import seating
 
@@ -119,7 +120,7 @@ class RevealScreen(Screen):
         self.app.game_changed()
 
     def action_next_round(self) -> None:
-        self.app.send("next_round")
+        self.app.send(a.NextRound())
 
 
 class MatchEndScreen(RevealScreen, inherit_bindings=False):

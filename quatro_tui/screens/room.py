@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from quatro_shared import protocol as p
+from quatro_shared import messages as m
 from quatro_shared.seating import team_of
 
 from quatro_tui import words
@@ -28,23 +28,23 @@ class SeatList(GameWidget):
         text = Text()
         if seating is None:
             return text.append(words.plain("Waiting for the table…", game.ascii_only), style="dim")
-        timing = words.plain(str(seating.get("timing_name", "?")), game.ascii_only)
-        text.append(f"Table {seating['table']}: {seating['players']} seats, timing {timing}\n\n", style="bold")
-        for seat in seating["seats"]:
-            i = seat["seat"]
-            who = game.raw_name(i) if seat["taken"] else "(free)"
+        timing = words.plain(seating.timing_name, game.ascii_only)
+        text.append(f"Table {seating.table}: {seating.players} seats, timing {timing}\n\n", style="bold")
+        for seat in seating.seats:
+            i = seat.seat
+            who = game.raw_name(i) if seat.taken else "(free)"
             if i == game.my_seat:
                 who += " (you)"
-            if seating.get("host") == i:
+            if seating.host == i:
                 who += " (host)"
-            kind = f"bot {seat['bot']}" if seat["bot"] else ("" if not seat["taken"] else ("on" if seat["connected"] else "AWAY"))
+            kind = f"bot {seat.bot}" if seat.bot else ("" if not seat.taken else ("on" if seat.connected else "AWAY"))
             text.append(f"  seat {i + 1}  team {words.team_letter(team_of(i, game.players))}  {who:<30} {kind}\n",
-                        style="bold" if i == game.my_seat else ("dim" if not seat["taken"] else ""))
+                        style="bold" if i == game.my_seat else ("dim" if not seat.taken else ""))
         addresses = getattr(self.app, "join_addresses", [])
         if addresses:
             text.append("\nOthers join with:\n", style="bold")
             for address in addresses:
-                text.append(f"  quatro join {address} --table {seating['table']}\n", style="bold")
+                text.append(f"  quatro join {address} --table {seating.table}\n", style="bold")
         if game.is_host():
             text.append("\nYou host: ")
             text.append("b", style="bold underline")
@@ -76,25 +76,25 @@ class RoomScreen(Screen):
         self.app.game_changed()
 
     def action_add_bot(self) -> None:
-        self.app.send(p.ADD_BOT)
+        self.app.send(m.AddBot())
 
     def action_remove_bot(self) -> None:
         seating = self.app.game.seating
         if seating is None:
             return
-        bots = [s["seat"] for s in seating["seats"] if s["bot"]]
+        bots = [s.seat for s in seating.seats if s.bot]
         if bots:
-            self.app.send(p.REMOVE_BOT, seat=bots[-1])
+            self.app.send(m.RemoveBot(bots[-1]))
 
     def action_start(self) -> None:
-        self.app.send(p.START)
+        self.app.send(m.Start())
 
     def action_leave(self) -> None:
         self.app.run_worker(self._leave(), exit_on_error=False)
 
     async def _leave(self) -> None:
-        reply = await self.app.request(p.LEAVE)
-        if reply is not None and reply["kind"] == p.OK:
+        reply = await self.app.request(m.Leave())
+        if isinstance(reply, m.Ok):
             self.app.game.seating = None
             self.app.game.my_seat = None
             self.app.switch_screen(LobbyScreen())

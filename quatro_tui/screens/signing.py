@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from quatro_shared import actions as a
 from quatro_shared.signs import SIGNS
 
 from quatro_tui import words
@@ -93,7 +94,7 @@ class SigningScreen(Screen):
     def pick(self, sign: str) -> None:
         view = self.app.game.view
         if view is not None and view.sign is None:
-            self.app.send("pick_sign", sign=sign)
+            self.app.send(a.PickSign(sign))
 
     def on_sign_grid_picked(self, message: SignGrid.Picked) -> None:
         self.pick(message.sign)
@@ -102,5 +103,5 @@ class SigningScreen(Screen):
         # Enter also picks the highlighted sign when the team has none: one key from the grid to the round.
         # The cursor starts on a random sign each round, so this is a fresh sign, not the same one every round.
         self.action_pick()
-        self.app.send("ready")
+        self.app.send(a.Ready())
 

@@ -13,7 +13,9 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from quatro_shared import actions as a
 from quatro_shared.cards import is_four_of_a_kind
+from quatro_shared.messages import Ok
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 from quatro_shared.seating import team_count
@@ -167,14 +169,14 @@ class TableScreen(Screen):
         if view.phase is not Phase.ROUND or hand >= len(view.hand) or slot >= len(view.center):
             return
         # The card expected in the slot travels with the swap: if someone took it first, the server refuses (R10).
-        self.app.send("swap", give=view.hand[hand], slot=slot, take=view.center[slot])
+        self.app.send(a.Swap(give=view.hand[hand], slot=slot, take=view.center[slot]))
 
     # --- the channel --------------------------------------------------------------------------------
 
     def action_channel(self) -> None:
         view = self.game.view
         if view is not None:
-            self.app.send("release_channel" if view.channel_held else "take_channel")
+            self.app.send(a.ReleaseChannel() if view.channel_held else a.TakeChannel())
 
     def action_emoji(self, which: str | int) -> None:
         view = self.game.view
@@ -193,16 +195,15 @@ class TableScreen(Screen):
         if view is None:
             return
         if view.channel_held:
-            self.app.send("choose_emoji", sign=sign)
+            self.app.send(a.ChooseEmoji(sign))
         elif sign is not None:
             # Choosing an emoji without the channel takes it first: when four of a kind comes, showing the sign
             # is one key, not two (R11 still holds: nothing is shown before control is taken).
             self.app.run_worker(self._take_and_choose(sign), group="requests", exit_on_error=False)
 
     async def _take_and_choose(self, sign: str) -> None:
-        reply = await self.app.request("take_channel")
-        if reply is not None and reply["kind"] == "ok":
-            await self.app.request("choose_emoji", sign=sign)
+        if isinstance(await self.app.request(a.TakeChannel()), Ok):
+            await self.app.request(a.ChooseEmoji(sign))
 
     def action_picker(self) -> None:
         self.app.push_screen(EmojiPicker(), self.choose_picked)
@@ -218,9 +219,9 @@ class TableScreen(Screen):
         if view is None:
             return
         if is_four_of_a_kind(view.hand):
-            self.app.push_screen(ConfirmCall(), lambda yes: self.app.send("call") if yes else None)
+            self.app.push_screen(ConfirmCall(), lambda yes: self.app.send(a.Call()) if yes else None)
         else:
-            self.app.send("call")
+            self.app.send(a.Call())
 
     def action_counter(self) -> None:
         view = self.game.view
@@ -228,12 +229,12 @@ class TableScreen(Screen):
             return
         others = [t for t in range(team_count(view.players)) if t != view.team]
         if len(others) == 1:
-            self.app.send("counter", team=others[0])
+            self.app.send(a.Counter(others[0]))
             return
-        self.app.push_screen(CounterTeam(others), lambda team: self.app.send("counter", team=team) if team is not None else None)
+        self.app.push_screen(CounterTeam(others), lambda team: self.app.send(a.Counter(team)) if team is not None else None)
 
     def action_reshuffle(self) -> None:
-        self.app.send("ask_reshuffle")
+        self.app.send(a.AskReshuffle())
 
     def action_vote(self, yes: bool) -> None:
         view = self.game.view
@@ -241,4 +242,4 @@ class TableScreen(Screen):
             self.game.say("No reshuffle vote is running.")
             self.app.game_changed()
             return
-        self.app.send("vote", yes=yes)
+        self.app.send(a.Vote(yes))
