@@ -27,3 +27,18 @@ def test_server_fanout_benchmark_runs():
         assert int(row.group(1)) > 0, f"{target} delivered nothing:\n{out}"
     summary = re.search(r"1 tables: quatro [\d.]+ µs / relay [\d.]+ µs = [\d.]+x.*tables per core", out)
     assert summary, out
+
+
+def test_wire_codec_benchmark_runs():
+    """Every real message is encoded and decoded by the shipped codec (and by msgspec, where it is installed)."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/wire_codec.py", "--repeat", "1", "--seconds", "0.01"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    for label in ("update, 8 players, break", "update, 4 players, swap", "lobby, 50 tables", "swap request"):
+        row = re.search(rf"^{re.escape(label)} +(\d+) +([\d.]+) ", result.stdout, re.MULTILINE)
+        assert row and int(row.group(1)) > 0 and float(row.group(2)) > 0, f"no figures for {label}:\n{result.stdout}"
