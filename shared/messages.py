@@ -15,7 +15,7 @@ past it, server and clients handle these objects and never read a map by key.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeAlias
 
 from quatro_shared import protocol as p
 from quatro_shared.actions import PLAYER_ACTIONS, Action
@@ -135,7 +135,7 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
 )
 
 #: What a client may send: a lobby request or a player action.
-RequestBody = LobbyRequest | Action
+RequestBody: TypeAlias = LobbyRequest | Action
 
 
 @dataclass(frozen=True, slots=True)
