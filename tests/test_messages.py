@@ -1,0 +1,159 @@
+"""The typed messages of quatro_shared.messages on the wire: each one round-trips, and requests are checked at the door."""
+
+from __future__ import annotations
+
+import pytest
+
+from quatro_server.engine import view
+from engine_helpers import new_table
+
+from quatro_shared import messages as m
+from quatro_shared import protocol as p
+from quatro_shared.actions import Swap
+from quatro_shared.events import PlayerReady
+from quatro_shared.views import Phase
+from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, request_from_wire, request_to_wire, to_wire
+
+REQUEST_SAMPLES: list[m.LobbyRequest] = [
+    m.Hello(p.PROTOCOL_VERSION, "Zoë 👩‍💻"),
+    m.ListTables(),
+    m.CreateTable(6, "fast", "pw"),
+    m.CreateTable(4),
+    m.Join(3, "pw", seat=2),
+    m.Join(3, team=1),
+    m.Rejoin(3, "s3cret"),
+    m.Leave(),
+    m.Rename("ann"),
+    m.AddBot(seat=1, level="hard"),
+    m.AddBot(),
+    m.RemoveBot(1),
+    m.Start(),
+    m.Ping(),
+]
+
+SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, Phase.LOBBY, "standard", False, (0, 0))
+SEATING = m.Seating(
+    1, 4, Phase.SIGNING, None, {"round_length": 180.0, "target_score": 5}, "standard",
+    tuple(m.SeatInfo(i, None if i == 3 else f"p{i}", "normal" if i == 2 else None, i != 3, i < 2) for i in range(4)),
+)
+
+REPLY_SAMPLES: list[tuple[m.Reply, type[m.Payload]]] = [
+    (m.Ok(1, m.Welcome(p.PROTOCOL_VERSION, "quatro", ("fast", "standard"), (SUMMARY,))), m.Welcome),
+    (m.Ok(2, m.Tables((SUMMARY, SUMMARY))), m.Tables),
+    (m.Ok(3, m.Seated(1, 0, "secret")), m.Seated),
+    (m.Ok(4, m.Rejoined(1, 0)), m.Rejoined),
+    (m.Ok(5, m.Renamed("bob")), m.Renamed),
+    (m.Ok(6, m.BotAdded(2)), m.BotAdded),
+    (m.Ok(7), m.Done),
+    (m.Refused(8, "cooldown", "not yet", 1200), m.Done),
+    (m.Refused(9, "taken", "too slow", None), m.Done),
+    (m.Error(None, p.HELLO_FIRST, "say hello"), m.Done),
+]
+
+
+def test_every_lobby_request_has_a_sample():
+    assert {type(sample) for sample in REQUEST_SAMPLES} == set(m.LOBBY_REQUESTS)
+    assert {cls.kind for cls in m.LOBBY_REQUESTS} == set(p.LOBBY_KINDS)
+
+
+@pytest.mark.parametrize("body", REQUEST_SAMPLES, ids=repr)
+def test_every_lobby_request_round_trips(body):
+    request = request_from_wire(request_to_wire(7, body))
+    assert (request.id, request.kind, request.body, request.invalid) == (7, body.kind, body, None)
+
+
+def test_a_request_leaves_out_its_absent_optional_fields():
+    assert request_to_wire(1, m.Join(3)) == {"kind": "join", "id": 1, "table": 3}
+
+
+@pytest.mark.parametrize("fields", [{"table": 3, "seat": None}, {"table": 3, "password": None}, {"table": None}])
+def test_null_is_not_absent_in_a_lobby_request(fields):
+    with pytest.raises(p.RequestError) as caught:
+        request_from_wire({"kind": "join", "id": 1, **fields})
+    assert caught.value.code == p.BAD_REQUEST
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ({"kind": "ping", "id": True}, p.BAD_REQUEST),
+        ({"kind": "ping", "id": -1}, p.BAD_REQUEST),
+        ({"kind": "ping", "id": 2**53 + 1}, p.BAD_REQUEST),
+        ({"kind": "ping", "id": 1.0}, p.BAD_REQUEST),
+        ({"kind": "ping", "id": 1, "extra": 1}, p.BAD_REQUEST),
+        ({"kind": "connect", "id": 1}, p.UNKNOWN_KIND),
+        ({"kind": 5, "id": 1}, p.UNKNOWN_KIND),
+        ({"kind": "hello", "id": 1, "version": 1, "name": "a\u202eb"}, p.BAD_REQUEST),
+        ({"kind": "add_bot", "id": 1, "level": "x" * (p.MAX_LEVEL_LEN + 1)}, p.BAD_REQUEST),
+        ({"kind": "create_table", "id": 1, "players": 4, "timing": "x" * (p.MAX_PROFILE_LEN + 1)}, p.BAD_REQUEST),
+    ],
+)
+def test_a_request_that_does_not_fit_is_refused_at_the_door(frame, code):
+    with pytest.raises(p.RequestError) as caught:
+        request_from_wire(frame)
+    assert caught.value.code == code
+
+
+def test_a_game_action_that_does_not_fit_comes_back_marked_for_the_lobby_to_answer():
+    """The lobby answers not_seated before a bad field (protocol section 7), so the door does not answer alone."""
+    request = request_from_wire({"kind": "swap", "id": 4, "give": "ZZ", "slot": 1, "take": "QH"})
+    assert request.body is None and isinstance(request.invalid, WireError) and request.invalid.code == "bad_field"
+    good = request_from_wire({"kind": "swap", "id": 5, "give": "KS", "slot": 1, "take": "QH"})
+    assert good.body == Swap("KS", 1, "QH") and good.invalid is None
+
+
+@pytest.mark.parametrize(("reply", "payload"), REPLY_SAMPLES, ids=repr)
+def test_every_reply_round_trips_with_its_requests_payload(reply, payload):
+    assert reply_from_wire(to_wire(reply), payload) == reply
+
+
+def test_an_ok_carries_its_payload_beside_kind_and_id():
+    assert to_wire(m.Ok(3, m.Seated(1, 0, "s"))) == {"kind": "ok", "id": 3, "table": 1, "seat": 0, "secret": "s"}
+    assert to_wire(m.Ok(4)) == {"kind": "ok", "id": 4}
+    assert to_wire(m.refused(5, "cooldown", "not yet", 1.2344)) == {
+        "kind": "refused", "id": 5, "reason": "cooldown", "message": "not yet", "wait_ms": 1234,
+    }
+
+
+def test_every_request_kind_has_a_reply_payload():
+    assert set(m.REPLY_PAYLOADS) == set(p.REQUEST_KINDS)
+
+
+def test_every_push_round_trips():
+    table = new_table(4)
+    table.start(0.0)
+    pushes = [
+        m.Update(1, 3, False, (PlayerReady(0),), view(table, 0, 0.0)),
+        SEATING,
+        m.LobbyList((SUMMARY,)),
+        m.Bye(m.BYE_SHUTDOWN, "going away"),
+    ]
+    assert {type(push) for push in pushes} == set(m.PUSHES)
+    for push in pushes:
+        assert push_from_wire(to_wire(push)) == push
+
+
+def test_a_client_skips_keys_it_does_not_know_in_the_servers_messages():
+    wire = to_wire(SEATING)
+    wire["spectators"] = 3
+    wire["seats"][0]["avatar"] = "fox"
+    assert push_from_wire(wire) == SEATING
+    listing = to_wire(m.LobbyList((SUMMARY,)))
+    listing["tables"][0]["region"] = "eu"
+    assert push_from_wire(listing) == m.LobbyList((SUMMARY,))
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"kind": "table", "table": "1"},
+        {"kind": "lobby", "tables": [{"table": 1}]},
+        {"kind": "bye", "reason": 3, "message": ""},
+        {"kind": "lobby", "tables": [dict(to_wire(SUMMARY), phase="nap")]},
+        {"kind": "table", **{k: v for k, v in to_wire(SEATING).items() if k != "kind"}, "timing": {"x": "slow"}},
+        {"kind": "meteor"},
+    ],
+)
+def test_a_push_that_does_not_fit_raises_a_wire_error(broken):
+    with pytest.raises(WireError):
+        push_from_wire(broken)
