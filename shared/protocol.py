@@ -32,7 +32,8 @@ MAX_REQUEST_ID = 2**53
 
 #: Seconds: a client sends a ``ping`` when it has sent nothing for this long, so that the server hears from it.
 HEARTBEAT_INTERVAL = 10.0
-#: Seconds: the server treats a connection it has heard nothing from for this long as gone (the seat stays, R19).
+#: Seconds: a connection heard nothing from for this long counts as gone. The server may drop it (its seat stays,
+#: R19); a client drops a silent server's connection and reconnects with the seat secret.
 HEARTBEAT_TIMEOUT = 30.0
 
 # --- client → server ------------------------------------------------------------------------------
@@ -49,7 +50,8 @@ REMOVE_BOT = "remove_bot"
 START = "start"
 PING = "ping"
 
-#: The game actions are requests too, with the fields of their ``quatro_shared.actions`` class (``ACTION_KINDS``).
+#: The requests that are not game actions. The game actions are requests too (``ACTION_KINDS``, their fields
+#: those of their ``quatro_shared.actions`` class).
 LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, PING)
 REQUEST_KINDS: frozenset[str] = frozenset(LOBBY_KINDS) | ACTION_KINDS
 
