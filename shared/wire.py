@@ -1,13 +1,17 @@
-"""Conversion between the shared dataclasses (actions, events, views) and plain msgpack-ready dicts.
+"""Conversion between the shared dataclasses (every message: see quatro_shared.messages) and plain msgpack-ready dicts.
 
 Going out, ``to_wire(obj)`` gives ``{"kind": obj.kind, **fields}`` with tuples as lists and enums as
-their string values; a ``SeatView`` gets ``"kind": "view"`` so it can be framed as it is. Coming in,
-``action_from_wire``, ``event_from_wire`` and ``view_from_wire`` rebuild the dataclasses and are the one
-place where a peer's message is checked field by field: anything that does not fit raises
-``WireError`` with a stable ``code`` and a message naming the field.
+their string values; a ``SeatView`` gets ``"kind": "view"`` so it can be framed as it is, an ``Ok`` carries
+its payload's fields beside ``kind`` and ``id``, and a lobby request leaves out its optional fields that are
+None. Coming in, this module is the one place where a peer's message is checked field by field:
+``request_from_wire`` (the server's door: every request, lobby request or game action),
+``push_from_wire`` and ``reply_from_wire`` (the clients' doors), and ``action_from_wire``,
+``event_from_wire`` and ``view_from_wire`` for the game's own types. Anything that does not fit raises
+``WireError`` with a stable ``code`` and a message naming the field (or, for a request, the protocol's
+``RequestError``).
 
 Nothing is listed twice: the fields and their types are read from the dataclasses themselves (their
-annotations, such as ``Card``, ``Sign | None`` or ``tuple[int, ...]``), so a new action or event, or a
+annotations, such as ``Card``, ``Name``, ``Sign | None`` or ``tuple[int, ...]``), so a new message, or a
 new field, is checked as soon as it is declared. A type this module does not know fails at import.
 """
 
