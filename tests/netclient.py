@@ -14,7 +14,8 @@ from typing import Any
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared.client import ClientCore, ClientEvent, Place, SeatingChanged, Updated
+from quatro_shared.client import Answered, ClientCore, ClientEvent, Place, SeatingChanged, Updated
+from quatro_shared.messages import Ping
 from quatro_shared.framing import encode
 from quatro_shared.views import SeatView
 from quatro_shared.wire import request_from_wire
@@ -39,6 +40,7 @@ class TestClient:
         self.seating: dict[str, Any] | None = None
         self._seen: dict[str, int] = {}  # events of each kind already returned by wait_event
         self._place: Place | None = None
+        self._pings: set[int] = set()  # ids of the heartbeat's pings, whose replies are not kept
 
     # The seat this client was last given, kept even once the core forgets it (a "replaced" bye, a leave):
     # tests come back to it with another connection.
@@ -72,14 +74,31 @@ class TestClient:
 
     async def _read_frame(self) -> dict[str, Any] | None:
         while not self.pending:
-            data = await self.stream.receive_some(65536)
+            data = None
+            due = self.core.ping_due()
+            with trio.move_on_at(float("inf") if due is None else due):
+                data = await self.stream.receive_some(65536)
+            if data is None:
+                await self._heartbeat()
+                continue
             if not data:
                 return None
             for event in self.core.receive_data(data, trio.current_time()):
+                if isinstance(event, Answered) and event.id in self._pings:
+                    self._pings.discard(event.id)  # the heartbeat's own pong: not the test's business
+                    continue
                 self.frames.append(event.frame)
                 self._track(event)
                 self.pending.append(event.frame)
         return self.pending.pop(0)
+
+    async def _heartbeat(self) -> None:
+        """A ping when the core says one is due (a test client idle while others play is still heard from)."""
+        due = self.core.ping_due()
+        if due is not None and trio.current_time() >= due:
+            request_id, data = self.core.send(Ping(), trio.current_time())
+            self._pings.add(request_id)
+            await self.send_raw(data)
 
     def _track(self, event: ClientEvent) -> None:
         self._place = self.core.place or self._place

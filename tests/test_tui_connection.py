@@ -129,6 +129,27 @@ def test_an_unrecoverable_seat_stops_the_retries(quatro_server):
     run(body)
 
 
+def test_an_idle_connection_pings_when_the_heartbeat_is_due(quatro_server, monkeypatch):
+    """Nothing sent for HEARTBEAT_INTERVAL: the connection pings (the interval shortened here), and a ping's reply
+    is nobody's business but the connection's."""
+    monkeypatch.setattr(p, "HEARTBEAT_INTERVAL", 0.2)
+
+    async def body():
+        got = []
+        conn = Connection("127.0.0.1", quatro_server, "ann", got.append)
+        await conn.open()
+        opened = conn.core.ping_due()
+        assert opened is not None
+        reader = asyncio.create_task(conn.run())
+        await until(lambda: conn.core.ping_due() > opened + 0.3, what="two pings")
+        assert not conn.core.pending  # every ping answered, the replies kept from the app
+        assert conn.connected
+        await conn.close()
+        reader.cancel()
+
+    run(body)
+
+
 def test_an_unreachable_server_is_an_error_not_a_hang():
     async def body():
         conn = Connection("127.0.0.1", 1, "ann", lambda m: None)
