@@ -155,6 +155,27 @@ def test_r15_at_most_one_reshuffle_per_round():
     assert _ended(emits) == [e.VoteEnded(True, "agreed")]
 
 
+def test_r15_a_spent_reshuffle_shows_through_the_break_and_the_sign_phase_until_the_next_round_opens():
+    """What protocol.md says of the view's reshuffle_used: it resets when a round opens, not when one ends."""
+    table = round_table(4, bots={1, 2, 3})
+    accept(table.act(0, a.AskReshuffle(), T0))
+    accept(table.act(0, a.Call(), T0 + 1.0))
+    assert table.phase is Phase.BREAK and view(table, 0, T0 + 1.0).reshuffle_used
+    accept(table.act(0, a.NextRound(), T0 + 1.0))
+    assert table.phase is Phase.SIGNING and view(table, 0, T0 + 1.0).reshuffle_used
+    open_round(table, T0 + 2.0)
+    assert not view(table, 0, T0 + 2.0).reshuffle_used
+
+
+def test_r15_a_failed_vote_does_not_spend_the_rounds_reshuffle():
+    table = round_table(4)
+    accept(table.act(0, a.AskReshuffle(), T0))
+    accept(table.act(1, a.Vote(False), T0 + 0.5))
+    assert not view(table, 0, T0 + 0.5).reshuffle_used
+    refused(table.act(0, a.AskReshuffle(), T0 + 1.0), Reason.VOTE_COOLDOWN)  # the gap, not the round's one reshuffle
+    accept(table.act(0, a.AskReshuffle(), T0 + 0.5 + GAP))
+
+
 def test_r15_only_one_vote_at_a_time():
     table = round_table(4)
     accept(table.act(0, a.AskReshuffle(), T0))

@@ -285,8 +285,13 @@ async def test_a_failing_table_ends_alone(server, caplog):
     def broken_tick(now):
         raise RuntimeError("a table bug")
 
+    watcher = await TestClient.connect(server.port, "watcher")  # in the lobby: told when the list changes
     room.tick = broken_tick
     room.on_change()
+    listing = None
+    while listing is None or clients[0].table in [t["table"] for t in listing["tables"]]:
+        listing = await watcher.next_frame()
+        assert listing is not None and listing["kind"] == p.LOBBY, listing  # the failed table leaves the list
     for c in clients:
         frame = None
         while frame is None or frame["kind"] != p.BYE:
@@ -325,3 +330,16 @@ async def test_r20_a_match_played_over_tcp_ends_with_its_winners(server):
     assert view.winners == tuple(over["winners"])
     late = await bob.request("swap", give=view.hand[0], slot=0, take=view.center[0])
     assert late["kind"] == p.REFUSED and late["reason"] == "match_over"
+
+
+async def test_a_leave_that_closes_a_table_tells_the_lobby_once(server):
+    host = await TestClient.connect(server.port, "host")
+    watcher = await TestClient.connect(server.port, "watcher")
+    created = await host.request(p.CREATE_TABLE, players=4)
+    await watcher.drain(0.2)
+    before = len(watcher.frames)
+    assert (await host.request(p.LEAVE))["kind"] == p.OK  # the only human leaves before the match: the table closes
+    await watcher.drain(0.3)
+    pushes = [frame for frame in watcher.frames[before:] if frame["kind"] == p.LOBBY]
+    assert len(pushes) == 1, pushes
+    assert created["table"] not in [t["table"] for t in pushes[0]["tables"]]
