@@ -25,6 +25,7 @@ from typing import Any
 import trio
 
 from quatro_shared import protocol as p
+from quatro_shared.addresses import parse_address
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.events import Event
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
@@ -312,23 +313,6 @@ async def run_bots(
         for i in range(count):
             await nursery.start(one, i)
     return results
-
-
-def parse_address(text: str, default_port: int = p.DEFAULT_PORT) -> tuple[str, int]:
-    """``HOST``, ``HOST:PORT``, ``[IPv6]:PORT`` or a bare IPv6 address. Raises ``ValueError``."""
-    host, port = text, default_port
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        if rest:
-            if not rest.startswith(":"):
-                raise ValueError(f"not an address: {text!r}")
-            port = int(rest[1:])
-    elif text.count(":") == 1:
-        host, _, port_text = text.partition(":")
-        port = int(port_text)
-    if not host or not 0 < port < 65536:
-        raise ValueError(f"not an address: {text!r}")
-    return host, port
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

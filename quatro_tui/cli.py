@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from quatro_shared.addresses import parse_address
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
 
@@ -26,26 +27,6 @@ def _password(value: str) -> str:
     if not 0 < len(value) <= MAX_PASSWORD_LEN:
         raise argparse.ArgumentTypeError(f"a password has 1 to {MAX_PASSWORD_LEN} characters")
     return value
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """``HOST``, ``HOST:PORT`` or ``[IPv6]:PORT``; the port defaults to Quatro's."""
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
-    elif text.count(":") == 1:
-        host, port = text.split(":")
-    else:
-        host, port = text, ""
-    if not host:
-        raise argparse.ArgumentTypeError(f"no host in {text!r}")
-    try:
-        number = int(port) if port else DEFAULT_PORT
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"the port in {text!r} is not a number") from None
-    if not 0 < number < 65536:
-        raise argparse.ArgumentTypeError(f"port {number} is out of range")
-    return host, number
 
 
 def parser() -> argparse.ArgumentParser:
@@ -97,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         try:
             host, port = parse_address(address)
-        except argparse.ArgumentTypeError as exc:
+        except ValueError as exc:
             print(f"quatro: {exc}", file=sys.stderr)
             return 2
         from quatro_tui.app import Join
