@@ -15,6 +15,7 @@ from pathlib import Path
 
 import trio
 
+from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT
 
 from quatro_server import netbot, sim
@@ -39,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
     serve.add_argument(
         "--timing",
-        default="standard",
+        default=STANDARD_PROFILE,
         help="default timing profile of new tables: standard, fast, or a TOML file of durations",
     )
     serve.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")

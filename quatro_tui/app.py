@@ -21,6 +21,7 @@ from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Static
 
 from quatro_shared import protocol as p
+from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.views import Phase
 
 from quatro_tui import words
@@ -74,7 +75,7 @@ class Play:
 
     players: int = 4
     level: str = "normal"
-    timing: str = "standard"
+    timing: str = STANDARD_PROFILE
     name: str = "player"
     open: int = 0
 
@@ -128,7 +129,7 @@ class QuatroApp(App[str | None]):
         #: The server's tables, for the lobby screen.
         self.tables: list[dict[str, Any]] = []
         #: The timing profiles the server offers (its hello says; a server started with ``--timing FILE`` adds one).
-        self.profiles: list[str] = ["standard", "fast"]
+        self.profiles: list[str] = list(PROFILE_NAMES)
         #: ASCII mode draws ASCII borders too (quatro.tcss, ``.-ascii``).
         self.set_class(self.game.ascii_only, "-ascii")
         self._scrollbar_renderer: type[ScrollBarRender] | None = None
@@ -233,7 +234,7 @@ class QuatroApp(App[str | None]):
         ``--timing FILE`` and made it its default, which a table created without ``timing`` gets; the file's
         stem could be longer than the protocol allows a profile name (32 characters), or clash with a profile.
         """
-        return {"timing": timing} if timing in ("standard", "fast") else {}
+        return {"timing": timing} if timing in PROFILE_NAMES else {}
 
     # --- requests -----------------------------------------------------------------------------
 

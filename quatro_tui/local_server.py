@@ -13,6 +13,8 @@ import sys
 import threading
 import time
 
+from quatro_shared.profiles import STANDARD_PROFILE
+
 #: Seconds to wait for the server to print where it listens. Start-up takes well under a second.
 START_TIMEOUT = 15.0
 #: Seconds the server gets to say goodbye to its clients after SIGTERM before it is killed.
@@ -39,7 +41,7 @@ class ServerFailed(Exception):
 class LocalServer:
     """One ``quatro-server`` child process. Use ``start()`` and ``stop()``, or ``with LocalServer(...)``."""
 
-    def __init__(self, timing: str = "standard", public: bool = False) -> None:
+    def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False) -> None:
         self.timing = timing
         #: Listen on every interface so others on the LAN can join (``quatro play --open N``).
         self.public = public

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
 from quatro_shared import protocol as p
+from quatro_shared.profiles import STANDARD_PROFILE
 
 from quatro_tui import words
 from quatro_tui.widgets import StatusBar
@@ -42,7 +43,7 @@ class LobbyScreen(Screen):
             yield Select([("4 players", 4), ("6 players", 6), ("8 players", 8)], value=4, allow_blank=False, id="players")
             # The server's profiles, by name: plain text, they are the server's words.
             profiles = [(Text(words.plain(name, ascii_only)), name) for name in self.app.profiles]
-            default = "standard" if "standard" in self.app.profiles else self.app.profiles[0]
+            default = STANDARD_PROFILE if STANDARD_PROFILE in self.app.profiles else self.app.profiles[0]
             yield Select(profiles, value=default, allow_blank=False, id="timing")
             yield PasswordInput(placeholder="password (optional)", password=True, id="password")
         yield Static("", id="lobby-note", classes="pad")
