@@ -18,11 +18,11 @@ from typing import Any, Protocol
 
 from quatro_shared import actions as a
 from quatro_shared import protocol as p
-from quatro_shared.actions import Refusal
 from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
 from quatro_shared.wire import WireError, action_from_wire, to_wire
-from quatro_shared import seating
+from quatro_shared import seating, wording
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
 from quatro_server.engine import Table, events_for, view
@@ -265,7 +265,7 @@ class Lobby:
     def __init__(self, *, timing_profiles: dict[str, Timing] | None = None, seed: int | None = None) -> None:
         self.rooms: dict[int, Room] = {}
         self.profiles = dict(PROFILES if timing_profiles is None else timing_profiles)
-        self.default_timing = "standard" if "standard" in self.profiles else next(iter(self.profiles))
+        self.default_timing = STANDARD_PROFILE if STANDARD_PROFILE in self.profiles else next(iter(self.profiles))
         self._ids = count(1)
         # R3: the operating system's randomness, unless a seed was asked for (tests, replays).
         self._seed_source = random.Random(seed) if seed is not None else None
@@ -519,30 +519,9 @@ class Lobby:
         room.publish(outcome.events, now)
         if outcome.refusal is not None:
             log.info("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
-            return p.refused(request.id, outcome.refusal.reason, explain(outcome.refusal), outcome.refusal.wait)
+            refusal = outcome.refusal
+            card = action.take if isinstance(action, a.Swap) else None
+            message = wording.refusal(refusal.reason, refusal.wait, action=action.kind, card=card)
+            return p.refused(request.id, refusal.reason, message, refusal.wait)
         return p.ok(request.id)
 
-
-_EXPLANATIONS = {
-    a.Reason.TAKEN: "too slow: that card was taken",
-    a.Reason.COOLDOWN: "not yet: cooling down",
-    a.Reason.ROUND_OVER: "the round is over",
-    a.Reason.VOTE_PENDING: "a vote is already running",
-    a.Reason.RESHUFFLE_USED: "this round's reshuffle is spent",
-    a.Reason.VOTE_COOLDOWN: "too soon after the last vote",
-    a.Reason.NOT_OPPONENT: "counter an opposing team",
-    a.Reason.TEAM_REQUIRED: "name the team you counter",
-    a.Reason.SIGN_SET: "your team's sign is already chosen",
-    a.Reason.NOT_IN_HAND: "that card is not in your hand",
-    a.Reason.CHANNEL_NOT_HELD: "take your channel first",
-    a.Reason.CHANNEL_HELD: "you already hold your channel",
-    a.Reason.NOT_HOST: "only the host can do that",
-}
-
-
-def explain(refusal: Refusal) -> str:
-    """A short human sentence for a refusal (clients may word their own from the reason)."""
-    text = _EXPLANATIONS.get(refusal.reason, str(refusal.reason).replace("_", " "))
-    if refusal.wait is not None:
-        text += f" ({refusal.wait:.1f} s)"
-    return text

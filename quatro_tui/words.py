@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
+from typing import Any
 
-from quatro_shared import cards, signs
+from quatro_shared import cards, signs, wording
 from quatro_shared import events as e
-from quatro_shared.actions import Reason
 from quatro_shared.signs import Sign
+from quatro_shared.wording import seconds as seconds  # the client counts down as the server words waits
 
 TEAM_LETTERS = "ABCD"
 
@@ -48,17 +49,6 @@ def sign(value: Sign | None, ascii_only: bool, named: bool = False) -> str:
     return f"{signs.EMOJI[value]} {value}" if named else signs.EMOJI[value]
 
 
-def seconds(value: float) -> str:
-    """A countdown: ``2:31`` above a minute, ``9.4s`` below ten seconds, ``42s`` between."""
-    value = max(0.0, value)
-    if value >= 60:
-        whole = int(value + 0.999)
-        return f"{whole // 60}:{whole % 60:02d}"
-    if value >= 10:
-        return f"{int(value + 0.999)}s"
-    return f"{value:.1f}s"
-
-
 def teams_text(teams: tuple[int, ...] | list[int]) -> str:
     letters = [team_letter(t) for t in teams]
     if not letters:
@@ -81,18 +71,21 @@ def outcome(
     return f"{name(by)} countered team {team_letter(accused or 0)} — {verdict}: {scored}."
 
 
-def refusal(kind: str, fields: dict, reply: dict, ascii_only: bool) -> str:
-    """A refused request explained in the game's words ("too slow — Q♥ was taken")."""
-    reason = reply.get("reason", "")
-    wait = reply.get("wait_ms")
-    if reason == Reason.TAKEN and "take" in fields:
-        return f"too slow — {card(fields['take'], ascii_only)} was taken"
-    if reason == Reason.COOLDOWN and wait is not None:
-        what = "swap" if kind == "swap" else "channel"
-        return f"{what} cooling down — {seconds(wait / 1000)} left"
-    if reason == Reason.VOTE_COOLDOWN and wait is not None:
-        return f"too soon after the last vote — {seconds(wait / 1000)} left"
-    return reply.get("message") or str(reason).replace("_", " ")
+def refusal(kind: str, fields: dict[str, Any], reply: dict[str, Any], ascii_only: bool) -> str:
+    """A refused request explained in the game's words ("too slow — Q♥ was taken"): the server's words
+    (quatro_shared.wording) with the card drawn as this screen draws cards, or the server's message for a
+    reason those words do not cover."""
+    reason = str(reply.get("reason", ""))
+    if reason not in wording.REFUSAL_WORDS:
+        return str(reply.get("message") or reason.replace("_", " "))
+    wait_ms = reply.get("wait_ms")
+    take = fields.get("take")
+    return wording.refusal(
+        reason,
+        wait_ms / 1000 if isinstance(wait_ms, (int, float)) else None,
+        action=kind,
+        card=card(take, ascii_only) if isinstance(take, str) and cards.is_card(take) else None,
+    )
 
 
 def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from quatro_shared import events as e
+from quatro_shared import wording
 from quatro_shared.views import Phase
 
 from quatro_tui import words
@@ -24,9 +25,18 @@ def test_r9_r12_cooldowns_say_how_long():
     assert words.refusal("take_channel", {}, reply, False) == "channel cooling down — 1.2s left"
 
 
-def test_other_refusals_use_the_servers_words():
+def test_rule_refusals_read_as_the_servers_message_says_them():
     reply = {"kind": "refused", "reason": "round_over", "message": "the round is over", "wait_ms": None}
-    assert words.refusal("call", {}, reply, False) == "the round is over"
+    assert words.refusal("call", {}, reply, False) == "the round is over" == wording.REFUSAL_WORDS["round_over"]
+    server_says = wording.refusal("taken", None, action="swap", card="QH")  # what the lobby sends
+    assert words.refusal("swap", {"take": "QH"}, {"reason": "taken", "message": server_says}, True) == server_says
+    assert wording.refusal("vote_cooldown", 12.0) == "too soon after the last vote — 12s left"
+
+
+def test_other_refusals_use_the_servers_words():
+    reply = {"kind": "refused", "reason": "seat_taken", "message": "seat 3 is taken", "wait_ms": None}
+    assert words.refusal("join_table", {"seat": 3}, reply, False) == "seat 3 is taken"
+    assert words.refusal("join_table", {}, {"kind": "refused", "reason": "seat_taken"}, False) == "seat taken"
 
 
 def test_outcomes_name_the_caller_and_the_scorers():
