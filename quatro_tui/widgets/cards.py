@@ -7,6 +7,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual import events
 
+from quatro_shared.cards import is_four_of_a_kind
+
 from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
 
@@ -51,7 +53,7 @@ class CardRow(GameWidget):
     def draw(self) -> Text:
         ascii_only = self.game.ascii_only
         cards = self.cards()
-        four = self.row == "hand" and len(cards) == 4 and len({c[:-1] for c in cards}) == 1
+        four = self.row == "hand" and is_four_of_a_kind(cards)
         title = "center" if self.row == "center" else ("FOUR!" if four else "hand")
         lines = [Text(" " * LABEL_WIDTH), Text(f"{title:<{LABEL_WIDTH}}", style="bold" if four else ""), Text(" " * LABEL_WIDTH), Text(" " * LABEL_WIDTH)]
         for i in range(4):
