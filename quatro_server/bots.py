@@ -32,7 +32,7 @@ from quatro_shared.cards import HAND_SIZE, Card, rank_counts, rank_of
 from quatro_shared.cards import is_four_of_a_kind as is_four
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
-from quatro_shared.seating import team_count, team_of, team_seats
+from quatro_shared.seating import opposing_teams, team_count, team_of, team_seats
 
 LEVELS: tuple[str, ...] = ("random", "normal", "hard")
 DEFAULT_LEVEL = "normal"
@@ -590,7 +590,7 @@ class HardBot(NormalBot):
         """The opposing team most likely to hold four of a kind (either partner, R14), that chance, and whether a
         proof or a signal backs it (rather than the cards alone)."""
         reader, teams = self.reader, team_count(view.players)
-        best, best_chance, best_signalled = (view.team + 1) % teams, 0.0, False
+        best, best_chance, best_signalled = opposing_teams(view.team, view.players)[0], 0.0, False
         for team in range(teams):
             if team == view.team:
                 continue
