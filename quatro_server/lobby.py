@@ -161,7 +161,8 @@ class Room:
         """
         if self.table is None or not (emits or snapshot_for is not None):
             return
-        # Each event is encoded once for all the seats that see it (and not at all at a table of bots alone).
+        # Each event becomes its wire form once for all the seats that see it (and not at all at a table of bots
+        # alone); the update around them is built and framed per seat, since each seat gets its own view and seq.
         encoded = {id(emit.event): to_wire(emit.event) for emit in emits} if self.humans_connected() else {}
         for i, s in enumerate(self.seats):
             seen = events_for(emits, i, self.players)
@@ -295,9 +296,6 @@ class Lobby:
             return self._act(peer, request, now)
         handler = getattr(self, f"_{request.kind}")
         return handler(peer, request, now)
-
-    def _hello(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
-        return p.error(request.id, p.ALREADY_HELLO, "hello was already said on this connection")
 
     def _ping(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:
         return p.ok(request.id)

@@ -12,12 +12,13 @@ from quatro_shared.signs import SIGNS
 from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
 
+#: Signs a row: four cells of CELL columns fill 76 of an 80-column terminal.
 COLUMNS = 4
 CELL = 19  # ">🍍 watermelon" and a gap; 4 cells fill 76 columns
 
 
 class SignGrid(GameWidget):
-    """Six signs a row; the cursor is inverted and bracketed, the team's sign starred."""
+    """The 24 signs, four a row in six rows; the cursor is inverted and bracketed, the team's sign starred."""
 
     DEFAULT_CSS = """
     SignGrid { height: 6; width: 76; }
