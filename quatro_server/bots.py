@@ -460,12 +460,9 @@ class TableReader:
         past = self.signs[team]
         return (past.count(sign) + SIGN_HABIT_PRIOR / len(SIGNS)) / (len(past) + SIGN_HABIT_PRIOR)
 
-    def chance_of_four(self, seat: int) -> float:
-        """How likely ``seat`` holds four of a kind now, from its public cards and its signals, as learned so far."""
-        return self.evidence(seat)[0]
-
     def evidence(self, seat: int, pulses: bool = True) -> tuple[float, bool]:
-        """``chance_of_four`` and whether it rests on more than the cards: a proof, or a signal given since the last swap.
+        """How likely ``seat`` holds four of a kind now, from its public cards and its signals as learned so far, and
+        whether that rests on more than the cards: a proof, or a signal given since the last swap.
 
         ``pulses=False`` leaves the seat's pulses out: for our partner, whose sign we know, the convention says
         it all (the sign means four; anything else is a decoy).
