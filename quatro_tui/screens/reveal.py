@@ -23,10 +23,6 @@ from quatro_tui.widgets.scoreboard import TEAM_STYLES
 class Reveal(GameWidget):
     """The round summary as a table: one line per seat, team by team."""
 
-    DEFAULT_CSS = """
-    Reveal { height: auto; }
-    """
-
     def draw(self) -> Text:
         game = self.game
         view = game.view
@@ -69,9 +65,6 @@ class Reveal(GameWidget):
 
 
 class BreakHint(GameWidget):
-    DEFAULT_CSS = """
-    BreakHint { height: 1; }
-    """
     TICK = 0.2
 
     def draw(self) -> Text:
@@ -88,10 +81,6 @@ class BreakHint(GameWidget):
 
 
 class Winners(GameWidget):
-    DEFAULT_CSS = """
-    Winners { height: auto; }
-    """
-
     def draw(self) -> Text:
         view = self.game.view
         if view is None:

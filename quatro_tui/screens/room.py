@@ -18,10 +18,6 @@ from quatro_tui.widgets.base import GameWidget
 
 
 class SeatList(GameWidget):
-    DEFAULT_CSS = """
-    SeatList { height: auto; }
-    """
-
     def draw(self) -> Text:
         game = self.game
         seating = game.seating

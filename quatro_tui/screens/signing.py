@@ -19,10 +19,6 @@ from quatro_tui.widgets.signs import SignGrid
 class SignChoice(GameWidget):
     """The team's sign once set, and who set it; until then, how it gets set."""
 
-    DEFAULT_CSS = """
-    SignChoice { height: 2; }
-    """
-
     def draw(self) -> Text:
         view = self.game.view
         text = Text()
@@ -41,10 +37,6 @@ class SignChoice(GameWidget):
 
 class ReadyList(GameWidget):
     """Who is ready: the round opens when everyone connected is, or when the window closes (R7)."""
-
-    DEFAULT_CSS = """
-    ReadyList { height: auto; }
-    """
 
     def draw(self) -> Text:
         game = self.game

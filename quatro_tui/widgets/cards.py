@@ -21,10 +21,6 @@ RED_SUITS = ("H", "D")
 class CardRow(GameWidget):
     """Four cards with their keys above them; the selected one is drawn heavy and inverted."""
 
-    DEFAULT_CSS = """
-    CardRow { height: 4; width: 36; }
-    """
-
     selected: reactive[int | None] = reactive(None)
     cursor: reactive[int | None] = reactive(None)
 

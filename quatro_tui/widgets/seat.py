@@ -14,9 +14,6 @@ from quatro_tui.widgets.base import GameWidget
 class SeatBox(GameWidget):
     """A bordered box for ``seat``. A pulse shows its emoji large and inverted for ``pulse_shown`` seconds."""
 
-    DEFAULT_CSS = """
-    SeatBox { height: 4; width: 24; border: round $foreground 50%; padding: 0 1; }
-    """
     TICK = 0.1
 
     def __init__(self, seat: int, **kwargs) -> None:

@@ -20,9 +20,6 @@ CELL = 19  # ">🍍 watermelon" and a gap; 4 cells fill 76 columns
 class SignGrid(GameWidget):
     """The 24 signs, four a row in six rows; the cursor is inverted and bracketed, the team's sign starred."""
 
-    DEFAULT_CSS = """
-    SignGrid { height: 6; width: 76; }
-    """
     can_focus = True
 
     cursor: reactive[int] = reactive(0)
