@@ -304,7 +304,7 @@ async def run_bots(
     results: list[BotResult] = []
     async with trio.open_nursery() as nursery:
 
-        async def one(i: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async def one(i: int, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
             rng = random.Random(seeds.getrandbits(64))
             results.append(
                 await run_bot(host, port, level, name=f"{level}-net-{i + 1}", rng=rng, task_status=task_status, **options)

@@ -12,8 +12,9 @@ per seat),
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from quatro_shared.actions import PLAYER_ACTIONS
 from quatro_shared.wire import quote
@@ -93,7 +94,7 @@ class RequestError(Exception):
         self.message = message
 
 
-def _int(value: Any) -> bool:
+def _int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -113,7 +114,7 @@ def printable(value: str) -> bool:
     return all(unicodedata.category(ch) not in _FORBIDDEN_CATEGORIES and ch not in _BIDI_CONTROLS for ch in value)
 
 
-def _str(limit: int):
+def _str(limit: int) -> Callable[[Any], bool]:
     def check(value: Any) -> bool:
         # Names reach other players' terminals, where a control character could do harm.
         return isinstance(value, str) and 0 < len(value) <= limit and printable(value)
@@ -162,13 +163,15 @@ def parse_request(frame: dict[str, Any]) -> Request:
     Raises ``RequestError`` naming what is wrong.
     """
     kind = frame.get("kind")
+    if not isinstance(kind, str):
+        raise RequestError(BAD_REQUEST, 'a request needs a string "kind"')
     request_id = frame.get("id")
     if not _int(request_id) or not 0 <= request_id <= MAX_REQUEST_ID:
         raise RequestError(BAD_REQUEST, "every request needs an integer id between 0 and 2**53")
     fields = {k: v for k, v in frame.items() if k not in ("kind", "id")}
     if kind in ACTION_KINDS:
         return Request(kind, request_id, fields)
-    spec = REQUEST_FIELDS.get(kind)  # type: ignore[arg-type]
+    spec = REQUEST_FIELDS.get(kind)
     if spec is None:
         raise RequestError(UNKNOWN_KIND, f"unknown request kind {quote(kind)}")
     for name in fields:

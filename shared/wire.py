@@ -57,7 +57,7 @@ class WireError(Exception):
 # --- outbound ------------------------------------------------------------------------------------------
 
 
-def to_wire(obj: object) -> dict:
+def to_wire(obj: object) -> dict[str, Any]:
     """An action, event or view (or any dataclass of the shared vocabulary) as a dict of msgpack-ready values."""
     plan = _PLANS.get(type(obj))
     if plan is None:
@@ -192,7 +192,7 @@ def _optional(inner: Converter) -> Converter:
 def _tuple_of(inner: Converter) -> Converter:
     test = inner.test if isinstance(inner, _Check) else None
 
-    def convert(value: Any) -> tuple:
+    def convert(value: Any) -> tuple[Any, ...]:
         if type(value) not in (list, tuple):
             raise _Refused("bad_field", f"expected an array, got {quote(value)}")
         if test is not None and all(map(test, value)):
@@ -248,7 +248,7 @@ class _Schema:
             raise refused.to_error() from None
 
 
-def _has_default(f: dataclasses.Field) -> bool:
+def _has_default(f: dataclasses.Field[Any]) -> bool:
     return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
 
 
@@ -312,7 +312,7 @@ def _converter(spec: _Spec) -> Converter:
     return _BASE_CONVERTERS[inner]()
 
 
-def _by_kind(classes: tuple[type, ...], family: str) -> dict[str, _Schema]:
+def _by_kind(classes: tuple[type[Any], ...], family: str) -> dict[str, _Schema]:
     table: dict[str, _Schema] = {}
     for cls in classes:
         if cls.kind in table:
@@ -363,16 +363,19 @@ def action_from_wire(data: Any) -> Action:
     kind = data.get("kind") if isinstance(data, dict) else None
     if type(kind) is str and kind in _SERVER_ONLY_KINDS:
         raise WireError("unknown_kind", f"kind: {kind!r} is issued by the server only, never by a player", "kind")
-    return _schema_for(data, _ACTIONS, "a player action").build_message(data)
+    action: Action = _schema_for(data, _ACTIONS, "a player action").build_message(data)
+    return action
 
 
 def event_from_wire(data: Any) -> Event:
     """An event from the server's message, rebuilt as its dataclass. Raises ``WireError``."""
-    return _schema_for(data, _EVENTS, "an event").build_message(data)
+    event: Event = _schema_for(data, _EVENTS, "an event").build_message(data)
+    return event
 
 
 def view_from_wire(data: Any) -> SeatView:
     """A seat's view from the server's message (with or without ``"kind": "view"``). Raises ``WireError``."""
     if isinstance(data, dict) and "kind" in data and data["kind"] != VIEW_KIND:
         raise WireError("unknown_kind", f"kind: {quote(data['kind'])} is not a view", "kind")
-    return _VIEW.build_message(data)
+    seat_view: SeatView = _VIEW.build_message(data)
+    return seat_view
