@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["serve", *argv]  # serving is the default: the server's own arguments work as they always did
     args = _parser().parse_args(argv)
-    return args.run(args)
+    status: int = args.run(args)
+    return status
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -121,8 +122,8 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         trio.run(main_task)
     except* OSError as group:
-        exc = group.exceptions[0]
-        print(f"quatro-server: cannot listen on port {args.port}: {getattr(exc, 'strerror', exc)}", file=sys.stderr)
+        error = group.exceptions[0]
+        print(f"quatro-server: cannot listen on port {args.port}: {getattr(error, 'strerror', error)}", file=sys.stderr)
         status = 1
     except* KeyboardInterrupt:
         pass

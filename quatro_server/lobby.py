@@ -25,7 +25,7 @@ from quatro_shared.wire import WireError, action_from_wire, to_wire
 from quatro_shared import seating, wording
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
-from quatro_server.engine import Table, events_for, view
+from quatro_server.engine import Emit, Table, events_for, view
 from quatro_server.timing import PROFILES, Timing
 
 log = logging.getLogger("quatro.lobby")
@@ -152,7 +152,7 @@ class Room:
             "view": to_wire(view(self.table, seat, now)),
         }
 
-    def publish(self, emits: list, now: float, snapshot_for: int | None = None) -> None:
+    def publish(self, emits: list[Emit], now: float, snapshot_for: int | None = None) -> None:
         """Send one batch of engine events to the seats allowed to see them, each filtered for that seat (H1, H3).
 
         A seat that sees none of the batch is sent nothing: even an empty update would tell it *when* a
@@ -294,7 +294,7 @@ class Lobby:
         """Answer one request from ``peer``. Exactly one reply, always; the room's pushes go out on the side."""
         if request.kind in p.ACTION_KINDS:
             return self._act(peer, request, now)
-        handler = getattr(self, f"_{request.kind}")
+        handler: Callable[[Peer, p.Request, float], dict[str, Any]] = getattr(self, f"_{request.kind}")
         return handler(peer, request, now)
 
     def _ping(self, peer: Peer, request: p.Request, now: float) -> dict[str, Any]:

@@ -60,7 +60,7 @@ class AsciiScrollBarRender(ScrollBarRender):
 
 
 #: The screen of each phase of a table (h11-style: the phases and what shows them, in one place).
-PHASE_SCREENS: dict[Phase, type[Screen]] = {
+PHASE_SCREENS: dict[Phase, type[Screen[None]]] = {
     Phase.LOBBY: RoomScreen,
     Phase.SIGNING: SigningScreen,
     Phase.ROUND: TableScreen,
@@ -311,13 +311,14 @@ class QuatroApp(App[str | None]):
     # --- screens ------------------------------------------------------------------------------
 
     @staticmethod
-    def phase_screen(phase: Phase) -> type[Screen]:
+    def phase_screen(phase: Phase) -> type[Screen[None]]:
         return PHASE_SCREENS[phase]
 
-    def base_screen(self) -> Screen | None:
+    def base_screen(self) -> Screen[Any] | None:
         """The phase screen under any dialogs (None while only the splash shows)."""
-        for screen in reversed(self.screen_stack):
-            if not isinstance(screen, ModalScreen) and screen is not self.screen_stack[0]:
+        stack: list[Screen[Any]] = self.screen_stack
+        for screen in stack[::-1]:
+            if not isinstance(screen, ModalScreen) and screen is not stack[0]:
                 return screen
         return None
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import IO
 
 from quatro_shared.profiles import STANDARD_PROFILE
 
@@ -98,7 +99,7 @@ class LocalServer:
         return self.wait()
 
     @staticmethod
-    def _drain(stream, into: list[str]) -> None:
+    def _drain(stream: IO[str], into: list[str]) -> None:
         for line in stream:
             into.append(line.strip())
             del into[:-20]

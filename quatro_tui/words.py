@@ -90,7 +90,10 @@ def refusal(kind: str, fields: dict[str, Any], reply: dict[str, Any], ascii_only
 
 def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) -> str | None:
     """One feed line for a public event, or None for events the screen shows elsewhere."""
-    c = lambda value: card(value, ascii_only)  # noqa: E731
+
+    def c(value: str) -> str:
+        return card(value, ascii_only)
+
     if isinstance(ev, e.MatchStarted):
         return f"The match starts: first team to {ev.target_score} points wins."
     if isinstance(ev, e.SigningStarted):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,9 +18,17 @@ from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_tui import words
 from quatro_tui.widgets import StatusBar
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
+
 
 class PasswordInput(Input):
     """A password field that hides its letters behind ``*`` in ASCII mode (Textual draws bullets)."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
 
     @property
     def _value(self) -> Text:
@@ -27,7 +37,10 @@ class PasswordInput(Input):
         return super()._value
 
 
-class LobbyScreen(Screen):
+class LobbyScreen(Screen[None]):
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
     BINDINGS = [
         Binding("enter", "join", "join the table", id="lobby-join"),
         Binding("c", "create", "create a table", id="lobby-create"),

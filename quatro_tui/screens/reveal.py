@@ -5,6 +5,8 @@ The match end (R20) is the same screen with the winners on top: the last round's
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,6 +20,11 @@ from quatro_tui import words
 from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.scoreboard import TEAM_STYLES
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
 
 
 class Reveal(GameWidget):
@@ -94,7 +101,10 @@ class Winners(GameWidget):
         return text
 
 
-class RevealScreen(Screen):
+class RevealScreen(Screen[None]):
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
     BINDINGS = [Binding("n", "next_round", "next round (host)", id="next-round")]
 
     def compose(self) -> ComposeResult:

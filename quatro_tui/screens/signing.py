@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,6 +16,11 @@ from quatro_tui import words
 from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.signs import SignGrid
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
 
 
 class SignChoice(GameWidget):
@@ -53,7 +60,10 @@ class ReadyList(GameWidget):
         return text
 
 
-class SigningScreen(Screen):
+class SigningScreen(Screen[None]):
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
     MOUSE_HELP = "click a sign to pick it"
     BINDINGS = [
         Binding("left", "move(-1, 0)", "left", show=False, tooltip="move in the signs", id="sign-left"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.message import Message
 from textual.reactive import reactive
@@ -29,7 +31,7 @@ class CardRow(GameWidget):
             super().__init__()
             self.row, self.index = row, index
 
-    def __init__(self, row: str, keys: str, **kwargs) -> None:
+    def __init__(self, row: str, keys: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.row = row  # "center" or "hand"
         self.keys = keys

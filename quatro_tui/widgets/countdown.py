@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Callable
 
 from rich.text import Text
@@ -33,7 +35,7 @@ class Countdown(GameWidget):
 
     TICK = 0.1
 
-    def __init__(self, left: Callable[[Game], tuple[str, float] | None] = phase_left, **kwargs) -> None:
+    def __init__(self, left: Callable[[Game], tuple[str, float] | None] = phase_left, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.left = left
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.content import Content
 
@@ -16,7 +18,7 @@ class SeatBox(GameWidget):
 
     TICK = 0.1
 
-    def __init__(self, seat: int, **kwargs) -> None:
+    def __init__(self, seat: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.seat = seat
         self._title: str | None = None

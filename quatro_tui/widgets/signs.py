@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import events
 from textual.message import Message
@@ -29,7 +31,7 @@ class SignGrid(GameWidget):
             super().__init__()
             self.sign = sign
 
-    def __init__(self, *, fresh_each_round: bool = False, **kwargs) -> None:
+    def __init__(self, *, fresh_each_round: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         #: Signing: the cursor starts on a random sign each round (``Game.fresh_sign``), not on the first.
         self.fresh_each_round = fresh_each_round
