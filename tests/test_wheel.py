@@ -12,17 +12,18 @@ but fails in CI (``CI`` set), like the other end-to-end test.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 import venv
 import zipfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from terminal_helpers import Tmux, on_the_table, quit_with_ctrl_q, wait_for
 
 pytestmark = [pytest.mark.wheel, pytest.mark.timeout(300)]
 
@@ -31,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOT_BUILT = shutil.ignore_patterns(
     ".git", ".venv", "venv", ".ci", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", "tests"
 )
+#: Seconds for the installed client to show the table (a cold start compiles its bytecode first).
 WAIT = 60.0
 
 
@@ -103,44 +105,18 @@ def test_quatro_server_sim_runs_from_the_install(installed: Installed) -> None:
     assert '"matches": 2' in proc.stdout
 
 
-@pytest.fixture
-def tmux() -> Iterator[Callable[..., str]]:
-    """tmux on a private socket; only that server is killed afterwards (as in test_tui_terminal)."""
-    if shutil.which("tmux") is None:
-        if os.environ.get("CI"):
-            pytest.fail("tmux is not installed, and CI must run the installed client in it: install tmux (.ci/run does)")
-        pytest.skip("tmux is not installed (.ci/run installs it)")
-    socket = f"quatro-wheel-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-    def run(*args: str) -> str:
-        return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=False).stdout
-
-    yield run
-    run("kill-server")
-    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / socket).unlink(missing_ok=True)
-
-
-def test_quatro_play_from_the_install_shows_the_table_at_80x24(installed: Installed, tmux: Callable[..., str]) -> None:
+def test_quatro_play_from_the_install_shows_the_table_at_80x24(installed: Installed, tmux: Tmux) -> None:
     session = f"quatro-wheel-{uuid.uuid4().hex[:8]}"
     env = installed.environ()
-    command = f"env PATH={env['PATH']!r} XDG_CONFIG_HOME={env['XDG_CONFIG_HOME']!r} LANG=C.UTF-8 " \
-              "quatro play --timing fast --name wheel"
+    command = " ".join(
+        ["env", f"PATH={shlex.quote(env['PATH'])}", f"XDG_CONFIG_HOME={shlex.quote(env['XDG_CONFIG_HOME'])}", "LANG=C.UTF-8",
+         "quatro", "play", "--timing", "fast", "--name", "wheel"]
+    )
     tmux("-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", str(installed.home), command)
     try:
-        deadline = time.monotonic() + WAIT
-        text = ""
-        while time.monotonic() < deadline:
-            text = tmux("capture-pane", "-p", "-t", session)
-            if "center" in text and "hand" in text:  # the fast profile opens the round by itself within seconds
-                break
-            time.sleep(0.2)
-        else:
-            raise AssertionError(f"the installed client never showed the table; the screen was:\n{text}")
+        # The fast profile opens the round by itself within seconds.
+        text = wait_for(tmux, session, on_the_table, "the installed client to show the table", timeout=WAIT)
         assert "Traceback" not in text
-        tmux("send-keys", "-t", session, "C-q")
-        deadline = time.monotonic() + WAIT
-        while session in tmux("list-sessions", "-F", "#{session_name}") and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert session not in tmux("list-sessions", "-F", "#{session_name}"), "ctrl+q did not quit"
+        quit_with_ctrl_q(tmux, session)
     finally:
         tmux("kill-session", "-t", session)
