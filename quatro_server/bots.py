@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 from quatro_shared import actions as a
 from quatro_shared import events as e
@@ -32,7 +33,7 @@ from quatro_shared.cards import HAND_SIZE, Card, rank_counts, rank_of
 from quatro_shared.cards import is_four_of_a_kind as is_four
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
-from quatro_shared.seating import team_count, team_of, team_seats
+from quatro_shared.seating import opposing_teams, team_count, team_of, team_seats
 
 LEVELS: tuple[str, ...] = ("random", "normal", "hard")
 DEFAULT_LEVEL = "normal"
@@ -272,13 +273,13 @@ class TableReader:
         self.last_swap: list[int] = []
         self.take_at: list[int] = []  # when the seat took the channel it holds (-1: not held)
         self.pulse: list[tuple[int, Sign] | None] = []  # the seat's latest pulse while holding its channel
-        self.log: list[tuple] = []  # this deal's moments, for learning at the reveal
+        self.log: list[tuple[Any, ...]] = []  # this deal's moments, for learning at the reveal
         self._states: set[tuple[int, int]] = set()
         # Across rounds (the whole match):
-        self.stats: dict[tuple, list[int]] = {}  # (kind, seat[, k]) -> [held four, times]
+        self.stats: dict[tuple[Any, ...], list[int]] = {}  # (kind, seat[, k]) -> [held four, times]
         self.signs: list[list[Sign]] = []  # each team's revealed signs, round by round
         self.counters: list[int] = []  # counters made by each team this match
-        self._handlers: dict[type, Callable] = {
+        self._handlers: dict[type[e.Event], Callable[[Any], None]] = {
             e.MatchStarted: self._match_started,
             e.Dealt: self._dealt,
             e.HandDealt: self._hand_dealt,
@@ -402,7 +403,7 @@ class TableReader:
     def _learn(self, event: e.RoundEnded) -> None:
         """Replay the round backwards from the revealed hands: did each logged seat hold four at its moment?"""
         hands = [list(hand) for hand in event.hands]
-        lessons: list[tuple[tuple, bool]] = []
+        lessons: list[tuple[tuple[Any, ...], bool]] = []
         for entry in reversed(self.log):
             if entry[0] == _SWAP:
                 _, seat, put_down, taken = entry
@@ -451,7 +452,7 @@ class TableReader:
             placed += sum(1 for card in shown.taken if rank_of(card) == rank)
         return placed
 
-    def rate(self, key: tuple, prior: tuple[float, float]) -> float:
+    def rate(self, key: tuple[Any, ...], prior: tuple[float, float]) -> float:
         hits, times = self.stats.get(key, (0, 0))
         return (hits + prior[0]) / (times + prior[0] + prior[1])
 
@@ -460,12 +461,9 @@ class TableReader:
         past = self.signs[team]
         return (past.count(sign) + SIGN_HABIT_PRIOR / len(SIGNS)) / (len(past) + SIGN_HABIT_PRIOR)
 
-    def chance_of_four(self, seat: int) -> float:
-        """How likely ``seat`` holds four of a kind now, from its public cards and its signals, as learned so far."""
-        return self.evidence(seat)[0]
-
     def evidence(self, seat: int, pulses: bool = True) -> tuple[float, bool]:
-        """``chance_of_four`` and whether it rests on more than the cards: a proof, or a signal given since the last swap.
+        """How likely ``seat`` holds four of a kind now, from its public cards and its signals as learned so far, and
+        whether that rests on more than the cards: a proof, or a signal given since the last swap.
 
         ``pulses=False`` leaves the seat's pulses out: for our partner, whose sign we know, the convention says
         it all (the sign means four; anything else is a decoy).
@@ -590,7 +588,7 @@ class HardBot(NormalBot):
         """The opposing team most likely to hold four of a kind (either partner, R14), that chance, and whether a
         proof or a signal backs it (rather than the cards alone)."""
         reader, teams = self.reader, team_count(view.players)
-        best, best_chance, best_signalled = (view.team + 1) % teams, 0.0, False
+        best, best_chance, best_signalled = opposing_teams(view.team, view.players)[0], 0.0, False
         for team in range(teams):
             if team == view.team:
                 continue

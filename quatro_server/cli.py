@@ -15,6 +15,7 @@ from pathlib import Path
 
 import trio
 
+from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT
 
 from quatro_server import netbot, sim
@@ -39,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
     serve.add_argument(
         "--timing",
-        default="standard",
+        default=STANDARD_PROFILE,
         help="default timing profile of new tables: standard, fast, or a TOML file of durations",
     )
     serve.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")
@@ -82,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["serve", *argv]  # serving is the default: the server's own arguments work as they always did
     args = _parser().parse_args(argv)
-    return args.run(args)
+    status: int = args.run(args)
+    return status
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -120,8 +122,8 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         trio.run(main_task)
     except* OSError as group:
-        exc = group.exceptions[0]
-        print(f"quatro-server: cannot listen on port {args.port}: {getattr(exc, 'strerror', exc)}", file=sys.stderr)
+        error = group.exceptions[0]
+        print(f"quatro-server: cannot listen on port {args.port}: {getattr(error, 'strerror', error)}", file=sys.stderr)
         status = 1
     except* KeyboardInterrupt:
         pass

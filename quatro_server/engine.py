@@ -18,8 +18,11 @@ state leaves the engine (H1); see ``docs/rules-engine.md`` for how a round flows
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from math import inf
+from typing import Any
 
 from quatro_shared import actions as a
 from quatro_shared import events as e
@@ -199,15 +202,16 @@ class Table:
 
     # --- time ----------------------------------------------------------------------------------
 
-    def _next_due(self):
+    def _next_due(self) -> tuple[float, Callable[[list[Emit]], None]]:
         """The earliest pending deadline and what to do then. Ties fire pulses before phase changes."""
-        best_at, best = inf, _nothing
+        best: Callable[[list[Emit]], None] = _nothing
+        best_at = inf
         if self.phase is Phase.ROUND:
             for i, s in enumerate(self._seats):
                 if s.channel_held and s.channel_sign is not None and s.next_pulse_at < best_at:
-                    best_at, best = s.next_pulse_at, (lambda out, i=i: self._pulse(i, out))
+                    best_at, best = s.next_pulse_at, partial(self._pulse, i)
             if self._vote is not None and self._vote.ends_at < best_at:
-                best_at, best = self._vote.ends_at, (lambda out: self._end_vote(False, "timeout", out))
+                best_at, best = self._vote.ends_at, self._vote_timeout
         if self.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK) and self.phase_ends_at < best_at:
             best_at, best = self.phase_ends_at, self._phase_timeout
         return best_at, best
@@ -220,8 +224,12 @@ class Table:
         elif self.phase is Phase.BREAK:
             self._begin_signing(out)
 
+    def _vote_timeout(self, out: list[Emit]) -> None:
+        self._end_vote(False, "timeout", out)  # R15: not everyone agreed in time
+
     def _pulse(self, seat: int, out: list[Emit]) -> None:
         s = self._seats[seat]
+        assert s.channel_sign is not None  # _next_due pulses only a held channel with a sign chosen
         s.last_pulse, s.last_pulse_at = s.channel_sign, self.now
         s.next_pulse_at += self.timing.pulse_interval
         out.append(Emit(e.Pulse(seat, s.channel_sign)))
@@ -461,8 +469,8 @@ class Table:
         for team in range(self.teams):
             if self.signs[team] is None:  # R7: drawn by lot, avoiding last round's sign
                 choices = [sign for sign in SIGNS if sign != self._previous_signs[team]]
-                self.signs[team] = self.rng.choice(choices)
-                out.append(Emit(e.SignChosen(team, self.signs[team], None), team=team))
+                sign = self.signs[team] = self.rng.choice(choices)
+                out.append(Emit(e.SignChosen(team, sign, None), team=team))
         self.phase = Phase.ROUND
         self.phase_ends_at = self.now + self.timing.round_length
         self._vote = None
@@ -561,7 +569,7 @@ def _nothing(out: list[Emit]) -> None:
     return None
 
 
-_HANDLERS = {
+_HANDLERS: dict[type[object], Callable[[Table, int, Any, list[Emit]], Refusal | None]] = {
     a.Ready: Table._ready,
     a.PickSign: Table._pick_sign,
     a.Swap: Table._swap,

@@ -19,14 +19,15 @@ from typing import Any, Protocol
 from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.actions import Refusal
 from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.events import Event
+from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
-from quatro_shared import seating
+from quatro_shared import seating, wording
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
-from quatro_server.engine import Table, events_for, view
+from quatro_server.engine import Emit, Table, events_for, view
 from quatro_server.timing import PROFILES, Timing
 
 log = logging.getLogger("quatro.lobby")
@@ -139,13 +140,13 @@ class Room:
             if s.peer is not None:
                 s.peer.send(message)
 
-    def _update(self, seat: int, events: list, now: float, snapshot: bool = False) -> m.Reply:
+    def _update(self, seat: int, events: list[Event], now: float, snapshot: bool = False) -> dict[str, Any]:
         assert self.table is not None
         s = self.seats[seat]
         s.seq += 1
         return to_wire(m.Update(self.id, s.seq, snapshot, tuple(events), view(self.table, seat, now)))
 
-    def publish(self, emits: list, now: float, snapshot_for: int | None = None) -> None:
+    def publish(self, emits: list[Emit], now: float, snapshot_for: int | None = None) -> None:
         """Send one batch of engine events to the seats allowed to see them, each filtered for that seat (H1, H3).
 
         A seat that sees none of the batch is sent nothing: even an empty update would tell it *when* a
@@ -256,7 +257,7 @@ class Lobby:
     def __init__(self, *, timing_profiles: dict[str, Timing] | None = None, seed: int | None = None) -> None:
         self.rooms: dict[int, Room] = {}
         self.profiles = dict(PROFILES if timing_profiles is None else timing_profiles)
-        self.default_timing = "standard" if "standard" in self.profiles else next(iter(self.profiles))
+        self.default_timing = STANDARD_PROFILE if STANDARD_PROFILE in self.profiles else next(iter(self.profiles))
         self._ids = count(1)
         # R3: the operating system's randomness, unless a seed was asked for (tests, replays).
         self._seed_source = random.Random(seed) if seed is not None else None
@@ -282,13 +283,10 @@ class Lobby:
 
     def handle(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         """Answer one request from ``peer``. Exactly one reply, always; the room's pushes go out on the side."""
-        if request.kind in p.ACTION_KINDS:
+        if request.kind in a.ACTION_KINDS:
             return self._act(peer, request, now)
-        handler = getattr(self, f"_{request.kind}")
+        handler: Callable[[Peer, m.Request, float], m.Reply] = getattr(self, f"_{request.kind}")
         return handler(peer, request, now)
-
-    def _hello(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
-        return m.Error(request.id, p.ALREADY_HELLO, "hello was already said on this connection")
 
     def _ping(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         return m.Ok(request.id)
@@ -516,30 +514,9 @@ class Lobby:
         room.publish(outcome.events, now)
         if outcome.refusal is not None:
             log.info("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
-            return m.refused(request.id, outcome.refusal.reason, explain(outcome.refusal), outcome.refusal.wait)
+            refusal = outcome.refusal
+            card = action.take if isinstance(action, a.Swap) else None
+            message = wording.refusal(refusal.reason, refusal.wait, action=action.kind, card=card)
+            return m.refused(request.id, refusal.reason, message, refusal.wait)
         return m.Ok(request.id)
 
-
-_EXPLANATIONS = {
-    a.Reason.TAKEN: "too slow: that card was taken",
-    a.Reason.COOLDOWN: "not yet: cooling down",
-    a.Reason.ROUND_OVER: "the round is over",
-    a.Reason.VOTE_PENDING: "a vote is already running",
-    a.Reason.RESHUFFLE_USED: "this round's reshuffle is spent",
-    a.Reason.VOTE_COOLDOWN: "too soon after the last vote",
-    a.Reason.NOT_OPPONENT: "counter an opposing team",
-    a.Reason.TEAM_REQUIRED: "name the team you counter",
-    a.Reason.SIGN_SET: "your team's sign is already chosen",
-    a.Reason.NOT_IN_HAND: "that card is not in your hand",
-    a.Reason.CHANNEL_NOT_HELD: "take your channel first",
-    a.Reason.CHANNEL_HELD: "you already hold your channel",
-    a.Reason.NOT_HOST: "only the host can do that",
-}
-
-
-def explain(refusal: Refusal) -> str:
-    """A short human sentence for a refusal (clients may word their own from the reason)."""
-    text = _EXPLANATIONS.get(refusal.reason, str(refusal.reason).replace("_", " "))
-    if refusal.wait is not None:
-        text += f" ({refusal.wait:.1f} s)"
-    return text

@@ -25,6 +25,7 @@ import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared.addresses import parse_address
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.client import (
     Answered,
@@ -86,8 +87,8 @@ class _Client:
                 if not data:
                     self.closed = self.closed or "closed"
                     break
-                for event in self.core.receive_data(data, trio.current_time()):
-                    self._dispatch(event)
+                for received in self.core.receive_data(data, trio.current_time()):
+                    self._dispatch(received)
         except ProtocolError as exc:
             self.closed = f"protocol_error:{exc.code}"
         finally:
@@ -327,7 +328,7 @@ async def run_bots(
     results: list[BotResult] = []
     async with trio.open_nursery() as nursery:
 
-        async def one(i: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async def one(i: int, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
             rng = random.Random(seeds.getrandbits(64))
             results.append(
                 await run_bot(host, port, level, name=f"{level}-net-{i + 1}", rng=rng, task_status=task_status, **options)
@@ -336,23 +337,6 @@ async def run_bots(
         for i in range(count):
             await nursery.start(one, i)
     return results
-
-
-def parse_address(text: str, default_port: int = p.DEFAULT_PORT) -> tuple[str, int]:
-    """``HOST``, ``HOST:PORT``, ``[IPv6]:PORT`` or a bare IPv6 address. Raises ``ValueError``."""
-    host, port = text, default_port
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        if rest:
-            if not rest.startswith(":"):
-                raise ValueError(f"not an address: {text!r}")
-            port = int(rest[1:])
-    elif text.count(":") == 1:
-        host, _, port_text = text.partition(":")
-        port = int(port_text)
-    if not host or not 0 < port < 65536:
-        raise ValueError(f"not an address: {text!r}")
-    return host, port
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -305,7 +305,9 @@ async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> N
     await stream.aclose()
 
 
-async def run(host: str | None, port: int, lobby: Lobby, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+async def run(
+    host: str | None, port: int, lobby: Lobby, *, task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED
+) -> None:
     """Serve until SIGINT or SIGTERM, then say goodbye to every client and stop."""
     server = Server(lobby)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

@@ -27,6 +27,7 @@ from quatro_shared.views import SeatView
 from quatro_shared.seating import team_count, team_of
 
 from quatro_server.bots import LEVELS, Bot, make_bot
+from quatro_server.engine import Emit
 from quatro_server.lobby import Room, Seat
 from quatro_server.timing import STANDARD
 
@@ -114,7 +115,7 @@ class _SimRoom(Room):
     opened_at: float = 0.0  # when the current round opened (virtual seconds)
     vote_by: int = 0  # who asked for the running reshuffle vote
 
-    def publish(self, emits: list, now: float, *args: Any, **kwargs: Any) -> None:
+    def publish(self, emits: list[Emit], now: float, *args: Any, **kwargs: Any) -> None:
         for emit in emits:
             event = emit.event
             if isinstance(event, e.RoundOpened):
@@ -134,6 +135,7 @@ class _SimRoom(Room):
         if event.outcome == "draw":
             tally.draws += 1
             return
+        assert event.by is not None  # a call or a counter is made by a seat
         team = tally.teams[team_of(event.by, self.players)]
         name = ("calls_" if event.outcome == "call" else "counters_") + ("right" if event.right else "wrong")
         setattr(team, name, getattr(team, name) + 1)

@@ -17,6 +17,8 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from quatro_shared.profiles import FAST_PROFILE, STANDARD_PROFILE
+
 
 @dataclass(frozen=True, slots=True)
 class Timing:
@@ -57,7 +59,7 @@ FAST = Timing(
     break_length=3.0,
 )
 
-PROFILES: dict[str, Timing] = {"standard": STANDARD, "fast": FAST}
+PROFILES: dict[str, Timing] = {STANDARD_PROFILE: STANDARD, FAST_PROFILE: FAST}
 
 
 def load_timing(name_or_path: str) -> Timing:

@@ -22,6 +22,7 @@ from textual.widgets import Static
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.views import Phase
 
 from quatro_tui import words
@@ -60,7 +61,7 @@ class AsciiScrollBarRender(ScrollBarRender):
 
 
 #: The screen of each phase of a table (h11-style: the phases and what shows them, in one place).
-PHASE_SCREENS: dict[Phase, type[Screen]] = {
+PHASE_SCREENS: dict[Phase, type[Screen[None]]] = {
     Phase.LOBBY: RoomScreen,
     Phase.SIGNING: SigningScreen,
     Phase.ROUND: TableScreen,
@@ -75,7 +76,7 @@ class Play:
 
     players: int = 4
     level: str = "normal"
-    timing: str = "standard"
+    timing: str = STANDARD_PROFILE
     name: str = "player"
     open: int = 0
 
@@ -129,7 +130,7 @@ class QuatroApp(App[str | None]):
         #: The server's tables, for the lobby screen.
         self.tables: tuple[m.TableSummary, ...] = ()
         #: The timing profiles the server offers (its hello says; a server started with ``--timing FILE`` adds one).
-        self.profiles: list[str] = ["standard", "fast"]
+        self.profiles: list[str] = list(PROFILE_NAMES)
         #: ASCII mode draws ASCII borders too (quatro.tcss, ``.-ascii``).
         self.set_class(self.game.ascii_only, "-ascii")
         self._scrollbar_renderer: type[ScrollBarRender] | None = None
@@ -232,7 +233,7 @@ class QuatroApp(App[str | None]):
         ``--timing FILE`` and made it its default, which a table created without ``timing`` gets; the file's
         stem could be longer than the protocol allows a profile name (32 characters), or clash with a profile.
         """
-        return timing if timing in ("standard", "fast") else None
+        return timing if timing in PROFILE_NAMES else None
 
     # --- requests -----------------------------------------------------------------------------
 
@@ -309,13 +310,14 @@ class QuatroApp(App[str | None]):
     # --- screens ------------------------------------------------------------------------------
 
     @staticmethod
-    def phase_screen(phase: Phase) -> type[Screen]:
+    def phase_screen(phase: Phase) -> type[Screen[None]]:
         return PHASE_SCREENS[phase]
 
-    def base_screen(self) -> Screen | None:
+    def base_screen(self) -> Screen[Any] | None:
         """The phase screen under any dialogs (None while only the splash shows)."""
-        for screen in reversed(self.screen_stack):
-            if not isinstance(screen, ModalScreen) and screen is not self.screen_stack[0]:
+        stack: list[Screen[Any]] = self.screen_stack
+        for screen in stack[::-1]:
+            if not isinstance(screen, ModalScreen) and screen is not stack[0]:
                 return screen
         return None
 

@@ -6,7 +6,9 @@ import argparse
 import os
 import sys
 
+from quatro_shared.addresses import parse_address
 from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
 
 from quatro_tui.local_server import LocalServer
@@ -28,26 +30,6 @@ def _password(value: str) -> str:
     return value
 
 
-def parse_address(text: str) -> tuple[str, int]:
-    """``HOST``, ``HOST:PORT`` or ``[IPv6]:PORT``; the port defaults to Quatro's."""
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
-    elif text.count(":") == 1:
-        host, port = text.split(":")
-    else:
-        host, port = text, ""
-    if not host:
-        raise argparse.ArgumentTypeError(f"no host in {text!r}")
-    try:
-        number = int(port) if port else DEFAULT_PORT
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"the port in {text!r} is not a number") from None
-    if not 0 < number < 65536:
-        raise argparse.ArgumentTypeError(f"port {number} is out of range")
-    return host, number
-
-
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="quatro", description="Quatro, the real-time team card game, in your terminal.")
     commands = root.add_subparsers(dest="command", required=True)
@@ -55,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play against bots on a private server (one command, nothing else to run)")
     play.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=4, help="seats at the table (default 4)")
     play.add_argument("--level", choices=LEVELS, default="normal", help="the bots' level (default normal)")
-    play.add_argument("--timing", default="standard", help="standard, fast, or a TOML file of durations")
+    play.add_argument("--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations")
     play.add_argument("--open", type=int, default=0, metavar="N",
                       help="leave N seats for other people on this machine or LAN; shows the address they join with")
     play.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
@@ -80,10 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         if not 0 <= args.open < args.players:
             print(f"quatro: --open takes 0 to {args.players - 1} seats", file=sys.stderr)
             return 2
-        if args.timing not in ("standard", "fast") and not os.path.isfile(args.timing):
+        if args.timing not in PROFILE_NAMES and not os.path.isfile(args.timing):
             print(f"quatro: no timing profile named {args.timing!r} and no such file", file=sys.stderr)
             return 2
-        timing = args.timing if args.timing in ("standard", "fast") else os.path.abspath(args.timing)
+        timing = args.timing if args.timing in PROFILE_NAMES else os.path.abspath(args.timing)
         # The server boots while the client loads Textual: both take a good part of a second.
         server = LocalServer(timing, public=args.open > 0)
         server.launch()
@@ -97,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         try:
             host, port = parse_address(address)
-        except argparse.ArgumentTypeError as exc:
+        except ValueError as exc:
             print(f"quatro: {exc}", file=sys.stderr)
             return 2
         from quatro_tui.app import Join

@@ -40,8 +40,6 @@ class Game:
     feed: deque[str] = field(default_factory=lambda: deque(maxlen=FEED_LINES))
     #: The latest events as they came (what the feed and the tests read).
     events: deque[e.Event] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
-    #: Bumped on every change, so screens know to redraw.
-    version: int = 0
     #: The connection's state, for the status line ("" when connected).
     link: str = ""
     #: One's seat as the server gave it on joining (before the first view arrives).
@@ -62,15 +60,12 @@ class Game:
             line = words.event(ev, self.name, view.seat, self.ascii_only)
             if line:
                 self.feed.append(line)
-        self.version += 1
 
     def seat(self, seating: Seating) -> None:
         self.seating = seating
-        self.version += 1
 
     def say(self, line: str) -> None:
         self.feed.append(line)
-        self.version += 1
 
     # --- reading it -------------------------------------------------------------------------------
 

@@ -12,6 +12,9 @@ import subprocess
 import sys
 import threading
 import time
+from typing import IO
+
+from quatro_shared.profiles import STANDARD_PROFILE
 
 #: Seconds to wait for the server to print where it listens. Start-up takes well under a second.
 START_TIMEOUT = 15.0
@@ -39,7 +42,7 @@ class ServerFailed(Exception):
 class LocalServer:
     """One ``quatro-server`` child process. Use ``start()`` and ``stop()``, or ``with LocalServer(...)``."""
 
-    def __init__(self, timing: str = "standard", public: bool = False) -> None:
+    def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False) -> None:
         self.timing = timing
         #: Listen on every interface so others on the LAN can join (``quatro play --open N``).
         self.public = public
@@ -96,7 +99,7 @@ class LocalServer:
         return self.wait()
 
     @staticmethod
-    def _drain(stream, into: list[str]) -> None:
+    def _drain(stream: IO[str], into: list[str]) -> None:
         for line in stream:
             into.append(line.strip())
             del into[:-20]

@@ -19,6 +19,7 @@ import locale
 import os
 import sys
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,9 +98,10 @@ def default_name(settings: Settings | None = None) -> str:
     return (name or "player")[:MAX_NAME_LEN]
 
 
-def wants_ascii(flag: bool = False, environ: dict[str, str] | None = None) -> bool:
+def wants_ascii(flag: bool = False, environ: Mapping[str, str] | None = None) -> bool:
     """ASCII names for emojis and suits: asked for, set in QUATRO_ASCII, or the terminal's encoding is not UTF-8."""
-    environ = os.environ if environ is None else environ
+    if environ is None:
+        environ = os.environ
     if flag or environ.get("QUATRO_ASCII", "").strip() not in ("", "0", "no", "false"):
         return True
     # The locale the terminal was set up with, as POSIX orders it. Python coerces a plain C locale to

@@ -5,11 +5,12 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 
-from quatro_shared import cards, signs
+from quatro_shared import cards, signs, wording
 from quatro_shared import events as e
-from quatro_shared.actions import Reason, Swap
+from quatro_shared.actions import Swap
 from quatro_shared.messages import Refused, Reply, RequestBody
 from quatro_shared.signs import Sign
+from quatro_shared.wording import seconds as seconds  # the client counts down as the server words waits
 
 TEAM_LETTERS = "ABCD"
 
@@ -49,17 +50,6 @@ def sign(value: Sign | None, ascii_only: bool, named: bool = False) -> str:
     return f"{signs.EMOJI[value]} {value}" if named else signs.EMOJI[value]
 
 
-def seconds(value: float) -> str:
-    """A countdown: ``2:31`` above a minute, ``9.4s`` below ten seconds, ``42s`` between."""
-    value = max(0.0, value)
-    if value >= 60:
-        whole = int(value + 0.999)
-        return f"{whole // 60}:{whole % 60:02d}"
-    if value >= 10:
-        return f"{int(value + 0.999)}s"
-    return f"{value:.1f}s"
-
-
 def teams_text(teams: tuple[int, ...] | list[int]) -> str:
     letters = [team_letter(t) for t in teams]
     if not letters:
@@ -83,23 +73,29 @@ def outcome(
 
 
 def refusal(request: RequestBody, reply: Reply, ascii_only: bool) -> str:
-    """A refused request (or one answered ``error``) explained in the game's words ("too slow — Q♥ was taken")."""
+    """A refused request (or one answered ``error``) explained in the game's words ("too slow — Q♥ was taken"):
+    the server's words (quatro_shared.wording) with the card drawn as this screen draws cards, or the server's
+    message for a reason those words do not cover."""
     if not isinstance(reply, Refused):
         return getattr(reply, "message", "") or getattr(reply, "code", "") or "not done"
-    reason, wait = reply.reason, reply.wait_ms
-    if reason == Reason.TAKEN and isinstance(request, Swap):
-        return f"too slow — {card(request.take, ascii_only)} was taken"
-    if reason == Reason.COOLDOWN and wait is not None:
-        what = "swap" if isinstance(request, Swap) else "channel"
-        return f"{what} cooling down — {seconds(wait / 1000)} left"
-    if reason == Reason.VOTE_COOLDOWN and wait is not None:
-        return f"too soon after the last vote — {seconds(wait / 1000)} left"
-    return reply.message or str(reason).replace("_", " ")
+    reason, wait_ms = str(reply.reason), reply.wait_ms
+    if reason not in wording.REFUSAL_WORDS:
+        return reply.message or reason.replace("_", " ")
+    take = request.take if isinstance(request, Swap) else None
+    return wording.refusal(
+        reason,
+        wait_ms / 1000 if wait_ms is not None else None,
+        action=getattr(request, "kind", None),
+        card=card(take, ascii_only) if take is not None else None,
+    )
 
 
 def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) -> str | None:
     """One feed line for a public event, or None for events the screen shows elsewhere."""
-    c = lambda value: card(value, ascii_only)  # noqa: E731
+
+    def c(value: str) -> str:
+        return card(value, ascii_only)
+
     if isinstance(ev, e.MatchStarted):
         return f"The match starts: first team to {ev.target_score} points wins."
     if isinstance(ev, e.SigningStarted):

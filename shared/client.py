@@ -198,7 +198,7 @@ class ClientCore:
 
     # --- bytes in -----------------------------------------------------------------------------------------
 
-    def receive_data(self, data: bytes, now: float) -> list[ClientEvent]:
+    def receive_data(self, data: bytes | bytearray, now: float) -> list[ClientEvent]:
         """Every event completed by ``data``. Raises ``ProtocolError`` if the server broke framing."""
         frames = self._decoder.feed(data)
         if data:

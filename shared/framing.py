@@ -14,6 +14,7 @@ input: the only safe answer to a peer that broke framing is to close the connect
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import msgpack
 
@@ -83,7 +84,7 @@ def _refuse_ext(code: int, data: bytes) -> object:
     raise _ExtRefused(f"extension type {code} is not part of the protocol")
 
 
-def decode(payload: bytes) -> dict:
+def decode(payload: bytes) -> dict[str, Any]:
     """One frame body (without its prefix) to a message, checking every limit. Raises ``ProtocolError``."""
     if not payload:
         raise ProtocolError("empty_frame", "a frame must hold a message")
@@ -112,19 +113,19 @@ def decode(payload: bytes) -> dict:
     return message
 
 
-def _check_shape(message: dict) -> None:
+def _check_shape(message: dict[str, Any]) -> None:
     """Walk the message level by level: bounded depth, plain types only, string keys only.
 
     msgpack-python bounds lengths but not depth. The walk is iterative, so even a hostile message
     cannot exhaust the Python stack, and the frame size bounds its work. It compares exact types
     (not isinstance) because it runs on every message the server receives and every one a client does.
     """
-    level: list = [message]
+    level: list[Any] = [message]
     depth = 1
     while level:
         if depth > MAX_DEPTH:
             raise ProtocolError("too_deep", f"nested deeper than {MAX_DEPTH} levels")
-        deeper: list = []
+        deeper: list[Any] = []
         for node in level:
             if type(node) is dict:
                 for key in node:
@@ -143,18 +144,18 @@ def _check_shape(message: dict) -> None:
         depth += 1
 
 
-def encode(message: dict) -> bytes:
+def encode(message: dict[str, Any]) -> bytes:
     """One message to the bytes of one frame. Raises ``ProtocolError`` if it is not a map with a
     string ``kind``, or if it would exceed ``MAX_FRAME_BYTES`` (the peer would refuse it).
 
-    The other limits are not re-checked here, to keep the hot path (one encode per event, shared by
-    every seat that sees it) cheap; the tests hold the largest real messages to them.
+    The other limits are not re-checked here, to keep the hot path (every message sent, each seat's update
+    framed on its own) cheap; the tests hold the largest real messages to them.
     """
     if not isinstance(message, dict):
         raise ProtocolError("not_a_map", f"a message is a map, not {type(message).__name__}")
     if not isinstance(message.get("kind"), str):
         raise ProtocolError("no_kind", 'a message needs a string "kind"')
-    body = msgpack.packb(message, use_bin_type=True)
+    body: bytes = msgpack.packb(message, use_bin_type=True)
     if len(body) > MAX_FRAME_BYTES:
         raise ProtocolError("frame_too_large", f"{len(body)} bytes is over the limit of {MAX_FRAME_BYTES}")
     return _PREFIX.pack(len(body)) + body
@@ -180,7 +181,7 @@ class FrameDecoder:
         """Bytes held for the frame not yet complete (its prefix once read is not counted)."""
         return len(self._buffer)
 
-    def feed(self, data: bytes) -> list[dict]:
+    def feed(self, data: bytes | bytearray) -> list[dict[str, Any]]:
         if self._error is not None:
             raise ProtocolError("closed", f"the stream already failed ({self._error.code})")
         try:
@@ -190,10 +191,10 @@ class FrameDecoder:
             self._buffer = bytearray()
             raise
 
-    def _feed(self, data: bytes) -> list[dict]:
+    def _feed(self, data: bytes | bytearray) -> list[dict[str, Any]]:
         buffer = self._buffer
         buffer += data
-        messages: list[dict] = []
+        messages: list[dict[str, Any]] = []
         # Read through the buffer with an offset and drop the consumed part once at the end: many small
         # frames in one large feed then cost one copy, not one per frame.
         start = 0

@@ -37,7 +37,7 @@ ProfileName = str
 #: A bot level's name: printable, 1 to ``MAX_LEVEL_LEN`` characters.
 LevelName = str
 #: The durations of a table's timing, by name, in seconds (``target_score`` a whole number): a map of numbers.
-Durations = dict
+Durations = dict[str, float]
 
 
 # --- client → server: lobby requests ----------------------------------------------------------------------

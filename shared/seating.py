@@ -26,3 +26,9 @@ def partner_of(seat: int, players: int) -> int:
 def team_seats(team: int, players: int) -> tuple[int, int]:
     """The two seats of ``team``, in seat order (R1)."""
     return (team, team + team_count(players))
+
+
+def opposing_teams(team: int, players: int) -> tuple[int, ...]:
+    """The teams opposing ``team``, in order round the table from the next one (R1, R14)."""
+    teams = team_count(players)
+    return tuple((team + step) % teams for step in range(1, teams))

@@ -63,13 +63,13 @@ class WireError(Exception):
 # --- outbound ------------------------------------------------------------------------------------------
 
 
-def to_wire(obj: object) -> dict:
+def to_wire(obj: object) -> dict[str, Any]:
     """Any message of the shared vocabulary (an action, event, view, lobby request, reply or push, see
     ``quatro_shared.messages``) as a dict of msgpack-ready values."""
     plan = _PLANS.get(type(obj))
     if plan is None:
         if type(obj) is m.Ok:
-            return _ok_to_wire(obj)  # type: ignore[arg-type]
+            return _ok_to_wire(obj)
         if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
             raise TypeError(f"to_wire takes a shared dataclass, not {type(obj).__name__}")
         plan = _PLANS[type(obj)] = _plan(type(obj))
@@ -85,14 +85,14 @@ def to_wire(obj: object) -> dict:
     return out
 
 
-def request_to_wire(request_id: int, body: m.RequestBody) -> dict:
+def request_to_wire(request_id: int, body: m.RequestBody) -> dict[str, Any]:
     """A request as a client sends it: its body's fields, with ``kind`` and ``id``."""
     out = to_wire(body)
     out["id"] = request_id
     return out
 
 
-def _ok_to_wire(reply: m.Ok) -> dict:
+def _ok_to_wire(reply: m.Ok) -> dict[str, Any]:
     # The payload's fields sit beside kind and id: {"kind": "ok", "id": 2, "table": 1, "seat": 0, "secret": "..."}
     return {"kind": p.OK, "id": reply.id, **to_wire(reply.payload)}
 
@@ -224,7 +224,7 @@ def _optional(inner: Converter) -> Converter:
 def _tuple_of(inner: Converter) -> Converter:
     test = inner.test if isinstance(inner, _Check) else None
 
-    def convert(value: Any) -> tuple:
+    def convert(value: Any) -> tuple[Any, ...]:
         if type(value) not in (list, tuple):
             raise _Refused("bad_field", f"expected an array, got {quote(value)}")
         if test is not None and all(map(test, value)):
@@ -287,7 +287,7 @@ class _Schema:
             raise refused.to_error() from None
 
 
-def _has_default(f: dataclasses.Field) -> bool:
+def _has_default(f: dataclasses.Field[Any]) -> bool:
     return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
 
 
@@ -352,7 +352,7 @@ def _is_number(value: Any) -> bool:
     return type(value) in (int, float)
 
 
-def _durations(value: Any) -> dict:
+def _durations(value: Any) -> dict[str, Any]:
     if type(value) is not dict:
         raise _Refused("bad_field", f"expected a map, got {quote(value)}")
     for key, number in value.items():
@@ -393,7 +393,7 @@ def _converter(spec: _Spec, absent_only: bool = False) -> Converter:
     return _BASE_CONVERTERS[inner]()
 
 
-def _known_events(value: Any) -> tuple:
+def _known_events(value: Any) -> tuple[Event, ...]:
     """An update's events: the ones this side knows and can read. One it cannot (a newer server's) is left out,
     never the update: the view beside them holds everything a client needs."""
     if type(value) not in (list, tuple):
@@ -407,7 +407,7 @@ def _known_events(value: Any) -> tuple:
     return tuple(out)
 
 
-def _by_kind(classes: tuple[type, ...], family: str) -> dict[str, _Schema]:
+def _by_kind(classes: tuple[type[Any], ...], family: str) -> dict[str, _Schema]:
     table: dict[str, _Schema] = {}
     for cls in classes:
         if cls.kind in table:
@@ -461,19 +461,22 @@ def action_from_wire(data: Any) -> Action:
     kind = data.get("kind") if isinstance(data, dict) else None
     if type(kind) is str and kind in _SERVER_ONLY_KINDS:
         raise WireError("unknown_kind", f"kind: {kind!r} is issued by the server only, never by a player", "kind")
-    return _schema_for(data, _ACTIONS, "a player action").build_message(data)
+    action: Action = _schema_for(data, _ACTIONS, "a player action").build_message(data)
+    return action
 
 
 def event_from_wire(data: Any) -> Event:
     """An event from the server's message, rebuilt as its dataclass. Raises ``WireError``."""
-    return _schema_for(data, _EVENTS, "an event").build_message(data)
+    event: Event = _schema_for(data, _EVENTS, "an event").build_message(data)
+    return event
 
 
 def view_from_wire(data: Any) -> SeatView:
     """A seat's view from the server's message (with or without ``"kind": "view"``). Raises ``WireError``."""
     if isinstance(data, dict) and "kind" in data and data["kind"] != VIEW_KIND:
         raise WireError("unknown_kind", f"kind: {quote(data['kind'])} is not a view", "kind")
-    return _VIEW.build_message(data)
+    seat_view: SeatView = _VIEW.build_message(data)
+    return seat_view
 
 
 def request_from_wire(frame: Any) -> m.Request:
@@ -505,7 +508,8 @@ def request_from_wire(frame: Any) -> m.Request:
 
 def push_from_wire(data: Any) -> m.Push:
     """A push from the server (``update``, ``table``, ``lobby``, ``bye``), checked and rebuilt. Raises ``WireError``."""
-    return _schema_for(data, _PUSHES, "a push").build_message(data)
+    push: m.Push = _schema_for(data, _PUSHES, "a push").build_message(data)
+    return push
 
 
 def reply_from_wire(data: Any, payload: type[m.Payload] = m.Done) -> m.Reply:
@@ -516,4 +520,5 @@ def reply_from_wire(data: Any, payload: type[m.Payload] = m.Done) -> m.Reply:
         if request_id is not None and type(request_id) is not int:
             raise WireError("bad_field", f"id: expected an integer or nil, got {quote(request_id)}", "id")
         return m.Ok(request_id, _PAYLOADS[payload].build_message(data))
-    return _schema_for(data, _REPLIES, "a reply").build_message(data)
+    reply: m.Reply = _schema_for(data, _REPLIES, "a reply").build_message(data)
+    return reply

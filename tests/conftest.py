@@ -1,9 +1,16 @@
-"""Fixtures shared by the network tests: a real server on 127.0.0.1, fast timing, in the test's own nursery."""
+"""Fixtures shared by the tests: a real server on 127.0.0.1 (fast timing, in the test's own nursery), and tmux on a
+private socket for the end-to-end terminal tests."""
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -28,3 +35,25 @@ async def server(nursery):
     listeners = await nursery.start(srv.serve, "127.0.0.1", 0)
     srv.port = listeners[0].socket.getsockname()[1]
     yield srv
+
+
+@pytest.fixture
+def tmux() -> Iterator[Callable[..., str]]:
+    """Run tmux commands on a private server (its own socket); the server is killed afterwards.
+
+    Without tmux the test is skipped on a developer's machine, but fails in CI (``CI`` set), where a silently
+    skipped end-to-end test would look like a passing one.
+    """
+    if shutil.which("tmux") is None:
+        if os.environ.get("CI"):
+            pytest.fail("tmux is not installed, and CI must run the end-to-end tests: install tmux (.ci/run does)")
+        pytest.skip("tmux is not installed (.ci/run installs it)")
+    socket = f"quatro-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+    def run(*args: str) -> str:
+        return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=False).stdout
+
+    yield run
+    # Only this socket's server: the user's own tmux sessions are never touched. tmux leaves the socket file.
+    run("kill-server")
+    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / socket).unlink(missing_ok=True)

@@ -58,3 +58,15 @@ def test_bots_never_import_the_engine():
     for path in (ROOT / "quatro_server").rglob("*.py"):
         if path.stem.startswith("bot") or path.stem == "netbot":
             assert "quatro_server.engine" not in imported_modules(path), path
+
+
+def test_the_clients_look_lives_in_its_one_stylesheet():
+    """No widget or screen carries DEFAULT_CSS or CSS of its own: quatro.tcss is the one source of every size and
+    border, so that the two can never contradict each other."""
+    for path in (ROOT / "quatro_tui").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                for statement in node.body:
+                    targets = statement.targets if isinstance(statement, ast.Assign) else []
+                    names = {t.id for t in targets if isinstance(t, ast.Name)}
+                    assert not names & {"DEFAULT_CSS", "CSS"}, f"{path.name}: {node.name} styles itself; use quatro.tcss"

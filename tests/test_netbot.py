@@ -13,7 +13,7 @@ from quatro_shared.views import Phase
 
 from netclient import TestClient
 from quatro_server import netbot
-from quatro_server.netbot import parse_address, run_bot, run_bots
+from quatro_server.netbot import run_bot, run_bots
 from test_bots import seat_view
 
 #: Seconds a test waits for a round to play out: the "quick" profile's 1 s sign window and 3 s round, with room.
@@ -64,16 +64,6 @@ async def test_four_network_bots_create_fill_and_start_their_own_table(server):
 async def test_a_network_bot_told_a_table_that_does_not_exist_says_so(server):
     with pytest.raises(RuntimeError, match="no_such_table"):
         await run_bot("127.0.0.1", server.port, "normal", table=99)
-
-
-def test_addresses_with_and_without_a_port():
-    assert parse_address("example.org") == ("example.org", p.DEFAULT_PORT)
-    assert parse_address("10.0.0.2:9000") == ("10.0.0.2", 9000)
-    assert parse_address("[::1]:9000") == ("::1", 9000)
-    assert parse_address("::1") == ("::1", p.DEFAULT_PORT)
-    for bad in ("", ":80", "host:0", "host:port", "[::1]x"):
-        with pytest.raises(ValueError):
-            parse_address(bad)
 
 
 def test_a_received_view_runs_its_countdowns_down_as_it_ages():

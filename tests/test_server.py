@@ -102,6 +102,7 @@ async def test_full_round_sign_swap_channel_pulse_call_reveal_next_round(server)
         assert swapped == {"kind": "swapped", "seat": 0, "slot": 1, "put_down": give, "taken": take}
     again = await ann.request("swap", give=take, slot=1, take=give)
     assert again["kind"] == p.REFUSED and again["reason"] == "cooldown" and again["wait_ms"] > 0
+    assert again["message"].startswith("swap cooling down — ") and again["message"].endswith("s left")  # R9, in words
 
     # The channel: taking it is public at once; the chosen emoji reaches everyone only at a pulse.
     assert (await bob.request("take_channel"))["kind"] == p.OK
@@ -146,6 +147,7 @@ async def test_r10_two_clients_swap_the_same_slot_exactly_one_wins(server):
     assert kinds == [p.OK, p.REFUSED]
     loser = next(c for c in (ann, bob) if replies[c.name]["kind"] == p.REFUSED)
     assert replies[loser.name]["reason"] == "taken"
+    assert replies[loser.name]["message"] == f"too slow — {take} was taken"  # the words the client shows too
     # The refused swap cost nothing: the loser swaps elsewhere at once.
     view = await loser.wait_view(lambda v: v.center[2] != take)
     assert (await loser.request("swap", give=view.hand[0], slot=0, take=view.center[0]))["kind"] == p.OK

@@ -6,6 +6,8 @@ import dataclasses
 
 import pytest
 
+from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
+
 from quatro_server.timing import FAST, PROFILES, STANDARD, Timing, load_timing
 
 SPEC = {
@@ -75,3 +77,8 @@ def test_durations_must_be_positive_numbers_and_the_target_whole(tmp_path, bad):
 def test_profiles_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         STANDARD.round_length = 1  # type: ignore[misc]
+
+
+def test_every_server_offers_the_profiles_every_client_knows_by_name():
+    assert tuple(PROFILES) == PROFILE_NAMES and PROFILE_NAMES[0] == STANDARD_PROFILE
+    assert PROFILES[STANDARD_PROFILE] == STANDARD

@@ -13,7 +13,7 @@ from quatro_shared.views import Phase
 
 from quatro_server.bots import LEVELS
 from quatro_tui.app import Join, Play, QuatroApp
-from quatro_tui.cli import parse_address, parser
+from quatro_tui.cli import parser
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
@@ -221,12 +221,6 @@ def test_join_an_unreachable_server_says_so():
 
 
 # --- the command line and what it remembers ------------------------------------------------------------
-
-
-def test_addresses_default_to_quatros_port():
-    assert parse_address("example.org") == ("example.org", p.DEFAULT_PORT)
-    assert parse_address("10.0.0.2:9000") == ("10.0.0.2", 9000)
-    assert parse_address("[::1]:9000") == ("::1", 9000)
 
 
 def test_command_line_defaults():

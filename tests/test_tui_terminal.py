@@ -9,54 +9,16 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
+from terminal_helpers import WAIT, on_the_table, quit_with_ctrl_q, wait_for
 from tui_helpers import timing_file
 
 pytestmark = pytest.mark.timeout(90)
-
-WAIT = 30.0
-
-
-@pytest.fixture
-def tmux():
-    """Run tmux commands on a private server (its own socket); the server is killed afterwards."""
-    if shutil.which("tmux") is None:
-        if os.environ.get("CI"):
-            pytest.fail("tmux is not installed, and CI must run the end-to-end test: install tmux (.ci/run does)")
-        pytest.skip("tmux is not installed (.ci/run installs it)")
-    socket = f"quatro-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-    def run(*args: str) -> str:
-        return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=False).stdout
-
-    yield run
-    # Only this socket's server: the user's own tmux sessions are never touched. tmux leaves the socket file.
-    run("kill-server")
-    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / socket).unlink(missing_ok=True)
-
-
-def wait_for(tmux, session: str, predicate, what: str, timeout: float = WAIT) -> str:
-    deadline = time.monotonic() + timeout
-    while True:
-        text = tmux("capture-pane", "-p", "-t", session)
-        if predicate(text):
-            return text
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; the screen was:\n{text}")
-        time.sleep(0.1)
-
-
-def on_the_table(text: str) -> bool:
-    return "center" in text and "hand" in text
-
 
 def to_the_table(tmux, session: str) -> None:
     """From wherever the match is to a round's table: ready at signing, and as host, start the next round at
@@ -99,11 +61,7 @@ def test_quatro_play_in_tmux_a_swap_is_made_and_seen(tmp_path, tmux):
         else:
             raise AssertionError(f"no swap seen on screen:\n{tmux('capture-pane', '-p', '-t', session)}")
         assert "you put down" in text
-        tmux("send-keys", "-t", session, "C-q")
-        deadline = time.monotonic() + WAIT
-        while session in tmux("list-sessions", "-F", "#{session_name}") and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert session not in tmux("list-sessions", "-F", "#{session_name}"), "ctrl+q did not quit"
+        quit_with_ctrl_q(tmux, session)
     finally:
         tmux("kill-session", "-t", session)
     assert (tmp_path / "quatro" / "client.toml").read_text().count("tess") == 1  # the name is remembered

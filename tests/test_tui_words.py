@@ -7,6 +7,7 @@ from dataclasses import replace
 from quatro_shared.actions import Call, Swap, TakeChannel
 from quatro_shared.messages import Refused
 from quatro_shared import events as e
+from quatro_shared import wording
 from quatro_shared.views import Phase
 
 from quatro_tui import words
@@ -26,9 +27,17 @@ def test_r9_r12_cooldowns_say_how_long():
     assert words.refusal(TakeChannel(), reply, False) == "channel cooling down — 1.2s left"
 
 
-def test_other_refusals_use_the_servers_words():
+def test_rule_refusals_read_as_the_servers_message_says_them():
     reply = Refused(3, "round_over", "the round is over", None)
-    assert words.refusal(Call(), reply, False) == "the round is over"
+    assert words.refusal(Call(), reply, False) == "the round is over" == wording.REFUSAL_WORDS["round_over"]
+    server_says = wording.refusal("taken", None, action="swap", card="QH")  # what the lobby sends
+    assert words.refusal(Swap("KS", 1, "QH"), Refused(3, "taken", server_says, None), True) == server_says
+    assert wording.refusal("vote_cooldown", 12.0) == "too soon after the last vote — 12s left"
+
+
+def test_other_refusals_use_the_servers_words():
+    assert words.refusal(Call(), Refused(3, "seat_taken", "seat 3 is taken", None), False) == "seat 3 is taken"
+    assert words.refusal(Call(), Refused(3, "seat_taken", "", None), False) == "seat taken"
 
 
 def test_outcomes_name_the_caller_and_the_scorers():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -12,6 +14,11 @@ from quatro_shared.signs import SIGNS
 
 from quatro_tui import words
 from quatro_tui.widgets.signs import SignGrid
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
 
 
 class ConfirmCall(ModalScreen[bool]):
@@ -62,6 +69,9 @@ class CounterTeam(ModalScreen[int | None]):
 
 class EmojiPicker(ModalScreen[str | None]):
     """All 24 emojis for one's channel: the true sign or any decoy (R11)."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
 
     BINDINGS = [
         Binding("left", "move(-1, 0)", "left", show=False, id="picker-left"),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.dom import DOMNode
 from textual.markup import escape
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
@@ -34,12 +36,12 @@ def key_name(key: str, ascii_only: bool = False) -> str:
     return key if ascii_only and not name.isascii() else name
 
 
-def _ascii(screen: Screen) -> bool:
+def _ascii(screen: Screen[Any]) -> bool:
     game = getattr(screen.app, "game", None)
     return bool(game is not None and game.ascii_only)
 
 
-def _live(node) -> list[tuple[str, Binding]]:
+def _live(node: DOMNode) -> list[tuple[str, Binding]]:
     """(key, binding) pairs of ``node`` as the key map in force has them (Textual applies it on lookup),
     in the order the bindings were declared."""
     declared = [binding.id for bindings in node._bindings.key_to_bindings.values() for binding in bindings]
@@ -51,7 +53,7 @@ def _live(node) -> list[tuple[str, Binding]]:
     return sorted(pairs, key=lambda pair: declared.index(pair[1].id) if pair[1].id in declared else len(declared))
 
 
-def key_lines(screen: Screen) -> list[tuple[str, str]]:
+def key_lines(screen: Screen[Any]) -> list[tuple[str, str]]:
     """(keys, what they do) for every binding of ``screen`` and the app that has an id, as remapped.
 
     Bindings that differ only by a trailing number ("hand card 1" … "hand card 4") share one line.
@@ -93,7 +95,7 @@ def _group_line(group: tuple[str, list[str], list[str]]) -> tuple[str, str]:
     return " ".join(keys), f"{base} {span}"
 
 
-def keys_text(screen: Screen) -> str:
+def keys_text(screen: Screen[Any]) -> str:
     # Escaped: keys come from the player's key map, which may name "[" or "]".
     return "\n".join(f"  [b]{escape(f'{keys:>15}')}[/b]  {escape(what)}" for keys, what in key_lines(screen))
 
@@ -101,7 +103,7 @@ def keys_text(screen: Screen) -> str:
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,f1,q", "close", "close help", id="help-close")]
 
-    def __init__(self, under: Screen) -> None:
+    def __init__(self, under: Screen[Any]) -> None:
         super().__init__()
         self.under = under
 

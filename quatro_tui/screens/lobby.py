@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -11,13 +13,22 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
 from quatro_shared import messages as m
+from quatro_shared.profiles import STANDARD_PROFILE
 
 from quatro_tui import words
 from quatro_tui.widgets import StatusBar
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
+
 
 class PasswordInput(Input):
     """A password field that hides its letters behind ``*`` in ASCII mode (Textual draws bullets)."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
 
     @property
     def _value(self) -> Text:
@@ -26,7 +37,10 @@ class PasswordInput(Input):
         return super()._value
 
 
-class LobbyScreen(Screen):
+class LobbyScreen(Screen[None]):
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
     BINDINGS = [
         Binding("enter", "join", "join the table", id="lobby-join"),
         Binding("c", "create", "create a table", id="lobby-create"),
@@ -42,7 +56,7 @@ class LobbyScreen(Screen):
             yield Select([("4 players", 4), ("6 players", 6), ("8 players", 8)], value=4, allow_blank=False, id="players")
             # The server's profiles, by name: plain text, they are the server's words.
             profiles = [(Text(words.plain(name, ascii_only)), name) for name in self.app.profiles]
-            default = "standard" if "standard" in self.app.profiles else self.app.profiles[0]
+            default = STANDARD_PROFILE if STANDARD_PROFILE in self.app.profiles else self.app.profiles[0]
             yield Select(profiles, value=default, allow_blank=False, id="timing")
             yield PasswordInput(placeholder="password (optional)", password=True, id="password")
         yield Static("", id="lobby-note", classes="pad")

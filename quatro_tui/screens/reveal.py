@@ -5,6 +5,8 @@ The match end (R20) is the same screen with the winners on top: the last round's
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,13 +22,14 @@ from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.scoreboard import TEAM_STYLES
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
+
 
 class Reveal(GameWidget):
     """The round summary as a table: one line per seat, team by team."""
-
-    DEFAULT_CSS = """
-    Reveal { height: auto; }
-    """
 
     def draw(self) -> Text:
         game = self.game
@@ -70,9 +73,6 @@ class Reveal(GameWidget):
 
 
 class BreakHint(GameWidget):
-    DEFAULT_CSS = """
-    BreakHint { height: 1; }
-    """
     TICK = 0.2
 
     def draw(self) -> Text:
@@ -89,10 +89,6 @@ class BreakHint(GameWidget):
 
 
 class Winners(GameWidget):
-    DEFAULT_CSS = """
-    Winners { height: auto; }
-    """
-
     def draw(self) -> Text:
         view = self.game.view
         if view is None:
@@ -106,7 +102,10 @@ class Winners(GameWidget):
         return text
 
 
-class RevealScreen(Screen):
+class RevealScreen(Screen[None]):
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
     BINDINGS = [Binding("n", "next_round", "next round (host)", id="next-round")]
 
     def compose(self) -> ComposeResult:

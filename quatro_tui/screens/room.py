@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,12 +18,13 @@ from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
+
 
 class SeatList(GameWidget):
-    DEFAULT_CSS = """
-    SeatList { height: auto; }
-    """
-
     def draw(self) -> Text:
         game = self.game
         seating = game.seating
@@ -58,7 +61,10 @@ class SeatList(GameWidget):
         return text
 
 
-class RoomScreen(Screen):
+class RoomScreen(Screen[None]):
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
     BINDINGS = [
         Binding("b", "add_bot", "add a bot", id="add-bot"),
         Binding("r", "remove_bot", "remove a bot", id="remove-bot"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,13 +18,14 @@ from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.signs import SignGrid
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
+
 
 class SignChoice(GameWidget):
     """The team's sign once set, and who set it; until then, how it gets set."""
-
-    DEFAULT_CSS = """
-    SignChoice { height: 2; }
-    """
 
     def draw(self) -> Text:
         view = self.game.view
@@ -43,10 +46,6 @@ class SignChoice(GameWidget):
 class ReadyList(GameWidget):
     """Who is ready: the round opens when everyone connected is, or when the window closes (R7)."""
 
-    DEFAULT_CSS = """
-    ReadyList { height: auto; }
-    """
-
     def draw(self) -> Text:
         game = self.game
         view = game.view
@@ -62,7 +61,10 @@ class ReadyList(GameWidget):
         return text
 
 
-class SigningScreen(Screen):
+class SigningScreen(Screen[None]):
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
     MOUSE_HELP = "click a sign to pick it"
     BINDINGS = [
         Binding("left", "move(-1, 0)", "left", show=False, tooltip="move in the signs", id="sign-left"),

@@ -6,6 +6,8 @@ below); one of each makes a swap. The arrows and ``enter`` do the same, and so d
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -22,6 +24,12 @@ from quatro_shared.seating import team_count
 
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.widgets import CardRow, Feed, SeatBox, SelfPanel, StatusBar, VotePrompt
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
+    from quatro_tui.game import Game
 
 CENTER_KEYS = "qwer"
 HAND_KEYS = "asdf"
@@ -49,8 +57,11 @@ def decoys(sign: str | None) -> list[str]:
     return [s for s in SIGNS if s != sign][: len(DECOY_KEYS)]
 
 
-class TableScreen(Screen):
+class TableScreen(Screen[None]):
     """The round itself."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
 
     MOUSE_HELP = "click a card of your hand, then a center slot, to swap them"
 
@@ -81,7 +92,7 @@ class TableScreen(Screen):
     cursor: reactive[tuple[int, int] | None] = reactive(None)
 
     @property
-    def game(self):
+    def game(self) -> Game:
         return self.app.game
 
     def compose(self) -> ComposeResult:

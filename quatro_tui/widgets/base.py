@@ -15,11 +15,17 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
     from quatro_tui.game import Game
 
 
 class GameWidget(Widget):
     """A widget drawn from the client's ``Game``. Subclasses implement ``draw``."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
 
     #: No repaint of its own: ``redraw`` decides whether anything on screen changed.
     version: reactive[int] = reactive(0, always_update=True, repaint=False)
@@ -30,7 +36,7 @@ class GameWidget(Widget):
 
     @property
     def game(self) -> Game:
-        return self.app.game  # type: ignore[attr-defined]
+        return self.app.game
 
     def draw(self) -> Text:
         raise NotImplementedError

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.message import Message
 from textual.reactive import reactive
 from textual import events
+
+from quatro_shared.cards import is_four_of_a_kind
 
 from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
@@ -19,10 +23,6 @@ RED_SUITS = ("H", "D")
 class CardRow(GameWidget):
     """Four cards with their keys above them; the selected one is drawn heavy and inverted."""
 
-    DEFAULT_CSS = """
-    CardRow { height: 4; width: 36; }
-    """
-
     selected: reactive[int | None] = reactive(None)
     cursor: reactive[int | None] = reactive(None)
 
@@ -31,7 +31,7 @@ class CardRow(GameWidget):
             super().__init__()
             self.row, self.index = row, index
 
-    def __init__(self, row: str, keys: str, **kwargs) -> None:
+    def __init__(self, row: str, keys: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.row = row  # "center" or "hand"
         self.keys = keys
@@ -51,7 +51,7 @@ class CardRow(GameWidget):
     def draw(self) -> Text:
         ascii_only = self.game.ascii_only
         cards = self.cards()
-        four = self.row == "hand" and len(cards) == 4 and len({c[:-1] for c in cards}) == 1
+        four = self.row == "hand" and is_four_of_a_kind(cards)
         title = "center" if self.row == "center" else ("FOUR!" if four else "hand")
         lines = [Text(" " * LABEL_WIDTH), Text(f"{title:<{LABEL_WIDTH}}", style="bold" if four else ""), Text(" " * LABEL_WIDTH), Text(" " * LABEL_WIDTH)]
         for i in range(4):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Callable
 
 from rich.text import Text
@@ -31,12 +33,9 @@ def phase_left(game: Game) -> tuple[str, float] | None:
 class Countdown(GameWidget):
     """A label then the seconds left, as ``left`` reads them from the game (None shows nothing)."""
 
-    DEFAULT_CSS = """
-    Countdown { height: 1; width: 18; }
-    """
     TICK = 0.1
 
-    def __init__(self, left: Callable[[Game], tuple[str, float] | None] = phase_left, **kwargs) -> None:
+    def __init__(self, left: Callable[[Game], tuple[str, float] | None] = phase_left, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.left = left
 

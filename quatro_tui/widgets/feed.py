@@ -11,10 +11,6 @@ from quatro_tui.widgets.base import GameWidget
 class Feed(GameWidget):
     """The latest lines of the game's feed, newest at the bottom, as many as fit."""
 
-    DEFAULT_CSS = """
-    Feed { height: 1fr; }
-    """
-
     def draw(self) -> Text:
         height = max(1, self.size.height)
         lines = [words.plain(line, self.game.ascii_only) for line in list(self.game.feed)[-height:]]

@@ -12,10 +12,6 @@ TEAM_STYLES = ("cyan", "magenta", "yellow", "green")
 
 
 class Scoreboard(GameWidget):
-    DEFAULT_CSS = """
-    Scoreboard { height: 1; width: 1fr; }
-    """
-
     def draw(self) -> Text:
         view = self.game.view
         if view is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.content import Content
 
@@ -14,12 +16,9 @@ from quatro_tui.widgets.base import GameWidget
 class SeatBox(GameWidget):
     """A bordered box for ``seat``. A pulse shows its emoji large and inverted for ``pulse_shown`` seconds."""
 
-    DEFAULT_CSS = """
-    SeatBox { height: 4; width: 24; border: round $foreground 50%; padding: 0 1; }
-    """
     TICK = 0.1
 
-    def __init__(self, seat: int, **kwargs) -> None:
+    def __init__(self, seat: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.seat = seat
         self._title: str | None = None

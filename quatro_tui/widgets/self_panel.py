@@ -9,9 +9,6 @@ from quatro_tui.widgets.base import GameWidget
 
 
 class SelfPanel(GameWidget):
-    DEFAULT_CSS = """
-    SelfPanel { height: 4; width: 36; }
-    """
     TICK = 0.1
 
     def draw(self) -> Text:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import events
 from textual.message import Message
@@ -12,16 +14,14 @@ from quatro_shared.signs import SIGNS
 from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
 
+#: Signs a row: four cells of CELL columns fill 76 of an 80-column terminal.
 COLUMNS = 4
 CELL = 19  # ">🍍 watermelon" and a gap; 4 cells fill 76 columns
 
 
 class SignGrid(GameWidget):
-    """Six signs a row; the cursor is inverted and bracketed, the team's sign starred."""
+    """The 24 signs, four a row in six rows; the cursor is inverted and bracketed, the team's sign starred."""
 
-    DEFAULT_CSS = """
-    SignGrid { height: 6; width: 76; }
-    """
     can_focus = True
 
     cursor: reactive[int] = reactive(0)
@@ -31,7 +31,7 @@ class SignGrid(GameWidget):
             super().__init__()
             self.sign = sign
 
-    def __init__(self, *, fresh_each_round: bool = False, **kwargs) -> None:
+    def __init__(self, *, fresh_each_round: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         #: Signing: the cursor starts on a random sign each round (``Game.fresh_sign``), not on the first.
         self.fresh_each_round = fresh_each_round

@@ -15,10 +15,6 @@ from quatro_tui.widgets.scoreboard import Scoreboard
 class RoundLabel(GameWidget):
     """The game's name and the round; while the link is down, what the client is doing about it."""
 
-    DEFAULT_CSS = """
-    RoundLabel { height: 1; width: auto; min-width: 20; }
-    """
-
     def draw(self) -> Text:
         game = self.game
         text = Text()
@@ -38,12 +34,6 @@ class RoundLabel(GameWidget):
 
 
 class StatusBar(Horizontal):
-    DEFAULT_CSS = """
-    StatusBar { height: 1; background: $panel; }
-    StatusBar > Countdown { margin: 0 2; }
-    StatusBar > Scoreboard { width: 1fr; }
-    """
-
     def compose(self) -> ComposeResult:
         yield RoundLabel()
         yield Countdown()

@@ -9,10 +9,6 @@ from quatro_tui.widgets.base import GameWidget
 
 
 class VotePrompt(GameWidget):
-    DEFAULT_CSS = """
-    VotePrompt { height: 1; display: none; }
-    VotePrompt.-open { display: block; }
-    """
     TICK = 0.1
 
     def watch_version(self, version: int) -> None:

@@ -1,0 +1,37 @@
+"""Reading the client's screen in tmux (the ``tmux`` fixture, in conftest.py, runs tmux on a private socket)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+Tmux = Callable[..., str]
+
+#: Seconds to wait for something to show on screen.
+WAIT = 30.0
+
+
+def wait_for(tmux: Tmux, session: str, predicate: Callable[[str], bool], what: str, timeout: float = WAIT) -> str:
+    """The screen once ``predicate`` holds for it; fails showing the screen after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = tmux("capture-pane", "-p", "-t", session)
+        if predicate(text):
+            return text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; the screen was:\n{text}")
+        time.sleep(0.1)
+
+
+def on_the_table(text: str) -> bool:
+    """The table screen of a round: the center cards above one's hand."""
+    return "center" in text and "hand" in text
+
+
+def quit_with_ctrl_q(tmux: Tmux, session: str, timeout: float = WAIT) -> None:
+    """ctrl+q, then the session must end (the client quit, and with it the command tmux ran)."""
+    tmux("send-keys", "-t", session, "C-q")
+    deadline = time.monotonic() + timeout
+    while session in tmux("list-sessions", "-F", "#{session_name}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert session not in tmux("list-sessions", "-F", "#{session_name}"), "ctrl+q did not quit"
