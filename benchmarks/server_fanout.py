@@ -51,6 +51,7 @@ import msgpack  # noqa: E402
 import trio  # noqa: E402
 
 from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E402
+from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
 
 from quatro_server.timing import STANDARD, Timing  # noqa: E402
@@ -100,7 +101,10 @@ class LoadSeat:
         self.ids = 0
         self.waiting: dict[int, trio.Event] = {}
         self.replies: dict[int, dict[str, Any]] = {}
-        self.latest: bytes | None = None  # the last update's body: decoded only when the seat needs its view
+        self.latest: bytes | None = None  # the last update's body (for its size)
+        self.unread: list[bytes] = []  # updates not yet applied to ``state``: decoded only when the seat needs it
+        #: What a load seat needs of its view (protocol 2 sends a full view only in a snapshot): phase, hand, center.
+        self.state: dict[str, Any] = {}
         self.got_update = trio.Event()
         self.swap_sent_at: float | None = None  # set while a swap's own update is awaited
 
@@ -129,6 +133,9 @@ class LoadSeat:
                     if stats.measuring:
                         stats.updates += 1
                     self.latest = body
+                    self.unread.append(body)
+                    if len(self.unread) > 256:  # a seat that never looks (the relay's): keep memory bounded
+                        self.view()
                     self.got_update.set()
                     if self.swap_sent_at is not None:
                         self._own_swap(body)
@@ -160,7 +167,39 @@ class LoadSeat:
         return self.replies.pop(request_id)
 
     def view(self) -> dict[str, Any] | None:
-        return None if self.latest is None else msgpack.unpackb(self.latest, raw=False)["view"]
+        """The seat's phase, hand and center, from its snapshot and the updates since (a client core's job, cut
+        down to what the load needs, so that the load process stays light)."""
+        for body in self.unread:
+            self._apply(msgpack.unpackb(body, raw=False))
+        self.unread.clear()
+        return self.state or None
+
+    def _apply(self, update: dict[str, Any]) -> None:
+        state = self.state
+        view = update.get("view")
+        if update.get("snapshot") and view is not None:
+            state.update(phase=view["phase"], hand=list(view["hand"]), center=list(view["center"]))
+            return
+        if not state:
+            return
+        for ev in update.get("events", ()):
+            kind = ev.get("kind")
+            if kind == "swapped" and len(state["center"]) > ev["slot"]:
+                state["center"][ev["slot"]] = ev["put_down"]
+                if ev["seat"] == self.seat and ev["put_down"] in state["hand"]:
+                    state["hand"][state["hand"].index(ev["put_down"])] = ev["taken"]
+            elif kind == "dealt":
+                state["center"] = list(ev["center"])
+            elif kind == "hand_dealt" and ev["seat"] == self.seat:
+                state["hand"] = list(ev["hand"])
+            elif kind == "signing_started":
+                state.update(phase="signing", hand=[], center=[])
+            elif kind == "round_opened":
+                state["phase"] = "round"
+            elif kind == "break_started":
+                state["phase"] = "break"
+            elif kind == "match_over":
+                state["phase"] = "over"
 
 
 def _ok(reply: dict[str, Any], what: str) -> dict[str, Any]:
@@ -182,7 +221,7 @@ async def seat_quatro(tables: list[list[LoadSeat]], timing: Timing) -> None:
 
     async def table_setup(seats: list[LoadSeat], n: int) -> None:
         for s in seats:
-            _ok(await s.request("hello", version=1, name=f"load{n}-{s.index}"), "hello")
+            _ok(await s.request("hello", version=PROTOCOL_VERSION, name=f"load{n}-{s.index}"), "hello")
         created = _ok(await seats[0].request("create_table", players=SEATS), "create_table")
         seats[0].seat = created["seat"]
         for s in seats[1:]:
@@ -374,11 +413,12 @@ def run_target(target: str, tables: int, args: argparse.Namespace, timing: Timin
 
 
 def sample_update_body(pace: float) -> dict[str, Any]:
-    """A real mid-round update of an 8-player table, as the server sends it (built by the rules engine)."""
+    """A real mid-round update of an 8-player table as the server sends it (protocol 2: what changed, with the
+    table's countdowns; built by the rules engine). The relay adds the batch's event."""
     from quatro_shared import actions as a
     from quatro_shared.wire import to_wire
 
-    from quatro_server.engine import Table, view
+    from quatro_server.engine import Table, clock
 
     table = Table(SEATS, timing=paced_timing(pace), rng=random.Random(7))
     table.start(0.0)
@@ -390,7 +430,7 @@ def sample_update_body(pace: float) -> dict[str, Any]:
         table.act(i, a.TakeChannel(), 0.01)
         table.act(i, a.ChooseEmoji(SIGNS[i + 4]), 0.01)
     table.advance(1.0)
-    return {"kind": "update", "table": 1, "seq": 40, "snapshot": False, "events": [], "view": to_wire(view(table, 0, 1.0))}
+    return {"kind": "update", "table": 1, "seq": 40, "snapshot": False, "events": [], "clock": to_wire(clock(table, 1.0))}
 
 
 class RelayConn:

@@ -20,15 +20,15 @@ from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.cards import PLAYER_COUNTS
-from quatro_shared.events import Event
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
 from quatro_shared import seating, wording
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
-from quatro_server.engine import Emit, Table, events_for, view
+from quatro_server.engine import Emit, Table, view
 from quatro_server.timing import PROFILES, Timing
+from quatro_server.updates import Batch
 
 log = logging.getLogger("quatro.lobby")
 
@@ -50,7 +50,7 @@ class Peer(Protocol):
     room: Room | None
     seat: int | None
 
-    def send(self, message: dict[str, Any]) -> None: ...
+    def send(self, message: dict[str, Any] | bytes) -> None: ...
 
     def close(self, reason: str) -> None: ...
 
@@ -68,6 +68,9 @@ class Seat:
     #: Updates sent to this seat so far: its ``seq``, one per update, so the client can tell it missed nothing.
     #: Counted per seat, not per table batch: a batch this seat may not see is not even hinted at (H3).
     seq: int = 0
+    #: The seat's connection has had a snapshot (protocol 2): it can apply what changed. A new connection at
+    #: the seat has not.
+    synced: bool = False
 
     @property
     def empty(self) -> bool:
@@ -140,27 +143,35 @@ class Room:
             if s.peer is not None:
                 s.peer.send(message)
 
-    def _update(self, seat: int, events: list[Event], now: float, snapshot: bool = False) -> dict[str, Any]:
-        assert self.table is not None
+    def _update(self, batch: Batch, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
+        """The frame of one seat's update in ``batch``, numbered by the seat's ``seq``."""
         s = self.seats[seat]
         s.seq += 1
-        return to_wire(m.Update(self.id, s.seq, snapshot, tuple(events), view(self.table, seat, now)))
+        if snapshot:
+            s.synced = True
+        return batch.update(seat, s.seq, seen, snapshot)
 
     def publish(self, emits: list[Emit], now: float, snapshot_for: int | None = None) -> None:
         """Send one batch of engine events to the seats allowed to see them, each filtered for that seat (H1, H3).
 
         A seat that sees none of the batch is sent nothing: even an empty update would tell it *when* a
         private thing happened (another team's sign, an opponent's emoji change). ``snapshot_for`` gets
-        its update whatever it sees, marked as a snapshot (joining, rejoining).
+        its update whatever it sees, marked as a snapshot (joining, rejoining, asking to resync), as does a
+        seat whose connection has had no snapshot yet; the others get what changed (protocol 2), the bytes
+        of what several seats see built once (``quatro_server.updates``).
         """
         if self.table is None or not (emits or snapshot_for is not None):
             return
+        batch = Batch(self.id, self.table, emits, now)
+        players = self.players
         for i, s in enumerate(self.seats):
-            seen = events_for(emits, i, self.players)
+            if s.peer is None and s.bot is None:
+                continue
+            seen = batch.seen_by(i, seating.team_of(i, players))
             if s.peer is not None and (seen or i == snapshot_for):
-                s.peer.send(self._update(i, seen, now, snapshot=i == snapshot_for))
+                s.peer.send(self._update(batch, i, seen, snapshot=i == snapshot_for or not s.synced))
             if s.bot is not None and seen:
-                s.bot.observe(seen)  # H2: a bot is told what a player there is told
+                s.bot.observe([emits[k].event for k in seen])  # H2: a bot is told what a player there is told
         if any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits):
             self.broadcast_seating()
         self.on_change()
@@ -199,6 +210,7 @@ class Room:
         """Fill an empty seat; a human gets a fresh secret (R19), which is returned."""
         s = self.seats[seat]
         s.name, s.bot, s.peer, s.order = name, bot, peer, next(self._orders)
+        s.synced = False
         s.secret = None if bot is not None else secrets.token_urlsafe(SECRET_BYTES)
         if bot is None and self.host is None:
             self.host = seat
@@ -291,6 +303,16 @@ class Lobby:
     def _ping(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         return m.Ok(request.id)
 
+    def _resync(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """A snapshot of the seat's view, for a client that doubts its state (protocol 2). It comes before the ok."""
+        room, seat = peer.room, peer.seat
+        if room is None or seat is None:
+            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
+        if room.table is None:
+            return m.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
+        room.publish([], now, snapshot_for=seat)
+        return m.Ok(request.id)
+
     def _list_tables(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         return m.Ok(request.id, m.Tables(self.listing()))
 
@@ -376,7 +398,7 @@ class Lobby:
             old.room = old.seat = None
             old.send(to_wire(m.Bye(m.BYE_REPLACED, "this seat was taken over by a new connection")))
             old.close("replaced")
-        s.peer, s.name = peer, peer.name
+        s.peer, s.name, s.synced = peer, peer.name, False
         room.idle_since = None
         peer.room, peer.seat = room, seat
         self.watchers.discard(peer)
@@ -402,7 +424,7 @@ class Lobby:
         s = room.seats[seat]
         if s.peer is not peer:
             return
-        s.peer = None
+        s.peer, s.synced = None, False
         if room.table is None and leaving:
             room.seats[seat] = Seat()  # before the match, leaving frees the seat (and voids its secret)
         if room.table is None:

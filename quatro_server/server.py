@@ -62,12 +62,13 @@ class Connection:
     def __post_init__(self) -> None:
         self.outbox_send, self.outbox_receive = trio.open_memory_channel[bytes](MAX_OUTBOUND_FRAMES)
 
-    def send(self, message: dict[str, Any]) -> None:
-        """Queue a frame; never blocks. A full queue means the client stopped reading: drop it."""
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        """Queue a frame (a message, or a frame already encoded); never blocks. A full queue means the client
+        stopped reading: drop it."""
         if self.closed_reason is not None:
             return
         try:
-            self.outbox_send.send_nowait(encode(message))
+            self.outbox_send.send_nowait(message if isinstance(message, bytes) else encode(message))
         except trio.WouldBlock:
             self.close("slow_reader")
 

@@ -101,3 +101,25 @@ class SeatView:
     #: The reveal of the round just ended, during the break and after the match.
     summary: RoundSummary | None
     winners: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The table's public countdowns at one instant (protocol 2): what an update carries so that a client's state,
+    built from events, shows the same countdowns as a fresh view would. Remaining milliseconds, as in ``SeatView``."""
+
+    phase_ms: int | None
+    vote_ms: int | None
+    vote_wait_ms: int
+    #: By seat: ``SeatState.next_pulse_ms`` and ``SeatState.last_pulse_ms``.
+    next_pulse_ms: tuple[int | None, ...]
+    last_pulse_ms: tuple[int | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OwnTimers:
+    """The seat's own cooldowns (R9, R12) at one instant: private, so built for that seat alone.
+    An update leaves them out when both are 0."""
+
+    swap_wait_ms: int
+    channel_wait_ms: int

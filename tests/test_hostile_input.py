@@ -483,6 +483,8 @@ def lobby_cases(table: int) -> list[tuple[dict[str, Any], str, str]]:
         ({"kind": p.START, "force": True}, E, BAD),
         ({"kind": p.START}, R, p.NOT_SEATED),
         ({"kind": p.PING, "payload": "x"}, E, BAD),
+        ({"kind": p.RESYNC, "seq": 3}, E, BAD),
+        ({"kind": p.RESYNC}, R, p.NOT_SEATED),
         # Game actions from a connection with no seat: refused before anything else.
         ({"kind": "swap", "give": "AS", "slot": "x", "take": "KS"}, R, p.NOT_SEATED),
         ({"kind": "call"}, R, p.NOT_SEATED),

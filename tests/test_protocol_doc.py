@@ -153,7 +153,9 @@ class _Peer:
         self.seat = None
         self.sent: list[dict[str, Any]] = []
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        if isinstance(message, bytes):  # an update, assembled from pre-encoded parts
+            (message,) = framing.FrameDecoder().feed(message)
         self.sent.append(message)
 
     def close(self, reason: str) -> None:
@@ -192,6 +194,7 @@ def _lobby_messages() -> list[dict[str, Any]]:
     assert ask(bob, "swap", now=1.1, give="QH", slot=0, take="KS")["kind"] == protocol.REFUSED
     assert ask(bob, "swap", now=1.1, give="ZZ", slot=0, take="KS")["kind"] == protocol.ERROR
     ask(bob, "ready", now=1.2)
+    assert ask(bob, protocol.RESYNC, now=1.25)["kind"] == protocol.OK
     assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret)["kind"] == protocol.OK
     ask(ann, protocol.LEAVE, now=1.4)
 
@@ -225,7 +228,9 @@ def _required() -> dict[str, set[str]]:
         "event fields": {name for cls in EVENT_CLASSES for name in _fields(cls)},
         "rule reasons": {reason.value for reason in actions.Reason},
         "view fields": {
-            name for cls in (views.SeatView, views.SeatState, views.VoteState, views.RoundSummary) for name in _fields(cls)
+            name
+            for cls in (views.SeatView, views.SeatState, views.VoteState, views.RoundSummary, views.Clock, views.OwnTimers)
+            for name in _fields(cls)
         },
         "phases": {phase.value for phase in views.Phase},
         "protocol constants (kinds, lobby reasons, codes)": _protocol_words(),
@@ -303,7 +308,7 @@ def test_every_lobby_request_has_a_section_naming_its_fields(kind):
 
 
 @pytest.mark.parametrize(
-    "cls", [views.SeatView, views.SeatState, views.VoteState], ids=lambda cls: cls.__name__
+    "cls", [views.SeatView, views.SeatState, views.VoteState, views.Clock, views.OwnTimers], ids=lambda cls: cls.__name__
 )
 def test_every_view_field_has_a_row(cls):
     doc = _doc()
