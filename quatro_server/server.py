@@ -1,9 +1,9 @@
 """The network shell: trio over TCP, one task per connection, one timer task per table.
 
 Everything about the game is decided by the lobby and the engine; this module moves bytes and owns
-the clock (trio's). Each connection has a reader (frames in, one reply per request), a writer (a
-bounded queue out, coalesced per wake-up), an inbound rate limit, and dies alone: a bad peer takes
-its own connection down, never a table or another player.
+the clock (trio's). Each connection has a reader (frames in, one reply per request), an outbox (bytes
+out, bounded; one flusher sends for every connection, ``quatro_server.outbound``), an inbound rate limit,
+and dies alone: a bad peer takes its own connection down, never a table or another player.
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.wire import request_from_wire, to_wire
 
 from quatro_server.lobby import Lobby, Room
+from quatro_server.outbound import Flusher, Outbox
 
 log = logging.getLogger("quatro.server")
 
 #: Connections one server accepts at once; more are told the server is full and closed.
 MAX_CONNECTIONS = 2000
-#: Frames queued for one client. A client that stops reading fills it and is dropped (its seat is kept, R19).
-MAX_OUTBOUND_FRAMES = 512
 #: Bytes read per receive call.
 RECEIVE_BYTES = 65536
 #: Inbound rate limit (token bucket): a burst of this many requests, refilled at RATE per second.
@@ -49,6 +48,8 @@ class Connection:
 
     stream: trio.abc.Stream
     address: str
+    # --- outbound: an outbox the flusher sends (quatro_server.outbound) ---
+    outbox: Outbox
     name: str = "player"
     room: Room | None = None
     seat: int | None = None
@@ -60,16 +61,14 @@ class Connection:
     reading: trio.CancelScope = field(default_factory=trio.CancelScope)
 
     def __post_init__(self) -> None:
-        self.outbox_send, self.outbox_receive = trio.open_memory_channel[bytes](MAX_OUTBOUND_FRAMES)
+        self.outbox.on_error = self.close  # a failed send, or a full outbox: the connection goes
 
     def send(self, message: dict[str, Any] | bytes) -> None:
-        """Queue a frame (a message, or a frame already encoded); never blocks. A full queue means the client
+        """Queue a frame (a message, or a frame already encoded); never blocks. A full outbox means the client
         stopped reading: drop it."""
         if self.closed_reason is not None:
             return
-        try:
-            self.outbox_send.send_nowait(message if isinstance(message, bytes) else encode(message))
-        except trio.WouldBlock:
+        if not self.outbox.put(message if isinstance(message, bytes) else encode(message)):
             self.close("slow_reader")
 
     def close(self, reason: str) -> None:
@@ -77,7 +76,6 @@ class Connection:
         if self.closed_reason is None:
             self.closed_reason = reason
             log.info("connection_closing peer=%s reason=%s", self.address, reason)
-        self.outbox_send.close()
         self.reading.cancel()
 
     def allow(self, now: float) -> bool:
@@ -100,6 +98,7 @@ class Server:
         self.connections: set[Connection] = set()
         self._nursery: trio.Nursery | None = None
         self._wakeups: dict[int, trio.Event] = {}
+        self.flusher = Flusher()
         lobby.on_room_created = self._room_created
 
     # --- tables --------------------------------------------------------------------------------
@@ -149,23 +148,23 @@ class Server:
             address = f"{peername[0]}:{peername[1]}"
         except OSError:
             address = "?"
-        conn = Connection(stream, address)
+        conn = Connection(stream, address, self.flusher.outbox(stream))
         if len(self.connections) >= MAX_CONNECTIONS:
             await _send_and_close(stream, to_wire(m.Error(None, p.SERVER_FULL, "the server is full")))
             return
         self.connections.add(conn)
         log.info("connection_open peer=%s", address)
         try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._write, conn)
-                with conn.reading:
-                    await self._read(conn)
-                conn.close(conn.closed_reason or "eof")
-                # The writer ends once the queue is drained; a peer that does not read is cut off.
-                nursery.cancel_scope.deadline = trio.current_time() + FLUSH_GRACE
+            with conn.reading:
+                await self._read(conn)
+            conn.close(conn.closed_reason or "eof")
+            # What is queued goes out (an error, a goodbye); a peer that does not read is cut off.
+            with trio.move_on_after(FLUSH_GRACE):
+                await conn.outbox.drained()
         except Exception:
             log.exception("connection_failed peer=%s", address)  # never escapes: the server and tables go on
         finally:
+            conn.outbox.close()  # before the socket closes: its descriptor number may be reused at once
             self.connections.discard(conn)
             try:
                 self.lobby.detach(conn, trio.current_time(), leaving=False)
@@ -174,21 +173,6 @@ class Server:
             with trio.CancelScope(shield=True):
                 await conn.stream.aclose()
             log.info("connection_closed peer=%s reason=%s", address, conn.closed_reason)
-
-    async def _write(self, conn: Connection) -> None:
-        """Send everything queued, coalesced: one system call per wake-up rather than per frame."""
-        async for first in conn.outbox_receive:
-            chunks = [first]
-            while True:
-                try:
-                    chunks.append(conn.outbox_receive.receive_nowait())
-                except (trio.WouldBlock, trio.EndOfChannel):
-                    break
-            try:
-                await conn.stream.send_all(b"".join(chunks))
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                conn.close("write_failed")
-                return
 
     async def _read(self, conn: Connection) -> None:
         decoder = FrameDecoder()
@@ -281,6 +265,7 @@ class Server:
         """Listen and serve until cancelled; on cancellation every client is told the server is going away."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            await nursery.start(self.flusher.run)
             listeners = await trio.open_tcp_listeners(port, host=host)
             nursery.start_soon(self._accept, listeners)
             task_status.started(listeners)

@@ -25,6 +25,7 @@ import msgpack
 import pytest
 import trio
 
+from quatro_server import outbound as outbound_module
 from quatro_server import server as server_module
 from quatro_server.server import FLOOD_DISCONNECT, REQUEST_BURST, REQUEST_RATE
 from quatro_server.timing import FAST
@@ -854,9 +855,9 @@ async def test_a_client_that_never_reads_is_dropped_while_the_table_goes_on(game
     server = game.server
     ann, dee = game.ann, game.dee
     # The queue's length is read when a connection is made: only connections made from now on get the short one.
-    monkeypatch.setattr(server_module, "MAX_OUTBOUND_FRAMES", 8)
+    monkeypatch.setattr(outbound_module, "MAX_OUTBOUND_BYTES", 2048)
     slow = await connect_small_buffer(server.port, "slow")
-    monkeypatch.setattr(server_module, "MAX_OUTBOUND_FRAMES", 512)
+    monkeypatch.setattr(outbound_module, "MAX_OUTBOUND_BYTES", outbound_module.MAX_OUTBOUND_BYTES)
     (slow_conn,) = [c for c in server.connections if c.name == "slow"]
     # The kernel's buffers are small too (test-side only), so a few dozen updates fill everything.
     slow_conn.stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)

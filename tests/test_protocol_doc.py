@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from quatro_server import bots, engine, lobby, server, timing
+from quatro_server import bots, engine, lobby, outbound, server, timing
 from vocabulary import exported_subclasses
 
 from quatro_shared import actions, events, framing, messages, protocol, signs, views, wire
@@ -328,7 +328,6 @@ LIMITS = {
         (server, name): getattr(server, name)
         for name in (
             "MAX_CONNECTIONS",
-            "MAX_OUTBOUND_FRAMES",
             "REQUEST_BURST",
             "REQUEST_RATE",
             "FLOOD_DISCONNECT",
@@ -337,6 +336,7 @@ LIMITS = {
         )
     },
     (lobby, "MAX_TABLES"): lobby.MAX_TABLES,
+    (outbound, "MAX_OUTBOUND_BYTES"): outbound.MAX_OUTBOUND_BYTES,
 }
 
 
