@@ -662,12 +662,12 @@ def clock(table: Table, now: float) -> Clock:
     vote = table._vote
     return Clock(
         phase_ms=_ms(table.phase_ends_at - now) if table.phase_ends_at != inf else None,
-        vote_ms=None if vote is None else _ms(vote.ends_at - now),
-        vote_wait_ms=_ms(table._last_vote_end + table.timing.vote_gap - now),
         next_pulse_ms=tuple(
             _ms(_next_beat(s.next_pulse_at, now, interval)) if s.channel_held and in_round else None for s in table._seats
         ),
         last_pulse_ms=tuple(None if s.last_pulse_at is None else _ms(now - s.last_pulse_at) for s in table._seats),
+        vote_ms=None if vote is None else _ms(vote.ends_at - now),
+        vote_wait_ms=_ms(table._last_vote_end + table.timing.vote_gap - now),
     )
 
 

@@ -22,6 +22,7 @@ from quatro_shared import protocol as p
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
+from quatro_shared.framing import encode
 from quatro_shared.wire import to_wire
 from quatro_shared import seating, wording
 
@@ -93,6 +94,8 @@ class Room:
     #: When the last connected human left (None while someone is here): the room closes ``ABANDON_AFTER`` later.
     idle_since: float | None = None
     on_change: Callable[[], None] = lambda: None  # the shell's wake-up for the room's timer task
+    #: The wake-up the timer task last armed (``next_wake``'s latest answer; None: it sleeps until told).
+    _armed: float | None = None
     _orders: Any = field(default_factory=lambda: count(1))
 
     # --- what the room tells people ------------------------------------------------------------
@@ -138,7 +141,7 @@ class Room:
         )
 
     def broadcast_seating(self) -> None:
-        message = to_wire(self.seating())
+        message = encode(to_wire(self.seating()))  # encoded once for the whole table
         for s in self.seats:
             if s.peer is not None:
                 s.peer.send(message)
@@ -174,13 +177,21 @@ class Room:
                 s.bot.observe([emits[k].event for k in seen])  # H2: a bot is told what a player there is told
         if any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits):
             self.broadcast_seating()
-        self.on_change()
+        # Wake the timer task only when the batch brought the room's next deadline forward: waking it for every
+        # batch (a swap moves no deadline of the table's) cost a task switch per batch for nothing.
+        wake = self._next_wake()
+        if wake is not None and (self._armed is None or wake < self._armed):
+            self.on_change()
 
     # --- time and bots -------------------------------------------------------------------------
 
     def next_wake(self) -> float | None:
         """When the room's timer task must call ``tick``: the engine's next deadline, a bot's next look,
-        or the moment an empty room is given up."""
+        or the moment an empty room is given up. The timer task arms itself with this answer."""
+        self._armed = self._next_wake()
+        return self._armed
+
+    def _next_wake(self) -> float | None:
         wakes = [] if self.idle_since is None else [self.idle_since + ABANDON_AFTER]
         if self.table is not None and self.table.phase is not Phase.OVER:
             wakes.extend(s.bot_wake for s in self.seats if s.bot is not None)
@@ -287,7 +298,7 @@ class Lobby:
         return tuple(room.summary() for room in rooms[:MAX_LISTED])
 
     def announce(self) -> None:
-        message = to_wire(m.LobbyList(self.listing()))
+        message = encode(to_wire(m.LobbyList(self.listing())))  # encoded once for every watcher
         for peer in list(self.watchers):
             peer.send(message)
 

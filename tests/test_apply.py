@@ -87,4 +87,4 @@ def test_an_event_that_cannot_follow_the_state_is_an_apply_error() -> None:
     with pytest.raises(ApplyError):
         apply(state, [e.Swapped(0, 2, "AS", "KS")], None, None)  # no center, no such card in hand
     with pytest.raises(ApplyError):
-        apply(state, [], Clock(None, None, 0, (None,), (None,)), None)  # a clock for another table size
+        apply(state, [], Clock(None, (None,), (None,)), None)  # a clock for another table size

@@ -192,8 +192,8 @@ def _update(seq: int, snapshot: bool = False) -> bytes:
     if snapshot or seq == 1:
         return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": True, "view": to_wire(view),
                        "events": [{"kind": "channel_taken", "seat": 1}]})
-    clock = Clock(view.phase_ms, None, view.vote_wait_ms, tuple(s.next_pulse_ms for s in view.seats),
-                  tuple(s.last_pulse_ms for s in view.seats))
+    clock = Clock(view.phase_ms, tuple(s.next_pulse_ms for s in view.seats), tuple(s.last_pulse_ms for s in view.seats),
+                  vote_wait_ms=view.vote_wait_ms)
     return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": False, "clock": to_wire(clock),
                    "events": [{"kind": "channel_taken", "seat": 1}]})
 
