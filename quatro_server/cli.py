@@ -11,6 +11,7 @@ import argparse
 import logging
 import socket
 import sys
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -19,7 +20,7 @@ from quatro_shared.protocol import DEFAULT_PORT
 
 from quatro_server import netbot, sim
 from quatro_server.lobby import Lobby
-from quatro_server.server import run
+from quatro_server.server import ServerConfig, run
 from quatro_server.timing import PROFILES, load_timing
 
 
@@ -44,6 +45,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--trusted-address",
+        action="append",
+        default=[],
+        metavar="IP",
+        help="exempt this remote address from the per-address limits on connections and tables "
+        "(a load generator, or a gateway that relays many people from one address); repeatable",
+    )
     serve.set_defaults(run=_serve)
     bot = commands.add_parser(
         "bot",
@@ -110,7 +119,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     async def main_task() -> None:
         async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(run, args.host, args.port, lobby)
+            config = ServerConfig(trusted_addresses=frozenset(args.trusted_address))
+            listeners = await nursery.start(partial(run, config=config), args.host, args.port, lobby)
             port = listeners[0].socket.getsockname()[1]
             print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
             for address in _addresses(args.host, port):

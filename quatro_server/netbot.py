@@ -65,6 +65,19 @@ class _Client:
         self.seating_changed = trio.Event()
         self.rounds_ended = 0
         self.closed: str | None = None
+        # Heartbeat (protocol: ping when nothing was sent for HEARTBEAT_INTERVAL); two tasks send, one at a time.
+        self.sent_at = trio.current_time()
+        self._sending = trio.Lock()
+
+    async def heartbeat(self) -> None:
+        """Ping whenever nothing was sent for ``HEARTBEAT_INTERVAL``, so the server never takes this bot for gone."""
+        while self.closed is None:
+            await trio.sleep_until(self.sent_at + p.HEARTBEAT_INTERVAL)
+            if trio.current_time() >= self.sent_at + p.HEARTBEAT_INTERVAL:
+                try:
+                    await self.request(p.PING)
+                except (ConnectionLost, trio.TooSlowError):
+                    return  # the reader and the player notice the lost connection
 
     async def read(self) -> None:
         """Read frames until the connection ends; then wake every request still waiting."""
@@ -126,7 +139,9 @@ class _Client:
         request_id = next(self.ids)
         done = self.waiting[request_id] = trio.Event()
         try:
-            await self.stream.send_all(encode({"kind": kind, "id": request_id, **fields}))
+            async with self._sending:
+                self.sent_at = trio.current_time()
+                await self.stream.send_all(encode({"kind": kind, "id": request_id, **fields}))
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             raise ConnectionLost(str(exc)) from None
         with trio.fail_after(REPLY_TIMEOUT):
@@ -258,6 +273,7 @@ async def run_bot(
         failure: RuntimeError | None = None
         async with stream, trio.open_nursery() as nursery:
             nursery.start_soon(client.read)  # the reader handles its own errors: it marks the client closed
+            nursery.start_soon(client.heartbeat)
             try:
                 _expect_ok(await client.request(p.HELLO, version=p.PROTOCOL_VERSION, name=result.name), "say hello")
                 if secret is None:

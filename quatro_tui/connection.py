@@ -159,6 +159,8 @@ class Connection:
         self.seq: int | None = None
         #: Set when an update went missing: why the link is being cut, until the rejoin that resyncs.
         self._resync_why: str | None = None
+        #: Heartbeat (protocol: ping when nothing was sent for HEARTBEAT_INTERVAL): when this client last sent.
+        self._sent_at = 0.0
 
     # --- opening and closing ----------------------------------------------------------------------
 
@@ -249,6 +251,7 @@ class Connection:
         assert self._writer is not None
         # asyncio buffers the write; the reader task notices a dead link, so no drain() per frame.
         self._writer.write(encode(message))
+        self._sent_at = asyncio.get_running_loop().time()
 
     # --- reading ----------------------------------------------------------------------------------
 
@@ -270,7 +273,13 @@ class Connection:
             why = "the connection dropped"
             try:
                 while True:
-                    frame = await self._read_frame()
+                    # Heartbeat: nothing sent for HEARTBEAT_INTERVAL, send a ping (its reply matches no pending request).
+                    beat = self._sent_at + p.HEARTBEAT_INTERVAL - asyncio.get_running_loop().time()
+                    try:
+                        frame = await asyncio.wait_for(self._read_frame(), max(beat, 0.0))
+                    except TimeoutError:
+                        self._send({"kind": p.PING, "id": next(self._ids)})
+                        continue
                     if frame is None:
                         why = "the server closed the connection"
                         break

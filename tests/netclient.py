@@ -31,6 +31,10 @@ class TestClient:
         self.seat: int | None = None
         self.secret: str | None = None
         self._seen: dict[str, int] = {}  # events of each kind already returned by wait_event
+        # Heartbeat (protocol: ping when nothing was sent for HEARTBEAT_INTERVAL); its replies are not kept.
+        self.sent_at = trio.current_time()
+        self.heartbeat_interval = p.HEARTBEAT_INTERVAL
+        self._heartbeats: set[int] = set()
 
     @classmethod
     async def connect(cls, port: int, name: str = "tester", hello: bool = True) -> TestClient:
@@ -42,17 +46,28 @@ class TestClient:
         return client
 
     async def send_raw(self, data: bytes) -> None:
+        self.sent_at = trio.current_time()
         await self.stream.send_all(data)
 
     async def send(self, message: dict[str, Any]) -> None:
+        self.sent_at = trio.current_time()
         await self.stream.send_all(encode(message))
 
     async def _read_frame(self) -> dict[str, Any] | None:
         while not self.pending:
-            data = await self.stream.receive_some(65536)
+            with trio.move_on_at(self.sent_at + self.heartbeat_interval) as beat:  # heartbeat: see __init__
+                data = await self.stream.receive_some(65536)
+            if beat.cancelled_caught:
+                request_id = next(self.ids)
+                self._heartbeats.add(request_id)
+                await self.send({"kind": p.PING, "id": request_id})
+                continue
             if not data:
                 return None
             for frame in self.decoder.feed(data):
+                if frame.get("kind") == p.OK and frame.get("id") in self._heartbeats:
+                    self._heartbeats.discard(frame["id"])
+                    continue
                 self.frames.append(frame)
                 self._track(frame)
                 self.pending.append(frame)

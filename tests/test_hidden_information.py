@@ -36,7 +36,7 @@ from quatro_server import engine as engine_module
 from quatro_server.bots import LEVELS
 from quatro_server.engine import Table
 from quatro_server.lobby import Lobby, Room
-from quatro_server.server import Server
+from quatro_server.server import Server, ServerConfig
 from quatro_server.timing import PROFILES
 from quatro_shared import events as e
 from quatro_shared import protocol as p
@@ -266,7 +266,8 @@ async def play_game(recording: Recording, server: Server, index: int, players: i
 
 async def play_all(recording: Recording) -> None:
     lobby = Lobby(timing_profiles={**PROFILES, "quick": QUICK}, seed=recording.seed)
-    server = Server(lobby)
+    # A dozen tables and their players, all from 127.0.0.1: more than one address may hold.
+    server = Server(lobby, ServerConfig(trusted_addresses=frozenset({"127.0.0.1"})))
     rng = random.Random(recording.seed)
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(server.serve, "127.0.0.1", 0)

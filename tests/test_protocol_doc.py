@@ -196,7 +196,7 @@ def _lobby_messages() -> list[dict[str, Any]]:
 
     hello_server = server.Server(lobby.Lobby())
     conn = _Conn("dee")
-    replies.append(hello_server._hello(conn, protocol.Request(protocol.HELLO, 1, {"version": 1, "name": "dee"})))
+    replies.append(hello_server._hello(conn, protocol.Request(protocol.HELLO, 1, {"version": protocol.PROTOCOL_VERSION, "name": "dee"})))
     return replies + [m for peer in (ann, bob, eve, twin) for m in peer.sent]
 
 
@@ -321,7 +321,9 @@ LIMITS = {
         (server, name): getattr(server, name)
         for name in (
             "MAX_CONNECTIONS",
-            "MAX_OUTBOUND_FRAMES",
+            "MAX_CONNECTIONS_PER_ADDRESS",
+            "MAX_OUTBOUND_BYTES",
+            "LOBBY_IDLE_LIMIT",
             "REQUEST_BURST",
             "REQUEST_RATE",
             "FLOOD_DISCONNECT",
@@ -329,7 +331,19 @@ LIMITS = {
             "FLUSH_GRACE",
         )
     },
-    (lobby, "MAX_TABLES"): lobby.MAX_TABLES,
+    **{
+        (lobby, name): getattr(lobby, name)
+        for name in (
+            "MAX_TABLES",
+            "MAX_TABLES_PER_ADDRESS",
+            "ABANDON_AFTER",
+            "UNSTARTED_ABANDON_AFTER",
+            "GUESSES_PER_ADDRESS",
+            "GUESSES_PER_TABLE",
+            "GUESS_DELAY_CAP",
+            "GUESS_DELAY_CAP_TABLE",
+        )
+    },
 }
 
 
