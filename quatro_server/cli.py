@@ -18,14 +18,14 @@ import trio
 
 from quatro_shared.protocol import DEFAULT_PORT
 
-from quatro_server import netbot, sim
+from quatro_server import netbot, sim, soak
 from quatro_server.lobby import Lobby
 from quatro_server.server import ServerConfig, run
 from quatro_server.timing import PROFILES, load_timing
 
 
 #: The subcommands; the first word of the arguments picks one, and anything else means ``serve``.
-SUBCOMMANDS = ("serve", "bot", "sim")
+SUBCOMMANDS = ("serve", "bot", "sim", "soak")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve Quatro tables on this machine (the default), run network bots, or simulate bot matches.",
         epilog="With no subcommand, quatro-server serves: quatro-server --port 7777 is quatro-server serve --port 7777.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak}")
     serve = commands.add_parser("serve", help="serve tables over TCP (the default)", description="Serve Quatro tables on this machine.")
     serve.add_argument("--host", default=None, help="address to listen on (default: every interface, for LAN play)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
@@ -68,6 +68,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     sim.add_arguments(simulate)
     simulate.set_defaults(run=sim.run)
+    soaking = commands.add_parser(
+        "soak",
+        help="attack a live server for a while and report whether it held",
+        description="Start a server on 127.0.0.1 and attack it (broken frames, floods, watchers that never read, "
+        "table and connection floods, password guessing, seat hijacking, silent peers) while honest players play; "
+        "report crashes, leaks, hijacks, points lost, peak memory and the honest players' latency. "
+        "Exits 1 if any crash, leak, hijack or lost point was seen.",
+    )
+    soak.add_arguments(soaking)
+    soaking.set_defaults(run=soak.run)
     return parser
 
 
