@@ -116,7 +116,7 @@ class QuietLog:
 
 
 class _Latest:
-    """A queued frame that a newer one of its kind replaces while it waits (the lobby list: state, not history)."""
+    """A queued frame that a newer one of its kind empties while it waits (the lobby list: state, not history)."""
 
     __slots__ = ("data",)
 
@@ -168,19 +168,21 @@ class Connection:
 
     def send(self, message: dict[str, Any]) -> None:
         """Queue a frame; never blocks. A client over its byte budget stopped reading: drop it (R19 keeps its seat).
-        A ``lobby`` push replaces the one still waiting, in its place: a watcher is sent the latest list, never a backlog."""
+        A ``lobby`` push supersedes the one still waiting (dropped, and the new one queued after whatever came
+        meanwhile): a watcher is sent the latest list, never a backlog."""
         if self.closed_reason is not None:
             return
         data = _encode(message)
-        latest = self._lobby if message.get("kind") == p.LOBBY else None
-        grown = len(data) - (0 if latest is None else len(latest.data))
+        lobby = message.get("kind") == p.LOBBY
+        superseded = self._lobby if lobby else None
+        grown = len(data) - (0 if superseded is None else len(superseded.data))
         if self.queued_bytes + grown > self.max_outbound_bytes:
             self.close("slow_reader")
             return
         self.queued_bytes += grown
-        if latest is not None:
-            latest.data = data
-        elif message.get("kind") == p.LOBBY:
+        if lobby:
+            if superseded is not None:
+                superseded.data = b""
             self._lobby = _Latest(data)
             self._outbox.append(self._lobby)
         else:

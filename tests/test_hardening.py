@@ -91,6 +91,24 @@ async def test_lobby_watchers_that_never_read_hold_the_latest_list_never_a_backl
         await w.aclose()
 
 
+async def test_a_waiting_lobby_list_is_superseded_and_every_byte_is_counted():
+    from quatro_shared.framing import FrameDecoder
+
+    conn = server_module.Connection(stream=None, address="test", max_outbound_bytes=10_000)  # type: ignore[arg-type]
+    conn.send({"kind": p.LOBBY, "tables": [{"table": 1}]})
+    conn.send({"kind": p.OK, "id": 1})
+    conn.send({"kind": p.LOBBY, "tables": [{"table": 2}]})
+    conn.send({"kind": p.LOBBY, "tables": [{"table": 3}]})
+    data = conn.take()
+    assert conn.queued_bytes == len(data)  # counted until written, not more
+    frames = FrameDecoder().feed(data)
+    assert frames == [{"kind": p.OK, "id": 1}, {"kind": p.LOBBY, "tables": [{"table": 3}]}]
+    conn.send({"kind": p.OK, "id": 2, "pad": "x" * 9_000})
+    assert conn.closed_reason is None
+    conn.send({"kind": p.OK, "id": 3, "pad": "x" * 2_000})  # one frame past the budget: a slow reader
+    assert conn.closed_reason == "slow_reader" and conn.queued_bytes <= 10_000
+
+
 async def test_a_seated_reader_that_stops_is_dropped_at_the_byte_budget_and_keeps_its_seat(server):
     """The queue is bounded in bytes: a player who stops reading costs at most the budget, then is let go (R19)."""
     server.config = replace(server.config, max_outbound_bytes=16 * 1024)
