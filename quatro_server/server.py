@@ -307,18 +307,21 @@ class Server:
     # --- connections ---------------------------------------------------------------------------
 
     async def handle(self, stream: trio.abc.Stream) -> None:
+        """Serve one connection. A stream with no TCP peer (an in-process gateway, such as a door that relays
+        its own users) is not counted per address: whoever relays it limits its own people."""
+        origin: str | None
         try:
             peername = stream.socket.getpeername()  # type: ignore[attr-defined]
             origin, address = str(peername[0]), f"{peername[0]}:{peername[1]}"
         except (OSError, AttributeError, IndexError, TypeError):
-            origin = address = "?"
+            origin, address = None, "?"
         config = self.config
         if len(self.connections) >= config.max_connections:
             self.quiet("server_full", logging.WARNING, "connection_refused reason=server_full connections=%d", len(self.connections))
             await _send_and_close(stream, p.error(None, p.SERVER_FULL, "the server is full"))
             return
-        trusted = origin in config.trusted_addresses
-        if not trusted and self.per_origin.get(origin, 0) >= config.max_connections_per_address:
+        trusted = origin is None or origin in config.trusted_addresses
+        if origin is not None and not trusted and self.per_origin.get(origin, 0) >= config.max_connections_per_address:
             self.quiet("too_many_connections", logging.INFO, "connection_refused reason=too_many_connections")
             await _send_and_close(
                 stream,
@@ -329,7 +332,7 @@ class Server:
         now = trio.current_time()
         conn = Connection(stream, address, None if trusted else origin, config.max_outbound_bytes, last_heard=now, last_active=now)
         self.connections.add(conn)
-        if not trusted:
+        if origin is not None and not trusted:
             self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
         log.debug("connection_open peer=%s", address)
         try:
@@ -345,7 +348,7 @@ class Server:
             self.quiet("connection_failed", logging.ERROR, "connection_failed peer=%s", address, exc_info=True)
         finally:
             self.connections.discard(conn)
-            if not trusted:
+            if origin is not None and not trusted:
                 left = self.per_origin.get(origin, 1) - 1
                 if left > 0:
                     self.per_origin[origin] = left

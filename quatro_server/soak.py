@@ -27,7 +27,6 @@ import argparse
 import itertools
 import json
 import math
-import os
 import random
 import re
 import socket
@@ -194,10 +193,12 @@ class ServerProcess:
                    "--timing", "fast", "--log-level", "warning", *self.extra]
         self.process = await trio.lowlevel.open_process(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.expected_exit = False
+        stdout = self.process.stdout
+        assert stdout is not None
         out = b""
         with trio.fail_after(30):
             while b"quatro join" not in out:
-                chunk = await self.process.stdout.receive_some(4096)
+                chunk = await stdout.receive_some(4096)
                 if not chunk:
                     raise RuntimeError(f"the server did not start: {out.decode(errors='replace')}")
                 out += chunk
@@ -230,7 +231,10 @@ class ServerProcess:
         """For crash scenarios: SIGKILL (or SIGTERM) the server and start it again on the same port."""
         assert self.process is not None
         self.expected_exit = True
-        self.process.kill() if kill else self.process.terminate()
+        if kill:
+            self.process.kill()
+        else:
+            self.process.terminate()
         await self.process.wait()
         await self.start(nursery)
 

@@ -457,3 +457,18 @@ async def test_blank_looking_names_are_refused(server, name):
 @pytest.mark.parametrize("name", ["한글", "ㅎ", "⠁", "ann\u3164", "e\u0301", "❤️", "zoë"])
 def test_names_with_something_visible_are_welcome(name):
     assert p.printable(name)
+
+
+async def test_a_trusted_address_is_exempt_from_the_per_address_shares(server):
+    """An operator's load generator or relaying gateway (``--trusted-address``) is not one host among many."""
+    server.config = replace(server.config, max_connections_per_address=2, trusted_addresses=frozenset({ATTACKER}))
+    server.lobby.max_tables_per_address = 1
+    trusted = [await connect_from(server.port, ATTACKER, f"t{i}") for i in range(4)]
+    for c in trusted[:2]:
+        assert (await c.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+    others = [await connect_from(server.port, HONEST, f"o{i}") for i in range(2)]
+    assert (await others[0].request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+    assert (await others[1].request(p.CREATE_TABLE, players=4))["reason"] == p.TOO_MANY_TABLES
+    third = await connect_from(server.port, HONEST, "o2", hello=False)
+    refused = await third.next_frame()
+    assert refused["kind"] == p.ERROR and refused["code"] == p.TOO_MANY_CONNECTIONS
