@@ -51,6 +51,7 @@ import msgpack  # noqa: E402
 import trio  # noqa: E402
 
 from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E402
+from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
 
 from quatro_server.timing import STANDARD, Timing  # noqa: E402
@@ -182,7 +183,7 @@ async def seat_quatro(tables: list[list[LoadSeat]], timing: Timing) -> None:
 
     async def table_setup(seats: list[LoadSeat], n: int) -> None:
         for s in seats:
-            _ok(await s.request("hello", version=1, name=f"load{n}-{s.index}"), "hello")
+            _ok(await s.request("hello", version=PROTOCOL_VERSION, name=f"load{n}-{s.index}"), "hello")
         created = _ok(await seats[0].request("create_table", players=SEATS), "create_table")
         seats[0].seat = created["seat"]
         for s in seats[1:]:
@@ -361,7 +362,7 @@ async def measure(target: str, port: int, pid: int, tables: int, args: argparse.
 def run_target(target: str, tables: int, args: argparse.Namespace, timing: Timing, timing_file: Path) -> Result:
     if target == "quatro":
         command = [sys.executable, "-m", "quatro_server", "--host", HOST, "--port", "0", "--timing", str(timing_file)]
-        command += ["--log-level", args.log_level]
+        command += ["--log-level", args.log_level, "--trusted-address", HOST]  # every load client comes from here
     else:
         writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
         command = [sys.executable, str(Path(__file__).resolve()), "--serve-relay", writer, "--pace", str(args.pace)]

@@ -11,6 +11,7 @@ import argparse
 import logging
 import socket
 import sys
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -18,14 +19,14 @@ import trio
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT
 
-from quatro_server import netbot, sim
+from quatro_server import netbot, sim, soak
 from quatro_server.lobby import Lobby
-from quatro_server.server import run
+from quatro_server.server import ServerConfig, run
 from quatro_server.timing import PROFILES, load_timing
 
 
 #: The subcommands; the first word of the arguments picks one, and anything else means ``serve``.
-SUBCOMMANDS = ("serve", "bot", "sim")
+SUBCOMMANDS = ("serve", "bot", "sim", "soak")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve Quatro tables on this machine (the default), run network bots, or simulate bot matches.",
         epilog="With no subcommand, quatro-server serves: quatro-server --port 7777 is quatro-server serve --port 7777.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak}")
     serve = commands.add_parser("serve", help="serve tables over TCP (the default)", description="Serve Quatro tables on this machine.")
     serve.add_argument("--host", default=None, help="address to listen on (default: every interface, for LAN play)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
@@ -45,6 +46,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--trusted-address",
+        action="append",
+        default=[],
+        metavar="IP",
+        help="exempt this remote address from the per-address limits on connections and tables "
+        "(a load generator, or a gateway that relays many people from one address); repeatable",
+    )
     serve.set_defaults(run=_serve)
     bot = commands.add_parser(
         "bot",
@@ -60,6 +69,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     sim.add_arguments(simulate)
     simulate.set_defaults(run=sim.run)
+    soaking = commands.add_parser(
+        "soak",
+        help="attack a live server for a while and report whether it held",
+        description="Start a server on 127.0.0.1 and attack it (broken frames, floods, watchers that never read, "
+        "table and connection floods, password guessing, seat hijacking, silent peers) while honest players play; "
+        "report crashes, leaks, hijacks, points lost, peak memory and the honest players' latency. "
+        "Exits 1 if any crash, leak, hijack or lost point was seen.",
+    )
+    soak.add_arguments(soaking)
+    soaking.set_defaults(run=soak.run)
     return parser
 
 
@@ -112,7 +131,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     async def main_task() -> None:
         async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(run, args.host, args.port, lobby)
+            config = ServerConfig(trusted_addresses=frozenset(args.trusted_address))
+            listeners = await nursery.start(partial(run, config=config), args.host, args.port, lobby)
             port = listeners[0].socket.getsockname()[1]
             print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
             for address in _addresses(args.host, port):

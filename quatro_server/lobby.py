@@ -39,12 +39,35 @@ SECRET_BYTES = 16
 #: Seconds a room lives on with nobody connected: long enough to come back from a dropped link (R19),
 #: short enough that abandoned tables (and their bots) do not pile up.
 ABANDON_AFTER = 600.0
+#: Seconds a table whose match never started lives on with nobody connected: there is no score to keep, and
+#: a table left behind by a dropped (or hostile) creator would otherwise hold a slot of ``MAX_TABLES``.
+UNSTARTED_ABANDON_AFTER = 90.0
+#: Open tables created from one remote address. A household or a LAN party behind one router runs a few
+#: tables at once; one host cannot fill ``MAX_TABLES`` and lock everyone else out.
+MAX_TABLES_PER_ADDRESS = 8
+#: Password guessing (``join`` with a wrong password): each address may miss this many times freely, then waits
+#: ``GUESS_DELAY`` seconds, doubled with every further miss up to ``GUESS_DELAY_CAP``; misses are forgotten
+#: ``GUESS_MEMORY`` seconds after the last one, or at once on a right guess from that address.
+GUESSES_PER_ADDRESS = 3
+#: The same for one table, whoever guesses (many addresses): more free misses, so that a crowd of honest typos
+#: is not slowed, and a shorter cap, so that an attack on a table delays its own players by at most that.
+GUESSES_PER_TABLE = 10
+GUESS_DELAY = 1.0
+GUESS_DELAY_CAP = 60.0
+GUESS_DELAY_CAP_TABLE = 30.0
+GUESS_MEMORY = 900.0
+#: Addresses whose misses are remembered at once; past it the longest-quiet ones are forgotten (bounded memory).
+GUESS_RECORDS = 4096
 #: Tables listed in one lobby message: open tables first. Stays under the codec's array limit.
 MAX_LISTED = 200
 
 
 class Peer(Protocol):
-    """A connection as the lobby sees it. ``send`` never blocks; a peer that cannot keep up is dropped by its owner."""
+    """A connection as the lobby sees it. ``send`` never blocks; a peer that cannot keep up is dropped by its owner.
+
+    A peer may also have an ``origin`` (its remote address, without the port): tables and password guesses are
+    counted per origin. A peer without one (an in-process caller) is counted as origin ``None``, unlimited.
+    """
 
     name: str
     room: Room | None
@@ -53,6 +76,47 @@ class Peer(Protocol):
     def send(self, message: dict[str, Any]) -> None: ...
 
     def close(self, reason: str) -> None: ...
+
+
+@dataclass(slots=True)
+class _Misses:
+    count: int = 0
+    last: float = 0.0
+    blocked_until: float = 0.0
+
+
+class GuessLimiter:
+    """Failed password attempts per key (an address, a table): free misses, then a growing delay."""
+
+    def __init__(self, free: int, delay: float, cap: float, memory: float = GUESS_MEMORY, records: int = GUESS_RECORDS) -> None:
+        self.free, self.delay, self.cap, self.memory, self.records = free, delay, cap, memory, records
+        self._misses: dict[Any, _Misses] = {}
+
+    def wait(self, key: Any, now: float) -> float:
+        """Seconds before ``key`` may guess again; 0 when it may now."""
+        misses = self._misses.get(key)
+        if misses is None:
+            return 0.0
+        if now - misses.last >= self.memory:
+            del self._misses[key]
+            return 0.0
+        return max(0.0, misses.blocked_until - now)
+
+    def missed(self, key: Any, now: float) -> None:
+        misses = self._misses.pop(key, None) or _Misses()
+        if now - misses.last >= self.memory:
+            misses = _Misses()
+        misses.count += 1
+        misses.last = now
+        over = misses.count - self.free
+        if over > 0:
+            misses.blocked_until = now + min(self.cap, self.delay * 2 ** min(over - 1, 32))
+        self._misses[key] = misses  # re-inserted: the dict's order is the order of last misses
+        while len(self._misses) > self.records:
+            del self._misses[next(iter(self._misses))]
+
+    def forget(self, key: Any) -> None:
+        self._misses.pop(key, None)
 
 
 @dataclass(slots=True)
@@ -87,8 +151,13 @@ class Room:
     seats: list[Seat]
     host: int | None = None
     table: Table | None = None
-    #: When the last connected human left (None while someone is here): the room closes ``ABANDON_AFTER`` later.
+    #: When the last connected human left (None while someone is here): the room closes ``ABANDON_AFTER`` later
+    #: (``UNSTARTED_ABANDON_AFTER`` before its match starts).
     idle_since: float | None = None
+    #: The remote address that created the room (None for an in-process creator): tables are counted per address.
+    origin: str | None = None
+    abandon_after: float = ABANDON_AFTER
+    unstarted_abandon_after: float = UNSTARTED_ABANDON_AFTER
     on_change: Callable[[], None] = lambda: None  # the shell's wake-up for the room's timer task
     _orders: Any = field(default_factory=lambda: count(1))
 
@@ -170,7 +239,7 @@ class Room:
     def next_wake(self) -> float | None:
         """When the room's timer task must call ``tick``: the engine's next deadline, a bot's next look,
         or the moment an empty room is given up."""
-        wakes = [] if self.idle_since is None else [self.idle_since + ABANDON_AFTER]
+        wakes = [] if self.idle_since is None else [self.idle_since + self.abandon_limit()]
         if self.table is not None and self.table.phase is not Phase.OVER:
             wakes.extend(s.bot_wake for s in self.seats if s.bot is not None)
             deadline = self.table.next_deadline()
@@ -239,16 +308,20 @@ class Room:
     def humans_connected(self) -> bool:
         return any(s.peer is not None for s in self.seats)
 
+    def abandon_limit(self) -> float:
+        """How long the room lives with nobody connected: shorter before the match, when there is no score to keep."""
+        return self.unstarted_abandon_after if self.table is None else self.abandon_after
+
     def expired(self, now: float) -> bool:
-        """Close the room? When no human seat is left at all, or nobody has been connected for ``ABANDON_AFTER``,
-        or the match is over and everyone has gone."""
+        """Close the room? When no human seat is left at all, or nobody has been connected for ``ABANDON_AFTER``
+        (``UNSTARTED_ABANDON_AFTER`` before the match), or the match is over and everyone has gone."""
         if self.humans_connected():
             return False
         if not any(s.secret is not None for s in self.seats):
             return True
         if self.table is not None and self.table.phase is Phase.OVER:
             return True
-        return self.idle_since is not None and now >= self.idle_since + ABANDON_AFTER
+        return self.idle_since is not None and now >= self.idle_since + self.abandon_limit()
 
 
 class Lobby:
@@ -263,6 +336,13 @@ class Lobby:
         self._seed_source = random.Random(seed) if seed is not None else None
         self.watchers: set[Peer] = set()  # connections in the lobby, told when the list changes
         self.on_room_created: Callable[[Room], None] = lambda room: None
+        # Limits, as attributes so that a server (or a test) can set its own before tables are made.
+        self.max_tables = MAX_TABLES
+        self.max_tables_per_address = MAX_TABLES_PER_ADDRESS
+        self.abandon_after = ABANDON_AFTER
+        self.unstarted_abandon_after = UNSTARTED_ABANDON_AFTER
+        self.guesses_by_address = GuessLimiter(GUESSES_PER_ADDRESS, GUESS_DELAY, GUESS_DELAY_CAP)
+        self.guesses_by_table = GuessLimiter(GUESSES_PER_TABLE, GUESS_DELAY, GUESS_DELAY_CAP_TABLE)
 
     def _rng(self) -> random.Random:
         if self._seed_source is None:
@@ -304,7 +384,12 @@ class Lobby:
         timing_name = f.timing or self.default_timing
         if timing_name not in self.profiles:
             return m.refused(request.id, p.BAD_TIMING, f"timing profiles here: {', '.join(self.profiles)}")
-        if len(self.rooms) >= MAX_TABLES:
+        origin = getattr(peer, "origin", None)
+        if origin is not None and sum(r.origin == origin for r in self.rooms.values()) >= self.max_tables_per_address:
+            return m.refused(
+                request.id, p.TOO_MANY_TABLES, f"your address already has {self.max_tables_per_address} open tables"
+            )
+        if len(self.rooms) >= self.max_tables:
             return m.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
         room = Room(
             id=next(self._ids),
@@ -314,6 +399,9 @@ class Lobby:
             password=f.password,
             rng=self._rng(),
             seats=[Seat() for _ in range(f.players)],
+            origin=origin,
+            abandon_after=self.abandon_after,
+            unstarted_abandon_after=self.unstarted_abandon_after,
         )
         self.rooms[room.id] = room
         self.on_room_created(room)
@@ -329,10 +417,13 @@ class Lobby:
         room = self.rooms.get(f.table)
         if room is None:
             return m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
-        if room.password is not None and not hmac.compare_digest(room.password.encode(), (f.password or "").encode()):
-            return m.refused(request.id, p.BAD_PASSWORD, "wrong or missing password")
+        # A started table says so before any password is checked: nothing to guess at, nothing to learn.
         if room.table is not None:
             return m.refused(request.id, p.MATCH_STARTED, "the match has started; only its players can come back")
+        if room.password is not None:
+            refusal = self._check_password(peer, room, f.password, now, request.id)
+            if refusal is not None:
+                return refusal
         seat = f.seat
         if seat is not None:
             if not 0 <= seat < room.players:
@@ -349,12 +440,30 @@ class Lobby:
         secret = self._seat(peer, room, seat)
         return m.Ok(request.id, m.Seated(room.id, seat, secret))
 
+    def _check_password(
+        self, peer: Peer, room: Room, password: str | None, now: float, request_id: int
+    ) -> m.Reply | None:
+        """None when the password is right; otherwise the refusal: ``rate_limited`` while this address or this
+        table must wait after too many misses (the guess is not even looked at), else ``bad_password``."""
+        assert room.password is not None
+        origin = getattr(peer, "origin", None)
+        wait = max(self.guesses_by_address.wait(origin, now), self.guesses_by_table.wait(room.id, now))
+        if wait > 0:
+            return m.refused(request_id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
+        if hmac.compare_digest(room.password.encode(), (password or "").encode()):
+            self.guesses_by_address.forget(origin)
+            return None
+        self.guesses_by_address.missed(origin, now)
+        self.guesses_by_table.missed(room.id, now)
+        log.debug("bad_password table=%d", room.id)
+        return m.refused(request_id, p.BAD_PASSWORD, "wrong or missing password")
+
     def _seat(self, peer: Peer, room: Room, seat: int) -> str:
         secret = room.sit(seat, peer, peer.name)
         room.idle_since = None
         peer.room, peer.seat = room, seat
         self.watchers.discard(peer)
-        log.info("seat_taken table=%d seat=%d", room.id, seat)
+        log.debug("seat_taken table=%d seat=%d", room.id, seat)
         room.broadcast_seating()
         self.announce()
         assert secret is not None
@@ -380,7 +489,7 @@ class Lobby:
         room.idle_since = None
         peer.room, peer.seat = room, seat
         self.watchers.discard(peer)
-        log.info("seat_rejoined table=%d seat=%d", room.id, seat)
+        log.debug("seat_rejoined table=%d seat=%d", room.id, seat)
         if room.table is not None:
             outcome = room.table.act(seat, a.Connect(), now)
             room.publish(outcome.events, now, snapshot_for=seat)  # also tells the seating (seat_connected)
@@ -411,7 +520,7 @@ class Lobby:
             room.broadcast_seating()
         else:
             room.publish(room.table.act(seat, a.Disconnect(), now).events, now)
-        log.info("seat_left table=%d seat=%d leaving=%s", room.id, seat, leaving)
+        log.debug("seat_left table=%d seat=%d leaving=%s", room.id, seat, leaving)
         if not room.humans_connected():
             room.idle_since = now
             room.on_change()  # the timer task learns the room's new deadline
@@ -513,7 +622,7 @@ class Lobby:
         outcome = room.table.act(seat, action, now)
         room.publish(outcome.events, now)
         if outcome.refusal is not None:
-            log.info("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
+            log.debug("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
             refusal = outcome.refusal
             card = action.take if isinstance(action, a.Swap) else None
             message = wording.refusal(refusal.reason, refusal.wait, action=action.kind, card=card)

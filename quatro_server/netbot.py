@@ -38,7 +38,6 @@ from quatro_shared.client import (
     Updated,
 )
 from quatro_shared.framing import ProtocolError
-from quatro_shared.protocol import HEARTBEAT_INTERVAL
 from quatro_shared.views import Phase, SeatView
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
@@ -75,6 +74,8 @@ class _Client:
         self.seating_changed = trio.Event()
         self.rounds_ended = 0
         self.closed: str | None = None
+        # Two tasks send (the player's requests and the heartbeat's pings): a trio stream takes one at a time.
+        self._sending = trio.Lock()
 
     async def read(self) -> None:
         """Read frames until the connection ends; then wake every request still waiting."""
@@ -101,7 +102,7 @@ class _Client:
         while self.closed is None:
             due = self.core.ping_due()
             now = trio.current_time()
-            await trio.sleep_until(now + HEARTBEAT_INTERVAL if due is None else due)
+            await trio.sleep_until(now + self.core.heartbeat_interval if due is None else due)
             now = trio.current_time()
             if self.core.server_gone(now):
                 self.closed = "silent"
@@ -110,7 +111,8 @@ class _Client:
             ping = self.core.ping_if_due(now)
             if ping is not None:
                 try:
-                    await self.stream.send_all(ping)
+                    async with self._sending:
+                        await self.stream.send_all(ping)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     return
 
@@ -147,7 +149,8 @@ class _Client:
         request_id, data = self.core.send(body, trio.current_time())
         done = self.waiting[request_id] = trio.Event()
         try:
-            await self.stream.send_all(data)
+            async with self._sending:
+                await self.stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             raise ConnectionLost(str(exc)) from None
         with trio.fail_after(REPLY_TIMEOUT):

@@ -131,6 +131,8 @@ class ClientCore:
         self.resyncing: str | None = None
         #: The server replaced this connection at its seat: a shell must not reconnect to it.
         self.replaced = False
+        #: Seconds without a request before a ``ping`` is due (the protocol's; tests shorten it).
+        self.heartbeat_interval: float = p.HEARTBEAT_INTERVAL
         self._last_sent: float | None = None
         self._last_heard: float | None = None
 
@@ -161,11 +163,11 @@ class ClientCore:
     # --- heartbeat --------------------------------------------------------------------------------------
 
     def ping_due(self) -> float | None:
-        """When a ``ping`` is due: ``HEARTBEAT_INTERVAL`` after the last request sent; None before ``hello`` is
+        """When a ``ping`` is due: ``heartbeat_interval`` after the last request sent; None before ``hello`` is
         answered (a ping before it would be refused ``hello_first``)."""
         if self.welcome is None or self._last_sent is None:
             return None
-        return self._last_sent + p.HEARTBEAT_INTERVAL
+        return self._last_sent + self.heartbeat_interval
 
     def ping_if_due(self, now: float) -> bytes | None:
         """The bytes of a ``ping`` if one is due at ``now``, else None."""

@@ -323,7 +323,9 @@ LIMITS = {
         (server, name): getattr(server, name)
         for name in (
             "MAX_CONNECTIONS",
-            "MAX_OUTBOUND_FRAMES",
+            "MAX_CONNECTIONS_PER_ADDRESS",
+            "MAX_OUTBOUND_BYTES",
+            "LOBBY_IDLE_LIMIT",
             "REQUEST_BURST",
             "REQUEST_RATE",
             "FLOOD_DISCONNECT",
@@ -331,7 +333,19 @@ LIMITS = {
             "FLUSH_GRACE",
         )
     },
-    (lobby, "MAX_TABLES"): lobby.MAX_TABLES,
+    **{
+        (lobby, name): getattr(lobby, name)
+        for name in (
+            "MAX_TABLES",
+            "MAX_TABLES_PER_ADDRESS",
+            "ABANDON_AFTER",
+            "UNSTARTED_ABANDON_AFTER",
+            "GUESSES_PER_ADDRESS",
+            "GUESSES_PER_TABLE",
+            "GUESS_DELAY_CAP",
+            "GUESS_DELAY_CAP_TABLE",
+        )
+    },
 }
 
 

@@ -241,10 +241,8 @@ async def test_a_seat_is_not_told_when_another_team_picks_its_sign(server):
     assert len(bob.frames) == before
 
 
-async def test_a_room_nobody_returns_to_is_closed(server, monkeypatch):
-    import quatro_server.lobby as lobby_module
-
-    monkeypatch.setattr(lobby_module, "ABANDON_AFTER", 0.3)
+async def test_a_room_nobody_returns_to_is_closed(server):
+    server.lobby.abandon_after = server.lobby.unstarted_abandon_after = 0.3
     ann = await TestClient.connect(server.port, "ann")
     await ann.request(p.CREATE_TABLE, players=4)
     await ann.request(p.ADD_BOT)

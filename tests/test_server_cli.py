@@ -79,7 +79,8 @@ async def test_seeded_server_says_loudly_that_shuffles_are_predictable():
 
 
 async def test_logs_are_one_event_a_line_on_stderr():
-    proc, port, _ = await start_server()
+    """One event a line; a connection's life is told at debug level (an info log stays quiet under a flood)."""
+    proc, port, _ = await start_server("--log-level", "debug")
     try:
         c = await TestClient.connect(port, "ann")
         await c.request(p.CREATE_TABLE, players=4)
@@ -91,6 +92,7 @@ async def test_logs_are_one_event_a_line_on_stderr():
         err = await read_stderr(proc)
         for event in ("connection_open", "hello", "table_created", "connection_closing", "connection_closed"):
             assert f" {event} " in err, event
+        assert all(line.count(" quatro.") == 1 for line in err.splitlines()), err
     finally:
         if proc.returncode is None:
             proc.kill()

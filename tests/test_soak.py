@@ -1,0 +1,66 @@
+"""``quatro-server soak``: a short run holds (no crash, leak, hijack or lost point), and its audit can fail."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from quatro_server.audit import frame_leaks, update_leaks
+from quatro_server.soak import soak_server
+from quatro_shared import protocol as p
+
+
+def _update(**view: object) -> dict:
+    base = {"kind": "view", "seat": 0, "team": 0, "hand": ["AS", "KS", "QS", "JS"], "center": ["AH", "KH", "QH", "JH"],
+            "sign": "fox", "channel_sign": None, "seats": [{"seat": i, "last_pulse": None} for i in range(4)],
+            "summary": None}
+    base.update(view)
+    return {"kind": p.UPDATE, "table": 1, "seq": 1, "snapshot": False, "events": [{"kind": "player_ready", "seat": 0}],
+            "view": base}
+
+
+def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
+    clean = _update()
+    assert update_leaks(clean, 0, 0) == []
+    assert frame_leaks(clean, 0, 0) == []
+    other_card = _update()
+    other_card["events"] = [{"kind": "swapped", "seat": 1, "slot": 0, "put_down": "AD", "taken": "AH"},
+                            {"kind": "hand_dealt", "seat": 1, "hand": ["AC", "KC", "QC", "JC"]}]
+    found = update_leaks(other_card, 0, 0)
+    assert "hand_dealt of seat 1" in found and "card AC" in found and "card AD" not in found
+    other_sign = _update()
+    other_sign["events"] = [{"kind": "sign_chosen", "team": 1, "sign": "owl", "seat": 1}]
+    assert {"sign_chosen of team 1", "sign owl"} <= set(update_leaks(other_sign, 0, 0))
+    pulse = _update()
+    pulse["events"] = [{"kind": "pulse", "seat": 1, "sign": "owl"}]
+    assert update_leaks(pulse, 0, 0) == []  # a pulse shows its emoji to everyone (R11)
+    empty = _update()
+    empty["events"] = []
+    assert update_leaks(empty, 0, 0)  # an empty update tells when something private happened (H3)
+    seating = {"kind": p.TABLE, "table": 1, "seats": [{"seat": 0, "name": "QH", "bot": None}], "secret": "s"}
+    assert frame_leaks(seating, None, None) == ["private keys ['secret'] in a table frame"]  # a name may look like a card
+    lobby = {"kind": p.LOBBY, "tables": [{"table": 1, "hint": "KS"}]}
+    assert frame_leaks(lobby, None, None) == ["'KS' in a lobby frame"]
+    reply = {"kind": p.OK, "id": 3, "table": 1, "seat": 2, "secret": "mine"}
+    assert frame_leaks(reply, 2, 0, own_secret="mine", secrets={"mine", "theirs"}) == []
+    stolen = {"kind": p.OK, "id": 3, "table": 1, "seat": 2, "secret": "theirs"}
+    assert "another seat's secret" in frame_leaks(stolen, 2, 0, own_secret="mine", secrets={"mine", "theirs"})
+
+
+async def test_a_short_soak_holds_and_exercises_every_scenario():
+    report = await soak_server(15.0, seed=7)
+    assert report["crashes"] == 0, report["server_errors"]
+    assert report["leaks"] == 0, report["leak_samples"]
+    assert report["hijacks"] == 0 and report["points_lost"] == 0, report
+    counts = report["counts"]
+    for done in ("junk_sent", "floods_cut", "watchers_held", "churn_too_many_tables", "idle_refused",
+                 "guess_rate_limited", "hijack_attempts", "silent_opened", "slow_seats", "honest_tables"):
+        assert counts.get(done, 0) > 0, (done, counts)
+    assert counts.get("floods_not_cut", 0) == 0 and counts.get("silent_kept_too_long", 0) == 0, counts
+    assert report["bystander_actions"] > 50 and report["bystander_p99_ms"] is not None
+    assert 0 < report["peak_rss_mib"] < 200
+
+
+def test_the_soak_command_is_wired():
+    result = subprocess.run([sys.executable, "-m", "quatro_server", "soak", "--help"], capture_output=True, text=True)
+    assert result.returncode == 0 and "--minutes" in result.stdout and "--json" in result.stdout
