@@ -38,6 +38,7 @@ from quatro_tui.connection import (
 )
 from quatro_tui.game import Game
 from quatro_tui.local_server import LocalServer, ServerFailed
+from quatro_tui.screens.dialogs import TakeOver
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
@@ -113,7 +114,7 @@ class QuatroApp(App[str | None]):
         clock: Callable[[], float] = time.monotonic,
         game: Game | None = None,
         server: LocalServer | None = None,
-        remember_seat: Callable[[int, str], None] | None = None,
+        remember_seat: Callable[[int, str, str], None] | None = None,
     ) -> None:
         super().__init__()
         self.plan = plan
@@ -121,7 +122,7 @@ class QuatroApp(App[str | None]):
         self.game.ascii_only = self.game.ascii_only or ascii_only
         self.conn: Connection | None = None
         self.server = server
-        #: Told the table and secret of every seat taken, so that ``quatro join`` can come back to it (R19).
+        #: Told the table, secret and player name of every seat taken, so that ``quatro join`` can come back to it (R19).
         self.remember_seat = remember_seat
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
@@ -200,6 +201,12 @@ class QuatroApp(App[str | None]):
             return False
         assert self.conn is not None
         reply = await self.conn.request(p.REJOIN, table=plan.rejoin_table, secret=plan.rejoin_secret)
+        if reply["kind"] == p.REFUSED and reply.get("reason") == p.SEAT_IN_USE:
+            # The same person plays this seat elsewhere (another terminal, a connection not yet timed out).
+            self._splash("Your seat is in play from another terminal.")
+            if not await self.push_screen(TakeOver(), wait_for_dismiss=True):
+                return False
+            reply = await self.conn.request(p.REJOIN, table=plan.rejoin_table, secret=plan.rejoin_secret, takeover=True)
         if reply["kind"] != p.OK:
             return False  # that table is gone, or the seat was given up: carry on as asked
         self.game.my_seat = reply["seat"]
@@ -250,8 +257,10 @@ class QuatroApp(App[str | None]):
         if reply["kind"] != p.OK:
             self.game.say(words.refusal(kind, fields, reply, self.game.ascii_only))
             self.game_changed()
+        elif kind == p.RENAME:
+            self.conn.name = fields["name"]  # a reconnection says hello with the new name
         elif kind in (p.CREATE_TABLE, p.JOIN) and self.remember_seat is not None:
-            self.remember_seat(reply["table"], reply["secret"])
+            self.remember_seat(reply["table"], reply["secret"], self.conn.name)
         return reply
 
     def send(self, kind: str, **fields: Any) -> None:

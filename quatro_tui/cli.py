@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
 
 from quatro_tui.local_server import LocalServer
-from quatro_tui.settings import Settings, default_name, wants_ascii
+from quatro_tui.settings import RememberedSeat, Settings, default_name, wants_ascii
+from quatro_tui.settings import remember_seat as store_seat
+
+if TYPE_CHECKING:
+    from quatro_tui.app import Join, QuatroApp
 
 LEVELS = ("normal", "hard", "random")
 
@@ -68,14 +73,34 @@ def parser() -> argparse.ArgumentParser:
     join.add_argument("--password", type=_password, default=None, help="the table's password, if it has one")
     join.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
     join.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    # Who the player is beyond their name, for coming back to their own seat: the SSH door passes the
+    # fingerprint of the key a player logged in with. Not for people to type.
+    join.add_argument("--person", default="", help=argparse.SUPPRESS)
     return root
 
 
 def main(argv: list[str] | None = None) -> int:
+    made = make_app(argv)
+    if isinstance(made, int):
+        return made
+    app = made
+    try:
+        result = app.run()
+    finally:
+        if app.server is not None:
+            app.server.stop(wait=False)
+    if isinstance(result, str) and result:
+        print(result, file=sys.stderr)
+    return app.return_code or 0
+
+
+def make_app(argv: list[str] | None = None) -> QuatroApp | int:
+    """The app the command line asks for (its private server launched for ``play``), or an exit status."""
     args = parser().parse_args(argv)
     settings = Settings.load()
     name = args.name or default_name(settings)
     ascii_only = wants_ascii(args.ascii)
+    person = getattr(args, "person", "")
     if args.command == "play":
         if not 0 <= args.open < args.players:
             print(f"quatro: --open takes 0 to {args.players - 1} seats", file=sys.stderr)
@@ -85,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         timing = args.timing if args.timing in ("standard", "fast") else os.path.abspath(args.timing)
         # The server boots while the client loads Textual: both take a good part of a second.
-        server = LocalServer(timing, public=args.open > 0)
+        server: LocalServer | None = LocalServer(timing, public=args.open > 0)
+        assert server is not None
         server.launch()
         from quatro_tui.app import Play
 
@@ -104,29 +130,22 @@ def main(argv: list[str] | None = None) -> int:
 
         server = None
         plan = Join(host, port, name, args.table, args.password)
-        remembered = settings.remembered_seat(address)
+        # Only this person's seat: two people under one account never come back to each other's.
+        remembered = settings.remembered_seat(address, name, args.table, person)
         if remembered is not None:
-            plan.rejoin_table, plan.rejoin_secret = remembered
+            plan.rejoin_table, plan.rejoin_secret = remembered.table, remembered.secret
         settings.server = address
     settings.name = name
     settings.save()
     from quatro_tui.app import QuatroApp
 
-    def remember_seat(table: int, secret: str) -> None:
-        settings.seat = {"server": settings.server or "", "table": table, "secret": secret}
-        settings.save()
+    def remember_seat(table: int, secret: str, player: str) -> None:
+        store_seat(RememberedSeat(settings.server or "", table, player, secret, person))
 
     app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None)
     if settings.keys:
         app.set_keymap(settings.keys)
-    try:
-        result = app.run()
-    finally:
-        if server is not None:
-            server.stop(wait=False)
-    if isinstance(result, str) and result:
-        print(result, file=sys.stderr)
-    return app.return_code or 0
+    return app
 
 
 if __name__ == "__main__":

@@ -298,7 +298,10 @@ class Connection:
                 try:
                     await self.open()
                     if self.seat is not None:
-                        reply = await self._request_directly(p.REJOIN, table=self.seat.table, secret=self.seat.secret)
+                        # takeover: this client's own old link is dead, even if the server has not noticed yet.
+                        reply = await self._request_directly(
+                            p.REJOIN, table=self.seat.table, secret=self.seat.secret, takeover=True
+                        )
                         if reply["kind"] != p.OK:
                             self.deliver(SeatLost(reply.get("message", "the seat could not be recovered")))
                             self._closing = True

@@ -19,7 +19,7 @@ from quatro_shared.actions import PLAYER_ACTIONS
 from quatro_shared.wire import quote
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
@@ -69,6 +69,7 @@ SEAT_TAKEN = "seat_taken"
 NOT_SEATED = "not_seated"  # a game action or a host request from a connection with no seat
 ALREADY_SEATED = "already_seated"
 BAD_SECRET = "bad_secret"
+SEAT_IN_USE = "seat_in_use"  # a rejoin without takeover while another connection plays the seat
 NOT_HOST = "not_host"
 MATCH_STARTED = "match_started"  # seats can no longer change
 SEATS_EMPTY = "seats_empty"  # start needs every seat filled
@@ -124,6 +125,13 @@ def _str(limit: int):
 
 _int.__doc__ = "an integer"
 
+
+def _bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+_bool.__doc__ = "true or false"
+
 #: Each lobby request's fields: name → (validator, required). Game actions are checked by ``quatro_shared.wire``.
 REQUEST_FIELDS: dict[str, dict[str, tuple[Any, bool]]] = {
     HELLO: {"version": (_int, True), "name": (_str(MAX_NAME_LEN), True)},
@@ -139,7 +147,7 @@ REQUEST_FIELDS: dict[str, dict[str, tuple[Any, bool]]] = {
         "seat": (_int, False),
         "team": (_int, False),
     },
-    REJOIN: {"table": (_int, True), "secret": (_str(MAX_SECRET_LEN), True)},
+    REJOIN: {"table": (_int, True), "secret": (_str(MAX_SECRET_LEN), True), "takeover": (_bool, False)},
     LEAVE: {},
     RENAME: {"name": (_str(MAX_NAME_LEN), True)},
     ADD_BOT: {"seat": (_int, False), "level": (_str(16), False)},

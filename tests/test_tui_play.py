@@ -18,7 +18,7 @@ from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
-from quatro_tui.settings import Settings, config_path, default_name, wants_ascii
+from quatro_tui.settings import RememberedSeat, Settings, config_path, default_name, wants_ascii
 from tui_helpers import Player, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
@@ -190,7 +190,7 @@ def test_r19_join_comes_back_to_the_seat_it_remembers(quatro_server):
         created = await ann.act(p.CREATE_TABLE, players=4)
         remembered = []
         app = QuatroApp(Join("127.0.0.1", quatro_server, "bob", table=created["table"]),
-                        remember_seat=lambda table, secret: remembered.append((table, secret)))
+                        remember_seat=lambda table, secret, name: remembered.append((table, secret)))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: remembered and app.game.my_seat == 1, what="the seat")
             await pilot.press("ctrl+q")
@@ -245,9 +245,9 @@ def test_settings_live_under_xdg_config_home(tmp_path, monkeypatch):
     assert default_name(loaded) == 'ann "the hand"'
     Settings(name="ann", keys={"call": "g", "hand-1": "z"}).save()
     assert Settings.load().keys == {"call": "g", "hand-1": "z"}
-    Settings(server="box:7777", seat={"server": "box:7777", "table": 3, "secret": "s3cr3t"}).save()
-    assert Settings.load().remembered_seat("box:7777") == (3, "s3cr3t")
-    assert Settings.load().remembered_seat("other:7777") is None
+    Settings(server="box:7777", seats=[RememberedSeat("box:7777", 3, "ann", "s3cr3t")]).save()
+    assert Settings.load().remembered_seat("box:7777", "ann") == RememberedSeat("box:7777", 3, "ann", "s3cr3t")
+    assert Settings.load().remembered_seat("other:7777", "ann") is None
     assert config_path().stat().st_mode & 0o777 == 0o600  # it holds a seat secret
     config_path().write_text("not = [toml")
     assert Settings.load() == Settings()

@@ -1,4 +1,4 @@
-"""Small dialogs over the table: the R13 reminder before a call, the team to counter, the emoji picker."""
+"""Small dialogs: the R13 reminder before a call, taking over one's own seat, the team to counter, the emoji picker."""
 
 from __future__ import annotations
 
@@ -30,6 +30,22 @@ class ConfirmCall(ModalScreen[bool]):
                 "every other team scores.\nTo win with your own four, show your team's sign on your channel (c, then 1) "
                 "and let your partner call.\n\n[b]y[/b] call anyway    [b]n[/b] don't call"
             )
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class TakeOver(ModalScreen[bool]):
+    """R19: the seat ``quatro join`` came back to is played from another connection. Asked, never taken unasked."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "take it over", id="takeover-yes"),
+        Binding("n,escape", "answer(False)", "leave it", id="takeover-no"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("[b]Your seat is in play from another terminal.[/b] Take it over? y/n")
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
