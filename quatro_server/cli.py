@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import socket
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import trio
 from quatro_shared.protocol import DEFAULT_PORT
 
 from quatro_server import netbot, sim
+from quatro_server.addresses import join_addresses
 from quatro_server.lobby import Lobby
 from quatro_server.server import run
 from quatro_server.timing import PROFILES, load_timing
@@ -62,21 +62,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _addresses(host: str | None, port: int) -> list[str]:
-    """Where players can reach this server: loopback and this machine's addresses."""
-    if host not in (None, "", "0.0.0.0", "::"):
-        return [f"{host}:{port}"]
-    found = ["127.0.0.1"]
-    try:
-        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
-            address = str(info[4][0])
-            if address not in found:
-                found.append(address)
-    except OSError:
-        pass
-    return [f"{address}:{port}" for address in found]
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
@@ -113,7 +98,7 @@ def _serve(args: argparse.Namespace) -> int:
             listeners = await nursery.start(run, args.host, args.port, lobby)
             port = listeners[0].socket.getsockname()[1]
             print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
-            for address in _addresses(args.host, port):
+            for address in join_addresses(args.host, port):
                 print(f"  quatro join {address}", flush=True)
 
     status = 0

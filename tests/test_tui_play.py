@@ -11,6 +11,7 @@ from quatro_shared import events as e
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
+from quatro_server.addresses import machine_interfaces, reachable_addresses
 from quatro_server.bots import LEVELS
 from quatro_tui.app import Join, Play, QuatroApp
 from quatro_tui.cli import parse_address, parser
@@ -111,7 +112,11 @@ def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills(pati
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.seating, what="the room")
             await until(lambda: sum(s["taken"] for s in app.game.seating["seats"]) == 3, what="the bots")
             assert app.join_addresses and all(":" in a for a in app.join_addresses)
-            port = int(app.join_addresses[0].rsplit(":", 1)[1])
+            # The machine's LAN addresses, read from its interfaces, come first; loopback last.
+            lan = reachable_addresses(machine_interfaces(), ipv6=False)
+            assert [a.rsplit(":", 1)[0] for a in app.join_addresses] == lan
+            assert app.join_addresses[-1].startswith("127.0.0.1:")
+            port = int(app.join_addresses[-1].rsplit(":", 1)[1])
             bob = await Player(port, "bob").start()
             await bob.act(p.JOIN, table=app.game.seating["table"])
             await until(lambda: app.game.view is not None and app.game.view.phase is not Phase.LOBBY, what="the start")
