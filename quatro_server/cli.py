@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from quatro_shared.protocol import DEFAULT_PORT
 
 from quatro_server import netbot, sim
 from quatro_server.addresses import join_addresses
+from quatro_server.idle import stop_when_idle
 from quatro_server.lobby import Lobby
 from quatro_server.server import run
 from quatro_server.timing import PROFILES, load_timing
@@ -44,6 +47,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--stop-when-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop once nobody has been connected for SECONDS, or at once when nobody is and every table has closed",
+    )
     serve.set_defaults(run=_serve)
     bot = commands.add_parser(
         "bot",
@@ -95,11 +105,19 @@ def _serve(args: argparse.Namespace) -> int:
 
     async def main_task() -> None:
         async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(run, args.host, args.port, lobby)
+
+            async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
+                await run(args.host, args.port, lobby, task_status=task_status)
+                nursery.cancel_scope.cancel()  # the server has stopped: so does everything that served beside it
+
+            listeners = await nursery.start(serve)
             port = listeners[0].socket.getsockname()[1]
             print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
             for address in join_addresses(args.host, port):
                 print(f"  quatro join {address}", flush=True)
+            if args.stop_when_idle is not None:
+                # SIGTERM to itself: the same goodbye to every client as an operator's stop.
+                nursery.start_soon(stop_when_idle, lobby, args.stop_when_idle, lambda: os.kill(os.getpid(), signal.SIGTERM))
 
     status = 0
     try:

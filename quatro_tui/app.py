@@ -38,7 +38,7 @@ from quatro_tui.connection import (
 )
 from quatro_tui.game import Game
 from quatro_tui.local_server import LocalServer, ServerFailed
-from quatro_tui.screens.dialogs import TakeOver
+from quatro_tui.screens.dialogs import LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
@@ -332,8 +332,8 @@ class QuatroApp(App[str | None]):
     def route(self) -> None:
         """Show the screen of the table's phase; dialogs of a phase that ended go with it."""
         phase = self.game.phase
-        if phase is None:
-            return
+        if phase is None or isinstance(self.screen, LeaveRunning):
+            return  # the quit question is not a phase's dialog: the screens catch up once it is answered
         wanted = self.phase_screen(phase)
         base = self.base_screen()
         if base is not None and type(base) is wanted:
@@ -357,7 +357,33 @@ class QuatroApp(App[str | None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
+    def others_playing(self) -> int:
+        """Other people seated and connected at this table (bots are not counted)."""
+        seating = self.game.seating
+        if not seating:
+            return 0
+        return sum(
+            1 for i, seat in enumerate(seating["seats"])
+            if i != self.game.my_seat and seat["taken"] and not seat["bot"] and seat["connected"]
+        )
+
     async def action_quit(self) -> None:
+        others = self.others_playing() if isinstance(self.plan, Play) and self.plan.open and self.server else 0
+        if others and not isinstance(self.screen, LeaveRunning):
+            # The private server is this terminal's: quitting would end the others' game with it.
+            self.push_screen(LeaveRunning(others), self._quit_answered)
+            return
+        await self._quit()
+
+    async def _quit_answered(self, answer: bool | None) -> None:
+        if answer is None:
+            self.route()  # not quitting after all: to the screen of the phase the table is in now
+            return
+        if answer and self.server is not None:
+            self.server.detach()
+        await self._quit()
+
+    async def _quit(self) -> None:
         if self.conn is not None:
             await self.conn.close()
         self.exit()

@@ -51,6 +51,32 @@ class TakeOver(ModalScreen[bool]):
         self.dismiss(yes)
 
 
+class LeaveRunning(ModalScreen[bool | None]):
+    """The opener of ``quatro play --open N`` quits while others play on its private server: keep it running?"""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "leave it running", id="leave-running-yes"),
+        Binding("n", "answer(False)", "stop it", id="leave-running-no"),
+        Binding("escape", "answer(None)", "don't quit", id="leave-running-cancel"),
+    ]
+
+    def __init__(self, others: int) -> None:
+        super().__init__()
+        self.others = others
+
+    def compose(self) -> ComposeResult:
+        who = "1 other is" if self.others == 1 else f"{self.others} others are"
+        with Vertical(classes="dialog"):
+            yield Static(
+                f"[b]{who} still playing: leave the table running for them? y/n[/b]\n\n"
+                "y: quit, the table goes on without you (the server stops once everyone has gone)\n"
+                "n: quit and stop the table for everyone    escape: don't quit"
+            )
+
+    def action_answer(self, answer: bool | None) -> None:
+        self.dismiss(answer)
+
+
 class CounterTeam(ModalScreen[int | None]):
     """R14 with 6 or 8 players: "Counter!" names the opposing team accused of holding four of a kind."""
 
