@@ -18,8 +18,8 @@ import trio
 
 from quatro_shared.protocol import DEFAULT_PORT
 
-from quatro_server import netbot, sim
-from quatro_server.addresses import join_addresses
+from quatro_server import netbot, sim, ssh_door
+from quatro_server.addresses import join_addresses, with_port
 from quatro_server.idle import stop_when_idle
 from quatro_server.lobby import Lobby
 from quatro_server.server import run
@@ -54,6 +54,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop once nobody has been connected for SECONDS, or at once when nobody is and every table has closed",
     )
+    door = serve.add_argument_group("SSH door", "players reach the lobby with a plain ssh client (docs/ssh.md)")
+    door.add_argument("--ssh", type=int, default=None, metavar="PORT", help="open the SSH door on PORT (0 picks a free one)")
+    door.add_argument("--ssh-keys", type=Path, default=None, metavar="FILE",
+                      help="admit only the keys in FILE (authorized_keys format); default: anyone, with a key or without")
+    door.add_argument("--ssh-max-sessions", type=int, default=ssh_door.MAX_SESSIONS, metavar="N",
+                      help=f"SSH sessions at once (default {ssh_door.MAX_SESSIONS}); the next one is told so and closed")
+    door.add_argument("--ssh-idle", type=float, default=ssh_door.IDLE_TIMEOUT, metavar="SECONDS",
+                      help=f"close an SSH session after SECONDS without a key press outside a match "
+                           f"(default {ssh_door.IDLE_TIMEOUT:g})")
+    serve.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
+                       help=f"where the server keeps its state, such as the SSH host key (default {ssh_door.default_data_dir()})")
     serve.set_defaults(run=_serve)
     bot = commands.add_parser(
         "bot",
@@ -103,7 +114,22 @@ def _serve(args: argparse.Namespace) -> int:
             flush=True,
         )
 
+    door: ssh_door.Door | None = None
+    door_thread: ssh_door.DoorThread | None = None
+    if args.ssh is not None:
+        data_dir = args.data_dir or ssh_door.default_data_dir()
+        try:
+            door = ssh_door.Door("", data_dir, keys_file=args.ssh_keys, max_sessions=args.ssh_max_sessions,
+                                 idle_timeout=args.ssh_idle)
+        except (OSError, ValueError) as exc:
+            print(f"quatro-server: the SSH door cannot start: {exc}", file=sys.stderr)
+            return 2
+        if door.admitted is not None and not door.admitted:
+            print(f"quatro-server: {args.ssh_keys} holds no key the SSH door can read", file=sys.stderr)
+            return 2
+
     async def main_task() -> None:
+        nonlocal door_thread
         async with trio.open_nursery() as nursery:
 
             async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
@@ -113,8 +139,20 @@ def _serve(args: argparse.Namespace) -> int:
             listeners = await nursery.start(serve)
             port = listeners[0].socket.getsockname()[1]
             print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
-            for address in join_addresses(args.host, port):
+            addresses = join_addresses(args.host, port)
+            for address in addresses:
                 print(f"  quatro join {address}", flush=True)
+            if door is not None:
+                # Each session's client joins this server on loopback, like any other client.
+                door.game_address = _loopback(args.host, port)
+                door_thread = ssh_door.DoorThread(door, args.host, args.ssh)
+                try:
+                    ssh_port = await trio.to_thread.run_sync(door_thread.start)
+                except OSError as exc:
+                    raise OSError(exc.errno, f"SSH door, port {args.ssh}: {exc.strerror or exc}") from exc
+                print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
+                for command in ssh_door.ssh_commands(ssh_port, addresses):
+                    print(f"  {command}", flush=True)
             if args.stop_when_idle is not None:
                 # SIGTERM to itself: the same goodbye to every client as an operator's stop.
                 nursery.start_soon(stop_when_idle, lobby, args.stop_when_idle, lambda: os.kill(os.getpid(), signal.SIGTERM))
@@ -128,7 +166,19 @@ def _serve(args: argparse.Namespace) -> int:
         status = 1
     except* KeyboardInterrupt:
         pass
+    finally:
+        if door_thread is not None:
+            door_thread.stop()
     return status
+
+
+def _loopback(host: str | None, port: int) -> str:
+    """This server's address on this machine, for the SSH door's clients."""
+    if host in (None, "", "0.0.0.0"):
+        return f"127.0.0.1:{port}"
+    if host == "::":
+        return f"[::1]:{port}"
+    return with_port(host, port)
 
 
 if __name__ == "__main__":

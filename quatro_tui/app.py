@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -115,8 +116,13 @@ class QuatroApp(App[str | None]):
         game: Game | None = None,
         server: LocalServer | None = None,
         remember_seat: Callable[[int, str, str], None] | None = None,
+        idle_exit: float | None = None,
     ) -> None:
         super().__init__()
+        #: Seconds without a key press, outside a match, after which the app closes itself (None: never).
+        self.idle_exit = idle_exit
+        self._clock = clock
+        self._last_key = clock()
         self.plan = plan
         self.game = game if game is not None else Game(ascii_only=ascii_only, clock=clock)
         self.game.ascii_only = self.game.ascii_only or ascii_only
@@ -143,6 +149,8 @@ class QuatroApp(App[str | None]):
             # Textual's documented class-wide setting: set for as long as this app runs.
             self._scrollbar_renderer = ScrollBar.renderer
             ScrollBar.renderer = AsciiScrollBarRender
+        if self.idle_exit is not None:
+            self.set_interval(min(self.idle_exit / 4, 5.0), self._close_if_idle)
         if self.plan is not None:
             self.run_worker(self._begin(), name="begin", exit_on_error=False)
         elif self.game.phase is not None:
@@ -353,6 +361,24 @@ class QuatroApp(App[str | None]):
 
     # --- keys everywhere ------------------------------------------------------------------------
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self._last_key = self._clock()
+        await super().on_event(event)
+
+    def in_match(self) -> bool:
+        return self.game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
+
+    def _close_if_idle(self) -> None:
+        """Watching a match is playing it; anywhere else (the lobby, a room, a match that is over), a player
+        who has not touched a key for ``idle_exit`` seconds has gone: the session closes."""
+        now = self._clock()
+        if self.in_match():
+            self._last_key = now
+        elif self.idle_exit is not None and now - self._last_key >= self.idle_exit:
+            minutes = self.idle_exit / 60
+            self.run_worker(self._quit(f"Closed after {minutes:g} minutes without a key press."), exit_on_error=False)
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
@@ -383,10 +409,10 @@ class QuatroApp(App[str | None]):
             self.server.detach()
         await self._quit()
 
-    async def _quit(self) -> None:
+    async def _quit(self, message: str | None = None) -> None:
         if self.conn is not None:
             await self.conn.close()
-        self.exit()
+        self.exit(message)
 
     def get_key_display(self, binding: Binding) -> str:
         """Keys as the footer shows them: Textual's symbols (arrows, a return sign), or their names in ASCII mode."""

@@ -76,6 +76,8 @@ def parser() -> argparse.ArgumentParser:
     # Who the player is beyond their name, for coming back to their own seat: the SSH door passes the
     # fingerprint of the key a player logged in with. Not for people to type.
     join.add_argument("--person", default="", help=argparse.SUPPRESS)
+    # Close after this many seconds without a key press outside a match (the SSH door's sessions).
+    join.add_argument("--idle-exit", type=float, default=None, help=argparse.SUPPRESS)
     return root
 
 
@@ -142,7 +144,8 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     def remember_seat(table: int, secret: str, player: str) -> None:
         store_seat(RememberedSeat(settings.server or "", table, player, secret, person))
 
-    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None)
+    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None,
+                    idle_exit=getattr(args, "idle_exit", None))
     if settings.keys:
         app.set_keymap(settings.keys)
     return app
