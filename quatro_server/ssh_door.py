@@ -40,8 +40,8 @@ from quatro_shared.protocol import MAX_NAME_LEN, printable
 
 log = logging.getLogger("quatro.ssh")
 
-#: Sessions at once. Each runs a client process of about 60 MB (docs/performance.md): 50 of them fit in
-#: 3 GB, and a LAN evening rarely has more than a few tables of players.
+#: Sessions at once. Each runs a client process of about 40 MB resident, 29 MB of it its own
+#: (docs/performance.md): 50 of them take about 1.5 to 2 GB, and a LAN evening rarely fills more than a few tables.
 MAX_SESSIONS = 50
 #: Seconds without a key press, outside a match, before a session's client closes itself.
 IDLE_TIMEOUT = 600.0

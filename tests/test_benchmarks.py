@@ -27,3 +27,20 @@ def test_server_fanout_benchmark_runs():
         assert int(row.group(1)) > 0, f"{target} delivered nothing:\n{out}"
     summary = re.search(r"1 tables: quatro [\d.]+ µs / relay [\d.]+ µs = [\d.]+x.*tables per core", out)
     assert summary, out
+
+
+def test_ssh_sessions_benchmark_runs():
+    """One SSH session and the direct baseline: start-up and memory figures are printed."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/ssh_sessions.py", "--sessions", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for label in ("baseline: quatro join on a local pty", "ssh door: connect to lobby", "client process resident",
+                  "client process unique"):
+        assert re.search(rf"{label}.*median +[\d.]+ (ms|MB) .*\(n=\d+\)", out), f"no figures for {label}:\n{out}"
+    assert re.search(r"1 SSH sessions at the lobby at once \(1 client processes\)", out), out
