@@ -149,7 +149,7 @@ def _serve(args: argparse.Namespace) -> int:
                 try:
                     ssh_port = await trio.to_thread.run_sync(door_thread.start)
                 except OSError as exc:
-                    raise OSError(exc.errno, f"SSH door, port {args.ssh}: {exc.strerror or exc}") from exc
+                    raise DoorFailed(str(exc.strerror or exc)) from exc
                 print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
                 for command in ssh_door.ssh_commands(ssh_port, addresses):
                     print(f"  {command}", flush=True)
@@ -160,6 +160,9 @@ def _serve(args: argparse.Namespace) -> int:
     status = 0
     try:
         trio.run(main_task)
+    except* DoorFailed as group:
+        print(f"quatro-server: cannot open the SSH door on port {args.ssh}: {group.exceptions[0]}", file=sys.stderr)
+        status = 1
     except* OSError as group:
         exc = group.exceptions[0]
         print(f"quatro-server: cannot listen on port {args.port}: {getattr(exc, 'strerror', exc)}", file=sys.stderr)
@@ -170,6 +173,10 @@ def _serve(args: argparse.Namespace) -> int:
         if door_thread is not None:
             door_thread.stop()
     return status
+
+
+class DoorFailed(Exception):
+    """The SSH door could not listen (its port is taken, say): the server does not run without it."""
 
 
 def _loopback(host: str | None, port: int) -> str:

@@ -246,3 +246,25 @@ def test_ssh_commands_beside_the_join_addresses():
     assert ssh_commands(2222, ["192.168.1.20:7777", "[fd00::5]:7777", "127.0.0.1:7777"]) == [
         "ssh -p 2222 NAME@192.168.1.20", "ssh -p 2222 NAME@fd00::5", "ssh -p 2222 NAME@127.0.0.1",
     ]
+
+
+def test_a_taken_ssh_port_or_a_missing_keys_file_is_said_plainly(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(tmp_path)]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([*base, "--ssh", str(port)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert f"cannot open the SSH door on port {port}" in result.stderr and "in use" in result.stderr
+    result = subprocess.run([*base, "--ssh", "0", "--ssh-keys", str(tmp_path / "none")], capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 2 and "No such file" in result.stderr
+    (tmp_path / "empty").write_text("# nobody yet\n")
+    result = subprocess.run([*base, "--ssh", "0", "--ssh-keys", str(tmp_path / "empty")], capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 2 and "holds no key" in result.stderr
