@@ -8,23 +8,29 @@ describe the others.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
+import socket
 import signal
 import sys
 from pathlib import Path
 
 import trio
 
-from quatro_shared.protocol import DEFAULT_PORT
+from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
+from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
 from quatro_server import netbot, sim, ssh_door
 from quatro_server.addresses import join_addresses, with_port
+from quatro_server.announce import Announcement
 from quatro_server.idle import stop_when_idle
 from quatro_server.lobby import Lobby
 from quatro_server.server import run
 from quatro_server.timing import PROFILES, load_timing
 
+
+log = logging.getLogger("quatro.server")
 
 #: The subcommands; the first word of the arguments picks one, and anything else means ``serve``.
 SUBCOMMANDS = ("serve", "bot", "sim")
@@ -63,6 +69,13 @@ def _parser() -> argparse.ArgumentParser:
     door.add_argument("--ssh-idle", type=float, default=ssh_door.IDLE_TIMEOUT, metavar="SECONDS",
                       help=f"close an SSH session after SECONDS without a key press outside a match "
                            f"(default {ssh_door.IDLE_TIMEOUT:g})")
+    serve.add_argument(
+        "--announce",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="announce the server on the LAN with zeroconf, for quatro join without an address "
+             f"(default: yes, unless it listens on loopback only or {NO_ANNOUNCE_ENV}=1)",
+    )
     serve.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
                        help=f"where the server keeps its state, such as the SSH host key (default {ssh_door.default_data_dir()})")
     serve.set_defaults(run=_serve)
@@ -116,6 +129,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     door: ssh_door.Door | None = None
     door_thread: ssh_door.DoorThread | None = None
+    announcement: Announcement | None = None
     if args.ssh is not None:
         data_dir = args.data_dir or ssh_door.default_data_dir()
         try:
@@ -129,7 +143,7 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
 
     async def main_task() -> None:
-        nonlocal door_thread
+        nonlocal door_thread, announcement
         async with trio.open_nursery() as nursery:
 
             async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
@@ -140,6 +154,7 @@ def _serve(args: argparse.Namespace) -> int:
             port = listeners[0].socket.getsockname()[1]
             print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
             addresses = join_addresses(args.host, port)
+            ssh_port = 0
             for address in addresses:
                 print(f"  quatro join {address}", flush=True)
             if door is not None:
@@ -153,6 +168,13 @@ def _serve(args: argparse.Namespace) -> int:
                 print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
                 for command in ssh_door.ssh_commands(ssh_port, addresses):
                     print(f"  {command}", flush=True)
+            if _announces(args):
+                announcement = Announcement(
+                    f"Quatro on {socket.gethostname().split('.')[0] or 'this machine'}", args.host, port,
+                    [address.rsplit(":", 1)[0].strip("[]") for address in addresses],
+                    ssh_port=ssh_port, version=PROTOCOL_VERSION,
+                )
+                nursery.start_soon(_announce, announcement)
             if args.stop_when_idle is not None:
                 # SIGTERM to itself: the same goodbye to every client as an operator's stop.
                 nursery.start_soon(stop_when_idle, lobby, args.stop_when_idle, lambda: os.kill(os.getpid(), signal.SIGTERM))
@@ -170,9 +192,35 @@ def _serve(args: argparse.Namespace) -> int:
     except* KeyboardInterrupt:
         pass
     finally:
+        if announcement is not None:
+            announcement.stop()
         if door_thread is not None:
             door_thread.stop()
     return status
+
+
+def _announces(args: argparse.Namespace) -> bool:
+    """``--announce``, ``--no-announce``, or by default: when others can reach the server at all."""
+    if args.announce is not None:
+        return bool(args.announce)
+    if os.environ.get(NO_ANNOUNCE_ENV, "").strip() not in ("", "0", "no"):
+        return False
+    if args.host in (None, "", "0.0.0.0", "::"):
+        return True
+    try:
+        return not ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        return args.host != "localhost"
+
+
+async def _announce(announcement: Announcement) -> None:
+    """Register with zeroconf off the event loop (it takes a second or two); no multicast is one line, not a stop."""
+    try:
+        await trio.to_thread.run_sync(announcement.start, abandon_on_cancel=True)
+    except NoMulticast as exc:
+        print(f"quatro-server: not announced on the LAN: {exc}", file=sys.stderr, flush=True)
+    else:
+        log.info("announced service=%s", announcement.info.name)
 
 
 class DoorFailed(Exception):

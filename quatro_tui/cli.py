@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
 
 from quatro_tui.local_server import LocalServer
@@ -53,6 +55,59 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, number
 
 
+def choose_server(
+    last: str | None,
+    look: Callable[[], list[Found]] | None = None,
+    ask: Callable[[str], str] = input,
+    interactive: bool | None = None,
+) -> str | None:
+    """``quatro join`` without an address: the servers announced on the LAN (zeroconf, about two seconds),
+    this machine's, and the last one used, to pick from by number. Without a terminal to ask on: the last
+    one used, else the first found. None when the player picks none."""
+    if look is None:
+        from quatro_tui.discover import discover
+
+        look = discover
+    interactive = sys.stdin.isatty() if interactive is None else interactive
+    print(f"Looking for Quatro servers on the network ({LOOK_SECONDS:g} s)…", flush=True)
+    choices: list[tuple[str, str]] = []
+    try:
+        for found in look():
+            if found.address not in (address for address, _ in choices):
+                door = f", or ssh -p {found.ssh_port} NAME@{found.host}" if found.ssh_port else ""
+                choices.append((found.address, f"{found.name} ({found.address}{door})"))
+    except NoMulticast as exc:
+        print(f"Cannot look for servers: {exc}. Carrying on without.", flush=True)
+    announced = [address for address, _ in choices]
+    local = f"127.0.0.1:{DEFAULT_PORT}"
+    for address, label in ((last, f"the last one used ({last})"), (local, f"this machine ({local})")):
+        if address and address not in (a for a, _ in choices):
+            choices.append((address, label))
+    if not interactive:
+        return last or (announced[0] if announced else None)
+    for number, (_, label) in enumerate(choices, 1):
+        print(f"  {number}. {label}")
+    while True:
+        try:
+            answer = ask(f"Join which (1-{len(choices)}, or HOST[:PORT])? [1] ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return None
+        if not answer:
+            return choices[0][0]
+        if answer.isdigit():
+            if 1 <= int(answer) <= len(choices):
+                return choices[int(answer) - 1][0]
+            print(f"  no server numbered {answer}")
+            continue
+        try:
+            parse_address(answer)
+        except argparse.ArgumentTypeError as exc:
+            print(f"  {exc}")
+            continue
+        return answer
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="quatro", description="Quatro, the real-time team card game, in your terminal.")
     commands = root.add_subparsers(dest="command", required=True)
@@ -68,7 +123,8 @@ def parser() -> argparse.ArgumentParser:
 
     join = commands.add_parser("join", help="join a Quatro server; without --table, open its lobby")
     join.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
-                      help=f"the server (default: the last one used; port {DEFAULT_PORT} if left out)")
+                      help=f"the server (default: pick one of those announced on the LAN, this machine's or the last "
+                           f"one used; port {DEFAULT_PORT} if left out)")
     join.add_argument("--table", type=int, default=None, help="join this table at once")
     join.add_argument("--password", type=_password, default=None, help="the table's password, if it has one")
     join.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
@@ -119,7 +175,7 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
 
         plan: Play | Join = Play(args.players, args.level, timing, name, args.open)
     else:
-        address = args.address or settings.server
+        address = args.address or choose_server(settings.server)
         if address is None:
             print("quatro: which server? quatro join HOST[:PORT]", file=sys.stderr)
             return 2
