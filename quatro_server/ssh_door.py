@@ -324,6 +324,8 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
                 os.close(slave)
             log.info("ssh_session_started peer=%s name=%r key=%s pid=%d sessions=%d", self.server.peer, name,
                      self.server.fingerprint or "-", self.process.pid, len(self.door.sessions))
+            if chan.is_closing():
+                self.end()  # the player left while their client was starting
             self._start_reading()
             status = await self.process.wait()
             self._flush()
@@ -356,7 +358,7 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
                 log.warning("ssh_pty_error error=%s", exc)
             self._stop_reading()
             return
-        if self.chan is not None and data:
+        if self.chan is not None and data and not self.chan.is_closing():
             self.chan.write(data)
 
     def _flush(self) -> None:
@@ -368,7 +370,7 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
                 return
             if not data:
                 return
-            if self.chan is not None:
+            if self.chan is not None and not self.chan.is_closing():
                 self.chan.write(data)
 
     def end(self) -> None:
