@@ -8,22 +8,31 @@ describe the others.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
+import os
 import socket
+import signal
 import sys
 from functools import partial
 from pathlib import Path
 
 import trio
 
+from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
-from quatro_shared.protocol import DEFAULT_PORT
+from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
-from quatro_server import netbot, sim, soak
+from quatro_server import netbot, sim, soak, ssh_door
+from quatro_server.addresses import join_addresses, with_port
+from quatro_server.announce import Announcement
+from quatro_server.idle import stop_when_idle
 from quatro_server.lobby import Lobby
 from quatro_server.server import ServerConfig, run
 from quatro_server.timing import PROFILES, load_timing
 
+
+log = logging.getLogger("quatro.server")
 
 #: The subcommands; the first word of the arguments picks one, and anything else means ``serve``.
 SUBCOMMANDS = ("serve", "bot", "sim", "soak")
@@ -54,6 +63,31 @@ def _parser() -> argparse.ArgumentParser:
         help="exempt this remote address from the per-address limits on connections and tables "
         "(a load generator, or a gateway that relays many people from one address); repeatable",
     )
+    serve.add_argument(
+        "--stop-when-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop once nobody has been connected for SECONDS, or at once when nobody is and every table has closed",
+    )
+    door = serve.add_argument_group("SSH door", "players reach the lobby with a plain ssh client (docs/ssh.md)")
+    door.add_argument("--ssh", type=int, default=None, metavar="PORT", help="open the SSH door on PORT (0 picks a free one)")
+    door.add_argument("--ssh-keys", type=Path, default=None, metavar="FILE",
+                      help="admit only the keys in FILE (authorized_keys format); default: anyone, with a key or without")
+    door.add_argument("--ssh-max-sessions", type=int, default=ssh_door.MAX_SESSIONS, metavar="N",
+                      help=f"SSH sessions at once (default {ssh_door.MAX_SESSIONS}); the next one is told so and closed")
+    door.add_argument("--ssh-idle", type=float, default=ssh_door.IDLE_TIMEOUT, metavar="SECONDS",
+                      help=f"close an SSH session after SECONDS without a key press outside a match "
+                           f"(default {ssh_door.IDLE_TIMEOUT:g})")
+    serve.add_argument(
+        "--announce",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="announce the server on the LAN with zeroconf, for quatro join without an address "
+             f"(default: yes, unless it listens on loopback only or {NO_ANNOUNCE_ENV}=1)",
+    )
+    serve.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
+                       help=f"where the server keeps its state, such as the SSH host key (default {ssh_door.default_data_dir()})")
     serve.set_defaults(run=_serve)
     bot = commands.add_parser(
         "bot",
@@ -80,21 +114,6 @@ def _parser() -> argparse.ArgumentParser:
     soak.add_arguments(soaking)
     soaking.set_defaults(run=soak.run)
     return parser
-
-
-def _addresses(host: str | None, port: int) -> list[str]:
-    """Where players can reach this server: loopback and this machine's addresses."""
-    if host not in (None, "", "0.0.0.0", "::"):
-        return [f"{host}:{port}"]
-    found = ["127.0.0.1"]
-    try:
-        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
-            address = str(info[4][0])
-            if address not in found:
-                found.append(address)
-    except OSError:
-        pass
-    return [f"{address}:{port}" for address in found]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,25 +148,119 @@ def _serve(args: argparse.Namespace) -> int:
             flush=True,
         )
 
+    door: ssh_door.Door | None = None
+    door_thread: ssh_door.DoorThread | None = None
+    announcement: Announcement | None = None
+    if args.ssh is not None:
+        data_dir = args.data_dir or ssh_door.default_data_dir()
+        try:
+            door = ssh_door.Door("", data_dir, keys_file=args.ssh_keys, max_sessions=args.ssh_max_sessions,
+                                 idle_timeout=args.ssh_idle)
+        except (OSError, ValueError) as exc:
+            print(f"quatro-server: the SSH door cannot start: {exc}", file=sys.stderr)
+            return 2
+        if door.admitted is not None and not door.admitted:
+            print(f"quatro-server: {args.ssh_keys} holds no key the SSH door can read", file=sys.stderr)
+            return 2
+
     async def main_task() -> None:
+        nonlocal door_thread, announcement
         async with trio.open_nursery() as nursery:
-            config = ServerConfig(trusted_addresses=frozenset(args.trusted_address))
-            listeners = await nursery.start(partial(run, config=config), args.host, args.port, lobby)
+            trusted = set(args.trusted_address)
+            if args.ssh is not None:
+                # The door's sessions reach the lobby over loopback, many people from one address: the door's own
+                # session cap bounds them, not the per-address share meant for one remote host.
+                trusted |= {"127.0.0.1", "::1"} | ({args.host} if args.host not in (None, "", "0.0.0.0", "::") else set())
+            config = ServerConfig(trusted_addresses=frozenset(trusted))
+
+            async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
+                await run(args.host, args.port, lobby, config=config, task_status=task_status)
+                nursery.cancel_scope.cancel()  # the server has stopped: so does everything that served beside it
+
+            listeners = await nursery.start(serve)
             port = listeners[0].socket.getsockname()[1]
             print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
-            for address in _addresses(args.host, port):
+            addresses = join_addresses(args.host, port)
+            ssh_port = 0
+            for address in addresses:
                 print(f"  quatro join {address}", flush=True)
+            if door is not None:
+                # Each session's client joins this server on loopback, like any other client.
+                door.game_address = _loopback(args.host, port)
+                door_thread = ssh_door.DoorThread(door, args.host, args.ssh)
+                try:
+                    ssh_port = await trio.to_thread.run_sync(door_thread.start)
+                except OSError as exc:
+                    raise DoorFailed(str(exc.strerror or exc)) from exc
+                print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
+                for command in ssh_door.ssh_commands(ssh_port, addresses):
+                    print(f"  {command}", flush=True)
+            if _announces(args):
+                announcement = Announcement(
+                    f"Quatro on {socket.gethostname().split('.')[0] or 'this machine'}", args.host, port,
+                    [address.rsplit(":", 1)[0].strip("[]") for address in addresses],
+                    ssh_port=ssh_port, version=PROTOCOL_VERSION,
+                )
+                nursery.start_soon(_announce, announcement)
+            if args.stop_when_idle is not None:
+                # SIGTERM to itself: the same goodbye to every client as an operator's stop.
+                nursery.start_soon(stop_when_idle, lobby, args.stop_when_idle, lambda: os.kill(os.getpid(), signal.SIGTERM))
 
     status = 0
     try:
         trio.run(main_task)
+    except* DoorFailed as group:
+        print(f"quatro-server: cannot open the SSH door on port {args.ssh}: {group.exceptions[0]}", file=sys.stderr)
+        status = 1
     except* OSError as group:
         error = group.exceptions[0]
         print(f"quatro-server: cannot listen on port {args.port}: {getattr(error, 'strerror', error)}", file=sys.stderr)
         status = 1
     except* KeyboardInterrupt:
         pass
+    finally:
+        if announcement is not None:
+            announcement.stop()
+        if door_thread is not None:
+            door_thread.stop()
     return status
+
+
+def _announces(args: argparse.Namespace) -> bool:
+    """``--announce``, ``--no-announce``, or by default: when others can reach the server at all."""
+    if args.announce is not None:
+        return bool(args.announce)
+    if os.environ.get(NO_ANNOUNCE_ENV, "").strip() not in ("", "0", "no"):
+        return False
+    if args.host in (None, "", "0.0.0.0", "::"):
+        return True
+    try:
+        return not ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        return bool(args.host != "localhost")
+
+
+async def _announce(announcement: Announcement) -> None:
+    """Register with zeroconf off the event loop (it takes a second or two); no multicast is one line, not a stop."""
+    try:
+        await trio.to_thread.run_sync(announcement.start, abandon_on_cancel=True)
+    except NoMulticast as exc:
+        print(f"quatro-server: not announced on the LAN: {exc}", file=sys.stderr, flush=True)
+    else:
+        log.info("announced service=%s", announcement.info.name)
+
+
+class DoorFailed(Exception):
+    """The SSH door could not listen (its port is taken, say): the server does not run without it."""
+
+
+def _loopback(host: str | None, port: int) -> str:
+    """This server's address on this machine, for the SSH door's clients."""
+    if host in (None, "", "0.0.0.0"):
+        return f"127.0.0.1:{port}"
+    if host == "::":
+        return f"[::1]:{port}"
+    return with_port(host, port)
 
 
 if __name__ == "__main__":

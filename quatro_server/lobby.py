@@ -481,6 +481,10 @@ class Lobby:
             return m.refused(request.id, p.BAD_SECRET, "no seat with that secret at that table")
         s = room.seats[seat]
         if s.peer is not None and s.peer is not peer:
+            if not f.takeover:
+                # The seat is in play from another connection: replace it only when the rejoiner says so,
+                # so that a second terminal never throws the first out unasked.
+                return m.refused(request.id, p.SEAT_IN_USE, "this seat is in play from another connection")
             old = s.peer
             old.room = old.seat = None
             old.send(to_wire(m.Bye(m.BYE_REPLACED, "this seat was taken over by a new connection")))

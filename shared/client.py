@@ -154,11 +154,12 @@ class ClientCore:
     def hello(self, now: float) -> tuple[int, bytes]:
         return self.send(m.Hello(p.PROTOCOL_VERSION, self.name), now)
 
-    def rejoin(self, now: float) -> tuple[int, bytes]:
-        """The request that takes this client's seat back (after a reconnection, or to resync). Needs a ``place``."""
+    def rejoin(self, now: float, takeover: bool = False) -> tuple[int, bytes]:
+        """The request that takes this client's seat back (after a reconnection, or to resync). Needs a ``place``.
+        ``takeover`` takes it even from a live connection (this client's own old link, not yet noticed dead)."""
         if self.place is None:
             raise ValueError("no seat to rejoin")
-        return self.send(m.Rejoin(self.place.table, self.place.secret), now)
+        return self.send(m.Rejoin(self.place.table, self.place.secret, True if takeover else None), now)
 
     # --- heartbeat --------------------------------------------------------------------------------------
 
@@ -251,6 +252,8 @@ class ClientCore:
 
     def _learn(self, request: m.RequestBody, payload: m.Payload) -> None:
         """What a successful request changes in what the client knows of its seat."""
+        if isinstance(request, m.Rename):
+            self.name = request.name  # a reconnection says hello with the new name
         if isinstance(payload, m.Welcome):
             self.welcome = payload
         elif isinstance(payload, m.Seated):

@@ -86,6 +86,7 @@ SEAT_TAKEN = "seat_taken"
 NOT_SEATED = "not_seated"  # a game action or a host request from a connection with no seat
 ALREADY_SEATED = "already_seated"
 BAD_SECRET = "bad_secret"
+SEAT_IN_USE = "seat_in_use"  # a rejoin without takeover while another connection plays the seat
 NOT_HOST = "not_host"
 MATCH_STARTED = "match_started"  # seats can no longer change
 SEATS_EMPTY = "seats_empty"  # start needs every seat filled

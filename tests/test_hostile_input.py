@@ -859,7 +859,7 @@ async def test_a_client_that_never_reads_is_dropped_while_the_table_goes_on(game
     # The kernel's buffers are small too (test-side only), so a few dozen updates fill everything.
     slow_conn.stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     # slow takes dee's seat over (with dee's secret), then never reads again.
-    assert (await slow.request(p.REJOIN, table=game.table, secret=dee.secret))["kind"] == p.OK
+    assert (await slow.request(p.REJOIN, table=game.table, secret=dee.secret, takeover=True))["kind"] == p.OK
     assert await dee.closed()  # dee was told "replaced" and closed
 
     # ann (and the bots) make public events: every seat gets an update for each.

@@ -192,7 +192,8 @@ def _lobby_messages() -> list[dict[str, Any]]:
     assert ask(bob, "swap", now=1.1, give="QH", slot=0, take="KS")["kind"] == protocol.REFUSED
     assert ask(bob, "swap", now=1.1, give="ZZ", slot=0, take="KS")["kind"] == protocol.ERROR
     ask(bob, "ready", now=1.2)
-    assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret)["kind"] == protocol.OK
+    assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret)["reason"] == protocol.SEAT_IN_USE
+    assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret, takeover=True)["kind"] == protocol.OK
     ask(ann, protocol.LEAVE, now=1.4)
 
     hello_server = server.Server(lobby.Lobby())
