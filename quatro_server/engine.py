@@ -197,6 +197,21 @@ class Table:
             candidates.append(table_next)
         return min(candidates) if candidates else None
 
+    def rebase(self, delta: float) -> None:
+        """Move the table onto another clock, ``delta`` seconds ahead of the old one: every deadline, cooldown,
+        pulse and vote keeps the time it had left. A restarted server resumes a journalled table this way."""
+        self.now += delta
+        self.phase_ends_at += delta
+        self._last_vote_end += delta
+        if self._vote is not None:
+            self._vote.ends_at += delta
+        for s in self._seats:
+            s.swap_free_at += delta
+            s.channel_free_at += delta
+            s.next_pulse_at += delta
+            if s.last_pulse_at is not None:
+                s.last_pulse_at += delta
+
     # --- time ----------------------------------------------------------------------------------
 
     def _next_due(self):
