@@ -25,7 +25,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
@@ -151,9 +151,19 @@ class SavedTable:
     moves: list[SavedMove] = field(default_factory=list)
 
 
-def encode_emits(emits: list[Emit]) -> str:
+def encode_emits(emits: list[Emit] | tuple[Emit, ...]) -> str:
     """A batch of events as the journal keeps it: ``[team, seat, event]`` per event, who could see it beside it."""
     return json.dumps([[emit.team, emit.seat, to_wire(emit.event)] for emit in emits], separators=(",", ":"))
+
+
+class Later:
+    """A statement parameter encoded by the writer thread, not on the event loop: events and actions are frozen
+    dataclasses, safe to hand over as they are."""
+
+    __slots__ = ("encode", "value")
+
+    def __init__(self, encode: Callable[[Any], str], value: Any) -> None:
+        self.encode, self.value = encode, value
 
 
 def encode_action(action: a.Action) -> str:
@@ -323,12 +333,15 @@ class Journal:
     # --- writing ------------------------------------------------------------------------------------
 
     def write(self, sql: str, params: tuple[Any, ...] = ()) -> None:
-        """Queue one statement; the writer thread commits it with whatever else is queued."""
+        """Queue one statement; the writer thread commits it with whatever else is queued. A ``Later`` parameter is
+        encoded there."""
         self._queued += 1
         self._queue.put((sql, params))
 
     def flush(self, timeout: float = FLUSH_TIMEOUT) -> bool:
         """Wait until everything queued so far is committed. False if a write failed or the disk took too long."""
+        if self.failed is not None:
+            return False
         target = self._queued
         with self._done:
             done = self._done.wait_for(lambda: self._committed >= target, timeout)
@@ -350,13 +363,16 @@ class Journal:
                     try:
                         conn.execute("BEGIN IMMEDIATE")
                         for sql, params in statements:
-                            conn.execute(sql, params)
+                            conn.execute(sql, [p.encode(p.value) if isinstance(p, Later) else p for p in params])
                         conn.execute("COMMIT")
-                    except sqlite3.Error as exc:
-                        self.failed = str(exc)
+                    except Exception as exc:  # a full disk, an I/O error: never let the writer die silently
+                        self.failed = str(exc) or type(exc).__name__
                         log.error("journal_failed path=%s error=%r: tables are no longer crash-safe", self.path, self.failed)
-                        if conn.in_transaction:
-                            conn.execute("ROLLBACK")
+                        try:
+                            if conn.in_transaction:
+                                conn.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
                 with self._done:
                     self._committed += len(statements)
                     self._done.notify_all()
@@ -444,11 +460,11 @@ class RoomJournal:
         self.journal.write("UPDATE tables SET status = 'playing' WHERE id = ?", (self.table_id,))
         return table
 
-    def move(self, kind: str, seat: int | None, input_: str | None, at: float, emits: list[Emit]) -> None:
+    def move(self, kind: str, seat: int | None, input_: str | Later | None, at: float, emits: list[Emit]) -> None:
         """One input of the table and what it produced. A round's end is committed before this returns (R20)."""
         self.journal.write(
             "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (self.table_id, next(self._moves), at, kind, seat, input_, encode_emits(emits)),
+            (self.table_id, next(self._moves), at, kind, seat, input_, Later(encode_emits, tuple(emits))),  # callers extend theirs
         )
         scored = False
         for emit in emits:
@@ -491,7 +507,7 @@ class JournaledTable(Table):
             self._acting = False
         if self.journal is not None and outcome.events:
             if outcome.ok and isinstance(action, a.Action):
-                self.journal.move("act", seat, encode_action(action), now, outcome.events)
+                self.journal.move("act", seat, Later(encode_action, action), now, outcome.events)
             else:  # refused: it changed nothing, but time passed before it
                 self.journal.move("advance", None, None, now, outcome.events)
         return outcome

@@ -57,7 +57,7 @@ def describe(event: dict[str, Any]) -> tuple[str, str]:
         case "hand_dealt":
             return who, f"hand {_cards(event['hand'])}"
         case "swapped":
-            return who, f"swap {event['put_down']} > slot {event['slot']} > {event['taken']}"
+            return who, f"swap {event['put_down']} for {event['taken']} at slot {event['slot']}"
         case "channel_taken":
             return who, "channel taken"
         case "channel_released":
@@ -128,6 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--data-dir",
         type=Path,
         default=None,
+        metavar="DIR",
         help=f"the server's data directory, for an ID (default: {default_data_dir()})",
     )
     parser.add_argument("--table", type=int, default=None, help="with a FILE: only this table (default: every table)")
