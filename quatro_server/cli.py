@@ -135,8 +135,8 @@ def _serve(args: argparse.Namespace) -> int:
     if not args.no_journal:
         try:
             book = journal.Journal.open(args.data_dir or journal.default_data_dir())
-        except journal.JournalError as exc:
-            print(f"quatro-server: {exc}", file=sys.stderr)
+        except journal.JournalError as refusal:
+            print(f"quatro-server: {refusal}", file=sys.stderr)
             return 2
 
     async def main_task() -> None:

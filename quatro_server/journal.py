@@ -101,6 +101,18 @@ CREATE TABLE moves (
 """
 
 
+#: One SQL statement and its parameters.
+Statement = tuple[str, tuple[Any, ...]]
+
+
+def ended(table_id: int, status: str) -> Statement:
+    """A live table's end: ``over``, ``closed`` or ``refused``, from now on (the retention counts from it)."""
+    return (
+        "UPDATE tables SET status = ?, ended = ? WHERE id = ? AND status IN ('lobby', 'playing')",
+        (status, time.time(), table_id),
+    )
+
+
 class JournalError(Exception):
     """A journal that cannot be used: not a Quatro journal, another version, damaged, or in use."""
 
@@ -286,7 +298,7 @@ class Journal:
         self.last_id = 0
         #: Set when a write failed: the server goes on, in memory only from then on (it says so in its log).
         self.failed: str | None = None
-        self._queue: queue.SimpleQueue[tuple[str, tuple[Any, ...]] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[Statement, ...] | None] = queue.SimpleQueue()
         self._queued = 0
         self._committed = 0
         self._done = threading.Condition()
@@ -332,11 +344,11 @@ class Journal:
 
     # --- writing ------------------------------------------------------------------------------------
 
-    def write(self, sql: str, params: tuple[Any, ...] = ()) -> None:
-        """Queue one statement; the writer thread commits it with whatever else is queued. A ``Later`` parameter is
-        encoded there."""
+    def write(self, *statements: Statement) -> None:
+        """Queue statements to be committed together (never one without the others), with whatever else is queued,
+        by the writer thread. A ``Later`` parameter is encoded there."""
         self._queued += 1
-        self._queue.put((sql, params))
+        self._queue.put(statements)
 
     def flush(self, timeout: float = FLUSH_TIMEOUT) -> bool:
         """Wait until everything queued so far is committed. False if a write failed or the disk took too long."""
@@ -358,11 +370,11 @@ class Journal:
                         batch.append(self._queue.get_nowait())
                     except queue.Empty:
                         break
-                statements = [item for item in batch if item is not None]
-                if statements and self.failed is None:
+                items = [item for item in batch if item is not None]
+                if items and self.failed is None:
                     try:
                         conn.execute("BEGIN IMMEDIATE")
-                        for sql, params in statements:
+                        for sql, params in (statement for item in items for statement in item):
                             conn.execute(sql, [p.encode(p.value) if isinstance(p, Later) else p for p in params])
                         conn.execute("COMMIT")
                     except Exception as exc:  # a full disk, an I/O error: never let the writer die silently
@@ -374,9 +386,9 @@ class Journal:
                         except sqlite3.Error:
                             pass
                 with self._done:
-                    self._committed += len(statements)
+                    self._committed += len(items)
                     self._done.notify_all()
-                if len(statements) < len(batch):
+                if len(items) < len(batch):
                     return
         finally:
             conn.close()
@@ -385,9 +397,11 @@ class Journal:
         """Forget the tables that ended more than ``KEEP_FINISHED_DAYS`` ago."""
         cutoff = time.time() - KEEP_FINISHED_DAYS * 86400
         old = "SELECT id FROM tables WHERE status NOT IN ('lobby', 'playing') AND ended < ?"
-        self.write(f"DELETE FROM moves WHERE table_id IN ({old})", (cutoff,))
-        self.write(f"DELETE FROM seats WHERE table_id IN ({old})", (cutoff,))
-        self.write("DELETE FROM tables WHERE status NOT IN ('lobby', 'playing') AND ended < ?", (cutoff,))
+        self.write(
+            (f"DELETE FROM moves WHERE table_id IN ({old})", (cutoff,)),
+            (f"DELETE FROM seats WHERE table_id IN ({old})", (cutoff,)),
+            ("DELETE FROM tables WHERE status NOT IN ('lobby', 'playing') AND ended < ?", (cutoff,)),
+        )
 
     def close(self) -> None:
         """Commit what is queued, stop the writer, release the directory."""
@@ -407,19 +421,16 @@ class Journal:
     def room(self, room: Room) -> RoomJournal:
         """A new room: its row, then everything that happens to it."""
         timing = {name: getattr(room.timing, name) for name in room.timing.__slots__}
-        self.write(
+        self.write((
             "INSERT INTO tables (id, players, timing_name, timing, password, host, status, scores, created) "
             "VALUES (?, ?, ?, ?, ?, ?, 'lobby', ?, ?)",
             (room.id, room.players, room.timing_name, json.dumps(timing), room.password, room.host,
              json.dumps([0] * seating.team_count(room.players)), time.time()),
-        )
+        ))
         return RoomJournal(self, room.id)
 
     def set_status(self, table_id: int, status: str) -> None:
-        self.write(
-            "UPDATE tables SET status = ?, ended = ? WHERE id = ? AND status IN ('lobby', 'playing')",
-            (status, time.time(), table_id),
-        )
+        self.write(ended(table_id, status))
 
 
 class RoomJournal:
@@ -433,12 +444,16 @@ class RoomJournal:
     def seating(self, room: Room) -> None:
         """Seats, names and host as they are now (called on every change of them)."""
         host = room.table.host if room.table is not None else room.host
-        self.journal.write("UPDATE tables SET host = ? WHERE id = ?", (host, self.table_id))
-        for i, s in enumerate(room.seats):
-            self.journal.write(
-                "INSERT OR REPLACE INTO seats (table_id, seat, name, bot, secret, ord) VALUES (?, ?, ?, ?, ?, ?)",
-                (self.table_id, i, s.name, None if s.bot is None else s.bot.level, s.secret, s.order),
-            )
+        self.journal.write(
+            ("UPDATE tables SET host = ? WHERE id = ?", (host, self.table_id)),
+            *(
+                (
+                    "INSERT OR REPLACE INTO seats (table_id, seat, name, bot, secret, ord) VALUES (?, ?, ?, ?, ?, ?)",
+                    (self.table_id, i, s.name, None if s.bot is None else s.bot.level, s.secret, s.order),
+                )
+                for i, s in enumerate(room.seats)
+            ),
+        )
 
     def open_table(
         self,
@@ -457,26 +472,29 @@ class RoomJournal:
         )
         table.start_input = {"seed": f"{seed:032x}", "bots": sorted(bots), "host": host, "order": list(seat_order)}
         table.journal = self
-        self.journal.write("UPDATE tables SET status = 'playing' WHERE id = ?", (self.table_id,))
         return table
 
     def move(self, kind: str, seat: int | None, input_: str | Later | None, at: float, emits: list[Emit]) -> None:
-        """One input of the table and what it produced. A round's end is committed before this returns (R20)."""
-        self.journal.write(
+        """One input of the table and what it produced, with the table's status and scores where it changes them, all
+        committed together. A round's end is committed before this returns (R20)."""
+        statements: list[Statement] = [(
             "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (self.table_id, next(self._moves), at, kind, seat, input_, Later(encode_emits, tuple(emits))),  # callers extend theirs
-        )
+        )]
+        if kind == "start":
+            statements.append(("UPDATE tables SET status = 'playing' WHERE id = ?", (self.table_id,)))
         scored = False
         for emit in emits:
             event = emit.event
             if isinstance(event, e.RoundEnded):
                 scored = True
-                self.journal.write(
+                statements.append((
                     "UPDATE tables SET scores = ?, round = ? WHERE id = ?",
                     (json.dumps(list(event.scores)), event.round, self.table_id),
-                )
+                ))
             elif isinstance(event, e.MatchOver):
-                self.journal.set_status(self.table_id, "over")
+                statements.append(ended(self.table_id, "over"))
+        self.journal.write(*statements)
         if scored and not self.journal.flush():
             log.error("journal_not_durable table=%d: a round's end could not be committed", self.table_id)
 
@@ -574,15 +592,18 @@ def replay_table(saved: SavedTable, timing: Timing) -> Iterator[tuple[SavedMove,
 def _restore_room(lobby: Lobby, journal: Journal, saved: SavedTable, now: float) -> Room | None:
     """The room of ``saved`` as it was, on the clock's ``now``; None for a match that had ended. Raises on damage."""
     timing = Timing(**saved.timing)
+    if not saved.seats and not saved.moves:  # killed between the table's row and its first seat: nobody sat there
+        journal.set_status(saved.id, "closed")
+        return None
     if [s.seat for s in saved.seats] != list(range(saved.players)):
         raise Mismatch("its seats are not all recorded")
     rng = lobby._rng()
-    seats = []
-    for s in saved.seats:
-        if s.bot is not None and s.bot not in LEVELS:
-            raise Mismatch(f"seat {s.seat} has an unknown bot level {s.bot!r}")
-        bot = None if s.bot is None else make_bot(s.bot, random.Random(rng.getrandbits(64)))
-        seats.append(Seat(name=s.name, bot=bot, secret=s.secret, order=s.order))
+    seats: list[Seat] = []
+    for kept in saved.seats:
+        if kept.bot is not None and kept.bot not in LEVELS:
+            raise Mismatch(f"seat {kept.seat} has an unknown bot level {kept.bot!r}")
+        bot = None if kept.bot is None else make_bot(kept.bot, random.Random(rng.getrandbits(64)))
+        seats.append(Seat(name=kept.name, bot=bot, secret=kept.secret, order=kept.order))
     room = Room(
         id=saved.id, players=saved.players, timing_name=saved.timing_name, timing=timing,
         password=saved.password, rng=rng, seats=seats, host=saved.host,

@@ -340,7 +340,7 @@ def test_a_failing_disk_is_said_in_the_log_and_the_tables_play_on(tmp_path, capl
     for _ in range(3):
         ask(lobby, ann, 0.1, p.ADD_BOT, level="random")
     ask(lobby, ann, 0.2, p.START)
-    journal.write("INSERT INTO no_such_table VALUES (1)")  # stands for the disk failing
+    journal.write(("INSERT INTO no_such_table VALUES (1)", ()))  # stands for the disk failing
     assert not journal.flush() and journal.failed
     ask(lobby, ann, 0.3, "ready")
     started = time.perf_counter()
@@ -348,3 +348,35 @@ def test_a_failing_disk_is_said_in_the_log_and_the_tables_play_on(tmp_path, capl
     assert time.perf_counter() - started < 1.0
     assert "journal_failed" in caplog.text and "journal_not_durable" in caplog.text
     journal.close()
+
+
+def test_r18_r19_after_the_restart_grace_absent_seats_are_disconnected_and_the_host_passes(tmp_path):
+    """Within the grace the table is as it was (host included); then whoever has not come back is disconnected
+    (R19) and the host role passes to the longest-seated human who is here (R18)."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    ann, bob = Peer("ann"), Peer("bob")
+    ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")
+    bob_secret = ask(lobby, bob, 0.1, p.JOIN, table=ann.room.id)["secret"]
+    ask(lobby, ann, 0.2, p.ADD_BOT, level="normal")
+    ask(lobby, ann, 0.2, p.ADD_BOT, level="normal")
+    ask(lobby, ann, 0.3, p.START)
+    journal.close()
+    lobby2, journal2, (room,) = open_lobby(tmp_path, 50.0)
+    back = Peer("bob")
+    assert ask(lobby2, back, 51.0, p.REJOIN, table=room.id, secret=bob_secret)["kind"] == p.OK
+    assert room.table.host == 0 and room.table.is_connected(0)  # the grace: ann's seat waits as it was
+    j.end_grace(lobby2, [room], 50.0 + j.RESTORE_GRACE)
+    assert not room.table.is_connected(0) and room.table.is_connected(1)
+    assert room.table.host == 1
+    kinds = [ev["kind"] for m in back.sent if m["kind"] == p.UPDATE for ev in m["events"]]
+    assert "seat_disconnected" in kinds and "host_changed" in kinds
+    journal2.close()
+
+
+def test_quatro_play_s_private_server_keeps_no_journal(tmp_path, monkeypatch):
+    from quatro_tui.local_server import LocalServer
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    with LocalServer(timing="fast"):
+        pass
+    assert not (tmp_path / "quatro").exists()
