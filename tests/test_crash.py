@@ -164,3 +164,64 @@ async def test_r20_kill_9_at_random_moments_loses_no_point_and_no_seat(tmp_path,
         if proc.returncode is None:
             proc.send_signal(signal.SIGKILL)
             await proc.wait()
+
+
+#: Long phases: nothing but the players' own moves and the pulses happens during the test.
+STILL_TIMING = CRASH_TIMING.replace("sign_window = 3.0", "sign_window = 30.0").replace(
+    "round_length = 18.0", "round_length = 60.0"
+)
+
+
+async def test_r19_after_kill_9_the_round_comes_back_exactly_and_the_downtime_is_not_counted(tmp_path):
+    """Four players mid-round; once every move is committed (a few milliseconds), a SIGKILL and a restart two seconds
+    later give each the same hand, center, team sign, channels and emoji, and the round's clock where it stood."""
+    timing = tmp_path / "still.toml"
+    timing.write_text(STILL_TIMING)
+    args = ("--data-dir", str(tmp_path / "data"), "--timing", str(timing))
+    proc, port, _ = await start_server(*args)
+    try:
+        names = ("ann", "bob", "cid", "dee")
+        clients = [await TestClient.connect(port, name) for name in names]
+        ann, bob = clients[0], clients[1]
+        await ann.request(p.CREATE_TABLE, players=4)
+        for c in clients[1:]:
+            assert (await c.request(p.JOIN, table=ann.table))["kind"] == p.OK
+        await ann.request(p.START)
+        await ann.wait_view(lambda v: v.phase is Phase.SIGNING)
+        assert (await ann.request("pick_sign", sign="fox"))["kind"] == p.OK
+        assert (await bob.request("pick_sign", sign="owl"))["kind"] == p.OK
+        for c in clients:
+            await c.request("ready")
+        for c in clients:
+            await c.wait_view(lambda v: v.phase is Phase.ROUND and len(v.hand) == 4)
+        view = ann.view
+        assert (await ann.request("swap", give=view.hand[0], slot=2, take=view.center[2]))["kind"] == p.OK
+        assert (await bob.request("take_channel"))["kind"] == p.OK
+        assert (await bob.request("choose_emoji", sign="rocket"))["kind"] == p.OK
+        for c in clients:
+            await c.wait_event("pulse")
+            await c.drain(0.2)
+        before = {c.name: c.view for c in clients}
+        proc.kill()
+        await proc.wait()
+        await trio.sleep(2.0)  # the server is down for a while: that time is nobody's
+
+        proc, port, _ = await start_server(*args)
+        returned = []  # kept open: a dropped connection would be a disconnection
+        for c in clients:
+            back = await TestClient.connect(port, c.name)
+            returned.append(back)
+            assert (await back.request(p.REJOIN, table=c.table, secret=c.secret))["kind"] == p.OK
+            after = await back.wait_view(lambda v: True)
+            was = before[c.name]
+            assert (after.hand, after.center, after.sign, after.scores, after.round, after.phase) == (
+                was.hand, was.center, was.sign, was.scores, was.round, was.phase
+            )
+            assert after.channel_held == was.channel_held and after.channel_sign == was.channel_sign
+            assert [s.channel_held for s in after.seats] == [s.channel_held for s in was.seats] == [False, True, False, False]
+            assert after.host == 0
+            assert 0 <= was.phase_ms - after.phase_ms < 1200, (was.phase_ms, after.phase_ms)  # not 2 s less
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
