@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 
+from quatro_shared import actions as a
 from quatro_shared import protocol as p
+from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
 
 from quatro_server import journal as j
-from quatro_server.engine import view
+from quatro_server.engine import Table, view
 from quatro_server.lobby import Lobby, Room
 
 from conftest import STEADY
@@ -380,3 +382,84 @@ def test_quatro_play_s_private_server_keeps_no_journal(tmp_path, monkeypatch):
     with LocalServer(timing="fast"):
         pass
     assert not (tmp_path / "quatro").exists()
+
+
+def random_action(table: Table, seat: int, rng: random.Random) -> a.Action:
+    """Something a player could send now (often legal, sometimes not: refusals must change nothing)."""
+    roll = rng.random()
+    if table.phase is Phase.SIGNING:
+        return a.PickSign(rng.choice(SIGNS)) if roll < 0.3 else a.Ready()
+    if table.phase is Phase.BREAK:
+        return a.NextRound()
+    hand, center = table.hand(seat), table.center
+    if roll < 0.02:
+        return a.Call()
+    if roll < 0.03:
+        return a.Counter()
+    if roll < 0.06:
+        return a.AskReshuffle()
+    if roll < 0.12:
+        return a.Vote(rng.random() < 0.8)
+    if roll < 0.6 and hand:
+        slot = rng.randrange(len(center))
+        return a.Swap(rng.choice(hand), slot, center[slot])
+    if roll < 0.75:
+        return a.TakeChannel()
+    if roll < 0.85:
+        return a.ReleaseChannel()
+    if roll < 0.9:
+        return a.Connect() if rng.random() < 0.5 else a.Disconnect()
+    return a.ChooseEmoji(rng.choice(SIGNS))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_restored_table_is_the_same_table_now_and_ever_after(tmp_path, seed):
+    """Random play, a crash at a random moment, a restore on another clock, then the same inputs to the original
+    and the restored table (and to a third, restored from the second): every seat's view stays identical."""
+    rng = random.Random(seed)
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    peers = [Peer(name) for name in ("ann", "bob", "cid", "dee")]
+    ask(lobby, peers[0], 0.0, p.CREATE_TABLE, players=4, timing="steady")
+    for peer in peers[1:]:
+        ask(lobby, peer, 0.0, p.JOIN, table=peers[0].room.id)
+    ask(lobby, peers[0], 0.1, p.START)
+    original = lobby.rooms[peers[0].room.id].table
+    now = 0.1
+    tables = [original]
+    offsets = [0.0]
+
+    def step() -> None:
+        nonlocal now
+        now += rng.uniform(0.01, 0.5)
+        if rng.random() < 0.3:
+            for table, offset in zip(tables, offsets):
+                table.advance(now + offset)
+        else:
+            seat = rng.randrange(4)
+            action = random_action(original, seat, rng)
+            for table, offset in zip(tables, offsets):
+                table.act(seat, action, now + offset)
+        reference = [to_wire(view(original, s, original.now)) for s in range(4)]
+        for table in tables[1:]:
+            assert [to_wire(view(table, s, table.now)) for s in range(4)] == reference, (seed, now)
+
+    for _ in range(rng.randrange(20, 120)):
+        step()
+    for crash in range(2):
+        journal.close()
+        lobby = Lobby(timing_profiles={"steady": STEADY}, seed=7)
+        journal = j.Journal.open(tmp_path)
+        # The table comes back as it was at its last journalled input (an input that changed nothing is not
+        # journalled): on the original's clock, that input's time, from the clock of the table that wrote it.
+        last = journal.saved[0].moves[-1].at - offsets[-1]
+        (room,) = j.restore(lobby, journal, last + rng.uniform(-500.0, 5000.0))
+        tables.append(room.table)
+        offsets.append(room.table.now - last)
+        if crash == 0:
+            # the first restored table journals from here on; the original stops writing (its journal is closed)
+            original.journal = None
+        else:
+            tables[1].journal = None
+        for _ in range(rng.randrange(10, 80)):
+            step()
+    journal.close()
