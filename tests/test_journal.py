@@ -463,3 +463,11 @@ def test_a_restored_table_is_the_same_table_now_and_ever_after(tmp_path, seed):
         for _ in range(rng.randrange(10, 80)):
             step()
     journal.close()
+
+
+def test_no_journal_and_a_data_dir_exclude_each_other(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "--no-journal", "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert result.returncode == 2 and "exclude each other" in result.stderr
