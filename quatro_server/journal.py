@@ -331,7 +331,10 @@ class Journal:
                 journal.last_id = conn.execute("SELECT coalesce(max(id), 0) FROM tables").fetchone()[0]
             finally:
                 conn.close()
-        except (sqlite3.DatabaseError, ValueError) as exc:
+        except OSError as exc:
+            journal._unlock()
+            raise JournalError(f"cannot use {journal.path}: {exc.strerror or exc}") from exc
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # TypeError: a row of the wrong shape
             journal._unlock()
             raise JournalError(f"{journal.path} is damaged ({exc}); move it away or choose another --data-dir") from exc
         except JournalError:
@@ -508,13 +511,13 @@ class JournaledTable(Table):
     """A rules table that journals every input it is given (with the events it produced) as it happens."""
 
     journal: RoomJournal | None = None
-    start_input: dict[str, Any] = {}
+    start_input: dict[str, Any] | None = None  # what the start move records: seed, bots, host, seating order
     _acting = False
 
     def start(self, now: float) -> list[Emit]:
         emits = super().start(now)
         if self.journal is not None and emits:
-            self.journal.move("start", None, json.dumps(self.start_input), now, emits)
+            self.journal.move("start", None, json.dumps(self.start_input or {}), now, emits)
         return emits
 
     def act(self, seat: int, action: object, now: float) -> Outcome:
