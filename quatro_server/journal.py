@@ -3,11 +3,12 @@
 One file per server, ``DATA_DIR/journal.sqlite3`` (WAL mode, the standard library's ``sqlite3``), holding for each
 table its configuration (seats, timing values, the password's hash), its seats (names, bot levels, the digests of
 the seat secrets), its host and scores, and its match as the inputs the rules engine was given (``start``, ``act``,
-``advance``, ``rebase``) with the raw times they were given at and the events each produced. The engine is
-deterministic given its inputs and its random source, and the journal holds the table's shuffle seed, so a restarted
-server rebuilds every table exactly by replaying those inputs, checks that each one produces the events recorded
-beside it, and moves the result onto its new clock (``Table.rebase``): hands, center, signs, channels, votes and
-cooldowns with the time they had left. ``docs/journal.md`` says why, and what a crash can cost.
+``advance``, ``rebase``) with the raw times they were given at and the events each produced, plus once a round a
+``checkpoint`` (the engine's whole state and its random source's). The engine is deterministic given its inputs and
+its random source, so a restarted server rebuilds every table exactly from its last checkpoint by replaying the
+inputs since, checks that each one produces the events recorded beside it, and moves the result onto its new clock
+(``Table.rebase``): hands, center, signs, channels, votes and cooldowns with the time they had left.
+``docs/journal.md`` says why, and what a crash can cost.
 
 Writes go to a queue that one writer thread commits in batches, off the event loop. The one exception is a round's
 end: the batch holding a won point is committed (and synced to disk) before the call that scored it returns, so no
@@ -92,7 +93,7 @@ CREATE TABLE moves (
     table_id INTEGER NOT NULL,
     n INTEGER NOT NULL,
     at REAL NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('start', 'act', 'advance', 'rebase')),
+    kind TEXT NOT NULL CHECK (kind IN ('start', 'act', 'advance', 'rebase', 'checkpoint')),
     seat INTEGER,
     input TEXT,
     events TEXT NOT NULL,
@@ -178,6 +179,11 @@ class Later:
         self.encode, self.value = encode, value
 
 
+def encode_checkpoint(table_and_rng: tuple[dict[str, Any], Any]) -> str:
+    table, rng = table_and_rng
+    return json.dumps({"table": table, "rng": rng}, separators=(",", ":"))
+
+
 def encode_action(action: a.Action) -> str:
     return json.dumps(to_wire(action), separators=(",", ":"))
 
@@ -239,8 +245,9 @@ def _check(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
         raise JournalError(f"{path} is damaged ({'; '.join(problems[:3])}); move it away or choose another --data-dir")
 
 
-def _load_tables(conn: sqlite3.Connection, where: str, params: tuple[Any, ...] = ()) -> list[SavedTable]:
-    """Tables, their seats and their moves, read in one transaction (one consistent state of the file)."""
+def _load_tables(conn: sqlite3.Connection, where: str, *, since_checkpoint: bool = False) -> list[SavedTable]:
+    """Tables, their seats and their moves (``since_checkpoint``: from the last checkpoint on, what a restore needs),
+    read in one transaction (one consistent state of the file)."""
     conn.execute("BEGIN")
     try:
         tables = [
@@ -250,8 +257,7 @@ def _load_tables(conn: sqlite3.Connection, where: str, params: tuple[Any, ...] =
             )
             for row in conn.execute(
                 "SELECT id, players, timing_name, timing, password, host, status, round, scores, created, ended "
-                f"FROM tables WHERE {where} ORDER BY id",
-                params,
+                f"FROM tables WHERE {where} ORDER BY id"
             )
         ]
         for table in tables:
@@ -261,10 +267,16 @@ def _load_tables(conn: sqlite3.Connection, where: str, params: tuple[Any, ...] =
                     "SELECT seat, name, bot, secret, ord FROM seats WHERE table_id = ? ORDER BY seat", (table.id,)
                 )
             ]
+            first = 0
+            if since_checkpoint:
+                first = conn.execute(
+                    "SELECT coalesce(max(n), 0) FROM moves WHERE table_id = ? AND kind = 'checkpoint'", (table.id,)
+                ).fetchone()[0]
             table.moves = [
                 SavedMove(*row)
                 for row in conn.execute(
-                    "SELECT n, at, kind, seat, input, events FROM moves WHERE table_id = ? ORDER BY n", (table.id,)
+                    "SELECT n, at, kind, seat, input, events FROM moves WHERE table_id = ? AND n >= ? ORDER BY n",
+                    (table.id, first),
                 )
             ]
     finally:
@@ -327,7 +339,7 @@ class Journal:
             try:
                 _check(conn, journal.path, create=True)
                 conn.execute("PRAGMA journal_mode = WAL")
-                journal.saved = _load_tables(conn, "status IN ('lobby', 'playing')")
+                journal.saved = _load_tables(conn, "status IN ('lobby', 'playing')", since_checkpoint=True)
                 journal.last_id = conn.execute("SELECT coalesce(max(id), 0) FROM tables").fetchone()[0]
             finally:
                 conn.close()
@@ -501,6 +513,13 @@ class RoomJournal:
         if scored and not self.journal.flush():
             log.error("journal_not_durable table=%d: a round's end could not be committed", self.table_id)
 
+    def checkpoint(self, table: Table) -> None:
+        """The whole table and its random source's state: a restore replays only the moves after the last one."""
+        self.journal.write((
+            "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, 'checkpoint', NULL, ?, '[]')",
+            (self.table_id, next(self._moves), table.now, Later(encode_checkpoint, (table.state(), table.rng.getstate()))),
+        ))
+
     def closed(self, room: Room) -> None:
         """The room is gone (finished, abandoned or failed): kept ``KEEP_FINISHED_DAYS`` for ``replay``."""
         self.journal.set_status(self.table_id, "closed")
@@ -517,8 +536,14 @@ class JournaledTable(Table):
     def start(self, now: float) -> list[Emit]:
         emits = super().start(now)
         if self.journal is not None and emits:
-            self.journal.move("start", None, json.dumps(self.start_input or {}), now, emits)
+            self._journal("start", None, json.dumps(self.start_input or {}), now, emits)
         return emits
+
+    def _journal(self, kind: str, seat: int | None, input_: str | Later | None, now: float, emits: list[Emit]) -> None:
+        assert self.journal is not None
+        self.journal.move(kind, seat, input_, now, emits)
+        if any(isinstance(emit.event, e.SigningStarted) for emit in emits):
+            self.journal.checkpoint(self)  # once a round: restoring replays the current round's moves only
 
     def act(self, seat: int, action: object, now: float) -> Outcome:
         self._acting = True  # the advance inside act is journalled as part of the act
@@ -528,15 +553,15 @@ class JournaledTable(Table):
             self._acting = False
         if self.journal is not None and outcome.events:
             if outcome.ok and isinstance(action, a.Action):
-                self.journal.move("act", seat, Later(encode_action, action), now, outcome.events)
+                self._journal("act", seat, Later(encode_action, action), now, outcome.events)
             else:  # refused: it changed nothing, but time passed before it
-                self.journal.move("advance", None, None, now, outcome.events)
+                self._journal("advance", None, None, now, outcome.events)
         return outcome
 
     def advance(self, now: float) -> list[Emit]:
         emits = super().advance(now)
         if self.journal is not None and emits and not self._acting:
-            self.journal.move("advance", None, None, now, emits)
+            self._journal("advance", None, None, now, emits)
         return emits
 
 
@@ -547,31 +572,41 @@ class Mismatch(Exception):
     """A journalled table that does not replay as it was recorded."""
 
 
-def replay_table(saved: SavedTable, timing: Timing) -> Iterator[tuple[SavedMove, JournaledTable, list[Emit]]]:
-    """Rebuild ``saved``'s table by replaying its inputs, checking each one's events against the record.
-
-    Yields each move with the table after it and the events it produced. Raises ``Mismatch``.
-    """
-    if not saved.moves:
-        return
-    first = saved.moves[0]
-    if first.kind != "start" or first.input is None:
-        raise Mismatch("the match does not begin with its start")
-    start = json.loads(first.input)
-    table = JournaledTable(
-        saved.players,
-        timing=timing,
-        rng=random.Random(int(start["seed"], 16)),
-        bots=frozenset(start["bots"]),
-        host=start["host"],
-        seat_order=list(start["order"]),
-    )
-    for expected_n, move in enumerate(saved.moves):
-        if move.n != expected_n:
-            raise Mismatch(f"move {expected_n} is missing")
+def replay_table(saved: SavedTable, timing: Timing) -> tuple[JournaledTable | None, list[list[Emit]]]:
+    """Rebuild ``saved``'s table: from its last checkpoint (or its start), replay its inputs, checking each one's
+    events against the record. Returns the table (None if the match never started) and the events of each move
+    replayed. Raises ``Mismatch``."""
+    moves = saved.moves
+    if not moves:
+        return None, []
+    if [move.n for move in moves] != list(range(moves[0].n, moves[0].n + len(moves))):
+        raise Mismatch("a move is missing")
+    if moves[0].kind not in ("start", "checkpoint") or moves[0].input is None or (moves[0].kind == "start") != (moves[0].n == 0):
+        raise Mismatch("the moves begin neither with the match's start nor with a checkpoint")
+    last = max((i for i, move in enumerate(moves) if move.kind == "checkpoint"), default=None)
+    if last is None:
+        start = json.loads(moves[0].input)
+        table = JournaledTable(
+            saved.players,
+            timing=timing,
+            rng=random.Random(int(start["seed"], 16)),
+            bots=frozenset(start["bots"]),
+            host=start["host"],
+            seat_order=list(start["order"]),
+        )
+        todo = moves
+    else:
+        checkpoint = json.loads(moves[last].input or "{}")
+        version, internal, gauss = checkpoint["rng"]
+        rng = random.Random()
+        rng.setstate((version, tuple(internal), gauss))
+        table = JournaledTable.from_state(checkpoint["table"], timing=timing, rng=rng)
+        if table.players != saved.players:
+            raise Mismatch("its checkpoint is of another table")
+        todo = moves[last + 1 :]
+    batches = []
+    for move in todo:
         if move.kind == "start":
-            if move.n != 0:
-                raise Mismatch(f"move {move.n} starts the match again")
             emits = table.start(move.at)
         elif move.kind == "act":
             if move.input is None or move.seat is None:
@@ -585,11 +620,14 @@ def replay_table(saved: SavedTable, timing: Timing) -> Iterator[tuple[SavedMove,
         elif move.kind == "rebase":
             table.rebase(float(json.loads(move.input or "{}")["delta"]))
             emits = []
+        elif move.kind == "checkpoint":
+            raise Mismatch(f"move {move.n} is a checkpoint after the last one")
         else:
             raise Mismatch(f"move {move.n} is of unknown kind {move.kind!r}")
         if encode_emits(emits) != move.events:
             raise Mismatch(f"move {move.n} ({move.kind}) does not replay as recorded")
-        yield move, table, emits
+        batches.append(emits)
+    return table, batches
 
 
 def _restore_room(lobby: Lobby, journal: Journal, saved: SavedTable, now: float) -> Room | None:
@@ -613,14 +651,14 @@ def _restore_room(lobby: Lobby, journal: Journal, saved: SavedTable, now: float)
     )
     room._orders = count(max((s.order for s in seats), default=0) + 1)
     room.idle_since = now  # nobody is connected yet: the room closes if nobody comes back (ABANDON_AFTER)
-    table: JournaledTable | None = None
-    for _, table, emits in replay_table(saved, timing):
+    table, batches = replay_table(saved, timing)
+    for emits in batches:  # since the last checkpoint: the current round
         for i, s in enumerate(room.seats):
             if s.bot is not None:
                 seen = events_for(emits, i, room.players)
                 if seen:
                     s.bot.observe(seen)  # the bot remembers what it had seen (H2: nothing more)
-    room_journal = RoomJournal(journal, saved.id, next_move=len(saved.moves))
+    room_journal = RoomJournal(journal, saved.id, next_move=saved.moves[-1].n + 1 if saved.moves else 0)
     if table is not None:
         if saved.scores != list(table.scores):
             raise Mismatch(f"its scores {saved.scores} are not those of its moves {table.scores}")

@@ -111,6 +111,8 @@ def format_match(saved: SavedTable) -> Iterator[str]:
     for move in saved.moves:
         if origin is None:
             origin = move.at
+        if move.kind == "checkpoint":
+            continue  # the table's whole state, for restoring: nothing happened
         if move.kind == "rebase":
             origin += json.loads(move.input or "{}").get("delta", 0.0)
             yield f"{_clock(move.at - origin)} -- server restarted: the table resumes"

@@ -236,10 +236,12 @@ def test_a_table_whose_moves_do_not_replay_is_refused_alone(tmp_path):
         ask(lobby, peer, 0.3, "ready")
     journal.close()
     with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
-        (events,) = conn.execute("SELECT events FROM moves WHERE table_id = ? AND n = 0", (tables[0],)).fetchone()
-        conn.execute(
-            "UPDATE moves SET events = ? WHERE table_id = ? AND n = 0", (events.replace("4", "6", 1), tables[0])
-        )
+        n, events = conn.execute(
+            "SELECT n, events FROM moves WHERE table_id = ? ORDER BY n DESC LIMIT 1", (tables[0],)
+        ).fetchone()
+        tampered = events.replace('"kind":"round_opened","round":1', '"kind":"round_opened","round":2')
+        assert tampered != events
+        conn.execute("UPDATE moves SET events = ? WHERE table_id = ? AND n = ?", (tampered, tables[0], n))
     lobby2, journal2, restored = open_lobby(tmp_path, 100.0)
     assert [room.id for room in restored] == [tables[1]]
     assert tables[0] not in lobby2.rooms
