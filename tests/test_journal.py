@@ -473,3 +473,37 @@ def test_no_journal_and_a_data_dir_exclude_each_other(tmp_path):
         capture_output=True, text=True, timeout=30,
     )
     assert result.returncode == 2 and "exclude each other" in result.stderr
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_table_s_state_at_any_moment_makes_the_same_table(seed):
+    """``Table.from_state(table.state())`` mid-round, mid-vote, at the reveal: the same views, then the same future."""
+    rng = random.Random(seed)
+    table = Table(4, timing=STEADY, rng=random.Random(seed), bots={3}, host=0)
+    table.start(0.0)
+    now, copies, revealed = 0.0, [], 0
+    for step in range(400):
+        now += rng.uniform(0.01, 0.5)
+        seat = rng.randrange(3)
+        action = random_action(table, seat, rng)
+        for t in [table, *copies]:
+            t.act(seat, action, now)
+        for copy in copies:
+            assert [to_wire(view(copy, s, now)) for s in range(4)] == [to_wire(view(table, s, now)) for s in range(4)]
+        if step % 37 == 0:
+            source = random.Random()
+            source.setstate(table.rng.getstate())
+            state = json.loads(json.dumps(table.state()))  # as the journal keeps it
+            copies.append(Table.from_state(state, timing=STEADY, rng=source))
+            revealed += table.summary is not None
+    assert revealed and table.round > 2  # some copies were made at a reveal; rounds were dealt after copies
+
+
+def test_a_malformed_state_is_refused():
+    table = Table(4, timing=STEADY, rng=random.Random(1))
+    table.start(0.0)
+    state = table.state()
+    with pytest.raises(ValueError, match="not a table's state"):
+        Table.from_state({**state, "scores": [0]}, timing=STEADY, rng=random.Random())
+    with pytest.raises(ValueError, match="not a table's state"):
+        Table.from_state({k: v for k, v in state.items() if k != "seats"}, timing=STEADY, rng=random.Random())
