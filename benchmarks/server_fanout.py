@@ -9,8 +9,9 @@ For each size, K tables of 8 seats are filled by load clients (raw sockets in th
    rules engine) out to the 8 connections of the requester's table for every ``swap``, and one for every
    held channel's pulse; every request gets an ``ok``. Writer: one task per connection, one ``send_all``
    per frame (the simplest writer). This is the floor: trio, the framing codec and loopback TCP.
-2. ``quatro``: ``python -m quatro_server`` itself (the operator's command) with a timing file whose
-   durations are the standard ones divided by ``--pace`` (rounds long enough never to end in the window).
+2. ``quatro``: ``python -m quatro_server`` itself (the operator's command, journalling every table to a fresh
+   data directory unless ``--no-journal``) with a timing file whose durations are the standard ones divided by
+   ``--pace`` (rounds long enough never to end in the window).
 
 Every seat plays the same way on both: it takes its channel and chooses an emoji, so each seat's pulse
 reaches all 8 seats; then it swaps at its cooldown's pace (a card of its hand for a center card, from
@@ -363,6 +364,8 @@ def run_target(target: str, tables: int, args: argparse.Namespace, timing: Timin
     if target == "quatro":
         command = [sys.executable, "-m", "quatro_server", "--host", HOST, "--port", "0", "--timing", str(timing_file)]
         command += ["--log-level", args.log_level, "--trusted-address", HOST]  # every load client comes from here
+        # The operator's server journals every table (a fresh journal per run, never the user's data directory).
+        command += ["--no-journal"] if args.no_journal else ["--data-dir", str(timing_file.parent / f"data-{tables}")]
     else:
         writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
         command = [sys.executable, str(Path(__file__).resolve()), "--serve-relay", writer, "--pace", str(args.pace)]
@@ -618,6 +621,7 @@ def main() -> int:
         "coalesce (one send_all per wake-up, like the server), flusher (one task sends for every connection)",
     )
     parser.add_argument("--log-level", default="info", help="the Quatro server's log level (its default: info)")
+    parser.add_argument("--no-journal", action="store_true", help="serve without the table journal (to see its cost)")
     parser.add_argument("--serve-relay", metavar="WRITER", choices=WRITERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_relay:

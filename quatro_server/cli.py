@@ -1,8 +1,9 @@
-"""``quatro-server``: serve Quatro tables over TCP (the default), run network bots (``bot``), or simulate bot matches (``sim``).
+"""``quatro-server``: serve Quatro tables over TCP (the default), run network bots (``bot``), simulate bot matches
+(``sim``), or print a journalled match (``replay``).
 
-``quatro-server [serve] [--host H] [--port P] [--timing T] [--seed N] [--log-level L]`` serves; with no subcommand
-the arguments are the server's, as they always were. ``quatro-server bot --help`` and ``quatro-server sim --help``
-describe the others.
+``quatro-server [serve] [--host H] [--port P] [--timing T] [--seed N] [--data-dir DIR | --no-journal] [--log-level L]``
+serves; with no subcommand the arguments are the server's, as they always were. ``quatro-server bot --help``,
+``quatro-server sim --help`` and ``quatro-server replay --help`` describe the others.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
-from quatro_server import netbot, sim, soak, ssh_door
+from quatro_server import journal, netbot, replay, sim, soak, ssh_door
 from quatro_server.addresses import join_addresses, with_port
 from quatro_server.announce import Announcement
+from quatro_server.datadir import default_data_dir
 from quatro_server.idle import stop_when_idle
 from quatro_server.lobby import Lobby
 from quatro_server.server import ServerConfig, run
@@ -35,16 +37,17 @@ from quatro_server.timing import PROFILES, load_timing
 log = logging.getLogger("quatro.server")
 
 #: The subcommands; the first word of the arguments picks one, and anything else means ``serve``.
-SUBCOMMANDS = ("serve", "bot", "sim", "soak")
+SUBCOMMANDS = ("serve", "bot", "sim", "soak", "replay")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quatro-server",
-        description="Serve Quatro tables on this machine (the default), run network bots, or simulate bot matches.",
+        description="Serve Quatro tables on this machine (the default), run network bots, simulate bot matches, "
+        "or replay a journalled match.",
         epilog="With no subcommand, quatro-server serves: quatro-server --port 7777 is quatro-server serve --port 7777.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak,replay}")
     serve = commands.add_parser("serve", help="serve tables over TCP (the default)", description="Serve Quatro tables on this machine.")
     serve.add_argument("--host", default=None, help="address to listen on (default: every interface, for LAN play)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
@@ -54,6 +57,17 @@ def _parser() -> argparse.ArgumentParser:
         help="default timing profile of new tables: standard, fast, or a TOML file of durations",
     )
     serve.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")
+    serve.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the server's data directory: its journal of every table, restored after a crash or restart, and the "
+        f"SSH door's host key (default: $XDG_DATA_HOME/quatro, else ~/.local/share/quatro; here {default_data_dir()})",
+    )
+    serve.add_argument(
+        "--no-journal", action="store_true", help="keep tables in memory only: they end with the process"
+    )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.add_argument(
         "--trusted-address",
@@ -86,8 +100,6 @@ def _parser() -> argparse.ArgumentParser:
         help="announce the server on the LAN with zeroconf, for quatro join without an address "
              f"(default: yes, unless it listens on loopback only or {NO_ANNOUNCE_ENV}=1)",
     )
-    serve.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
-                       help=f"where the server keeps its state, such as the SSH host key (default {ssh_door.default_data_dir()})")
     serve.set_defaults(run=_serve)
     bot = commands.add_parser(
         "bot",
@@ -113,6 +125,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     soak.add_arguments(soaking)
     soaking.set_defaults(run=soak.run)
+    replaying = commands.add_parser(
+        "replay",
+        help="print a journalled match move by move",
+        description="Print a table's match from the journal, move by move (the notation is in docs/journal.md). "
+        "Hidden things are shown too: this is the operator's record.",
+    )
+    replay.add_arguments(replaying)
+    replaying.set_defaults(run=replay.run)
     return parser
 
 
@@ -147,12 +167,19 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    book: journal.Journal | None = None
+    if not args.no_journal:
+        try:
+            book = journal.Journal.open(args.data_dir or default_data_dir())
+        except journal.JournalError as refusal:
+            print(f"quatro-server: {refusal}", file=sys.stderr)
+            return 2
 
     door: ssh_door.Door | None = None
     door_thread: ssh_door.DoorThread | None = None
     announcement: Announcement | None = None
     if args.ssh is not None:
-        data_dir = args.data_dir or ssh_door.default_data_dir()
+        data_dir = args.data_dir or default_data_dir()
         try:
             door = ssh_door.Door("", data_dir, keys_file=args.ssh_keys, max_sessions=args.ssh_max_sessions,
                                  idle_timeout=args.ssh_idle)
@@ -166,6 +193,10 @@ def _serve(args: argparse.Namespace) -> int:
     async def main_task() -> None:
         nonlocal door_thread, announcement
         async with trio.open_nursery() as nursery:
+            if book is not None:
+                restored = journal.restore(lobby, book, trio.current_time())
+                nursery.start_soon(journal.settle, lobby, restored)
+                print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
             trusted = set(args.trusted_address)
             if args.ssh is not None:
                 # The door's sessions reach the lobby over loopback, many people from one address: the door's own
@@ -223,6 +254,8 @@ def _serve(args: argparse.Namespace) -> int:
             announcement.stop()
         if door_thread is not None:
             door_thread.stop()
+        if book is not None:
+            book.close()
     return status
 
 

@@ -7,14 +7,13 @@ receives about the game is built here from the engine's ``view`` and ``events_fo
 
 from __future__ import annotations
 
-import hmac
 import logging
 import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from quatro_shared import actions as a
 from quatro_shared import messages as m
@@ -27,8 +26,12 @@ from quatro_shared.wire import to_wire
 from quatro_shared import seating, wording
 
 from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
+from quatro_server.credentials import digest_secret, hash_password, password_matches, secret_matches
 from quatro_server.engine import Emit, Table, events_for, view
 from quatro_server.timing import PROFILES, Timing
+
+if TYPE_CHECKING:
+    from quatro_server.journal import Journal, RoomJournal
 
 log = logging.getLogger("quatro.lobby")
 
@@ -125,7 +128,7 @@ class Seat:
 
     name: str | None = None
     bot: Bot | None = None
-    secret: str | None = None
+    secret: str | None = None  # the digest of the seat's secret (R19): the secret itself is only in the join reply
     peer: Peer | None = None
     order: int = 0  # when the seat was taken: the host passes to the longest-seated (R18)
     bot_wake: float = 0.0
@@ -146,7 +149,7 @@ class Room:
     players: int
     timing_name: str
     timing: Timing
-    password: str | None
+    password: str | None  # its salted hash (quatro_server.credentials), never the password
     rng: random.Random
     seats: list[Seat]
     host: int | None = None
@@ -160,6 +163,7 @@ class Room:
     unstarted_abandon_after: float = UNSTARTED_ABANDON_AFTER
     on_change: Callable[[], None] = lambda: None  # the shell's wake-up for the room's timer task
     _orders: Any = field(default_factory=lambda: count(1))
+    journal: RoomJournal | None = None  # where the room's match is journalled (None: in memory only)
 
     # --- what the room tells people ------------------------------------------------------------
 
@@ -204,6 +208,8 @@ class Room:
         )
 
     def broadcast_seating(self) -> None:
+        if self.journal is not None:
+            self.journal.seating(self)  # every change of seats, names or host passes here
         message = to_wire(self.seating())
         for s in self.seats:
             if s.peer is not None:
@@ -268,10 +274,11 @@ class Room:
         """Fill an empty seat; a human gets a fresh secret (R19), which is returned."""
         s = self.seats[seat]
         s.name, s.bot, s.peer, s.order = name, bot, peer, next(self._orders)
-        s.secret = None if bot is not None else secrets.token_urlsafe(SECRET_BYTES)
+        secret = None if bot is not None else secrets.token_urlsafe(SECRET_BYTES)
+        s.secret = None if secret is None else digest_secret(secret)
         if bot is None and self.host is None:
             self.host = seat
-        return s.secret
+        return secret
 
     def free_seat(self, team: int | None = None) -> int | None:
         for i, s in enumerate(self.seats):
@@ -282,8 +289,7 @@ class Room:
     def seat_of_secret(self, secret: str) -> int | None:
         found = None
         for i, s in enumerate(self.seats):
-            # compare_digest: no timing hints about how much of a secret was right
-            if s.secret is not None and hmac.compare_digest(s.secret.encode(), secret.encode()):
+            if s.secret is not None and secret_matches(s.secret, secret):
                 found = i
         return found
 
@@ -295,7 +301,8 @@ class Room:
         """Every seat is filled: the match begins (the engine takes over)."""
         bots = {i for i, s in enumerate(self.seats) if s.bot is not None}
         order = [i for _, i in sorted((s.order, i) for i, s in enumerate(self.seats))]
-        self.table = Table(self.players, timing=self.timing, rng=self.rng, bots=bots, host=self.host, seat_order=order)
+        make_table = Table if self.journal is None else self.journal.open_table
+        self.table = make_table(self.players, timing=self.timing, rng=self.rng, bots=bots, host=self.host, seat_order=order)
         emits = self.table.start(now)
         for i, s in enumerate(self.seats):
             if s.bot is None and s.peer is None:
@@ -343,6 +350,7 @@ class Lobby:
         self.unstarted_abandon_after = UNSTARTED_ABANDON_AFTER
         self.guesses_by_address = GuessLimiter(GUESSES_PER_ADDRESS, GUESS_DELAY, GUESS_DELAY_CAP)
         self.guesses_by_table = GuessLimiter(GUESSES_PER_TABLE, GUESS_DELAY, GUESS_DELAY_CAP_TABLE)
+        self.journal: Journal | None = None  # set to journal every table (quatro_server.journal)
 
     def _rng(self) -> random.Random:
         if self._seed_source is None:
@@ -396,13 +404,15 @@ class Lobby:
             players=f.players,
             timing_name=timing_name,
             timing=self.profiles[timing_name],
-            password=f.password,
+            password=None if f.password is None else hash_password(f.password),
             rng=self._rng(),
             seats=[Seat() for _ in range(f.players)],
             origin=origin,
             abandon_after=self.abandon_after,
             unstarted_abandon_after=self.unstarted_abandon_after,
         )
+        if self.journal is not None:
+            room.journal = self.journal.room(room)
         self.rooms[room.id] = room
         self.on_room_created(room)
         secret = self._seat(peer, room, 0)
@@ -450,7 +460,7 @@ class Lobby:
         wait = max(self.guesses_by_address.wait(origin, now), self.guesses_by_table.wait(room.id, now))
         if wait > 0:
             return m.refused(request_id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
-        if hmac.compare_digest(room.password.encode(), (password or "").encode()):
+        if password_matches(room.password, password or ""):
             self.guesses_by_address.forget(origin)
             return None
         self.guesses_by_address.missed(origin, now)
@@ -537,6 +547,8 @@ class Lobby:
         """Remove a room: its timer task sees it gone and stops."""
         if self.rooms.pop(room.id, None) is not None:
             log.info("table_closed table=%d", room.id)
+            if room.journal is not None:
+                room.journal.closed(room)
             room.on_change()
             self.announce()
 

@@ -489,6 +489,8 @@ class Server:
         """Listen and serve until cancelled; on cancellation every client is told the server is going away."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            for room in list(self.lobby.rooms.values()):
+                self._room_created(room)  # tables restored from the journal before the server started
             listeners = await trio.open_tcp_listeners(port, host=host)
             for listener in listeners:
                 nursery.start_soon(self._accept, listener)

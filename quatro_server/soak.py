@@ -33,6 +33,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -187,10 +188,13 @@ class ServerProcess:
         self.deaths = 0
         self.expected_exit = False
         self.peak_rss_kib = 0
+        # The server journals its tables, as an operator's does, into a directory of its own (never the user's):
+        # a restart comes back to the same tables.
+        self.data_dir = tempfile.TemporaryDirectory(prefix="quatro-soak-")
 
     async def start(self, nursery: trio.Nursery) -> None:
         command = [sys.executable, "-m", "quatro_server", "serve", "--host", SERVER_HOST, "--port", str(self.port),
-                   "--timing", "fast", "--log-level", "warning", *self.extra]
+                   "--timing", "fast", "--log-level", "warning", "--data-dir", self.data_dir.name, *self.extra]
         self.process = await trio.lowlevel.open_process(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.expected_exit = False
         stdout = self.process.stdout

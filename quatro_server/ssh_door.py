@@ -67,12 +67,6 @@ runpy.run_module("quatro_tui", run_name="__main__")
 """
 
 
-def default_data_dir() -> Path:
-    """``$XDG_DATA_HOME/quatro``, by default ``~/.local/share/quatro``."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "quatro"
-
-
 def host_key(data_dir: Path) -> asyncssh.SSHKey:
     """The door's host key: read from the data directory, or made there once (readable by its owner only)."""
     path = data_dir / HOST_KEY_FILE

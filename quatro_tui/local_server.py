@@ -67,8 +67,9 @@ class LocalServer:
 
     def command(self) -> list[str]:
         host = "0.0.0.0" if self.public else "127.0.0.1"
+        # A private game stays in memory: no journal, nothing left behind in the player's data directory.
         return [sys.executable, "-c", _BOOT, "--host", host, "--port", "0", "--timing", self.timing,
-                "--log-level", "warning", "--stop-when-idle", str(self.idle_stop)]
+                "--no-journal", "--log-level", "warning", "--stop-when-idle", str(self.idle_stop)]
 
     def launch(self) -> None:
         """Start the process without waiting for it: it boots while the client loads (``wait`` collects the port)."""

@@ -16,6 +16,7 @@ import pytest
 import trio
 
 from quatro_server import server as server_module
+from quatro_server.credentials import digest_secret
 from quatro_server.lobby import GUESSES_PER_ADDRESS, GUESSES_PER_TABLE, GuessLimiter
 from quatro_server.server import QuietLog, Server
 from quatro_shared import protocol as p
@@ -129,7 +130,7 @@ async def test_a_seated_reader_that_stops_is_dropped_at_the_byte_budget_and_keep
     assert conn.closed_reason == "slow_reader"
     assert peak <= 16 * 1024
     await wait_until(lambda: server.lobby.rooms[ann.table].seats[0].peer is None)
-    assert server.lobby.rooms[ann.table].seats[0].secret == ann.secret  # the seat waits for its player
+    assert server.lobby.rooms[ann.table].seats[0].secret == digest_secret(ann.secret)  # the seat waits for its player
 
 
 # --- 2. fair shares per address ----------------------------------------------------------------------------------
@@ -243,7 +244,7 @@ async def test_r18_r19_a_silent_host_loses_the_role_within_the_heartbeat_timeout
     assert timeout * 0.8 <= took < timeout + 2, took
     assert view.host == 1
     room = server.lobby.rooms[ann.table]
-    assert room.seats[0].secret == secret and room.seats[0].peer is None
+    assert room.seats[0].secret == digest_secret(secret) and room.seats[0].peer is None
     # The server told ann why, politely, in case it was only a client that forgot to ping.
     frames = []
     with trio.fail_after(3):

@@ -251,7 +251,7 @@ async def play_game(recording: Recording, server: Server, index: int, players: i
         assert reply["kind"] == p.OK, reply
         clients.append(c)
     for c in clients:
-        recording.secrets[(table, c.seat)] = room.seats[c.seat].secret
+        recording.secrets[(table, c.seat)] = c.secret
         recording.players.append(Player(index, table, c.seat, c.seat % (players // 2), c))
     assert (await host.request(p.START))["kind"] == p.OK
     start = trio.current_time()

@@ -15,9 +15,11 @@ from netclient import TestClient
 
 
 async def start_server(*args: str) -> tuple[trio.Process, int, str]:
-    """Start ``quatro-server`` on a free loopback port; return the process, its port and what it printed to stderr."""
+    """Start ``quatro-server`` on a free loopback port; return the process, its port and what it printed to stdout.
+    Without ``--data-dir`` it keeps no journal (tests never touch the user's data directory)."""
+    journal = [] if "--data-dir" in args else ["--no-journal"]
     proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", *args],
+        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", *journal, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
