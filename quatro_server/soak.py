@@ -12,13 +12,15 @@ The report (``--json`` for a machine)::
     crashes           the server process died, or logged an error (a handler or a table failed)
     leaks             frames carrying what their seat may not see (quatro_server.audit)
     hijacks           a seat taken or acted for without its secret, or an honest player replaced
-    points_lost       a team's score seen going down by a connected player (R20: a point once won stays)
+    points_lost       a team's score seen going down by a connected player (R20: a point once won stays),
+                      across drops and across kill -9 and restart of the server on its journal
+    secrets_lost      a seat whose secret a restarted server refused
     peak_rss_mib      the server's peak resident memory
     bystander_p99_ms  the 99th percentile of the honest players' action round trips during the attack
 
-Crash scenarios (killing the server and restarting it on its data) plug in as further ``Scenario`` entries:
-the server's ``restart()`` is here for them, and ``points_lost`` already compares every score seen after a
-reconnection with the last one seen before.
+The ``crashes`` scenario kills the server with SIGKILL every ``CRASH_EVERY`` seconds or so and restarts it on
+the same data directory (its journal): the crash table's player must get its seat back with its secret, and see
+no score lower than before. A kill the soak makes is not counted as a crash.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ ADDRESSES = {
 BYSTANDER_TABLES = 2
 #: Seconds between two drops of an honest player (who then comes back with the seat secret).
 DROP_EVERY = 12.0
+#: Seconds between two kill -9s of the server (which restarts on its journal): a few per minute of soak.
+CRASH_EVERY = 20.0
 
 
 # --- a small client ------------------------------------------------------------------------------------------
@@ -282,6 +286,8 @@ class Soak:
     leaks: int = 0
     hijacks: int = 0
     points_lost: int = 0
+    #: Seats whose secret a restarted server no longer took (the journal must keep every one).
+    secrets_lost: int = 0
     latencies: list[float] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
     #: The latest table list, kept fresh by one honest lister: the scenarios that pick tables read it.
@@ -344,6 +350,7 @@ class Soak:
             "leaks": self.leaks,
             "hijacks": self.hijacks,
             "points_lost": self.points_lost,
+            "secrets_lost": self.secrets_lost,
             "peak_rss_mib": round(self.server.peak_rss_kib / 1024, 1),
             "bystander_p99_ms": None if p99 is None else round(p99 * 1000, 1),
             "bystander_median_ms": None if not latencies else round(latencies[len(latencies) // 2] * 1000, 1),
@@ -683,7 +690,79 @@ async def slow_seat(soak: Soak) -> None:
         await peer.aclose()
 
 
-#: Every kind of trouble the soak makes at once; crash scenarios (kill -9 and restart) join this list.
+async def _crash_table(soak: Soak, rng: random.Random) -> Peer | None:
+    """A match for the crash scenario: one honest player (who keeps its secret) and three of the server's bots."""
+    player = await soak.connect(HONEST, "phoenix")
+    if player is None:
+        return None
+    created = await player.request(p.CREATE_TABLE, players=4)
+    if created is None or created["kind"] != p.OK:
+        await player.aclose()
+        return None
+    soak.secrets.add(created["secret"])
+    player.players = 4
+    for _ in range(3):
+        await player.request(p.ADD_BOT, level="normal")
+    if (await player.request(p.START) or {}).get("kind") != p.OK:
+        await player.aclose()
+        return None
+    assert soak.nursery is not None
+    soak.nursery.start_soon(_play, soak, player, random.Random(rng.getrandbits(32)))
+    return player
+
+
+async def crashes(soak: Soak) -> None:
+    """kill -9 the server mid-match and start it again on its journal: the crash table's player comes back with
+    its secret (a refused rejoin is a lost secret), and no score it saw before the crash is lower after it (R20)."""
+    rng = random.Random(soak.seed ^ 0xC4A5)
+    player: Peer | None = None
+    while soak.running():
+        if player is None or player.closed or (player.view or {}).get("phase") == "over":
+            if player is not None:
+                await player.aclose()
+            player = await _crash_table(soak, rng)
+            if player is None:
+                await soak.sleep(1)
+                continue
+        await soak.sleep(rng.uniform(0.5, 1.5) * CRASH_EVERY)
+        if not soak.running():
+            return
+        table, secret, seat, scores = player.table, player.secret, player.seat, player.scores
+        # A match may end unseen just before the kill (a finished match is not brought back): only a match that
+        # no single round could have finished tells a lost secret from a match that simply ended.
+        view = player.view or {}
+        unfinishable = view.get("phase") != "over" and max(scores or [0]) < int(view.get("target_score", 1)) - 1
+        assert soak.nursery is not None
+        await soak.server.restart(soak.nursery)
+        soak.count("server_killed")
+        await player.aclose()
+        back = None
+        for _ in range(10):  # the restarted server may take a moment to listen again
+            back = await soak.connect(HONEST, "phoenix")
+            if back is not None:
+                break
+            await trio.sleep(0.5)
+        if back is None:
+            soak.count("crash_reconnect_failed")
+            player = None
+            continue
+        # The first update after the rejoin is compared with the last score seen before the kill.
+        back.players, back.seat, back.secret, back.scores = 4, seat, secret, scores
+        reply = await back.request(p.REJOIN, table=table, secret=secret)
+        if reply is None or reply["kind"] != p.OK:
+            if unfinishable:
+                soak.secrets_lost += 1
+            else:
+                soak.count("crash_match_ended")
+            await back.aclose()
+            player = None
+            continue
+        soak.count("crash_rejoins")
+        player = back
+        soak.nursery.start_soon(_play, soak, back, random.Random(rng.getrandbits(32)))
+
+
+#: Every kind of trouble the soak makes at once, a kill -9 and restart of the server among them.
 SCENARIOS: dict[str, Scenario] = {
     "junk": junk,
     "flood": flood,
@@ -694,6 +773,7 @@ SCENARIOS: dict[str, Scenario] = {
     "hijack": hijack,
     "silent": silent,
     "slow_seat": slow_seat,
+    "crashes": crashes,
 }
 
 
@@ -746,5 +826,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         for key, value in report.items():
             print(f"{key:>20}  {value}")
-    failed = report["crashes"] or report["leaks"] or report["hijacks"] or report["points_lost"]
+    failed = report["crashes"] or report["leaks"] or report["hijacks"] or report["points_lost"] or report["secrets_lost"]
     return 1 if failed else 0

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from quatro_server.audit import frame_leaks, update_leaks
+from quatro_server import soak
 from quatro_server.soak import soak_server
 from quatro_shared import protocol as p
 
@@ -47,14 +48,15 @@ def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
     assert "another seat's secret" in frame_leaks(stolen, 2, 0, own_secret="mine", secrets={"mine", "theirs"})
 
 
-async def test_a_short_soak_holds_and_exercises_every_scenario():
+async def test_a_short_soak_holds_and_exercises_every_scenario(monkeypatch):
+    monkeypatch.setattr(soak, "CRASH_EVERY", 6.0)  # a kill -9 and restart within the short soak
     report = await soak_server(15.0, seed=7)
     assert report["crashes"] == 0, report["server_errors"]
     assert report["leaks"] == 0, report["leak_samples"]
-    assert report["hijacks"] == 0 and report["points_lost"] == 0, report
+    assert report["hijacks"] == 0 and report["points_lost"] == 0 and report["secrets_lost"] == 0, report
     counts = report["counts"]
     for done in ("junk_sent", "floods_cut", "watchers_held", "churn_too_many_tables", "idle_refused",
-                 "guess_rate_limited", "hijack_attempts", "silent_opened", "slow_seats", "honest_tables"):
+                 "guess_rate_limited", "hijack_attempts", "silent_opened", "slow_seats", "honest_tables", "server_killed", "crash_rejoins"):
         assert counts.get(done, 0) > 0, (done, counts)
     assert counts.get("floods_not_cut", 0) == 0 and counts.get("silent_kept_too_long", 0) == 0, counts
     assert report["bystander_actions"] > 50 and report["bystander_p99_ms"] is not None
