@@ -23,8 +23,9 @@ from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.views import Phase
 from quatro_shared.wire import WireError, action_from_wire, to_wire
 from quatro_shared import seating
+from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
-from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
+from quatro_server.bots import Bot, make_bot
 from quatro_server.engine import Table, events_for, view
 from quatro_server.timing import PROFILES, Timing
 

@@ -30,8 +30,9 @@ from quatro_shared.events import Event
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.views import Phase, SeatView
 from quatro_shared.wire import WireError, event_from_wire, to_wire, view_from_wire
+from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
-from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
+from quatro_server.bots import Bot, is_outside_bot, load_bot_class, make_bot
 
 log = logging.getLogger("quatro.netbot")
 
@@ -331,11 +332,28 @@ def parse_address(text: str, default_port: int = p.DEFAULT_PORT) -> tuple[str, i
     return host, port
 
 
+def _level(text: str) -> str:
+    """A level name, or an outside bot class (``module:Class``) that loads and has the bot interface."""
+    if is_outside_bot(text):
+        try:
+            load_bot_class(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    elif text not in LEVELS:
+        raise argparse.ArgumentTypeError(f"levels: {', '.join(LEVELS)}, or module:Class")
+    return text
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("address", metavar="HOST[:PORT]", help=f"the server (port {p.DEFAULT_PORT} if not given)")
     parser.add_argument("--table", type=int, default=None, help="join this table (default: the first open one, or a new one)")
     parser.add_argument("--count", type=int, default=1, help="how many bots (default 1), seated one after another")
-    parser.add_argument("--level", default=DEFAULT_LEVEL, choices=LEVELS, help=f"bot level (default {DEFAULT_LEVEL})")
+    parser.add_argument(
+        "--level",
+        default=DEFAULT_LEVEL,
+        type=_level,
+        help=f"bot level: {', '.join(LEVELS)}, or a bot of your own, module:Class (default {DEFAULT_LEVEL})",
+    )
     parser.add_argument("--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats of a table the bots create")
     parser.add_argument("--timing", default=None, help="timing profile of a table the bots create (server's default)")
     parser.add_argument("--rounds", type=int, default=None, help="leave after this many rounds (default: play the match)")

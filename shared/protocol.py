@@ -19,7 +19,7 @@ from quatro_shared.actions import PLAYER_ACTIONS
 from quatro_shared.wire import quote
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 

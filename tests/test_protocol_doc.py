@@ -196,7 +196,7 @@ def _lobby_messages() -> list[dict[str, Any]]:
 
     hello_server = server.Server(lobby.Lobby())
     conn = _Conn("dee")
-    replies.append(hello_server._hello(conn, protocol.Request(protocol.HELLO, 1, {"version": 1, "name": "dee"})))
+    replies.append(hello_server._hello(conn, protocol.Request(protocol.HELLO, 1, {"version": protocol.PROTOCOL_VERSION, "name": "dee"})))
     return replies + [m for peer in (ann, bob, eve, twin) for m in peer.sent]
 
 
