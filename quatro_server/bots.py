@@ -854,6 +854,10 @@ SILENCE_SECONDS = 4.0
 #: Worth of a swap that leaves our public cards looking like four of a kind while we do not hold it (a bait:
 #: a counter on it hands us the point), once an opposing team has shown that it counters.
 BAIT_WORTH = 4.0
+#: While an opposing team has countered on the cards (a hand that could be four, on no other sign) in one of
+#: the last this many rounds, the swap that makes four waits: the counter would come, and be right. A bait
+#: (a hand that looks like four and is not) is shown instead, and the counter it draws is ours.
+WARY_ROUNDS = 3
 
 
 class ExpertReader(TableReader):
@@ -866,9 +870,13 @@ class ExpertReader(TableReader):
         self._swap_seen: list[int] = []  # the event clock of the latest swap we stamped
         self._silences: set[tuple[int, int]] = set()  # (seat, swap clock) already logged as silent
         self.public = _Shown()  # our hand as the table sees it: what we took, and how many dealt cards remain
+        self.card_counters: list[int] = []
+        self.card_rounds: list[int | None] = []  # per round ended: the team that countered on the cards, if one did
 
     def _setup(self, players: int) -> None:
         super()._setup(players)
+        self.card_counters = [0] * self.teams  # counters each team made on a hand whose cards allowed four
+        self.card_rounds = []
         self.release_at = [-1] * players
         self.swap_time = [0.0] * players
         self._swap_seen = [-1] * players
@@ -930,6 +938,28 @@ class ExpertReader(TableReader):
             if silence > chance:
                 chance, signalled = silence, True
         return chance, signalled
+
+    def _round_ended(self, event: e.RoundEnded) -> None:
+        if self.players and self.valid and event.outcome == "counter" and event.by is not None and event.accused is not None:
+            # Did the accused team show a hand that could be four (a counter on the cards)?
+            shown = any(self.public_state(seat) != IMPOSSIBLE for seat in team_seats(event.accused, self.players))
+            team = team_of(event.by, self.players)
+            self.card_counters[team] += shown
+            self.card_rounds.append(team if shown else None)
+        elif self.players:
+            self.card_rounds.append(None)
+        super()._round_ended(event)
+
+    def public_state(self, seat: int) -> int:
+        """What the table makes of ``seat``'s hand (ours too: as the others see it, not as we know it)."""
+        if seat != self.seat:
+            return self.status(seat)[0]
+        saved = self.shown[seat]
+        self.shown[seat] = self.public
+        try:
+            return self.status(seat)[0]
+        finally:
+            self.shown[seat] = saved
 
     def public_status_after(self, give: Card, slot: int, take: Card) -> int:
         """What the table would make of our hand after this swap: impossible, possible or proven four."""
@@ -1069,7 +1099,18 @@ class ExpertBot(HardBot):
                     best, best_gain = a.Swap(give, slot, take), gain
         if best is not None and best_gain >= BAIT_WORTH - HOLD_WORTH[2]:
             return best
-        return self._collect_swap(view)
+        swap = self._collect_swap(view)
+        if swap is not None and self._wary(view) and rank_counts(view.hand).get(rank_of(swap.take)) == HAND_SIZE - 1:
+            return None  # an opponent counters on the cards: the swap that makes four would hand it the point
+        return swap
+
+    def _wary(self, view: SeatView) -> bool:
+        """Whether an opposing team counters on the cards: it did in one of the last ``WARY_ROUNDS`` rounds.
+
+        A player who stopped doing so finds the expert completing its fours again a few rounds later.
+        """
+        recent = self.reader.card_rounds[-WARY_ROUNDS:]
+        return any(team is not None and team != view.team for team in recent)
 
     def _gain(self, view: SeatView, counts: dict[str, int], base: float, swap: a.Swap) -> float:
         after = dict(counts)
