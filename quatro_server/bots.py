@@ -321,11 +321,14 @@ class NormalBot(EasyBot):
         self.reader = TableReader()
         self._deals = 0  # deals seen (each round's, and each reshuffle's)
         self._cagey: tuple[int, str] | None = None  # (deal, rank): the lone card this deal's collecting started from
+        self._quiet_since: float | None = None  # since when no swap was worth making (None: a new deal)
 
     def observe(self, events: list[e.Event]) -> None:
         super().observe(events)
         self.reader.observe(events)
-        self._deals += sum(isinstance(event, e.Dealt) for event in events)
+        if any(isinstance(event, e.Dealt) for event in events):
+            self._deals += 1
+            self._quiet_since = None
 
     def _target(self, view: SeatView, counts: dict[str, int], center_counts: dict[str, int]) -> str:
         """Once an opponent has countered this match, collect from a lone card rather than a dealt pair.
@@ -356,7 +359,19 @@ class NormalBot(EasyBot):
                     continue
                 if reader.take_at[seat] > reader.last_swap[seat]:
                     return [a.Counter(team_of(seat, view.players))]  # the convention: a channel taken on four
-        return super().play(view, now)
+        actions = super().play(view, now)
+        if self._quiet_since is None or any(isinstance(x, (a.Swap, a.Call)) for x in actions) or is_four(view.hand):
+            self._quiet_since = now
+        elif (
+            now - self._quiet_since >= DEAD_CENTER_SECONDS
+            and max(rank_counts(view.hand).values(), default=0) <= DEALT_MAX
+            and not view.reshuffle_used
+            and view.vote is None
+            and view.vote_wait_ms == 0
+        ):
+            self._quiet_since = now
+            return actions + [a.AskReshuffle()]  # nothing in the center for us for a long while: a fresh deal (R15)
+        return actions
 
 
 # --- reading the table -------------------------------------------------------------------------------
@@ -934,9 +949,8 @@ class ExpertReader(TableReader):
             signalled = True
             chance = max(chance, self.rate(("release", seat), RELEASE_PRIOR))
         if self.silent(seat, now):
-            silence = self.rate(("silent", seat), SILENCE_PRIOR)
-            if silence > chance:
-                chance, signalled = silence, True
+            signalled = True
+            chance = max(chance, self.rate(("silent", seat), SILENCE_PRIOR))
         return chance, signalled
 
     def _round_ended(self, event: e.RoundEnded) -> None:

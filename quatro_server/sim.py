@@ -271,17 +271,18 @@ def report(tally: Tally, wall: float, seed: int) -> dict[str, Any]:
 def render(result: dict[str, Any]) -> str:
     """The results as a few lines of text for a terminal."""
     r, perf = result["rounds"], result["performance"]
+    width = max([7] + [len(t["level"]) for t in result["teams"]])
     lines = [
         f"Quatro simulation: {result['matches']} matches, {result['players']} players, "
         f"{result['timing']} timing, seed {result['seed']}",
         "",
-        f"{'team':<5} {'level':<7} {'wins':>5} {'win rate':>9}  {'95% CI':<16} {'points/match':>12}  "
+        f"{'team':<5} {'level':<{width}} {'wins':>5} {'win rate':>9}  {'95% CI':<16} {'points/match':>12}  "
         f"{'calls ok/wrong':>14} {'counters ok/wrong':>17} {'reshuffles':>10}",
     ]
     for t in result["teams"]:
         low, high = t["win_rate_ci95"]
         lines.append(
-            f"{t['team']:<5} {t['level']:<7} {t['wins']:>5} {t['win_rate']:>8.1%}  "
+            f"{t['team']:<5} {t['level']:<{width}} {t['wins']:>5} {t['win_rate']:>8.1%}  "
             f"[{low:>5.1%}, {high:>5.1%}]  {t['points_per_match']:>12.2f}  "
             f"{t['calls_right']:>6} / {t['calls_wrong']:<5} {t['counters_right']:>8} / {t['counters_wrong']:<6} "
             f"{t['reshuffles']:>10}"
