@@ -350,3 +350,19 @@ def test_the_example_bot_is_documented_and_imports_no_engine():
     assert "quatro_server.engine" not in source and "quatro_server.lobby" not in source
     docs = (ROOT / "docs" / "bots.md").read_text()
     assert "examples/pair_bot.py" in docs and "pair_bot:PairBot" in docs
+
+
+def test_network_bots_take_a_level_or_an_outside_bot(examples_importable, capsys):
+    import argparse
+
+    from quatro_server import netbot
+
+    parser = argparse.ArgumentParser()
+    netbot.add_arguments(parser)
+    assert parser.parse_args(["127.0.0.1", "--level", "pair_bot:PairBot"]).level == "pair_bot:PairBot"
+    assert parser.parse_args(["127.0.0.1", "--level", "expert"]).level == "expert"
+    assert parser.parse_args(["127.0.0.1"]).level == DEFAULT_LEVEL
+    for bad in ("godlike", "pair_bot:Nope"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["127.0.0.1", "--level", bad])
+    assert "no 'Nope'" in capsys.readouterr().err
