@@ -1007,6 +1007,8 @@ class ExpertBot(HardBot):
     - The sign goes up in the same breath as the swap that makes four: no look's delay.
     - It baits: once an opponent has shown it counters, a swap that makes our public cards look like four
       without holding it is worth something (a counter on it is our point).
+    - It is wary: while an opponent counters on the cards (``WARY_ROUNDS``), it does not make the swap that
+      completes four, which such a counter would catch; it shows baits instead.
     - It reads releases and silences as well as takes and pulses, each weighed per seat by what that seat's
       reveals have shown this match (a seat caught bluffing is believed less).
     """
