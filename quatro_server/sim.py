@@ -25,12 +25,12 @@ from typing import Any
 from quatro_shared import events as e
 from quatro_shared.actions import Action
 from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.levels import LEVELS
 from quatro_shared.views import SeatView
 from quatro_shared.seating import team_count, team_of
 
 from quatro_server.bots import THINK_TIME, Bot, is_outside_bot, load_bot_class, make_bot
 from quatro_server.exploiters import GAUNTLET, is_exploiter, make_exploiter
-from quatro_shared.levels import LEVELS
 from quatro_server.lobby import Room, Seat
 from quatro_server.timing import STANDARD
 

@@ -22,7 +22,7 @@ from quatro_shared.levels import DEFAULT_LEVEL, LADDER, LEVELS, PLAY_LEVEL
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import SeatState, SeatView
 
-from quatro_server import bots, exploiters, sim
+from quatro_server import bots, sim
 from quatro_server.bots import ExpertBot, make_bot
 from quatro_server.cli import main
 from quatro_server.exploiters import GAUNTLET, ONE_HABIT, Exploiter
