@@ -54,6 +54,7 @@ import trio  # noqa: E402
 from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E402
 from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
+from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 
 from quatro_server.timing import STANDARD, Timing  # noqa: E402
 

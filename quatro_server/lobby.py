@@ -24,8 +24,9 @@ from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
 from quatro_shared import seating, wording
+from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
-from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
+from quatro_server.bots import Bot, make_bot
 from quatro_server.credentials import digest_secret, hash_password, password_matches, secret_matches
 from quatro_server.engine import Emit, Table, events_for, view
 from quatro_server.timing import PROFILES, Timing

@@ -39,8 +39,9 @@ from quatro_shared.client import (
 )
 from quatro_shared.framing import ProtocolError
 from quatro_shared.views import Phase, SeatView
+from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
-from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
+from quatro_server.bots import Bot, is_outside_bot, load_bot_class, make_bot
 
 log = logging.getLogger("quatro.netbot")
 
@@ -342,11 +343,28 @@ async def run_bots(
     return results
 
 
+def _level(text: str) -> str:
+    """A level name, or an outside bot class (``module:Class``) that loads and has the bot interface."""
+    if is_outside_bot(text):
+        try:
+            load_bot_class(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    elif text not in LEVELS:
+        raise argparse.ArgumentTypeError(f"levels: {', '.join(LEVELS)}, or module:Class")
+    return text
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("address", metavar="HOST[:PORT]", help=f"the server (port {p.DEFAULT_PORT} if not given)")
     parser.add_argument("--table", type=int, default=None, help="join this table (default: the first open one, or a new one)")
     parser.add_argument("--count", type=int, default=1, help="how many bots (default 1), seated one after another")
-    parser.add_argument("--level", default=DEFAULT_LEVEL, choices=LEVELS, help=f"bot level (default {DEFAULT_LEVEL})")
+    parser.add_argument(
+        "--level",
+        default=DEFAULT_LEVEL,
+        type=_level,
+        help=f"bot level: {', '.join(LEVELS)}, or a bot of your own, module:Class (default {DEFAULT_LEVEL})",
+    )
     parser.add_argument("--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats of a table the bots create")
     parser.add_argument("--timing", default=None, help="timing profile of a table the bots create (server's default)")
     parser.add_argument("--rounds", type=int, default=None, help="leave after this many rounds (default: play the match)")

@@ -12,6 +12,7 @@ from quatro_shared.addresses import parse_address
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
+from quatro_shared.levels import LEVELS, PLAY_LEVEL
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
 
 from quatro_tui.local_server import LocalServer
@@ -20,8 +21,6 @@ from quatro_tui.settings import remember_seat as store_seat
 
 if TYPE_CHECKING:
     from quatro_tui.app import Join, QuatroApp
-
-LEVELS = ("normal", "hard", "random")
 
 
 def _name(value: str) -> str:
@@ -96,7 +95,8 @@ def parser() -> argparse.ArgumentParser:
 
     play = commands.add_parser("play", help="play against bots on a private server (one command, nothing else to run)")
     play.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=4, help="seats at the table (default 4)")
-    play.add_argument("--level", choices=LEVELS, default="normal", help="the bots' level (default normal)")
+    play.add_argument("--level", choices=LEVELS, default=PLAY_LEVEL,
+                      help=f"the bots' level, weakest first (default {PLAY_LEVEL}: a new player's pace)")
     play.add_argument("--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations")
     play.add_argument("--open", type=int, default=0, metavar="N",
                       help="leave N seats for other people on this machine or LAN; shows the address they join with")

@@ -14,7 +14,8 @@ from quatro_shared.views import Phase
 from quatro_server.addresses import machine_interfaces, reachable_addresses
 from quatro_server.bots import LEVELS
 from quatro_tui.app import Join, Play, QuatroApp
-from quatro_tui.cli import parser
+from quatro_shared.levels import PLAY_LEVEL
+from quatro_tui.cli import parse_address, parser
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
@@ -230,7 +231,7 @@ def test_join_an_unreachable_server_says_so():
 
 def test_command_line_defaults():
     args = parser().parse_args(["play"])
-    assert (args.players, args.level, args.timing, args.open) == (4, "normal", "standard", 0)
+    assert (args.players, args.level, args.timing, args.open) == (4, PLAY_LEVEL, "standard", 0) and PLAY_LEVEL == "easy"
     args = parser().parse_args(["join", "host:1234", "--table", "3", "--password", "pw"])
     assert (args.address, args.table, args.password) == ("host:1234", 3, "pw")
 
