@@ -33,8 +33,8 @@ THINK_TIME: tuple[float, float] = (0.6, 1.4)
 #: ``perfect`` searches exactly with this many empty squares or fewer (at most about 0.2 s on one core).
 EXACT_EMPTY = 9
 #: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about one second).
-TRY_EXACT_EMPTY = 11
-EXACT_BUDGET = 1_000_000
+TRY_EXACT_EMPTY = 10
+EXACT_BUDGET = 400_000
 
 
 class Cells:
@@ -166,6 +166,7 @@ class PerfectQuartoBot(NormalQuartoBot):
             return wins[0]
         empties = board.empties()
         if len(empties) == 1:
+            self.last_mode = "exact"
             return empties[0]
         ranked = self._ranked_turns(board, piece)  # heuristic order: best first
         n = len(empties)
@@ -186,8 +187,9 @@ class PerfectQuartoBot(NormalQuartoBot):
     def give(self, board: Cells) -> int:
         plan, self._plan = self._plan, None
         if plan is not None and board.pool >> plan & 1:
-            return plan
+            return plan  # chosen with the placement
         safe = board.safe()
+        self.last_mode = "exact"
         if not safe or board.occ == 0:
             return self.rng.choice(list(pieces_of(safe or board.pool)))  # the opening give: every piece is alike
         scored = sorted(((self._traps(board, p), self.rng.random(), p) for p in pieces_of(safe)), reverse=True)
@@ -199,6 +201,7 @@ class PerfectQuartoBot(NormalQuartoBot):
                 return self._exact_give(board, order, self.solver.give_value(board.cells, board.pool))
             except BudgetExceeded:
                 pass
+        self.last_mode = "heuristic"
         return order[0]
 
     # --- the exact search at the root ---------------------------------------------------------
