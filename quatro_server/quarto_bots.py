@@ -12,7 +12,8 @@ Levels:
   best move (a win when there is one, else a draw; in a lost position the move that sets the opponent the most
   traps); up to ``TRY_EXACT_EMPTY`` it tries the exact search within ``EXACT_BUDGET`` positions (about a
   second) and falls back to the heuristic; earlier, the heuristic: the placement and piece that leave the
-  opponent the most placements after which every piece it could give loses ("traps").
+  opponent the most placements after which every piece it could give loses ("traps"). Up to ``GUARD_EMPTY``
+  empty squares the heuristic's choices are checked by the search, which rejects any that loses by force.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ EXACT_EMPTY = 9
 #: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about one second).
 TRY_EXACT_EMPTY = 10
 EXACT_BUDGET = 400_000
+#: Up to this many empty squares the heuristic's turns are checked, best first, by a search that only asks
+#: "does this lose?" (within ``EXACT_BUDGET`` positions), and the first that does not is played.
+GUARD_EMPTY = 11
+GUARD_TURNS = 40
 
 
 class Cells:
@@ -180,9 +185,28 @@ class PerfectQuartoBot(NormalQuartoBot):
             except BudgetExceeded:
                 pass
         self.last_mode = "heuristic"
-        square, give, _ = ranked[0]
+        square, give = self._guarded(board, piece, ranked) if n <= GUARD_EMPTY else ranked[0][:2]
         self._plan = give
         return square
+
+    def _guarded(self, board: Cells, piece: int, ranked: list[tuple[int, int, float]]) -> tuple[int, int]:
+        """The heuristic's best turn that the search proves does not lose, within the budget: a draw kept is
+        worth more than a trap set. When every turn tried loses, the heuristic's favourite; when the budget runs
+        out, the turn being checked (the best the heuristic has left)."""
+        self.solver.allow(self.budget)
+        for square, give, _ in ranked[:GUARD_TURNS]:
+            board.place(square, piece)
+            try:
+                if not board.safe():
+                    continue
+                # The opponent placing ``give``: can it force a win (a value of 1)? A null window asks just that.
+                if self.solver.place_value(board.cells, give, board.pool & ~(1 << give), alpha=0, beta=1) <= 0:
+                    return square, give
+            except BudgetExceeded:
+                return square, give
+            finally:
+                board.unplace(square)
+        return ranked[0][0], ranked[0][1]
 
     def give(self, board: Cells) -> int:
         plan, self._plan = self._plan, None

@@ -179,16 +179,16 @@ class Solver:
         return self._give(cells, occ, planes, pool, max(alpha, LOSS), WIN)
 
     def place_value(
-        self, board: list[int | None] | tuple[int | None, ...], piece: int, pool: int, beta: int = WIN
+        self, board: list[int | None] | tuple[int | None, ...], piece: int, pool: int, alpha: int = LOSS, beta: int = WIN
     ) -> int:
         """The value, for the player about to place ``piece``, of ``board`` with ``pool`` left after it.
 
-        With ``beta`` below ``WIN`` the search may stop as soon as the value is known to be ``beta`` or more
-        (and returns such a value); below ``beta`` the value is exact.
+        A narrower window is cheaper: the search may stop as soon as the value is known to be ``beta`` or more, or
+        ``alpha`` or less (and returns such a value); strictly between them the value is exact.
         """
         cells, occ, planes = self._encode(board)
         self._start()
-        return self._place(cells, occ, planes, piece, pool, LOSS, min(beta, WIN))
+        return self._place(cells, occ, planes, piece, pool, max(alpha, LOSS), min(beta, WIN))
 
     def place_values(self, board: list[int | None] | tuple[int | None, ...], piece: int, pool: int) -> dict[int, int]:
         """For each empty square: the value, for the placer, of placing ``piece`` there."""
