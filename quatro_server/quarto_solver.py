@@ -93,6 +93,9 @@ def _threes_of(occ: int) -> tuple[tuple[int, int, int], ...]:
     return tuple(found)
 
 
+#: Marks a canonical key, so that it never equals the key of a position as it stands (both live in one table).
+_CANONICAL = 1 << 80
+
 _THREES: dict[int, tuple[tuple[int, int, int], ...]] = {}
 _OCC_SYMS: dict[int, tuple[int, tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]]] = {}
 
@@ -150,13 +153,20 @@ class Solver:
 
     #: Below this many empty squares a position is cheaper to search than to look up.
     TABLE_MIN_EMPTY = 4
+    #: From this many empty squares up the table is keyed by the canonical form; below, by the position as it
+    #: stands. Deep in the tree a board with six or more pieces is almost never the image of another reached
+    #: in the same search, and the canonical form costs a third of a position's search time (measured by
+    #: benchmarks/quarto_solver.py); near the root, where boards are emptier and symmetric, it pays.
+    SYMMETRY_MIN_EMPTY = 9
     #: The table is cleared when it grows past this many entries (memory stays within a few hundred MB).
     TABLE_MAX = 2_000_000
 
-    def __init__(self, table: str = "symmetric", budget: int | None = None) -> None:
+    def __init__(self, table: str = "symmetric", budget: int | None = None, symmetry_min_empty: int | None = None) -> None:
         if table not in ("symmetric", "plain", "none"):
             raise ValueError(f"table is symmetric, plain or none, not {table!r}")
         self.mode = table
+        if symmetry_min_empty is not None:
+            self.SYMMETRY_MIN_EMPTY = symmetry_min_empty
         self.nodes = 0
         self.tt: dict[int, tuple[int, int]] = {}
         self._limit = -1
@@ -271,7 +281,10 @@ class Solver:
         key = -1
         alpha0 = alpha
         if self.mode != "none" and len(empties) >= self.TABLE_MIN_EMPTY:
-            key = canonical_key(occ, planes) if self.mode == "symmetric" else occ << 64 | planes
+            if self.mode == "symmetric" and len(empties) >= self.SYMMETRY_MIN_EMPTY:
+                key = canonical_key(occ, planes) | _CANONICAL
+            else:
+                key = occ << 64 | planes
             hit = self.tt.get(key)
             if hit is not None:
                 lo, hi = hit

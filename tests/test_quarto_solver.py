@@ -70,7 +70,7 @@ def test_the_exact_value_is_unchanged_under_every_board_symmetry_and_attribute_p
     def moved_value(t, order, flip):
         moved = transform(board, t, order, flip)
         moved_pool = sum(1 << remap_piece(p, order, flip) for p in range(16) if pool >> p & 1)
-        return Solver("plain").give_value(moved, moved_pool)
+        return Solver("symmetric", symmetry_min_empty=1).give_value(moved, moved_pool)
 
     for t in SYMMETRIES:  # every board symmetry
         assert moved_value(t, (0, 1, 2, 3), 0) == value
@@ -88,8 +88,8 @@ def test_the_exact_search_matches_a_plain_exhaustive_search_on_positions_with_fe
     for i in range(120):
         board, pool = played_position(rng, 2 + i % 4, need_safe=False)
         expected = plain_value(board, pool)
-        for mode in ("symmetric", "plain", "none"):
-            assert Solver(mode).give_value(board, pool) == expected, (board, mode)
+        for solver in (Solver("symmetric", symmetry_min_empty=1), Solver("symmetric"), Solver("plain"), Solver("none")):
+            assert solver.give_value(board, pool) == expected, (board, solver.mode)
         values.append(expected)
     assert set(values) == {-1, 0, 1}  # the positions cover wins, draws and losses
 
@@ -107,7 +107,7 @@ def test_placing_values_agree_with_giving_values():
 
 def test_the_table_solves_a_position_once_for_all_its_images():
     board, pool = played_position(random.Random(5), 8)
-    solver = Solver("symmetric")
+    solver = Solver("symmetric", symmetry_min_empty=4)
     value = solver.give_value(board, pool)
     nodes = solver.nodes
     moved = transform(board, SYMMETRIES[7], (2, 0, 3, 1), 0b0101)
