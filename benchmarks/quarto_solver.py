@@ -11,8 +11,9 @@ each is solved from a fresh solver three times:
 2. ``plain``: the same table keyed by the position as it stands;
 3. ``none``: no table at all.
 
-Printed per size: the exact values, the time to them (total over the positions), the giving positions visited
-and visited per second, for each search; then the speed-up of ``symmetric`` over ``plain`` and over ``none``
+Printed per size: the exact values, the time to them (CPU time of this process, which a busy machine disturbs
+less than wall time; wall time is in ``--json`` too), the giving positions visited and visited per second, for
+each search; then the speed-up of ``symmetric`` over ``plain`` and over ``none``
 (time of the other over time of ``symmetric``). Figures, not tests: nothing is asserted. Results go to
 docs/bots.md by hand.
 """
@@ -72,17 +73,19 @@ def measure(sizes: list[int], positions: int, seed: int) -> dict[str, Any]:
         boards = [position(rng, size) for _ in range(positions)]
         row: dict[str, Any] = {"empty_squares": size, "positions": positions}
         for mode in MODES:
-            values, nodes, seconds = [], 0, 0.0
+            values, nodes, seconds, wall = [], 0, 0.0, 0.0
             for board, pool in boards:
                 solver = Solver(mode)
-                start = time.perf_counter()
+                start, start_wall = time.process_time(), time.perf_counter()
                 values.append(solver.give_value(board, pool))
-                seconds += time.perf_counter() - start
+                seconds += time.process_time() - start
+                wall += time.perf_counter() - start_wall
                 nodes += solver.nodes
             row[mode] = {
                 "values": values,
                 "seconds": seconds,
                 "seconds_per_position": seconds / positions,
+                "wall_seconds": wall,
                 "nodes": nodes,
                 "nodes_per_second": nodes / seconds if seconds > 0 else 0.0,
             }
@@ -100,7 +103,7 @@ def render(result: dict[str, Any]) -> str:
     lines = [
         f"Quarto exact search, seed {result['seed']}, Python {result['python']} (giving positions reached by safe play)",
         "",
-        f"{'empty':>5} {'n':>3} {'values':<14} {'search':<10} {'s/position':>10} {'positions visited':>18} {'per second':>11}",
+        f"{'empty':>5} {'n':>3} {'values':<14} {'search':<10} {'cpu s/pos':>10} {'positions visited':>18} {'per second':>11}",
     ]
     for row in result["sizes"]:
         for i, mode in enumerate(MODES):
