@@ -14,7 +14,9 @@ each is solved from a fresh solver three times:
 Printed per size: the exact values, the time to them (CPU time of this process, which a busy machine disturbs
 less than wall time; wall time is in ``--json`` too), the giving positions visited and visited per second, for
 each search; then the speed-up of ``symmetric`` over ``plain`` and over ``none``
-(time of the other over time of ``symmetric``). Figures, not tests: nothing is asserted. Results go to
+(time of the other over time of ``symmetric``); and the CPU time of ``perfect``'s whole exact turn (the best
+square, then the best piece) on the same boards with a safe piece in hand, which is what "solves N empty squares
+within a second per move" means. Figures, not tests: nothing is asserted. Results go to
 docs/bots.md by hand.
 """
 
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from quatro_shared import quarto as q  # noqa: E402
 
+from quatro_server.quarto_bots import Cells, PerfectQuartoBot  # noqa: E402
 from quatro_server.quarto_solver import EMPTY, Solver, deadly  # noqa: E402
 
 MODES = ("symmetric", "plain", "none")
@@ -66,6 +69,24 @@ def position(rng: random.Random, empties: int) -> tuple[list[int | None], int]:
             return board, pool
 
 
+def decisions(boards: list[tuple[list[int | None], int]], rng: random.Random) -> dict[str, Any]:
+    """``perfect``'s whole exact turn (best square, then best piece) with a safe piece in hand on each board, as on
+    its placing step: CPU seconds each, from a fresh bot (no table carried over from earlier moves)."""
+    seconds = []
+    for board, pool in boards:
+        piece = rng.choice([p for p in range(q.PIECES) if _safe(board, pool) >> p & 1])
+        bot = PerfectQuartoBot(random.Random(0))
+        cells = Cells.__new__(Cells)
+        cells.cells = [EMPTY if p is None else p for p in board]
+        cells.occ = sum(1 << s for s, p in enumerate(board) if p is not None)
+        cells.pool = pool & ~(1 << piece)
+        start = time.process_time()
+        bot.solver.allow(None)
+        bot._exact_turn(cells, piece, bot._ranked_turns(cells, piece))
+        seconds.append(time.process_time() - start)
+    return {"seconds": seconds, "max_seconds": max(seconds)}
+
+
 def measure(sizes: list[int], positions: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     rows = []
@@ -89,6 +110,7 @@ def measure(sizes: list[int], positions: int, seed: int) -> dict[str, Any]:
                 "nodes": nodes,
                 "nodes_per_second": nodes / seconds if seconds > 0 else 0.0,
             }
+        row["decision"] = decisions(boards, random.Random(rng.getrandbits(32)))
         agree = row["symmetric"]["values"] == row["plain"]["values"] == row["none"]["values"]
         row["values_agree"] = agree
         sym = row["symmetric"]["seconds"]
@@ -110,6 +132,7 @@ def render(result: dict[str, Any]) -> str:
             m = row[mode]
             head = f"{row['empty_squares']:>5} {row['positions']:>3} {' '.join(f'{v:+d}' for v in m['values']):<14}" if i == 0 else " " * 24
             lines.append(f"{head} {mode:<10} {m['seconds_per_position']:>10.3f} {m['nodes']:>18,} {m['nodes_per_second']:>11,.0f}")
+        lines.append(f"{'':>24} perfect's exact turn with a piece in hand: at most {row['decision']['max_seconds']:.3f} s CPU")
         lines.append(
             f"{'':>24} symmetric table: {row['speedup_vs_plain']:.2f}x faster than the plain table "
             f"({row['node_ratio_vs_plain']:.2f}x fewer positions), {row['speedup_vs_none']:.2f}x faster than no table"
