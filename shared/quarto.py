@@ -46,11 +46,17 @@ ROWS = "1234"
 
 #: The ten lines of Q4, each a tuple of four squares: rows 1–4, columns a–d, the diagonals a1–d4 and a4–d1.
 LINES: tuple[tuple[int, int, int, int], ...] = (
-    *(tuple(4 * r + c for c in range(SIZE)) for r in range(SIZE)),
-    *(tuple(4 * r + c for r in range(SIZE)) for c in range(SIZE)),
-    (0, 5, 10, 15),
-    (12, 9, 6, 3),
-)  # type: ignore[assignment]
+    (0, 1, 2, 3),  # row 1: a1 b1 c1 d1
+    (4, 5, 6, 7),
+    (8, 9, 10, 11),
+    (12, 13, 14, 15),  # row 4
+    (0, 4, 8, 12),  # column a: a1 a2 a3 a4
+    (1, 5, 9, 13),
+    (2, 6, 10, 14),
+    (3, 7, 11, 15),  # column d
+    (0, 5, 10, 15),  # a1-d4
+    (12, 9, 6, 3),  # a4-d1
+)
 
 
 class NotationError(ValueError):
