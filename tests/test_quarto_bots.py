@@ -197,3 +197,10 @@ def test_quarto_bots_decide_from_the_view_alone():
     source = (ROOT / "quatro_server" / "quarto_bots.py").read_text()
     assert "QuartoTable" not in source
     assert quarto_bots.QuartoBot.decide.__annotations__["view"] in ("QuartoView", q.QuartoView)
+
+
+def test_the_sim_refuses_a_game_it_does_not_know():
+    bad = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "sim", "--game", "chess"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and "--game is quatro or quarto, not 'chess'" in bad.stderr

@@ -366,3 +366,15 @@ def test_the_quarto_engine_and_solver_import_no_clock_no_network_no_ui():
 def test_quarto_bots_never_import_the_engine():
     assert "quatro_server.quarto" not in _imports(ROOT / "quatro_server" / "quarto_bots.py")
     assert "quatro_server.quarto" not in _imports(ROOT / "quatro_server" / "quarto_solver.py")
+
+
+def test_the_move_clock_comes_from_a_timing_file_and_is_checked(tmp_path):
+    from quatro_server.timing import load_timing
+
+    path = tmp_path / "quarto.toml"
+    path.write_text("quarto_move_clock = 20\n")
+    assert load_timing(str(path)).quarto_move_clock == 20
+    for bad in ("-1", "true", '"10"'):
+        path.write_text(f"quarto_move_clock = {bad}\n")
+        with pytest.raises(ValueError, match="quarto_move_clock"):
+            load_timing(str(path))
