@@ -11,7 +11,7 @@ Levels:
 - ``perfect``: all of ``normal``, and: with ``EXACT_EMPTY`` empty squares or fewer it plays the exact search's
   best move (a win when there is one, else a draw; in a lost position the move that sets the opponent the most
   traps); up to ``TRY_EXACT_EMPTY`` it tries the exact search within ``EXACT_BUDGET`` positions (about a
-  second) and falls back to the heuristic; earlier, the heuristic: the placement and piece that leave the
+  third of a second) and falls back to the heuristic; earlier, the heuristic: the placement and piece that leave the
   opponent the most placements after which every piece it could give loses ("traps"). Up to ``GUARD_EMPTY``
   empty squares the heuristic's choices are checked by the search, which rejects any that loses by force.
 """
@@ -23,7 +23,7 @@ import random
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, QuartoView, Step
 
-from quatro_server.quarto_solver import EMPTY, FULL, BudgetExceeded, Solver, deadly, pieces_of
+from quatro_server.quarto_solver import EMPTY, BudgetExceeded, Solver, deadly, pieces_of
 
 LEVELS: tuple[str, ...] = ("random", "normal", "perfect")
 DEFAULT_LEVEL = "perfect"
@@ -33,7 +33,9 @@ THINK_TIME: tuple[float, float] = (0.6, 1.4)
 
 #: ``perfect`` searches exactly with this many empty squares or fewer (at most about 0.2 s on one core).
 EXACT_EMPTY = 9
-#: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about one second).
+#: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about 0.35 s at
+#: 1.1 million a second). Below a second on purpose: filler bots run in the server's process, and a search holds
+#: up every table of that server while it runs (docs/bots.md has the measurements).
 TRY_EXACT_EMPTY = 10
 EXACT_BUDGET = 400_000
 #: Up to this many empty squares the heuristic's turns are checked, best first, by a search that only asks
