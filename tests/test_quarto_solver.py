@@ -61,7 +61,7 @@ def test_the_canonical_key_is_the_same_for_every_one_of_the_12288_images_of_a_bo
     assert len(keys) == 1
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(2))
 def test_the_exact_value_is_unchanged_under_every_board_symmetry_and_attribute_permutation_and_complement(seed):
     rng = random.Random(seed)
     board, pool = played_position(rng, 7)
@@ -85,7 +85,7 @@ def test_the_exact_value_is_unchanged_under_every_board_symmetry_and_attribute_p
 def test_the_exact_search_matches_a_plain_exhaustive_search_on_positions_with_few_empty_squares():
     rng = random.Random(21)
     values = []
-    for i in range(120):
+    for i in range(60):
         board, pool = played_position(rng, 2 + i % 4, need_safe=False)
         expected = plain_value(board, pool)
         for solver in (Solver("symmetric", symmetry_min_empty=1), Solver("symmetric"), Solver("plain"), Solver("none")):
