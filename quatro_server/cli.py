@@ -140,9 +140,39 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["serve", *argv]  # serving is the default: the server's own arguments work as they always did
+    # --- the game a simulation plays: Quatro (the default) or Quarto (quatro_server.quarto_sim) ---
+    if argv[:1] == ["sim"]:
+        game, rest = _game_argument(argv[1:])
+        if game == "quarto":
+            from quatro_server import quarto_sim
+
+            return quarto_sim.main(rest)
+        if game != "quatro":
+            print(f"quatro-server sim: --game is quatro or quarto, not {game!r}", file=sys.stderr)
+            return 2
+        argv = ["sim", *rest]
+    # --- end of the game choice ---
     args = _parser().parse_args(argv)
     status: int = args.run(args)
     return status
+
+
+def _game_argument(argv: list[str]) -> tuple[str, list[str]]:
+    """``--game NAME`` (or ``--game=NAME``) taken out of ``argv``; ``quatro`` when absent."""
+    rest: list[str] = []
+    game = "quatro"
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--game" and i + 1 < len(argv):
+            game, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith("--game="):
+            game = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    return game, rest
 
 
 def _serve(args: argparse.Namespace) -> int:
