@@ -12,8 +12,9 @@ For each size, K tables of 8 seats are filled by load clients (raw sockets in th
    per frame (the simplest writer, ``naive``), or one flusher task sending each connection's joined frames once
    per scheduler pass (``flusher``, the design the server uses). This is the floor: trio, the framing codec
    and loopback TCP.
-2. ``quatro``: ``python -m quatro_server`` itself (the operator's command) with a timing file whose
-   durations are the standard ones divided by ``--pace`` (rounds long enough never to end in the window).
+2. ``quatro``: ``python -m quatro_server`` itself (the operator's command, journalling every table to a fresh
+   data directory unless ``--no-journal``) with a timing file whose durations are the standard ones divided by
+   ``--pace`` (rounds long enough never to end in the window).
 
 Every seat plays the same way on both: it takes its channel and chooses an emoji, so each seat's pulse
 reaches all 8 seats; then it swaps at its cooldown's pace (a card of its hand for a center card, from
@@ -64,6 +65,7 @@ import trio  # noqa: E402
 from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E402
 from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
+from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 
 from quatro_server.timing import STANDARD, Timing  # noqa: E402
 
@@ -449,10 +451,11 @@ async def measure(target: str, port: int, pid: int, tables: int, args: argparse.
 
 
 #: Starts the operator's command with the connection cap raised when the run needs more connections than it
-#: allows (500 tables are 4,000 connections; the cap is 2,000).
+#: allows (500 tables are 4,000 connections; the cap is 2,000): the command's ``ServerConfig`` gets the larger cap.
 #: ``--gc-thresholds`` replaces the server's collector thresholds, to measure them against others.
 _SERVE = (
-    "import sys; from quatro_server import quiet, server; server.MAX_CONNECTIONS = max(server.MAX_CONNECTIONS, int(sys.argv[1]));"
+    "import functools, sys; from quatro_server import cli, quiet, server;"
+    " cli.ServerConfig = functools.partial(server.ServerConfig, max_connections=max(server.MAX_CONNECTIONS, int(sys.argv[1])));"
     " quiet.GC_THRESHOLDS = tuple(map(int, sys.argv[2].split(','))) if sys.argv[2] else quiet.GC_THRESHOLDS;"
     " from quatro_server.cli import main; sys.exit(main(sys.argv[3:]))"
 )
@@ -461,6 +464,9 @@ _SERVE = (
 def run_target(target: str, tables: int, args: argparse.Namespace, timing: Timing, timing_file: Path) -> Result:
     if target == "quatro":
         serve = ["--host", HOST, "--port", "0", "--timing", str(timing_file), "--log-level", args.log_level]
+        serve += ["--trusted-address", HOST]  # every load client comes from here
+        # The operator's server journals every table (a fresh journal per run, never the user's data directory).
+        serve += ["--no-journal"] if args.no_journal else ["--data-dir", str(timing_file.parent / f"data-{tables}")]
         command = [sys.executable, "-c", _SERVE, str(tables * SEATS + 100), args.gc_thresholds, *serve]
     else:
         writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
@@ -777,6 +783,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document (the table to stderr)")
     parser.add_argument("--gc-thresholds", default="", help="the server's collector thresholds, e.g. 700,10,10 (Python's)")
     parser.add_argument("--log-level", default="info", help="the Quatro server's log level (its default: info)")
+    parser.add_argument("--no-journal", action="store_true", help="serve without the table journal (to see its cost)")
     parser.add_argument("--serve-relay", metavar="WRITER", choices=WRITERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_relay:

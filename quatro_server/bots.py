@@ -1,20 +1,22 @@
 """Bots that fill seats or play over the network: they decide from what a player in their seat is shown (H2).
 
-A bot is ``observe(events)`` (the events its seat was sent, in order) and ``decide(view, now) -> list[Action]``.
-It never sees a ``Table``. The types make that structural: both take the shared types a network client
-receives (``quatro_shared.views.SeatView``, ``quatro_shared.events.Event``), and nothing in this module imports the rules
-engine. The same classes drive the server's fillers (``quatro_server.lobby.Room``), the network bots
-(``quatro_server.netbot``) and the simulator (``quatro_server.sim``). Bots react with a human-like delay
-(``think_time``) so they never win by reflexes a person cannot match.
+A bot is ``observe(events)`` (the events its seat was sent, in order), ``decide(view, now) -> list[Action]``
+and ``think_time()`` (seconds until it wants to look again). It never sees a ``Table``. The types make that
+structural: both take the shared types a network client receives (``quatro_shared.views.SeatView``,
+``quatro_shared.events.Event``), and nothing in this module imports the rules engine. The same classes drive
+the server's fillers (``quatro_server.lobby.Room``), the network bots (``quatro_server.netbot``) and the
+simulator (``quatro_server.sim``). Bots react at a person's pace (``THINK_TIME``), measured on the clock
+they are given (``now``), so they never win by reflexes a person cannot match.
 
-Levels:
-- ``random``: legal actions at random (the baseline).
-- ``normal``: collects toward the rank it holds most; holding four of a kind it takes its channel and
-  shows the team's sign; when its partner's channel pulses the team's sign, it calls; it never calls
-  on its own four of a kind.
-- ``hard``: all of ``normal``, and it reads the table (``TableReader``): every public swap tells it part of
-  each hand, every reveal teaches it how each seat signals, and it counters, calls early, blocks,
-  reshuffles and sends decoys on that evidence. ``docs/bots.md`` explains how it reasons.
+The ladder (``quatro_shared.levels``), weakest first:
+- ``easy``: collects toward the rank it holds most; holding four of a kind it takes its channel and shows the
+  team's sign; calls when its partner's channel pulses the team's sign. Slow, honest, readable: for learning.
+- ``normal``: the same, but it holds its channel from the start of the round, so that taking it says nothing.
+- ``hard``: ``normal`` plus reading the table (``TableReader``): every public swap tells it part of each hand,
+  every reveal teaches it how each seat signals; it counters, calls early, blocks, reshuffles and sends decoys.
+- ``expert``: ``hard`` without its tells, and reading more of the table (releases, silences, bluffs).
+``random`` (legal actions at random) is the baseline for tests and simulations. ``docs/bots.md`` explains
+how each level reasons, and how to write a bot of one's own (``make_bot("module:Class")``).
 
 The convention a human partner can rely on, at every level above ``random``: the bot shows the team's sign
 on its channel when, and only when, it holds four of a kind; and it calls when its partner's channel
@@ -23,6 +25,7 @@ pulses the team's sign.
 
 from __future__ import annotations
 
+import importlib
 import random
 from collections.abc import Callable
 from typing import Any
@@ -31,19 +34,29 @@ from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.cards import HAND_SIZE, Card, rank_counts, rank_of
 from quatro_shared.cards import is_four_of_a_kind as is_four
+from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
 from quatro_shared.seating import opposing_teams, team_count, team_of, team_seats
 
-LEVELS: tuple[str, ...] = ("random", "normal", "hard")
-DEFAULT_LEVEL = "normal"
+__all__ = ["DEFAULT_LEVEL", "LEVELS", "Bot", "make_bot", "load_bot_class"]
 
-#: Seconds between a bot's looks at the table: a person's reaction time, with jitter (low, high). ``hard``
-#: reacts no faster than ``normal``: it must win by reading the table, not by reflexes.
-THINK_TIME: dict[str, tuple[float, float]] = {"random": (0.4, 1.2), "normal": (0.35, 0.8), "hard": (0.35, 0.8)}
+#: A level's reaction time, in seconds (low, high), drawn afresh each time: between two looks at the table,
+#: from a pulse of the partner's sign to the call, and from the end of the swap cooldown (R9) to the next
+#: swap. ``hard`` reacts no faster than a good player: it must win by reading the table, not by reflexes;
+#: ``expert`` reacts like a quick, practised one.
+THINK_TIME: dict[str, tuple[float, float]] = {
+    "random": (0.4, 1.2),
+    "easy": (0.9, 1.8),
+    "normal": (0.5, 1.0),
+    "hard": (0.35, 0.8),
+    "expert": (0.25, 0.5),
+}
 #: While nothing can be played (the break after a round), a bot glances at the table this often at most,
 #: and looks again as the break ends. A host who starts the next round early (R18) waits no longer than this.
 IDLE_GLANCE = 2.0
+#: Two moments closer than this are the same one (a cooldown's end, a pulse seen on two looks).
+SAME_MOMENT = 0.05
 
 #: The largest number of cards of one rank a fresh deal leaves in a hand (R4): four takes two swaps at least.
 DEALT_MAX = 2
@@ -59,26 +72,74 @@ RANDOM_RESHUFFLE = 0.005
 
 
 class Bot:
-    """A seat's bot. Subclasses choose actions; the base class paces them and handles signing and votes."""
+    """A seat's bot. Subclasses choose actions (``play``); the base class paces them and handles signing and votes.
+
+    Pacing runs on the clock ``decide`` is given, never a real sleep: a subclass asks ``swap_ready`` before
+    swapping and ``call_ready`` before calling on a pulse, and the base class schedules its next look for
+    the moment the reaction is due.
+    """
 
     level = "random"
+    #: Reaction time (low, high) in seconds; ``None``: the level's entry in ``THINK_TIME``.
+    pace: tuple[float, float] | None = None
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self.rng = rng if rng is not None else random.Random()
         self._idle: float | None = None  # seconds to wait before the next look when nothing can be played
+        self._now = 0.0  # the clock at the latest look
+        self._due: float | None = None  # a moment this look wants the next one (a reaction falling due)
+        self._swap_due: tuple[float, float] | None = None  # (the swap cooldown ends, the next swap may go)
+        self._call_due: tuple[float, float] | None = None  # (the partner's pulse fell, the call goes)
+
+    def reaction(self) -> float:
+        """One reaction time of this level, in seconds."""
+        low, high = self.pace if self.pace is not None else THINK_TIME[self.level]
+        return self.rng.uniform(low, high)
 
     def think_time(self) -> float:
-        """Seconds until this bot looks at the table again: a reaction time, or longer while idle."""
-        low, high = THINK_TIME[self.level]
-        reaction = self.rng.uniform(low, high)
+        """Seconds until this bot looks at the table again: a reaction time, sooner when a reaction falls due, or
+        longer while idle."""
+        wait = self.reaction()
         idle, self._idle = self._idle, None
-        return reaction if idle is None else idle + reaction
+        due, self._due = self._due, None
+        if idle is not None:
+            return idle + wait
+        if due is not None:
+            wait = min(wait, max(0.0, due - self._now))
+        return wait
+
+    def look_at(self, moment: float) -> None:
+        """Make sure the next look comes no later than ``moment`` (a reaction falling due)."""
+        self._due = moment if self._due is None else min(self._due, moment)
+
+    def swap_ready(self, view: SeatView, now: float) -> bool:
+        """Whether a swap may go now: the cooldown (R9) is over and a reaction time has passed since."""
+        if view.swap_wait_ms > 0:
+            ends = now + view.swap_wait_ms / 1000
+            if self._swap_due is None or abs(self._swap_due[0] - ends) > SAME_MOMENT:
+                self._swap_due = (ends, ends + self.reaction())
+        if self._swap_due is not None and now < self._swap_due[1]:
+            self.look_at(self._swap_due[1])
+            return False
+        return True
+
+    def call_ready(self, view: SeatView, now: float) -> bool:
+        """Whether the call on the partner's latest pulse may go now: a reaction time after the pulse fell."""
+        ago = view.seats[view.partner].last_pulse_ms
+        pulsed = now - (ago or 0) / 1000
+        if self._call_due is None or abs(self._call_due[0] - pulsed) > SAME_MOMENT:
+            self._call_due = (pulsed, pulsed + self.reaction())
+        if now >= self._call_due[1]:
+            return True
+        self.look_at(self._call_due[1])
+        return False
 
     def observe(self, events: list[e.Event]) -> None:
         """The events this seat was shown (H1), in order, before its next decision. Levels that read the table use them."""
 
     def decide(self, view: SeatView, now: float) -> list[a.Action]:
         """The actions to take now, in order, from the seat's view alone (H2). The caller stops at the first refusal."""
+        self._now, self._due = now, None
         if view.phase is Phase.ROUND:
             vote = view.vote
             if vote is not None and view.seat in vote.voters and view.seat not in vote.yes:
@@ -142,10 +203,16 @@ class RandomBot(Bot):
         return []
 
 
-class NormalBot(Bot):
-    """Collects its most frequent rank, signals four of a kind with the true sign, calls on the partner's sign."""
+class EasyBot(Bot):
+    """Collects its most frequent rank, signals four of a kind with the true sign, calls on the partner's sign.
 
-    level = "normal"
+    The plainest honest player: its channel goes up the moment it holds four, which an attentive opponent
+    counters. Slow and readable on purpose: a level to learn the game against, and to learn the convention with.
+    """
+
+    level = "easy"
+    #: Take the channel as the round opens and hold it all round (``normal`` and up), rather than at four of a kind.
+    holds_channel = False
 
     def __init__(self, rng: random.Random | None = None) -> None:
         super().__init__(rng)
@@ -176,12 +243,19 @@ class NormalBot(Bot):
 
     def play(self, view: SeatView, now: float) -> list[a.Action]:
         if self.partner_shows_sign(view):
-            return [a.Call()]  # the partner holds four of a kind (a call checks the partner's hand, never ours: R13)
+            # The partner holds four of a kind (a call checks the partner's hand, never ours: R13).
+            return [a.Call()] if self.call_ready(view, now) else []
         if is_four(view.hand):
             return self._signal(view)
-        if view.channel_held and view.channel_wait_ms == 0:
+        channel: list[a.Action] = []
+        if self.holds_channel:
+            if not view.channel_held and view.channel_wait_ms == 0:
+                channel = [a.TakeChannel()]  # held from the start: taking it says nothing
+            elif view.channel_held and view.channel_sign is not None:
+                channel = [a.ChooseEmoji(None)]  # no longer four (a reshuffle): the sign comes down
+        elif view.channel_held and view.channel_wait_ms == 0:
             return [a.ReleaseChannel()]  # the channel means "four of a kind": never leave it up without one
-        return self._collect(view)
+        return channel + self._collect(view, now)
 
     def vote(self, view: SeatView) -> bool:
         return max(rank_counts(view.hand).values(), default=0) < 2  # a fresh deal is welcome to a hand with no pair
@@ -193,28 +267,111 @@ class NormalBot(Bot):
             return [a.ChooseEmoji(view.sign)]
         return []
 
-    def _collect(self, view: SeatView) -> list[a.Action]:
-        if view.swap_wait_ms > 0 or not view.hand:
+    def _target(self, view: SeatView, counts: dict[str, int], center_counts: dict[str, int]) -> str:
+        """The rank to collect: the rank held most, preferring one the center can feed."""
+        return max(counts, key=lambda rank: (counts[rank], center_counts.get(rank, 0), self.rng.random()))
+
+    def _collect(self, view: SeatView, now: float) -> list[a.Action]:
+        if not view.hand or not self.swap_ready(view, now):
             return []
+        swap = self._collect_swap(view)
+        if swap is None:
+            return []
+        if self.holds_channel and view.channel_held and rank_counts(view.hand).get(rank_of(swap.take)) == HAND_SIZE - 1:
+            return [swap, a.ChooseEmoji(view.sign)]  # four with this swap: the sign goes up with it
+        return [swap]
+
+    def _collect_swap(self, view: SeatView) -> a.Swap | None:
+        """The swap toward the target rank, or toward a pair when the center does not hold the target."""
+        if not view.hand:
+            return None
         counts = rank_counts(view.hand)
         center = view.center
         center_counts = rank_counts(center)
-        # The target: the rank held most, preferring one the center can feed.
-        target = max(counts, key=lambda rank: (counts[rank], center_counts.get(rank, 0), self.rng.random()))
+        target = self._target(view, counts, center_counts)
         spare = [card for card in view.hand if rank_of(card) != target]
         self.rng.shuffle(spare)
         spare.sort(key=lambda card: counts[rank_of(card)])  # give the loneliest card first
-        if center_counts.get(target):
+        if center_counts.get(target) and spare:
             slot = next(i for i, card in enumerate(center) if rank_of(card) == target)
-            return [a.Swap(spare[0], slot, center[slot])]
+            return a.Swap(spare[0], slot, center[slot])
         # The target is not in the center: pair a lone card rather than wait (a center nobody takes from is dead).
         for slot, card in enumerate(center):
             rank = rank_of(card)
             if counts.get(rank) == 1 and rank != target:
                 lonely = [c for c in spare if counts[rank_of(c)] == 1 and rank_of(c) != rank]
                 if lonely:
-                    return [a.Swap(lonely[0], slot, card)]
-        return []
+                    return a.Swap(lonely[0], slot, card)
+        return None
+
+
+class NormalBot(EasyBot):
+    """``easy``'s honest game at a quicker pace, with its channel held from the start of the round.
+
+    ``easy`` takes its channel the moment it holds four, so countering every channel take beats it. ``normal``
+    takes its channel as the round opens and holds it, showing nothing until it holds four: a channel says
+    nothing, and the sign is up at the channel's next beat (within 5 s) rather than 5 s after a take.
+    """
+
+    level = "normal"
+    holds_channel = True
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        super().__init__(rng)
+        self.reader = TableReader()
+        self._deals = 0  # deals seen (each round's, and each reshuffle's)
+        self._cagey: tuple[int, str] | None = None  # (deal, rank): the lone card this deal's collecting started from
+        self._quiet_since: float | None = None  # since when no swap was worth making (None: a new deal)
+
+    def observe(self, events: list[e.Event]) -> None:
+        super().observe(events)
+        self.reader.observe(events)
+        if any(isinstance(event, e.Dealt) for event in events):
+            self._deals += 1
+            self._quiet_since = None
+
+    def _target(self, view: SeatView, counts: dict[str, int], center_counts: dict[str, int]) -> str:
+        """Once an opponent has countered this match, collect from a lone card rather than a dealt pair.
+
+        From a dealt pair, the swap that makes four is the first after which the table sees a hand that could
+        hold four: a player who counters on the cards is right. From a lone card, the table sees such a hand
+        one swap before four: a counter there is our point.
+        """
+        reader = self.reader
+        target = super()._target(view, counts, center_counts)
+        cagey = reader.valid and any(n for team, n in enumerate(reader.counters) if team != view.team)
+        if not cagey or counts[target] > DEALT_MAX:
+            return target
+        if self._cagey is not None and self._cagey[0] == self._deals and counts.get(self._cagey[1], 0):
+            return self._cagey[1]
+        lone = [rank for rank, held in counts.items() if held == 1 and center_counts.get(rank)]
+        if lone:
+            target = self.rng.choice(lone)
+            self._cagey = (self._deals, target)
+        return target
+
+    def play(self, view: SeatView, now: float) -> list[a.Action]:
+        reader = self.reader
+        reader.sync(view)
+        if reader.valid and not self.partner_shows_sign(view):
+            for seat in range(view.players):
+                if team_of(seat, view.players) == view.team or reader.status(seat)[0] == IMPOSSIBLE:
+                    continue
+                if reader.take_at[seat] > reader.last_swap[seat]:
+                    return [a.Counter(team_of(seat, view.players))]  # the convention: a channel taken on four
+        actions = super().play(view, now)
+        if self._quiet_since is None or any(isinstance(x, (a.Swap, a.Call)) for x in actions) or is_four(view.hand):
+            self._quiet_since = now
+        elif (
+            now - self._quiet_since >= DEAD_CENTER_SECONDS
+            and max(rank_counts(view.hand).values(), default=0) <= DEALT_MAX
+            and not view.reshuffle_used
+            and view.vote is None
+            and view.vote_wait_ms == 0
+        ):
+            self._quiet_since = now
+            return actions + [a.AskReshuffle()]  # nothing in the center for us for a long while: a fresh deal (R15)
+        return actions
 
 
 # --- reading the table -------------------------------------------------------------------------------
@@ -532,12 +689,7 @@ class HardBot(NormalBot):
 
     def __init__(self, rng: random.Random | None = None) -> None:
         super().__init__(rng)
-        self.reader = TableReader()
         self._stuck_since: float | None = None
-
-    def observe(self, events: list[e.Event]) -> None:
-        super().observe(events)
-        self.reader.observe(events)
 
     def partner_shows_sign(self, view: SeatView) -> bool:
         if not super().partner_shows_sign(view):
@@ -558,7 +710,7 @@ class HardBot(NormalBot):
         reader = self.reader
         reader.sync(view)
         if self.partner_shows_sign(view):
-            return [a.Call()]
+            return [a.Call()] if self.call_ready(view, now) else []
         if reader.valid:
             if reader.evidence(view.partner, pulses=False)[0] >= CALL_CONFIDENCE:
                 return [a.Call()]  # the partner's four is proven (or as good as): no need to wait for the pulse
@@ -569,7 +721,7 @@ class HardBot(NormalBot):
         actions = self._channel(view, four)
         if four:
             return actions  # hold it: the partner calls on the sign
-        if view.swap_wait_ms == 0:
+        if self.swap_ready(view, now):
             swap = self._best_swap(view)
             if swap is not None:
                 self._stuck_since = None
@@ -701,12 +853,340 @@ class HardBot(NormalBot):
         return stuck_for >= DEAD_CENTER_SECONDS and held <= 2
 
 
-_CLASSES: dict[str, type[Bot]] = {"random": RandomBot, "normal": NormalBot, "hard": HardBot}
+# --- the expert level ------------------------------------------------------------------------------------
+
+#: Beliefs before any evidence (see ``TableReader``) for what ``hard`` does not read at all:
+#: ... the seat released its channel while its public cards allowed four (people signal by releases too).
+RELEASE_PRIOR = (1.0, 3.0)
+#: ... the seat had not swapped for ``SILENCE_SECONDS`` while its public cards allowed four (a hand of four
+#: cannot swap without breaking it, so a player who holds four goes quiet).
+SILENCE_PRIOR = (1.0, 3.0)
+#: Seconds without a swap after which a seat counts as silent.
+SILENCE_SECONDS = 4.0
+#: Worth of a swap that leaves our public cards looking like four of a kind while we do not hold it (a bait:
+#: a counter on it hands us the point), once an opposing team has shown that it counters.
+BAIT_WORTH = 4.0
+#: While an opposing team has countered on the cards (a hand that could be four, on no other sign) in one of
+#: the last this many rounds, the swap that makes four waits: the counter would come, and be right. A bait
+#: (a hand that looks like four and is not) is shown instead, and the counter it draws is ours.
+WARY_ROUNDS = 3
+
+
+class ExpertReader(TableReader):
+    """``TableReader`` that also reads releases and silences, and knows what the table sees of our own hand."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release_at: list[int] = []  # when the seat last released its channel (event clock; -1: never this deal)
+        self.swap_time: list[float] = []  # when we first saw the seat's latest swap (our clock)
+        self._swap_seen: list[int] = []  # the event clock of the latest swap we stamped
+        self._silences: set[tuple[int, int]] = set()  # (seat, swap clock) already logged as silent
+        self.public = _Shown()  # our hand as the table sees it: what we took, and how many dealt cards remain
+        self.card_counters: list[int] = []
+        self.card_rounds: list[int | None] = []  # per round ended: the team that countered on the cards, if one did
+
+    def _setup(self, players: int) -> None:
+        super()._setup(players)
+        self.card_counters = [0] * self.teams  # counters each team made on a hand whose cards allowed four
+        self.card_rounds = []
+        self.release_at = [-1] * players
+        self.swap_time = [0.0] * players
+        self._swap_seen = [-1] * players
+
+    def _dealt(self, event: e.Dealt) -> None:
+        super()._dealt(event)
+        if self.players:
+            self.release_at = [-1] * self.players
+            self._swap_seen = [-1] * self.players
+            self._silences = set()
+            self.public = _Shown()
+
+    def _swapped(self, event: e.Swapped) -> None:
+        if self.valid and event.seat == self.seat:
+            public = self.public
+            if event.put_down in public.taken:
+                public.taken.remove(event.put_down)
+            elif public.hidden > 0:
+                public.hidden -= 1
+                rank = rank_of(event.put_down)
+                public.dealt_out[rank] = public.dealt_out.get(rank, 0) + 1
+            public.taken.append(event.taken)
+        super()._swapped(event)
+
+    def _channel_released(self, event: e.ChannelReleased) -> None:
+        if self.players and self.valid:
+            self.release_at[event.seat] = self.clock
+            if event.seat != self.seat and self.status(event.seat)[0] == POSSIBLE:
+                self.log.append((_TAKE, event.seat, ("release", event.seat)))
+        super()._channel_released(event)
+
+    def note_time(self, now: float) -> None:
+        """Stamp the swaps seen since the last look, and log the seats gone silent (a moment to learn from)."""
+        if not self.valid:
+            return
+        for seat in range(self.players):
+            if self.last_swap[seat] != self._swap_seen[seat]:
+                self._swap_seen[seat] = self.last_swap[seat]
+                self.swap_time[seat] = now
+            elif seat != self.seat and now - self.swap_time[seat] >= SILENCE_SECONDS:
+                key = (seat, self.last_swap[seat])
+                if key not in self._silences and self.status(seat)[0] == POSSIBLE:
+                    self._silences.add(key)
+                    self.log.append((_TAKE, seat, ("silent", seat)))
+
+    def silent(self, seat: int, now: float) -> bool:
+        return self.valid and now - self.swap_time[seat] >= SILENCE_SECONDS
+
+    def evidence_at(self, seat: int, now: float, pulses: bool = True) -> tuple[float, bool]:
+        """``evidence`` with releases and silences read too, each as this seat has shown it means (or not) four."""
+        chance, signalled = self.evidence(seat, pulses)
+        if self.status(seat)[0] != POSSIBLE:
+            return chance, signalled
+        if self.release_at[seat] > self.last_swap[seat]:
+            signalled = True
+            chance = max(chance, self.rate(("release", seat), RELEASE_PRIOR))
+        if self.silent(seat, now):
+            signalled = True
+            chance = max(chance, self.rate(("silent", seat), SILENCE_PRIOR))
+        return chance, signalled
+
+    def _round_ended(self, event: e.RoundEnded) -> None:
+        if self.players and self.valid and event.outcome == "counter" and event.by is not None and event.accused is not None:
+            # Did the accused team show a hand that could be four (a counter on the cards)?
+            shown = any(self.public_state(seat) != IMPOSSIBLE for seat in team_seats(event.accused, self.players))
+            team = team_of(event.by, self.players)
+            self.card_counters[team] += shown
+            self.card_rounds.append(team if shown else None)
+        elif self.players:
+            self.card_rounds.append(None)
+        super()._round_ended(event)
+
+    def public_state(self, seat: int) -> int:
+        """What the table makes of ``seat``'s hand (ours too: as the others see it, not as we know it)."""
+        if seat != self.seat:
+            return self.status(seat)[0]
+        saved = self.shown[seat]
+        self.shown[seat] = self.public
+        try:
+            return self.status(seat)[0]
+        finally:
+            self.shown[seat] = saved
+
+    def public_status_after(self, give: Card, slot: int, take: Card) -> int:
+        """What the table would make of our hand after this swap: impossible, possible or proven four."""
+        seat = self.seat
+        if seat is None or not self.valid:
+            return IMPOSSIBLE
+        public = self.public
+        after = _Shown()
+        after.taken = [card for card in public.taken if card != give] + [take]
+        after.hidden = public.hidden - (give not in public.taken)
+        after.dealt_out = dict(public.dealt_out)
+        if give not in public.taken:
+            after.dealt_out[rank_of(give)] = after.dealt_out.get(rank_of(give), 0) + 1
+        if after.hidden < 0:
+            return IMPOSSIBLE
+        saved_shown, saved_center = self.shown[seat], self.center
+        self.shown[seat] = after
+        self.center = list(saved_center)
+        self.center[slot] = give
+        try:
+            return self.status(seat)[0]
+        finally:
+            self.shown[seat], self.center = saved_shown, saved_center
+
+
+class ExpertBot(HardBot):
+    """``hard`` without its tells, reading more: the strongest level.
+
+    - Its sign is drawn from all 24 (a sign used before proves nothing), its channel is up from the start and
+      pulses a fresh decoy at every beat, so the true sign, when it comes, looks like any other beat.
+    - The sign goes up in the same breath as the swap that makes four: no look's delay.
+    - It baits: once an opponent has shown it counters, a swap that makes our public cards look like four
+      without holding it is worth something (a counter on it is our point).
+    - It is wary: while an opponent counters on the cards (``WARY_ROUNDS``), it does not make the swap that
+      completes four, which such a counter would catch; it shows baits instead.
+    - It reads releases and silences as well as takes and pulses, each weighed per seat by what that seat's
+      reveals have shown this match (a seat caught bluffing is believed less).
+    """
+
+    level = "expert"
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        super().__init__(rng)
+        self.reader: ExpertReader = ExpertReader()
+        self._beats = 0  # our own pulses seen: each one calls for a fresh decoy
+        self._decoy_beat = -1
+
+    def observe(self, events: list[e.Event]) -> None:
+        super().observe(events)
+        seat = self.reader.seat
+        for event in events:
+            if isinstance(event, e.Pulse) and event.seat == seat:
+                self._beats += 1
+
+    def pick_sign(self, view: SeatView) -> Sign:
+        return self.rng.choice(SIGNS)  # any of the 24: a decoy that repeats an old sign proves nothing
+
+    def play(self, view: SeatView, now: float) -> list[a.Action]:
+        reader = self.reader
+        reader.sync(view)
+        reader.note_time(now)
+        if self.partner_shows_sign(view):
+            return [a.Call()] if self.call_ready(view, now) else []
+        if reader.valid:
+            if reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
+                return [a.Call()]
+            team, chance, signalled = self._likeliest_opponent(view)
+            if chance >= (COUNTER_CONFIDENCE if signalled else CARDS_COUNTER_CONFIDENCE):
+                return [a.Counter(team)]
+        four = is_four(view.hand)
+        actions = self._channel(view, four)
+        if four:
+            return actions
+        if self.swap_ready(view, now):
+            swap = self._best_swap(view)
+            if swap is not None:
+                self._stuck_since = None
+                after = list(view.hand)
+                after[after.index(swap.give)] = swap.take
+                if is_four(after):
+                    # The sign goes up with the swap (chosen after it, so a refused swap shows nothing).
+                    return [x for x in actions if not isinstance(x, a.ChooseEmoji)] + [swap, a.ChooseEmoji(view.sign)]
+                return actions + [swap]
+            if self._stuck_since is None:
+                self._stuck_since = now
+        stuck_for = 0.0 if self._stuck_since is None else now - self._stuck_since
+        if self._want_reshuffle(view, stuck_for):
+            self._stuck_since = None
+            return actions + [a.AskReshuffle()]
+        return actions
+
+    def _likeliest_opponent(self, view: SeatView) -> tuple[int, float, bool]:
+        reader, teams = self.reader, team_count(view.players)
+        best, best_chance, best_signalled = opposing_teams(view.team, view.players)[0], 0.0, False
+        for team in range(teams):
+            if team == view.team:
+                continue
+            miss, signalled = 1.0, False
+            for seat in team_seats(team, view.players):
+                chance, seat_signalled = reader.evidence_at(seat, self._now)
+                miss *= 1.0 - chance
+                signalled = signalled or seat_signalled
+            if 1.0 - miss > best_chance:
+                best, best_chance, best_signalled = team, 1.0 - miss, signalled
+        return best, best_chance, best_signalled
+
+    def _channel(self, view: SeatView, four: bool) -> list[a.Action]:
+        """Up from the start, a fresh decoy at every beat; the sign only on four of a kind."""
+        if not view.channel_held:
+            if view.channel_wait_ms > 0:
+                return []
+            self._decoy_beat = self._beats
+            return [a.TakeChannel(), a.ChooseEmoji(view.sign if four else self._any_decoy(view))]
+        if four:
+            return [] if view.channel_sign == view.sign else [a.ChooseEmoji(view.sign)]
+        if view.channel_sign is None or view.channel_sign == view.sign or self._decoy_beat != self._beats:
+            self._decoy_beat = self._beats
+            return [a.ChooseEmoji(self._any_decoy(view))]
+        return []
+
+    def _any_decoy(self, view: SeatView) -> Sign:
+        return self.rng.choice([sign for sign in SIGNS if sign != view.sign and sign != view.channel_sign])
+
+    def _best_swap(self, view: SeatView) -> a.Swap | None:
+        reader = self.reader
+        if not reader.valid or not self._decoys_help(view):
+            return super()._best_swap(view)
+        # Opponents counter. A swap that makes our public cards look like four, without four, is a bait: take the
+        # best one there is. Otherwise collect from a lone card (``NormalBot._target``): that way lies a bait.
+        counts = rank_counts(view.hand)
+        base = self._worth(counts, {})
+        best, best_gain = None, -1e9
+        for slot, take in enumerate(view.center):
+            for give in dict.fromkeys(view.hand):
+                if rank_of(give) == rank_of(take):
+                    continue
+                gain = self._gain(view, counts, base, a.Swap(give, slot, take))
+                if gain > best_gain:
+                    best, best_gain = a.Swap(give, slot, take), gain
+        if best is not None and best_gain >= BAIT_WORTH - HOLD_WORTH[2]:
+            return best
+        swap = self._collect_swap(view)
+        if swap is not None and self._wary(view) and rank_counts(view.hand).get(rank_of(swap.take)) == HAND_SIZE - 1:
+            return None  # an opponent counters on the cards: the swap that makes four would hand it the point
+        return swap
+
+    def _wary(self, view: SeatView) -> bool:
+        """Whether an opposing team counters on the cards: it did in one of the last ``WARY_ROUNDS`` rounds.
+
+        A player who stopped doing so finds the expert completing its fours again a few rounds later.
+        """
+        recent = self.reader.card_rounds[-WARY_ROUNDS:]
+        return any(team is not None and team != view.team for team in recent)
+
+    def _gain(self, view: SeatView, counts: dict[str, int], base: float, swap: a.Swap) -> float:
+        after = dict(counts)
+        after[rank_of(swap.give)] -= 1
+        after[rank_of(swap.take)] = after.get(rank_of(swap.take), 0) + 1
+        gain = self._worth(after, {}) - base
+        if max(after.values()) < 4 and self.reader.public_status_after(swap.give, swap.slot, swap.take) != IMPOSSIBLE:
+            return gain + BAIT_WORTH
+        return -1e9  # not a bait
+
+
+_CLASSES: dict[str, type[Bot]] = {
+    "random": RandomBot,
+    "easy": EasyBot,
+    "normal": NormalBot,
+    "hard": HardBot,
+    "expert": ExpertBot,
+}
+assert tuple(_CLASSES) == LEVELS, "quatro_shared.levels.LEVELS and the bot classes must list the same levels"
+
+#: What a bot from outside the project must have: the interface the built-in bots present to a room.
+BOT_METHODS = ("observe", "decide", "think_time")
+
+
+def is_outside_bot(level: str) -> bool:
+    """Whether ``level`` names a bot class from outside the project (``module:Class``) rather than a level."""
+    return ":" in level
+
+
+def load_bot_class(spec: str) -> Callable[..., Any]:
+    """The class named by ``spec`` (``package.module:Class``), checked for the bot interface. Raises ``ValueError``.
+
+    The class is built like the built-in bots, with one argument: a ``random.Random`` for its choices. It is
+    handed the seat's events (``observe``) and views (``decide``) and nothing else (H2), and says when it
+    wants to look again (``think_time``); subclassing ``Bot`` gives it all three and a person's pace.
+    """
+    module_name, _, class_name = spec.partition(":")
+    if not module_name or not class_name:
+        raise ValueError(f"an outside bot is named module:Class, not {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name!r} for bot {spec!r}: {exc}") from None
+    cls: Any = module
+    for part in class_name.split("."):
+        cls = getattr(cls, part, None)
+        if cls is None:
+            raise ValueError(f"module {module_name!r} has no {class_name!r}")
+    missing = [name for name in BOT_METHODS if not callable(getattr(cls, name, None))]
+    if not callable(cls) or missing:
+        raise ValueError(f"{spec!r} is not a bot: it needs {', '.join(BOT_METHODS)} (subclass quatro_server.bots.Bot)")
+    loaded: Callable[..., Any] = cls
+    return loaded
 
 
 def make_bot(level: str = DEFAULT_LEVEL, rng: random.Random | None = None) -> Bot:
-    """A bot of ``level``; raises ``ValueError`` for an unknown level."""
+    """A bot of ``level``, or of the outside class ``level`` names (``module:Class``). Raises ``ValueError``."""
+    if is_outside_bot(level):
+        bot: Bot = load_bot_class(level)(rng if rng is not None else random.Random())
+        if not isinstance(getattr(bot, "level", None), str) or not bot.level:
+            bot.level = level  # reports name it by its class
+        return bot
     try:
         return _CLASSES[level](rng)
     except KeyError:
-        raise ValueError(f"unknown bot level {level!r} (levels: {', '.join(LEVELS)})") from None
+        raise ValueError(f"unknown bot level {level!r} (levels: {', '.join(LEVELS)}, or module:Class)") from None

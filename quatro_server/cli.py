@@ -1,40 +1,53 @@
-"""``quatro-server``: serve Quatro tables over TCP (the default), run network bots (``bot``), or simulate bot matches (``sim``).
+"""``quatro-server``: serve Quatro tables over TCP (the default), run network bots (``bot``), simulate bot matches
+(``sim``), or print a journalled match (``replay``).
 
-``quatro-server [serve] [--host H] [--port P] [--timing T] [--seed N] [--log-level L]`` serves; with no subcommand
-the arguments are the server's, as they always were. ``quatro-server bot --help`` and ``quatro-server sim --help``
-describe the others.
+``quatro-server [serve] [--host H] [--port P] [--timing T] [--seed N] [--data-dir DIR | --no-journal] [--log-level L]``
+serves; with no subcommand the arguments are the server's, as they always were. ``quatro-server bot --help``,
+``quatro-server sim --help`` and ``quatro-server replay --help`` describe the others.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
+import os
 import socket
+import signal
 import sys
+from functools import partial
 from pathlib import Path
 
 import trio
 
+from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
-from quatro_shared.protocol import DEFAULT_PORT
+from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
-from quatro_server import netbot, sim
+from quatro_server import journal, netbot, replay, sim, soak, ssh_door
+from quatro_server.addresses import join_addresses, with_port
+from quatro_server.announce import Announcement
+from quatro_server.datadir import default_data_dir
+from quatro_server.idle import stop_when_idle
 from quatro_server.lobby import Lobby
-from quatro_server.server import run
+from quatro_server.server import ServerConfig, run
 from quatro_server.timing import PROFILES, load_timing
 
 
+log = logging.getLogger("quatro.server")
+
 #: The subcommands; the first word of the arguments picks one, and anything else means ``serve``.
-SUBCOMMANDS = ("serve", "bot", "sim")
+SUBCOMMANDS = ("serve", "bot", "sim", "soak", "replay")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quatro-server",
-        description="Serve Quatro tables on this machine (the default), run network bots, or simulate bot matches.",
+        description="Serve Quatro tables on this machine (the default), run network bots, simulate bot matches, "
+        "or replay a journalled match.",
         epilog="With no subcommand, quatro-server serves: quatro-server --port 7777 is quatro-server serve --port 7777.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak,replay}")
     serve = commands.add_parser("serve", help="serve tables over TCP (the default)", description="Serve Quatro tables on this machine.")
     serve.add_argument("--host", default=None, help="address to listen on (default: every interface, for LAN play)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
@@ -44,7 +57,49 @@ def _parser() -> argparse.ArgumentParser:
         help="default timing profile of new tables: standard, fast, or a TOML file of durations",
     )
     serve.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")
+    serve.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the server's data directory: its journal of every table, restored after a crash or restart, and the "
+        f"SSH door's host key (default: $XDG_DATA_HOME/quatro, else ~/.local/share/quatro; here {default_data_dir()})",
+    )
+    serve.add_argument(
+        "--no-journal", action="store_true", help="keep tables in memory only: they end with the process"
+    )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--trusted-address",
+        action="append",
+        default=[],
+        metavar="IP",
+        help="exempt this remote address from the per-address limits on connections and tables "
+        "(a load generator, or a gateway that relays many people from one address); repeatable",
+    )
+    serve.add_argument(
+        "--stop-when-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop once nobody has been connected for SECONDS, or at once when nobody is and every table has closed",
+    )
+    door = serve.add_argument_group("SSH door", "players reach the lobby with a plain ssh client (docs/ssh.md)")
+    door.add_argument("--ssh", type=int, default=None, metavar="PORT", help="open the SSH door on PORT (0 picks a free one)")
+    door.add_argument("--ssh-keys", type=Path, default=None, metavar="FILE",
+                      help="admit only the keys in FILE (authorized_keys format); default: anyone, with a key or without")
+    door.add_argument("--ssh-max-sessions", type=int, default=ssh_door.MAX_SESSIONS, metavar="N",
+                      help=f"SSH sessions at once (default {ssh_door.MAX_SESSIONS}); the next one is told so and closed")
+    door.add_argument("--ssh-idle", type=float, default=ssh_door.IDLE_TIMEOUT, metavar="SECONDS",
+                      help=f"close an SSH session after SECONDS without a key press outside a match "
+                           f"(default {ssh_door.IDLE_TIMEOUT:g})")
+    serve.add_argument(
+        "--announce",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="announce the server on the LAN with zeroconf, for quatro join without an address "
+             f"(default: yes, unless it listens on loopback only or {NO_ANNOUNCE_ENV}=1)",
+    )
     serve.set_defaults(run=_serve)
     bot = commands.add_parser(
         "bot",
@@ -60,31 +115,64 @@ def _parser() -> argparse.ArgumentParser:
     )
     sim.add_arguments(simulate)
     simulate.set_defaults(run=sim.run)
+    soaking = commands.add_parser(
+        "soak",
+        help="attack a live server for a while and report whether it held",
+        description="Start a server on 127.0.0.1 and attack it (broken frames, floods, watchers that never read, "
+        "table and connection floods, password guessing, seat hijacking, silent peers) while honest players play; "
+        "report crashes, leaks, hijacks, points lost, peak memory and the honest players' latency. "
+        "Exits 1 if any crash, leak, hijack or lost point was seen.",
+    )
+    soak.add_arguments(soaking)
+    soaking.set_defaults(run=soak.run)
+    replaying = commands.add_parser(
+        "replay",
+        help="print a journalled match move by move",
+        description="Print a table's match from the journal, move by move (the notation is in docs/journal.md). "
+        "Hidden things are shown too: this is the operator's record.",
+    )
+    replay.add_arguments(replaying)
+    replaying.set_defaults(run=replay.run)
     return parser
-
-
-def _addresses(host: str | None, port: int) -> list[str]:
-    """Where players can reach this server: loopback and this machine's addresses."""
-    if host not in (None, "", "0.0.0.0", "::"):
-        return [f"{host}:{port}"]
-    found = ["127.0.0.1"]
-    try:
-        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
-            address = str(info[4][0])
-            if address not in found:
-                found.append(address)
-    except OSError:
-        pass
-    return [f"{address}:{port}" for address in found]
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["serve", *argv]  # serving is the default: the server's own arguments work as they always did
+    # --- the game a simulation plays: Quatro (the default) or Quarto (quatro_server.quarto_sim) ---
+    if argv[:1] == ["sim"]:
+        game, rest = _game_argument(argv[1:])
+        if game == "quarto":
+            from quatro_server import quarto_sim
+
+            return quarto_sim.main(rest)
+        if game != "quatro":
+            print(f"quatro-server sim: --game is quatro or quarto, not {game!r}", file=sys.stderr)
+            return 2
+        argv = ["sim", *rest]
+    # --- end of the game choice ---
     args = _parser().parse_args(argv)
     status: int = args.run(args)
     return status
+
+
+def _game_argument(argv: list[str]) -> tuple[str, list[str]]:
+    """``--game NAME`` (or ``--game=NAME``) taken out of ``argv``; ``quatro`` when absent."""
+    rest: list[str] = []
+    game = "quatro"
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--game" and i + 1 < len(argv):
+            game, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith("--game="):
+            game = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    return game, rest
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -109,25 +197,133 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    book: journal.Journal | None = None
+    if not args.no_journal:
+        try:
+            book = journal.Journal.open(args.data_dir or default_data_dir())
+        except journal.JournalError as refusal:
+            print(f"quatro-server: {refusal}", file=sys.stderr)
+            return 2
+
+    door: ssh_door.Door | None = None
+    door_thread: ssh_door.DoorThread | None = None
+    announcement: Announcement | None = None
+    if args.ssh is not None:
+        data_dir = args.data_dir or default_data_dir()
+        try:
+            door = ssh_door.Door("", data_dir, keys_file=args.ssh_keys, max_sessions=args.ssh_max_sessions,
+                                 idle_timeout=args.ssh_idle)
+        except (OSError, ValueError) as exc:
+            print(f"quatro-server: the SSH door cannot start: {exc}", file=sys.stderr)
+            return 2
+        if door.admitted is not None and not door.admitted:
+            print(f"quatro-server: {args.ssh_keys} holds no key the SSH door can read", file=sys.stderr)
+            return 2
 
     async def main_task() -> None:
+        nonlocal door_thread, announcement
         async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(run, args.host, args.port, lobby)
+            if book is not None:
+                restored = journal.restore(lobby, book, trio.current_time())
+                nursery.start_soon(journal.settle, lobby, restored)
+                print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
+            trusted = set(args.trusted_address)
+            if args.ssh is not None:
+                # The door's sessions reach the lobby over loopback, many people from one address: the door's own
+                # session cap bounds them, not the per-address share meant for one remote host.
+                trusted |= {"127.0.0.1", "::1"} | ({args.host} if args.host not in (None, "", "0.0.0.0", "::") else set())
+            config = ServerConfig(trusted_addresses=frozenset(trusted))
+
+            async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
+                await run(args.host, args.port, lobby, config=config, task_status=task_status)
+                nursery.cancel_scope.cancel()  # the server has stopped: so does everything that served beside it
+
+            listeners = await nursery.start(serve)
             port = listeners[0].socket.getsockname()[1]
             print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
-            for address in _addresses(args.host, port):
+            addresses = join_addresses(args.host, port)
+            ssh_port = 0
+            for address in addresses:
                 print(f"  quatro join {address}", flush=True)
+            if door is not None:
+                # Each session's client joins this server on loopback, like any other client.
+                door.game_address = _loopback(args.host, port)
+                door_thread = ssh_door.DoorThread(door, args.host, args.ssh)
+                try:
+                    ssh_port = await trio.to_thread.run_sync(door_thread.start)
+                except OSError as exc:
+                    raise DoorFailed(str(exc.strerror or exc)) from exc
+                print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
+                for command in ssh_door.ssh_commands(ssh_port, addresses):
+                    print(f"  {command}", flush=True)
+            if _announces(args):
+                announcement = Announcement(
+                    f"Quatro on {socket.gethostname().split('.')[0] or 'this machine'}", args.host, port,
+                    [address.rsplit(":", 1)[0].strip("[]") for address in addresses],
+                    ssh_port=ssh_port, version=PROTOCOL_VERSION,
+                )
+                nursery.start_soon(_announce, announcement)
+            if args.stop_when_idle is not None:
+                # SIGTERM to itself: the same goodbye to every client as an operator's stop.
+                nursery.start_soon(stop_when_idle, lobby, args.stop_when_idle, lambda: os.kill(os.getpid(), signal.SIGTERM))
 
     status = 0
     try:
         trio.run(main_task)
+    except* DoorFailed as group:
+        print(f"quatro-server: cannot open the SSH door on port {args.ssh}: {group.exceptions[0]}", file=sys.stderr)
+        status = 1
     except* OSError as group:
         error = group.exceptions[0]
         print(f"quatro-server: cannot listen on port {args.port}: {getattr(error, 'strerror', error)}", file=sys.stderr)
         status = 1
     except* KeyboardInterrupt:
         pass
+    finally:
+        if announcement is not None:
+            announcement.stop()
+        if door_thread is not None:
+            door_thread.stop()
+        if book is not None:
+            book.close()
     return status
+
+
+def _announces(args: argparse.Namespace) -> bool:
+    """``--announce``, ``--no-announce``, or by default: when others can reach the server at all."""
+    if args.announce is not None:
+        return bool(args.announce)
+    if os.environ.get(NO_ANNOUNCE_ENV, "").strip() not in ("", "0", "no"):
+        return False
+    if args.host in (None, "", "0.0.0.0", "::"):
+        return True
+    try:
+        return not ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        return bool(args.host != "localhost")
+
+
+async def _announce(announcement: Announcement) -> None:
+    """Register with zeroconf off the event loop (it takes a second or two); no multicast is one line, not a stop."""
+    try:
+        await trio.to_thread.run_sync(announcement.start, abandon_on_cancel=True)
+    except NoMulticast as exc:
+        print(f"quatro-server: not announced on the LAN: {exc}", file=sys.stderr, flush=True)
+    else:
+        log.info("announced service=%s", announcement.info.name)
+
+
+class DoorFailed(Exception):
+    """The SSH door could not listen (its port is taken, say): the server does not run without it."""
+
+
+def _loopback(host: str | None, port: int) -> str:
+    """This server's address on this machine, for the SSH door's clients."""
+    if host in (None, "", "0.0.0.0"):
+        return f"127.0.0.1:{port}"
+    if host == "::":
+        return f"[::1]:{port}"
+    return with_port(host, port)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from math import inf
-from typing import Any
+from typing import Any, Self
 
 from quatro_shared import actions as a
 from quatro_shared import events as e
@@ -199,6 +199,83 @@ class Table:
         if table_next is not None:
             candidates.append(table_next)
         return min(candidates) if candidates else None
+
+    def rebase(self, delta: float) -> None:
+        """Move the table onto another clock, ``delta`` seconds ahead of the old one: every deadline, cooldown,
+        pulse and vote keeps the time it had left. A restarted server resumes a journalled table this way."""
+        self.now += delta
+        self.phase_ends_at += delta
+        self._last_vote_end += delta
+        if self._vote is not None:
+            self._vote.ends_at += delta
+        for s in self._seats:
+            s.swap_free_at += delta
+            s.channel_free_at += delta
+            s.next_pulse_at += delta
+            if s.last_pulse_at is not None:
+                s.last_pulse_at += delta
+
+    def state(self) -> dict[str, Any]:
+        """Everything the table is, as plain values (lists, numbers, strings; infinities stay floats), apart from
+        its timing and its random source, which the caller keeps. ``Table.from_state`` rebuilds it."""
+        vote = self._vote
+        return {
+            "players": self.players,
+            "host": self.host,
+            "phase": str(self.phase),
+            "round": self.round,
+            "center": list(self.center),
+            "signs": list(self.signs),
+            "previous_signs": list(self._previous_signs),
+            "scores": list(self.scores),
+            "phase_ends_at": self.phase_ends_at,
+            "vote": None if vote is None else [vote.by, list(vote.voters), vote.ends_at, sorted(vote.yes)],
+            "last_vote_end": self._last_vote_end,
+            "reshuffle_used": self.reshuffle_used,
+            "summary": None if self.summary is None else [
+                getattr(self.summary, f.name) for f in fields(RoundSummary)
+            ],
+            "winners": list(self.winners),
+            "now": self.now,
+            "seats": [[list(s.hand) if f.name == "hand" else getattr(s, f.name) for f in fields(_Seat)] for s in self._seats],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], *, timing: Timing, rng: random.Random) -> Self:
+        """The table ``state`` describes (from ``Table.state``). Raises ``ValueError`` for a malformed state."""
+        try:
+            table = cls(int(state["players"]), timing=timing, rng=rng, host=None)
+            table._seats = [_Seat(*values) for values in state["seats"]]
+            for s in table._seats:
+                s.hand = list(s.hand)
+            if len(table._seats) != table.players:
+                raise ValueError("one seat per player")
+            table.host = state["host"]
+            table.phase = Phase(state["phase"])
+            table.round = int(state["round"])
+            table.center = list(state["center"])
+            table.signs = list(state["signs"])
+            table._previous_signs = list(state["previous_signs"])
+            table.scores = [int(score) for score in state["scores"]]
+            table.phase_ends_at = float(state["phase_ends_at"])
+            vote = state["vote"]
+            table._vote = None if vote is None else _Vote(vote[0], tuple(vote[1]), float(vote[2]), set(vote[3]))
+            table._last_vote_end = float(state["last_vote_end"])
+            table.reshuffle_used = bool(state["reshuffle_used"])
+            summary = state["summary"]
+            if summary is not None:
+                (round_, outcome, by, accused, right, scorers, hands, center, signs, fours) = summary
+                table.summary = RoundSummary(
+                    round_, outcome, by, accused, right, tuple(scorers), tuple(tuple(hand) for hand in hands),
+                    tuple(center), tuple(signs), tuple(fours),
+                )
+            table.winners = tuple(state["winners"])
+            table.now = float(state["now"])
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise ValueError(f"not a table's state: {exc!r}") from exc
+        if len(table.signs) != table.teams or len(table.scores) != table.teams:
+            raise ValueError("not a table's state: one sign and one score per team")
+        return table
 
     # --- time ----------------------------------------------------------------------------------
 

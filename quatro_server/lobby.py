@@ -7,14 +7,13 @@ receives about the game is built here from the engine's ``view`` and ``events_fo
 
 from __future__ import annotations
 
-import hmac
 import logging
 import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from quatro_shared import actions as a
 from quatro_shared import messages as m
@@ -25,11 +24,16 @@ from quatro_shared.views import Phase
 from quatro_shared.framing import encode
 from quatro_shared.wire import to_wire
 from quatro_shared import seating, wording
+from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
-from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
+from quatro_server.bots import Bot, make_bot
+from quatro_server.credentials import digest_secret, hash_password, password_matches, secret_matches
 from quatro_server.engine import Emit, Table, view
 from quatro_server.timing import PROFILES, Timing
 from quatro_server.updates import Batch
+
+if TYPE_CHECKING:
+    from quatro_server.journal import Journal, RoomJournal
 
 log = logging.getLogger("quatro.lobby")
 
@@ -40,12 +44,35 @@ SECRET_BYTES = 16
 #: Seconds a room lives on with nobody connected: long enough to come back from a dropped link (R19),
 #: short enough that abandoned tables (and their bots) do not pile up.
 ABANDON_AFTER = 600.0
+#: Seconds a table whose match never started lives on with nobody connected: there is no score to keep, and
+#: a table left behind by a dropped (or hostile) creator would otherwise hold a slot of ``MAX_TABLES``.
+UNSTARTED_ABANDON_AFTER = 90.0
+#: Open tables created from one remote address. A household or a LAN party behind one router runs a few
+#: tables at once; one host cannot fill ``MAX_TABLES`` and lock everyone else out.
+MAX_TABLES_PER_ADDRESS = 8
+#: Password guessing (``join`` with a wrong password): each address may miss this many times freely, then waits
+#: ``GUESS_DELAY`` seconds, doubled with every further miss up to ``GUESS_DELAY_CAP``; misses are forgotten
+#: ``GUESS_MEMORY`` seconds after the last one, or at once on a right guess from that address.
+GUESSES_PER_ADDRESS = 3
+#: The same for one table, whoever guesses (many addresses): more free misses, so that a crowd of honest typos
+#: is not slowed, and a shorter cap, so that an attack on a table delays its own players by at most that.
+GUESSES_PER_TABLE = 10
+GUESS_DELAY = 1.0
+GUESS_DELAY_CAP = 60.0
+GUESS_DELAY_CAP_TABLE = 30.0
+GUESS_MEMORY = 900.0
+#: Addresses whose misses are remembered at once; past it the longest-quiet ones are forgotten (bounded memory).
+GUESS_RECORDS = 4096
 #: Tables listed in one lobby message: open tables first. Stays under the codec's array limit.
 MAX_LISTED = 200
 
 
 class Peer(Protocol):
-    """A connection as the lobby sees it. ``send`` never blocks; a peer that cannot keep up is dropped by its owner."""
+    """A connection as the lobby sees it. ``send`` never blocks; a peer that cannot keep up is dropped by its owner.
+
+    A peer may also have an ``origin`` (its remote address, without the port): tables and password guesses are
+    counted per origin. A peer without one (an in-process caller) is counted as origin ``None``, unlimited.
+    """
 
     name: str
     room: Room | None
@@ -57,12 +84,53 @@ class Peer(Protocol):
 
 
 @dataclass(slots=True)
+class _Misses:
+    count: int = 0
+    last: float = 0.0
+    blocked_until: float = 0.0
+
+
+class GuessLimiter:
+    """Failed password attempts per key (an address, a table): free misses, then a growing delay."""
+
+    def __init__(self, free: int, delay: float, cap: float, memory: float = GUESS_MEMORY, records: int = GUESS_RECORDS) -> None:
+        self.free, self.delay, self.cap, self.memory, self.records = free, delay, cap, memory, records
+        self._misses: dict[Any, _Misses] = {}
+
+    def wait(self, key: Any, now: float) -> float:
+        """Seconds before ``key`` may guess again; 0 when it may now."""
+        misses = self._misses.get(key)
+        if misses is None:
+            return 0.0
+        if now - misses.last >= self.memory:
+            del self._misses[key]
+            return 0.0
+        return max(0.0, misses.blocked_until - now)
+
+    def missed(self, key: Any, now: float) -> None:
+        misses = self._misses.pop(key, None) or _Misses()
+        if now - misses.last >= self.memory:
+            misses = _Misses()
+        misses.count += 1
+        misses.last = now
+        over = misses.count - self.free
+        if over > 0:
+            misses.blocked_until = now + min(self.cap, self.delay * 2 ** min(over - 1, 32))
+        self._misses[key] = misses  # re-inserted: the dict's order is the order of last misses
+        while len(self._misses) > self.records:
+            del self._misses[next(iter(self._misses))]
+
+    def forget(self, key: Any) -> None:
+        self._misses.pop(key, None)
+
+
+@dataclass(slots=True)
 class Seat:
     """One seat of a room: empty, a bot, or a human (connected or not)."""
 
     name: str | None = None
     bot: Bot | None = None
-    secret: str | None = None
+    secret: str | None = None  # the digest of the seat's secret (R19): the secret itself is only in the join reply
     peer: Peer | None = None
     order: int = 0  # when the seat was taken: the host passes to the longest-seated (R18)
     bot_wake: float = 0.0
@@ -86,17 +154,23 @@ class Room:
     players: int
     timing_name: str
     timing: Timing
-    password: str | None
+    password: str | None  # its salted hash (quatro_server.credentials), never the password
     rng: random.Random
     seats: list[Seat]
     host: int | None = None
     table: Table | None = None
-    #: When the last connected human left (None while someone is here): the room closes ``ABANDON_AFTER`` later.
+    #: When the last connected human left (None while someone is here): the room closes ``ABANDON_AFTER`` later
+    #: (``UNSTARTED_ABANDON_AFTER`` before its match starts).
     idle_since: float | None = None
+    #: The remote address that created the room (None for an in-process creator): tables are counted per address.
+    origin: str | None = None
+    abandon_after: float = ABANDON_AFTER
+    unstarted_abandon_after: float = UNSTARTED_ABANDON_AFTER
     on_change: Callable[[], None] = lambda: None  # the shell's wake-up for the room's timer task
     #: The wake-up the timer task last armed (``next_wake``'s latest answer; None: it sleeps until told).
     _armed: float | None = None
     _orders: Any = field(default_factory=lambda: count(1))
+    journal: RoomJournal | None = None  # where the room's match is journalled (None: in memory only)
 
     # --- what the room tells people ------------------------------------------------------------
 
@@ -141,6 +215,8 @@ class Room:
         )
 
     def broadcast_seating(self) -> None:
+        if self.journal is not None:
+            self.journal.seating(self)  # every change of seats, names or host passes here
         message = encode(to_wire(self.seating()))  # encoded once for the whole table
         for s in self.seats:
             if s.peer is not None:
@@ -192,7 +268,7 @@ class Room:
         return self._armed
 
     def _next_wake(self) -> float | None:
-        wakes = [] if self.idle_since is None else [self.idle_since + ABANDON_AFTER]
+        wakes = [] if self.idle_since is None else [self.idle_since + self.abandon_limit()]
         if self.table is not None and self.table.phase is not Phase.OVER:
             wakes.extend(s.bot_wake for s in self.seats if s.bot is not None)
             deadline = self.table.next_deadline()
@@ -222,10 +298,11 @@ class Room:
         s = self.seats[seat]
         s.name, s.bot, s.peer, s.order = name, bot, peer, next(self._orders)
         s.synced = False
-        s.secret = None if bot is not None else secrets.token_urlsafe(SECRET_BYTES)
+        secret = None if bot is not None else secrets.token_urlsafe(SECRET_BYTES)
+        s.secret = None if secret is None else digest_secret(secret)
         if bot is None and self.host is None:
             self.host = seat
-        return s.secret
+        return secret
 
     def free_seat(self, team: int | None = None) -> int | None:
         for i, s in enumerate(self.seats):
@@ -236,8 +313,7 @@ class Room:
     def seat_of_secret(self, secret: str) -> int | None:
         found = None
         for i, s in enumerate(self.seats):
-            # compare_digest: no timing hints about how much of a secret was right
-            if s.secret is not None and hmac.compare_digest(s.secret.encode(), secret.encode()):
+            if s.secret is not None and secret_matches(s.secret, secret):
                 found = i
         return found
 
@@ -249,7 +325,8 @@ class Room:
         """Every seat is filled: the match begins (the engine takes over)."""
         bots = {i for i, s in enumerate(self.seats) if s.bot is not None}
         order = [i for _, i in sorted((s.order, i) for i, s in enumerate(self.seats))]
-        self.table = Table(self.players, timing=self.timing, rng=self.rng, bots=bots, host=self.host, seat_order=order)
+        make_table = Table if self.journal is None else self.journal.open_table
+        self.table = make_table(self.players, timing=self.timing, rng=self.rng, bots=bots, host=self.host, seat_order=order)
         emits = self.table.start(now)
         for i, s in enumerate(self.seats):
             if s.bot is None and s.peer is None:
@@ -262,16 +339,20 @@ class Room:
     def humans_connected(self) -> bool:
         return any(s.peer is not None for s in self.seats)
 
+    def abandon_limit(self) -> float:
+        """How long the room lives with nobody connected: shorter before the match, when there is no score to keep."""
+        return self.unstarted_abandon_after if self.table is None else self.abandon_after
+
     def expired(self, now: float) -> bool:
-        """Close the room? When no human seat is left at all, or nobody has been connected for ``ABANDON_AFTER``,
-        or the match is over and everyone has gone."""
+        """Close the room? When no human seat is left at all, or nobody has been connected for ``ABANDON_AFTER``
+        (``UNSTARTED_ABANDON_AFTER`` before the match), or the match is over and everyone has gone."""
         if self.humans_connected():
             return False
         if not any(s.secret is not None for s in self.seats):
             return True
         if self.table is not None and self.table.phase is Phase.OVER:
             return True
-        return self.idle_since is not None and now >= self.idle_since + ABANDON_AFTER
+        return self.idle_since is not None and now >= self.idle_since + self.abandon_limit()
 
 
 class Lobby:
@@ -286,6 +367,14 @@ class Lobby:
         self._seed_source = random.Random(seed) if seed is not None else None
         self.watchers: set[Peer] = set()  # connections in the lobby, told when the list changes
         self.on_room_created: Callable[[Room], None] = lambda room: None
+        # Limits, as attributes so that a server (or a test) can set its own before tables are made.
+        self.max_tables = MAX_TABLES
+        self.max_tables_per_address = MAX_TABLES_PER_ADDRESS
+        self.abandon_after = ABANDON_AFTER
+        self.unstarted_abandon_after = UNSTARTED_ABANDON_AFTER
+        self.guesses_by_address = GuessLimiter(GUESSES_PER_ADDRESS, GUESS_DELAY, GUESS_DELAY_CAP)
+        self.guesses_by_table = GuessLimiter(GUESSES_PER_TABLE, GUESS_DELAY, GUESS_DELAY_CAP_TABLE)
+        self.journal: Journal | None = None  # set to journal every table (quatro_server.journal)
 
     def _rng(self) -> random.Random:
         if self._seed_source is None:
@@ -298,7 +387,9 @@ class Lobby:
         return tuple(room.summary() for room in rooms[:MAX_LISTED])
 
     def announce(self) -> None:
-        message = encode(to_wire(m.LobbyList(self.listing())))  # encoded once for every watcher
+        # One message for every watcher: the shell encodes it once, and a list still waiting for a watcher is
+        # replaced by this one (a ``lobby`` push is state: the latest is all a watcher needs).
+        message = to_wire(m.LobbyList(self.listing()))
         for peer in list(self.watchers):
             peer.send(message)
 
@@ -337,17 +428,27 @@ class Lobby:
         timing_name = f.timing or self.default_timing
         if timing_name not in self.profiles:
             return m.refused(request.id, p.BAD_TIMING, f"timing profiles here: {', '.join(self.profiles)}")
-        if len(self.rooms) >= MAX_TABLES:
+        origin = getattr(peer, "origin", None)
+        if origin is not None and sum(r.origin == origin for r in self.rooms.values()) >= self.max_tables_per_address:
+            return m.refused(
+                request.id, p.TOO_MANY_TABLES, f"your address already has {self.max_tables_per_address} open tables"
+            )
+        if len(self.rooms) >= self.max_tables:
             return m.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
         room = Room(
             id=next(self._ids),
             players=f.players,
             timing_name=timing_name,
             timing=self.profiles[timing_name],
-            password=f.password,
+            password=None if f.password is None else hash_password(f.password),
             rng=self._rng(),
             seats=[Seat() for _ in range(f.players)],
+            origin=origin,
+            abandon_after=self.abandon_after,
+            unstarted_abandon_after=self.unstarted_abandon_after,
         )
+        if self.journal is not None:
+            room.journal = self.journal.room(room)
         self.rooms[room.id] = room
         self.on_room_created(room)
         secret = self._seat(peer, room, 0)
@@ -362,10 +463,13 @@ class Lobby:
         room = self.rooms.get(f.table)
         if room is None:
             return m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
-        if room.password is not None and not hmac.compare_digest(room.password.encode(), (f.password or "").encode()):
-            return m.refused(request.id, p.BAD_PASSWORD, "wrong or missing password")
+        # A started table says so before any password is checked: nothing to guess at, nothing to learn.
         if room.table is not None:
             return m.refused(request.id, p.MATCH_STARTED, "the match has started; only its players can come back")
+        if room.password is not None:
+            refusal = self._check_password(peer, room, f.password, now, request.id)
+            if refusal is not None:
+                return refusal
         seat = f.seat
         if seat is not None:
             if not 0 <= seat < room.players:
@@ -382,12 +486,30 @@ class Lobby:
         secret = self._seat(peer, room, seat)
         return m.Ok(request.id, m.Seated(room.id, seat, secret))
 
+    def _check_password(
+        self, peer: Peer, room: Room, password: str | None, now: float, request_id: int
+    ) -> m.Reply | None:
+        """None when the password is right; otherwise the refusal: ``rate_limited`` while this address or this
+        table must wait after too many misses (the guess is not even looked at), else ``bad_password``."""
+        assert room.password is not None
+        origin = getattr(peer, "origin", None)
+        wait = max(self.guesses_by_address.wait(origin, now), self.guesses_by_table.wait(room.id, now))
+        if wait > 0:
+            return m.refused(request_id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
+        if password_matches(room.password, password or ""):
+            self.guesses_by_address.forget(origin)
+            return None
+        self.guesses_by_address.missed(origin, now)
+        self.guesses_by_table.missed(room.id, now)
+        log.debug("bad_password table=%d", room.id)
+        return m.refused(request_id, p.BAD_PASSWORD, "wrong or missing password")
+
     def _seat(self, peer: Peer, room: Room, seat: int) -> str:
         secret = room.sit(seat, peer, peer.name)
         room.idle_since = None
         peer.room, peer.seat = room, seat
         self.watchers.discard(peer)
-        log.info("seat_taken table=%d seat=%d", room.id, seat)
+        log.debug("seat_taken table=%d seat=%d", room.id, seat)
         room.broadcast_seating()
         self.announce()
         assert secret is not None
@@ -405,6 +527,10 @@ class Lobby:
             return m.refused(request.id, p.BAD_SECRET, "no seat with that secret at that table")
         s = room.seats[seat]
         if s.peer is not None and s.peer is not peer:
+            if not f.takeover:
+                # The seat is in play from another connection: replace it only when the rejoiner says so,
+                # so that a second terminal never throws the first out unasked.
+                return m.refused(request.id, p.SEAT_IN_USE, "this seat is in play from another connection")
             old = s.peer
             old.room = old.seat = None
             old.send(to_wire(m.Bye(m.BYE_REPLACED, "this seat was taken over by a new connection")))
@@ -413,7 +539,7 @@ class Lobby:
         room.idle_since = None
         peer.room, peer.seat = room, seat
         self.watchers.discard(peer)
-        log.info("seat_rejoined table=%d seat=%d", room.id, seat)
+        log.debug("seat_rejoined table=%d seat=%d", room.id, seat)
         if room.table is not None:
             outcome = room.table.act(seat, a.Connect(), now)
             room.publish(outcome.events, now, snapshot_for=seat)  # also tells the seating (seat_connected)
@@ -444,7 +570,7 @@ class Lobby:
             room.broadcast_seating()
         else:
             room.publish(room.table.act(seat, a.Disconnect(), now).events, now)
-        log.info("seat_left table=%d seat=%d leaving=%s", room.id, seat, leaving)
+        log.debug("seat_left table=%d seat=%d leaving=%s", room.id, seat, leaving)
         if not room.humans_connected():
             room.idle_since = now
             room.on_change()  # the timer task learns the room's new deadline
@@ -457,6 +583,8 @@ class Lobby:
         """Remove a room: its timer task sees it gone and stops."""
         if self.rooms.pop(room.id, None) is not None:
             log.info("table_closed table=%d", room.id)
+            if room.journal is not None:
+                room.journal.closed(room)
             room.on_change()
             self.announce()
 
@@ -546,7 +674,7 @@ class Lobby:
         outcome = room.table.act(seat, action, now)
         room.publish(outcome.events, now)
         if outcome.refusal is not None:
-            log.info("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
+            log.debug("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
             refusal = outcome.refusal
             card = action.take if isinstance(action, a.Swap) else None
             message = wording.refusal(refusal.reason, refusal.wait, action=action.kind, card=card)

@@ -38,10 +38,10 @@ from quatro_shared.client import (
     Updated,
 )
 from quatro_shared.framing import ProtocolError
-from quatro_shared.protocol import HEARTBEAT_INTERVAL
 from quatro_shared.views import Phase, SeatView
+from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
-from quatro_server.bots import DEFAULT_LEVEL, LEVELS, Bot, make_bot
+from quatro_server.bots import Bot, is_outside_bot, load_bot_class, make_bot
 
 log = logging.getLogger("quatro.netbot")
 
@@ -75,6 +75,8 @@ class _Client:
         self.seating_changed = trio.Event()
         self.rounds_ended = 0
         self.closed: str | None = None
+        # Two tasks send (the player's requests and the heartbeat's pings): a trio stream takes one at a time.
+        self._sending = trio.Lock()
 
     async def read(self) -> None:
         """Read frames until the connection ends; then wake every request still waiting."""
@@ -101,7 +103,7 @@ class _Client:
         while self.closed is None:
             due = self.core.ping_due()
             now = trio.current_time()
-            await trio.sleep_until(now + HEARTBEAT_INTERVAL if due is None else due)
+            await trio.sleep_until(now + self.core.heartbeat_interval if due is None else due)
             now = trio.current_time()
             if self.core.server_gone(now):
                 self.closed = "silent"
@@ -110,7 +112,8 @@ class _Client:
             ping = self.core.ping_if_due(now)
             if ping is not None:
                 try:
-                    await self.stream.send_all(ping)
+                    async with self._sending:
+                        await self.stream.send_all(ping)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     return
 
@@ -147,7 +150,8 @@ class _Client:
         request_id, data = self.core.send(body, trio.current_time())
         done = self.waiting[request_id] = trio.Event()
         try:
-            await self.stream.send_all(data)
+            async with self._sending:
+                await self.stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             raise ConnectionLost(str(exc)) from None
         with trio.fail_after(REPLY_TIMEOUT):
@@ -339,11 +343,28 @@ async def run_bots(
     return results
 
 
+def _level(text: str) -> str:
+    """A level name, or an outside bot class (``module:Class``) that loads and has the bot interface."""
+    if is_outside_bot(text):
+        try:
+            load_bot_class(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    elif text not in LEVELS:
+        raise argparse.ArgumentTypeError(f"levels: {', '.join(LEVELS)}, or module:Class")
+    return text
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("address", metavar="HOST[:PORT]", help=f"the server (port {p.DEFAULT_PORT} if not given)")
     parser.add_argument("--table", type=int, default=None, help="join this table (default: the first open one, or a new one)")
     parser.add_argument("--count", type=int, default=1, help="how many bots (default 1), seated one after another")
-    parser.add_argument("--level", default=DEFAULT_LEVEL, choices=LEVELS, help=f"bot level (default {DEFAULT_LEVEL})")
+    parser.add_argument(
+        "--level",
+        default=DEFAULT_LEVEL,
+        type=_level,
+        help=f"bot level: {', '.join(LEVELS)}, or a bot of your own, module:Class (default {DEFAULT_LEVEL})",
+    )
     parser.add_argument("--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats of a table the bots create")
     parser.add_argument("--timing", default=None, help="timing profile of a table the bots create (server's default)")
     parser.add_argument("--rounds", type=int, default=None, help="leave after this many rounds (default: play the match)")

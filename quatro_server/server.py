@@ -2,15 +2,25 @@
 
 Everything about the game is decided by the lobby and the engine; this module moves bytes and owns
 the clock (trio's). Each connection has a reader (frames in, one reply per request), an outbox (bytes
-out, bounded; one flusher sends for every connection, ``quatro_server.outbound``), an inbound rate limit,
-and dies alone: a bad peer takes its own connection down, never a table or another player.
+out, bounded in bytes; one flusher sends for every connection, ``quatro_server.outbound``), an inbound rate
+limit, a heartbeat deadline, and dies alone: a bad peer takes its own connection down, never a table or
+another player.
+
+What one peer may cost is bounded (docs/reliability.md adds it up): bytes queued for it
+(``MAX_OUTBOUND_BYTES``; the lobby list is state, so a watcher holds at most the latest one), bytes held
+for its half-received frame (the codec's ``MAX_FRAME_BYTES``), connections per remote address
+(``MAX_CONNECTIONS_PER_ADDRESS``), time silent (``HEARTBEAT_TIMEOUT``) and time idle in the lobby
+(``LOBBY_IDLE_LIMIT``).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
+import os
 import signal
+import socket
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,16 +29,19 @@ import trio
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
-from quatro_shared.wire import request_from_wire, to_wire
+from quatro_shared.wire import quote, request_from_wire, to_wire
 
 from quatro_server.lobby import Lobby, Room
-from quatro_server.outbound import Flusher, Outbox
+from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
 from quatro_server.quiet import LoopWatch, settle_heap
 
 log = logging.getLogger("quatro.server")
 
 #: Connections one server accepts at once; more are told the server is full and closed.
 MAX_CONNECTIONS = 2000
+#: Connections from one remote address (IP) at once. A household or a LAN party behind one router seats a few
+#: dozen players at most; one host cannot take every slot of ``MAX_CONNECTIONS`` and lock others out.
+MAX_CONNECTIONS_PER_ADDRESS = 32
 #: Bytes read per receive call.
 RECEIVE_BYTES = 65536
 #: Inbound rate limit (token bucket): a burst of this many requests, refilled at RATE per second.
@@ -39,18 +52,93 @@ REQUEST_RATE = 30.0
 FLOOD_DISCONNECT = 100
 #: Seconds a new connection has to say hello.
 HELLO_TIMEOUT = 10.0
+#: Seconds a connection in the lobby (at no table) may send nothing but pings before it is closed (``bye`` ``idle``):
+#: a person browsing tables acts within minutes; a connection that only holds a slot gives it back.
+LOBBY_IDLE_LIMIT = 600.0
 #: Seconds a closing connection gets to send what is queued (an error, a goodbye) before it is cut.
 FLUSH_GRACE = 1.0
+#: accept() failures that mean the machine is out of something (file descriptors, memory): wait, then retry.
+ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+ACCEPT_RETRY = 0.1
+#: A repeated log line (an accept failure, a refused connection) is written at most once per this many seconds,
+#: with the count of those suppressed meanwhile.
+LOG_EVERY = 10.0
+#: TCP keepalive, the backstop under the heartbeat: probe a connection quiet for KEEPALIVE_IDLE seconds every
+#: KEEPALIVE_INTERVAL seconds, KEEPALIVE_COUNT times; give up on data unacknowledged for USER_TIMEOUT seconds.
+KEEPALIVE_IDLE = 30
+KEEPALIVE_INTERVAL = 10
+KEEPALIVE_COUNT = 3
+TCP_USER_TIMEOUT = 60
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """The shell's limits and timeouts. Tests pass short ones; the defaults are the module's constants."""
+
+    max_connections: int = MAX_CONNECTIONS
+    max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS
+    max_outbound_bytes: int = MAX_OUTBOUND_BYTES
+    hello_timeout: float = HELLO_TIMEOUT
+    heartbeat_timeout: float = p.HEARTBEAT_TIMEOUT
+    lobby_idle_limit: float = LOBBY_IDLE_LIMIT
+    flush_grace: float = FLUSH_GRACE
+    #: Remote addresses exempt from the per-address limits (connections, tables): a load generator on this
+    #: machine, or a gateway that relays many people from one address and limits them itself.
+    trusted_addresses: frozenset[str] = frozenset()
+
+
+class QuietLog:
+    """Repeated lines, at most one per key every ``every`` seconds; the next one written counts those suppressed.
+
+    Keys are a fixed vocabulary chosen by the code (never a peer's address or text), so the table stays tiny.
+    """
+
+    def __init__(self, logger: logging.Logger, every: float = LOG_EVERY) -> None:
+        self.logger, self.every = logger, every
+        self._state: dict[str, list[float]] = {}  # key -> [last written at, suppressed since]
+
+    def __call__(self, key: str, level: int, message: str, *args: Any, exc_info: bool = False) -> None:
+        if not self.logger.isEnabledFor(level):
+            return
+        now = trio.current_time()
+        state = self._state.get(key)
+        if state is not None and now < state[0] + self.every:
+            state[1] += 1
+            return
+        suppressed = 0 if state is None else int(state[1])
+        self._state[key] = [now, 0]
+        if suppressed:
+            message += " suppressed=%d"
+            args = (*args, suppressed)
+        self.logger.log(level, message, *args, exc_info=exc_info)
+
+
+#: The last broadcast encoded, and its bytes: a ``lobby`` or ``table`` push goes to many connections as one
+#: object, so it is encoded once and every queue shares the same bytes. Holding the object keeps its id unique.
+class _LastBroadcast:
+    message: dict[str, Any] | None = None
+    data: bytes = b""
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    if message.get("kind") not in (p.LOBBY, p.TABLE):
+        return encode(message)
+    if _LastBroadcast.message is not message:
+        _LastBroadcast.message, _LastBroadcast.data = message, encode(message)
+    return _LastBroadcast.data
 
 
 @dataclass(eq=False)
 class Connection:
-    """One client connection: what the lobby sees as a ``Peer``, plus its queues and limits."""
+    """One client connection: what the lobby sees as a ``Peer``, plus its queue, limits and deadlines."""
 
     stream: trio.abc.Stream
-    address: str
-    # --- outbound: an outbox the flusher sends (quatro_server.outbound) ---
-    outbox: Outbox
+    address: str  # host:port, for logs
+    origin: str | None = "?"  # the remote address alone: connections and tables are counted per origin (None: trusted)
+    max_outbound_bytes: int = MAX_OUTBOUND_BYTES
+    #: Bytes out, bounded by ``max_outbound_bytes``; the server's flusher sends it (quatro_server.outbound). The
+    #: default one is sent by nobody: its bytes are only taken with ``take``.
+    outbox: Outbox = field(default_factory=lambda: Outbox(-1, None))
     name: str = "player"
     room: Room | None = None
     seat: int | None = None
@@ -59,24 +147,42 @@ class Connection:
     tokens: float = REQUEST_BURST
     refill_at: float = 0.0
     flooded: int = 0
+    #: When anything last arrived (the heartbeat), and when a request other than ``ping`` last did (the idle limit).
+    last_heard: float = 0.0
+    last_active: float = 0.0
     reading: trio.CancelScope = field(default_factory=trio.CancelScope)
 
     def __post_init__(self) -> None:
+        self.outbox.limit = self.max_outbound_bytes
         self.outbox.on_error = self.close  # a failed send, or a full outbox: the connection goes
 
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes queued or being written: never above ``max_outbound_bytes``."""
+        return self.outbox.size
+
     def send(self, message: dict[str, Any] | bytes) -> None:
-        """Queue a frame (a message, or a frame already encoded); never blocks. A full outbox means the client
-        stopped reading: drop it."""
+        """Queue a frame (a message, or a frame already encoded); never blocks. A client over its byte budget
+        stopped reading: drop it (R19 keeps its seat). A ``lobby`` push supersedes the one still waiting (dropped,
+        and the new one queued after whatever came meanwhile): a watcher is sent the latest list, never a backlog."""
         if self.closed_reason is not None:
             return
-        if not self.outbox.put(message if isinstance(message, bytes) else encode(message)):
+        if isinstance(message, bytes):
+            data, lobby = message, False
+        else:
+            data, lobby = _encode(message), message.get("kind") == p.LOBBY
+        if not self.outbox.put(data, supersede=lobby):
             self.close("slow_reader")
 
+    def take(self) -> bytes:
+        """Everything queued, as one write (counted in ``queued_bytes`` until the socket takes it)."""
+        return self.outbox.take()
+
     def close(self, reason: str) -> None:
-        """Stop reading; what is already queued is still sent (within ``FLUSH_GRACE``), then the socket closes."""
+        """Stop reading; what is already queued is still sent (within the flush grace), then the socket closes."""
         if self.closed_reason is None:
             self.closed_reason = reason
-            log.info("connection_closing peer=%s reason=%s", self.address, reason)
+            log.debug("connection_closing peer=%s reason=%s", self.address, reason)
         self.reading.cancel()
 
     def allow(self, now: float) -> bool:
@@ -91,15 +197,39 @@ class Connection:
         return False
 
 
+def _keepalive(stream: trio.abc.Stream) -> None:
+    """TCP keepalive and a user timeout on the socket: the kernel's backstop under the heartbeat."""
+    sock = getattr(stream, "socket", None)
+    if sock is None:
+        return
+    options = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+    for name, value in (
+        ("TCP_KEEPIDLE", KEEPALIVE_IDLE),
+        ("TCP_KEEPINTVL", KEEPALIVE_INTERVAL),
+        ("TCP_KEEPCNT", KEEPALIVE_COUNT),
+        ("TCP_USER_TIMEOUT", TCP_USER_TIMEOUT * 1000),
+    ):
+        if hasattr(socket, name):  # Linux names; elsewhere the system's keepalive defaults apply
+            options.append((socket.IPPROTO_TCP, getattr(socket, name), value))
+    for level, option, value in options:
+        try:
+            sock.setsockopt(level, option, value)
+        except OSError:
+            pass
+
+
 class Server:
     """Every table and connection of one Quatro server."""
 
-    def __init__(self, lobby: Lobby) -> None:
+    def __init__(self, lobby: Lobby, config: ServerConfig | None = None) -> None:
         self.lobby = lobby
+        self.config = config or ServerConfig()
         self.connections: set[Connection] = set()
+        self.per_origin: dict[str, int] = {}
         self._nursery: trio.Nursery | None = None
         self._wakeups: dict[int, trio.Event] = {}
         self.flusher = Flusher()
+        self.quiet = QuietLog(log)
         lobby.on_room_created = self._room_created
 
     # --- tables --------------------------------------------------------------------------------
@@ -143,50 +273,99 @@ class Server:
 
     # --- connections ---------------------------------------------------------------------------
 
-    async def handle(self, stream: trio.SocketStream) -> None:
+    async def handle(self, stream: trio.abc.Stream) -> None:
+        """Serve one connection. A stream with no TCP peer (an in-process gateway, such as a door that relays
+        its own users) is not counted per address: whoever relays it limits its own people."""
+        origin: str | None
         try:
-            peername = stream.socket.getpeername()
-            address = f"{peername[0]}:{peername[1]}"
-        except OSError:
-            address = "?"
-        conn = Connection(stream, address, self.flusher.outbox(stream))
-        if len(self.connections) >= MAX_CONNECTIONS:
+            peername = stream.socket.getpeername()  # type: ignore[attr-defined]
+            origin, address = str(peername[0]), f"{peername[0]}:{peername[1]}"
+        except (OSError, AttributeError, IndexError, TypeError):
+            origin, address = None, "?"
+        config = self.config
+        if len(self.connections) >= config.max_connections:
+            self.quiet("server_full", logging.WARNING, "connection_refused reason=server_full connections=%d", len(self.connections))
             await _send_and_close(stream, to_wire(m.Error(None, p.SERVER_FULL, "the server is full")))
             return
+        trusted = origin is None or origin in config.trusted_addresses
+        if origin is not None and not trusted and self.per_origin.get(origin, 0) >= config.max_connections_per_address:
+            self.quiet("too_many_connections", logging.INFO, "connection_refused reason=too_many_connections")
+            await _send_and_close(
+                stream,
+                to_wire(m.Error(None, p.TOO_MANY_CONNECTIONS, f"at most {config.max_connections_per_address} connections per address")),
+            )
+            return
+        _keepalive(stream)
+        now = trio.current_time()
+        conn = Connection(
+            stream,
+            address,
+            None if trusted else origin,
+            config.max_outbound_bytes,
+            self.flusher.outbox(stream),
+            last_heard=now,
+            last_active=now,
+        )
         self.connections.add(conn)
-        log.info("connection_open peer=%s", address)
+        if origin is not None and not trusted:
+            self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
+        log.debug("connection_open peer=%s", address)
         try:
             with conn.reading:
                 await self._read(conn)
             conn.close(conn.closed_reason or "eof")
             # What is queued goes out (an error, a goodbye); a peer that does not read is cut off.
-            with trio.move_on_after(FLUSH_GRACE):
+            with trio.move_on_after(config.flush_grace):
                 await conn.outbox.drained()
         except Exception:
-            log.exception("connection_failed peer=%s", address)  # never escapes: the server and tables go on
+            # never escapes: the server and tables go on
+            self.quiet("connection_failed", logging.ERROR, "connection_failed peer=%s", address, exc_info=True)
         finally:
             conn.outbox.close()  # before the socket closes: its descriptor number may be reused at once
             self.connections.discard(conn)
+            if origin is not None and not trusted:
+                left = self.per_origin.get(origin, 1) - 1
+                if left > 0:
+                    self.per_origin[origin] = left
+                else:
+                    self.per_origin.pop(origin, None)
             try:
                 self.lobby.detach(conn, trio.current_time(), leaving=False)
             except Exception:
                 log.exception("detach_failed peer=%s", address)
             with trio.CancelScope(shield=True):
-                await conn.stream.aclose()
-            log.info("connection_closed peer=%s reason=%s", address, conn.closed_reason)
+                await trio.aclose_forcefully(conn.stream)
+            log.debug("connection_closed peer=%s reason=%s", address, conn.closed_reason)
 
     async def _read(self, conn: Connection) -> None:
+        config = self.config
         decoder = FrameDecoder()
-        with trio.move_on_after(HELLO_TIMEOUT) as hello_window:
+        with trio.move_on_after(config.hello_timeout) as hello_window:
             while not conn.hello:
                 if not await self._receive(conn, decoder):
                     return
         if hello_window.cancelled_caught:
-            conn.send(to_wire(m.Error(None, p.HELLO_FIRST, f"say hello within {HELLO_TIMEOUT:.0f} s")))
+            conn.send(to_wire(m.Error(None, p.HELLO_FIRST, f"say hello within {config.hello_timeout:.0f} s")))
             conn.close("no_hello")
             return
-        while await self._receive(conn, decoder):
-            pass
+        while True:
+            silent_at = conn.last_heard + config.heartbeat_timeout
+            idle_at = conn.last_active + config.lobby_idle_limit if conn.room is None else math.inf
+            with trio.move_on_at(min(silent_at, idle_at)) as window:
+                if not await self._receive(conn, decoder):
+                    return
+            if not window.cancelled_caught:
+                continue
+            now = trio.current_time()
+            if now >= conn.last_heard + config.heartbeat_timeout:
+                # Gone, as far as anyone can tell: its seat is kept (R19) and, if it hosted, the role passes (R18).
+                conn.send({"kind": p.BYE, "reason": "silent", "message": f"nothing received for {config.heartbeat_timeout:g} s"})
+                conn.close("silent")
+                return
+            if conn.room is None and now >= conn.last_active + config.lobby_idle_limit:
+                conn.send({"kind": p.BYE, "reason": "idle", "message": f"idle in the lobby for {config.lobby_idle_limit:g} s"})
+                conn.close("idle")
+                return
 
     async def _receive(self, conn: Connection, decoder: FrameDecoder) -> bool:
         """Read once and answer every complete request. False when the connection is done."""
@@ -196,6 +375,7 @@ class Server:
             return False
         if not data:
             return False
+        conn.last_heard = trio.current_time()
         try:
             frames = decoder.feed(data)
         except ProtocolError as exc:
@@ -216,6 +396,7 @@ class Server:
             if conn.flooded >= FLOOD_DISCONNECT:
                 conn.send(to_wire(m.Error(request_id, p.RATE_LIMITED, "too many requests: disconnected")))
                 conn.close("flood")
+                self.quiet("flood", logging.INFO, "connection_closed reason=flood peer=%s", conn.address)
             else:
                 wait = (1 - conn.tokens) / REQUEST_RATE
                 conn.send(to_wire(m.refused(request_id, p.RATE_LIMITED, "too many requests: slow down", wait)))
@@ -225,6 +406,8 @@ class Server:
         except p.RequestError as exc:
             conn.send(to_wire(m.Error(request_id, exc.code, exc.message)))
             return
+        if request.kind != p.PING:
+            conn.last_active = now
         if not conn.hello:
             conn.send(to_wire(self._hello(conn, request)))
             if request.kind == p.HELLO and not conn.hello:
@@ -247,7 +430,7 @@ class Server:
             )
         conn.hello, conn.name = True, hello.name
         self.lobby.watchers.add(conn)
-        log.info("hello peer=%s name=%r", conn.address, conn.name)
+        log.debug("hello peer=%s name=%s", conn.address, quote(conn.name))
         return m.Ok(
             request.id,
             m.Welcome(
@@ -267,16 +450,38 @@ class Server:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             await nursery.start(self.flusher.run)
+            for room in list(self.lobby.rooms.values()):
+                self._room_created(room)  # tables restored from the journal before the server started
             listeners = await trio.open_tcp_listeners(port, host=host)
-            nursery.start_soon(self._accept, listeners)
+            for listener in listeners:
+                nursery.start_soon(self._accept, listener)
             task_status.started(listeners)
             try:
                 await trio.sleep_forever()
             finally:
                 self.goodbye()
 
-    async def _accept(self, listeners: list[trio.SocketListener]) -> None:
-        await trio.serve_listeners(self.handle, listeners)
+    async def _accept(self, listener: trio.SocketListener) -> None:
+        """Accept connections for ever. Out of file descriptors or memory: say so (quietly) and retry shortly."""
+        assert self._nursery is not None
+        async with listener:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:
+                    if exc.errno not in ACCEPT_CAPACITY_ERRNOS:
+                        raise
+                    self.quiet(
+                        "accept_failed",
+                        logging.WARNING,
+                        "accept_failed error=%s (%s) connections=%d",
+                        errno.errorcode.get(exc.errno or 0, exc.errno),
+                        os.strerror(exc.errno or 0),
+                        len(self.connections),
+                    )
+                    await trio.sleep(ACCEPT_RETRY)
+                    continue
+                self._nursery.start_soon(self.handle, stream)
 
     def goodbye(self, reason: str = m.BYE_SHUTDOWN) -> None:
         for conn in list(self.connections):
@@ -289,15 +494,20 @@ async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> N
             await stream.send_all(encode(message))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
-    await stream.aclose()
+    await trio.aclose_forcefully(stream)
 
 
 async def run(
-    host: str | None, port: int, lobby: Lobby, *, task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED
+    host: str | None,
+    port: int,
+    lobby: Lobby,
+    *,
+    config: ServerConfig | None = None,
+    task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then say goodbye to every client and stop. SIGUSR1 logs the loop's figures
     (its longest batch of work and collection, ``quatro_server.quiet``) since the last SIGUSR1 and starts afresh."""
-    server = Server(lobby)
+    server = Server(lobby, config)
     watch = LoopWatch()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGUSR1) as signals:
         async with trio.open_nursery() as nursery:

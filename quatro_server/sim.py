@@ -5,7 +5,9 @@ in every seat and no connection. Instead of sleeping, the simulator jumps the cl
 next wake-up (``room.tick(room.next_wake())``), so a three-minute round costs milliseconds and the bots
 run through exactly the code path they run in the server. Same seed, same matches, same results.
 
-``quatro-server sim --players 4 --matches 200 --teams hard,random --seed 1 [--json]``
+``quatro-server sim --players 4 --matches 200 --teams hard,random --seed 1 [--json]``;
+``quatro-server sim --gauntlet normal --players 4 --matches 300 [--json]`` plays a level against every scripted
+exploiter (``quatro_server.exploiters``). A team may be a bot from outside the project: ``--teams mybots:MyBot,hard``.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from typing import Any
 from quatro_shared import events as e
 from quatro_shared.actions import Action
 from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.levels import LEVELS
 from quatro_shared.views import SeatView
 from quatro_shared.seating import team_count, team_of
 
-from quatro_server.bots import LEVELS, Bot, make_bot
+from quatro_server.bots import THINK_TIME, Bot, is_outside_bot, load_bot_class, make_bot
 from quatro_server.engine import Emit
+from quatro_server.exploiters import GAUNTLET, is_exploiter, make_exploiter
 from quatro_server.lobby import Room, Seat
 from quatro_server.timing import STANDARD
 
@@ -106,6 +110,8 @@ class Tally:
     unfinished: int = 0
     decision_ns: list[int] = field(default_factory=list)
     observe_ns: list[int] = field(default_factory=list)
+    #: Decision times per player name (level, exploiter or outside class): each level's cost per look.
+    decision_ns_by_level: dict[str, list[int]] = field(default_factory=dict)
 
 
 class _SimRoom(Room):
@@ -141,8 +147,8 @@ class _SimRoom(Room):
         setattr(team, name, getattr(team, name) + 1)
 
 
-def play_match(players: int, levels: list[str], seed: int, tally: Tally) -> None:
-    """One whole match on a virtual clock: team ``t`` is played by bots of ``levels[t]``."""
+def play_match(players: int, levels: list[str], seed: int, tally: Tally, pace: tuple[float, float] | None = None) -> None:
+    """One whole match on a virtual clock: team ``t`` is played by bots of ``levels[t]``; exploiters react at ``pace``."""
     rng = random.Random(seed)
     room = _SimRoom(
         id=1,
@@ -156,8 +162,9 @@ def play_match(players: int, levels: list[str], seed: int, tally: Tally) -> None
     room.tally = tally
     for seat in range(players):
         level = levels[team_of(seat, players)]
-        bot = make_bot(level, random.Random(rng.getrandbits(64)))
-        room.sit(seat, None, f"{level}-{seat}", bot=_Stopwatch(bot, tally.decision_ns, tally.observe_ns))
+        bot = make_player(level, random.Random(rng.getrandbits(64)), pace)
+        times = tally.decision_ns_by_level.setdefault(level, [])
+        room.sit(seat, None, f"{level}-{seat}", bot=_Stopwatch(bot, times, tally.observe_ns))
     room.start(0.0)
     last, repeats = -1.0, 0
     while (wake := room.next_wake()) is not None and wake < MAX_MATCH_SECONDS:
@@ -178,13 +185,24 @@ def play_match(players: int, levels: list[str], seed: int, tally: Tally) -> None
             tally.teams[t].shared_wins += 1
 
 
-def simulate(players: int, levels: list[str], matches: int, seed: int) -> tuple[Tally, float]:
+def make_player(name: str, rng: random.Random, pace: tuple[float, float] | None = None) -> Bot:
+    """A bot of a level, an exploiter of the gauntlet (reacting at ``pace``), or an outside bot (``module:Class``)."""
+    if is_exploiter(name):
+        return make_exploiter(name, rng, pace)
+    return make_bot(name, rng)
+
+
+def simulate(
+    players: int, levels: list[str], matches: int, seed: int, pace: tuple[float, float] | None = None
+) -> tuple[Tally, float]:
     """Play ``matches`` matches; return the tally and the wall-clock seconds they took."""
     tally = Tally(players, [TeamTally(level) for level in levels])
     seeds = random.Random(seed)
     start = time.perf_counter()
     for _ in range(matches):
-        play_match(players, levels, seeds.getrandbits(64), tally)
+        play_match(players, levels, seeds.getrandbits(64), tally, pace)
+    for times in tally.decision_ns_by_level.values():
+        tally.decision_ns.extend(times)
     return tally, time.perf_counter() - start
 
 
@@ -213,6 +231,14 @@ def report(tally: Tally, wall: float, seed: int) -> dict[str, Any]:
         )
     times = sorted(tally.decision_ns)
     observed = sorted(tally.observe_ns)
+    by_level = {}
+    for level, level_times in tally.decision_ns_by_level.items():
+        ordered = sorted(level_times)
+        by_level[level] = {
+            "decisions": len(ordered),
+            "median_decision_ms": statistics.median(ordered) / 1e6 if ordered else 0.0,
+            "p99_decision_ms": ordered[int(len(ordered) * 0.99)] / 1e6 if ordered else 0.0,
+        }
     return {
         "players": tally.players,
         "matches": n,
@@ -239,6 +265,7 @@ def report(tally: Tally, wall: float, seed: int) -> dict[str, Any]:
             "observed_batches": len(observed),
             "median_observe_ms": statistics.median(observed) / 1e6 if observed else 0.0,
             "p99_observe_ms": observed[int(len(observed) * 0.99)] / 1e6 if observed else 0.0,
+            "by_level": by_level,
         },
     }
 
@@ -246,17 +273,18 @@ def report(tally: Tally, wall: float, seed: int) -> dict[str, Any]:
 def render(result: dict[str, Any]) -> str:
     """The results as a few lines of text for a terminal."""
     r, perf = result["rounds"], result["performance"]
+    width = max([7] + [len(t["level"]) for t in result["teams"]])
     lines = [
         f"Quatro simulation: {result['matches']} matches, {result['players']} players, "
         f"{result['timing']} timing, seed {result['seed']}",
         "",
-        f"{'team':<5} {'level':<7} {'wins':>5} {'win rate':>9}  {'95% CI':<16} {'points/match':>12}  "
+        f"{'team':<5} {'level':<{width}} {'wins':>5} {'win rate':>9}  {'95% CI':<16} {'points/match':>12}  "
         f"{'calls ok/wrong':>14} {'counters ok/wrong':>17} {'reshuffles':>10}",
     ]
     for t in result["teams"]:
         low, high = t["win_rate_ci95"]
         lines.append(
-            f"{t['team']:<5} {t['level']:<7} {t['wins']:>5} {t['win_rate']:>8.1%}  "
+            f"{t['team']:<5} {t['level']:<{width}} {t['wins']:>5} {t['win_rate']:>8.1%}  "
             f"[{low:>5.1%}, {high:>5.1%}]  {t['points_per_match']:>12.2f}  "
             f"{t['calls_right']:>6} / {t['calls_wrong']:<5} {t['counters_right']:>8} / {t['counters_wrong']:<6} "
             f"{t['reshuffles']:>10}"
@@ -271,6 +299,11 @@ def render(result: dict[str, Any]) -> str:
         f"99th percentile {perf['p99_decision_ms'] * 1000:.0f} µs. Reading events: {perf['observed_batches']} batches, "
         f"median {perf['median_observe_ms'] * 1000:.0f} µs, 99th percentile {perf['p99_observe_ms'] * 1000:.0f} µs.",
     ]
+    for level, times in perf["by_level"].items():
+        lines.append(
+            f"  {level}: {times['decisions']} decisions, median {times['median_decision_ms'] * 1000:.0f} µs, "
+            f"99th percentile {times['p99_decision_ms'] * 1000:.0f} µs per look"
+        )
     if r["unfinished_matches"]:
         lines.append(f"Unfinished matches (stopped after {MAX_MATCH_SECONDS / 3600:.0f} virtual hours): {r['unfinished_matches']}")
     return "\n".join(lines)
@@ -282,12 +315,49 @@ def levels_for(players: int, teams_arg: str | None) -> list[str]:
     if teams_arg is None:
         return [DEFAULT_FIELD[t % len(DEFAULT_FIELD)] for t in range(count)]
     levels = [level.strip() for level in teams_arg.split(",") if level.strip()]
-    unknown = [level for level in levels if level not in LEVELS]
-    if unknown:
-        raise ValueError(f"unknown bot level {unknown[0]!r} (levels: {', '.join(LEVELS)})")
+    for level in levels:
+        check_player(level)
     if len(levels) != count:
         raise ValueError(f"{players} players make {count} teams: give {count} levels, not {len(levels)}")
     return levels
+
+
+def check_player(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is a level, an exploiter, or an outside bot that loads."""
+    if is_outside_bot(name):
+        load_bot_class(name)
+    elif name not in LEVELS and not is_exploiter(name):
+        raise ValueError(
+            f"unknown bot level {name!r} (levels: {', '.join(LEVELS)}; exploiters: {', '.join(GAUNTLET)}; "
+            "or an outside bot, module:Class)"
+        )
+
+
+def gauntlet(level: str, players: int, matches: int, seed: int, exploiters: list[str] | None = None) -> dict[str, Any]:
+    """``level`` (team 0) against every exploiter of the gauntlet (every other team): win rates with 95% intervals."""
+    rows = []
+    pace = THINK_TIME.get(level, THINK_TIME["hard"])  # the exploiters react as fast as the level: habits alone differ
+    for name in exploiters if exploiters is not None else list(GAUNTLET):
+        levels = [level] + [name] * (team_count(players) - 1)
+        tally, _ = simulate(players, levels, matches, seed, pace)
+        wins = tally.teams[0].wins
+        low, high = wilson(wins, tally.matches)
+        rows.append({"exploiter": name, "matches": tally.matches, "win_rate": wins / tally.matches, "low": low, "high": high})
+    return {"level": level, "players": players, "rows": rows}
+
+
+def render_gauntlet(result: dict[str, Any], seed: int) -> str:
+    lines = [
+        f"Gauntlet of {result['level']}: {result['players']} players, seed {seed}; "
+        f"{result['level']}'s win rate against each exploiter",
+        "",
+        f"{'exploiter':<24} {'matches':>7} {'win rate':>9}  95% CI",
+    ]
+    for row in result["rows"]:
+        lines.append(
+            f"{row['exploiter']:<24} {row['matches']:>7} {row['win_rate']:>8.1%}  [{row['low']:>5.1%}, {row['high']:>5.1%}]"
+        )
+    return "\n".join(lines)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -296,8 +366,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--teams",
         default=None,
-        help=f"one bot level per team, team 0 first: e.g. hard,random (levels: {', '.join(LEVELS)}; "
-        "default: a mixed field of hard, normal, random)",
+        help=f"one bot per team, team 0 first: e.g. hard,random (levels: {', '.join(LEVELS)}; an exploiter of the "
+        "gauntlet; or an outside bot, module:Class; default: a mixed field of hard, normal, random)",
+    )
+    parser.add_argument(
+        "--gauntlet",
+        default=None,
+        metavar="LEVEL",
+        help="play LEVEL (or module:Class) against every exploiter of the gauntlet and print its win rate against each",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the whole run (default: a random one, printed)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -305,6 +381,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        if args.gauntlet is not None:
+            if args.teams is not None:
+                raise ValueError("--gauntlet picks the teams: leave out --teams")
+            check_player(args.gauntlet)
         levels = levels_for(args.players, args.teams)
     except ValueError as exc:
         print(f"quatro-server sim: {exc}", file=sys.stderr)
@@ -313,6 +393,10 @@ def run(args: argparse.Namespace) -> int:
         print("quatro-server sim: --matches must be at least 1", file=sys.stderr)
         return 2
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    if args.gauntlet is not None:
+        result = gauntlet(args.gauntlet, args.players, args.matches, seed)
+        print(json.dumps(result) if args.json else render_gauntlet(result, seed), flush=True)
+        return 0
     tally, wall = simulate(args.players, levels, args.matches, seed)
     result = report(tally, wall, seed)
     print(json.dumps(result) if args.json else render(result), flush=True)

@@ -20,6 +20,10 @@ from pathlib import Path
 from quatro_shared.profiles import FAST_PROFILE, STANDARD_PROFILE
 
 
+#: Durations that may be 0, meaning "off".
+OPTIONAL_DURATIONS = frozenset({"quarto_move_clock"})
+
+
 @dataclass(frozen=True, slots=True)
 class Timing:
     """Durations in seconds."""
@@ -34,10 +38,14 @@ class Timing:
     round_length: float = 180.0  # R18: a round with no call or counter is a draw after this
     break_length: float = 30.0  # R18: the break after every round
     target_score: int = 5  # R20: the first team to reach it wins
+    # --- Quarto (docs/quarto.md) ---
+    quarto_move_clock: float = 0.0  # seconds for each step of a Quarto turn; 0 (the default) is no clock
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name in OPTIONAL_DURATIONS and not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0:
+                continue  # 0 switches an optional clock off
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"timing {f.name} must be a positive number, not {value!r}")
         if int(self.target_score) != self.target_score:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -40,6 +41,7 @@ from quatro_tui.connection import (
 )
 from quatro_tui.game import Game
 from quatro_tui.local_server import LocalServer, ServerFailed
+from quatro_tui.screens.dialogs import LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
@@ -115,15 +117,20 @@ class QuatroApp(App[str | None]):
         clock: Callable[[], float] = time.monotonic,
         game: Game | None = None,
         server: LocalServer | None = None,
-        remember_seat: Callable[[int, str], None] | None = None,
+        remember_seat: Callable[[int, str, str], None] | None = None,
+        idle_exit: float | None = None,
     ) -> None:
         super().__init__()
+        #: Seconds without a key press, outside a match, after which the app closes itself (None: never).
+        self.idle_exit = idle_exit
+        self._clock = clock
+        self._last_key = clock()
         self.plan = plan
         self.game = game if game is not None else Game(ascii_only=ascii_only, clock=clock)
         self.game.ascii_only = self.game.ascii_only or ascii_only
         self.conn: Connection | None = None
         self.server = server
-        #: Told the table and secret of every seat taken, so that ``quatro join`` can come back to it (R19).
+        #: Told the table, secret and player name of every seat taken, so that ``quatro join`` can come back to it (R19).
         self.remember_seat = remember_seat
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
@@ -144,6 +151,8 @@ class QuatroApp(App[str | None]):
             # Textual's documented class-wide setting: set for as long as this app runs.
             self._scrollbar_renderer = ScrollBar.renderer
             ScrollBar.renderer = AsciiScrollBarRender
+        if self.idle_exit is not None:
+            self.set_interval(min(self.idle_exit / 4, 5.0), self._close_if_idle)
         if self.plan is not None:
             self.run_worker(self._begin(), name="begin", exit_on_error=False)
         elif self.game.phase is not None:
@@ -200,6 +209,12 @@ class QuatroApp(App[str | None]):
             return False
         assert self.conn is not None
         reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret))
+        if isinstance(reply, m.Refused) and reply.reason == p.SEAT_IN_USE:
+            # The same person plays this seat elsewhere (another terminal, a connection not yet timed out).
+            self._splash("Your seat is in play from another terminal.")
+            if not await self.push_screen(TakeOver(), wait_for_dismiss=True):
+                return False
+            reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret, takeover=True))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Rejoined)):
             return False  # that table is gone, or the seat was given up: carry on as asked
         self.game.my_seat = reply.payload.seat
@@ -251,7 +266,7 @@ class QuatroApp(App[str | None]):
             self.game.say(words.refusal(body, reply, self.game.ascii_only))
             self.game_changed()
         elif isinstance(reply.payload, m.Seated) and self.remember_seat is not None:
-            self.remember_seat(reply.payload.table, reply.payload.secret)
+            self.remember_seat(reply.payload.table, reply.payload.secret, self.conn.core.name)
         return reply
 
     def send(self, body: m.RequestBody) -> None:
@@ -324,8 +339,8 @@ class QuatroApp(App[str | None]):
     def route(self) -> None:
         """Show the screen of the table's phase; dialogs of a phase that ended go with it."""
         phase = self.game.phase
-        if phase is None:
-            return
+        if phase is None or isinstance(self.screen, LeaveRunning):
+            return  # the quit question is not a phase's dialog: the screens catch up once it is answered
         wanted = self.phase_screen(phase)
         base = self.base_screen()
         if base is not None and type(base) is wanted:
@@ -345,14 +360,58 @@ class QuatroApp(App[str | None]):
 
     # --- keys everywhere ------------------------------------------------------------------------
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self._last_key = self._clock()
+        await super().on_event(event)
+
+    def in_match(self) -> bool:
+        return self.game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
+
+    def _close_if_idle(self) -> None:
+        """Watching a match is playing it; anywhere else (the lobby, a room, a match that is over), a player
+        who has not touched a key for ``idle_exit`` seconds has gone: the session closes."""
+        now = self._clock()
+        if self.in_match():
+            self._last_key = now
+        elif self.idle_exit is not None and now - self._last_key >= self.idle_exit:
+            minutes = self.idle_exit / 60
+            self.run_worker(self._quit(f"Closed after {minutes:g} minutes without a key press."), exit_on_error=False)
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
+    def others_playing(self) -> int:
+        """Other people seated and connected at this table (bots are not counted)."""
+        seating = self.game.seating
+        if not seating:
+            return 0
+        return sum(
+            1 for seat in seating.seats
+            if seat.seat != self.game.my_seat and seat.taken and seat.bot is None and seat.connected
+        )
+
     async def action_quit(self) -> None:
+        others = self.others_playing() if isinstance(self.plan, Play) and self.plan.open and self.server else 0
+        if others and not isinstance(self.screen, LeaveRunning):
+            # The private server is this terminal's: quitting would end the others' game with it.
+            self.push_screen(LeaveRunning(others), self._quit_answered)
+            return
+        await self._quit()
+
+    async def _quit_answered(self, answer: bool | None) -> None:
+        if answer is None:
+            self.route()  # not quitting after all: to the screen of the phase the table is in now
+            return
+        if answer and self.server is not None:
+            self.server.detach()
+        await self._quit()
+
+    async def _quit(self, message: str | None = None) -> None:
         if self.conn is not None:
             await self.conn.close()
-        self.exit()
+        self.exit(message)
 
     def get_key_display(self, binding: Binding) -> str:
         """Keys as the footer shows them: Textual's symbols (arrows, a return sign), or their names in ASCII mode."""

@@ -5,16 +5,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from quatro_shared.addresses import parse_address
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
+from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
+from quatro_shared.levels import LEVELS, PLAY_LEVEL
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
 
 from quatro_tui.local_server import LocalServer
-from quatro_tui.settings import Settings, default_name, wants_ascii
+from quatro_tui.settings import RememberedSeat, Settings, default_name, wants_ascii
+from quatro_tui.settings import remember_seat as store_seat
 
-LEVELS = ("normal", "hard", "random")
+if TYPE_CHECKING:
+    from quatro_tui.app import Join, QuatroApp
 
 
 def _name(value: str) -> str:
@@ -30,13 +36,67 @@ def _password(value: str) -> str:
     return value
 
 
+def choose_server(
+    last: str | None,
+    look: Callable[[], list[Found]] | None = None,
+    ask: Callable[[str], str] = input,
+    interactive: bool | None = None,
+) -> str | None:
+    """``quatro join`` without an address: the servers announced on the LAN (zeroconf, about two seconds),
+    this machine's, and the last one used, to pick from by number. Without a terminal to ask on: the last
+    one used, else the first found. None when the player picks none."""
+    if look is None:
+        from quatro_tui.discover import discover
+
+        look = discover
+    interactive = sys.stdin.isatty() if interactive is None else interactive
+    print(f"Looking for Quatro servers on the network ({LOOK_SECONDS:g} s)…", flush=True)
+    choices: list[tuple[str, str]] = []
+    try:
+        for found in look():
+            if found.address not in (address for address, _ in choices):
+                door = f", or ssh -p {found.ssh_port} NAME@{found.host}" if found.ssh_port else ""
+                choices.append((found.address, f"{found.name} ({found.address}{door})"))
+    except NoMulticast as exc:
+        print(f"Cannot look for servers: {exc}. Carrying on without.", flush=True)
+    announced = [address for address, _ in choices]
+    local = f"127.0.0.1:{DEFAULT_PORT}"
+    for address, label in ((last, f"the last one used ({last})"), (local, f"this machine ({local})")):
+        if address and address not in (a for a, _ in choices):
+            choices.append((address, label))
+    if not interactive:
+        return last or (announced[0] if announced else None)
+    for number, (_, label) in enumerate(choices, 1):
+        print(f"  {number}. {label}")
+    while True:
+        try:
+            answer = ask(f"Join which (1-{len(choices)}, or HOST[:PORT])? [1] ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return None
+        if not answer:
+            return choices[0][0]
+        if answer.isdigit():
+            if 1 <= int(answer) <= len(choices):
+                return choices[int(answer) - 1][0]
+            print(f"  no server numbered {answer}")
+            continue
+        try:
+            parse_address(answer)
+        except ValueError as exc:
+            print(f"  {exc}")
+            continue
+        return answer
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="quatro", description="Quatro, the real-time team card game, in your terminal.")
     commands = root.add_subparsers(dest="command", required=True)
 
     play = commands.add_parser("play", help="play against bots on a private server (one command, nothing else to run)")
     play.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=4, help="seats at the table (default 4)")
-    play.add_argument("--level", choices=LEVELS, default="normal", help="the bots' level (default normal)")
+    play.add_argument("--level", choices=LEVELS, default=PLAY_LEVEL,
+                      help=f"the bots' level, weakest first (default {PLAY_LEVEL}: a new player's pace)")
     play.add_argument("--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations")
     play.add_argument("--open", type=int, default=0, metavar="N",
                       help="leave N seats for other people on this machine or LAN; shows the address they join with")
@@ -45,19 +105,42 @@ def parser() -> argparse.ArgumentParser:
 
     join = commands.add_parser("join", help="join a Quatro server; without --table, open its lobby")
     join.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
-                      help=f"the server (default: the last one used; port {DEFAULT_PORT} if left out)")
+                      help=f"the server (default: pick one of those announced on the LAN, this machine's or the last "
+                           f"one used; port {DEFAULT_PORT} if left out)")
     join.add_argument("--table", type=int, default=None, help="join this table at once")
     join.add_argument("--password", type=_password, default=None, help="the table's password, if it has one")
     join.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
     join.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    # Who the player is beyond their name, for coming back to their own seat: the SSH door passes the
+    # fingerprint of the key a player logged in with. Not for people to type.
+    join.add_argument("--person", default="", help=argparse.SUPPRESS)
+    # Close after this many seconds without a key press outside a match (the SSH door's sessions).
+    join.add_argument("--idle-exit", type=float, default=None, help=argparse.SUPPRESS)
     return root
 
 
 def main(argv: list[str] | None = None) -> int:
+    made = make_app(argv)
+    if isinstance(made, int):
+        return made
+    app = made
+    try:
+        result = app.run()
+    finally:
+        if app.server is not None:
+            app.server.stop(wait=False)
+    if isinstance(result, str) and result:
+        print(result, file=sys.stderr)
+    return app.return_code or 0
+
+
+def make_app(argv: list[str] | None = None) -> QuatroApp | int:
+    """The app the command line asks for (its private server launched for ``play``), or an exit status."""
     args = parser().parse_args(argv)
     settings = Settings.load()
     name = args.name or default_name(settings)
     ascii_only = wants_ascii(args.ascii)
+    person = getattr(args, "person", "")
     if args.command == "play":
         if not 0 <= args.open < args.players:
             print(f"quatro: --open takes 0 to {args.players - 1} seats", file=sys.stderr)
@@ -67,13 +150,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         timing = args.timing if args.timing in PROFILE_NAMES else os.path.abspath(args.timing)
         # The server boots while the client loads Textual: both take a good part of a second.
-        server = LocalServer(timing, public=args.open > 0)
+        server: LocalServer | None = LocalServer(timing, public=args.open > 0)
+        assert server is not None
         server.launch()
         from quatro_tui.app import Play
 
         plan: Play | Join = Play(args.players, args.level, timing, name, args.open)
     else:
-        address = args.address or settings.server
+        address = args.address or choose_server(settings.server)
         if address is None:
             print("quatro: which server? quatro join HOST[:PORT]", file=sys.stderr)
             return 2
@@ -86,29 +170,23 @@ def main(argv: list[str] | None = None) -> int:
 
         server = None
         plan = Join(host, port, name, args.table, args.password)
-        remembered = settings.remembered_seat(address)
+        # Only this person's seat: two people under one account never come back to each other's.
+        remembered = settings.remembered_seat(address, name, args.table, person)
         if remembered is not None:
-            plan.rejoin_table, plan.rejoin_secret = remembered
+            plan.rejoin_table, plan.rejoin_secret = remembered.table, remembered.secret
         settings.server = address
     settings.name = name
     settings.save()
     from quatro_tui.app import QuatroApp
 
-    def remember_seat(table: int, secret: str) -> None:
-        settings.seat = {"server": settings.server or "", "table": table, "secret": secret}
-        settings.save()
+    def remember_seat(table: int, secret: str, player: str) -> None:
+        store_seat(RememberedSeat(settings.server or "", table, player, secret, person))
 
-    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None)
+    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None,
+                    idle_exit=getattr(args, "idle_exit", None))
     if settings.keys:
         app.set_keymap(settings.keys)
-    try:
-        result = app.run()
-    finally:
-        if server is not None:
-            server.stop(wait=False)
-    if isinstance(result, str) and result:
-        print(result, file=sys.stderr)
-    return app.return_code or 0
+    return app
 
 
 if __name__ == "__main__":

@@ -301,7 +301,8 @@ class Connection:
                 try:
                     await self.open()
                     if self.core.place is not None:
-                        reply = await self._request_directly(self.core.rejoin)
+                        # takeover: this client's own old link is dead, even if the server has not noticed yet.
+                        reply = await self._request_directly(lambda now: self.core.rejoin(now, takeover=True))
                         if not isinstance(reply, m.Ok):
                             self.deliver(SeatLost(getattr(reply, "message", "the seat could not be recovered")))
                             self._closing = True

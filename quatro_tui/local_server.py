@@ -23,12 +23,23 @@ STOP_TIMEOUT = 3.0
 
 _JOIN_LINE = re.compile(r"quatro join (\S+):(\d+)")
 
+#: Seconds a private server left running for others (``detach``) goes on with nobody connected before it
+#: stops by itself; the same as a table's life with nobody connected (the server's ``ABANDON_AFTER``). It
+#: stops at once when its tables have closed (the match over and everyone gone).
+DETACHED_IDLE_STOP = 600.0
+
 #: Runs the server, stopping it (SIGTERM: it says goodbye) when its stdin closes, which happens when the
-#: client exits in any way, even killed. A private server must never outlive the game that started it.
+#: client exits in any way, even killed. A private server never outlives the game that started it, unless
+#: the client says ``detach`` first: then it runs on by itself, its output to /dev/null (nobody reads it),
+#: until ``--stop-when-idle`` stops it.
 _BOOT = """
 import os, runpy, signal, sys, threading
 def watch():
-    sys.stdin.buffer.read()
+    if sys.stdin.buffer.readline().strip() == b"detach":
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 1)
+        os.dup2(quiet, 2)
+        return
     os.kill(os.getpid(), signal.SIGTERM)
 threading.Thread(target=watch, daemon=True).start()
 runpy.run_module("quatro_server", run_name="__main__")
@@ -42,8 +53,10 @@ class ServerFailed(Exception):
 class LocalServer:
     """One ``quatro-server`` child process. Use ``start()`` and ``stop()``, or ``with LocalServer(...)``."""
 
-    def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False) -> None:
+    def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False, idle_stop: float = DETACHED_IDLE_STOP) -> None:
         self.timing = timing
+        #: Seconds with nobody connected before the server stops by itself (it matters once detached).
+        self.idle_stop = idle_stop
         #: Listen on every interface so others on the LAN can join (``quatro play --open N``).
         self.public = public
         self.port: int | None = None
@@ -54,13 +67,16 @@ class LocalServer:
 
     def command(self) -> list[str]:
         host = "0.0.0.0" if self.public else "127.0.0.1"
+        # A private game stays in memory: no journal, nothing left behind in the player's data directory.
         return [sys.executable, "-c", _BOOT, "--host", host, "--port", "0", "--timing", self.timing,
-                "--log-level", "warning"]
+                "--no-journal", "--log-level", "warning", "--stop-when-idle", str(self.idle_stop)]
 
     def launch(self) -> None:
         """Start the process without waiting for it: it boots while the client loads (``wait`` collects the port)."""
+        # A session of its own: a terminal's hang-up or ctrl+c reaches the client, which decides for its server.
         self.process = subprocess.Popen(
-            self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE, text=True
+            self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE, text=True,
+            start_new_session=True,
         )
         # Keep draining stderr so a chatty server never blocks on a full pipe.
         threading.Thread(target=self._drain, args=(self.process.stderr, self._errors), daemon=True).start()
@@ -121,6 +137,18 @@ class LocalServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+    def detach(self) -> None:
+        """Leave the server running without this client, for the others at its tables: it stops by itself once
+        nobody has been connected for ``idle_stop`` seconds, or its tables have closed."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None or process.stdin is None:
+            return
+        try:
+            process.stdin.write("detach\n")
+            process.stdin.flush()
+        except OSError:
+            pass  # it has just stopped: nothing to leave running
 
     def __enter__(self) -> LocalServer:
         self.start()

@@ -10,6 +10,11 @@ by binding id (the ids are listed by the help screen's bindings; for example ``c
     [keys]
     call = "g"          # "Quatro!" on g instead of space
     channel = "c,tab"
+
+It also keeps the seats taken with ``quatro join`` (R19), one ``[[seats]]`` entry each. A seat belongs to a
+person: it is found again by server, table and player name, or by ``person`` where the person is known by
+more than a name (over SSH, the fingerprint of the key they logged in with), so that two people under one
+Unix account never come back to each other's seats.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import getpass
 import locale
 import os
 import sys
+import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,21 +37,68 @@ def config_path() -> Path:
     return Path(base) / "quatro" / "client.toml"
 
 
+#: Seats remembered at most; the oldest go first (a table lives for hours, not for months).
+MAX_SEATS = 32
+
+
+@dataclass(frozen=True)
+class RememberedSeat:
+    """A seat this person took (R19): where, as whom, and the secret that brings them back to it."""
+
+    server: str
+    table: int
+    name: str
+    secret: str
+    #: Who the person is beyond their name ("" when only the name tells): an SSH key's fingerprint.
+    person: str = ""
+
+    def belongs_to(self, server: str, name: str, person: str = "") -> bool:
+        """A key identifies its person whatever name they play under; without one, the name does."""
+        if self.server != server or self.person != person:
+            return False
+        return bool(person) or self.name == name
+
+    def to_toml(self) -> list[str]:
+        lines = ["", "[[seats]]", f"server = {_toml_string(self.server)}", f"table = {self.table}",
+                 f"name = {_toml_string(self.name)}", f"secret = {_toml_string(self.secret)}"]
+        if self.person:
+            lines.append(f"person = {_toml_string(self.person)}")
+        return lines
+
+    @classmethod
+    def from_toml(cls, data: object) -> RememberedSeat | None:
+        if not isinstance(data, dict):
+            return None
+        table = data.get("table")
+        texts = [data.get(key, "") for key in ("server", "name", "secret", "person")]
+        if not isinstance(table, int) or not all(isinstance(text, str) for text in texts) or not all(texts[:3]):
+            return None
+        return cls(texts[0], table, texts[1], texts[2], texts[3])
+
+
 @dataclass
 class Settings:
     server: str | None = None
     name: str | None = None
     #: Binding id → keys (comma-separated), as Textual's ``App.set_keymap`` takes them.
     keys: dict[str, str] = field(default_factory=dict)
-    #: The last seat taken with ``quatro join``: server, table and secret, to come back to it (R19).
-    seat: dict[str, str | int] = field(default_factory=dict)
+    #: The seats taken with ``quatro join``, newest last, to come back to them (R19).
+    seats: list[RememberedSeat] = field(default_factory=list)
 
-    def remembered_seat(self, server: str) -> tuple[int, str] | None:
-        """The table and secret of the seat last taken on ``server``, if that is where it was."""
-        table, secret = self.seat.get("table"), self.seat.get("secret")
-        if self.seat.get("server") == server and isinstance(table, int) and isinstance(secret, str):
-            return table, secret
+    def remembered_seat(self, server: str, name: str, table: int | None = None, person: str = "") -> RememberedSeat | None:
+        """This person's newest seat on ``server`` (at ``table`` when one is asked for); never someone else's."""
+        for seat in reversed(self.seats):
+            if seat.belongs_to(server, name, person) and table in (None, seat.table):
+                return seat
         return None
+
+    def remember(self, seat: RememberedSeat) -> None:
+        """Keep ``seat`` as this person's seat at its table (replacing what they held there before)."""
+        self.seats = [
+            s for s in self.seats
+            if not (s.belongs_to(seat.server, seat.name, seat.person) and s.table == seat.table)
+        ]
+        self.seats = (self.seats + [seat])[-MAX_SEATS:]
 
     @classmethod
     def load(cls, path: Path | None = None) -> Settings:
@@ -55,12 +108,20 @@ class Settings:
                 data = tomllib.load(f)
         except (OSError, tomllib.TOMLDecodeError):
             return cls()
-        server, name, keys, seat = data.get("server"), data.get("name"), data.get("keys"), data.get("seat")
+        server, name, keys, seats = data.get("server"), data.get("name"), data.get("keys"), data.get("seats")
+        name = name if isinstance(name, str) else None
+        remembered = [s for s in map(RememberedSeat.from_toml, seats if isinstance(seats, list) else []) if s]
+        old = data.get("seat")
+        if isinstance(old, dict) and name:
+            # An older client's single seat: it was taken under the name it remembered.
+            migrated = RememberedSeat.from_toml({"name": name} | old)
+            if migrated is not None and migrated not in remembered:
+                remembered.insert(0, migrated)
         return cls(
             server if isinstance(server, str) else None,
-            name if isinstance(name, str) else None,
+            name,
             {k: v for k, v in keys.items() if isinstance(v, str)} if isinstance(keys, dict) else {},
-            seat if isinstance(seat, dict) else {},
+            remembered[-MAX_SEATS:],
         )
 
     def save(self, path: Path | None = None) -> None:
@@ -68,18 +129,30 @@ class Settings:
         lines = [f"{key} = {_toml_string(value)}" for key, value in (("server", self.server), ("name", self.name)) if value]
         if self.keys:
             lines += ["", "[keys]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.keys.items()]
-        if self.seat:
-            lines += ["", "[seat]"] + [
-                f"{key} = {value if isinstance(value, int) else _toml_string(str(value))}" for key, value in self.seat.items()
-            ]
+        for seat in self.seats:
+            lines += seat.to_toml()
+        text = "# Quatro client: the last server and name used, remapped keys, and seats to come back to\n"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            # The seat secret is a credential (R19): the file is the user's alone.
-            path.touch(mode=0o600, exist_ok=True)
-            path.chmod(0o600)
-            path.write_text("# Quatro client: the last server and name used, and remapped keys\n" + "\n".join(lines) + "\n")
+            # Written aside and renamed into place: two clients saving at once never leave half a file. The seat
+            # secrets are credentials (R19): the file is the user's alone.
+            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".client-", suffix=".toml")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(text + "\n".join(lines) + "\n")
+                os.replace(temporary, path)
+            except BaseException:
+                os.unlink(temporary)
+                raise
         except OSError:
             pass  # remembering is a convenience; a read-only home must not stop the game
+
+
+def remember_seat(seat: RememberedSeat, path: Path | None = None) -> None:
+    """Add ``seat`` to the file as it is now: another client under the same HOME may have saved since we read it."""
+    settings = Settings.load(path)
+    settings.remember(seat)
+    settings.save(path)
 
 
 def _toml_string(value: str) -> str:

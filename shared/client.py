@@ -141,6 +141,8 @@ class ClientCore:
         self.drift = 0
         #: The server replaced this connection at its seat: a shell must not reconnect to it.
         self.replaced = False
+        #: Seconds without a request before a ``ping`` is due (the protocol's; tests shorten it).
+        self.heartbeat_interval: float = p.HEARTBEAT_INTERVAL
         self._last_sent: float | None = None
         self._last_heard: float | None = None
 
@@ -163,11 +165,12 @@ class ClientCore:
     def hello(self, now: float) -> tuple[int, bytes]:
         return self.send(m.Hello(p.PROTOCOL_VERSION, self.name), now)
 
-    def rejoin(self, now: float) -> tuple[int, bytes]:
-        """The request that takes this client's seat back (after a reconnection, or to resync). Needs a ``place``."""
+    def rejoin(self, now: float, takeover: bool = False) -> tuple[int, bytes]:
+        """The request that takes this client's seat back (after a reconnection, or to resync). Needs a ``place``.
+        ``takeover`` takes it even from a live connection (this client's own old link, not yet noticed dead)."""
         if self.place is None:
             raise ValueError("no seat to rejoin")
-        return self.send(m.Rejoin(self.place.table, self.place.secret), now)
+        return self.send(m.Rejoin(self.place.table, self.place.secret, True if takeover else None), now)
 
     def resync(self, now: float) -> tuple[int, bytes]:
         """Ask for a snapshot of the seat's view on this connection (its ``seq`` goes on; the snapshot is the new
@@ -177,11 +180,11 @@ class ClientCore:
     # --- heartbeat --------------------------------------------------------------------------------------
 
     def ping_due(self) -> float | None:
-        """When a ``ping`` is due: ``HEARTBEAT_INTERVAL`` after the last request sent; None before ``hello`` is
+        """When a ``ping`` is due: ``heartbeat_interval`` after the last request sent; None before ``hello`` is
         answered (a ping before it would be refused ``hello_first``)."""
         if self.welcome is None or self._last_sent is None:
             return None
-        return self._last_sent + p.HEARTBEAT_INTERVAL
+        return self._last_sent + self.heartbeat_interval
 
     def ping_if_due(self, now: float) -> bytes | None:
         """The bytes of a ``ping`` if one is due at ``now``, else None."""
@@ -265,6 +268,8 @@ class ClientCore:
 
     def _learn(self, request: m.RequestBody, payload: m.Payload) -> None:
         """What a successful request changes in what the client knows of its seat."""
+        if isinstance(request, m.Rename):
+            self.name = request.name  # a reconnection says hello with the new name
         if isinstance(payload, m.Welcome):
             self.welcome = payload
         elif isinstance(payload, m.Seated):

@@ -83,6 +83,9 @@ class Join(LobbyRequest):
 class Rejoin(LobbyRequest):
     table: int
     secret: Secret
+    #: True: take the seat from a live connection (which gets ``bye`` ``replaced``); left out, a live seat is
+    #: refused ``seat_in_use``.
+    takeover: bool | None = None
     kind: ClassVar[str] = p.REJOIN
 
 

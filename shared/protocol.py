@@ -36,6 +36,13 @@ HEARTBEAT_INTERVAL = 10.0
 #: R19); a client drops a silent server's connection and reconnects with the seat secret.
 HEARTBEAT_TIMEOUT = 30.0
 
+#: Heartbeat. A client sends ``ping`` whenever it has sent nothing for this many seconds, so that a live
+#: connection is never silent for long, even while its player only watches.
+HEARTBEAT_INTERVAL = 10.0
+#: The server treats a connection it has received nothing from for this many seconds as gone: the seat is
+#: kept (R19) and the host role passes (R18). Three missed heartbeats: a slow link survives, a dead one does not.
+HEARTBEAT_TIMEOUT = 30.0
+
 # --- client → server ------------------------------------------------------------------------------
 
 HELLO = "hello"
@@ -80,6 +87,7 @@ SEAT_TAKEN = "seat_taken"
 NOT_SEATED = "not_seated"  # a game action or a host request from a connection with no seat
 ALREADY_SEATED = "already_seated"
 BAD_SECRET = "bad_secret"
+SEAT_IN_USE = "seat_in_use"  # a rejoin without takeover while another connection plays the seat
 NOT_HOST = "not_host"
 MATCH_STARTED = "match_started"  # seats can no longer change
 SEATS_EMPTY = "seats_empty"  # start needs every seat filled
@@ -88,6 +96,8 @@ BAD_TIMING = "bad_timing"
 BAD_LEVEL = "bad_level"
 SERVER_FULL = "server_full"
 RATE_LIMITED = "rate_limited"
+TOO_MANY_CONNECTIONS = "too_many_connections"  # this address already holds its share of connections
+TOO_MANY_TABLES = "too_many_tables"  # this address already holds its share of open tables
 
 # --- protocol errors (the request could not be understood; see also quatro_shared.framing) ----------------
 
@@ -111,10 +121,33 @@ _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u20
 #: Categories never allowed: controls (escape sequences, newlines), line and paragraph separators.
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
 
+#: Characters that are letters or symbols to Unicode yet draw nothing: the Hangul fillers, the blank
+#: braille pattern, and the rest of Unicode's default-ignorable code points that are not already format
+#: characters (category Cf). A name made only of these would look empty on every other player's screen.
+_BLANK_LOOKING = frozenset(
+    "\u115f\u1160\u3164\uffa0"  # Hangul choseong and jungseong fillers, Hangul filler, halfwidth filler
+    "\u2800"  # braille pattern blank
+    "\u034f"  # combining grapheme joiner
+    "\u17b4\u17b5"  # Khmer inherent vowels
+    "\u180b\u180c\u180d\u180f"  # Mongolian free variation selectors
+    "\u3000"  # ideographic space (a Z character already, listed for clarity)
+)
+
+
+def _visible(ch: str) -> bool:
+    """Draws something on its own: not a space, control, format or mark, and not a blank-looking letter."""
+    category = unicodedata.category(ch)
+    if category.startswith(("Z", "C", "M")) or ch in _BLANK_LOOKING:
+        return False
+    code = ord(ch)
+    # Variation selectors and tags are marks or format characters already; these ranges guard older Unicode tables.
+    return not (0xFE00 <= code <= 0xFE0F or 0xE0000 <= code <= 0xE0FFF or 0x1BCA0 <= code <= 0x1BCA3)
+
 
 def printable(value: str) -> bool:
     """Something visible, with no control character (escape sequences, newlines), no line or paragraph
-    separator and no bidi override; emoji sequences (joined with U+200D) are fine."""
-    if not any(not unicodedata.category(ch).startswith(("Z", "C")) for ch in value):
-        return False  # blank or invisible: spaces, zero-width characters only
+    separator and no bidi override; emoji sequences (joined with U+200D) are fine. Blank-looking letters
+    (U+3164 HANGUL FILLER, U+2800 BRAILLE PATTERN BLANK...) and lone combining marks are not visible."""
+    if not any(_visible(ch) for ch in value):
+        return False  # blank or invisible: spaces, zero-width characters, fillers only
     return all(unicodedata.category(ch) not in _FORBIDDEN_CATEGORIES and ch not in _BIDI_CONTROLS for ch in value)

@@ -17,6 +17,11 @@ import pytest
 from quatro_server.lobby import Lobby
 from quatro_server.server import Server
 from quatro_server.timing import FAST, PROFILES
+from quatro_shared.discovery import NO_ANNOUNCE_ENV
+
+# Servers the tests start never announce themselves on the LAN (multicast leaves the machine); the zeroconf
+# tests ask for it with --announce, on loopback.
+os.environ.setdefault(NO_ANNOUNCE_ENV, "1")
 
 #: Fast timing with rounds short enough for a test to watch one end in a draw.
 QUICK = replace(FAST, round_length=3.0, break_length=0.5, sign_window=1.0)

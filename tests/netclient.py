@@ -48,6 +48,14 @@ class TestClient:
     # tests come back to it with another connection.
 
     @property
+    def heartbeat_interval(self) -> float:
+        return self.core.heartbeat_interval
+
+    @heartbeat_interval.setter
+    def heartbeat_interval(self, seconds: float) -> None:
+        self.core.heartbeat_interval = seconds  # a test makes one client's heartbeat quick, or stops it
+
+    @property
     def table(self) -> int | None:
         return None if self._place is None else self._place.table
 

@@ -35,3 +35,18 @@ def quit_with_ctrl_q(tmux: Tmux, session: str, timeout: float = WAIT) -> None:
     while session in tmux("list-sessions", "-F", "#{session_name}") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert session not in tmux("list-sessions", "-F", "#{session_name}"), "ctrl+q did not quit"
+
+def to_the_table(tmux: Tmux, session: str) -> None:
+    """From wherever the match is to a round's table: ready at signing, and as host, start the next round at
+    the reveal (a bot may have ended the round; the test's timing never ends a break by itself)."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        text = tmux("capture-pane", "-p", "-t", session)
+        if on_the_table(text):
+            return
+        if "starts the next round now" in text:
+            tmux("send-keys", "-t", session, "n")
+        elif "pick this sign" in text:
+            tmux("send-keys", "-t", session, "Enter")  # ready (and pick the highlighted sign)
+        time.sleep(0.3)
+    raise AssertionError(f"never got to the table:\n{tmux('capture-pane', '-p', '-t', session)}")

@@ -54,10 +54,30 @@ def test_the_client_and_the_server_do_not_import_each_other():
 
 
 def test_bots_never_import_the_engine():
-    """H2 made structural: decision code sees views and events (shared types), never a Table."""
-    for path in (ROOT / "quatro_server").rglob("*.py"):
-        if path.stem.startswith("bot") or path.stem == "netbot":
-            assert "quatro_server.engine" not in imported_modules(path), path
+    """H2 made structural: decision code sees views and events (shared types), never a Table.
+
+    Every level (``expert`` included) lives in ``bots.py``; the gauntlet's exploiters in ``exploiters.py``;
+    the example of a bot written outside the project in ``examples/``. None may reach the engine or a room.
+    """
+    decision_code = [
+        path for path in (ROOT / "quatro_server").rglob("*.py") if path.stem.startswith("bot") or path.stem in ("netbot", "exploiters")
+    ]
+    decision_code += sorted((ROOT / "examples").glob("*.py"))
+    assert {"bots", "netbot", "exploiters", "pair_bot"} <= {path.stem for path in decision_code}
+    for path in decision_code:
+        project = {name for name in imported_modules(path) if name.split(".")[0] in ("quatro_server", "quatro_tui")}
+        assert project <= {"quatro_server.bots"}, (path, project)  # shared types, and the bots' own helpers
+
+
+def test_every_level_is_a_class_of_the_bot_module():
+    """``expert`` and the rest: the levels are named once (``quatro_shared.levels``) and each is a class in ``bots.py``."""
+    from quatro_shared.levels import LEVELS
+
+    from quatro_server import bots
+
+    for level in LEVELS:
+        bot = bots.make_bot(level)
+        assert type(bot).__module__ == "quatro_server.bots" and bot.level == level
 
 
 def test_the_clients_look_lives_in_its_one_stylesheet():

@@ -65,3 +65,20 @@ def test_wire_codec_benchmark_runs():
     for label in ("update, 8 players, break", "update, 4 players, swap", "lobby, 50 tables", "swap request"):
         row = re.search(rf"^{re.escape(label)} +(\d+) +([\d.]+) ", result.stdout, re.MULTILINE)
         assert row and int(row.group(1)) > 0 and float(row.group(2)) > 0, f"no figures for {label}:\n{result.stdout}"
+
+
+def test_ssh_sessions_benchmark_runs():
+    """One SSH session and the direct baseline: start-up and memory figures are printed."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/ssh_sessions.py", "--sessions", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for label in ("baseline: quatro join on a local pty", "ssh door: connect to lobby", "client process resident",
+                  "client process unique"):
+        assert re.search(rf"{label}.*median +[\d.]+ (ms|MB) .*\(n=\d+\)", out), f"no figures for {label}:\n{out}"
+    assert re.search(r"1 SSH sessions at the lobby at once \(1 client processes\)", out), out

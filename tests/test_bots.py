@@ -160,15 +160,16 @@ def test_takes_the_obvious_swap(level):
     assert swaps[0].slot == 1 and swaps[0].take == "KD" and swaps[0].give in ("QS", "JS")
 
 
-def test_normal_pairs_a_lone_card_when_its_rank_is_not_in_the_center():
-    bot = NormalBot(random.Random(6))
-    view = seat_view(hand=("KS", "KH", "QS", "JS"), center=("AD", "QD", "10S", "AC"))
-    (swap,) = bot.decide(view, 0.0)
+@pytest.mark.parametrize("level", ["easy", "normal"])
+def test_normal_pairs_a_lone_card_when_its_rank_is_not_in_the_center(level):
+    bot = make_bot(level, random.Random(6))
+    view = seat_view(hand=("KS", "KH", "QS", "JS"), center=("AD", "QD", "10S", "AC"), channel_held=level == "normal")
+    (swap,) = [x for x in bot.decide(view, 0.0) if isinstance(x, a.Swap)]
     assert swap == a.Swap("JS", 1, "QD")  # K K Q Q: two ranks to finish, and the kings are kept
 
 
 def test_normal_waits_out_its_swap_cooldown():
-    view = seat_view(hand=("KS", "KH", "QS", "JS"), center=("AD", "KD", "10S", "AC"), swap_wait_ms=800)
+    view = seat_view(hand=("KS", "KH", "QS", "JS"), center=("AD", "KD", "10S", "AC"), swap_wait_ms=800, channel_held=True)
     assert NormalBot(random.Random(0)).decide(view, 0.0) == []
 
 
@@ -192,7 +193,8 @@ def test_calls_when_the_partner_pulses_the_team_sign(level):
     view = replace(view, center=("QH", "QD", "10S", "JC"))
     assert a.Call() not in bot.decide(view, 0.0)  # a decoy: not our sign
     bot.observe([e.Pulse(2, SIGN)])
-    assert bot.decide(view, 0.5) == [a.Call()]
+    pulsed = replace(view, seats=tuple(replace(s, last_pulse=SIGN, last_pulse_ms=2000) if s.seat == 2 else s for s in view.seats))
+    assert bot.decide(pulsed, 2.0) == [a.Call()]  # the pulse fell 2 s ago: more than a reaction time
 
 
 @pytest.mark.parametrize("level", ["normal", "hard"])
@@ -411,7 +413,7 @@ def test_random_plays_every_kind_of_action_and_calls_rarely():
 
 def test_bot_modules_cannot_reach_the_rules_engine():
     root = Path(__file__).resolve().parents[1] / "quatro_server"
-    for module in ("bots.py", "netbot.py"):
+    for module in ("bots.py", "netbot.py", "exploiters.py"):
         tree = ast.parse((root / module).read_text())
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}

@@ -33,10 +33,11 @@ import pytest
 import trio
 
 from quatro_server import engine as engine_module
+from quatro_server.audit import PRIVATE_KEYS, keys, update_leaks, values
 from quatro_server.bots import LEVELS
 from quatro_server.engine import Table
 from quatro_server.lobby import Lobby, Room
-from quatro_server.server import Server
+from quatro_server.server import Server, ServerConfig
 from quatro_server.timing import PROFILES
 from quatro_shared import events as e
 from quatro_shared import protocol as p
@@ -68,7 +69,6 @@ GAMES: list[tuple[int, int, int]] = [
 PLAY_SECONDS = 7.0
 
 REPLY_KINDS = (p.OK, p.REFUSED, p.ERROR)
-PRIVATE_KEYS = {"hand", "hands", "sign", "signs", "secret", "channel_sign", "center"}
 
 
 # --- what was recorded ----------------------------------------------------------------------------------------
@@ -253,7 +253,7 @@ async def play_game(recording: Recording, server: Server, index: int, players: i
         assert reply["kind"] == p.OK, reply
         clients.append(c)
     for c in clients:
-        recording.secrets[(table, c.seat)] = room.seats[c.seat].secret
+        recording.secrets[(table, c.seat)] = c.secret
         recording.players.append(Player(index, table, c.seat, c.seat % (players // 2), c))
     assert (await host.request(p.START))["kind"] == p.OK
     start = trio.current_time()
@@ -268,7 +268,8 @@ async def play_game(recording: Recording, server: Server, index: int, players: i
 
 async def play_all(recording: Recording) -> None:
     lobby = Lobby(timing_profiles={**PROFILES, "quick": QUICK}, seed=recording.seed)
-    server = Server(lobby)
+    # A dozen tables and their players, all from 127.0.0.1: more than one address may hold.
+    server = Server(lobby, ServerConfig(trusted_addresses=frozenset({"127.0.0.1"})))
     rng = random.Random(recording.seed)
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(server.serve, "127.0.0.1", 0)
@@ -299,37 +300,6 @@ def recording() -> Recording:
 
 
 # --- walking frames ---------------------------------------------------------------------------------------------
-
-
-def values(obj: Any) -> Iterator[Any]:
-    """Every scalar value inside a decoded frame (keys excluded)."""
-    if isinstance(obj, dict):
-        for value in obj.values():
-            yield from values(value)
-    elif isinstance(obj, list):
-        for value in obj:
-            yield from values(value)
-    else:
-        yield obj
-
-
-def keys(obj: Any) -> Iterator[str]:
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            yield key
-            yield from keys(value)
-    elif isinstance(obj, list):
-        for value in obj:
-            yield from keys(value)
-
-
-def before_reveal(frame: dict[str, Any]) -> dict[str, Any]:
-    """An update without its reveal (``round_ended`` events, the view's summary): what must hold no secret."""
-    events = [ev for ev in frame["events"] if ev["kind"] != "round_ended"]
-    if "view" not in frame:
-        return {**frame, "events": events}
-    view = {k: v for k, v in frame["view"].items() if k != "summary"}
-    return {**frame, "view": view, "events": events}
 
 
 def updates(recording: Recording) -> Iterator[tuple[Player, dict[str, Any], Truth]]:
@@ -410,31 +380,18 @@ def test_h1_no_card_of_another_hand_and_no_other_teams_sign_before_the_reveal(re
     note = seed_note(recording)
     leaks = []
     for player, frame, truth in updates(recording):
-        hidden = before_reveal(frame)
-        public_cards = set(truth.center) | set(truth.hands[player.seat])
-        shown_signs = {truth.signs[player.team], truth.channel_signs[player.seat]}
-        for ev in hidden["events"]:
-            if ev["kind"] == "swapped":
-                public_cards |= {ev["put_down"], ev["taken"]}
-            elif ev["kind"] == "dealt":
-                public_cards |= set(ev["center"])
-            elif ev["kind"] == "hand_dealt" and ev["seat"] == player.seat:
-                public_cards |= set(ev["hand"])
-            elif ev["kind"] == "pulse":
-                shown_signs.add(ev["sign"])
-            elif ev["kind"] == "emoji_chosen" and ev["seat"] == player.seat:
-                shown_signs.add(ev["sign"])
-            elif ev["kind"] == "sign_chosen" and ev["team"] == player.team:
-                shown_signs.add(ev["sign"])
-        if "view" in hidden:
-            shown_signs |= {s["last_pulse"] for s in hidden["view"]["seats"]}
-        others = {card for seat, hand in enumerate(truth.hands) if seat != player.seat for card in hand}
-        other_signs = {sign for team, sign in enumerate(truth.signs) if team != player.team and sign is not None}
-        for value in values(hidden):
-            if is_card(value) and value not in public_cards:
-                leaks.append(("card", value, value in others, player.table, player.seat, frame["seq"]))
-            if is_sign(value) and value not in shown_signs:
-                leaks.append(("sign", value, value in other_signs, player.table, player.seat, frame["seq"]))
+        # The same check quatro-server soak runs on the wire, here held against the engine's truth.
+        found = update_leaks(
+            frame,
+            player.seat,
+            player.team,
+            own_hand=truth.hands[player.seat],
+            center=truth.center,
+            own_sign=truth.signs[player.team],
+            own_emoji=truth.channel_signs[player.seat],
+            truth=True,
+        )
+        leaks.extend((leak, player.table, player.seat, frame["seq"]) for leak in found)
     assert not leaks, (leaks[:10], len(leaks), note)
 
 

@@ -25,8 +25,6 @@ import msgpack
 import pytest
 import trio
 
-from quatro_server import outbound as outbound_module
-from quatro_server import server as server_module
 from quatro_server.server import FLOOD_DISCONNECT, REQUEST_BURST, REQUEST_RATE
 from quatro_server.timing import FAST
 from quatro_shared import protocol as p
@@ -350,8 +348,8 @@ async def test_a_frame_just_above_64_kib_is_refused_and_one_at_the_limit_is_read
     await assert_undisturbed(game)
 
 
-async def test_half_a_frame_then_silence_before_hello_is_cut_at_the_hello_timeout(game, monkeypatch):
-    monkeypatch.setattr(server_module, "HELLO_TIMEOUT", 0.3)
+async def test_half_a_frame_then_silence_before_hello_is_cut_at_the_hello_timeout(game):
+    game.server.config = replace(game.server.config, hello_timeout=0.3)
     silent = await hostile(game, "silent", hello=False)
     slow = await hostile(game, "slowloris", hello=False)
     hello = msgpack.packb({"kind": "hello", "id": 1, "version": p.PROTOCOL_VERSION, "name": "slow"})
@@ -851,18 +849,19 @@ async def public_noise(client: TestClient, pace: Pacer) -> None:
     await pace()
 
 
-async def test_a_client_that_never_reads_is_dropped_while_the_table_goes_on(game, monkeypatch):
+async def test_a_client_that_never_reads_is_dropped_while_the_table_goes_on(game):
     server = game.server
     ann, dee = game.ann, game.dee
-    # The queue's length is read when a connection is made: only connections made from now on get the short one.
-    monkeypatch.setattr(outbound_module, "MAX_OUTBOUND_BYTES", 2048)
+    # The queue's budget is read when a connection is made: only connections made from now on get the short one.
+    config = server.config
+    server.config = replace(config, max_outbound_bytes=8 * 1024)
     slow = await connect_small_buffer(server.port, "slow")
-    monkeypatch.setattr(outbound_module, "MAX_OUTBOUND_BYTES", outbound_module.MAX_OUTBOUND_BYTES)
+    server.config = config
     (slow_conn,) = [c for c in server.connections if c.name == "slow"]
     # The kernel's buffers are small too (test-side only), so a few dozen updates fill everything.
     slow_conn.stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     # slow takes dee's seat over (with dee's secret), then never reads again.
-    assert (await slow.request(p.REJOIN, table=game.table, secret=dee.secret))["kind"] == p.OK
+    assert (await slow.request(p.REJOIN, table=game.table, secret=dee.secret, takeover=True))["kind"] == p.OK
     assert await dee.closed()  # dee was told "replaced" and closed
 
     # ann (and the bots) make public events: every seat gets an update for each.

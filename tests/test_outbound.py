@@ -89,3 +89,36 @@ async def test_a_peer_gone_fails_the_outbox_and_tells_its_owner() -> None:
         await box.drained()
         nursery.cancel_scope.cancel()
     assert reasons == ["write_failed"] and box.failed
+
+
+async def test_a_stream_without_a_socket_is_written_in_order_and_counted_until_taken() -> None:
+    """An in-process stream (a gateway's) has no descriptor: a task writes it with send_all, in order."""
+    flusher = Flusher()
+    ours, theirs = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(flusher.run)
+        box = flusher.outbox(ours)
+        assert box.fd == -1
+        assert box.put(b"one") and box.put(b"two")
+        await trio.testing.wait_all_tasks_blocked()
+        assert box.put(b"three")  # queued while the first write may still be under way
+        data = b""
+        while len(data) < 11:
+            data += await theirs.receive_some()
+        assert data == b"onetwothree"
+        await box.drained()
+        assert box.size == 0 and not box.blocked
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_waiting_superseding_frame_is_replaced_and_only_its_bytes_are_counted() -> None:
+    box = outbound.Outbox(-1, None, limit=100)
+    assert box.put(b"L" * 40, supersede=True)
+    assert box.put(b"x")
+    assert box.put(b"M" * 50, supersede=True)  # replaces the first list: 51 bytes held, not 91
+    assert box.size == 51
+    assert not box.put(b"N" * 120, supersede=True)  # over the limit even in place of the waiting one
+    assert box.take() == b"x" + b"M" * 50
+    assert box.size == 51  # counted until the socket takes it
+    box.sent(51)
+    assert box.size == 0

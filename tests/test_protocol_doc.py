@@ -195,7 +195,8 @@ def _lobby_messages() -> list[dict[str, Any]]:
     assert ask(bob, "swap", now=1.1, give="ZZ", slot=0, take="KS")["kind"] == protocol.ERROR
     ask(bob, "ready", now=1.2)
     assert ask(bob, protocol.RESYNC, now=1.25)["kind"] == protocol.OK
-    assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret)["kind"] == protocol.OK
+    assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret)["reason"] == protocol.SEAT_IN_USE
+    assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret, takeover=True)["kind"] == protocol.OK
     ask(ann, protocol.LEAVE, now=1.4)
 
     hello_server = server.Server(lobby.Lobby())
@@ -328,6 +329,8 @@ LIMITS = {
         (server, name): getattr(server, name)
         for name in (
             "MAX_CONNECTIONS",
+            "MAX_CONNECTIONS_PER_ADDRESS",
+            "LOBBY_IDLE_LIMIT",
             "REQUEST_BURST",
             "REQUEST_RATE",
             "FLOOD_DISCONNECT",
@@ -335,8 +338,20 @@ LIMITS = {
             "FLUSH_GRACE",
         )
     },
-    (lobby, "MAX_TABLES"): lobby.MAX_TABLES,
     (outbound, "MAX_OUTBOUND_BYTES"): outbound.MAX_OUTBOUND_BYTES,
+    **{
+        (lobby, name): getattr(lobby, name)
+        for name in (
+            "MAX_TABLES",
+            "MAX_TABLES_PER_ADDRESS",
+            "ABANDON_AFTER",
+            "UNSTARTED_ABANDON_AFTER",
+            "GUESSES_PER_ADDRESS",
+            "GUESSES_PER_TABLE",
+            "GUESS_DELAY_CAP",
+            "GUESS_DELAY_CAP_TABLE",
+        )
+    },
 }
 
 

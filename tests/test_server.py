@@ -189,11 +189,16 @@ async def test_r19_partner_and_opponents_can_still_act_on_a_disconnected_seat(se
     assert ended["outcome"] == "counter" and ended["accused"] == 0
 
 
-async def test_a_second_connection_with_the_secret_replaces_the_first(server):
+async def test_a_second_connection_with_the_secret_replaces_the_first_only_when_it_says_so(server):
     clients = await seat_four(server)
     bob = clients[1]
     twin = await TestClient.connect(server.port, "bob")
-    assert (await twin.request(p.REJOIN, table=bob.table, secret=bob.secret))["kind"] == p.OK
+    refused = await twin.request(p.REJOIN, table=bob.table, secret=bob.secret)
+    assert refused["kind"] == p.REFUSED and refused["reason"] == p.SEAT_IN_USE
+    assert (await bob.request(p.PING))["kind"] == p.OK  # bob plays on, untouched
+    not_a_flag = await twin.request(p.REJOIN, table=bob.table, secret=bob.secret, takeover=1)
+    assert not_a_flag["kind"] == p.ERROR and not_a_flag["code"] == p.BAD_REQUEST
+    assert (await twin.request(p.REJOIN, table=bob.table, secret=bob.secret, takeover=True))["kind"] == p.OK
     bye = None
     while bye is None or bye["kind"] != p.BYE:
         bye = await bob.next_frame()
@@ -241,10 +246,8 @@ async def test_a_seat_is_not_told_when_another_team_picks_its_sign(server):
     assert len(bob.frames) == before
 
 
-async def test_a_room_nobody_returns_to_is_closed(server, monkeypatch):
-    import quatro_server.lobby as lobby_module
-
-    monkeypatch.setattr(lobby_module, "ABANDON_AFTER", 0.3)
+async def test_a_room_nobody_returns_to_is_closed(server):
+    server.lobby.abandon_after = server.lobby.unstarted_abandon_after = 0.3
     ann = await TestClient.connect(server.port, "ann")
     await ann.request(p.CREATE_TABLE, players=4)
     await ann.request(p.ADD_BOT)

@@ -15,9 +15,11 @@ from netclient import TestClient
 
 
 async def start_server(*args: str) -> tuple[trio.Process, int, str]:
-    """Start ``quatro-server`` on a free loopback port; return the process, its port and what it printed to stderr."""
+    """Start ``quatro-server`` on a free loopback port; return the process, its port and what it printed to stdout.
+    Without ``--data-dir`` it keeps no journal (tests never touch the user's data directory)."""
+    journal = [] if "--data-dir" in args else ["--no-journal"]
     proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", *args],
+        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", *journal, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -79,7 +81,8 @@ async def test_seeded_server_says_loudly_that_shuffles_are_predictable():
 
 
 async def test_logs_are_one_event_a_line_on_stderr():
-    proc, port, _ = await start_server()
+    """One event a line; a connection's life is told at debug level (an info log stays quiet under a flood)."""
+    proc, port, _ = await start_server("--log-level", "debug")
     try:
         c = await TestClient.connect(port, "ann")
         await c.request(p.CREATE_TABLE, players=4)
@@ -91,6 +94,7 @@ async def test_logs_are_one_event_a_line_on_stderr():
         err = await read_stderr(proc)
         for event in ("connection_open", "hello", "table_created", "connection_closing", "connection_closed"):
             assert f" {event} " in err, event
+        assert all(line.count(" quatro.") == 1 for line in err.splitlines()), err
     finally:
         if proc.returncode is None:
             proc.kill()

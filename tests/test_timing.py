@@ -8,7 +8,7 @@ import pytest
 
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 
-from quatro_server.timing import FAST, PROFILES, STANDARD, Timing, load_timing
+from quatro_server.timing import FAST, OPTIONAL_DURATIONS, PROFILES, STANDARD, Timing, load_timing
 
 SPEC = {
     "sign_window": 30,  # R7
@@ -34,6 +34,8 @@ def test_fast_is_shorter_in_every_duration_and_keeps_the_target():
     for f in dataclasses.fields(Timing):
         if f.name == "target_score":
             assert FAST.target_score == STANDARD.target_score
+        elif f.name in OPTIONAL_DURATIONS:
+            assert getattr(FAST, f.name) == getattr(STANDARD, f.name) == 0, f"{f.name} is off by default"
         else:
             assert 0 < getattr(FAST, f.name) < getattr(STANDARD, f.name), f.name
     assert set(PROFILES) >= {"standard", "fast"}

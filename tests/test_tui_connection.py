@@ -107,7 +107,7 @@ def test_a_seat_taken_over_elsewhere_is_not_fought_for(quatro_server):
         ann = await Player(quatro_server, "ann").start()
         await ann.act(p.CREATE_TABLE, players=4)
         twin = await Player(quatro_server, "ann").start()
-        await twin.act(p.REJOIN, table=ann.conn.seat.table, secret=ann.conn.seat.secret)
+        await twin.act(p.REJOIN, table=ann.conn.seat.table, secret=ann.conn.seat.secret, takeover=True)
         await until(lambda: ann._task.done(), what="the replaced connection to stop")
         assert not any(isinstance(m, LinkDropped) for m in ann.messages)
         await ann.close()

@@ -11,14 +11,16 @@ from quatro_shared import events as e
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
+from quatro_server.addresses import machine_interfaces, reachable_addresses
 from quatro_server.bots import LEVELS
 from quatro_tui.app import Join, Play, QuatroApp
-from quatro_tui.cli import parser
+from quatro_shared.levels import PLAY_LEVEL
+from quatro_tui.cli import parse_address, parser
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
-from quatro_tui.settings import Settings, config_path, default_name, wants_ascii
+from quatro_tui.settings import RememberedSeat, Settings, config_path, default_name, wants_ascii
 from tui_helpers import Player, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
@@ -111,7 +113,11 @@ def test_play_open_leaves_a_seat_shows_the_address_and_starts_when_it_fills(pati
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.seating, what="the room")
             await until(lambda: sum(s.taken for s in app.game.seating.seats) == 3, what="the bots")
             assert app.join_addresses and all(":" in a for a in app.join_addresses)
-            port = int(app.join_addresses[0].rsplit(":", 1)[1])
+            # The machine's LAN addresses, read from its interfaces, come first; loopback last.
+            lan = reachable_addresses(machine_interfaces(), ipv6=False)
+            assert [a.rsplit(":", 1)[0] for a in app.join_addresses] == lan
+            assert app.join_addresses[-1].startswith("127.0.0.1:")
+            port = int(app.join_addresses[-1].rsplit(":", 1)[1])
             bob = await Player(port, "bob").start()
             await bob.act(p.JOIN, table=app.game.seating.table)
             await until(lambda: app.game.view is not None and app.game.view.phase is not Phase.LOBBY, what="the start")
@@ -190,7 +196,7 @@ def test_r19_join_comes_back_to_the_seat_it_remembers(quatro_server):
         created = await ann.act(p.CREATE_TABLE, players=4)
         remembered = []
         app = QuatroApp(Join("127.0.0.1", quatro_server, "bob", table=created["table"]),
-                        remember_seat=lambda table, secret: remembered.append((table, secret)))
+                        remember_seat=lambda table, secret, name: remembered.append((table, secret)))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: remembered and app.game.my_seat == 1, what="the seat")
             await pilot.press("ctrl+q")
@@ -225,7 +231,7 @@ def test_join_an_unreachable_server_says_so():
 
 def test_command_line_defaults():
     args = parser().parse_args(["play"])
-    assert (args.players, args.level, args.timing, args.open) == (4, "normal", "standard", 0)
+    assert (args.players, args.level, args.timing, args.open) == (4, PLAY_LEVEL, "standard", 0) and PLAY_LEVEL == "easy"
     args = parser().parse_args(["join", "host:1234", "--table", "3", "--password", "pw"])
     assert (args.address, args.table, args.password) == ("host:1234", 3, "pw")
 
@@ -239,9 +245,9 @@ def test_settings_live_under_xdg_config_home(tmp_path, monkeypatch):
     assert default_name(loaded) == 'ann "the hand"'
     Settings(name="ann", keys={"call": "g", "hand-1": "z"}).save()
     assert Settings.load().keys == {"call": "g", "hand-1": "z"}
-    Settings(server="box:7777", seat={"server": "box:7777", "table": 3, "secret": "s3cr3t"}).save()
-    assert Settings.load().remembered_seat("box:7777") == (3, "s3cr3t")
-    assert Settings.load().remembered_seat("other:7777") is None
+    Settings(server="box:7777", seats=[RememberedSeat("box:7777", 3, "ann", "s3cr3t")]).save()
+    assert Settings.load().remembered_seat("box:7777", "ann") == RememberedSeat("box:7777", 3, "ann", "s3cr3t")
+    assert Settings.load().remembered_seat("other:7777", "ann") is None
     assert config_path().stat().st_mode & 0o777 == 0o600  # it holds a seat secret
     config_path().write_text("not = [toml")
     assert Settings.load() == Settings()

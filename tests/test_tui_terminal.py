@@ -15,25 +15,10 @@ import uuid
 
 import pytest
 
-from terminal_helpers import WAIT, on_the_table, quit_with_ctrl_q, wait_for
+from terminal_helpers import WAIT, on_the_table, quit_with_ctrl_q, to_the_table, wait_for
 from tui_helpers import timing_file
 
 pytestmark = pytest.mark.timeout(90)
-
-def to_the_table(tmux, session: str) -> None:
-    """From wherever the match is to a round's table: ready at signing, and as host, start the next round at
-    the reveal (a bot may have ended the round; the test's timing never ends a break by itself)."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        text = tmux("capture-pane", "-p", "-t", session)
-        if on_the_table(text):
-            return
-        if "starts the next round now" in text:
-            tmux("send-keys", "-t", session, "n")
-        elif "pick this sign" in text:
-            tmux("send-keys", "-t", session, "Enter")  # ready (and pick the highlighted sign)
-        time.sleep(0.3)
-    raise AssertionError(f"never got to the table:\n{tmux('capture-pane', '-p', '-t', session)}")
 
 
 def test_quatro_play_in_tmux_a_swap_is_made_and_seen(tmp_path, tmux):

@@ -1,4 +1,4 @@
-"""Small dialogs over the table: the R13 reminder before a call, the team to counter, the emoji picker."""
+"""Small dialogs: the R13 reminder before a call, taking over one's own seat, the team to counter, the emoji picker."""
 
 from __future__ import annotations
 
@@ -40,6 +40,48 @@ class ConfirmCall(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class TakeOver(ModalScreen[bool]):
+    """R19: the seat ``quatro join`` came back to is played from another connection. Asked, never taken unasked."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "take it over", id="takeover-yes"),
+        Binding("n,escape", "answer(False)", "leave it", id="takeover-no"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("[b]Your seat is in play from another terminal.[/b] Take it over? y/n")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class LeaveRunning(ModalScreen[bool | None]):
+    """The opener of ``quatro play --open N`` quits while others play on its private server: keep it running?"""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "leave it running", id="leave-running-yes"),
+        Binding("n", "answer(False)", "stop it", id="leave-running-no"),
+        Binding("escape", "answer(None)", "don't quit", id="leave-running-cancel"),
+    ]
+
+    def __init__(self, others: int) -> None:
+        super().__init__()
+        self.others = others
+
+    def compose(self) -> ComposeResult:
+        who = "1 other is" if self.others == 1 else f"{self.others} others are"
+        with Vertical(classes="dialog"):
+            yield Static(
+                f"[b]{who} still playing: leave the table running for them? y/n[/b]\n\n"
+                "y: quit, the table goes on without you (the server stops once everyone has gone)\n"
+                "n: quit and stop the table for everyone    escape: don't quit"
+            )
+
+    def action_answer(self, answer: bool | None) -> None:
+        self.dismiss(answer)
 
 
 class CounterTeam(ModalScreen[int | None]):

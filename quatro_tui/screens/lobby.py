@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
 from quatro_shared import messages as m
+from quatro_shared import protocol as p
 from quatro_shared.profiles import STANDARD_PROFILE
 
 from quatro_tui import words
@@ -53,6 +54,8 @@ class LobbyScreen(Screen[None]):
         yield Static("[b]Tables on this server[/b]  (enter joins the highlighted one; c creates one)", classes="pad")
         yield DataTable(id="tables", cursor_type="row")
         with Horizontal(id="create"):
+            name = self.app.conn.name if self.app.conn is not None else ""
+            yield Input(value=name, placeholder="your name", max_length=p.MAX_NAME_LEN, id="name")
             yield Select([("4 players", 4), ("6 players", 6), ("8 players", 8)], value=4, allow_blank=False, id="players")
             # The server's profiles, by name: plain text, they are the server's words.
             profiles = [(Text(words.plain(name, ascii_only)), name) for name in self.app.profiles]
@@ -92,6 +95,20 @@ class LobbyScreen(Screen[None]):
     def note(self, text: str) -> None:
         """A line under the list, as plain text (it often holds the server's own words)."""
         self.query_one("#lobby-note", Static).update(Content(words.plain(text, self.app.game.ascii_only)))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "name":
+            self.app.run_worker(self._rename(event.value.strip()), exit_on_error=False)
+
+    async def _rename(self, name: str) -> None:
+        """Play under another name (over SSH the name starts as the login's)."""
+        if not name or not p.printable(name):
+            self.note("A name needs something printable.")
+            return
+        reply = await self.app.request(m.Rename(name))
+        if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Renamed):
+            self.note(f"You play as {reply.payload.name}.")
+        self.query_one(DataTable).focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_join()

@@ -1,0 +1,170 @@
+"""Hidden information, checked from the receiving end (H1, H3): does a frame carry what its seat may not see?
+
+A frame is judged against what its seat may know at that moment: its own hand, the center, its team's sign,
+its own channel emoji, and what the frame itself makes public (a public swap, a deal, a pulse). Anything else
+that looks like a card or a sign, before the reveal, is a leak; so is a private event addressed to another
+seat or team, a seat secret in any frame but the owner's own ``create_table``/``join`` reply, and a card, a
+sign or a private key in a seating, lobby or reply frame. The caller may pass the engine's truth (the tests
+record it) or rely on the seat's view as its client knows it (``quatro-server soak``, which sees only the wire:
+a snapshot's view, or the state built from the updates since with ``quatro_shared.apply``; protocol 2 sends a
+full view only in a snapshot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from quatro_shared import protocol as p
+from quatro_shared.cards import is_card
+from quatro_shared.signs import is_sign
+
+#: Keys that name something private; never in a seating, lobby or reply frame (but the seat's own secret).
+PRIVATE_KEYS = frozenset({"hand", "hands", "sign", "signs", "secret", "channel_sign", "center"})
+#: Exactly the keys of an update: a snapshot carries the seat's view, any other update the table's countdowns
+#: (``clock``) and, when one is running, the seat's own cooldowns (``own``).
+UPDATE_KEYS = frozenset({"kind", "table", "seq", "snapshot", "events"})
+SNAPSHOT_KEYS = UPDATE_KEYS | {"view"}
+DELTA_KEYS = UPDATE_KEYS | {"clock"}
+
+
+def values(obj: Any) -> Iterator[Any]:
+    """Every scalar value inside a decoded frame (keys excluded)."""
+    if isinstance(obj, dict):
+        for value in obj.values():
+            yield from values(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            yield from values(value)
+    else:
+        yield obj
+
+
+def keys(obj: Any) -> Iterator[str]:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield key
+            yield from keys(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            yield from keys(value)
+
+
+def before_reveal(frame: dict[str, Any]) -> dict[str, Any]:
+    """An update without its reveal (``round_ended`` events, the view's summary): what must hold no secret."""
+    events = [ev for ev in frame["events"] if ev.get("kind") != "round_ended"]
+    if "view" not in frame:
+        return {**frame, "events": events}
+    view = {k: v for k, v in frame["view"].items() if k != "summary"}
+    return {**frame, "view": view, "events": events}
+
+
+def update_leaks(
+    frame: dict[str, Any],
+    seat: int,
+    team: int,
+    *,
+    own_hand: Iterable[str] | None = None,
+    center: Iterable[str] | None = None,
+    own_sign: str | None = None,
+    own_emoji: str | None = None,
+    truth: bool = False,
+    known: dict[str, Any] | None = None,
+) -> list[str]:
+    """What an ``update`` for ``seat`` (of ``team``) carries that the seat may not see; empty when nothing.
+
+    With ``truth`` the hand, center, sign and emoji are the engine's (a test's record); otherwise they are taken
+    from the frame's own view (a snapshot) or from ``known``, the seat's view in wire form as its client built it
+    with this update applied; either still catches any card or sign that the rest of the frame shows beyond it.
+    """
+    leaks: list[str] = []
+    snapshot = frame.get("snapshot")
+    expected = SNAPSHOT_KEYS if snapshot else DELTA_KEYS
+    if not expected <= set(frame) <= expected | {"own"} or (snapshot and "own" in frame):
+        leaks.append(f"update keys {sorted(frame)}")
+        return leaks
+    view = frame.get("view", known)
+    if not frame["events"] and not snapshot:
+        leaks.append("an empty update (it tells when something private happened)")
+    if view is None:
+        if not truth:
+            leaks.append("an update that is not a snapshot before any snapshot")
+            return leaks
+        view = {}
+    elif view.get("seat") != seat or view.get("team") != team:
+        leaks.append(f"a view of seat {view.get('seat')} sent to seat {seat}")
+    if not truth:
+        own_hand, center = view.get("hand", []), view.get("center", [])
+        own_sign, own_emoji = view.get("sign"), view.get("channel_sign")
+    public_cards = set(center or ()) | set(own_hand or ())
+    shown_signs = {own_sign, own_emoji}
+    for ev in frame["events"]:
+        kind = ev.get("kind")
+        if kind == "hand_dealt" and ev.get("seat") != seat:
+            leaks.append(f"hand_dealt of seat {ev.get('seat')}")
+        elif kind == "sign_chosen" and ev.get("team") != team:
+            leaks.append(f"sign_chosen of team {ev.get('team')}")
+        elif kind == "emoji_chosen" and ev.get("seat") != seat:
+            leaks.append(f"emoji_chosen of seat {ev.get('seat')}")
+    hidden = before_reveal(frame)
+    for ev in hidden["events"]:
+        kind = ev.get("kind")
+        if kind == "swapped":
+            public_cards |= {ev.get("put_down"), ev.get("taken")}
+        elif kind == "dealt":
+            public_cards |= set(ev.get("center", ()))
+        elif kind == "hand_dealt" and ev.get("seat") == seat:
+            public_cards |= set(ev.get("hand", ()))
+        elif kind == "pulse":
+            shown_signs.add(ev.get("sign"))
+        elif kind in ("emoji_chosen",) and ev.get("seat") == seat:
+            shown_signs.add(ev.get("sign"))
+        elif kind == "sign_chosen" and ev.get("team") == team:
+            shown_signs.add(ev.get("sign"))
+    if "view" in hidden:
+        shown_signs |= {s.get("last_pulse") for s in hidden["view"].get("seats", [])}
+    for value in values(hidden):
+        if is_card(value) and value not in public_cards:
+            leaks.append(f"card {value}")
+        if is_sign(value) and value not in shown_signs:
+            leaks.append(f"sign {value}")
+    return leaks
+
+
+def frame_leaks(
+    frame: dict[str, Any],
+    seat: int | None,
+    team: int | None,
+    *,
+    own_secret: str | None = None,
+    secrets: Iterable[str] = (),
+    known: dict[str, Any] | None = None,
+) -> list[str]:
+    """What any frame received by one connection carries that it may not see (``seat``/``team``: where it sits,
+    None in the lobby). ``secrets``: every seat secret known to the caller (they must appear nowhere but in
+    their owner's own create/join reply, which holds ``own_secret``). ``known``: the seat's view as its client
+built it, with this frame applied (for an update that is not a snapshot)."""
+    leaks: list[str] = []
+    others = set(secrets) - {own_secret}
+    found = [v for v in values(frame) if isinstance(v, str) and v in others]
+    if found:
+        leaks.append("another seat's secret")
+    kind = frame.get("kind")
+    if kind == p.UPDATE:
+        if seat is None or team is None:
+            return [*leaks, "an update to a connection with no seat"]
+        return leaks + update_leaks(frame, seat, team, known=known)
+    private = PRIVATE_KEYS & set(keys(frame))
+    if kind == p.OK and frame.get("secret") is not None and frame.get("secret") == own_secret:
+        private -= {"secret"}
+    if private:
+        leaks.append(f"private keys {sorted(private)} in a {kind} frame")
+    checked = frame
+    if kind == p.TABLE:  # names are the players' own words (a player may call itself "QH"); the rest is checked
+        checked = {**frame, "seats": [{k: v for k, v in s.items() if k != "name"} for s in frame.get("seats", [])]}
+    if kind == p.OK and "name" in frame:
+        checked = {k: v for k, v in frame.items() if k != "name"}
+    for value in values(checked):
+        if is_card(value) or is_sign(value):
+            leaks.append(f"{value!r} in a {kind} frame")
+    return leaks

@@ -1,0 +1,68 @@
+"""Looking for Quatro servers on the LAN (zeroconf, ``_quatro._tcp``): what ``quatro join`` offers without an address."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from quatro_shared.discovery import LOOK_SECONDS, SERVICE_TYPE, Found, NoMulticast
+
+
+def _interfaces(host: str | None) -> Any:
+    """Where to announce or look: a server bound to one address uses that address's interface only."""
+    from zeroconf import InterfaceChoice
+
+    if host in (None, "", "0.0.0.0", "::"):
+        return InterfaceChoice.All
+    return [host]
+
+
+def _open(host: str | None) -> Any:
+    from zeroconf import IPVersion, Zeroconf
+
+    try:
+        return Zeroconf(interfaces=_interfaces(host), ip_version=IPVersion.V4Only)
+    except OSError as exc:
+        raise NoMulticast(f"no multicast on this network ({exc.strerror or exc})") from exc
+
+
+def discover(seconds: float = LOOK_SECONDS, host: str | None = None) -> list[Found]:
+    """The Quatro servers that answer within ``seconds`` (``host``: look through that address's interface
+    only). Raises ``NoMulticast``."""
+    from zeroconf import ServiceBrowser, ServiceListener
+
+    zeroconf = _open(host)
+    names: list[str] = []
+
+    class Listener(ServiceListener):
+        def add_service(self, zc: Any, type_: str, name: str) -> None:
+            if name not in names:
+                names.append(name)
+
+        def update_service(self, zc: Any, type_: str, name: str) -> None:
+            self.add_service(zc, type_, name)
+
+        def remove_service(self, zc: Any, type_: str, name: str) -> None:
+            pass
+
+    try:
+        browser = ServiceBrowser(zeroconf, SERVICE_TYPE, Listener())
+        time.sleep(seconds)
+        browser.cancel()
+        found: list[Found] = []
+        for name in list(names):
+            info = zeroconf.get_service_info(SERVICE_TYPE, name, timeout=500)
+            if info is None or not info.port:
+                continue
+            try:
+                ssh_port = int((info.properties or {}).get(b"ssh") or 0)
+            except ValueError:
+                ssh_port = 0
+            label = name[: -len(SERVICE_TYPE) - 1] if name.endswith("." + SERVICE_TYPE) else name
+            for address in info.parsed_addresses():
+                found.append(Found(label, address, info.port, ssh_port))
+        return found
+    except OSError as exc:
+        raise NoMulticast(f"no multicast on this network ({exc.strerror or exc})") from exc
+    finally:
+        zeroconf.close()

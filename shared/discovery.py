@@ -1,0 +1,35 @@
+"""Finding Quatro servers on the LAN: the zeroconf (mDNS/DNS-SD) service ``_quatro._tcp``, what both sides agree on.
+
+A server announces itself (``quatro_server.announce``); ``quatro join`` with no address looks for a moment
+(``quatro_tui.discover``). Both use the zeroconf library, which speaks the same multicast DNS as Bonjour and
+Avahi. The TXT record carries ``version`` (the protocol version) and ``ssh`` (the SSH door's port, 0 without).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SERVICE_TYPE = "_quatro._tcp.local."
+#: Seconds ``quatro join`` listens for announcements before it shows what it found.
+LOOK_SECONDS = 2.0
+#: Environment variable: set to 1 to keep a server from announcing itself (tests, a private box).
+NO_ANNOUNCE_ENV = "QUATRO_NO_ANNOUNCE"
+
+
+class NoMulticast(Exception):
+    """Zeroconf cannot work here: no interface takes multicast (the message says what failed)."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """A server that announced itself."""
+
+    name: str
+    host: str
+    port: int
+    #: The port of its SSH door, 0 without one.
+    ssh_port: int = 0
+
+    @property
+    def address(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"

@@ -1,0 +1,240 @@
+"""Crash tests: the real server process, journalling to a data directory, killed with SIGKILL at random moments of
+random matches (network players and server bots) and restarted on the same directory. No won point is lost (R20),
+every seat secret still opens its seat (R19), the tables, names, teams and host come back, and the match goes on to
+its end."""
+
+from __future__ import annotations
+
+import random
+import signal
+import sys
+
+import pytest
+import trio
+
+from quatro_shared import protocol as p
+from quatro_shared.signs import SIGNS
+from quatro_shared.views import Phase
+
+from netclient import TestClient
+from test_server_cli import start_server
+
+#: The fast profile with a match of three points, so that a test sees a whole match in seconds.
+CRASH_TIMING = """
+sign_window = 3.0
+swap_cooldown = 0.2
+channel_cooldown = 0.2
+pulse_interval = 0.5
+pulse_shown = 0.4
+vote_window = 2.0
+vote_gap = 3.0
+round_length = 18.0
+break_length = 3.0
+target_score = 3
+"""
+
+
+async def play(c: TestClient, rng: random.Random, host: bool, calls: float = 0.012) -> None:
+    """A player acting at random, as fast as a person at most: ready, swap, channel, call (``calls`` of the time),
+    counter, next round."""
+    while True:
+        await c.drain(rng.uniform(0.02, 0.08))
+        v = c.view
+        if v is None:
+            continue
+        if v.phase is Phase.OVER:
+            return
+        request: tuple[str, dict] | None = None
+        if v.phase is Phase.SIGNING and not v.seats[v.seat].ready:
+            request = ("ready", {})
+        elif v.phase is Phase.ROUND:
+            roll = rng.random()
+            if roll < calls:
+                request = ("call", {})
+            elif roll < calls + 0.004:
+                request = ("counter", {})
+            elif roll < 0.6 and v.hand and v.center:
+                slot = rng.randrange(len(v.center))
+                request = ("swap", {"give": rng.choice(v.hand), "slot": slot, "take": v.center[slot]})
+            elif roll < 0.8:
+                request = ("release_channel", {}) if v.channel_held else ("take_channel", {})
+            else:
+                request = ("choose_emoji", {"sign": rng.choice(SIGNS)}) if v.channel_held else None
+        elif v.phase is Phase.BREAK and host:
+            request = ("next_round", {})
+        if request is not None:
+            reply = await c.request(request[0], **request[1])
+            assert reply["kind"] in (p.OK, p.REFUSED), reply
+
+
+def scores_seen(c: TestClient) -> list[int]:
+    """The highest score of each team this client was ever told (snapshots' views, round ends, the match's end;
+    protocol 2 sends a full view only in a snapshot)."""
+    best: list[int] = []
+    for frame in c.frames:
+        if frame.get("kind") != p.UPDATE:
+            continue
+        told = [frame["view"]["scores"]] if "view" in frame else []
+        told += [ev["scores"] for ev in frame["events"] if ev["kind"] in ("round_ended", "match_over")]
+        for scores in told:
+            best = [max(a, b) for a, b in zip(best, scores)] if best else list(scores)
+    return best
+
+
+async def read_what_is_left(c: TestClient) -> None:
+    """Whatever reached the client before the server died counts as told."""
+    with trio.move_on_after(0.5):
+        try:
+            while await c._read_frame() is not None:
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
+@pytest.mark.parametrize("seed", [11, 29])
+async def test_r20_kill_9_at_random_moments_loses_no_point_and_no_seat(tmp_path, seed):
+    rng = random.Random(seed)
+    timing = tmp_path / "crash.toml"
+    timing.write_text(CRASH_TIMING)
+    data = tmp_path / "data"
+    args = ("--data-dir", str(data), "--timing", str(timing), "--seed", str(seed))
+    proc, port, _ = await start_server(*args)
+    try:
+        # A match of two network players and two server bots, and a table still seating players, with a password.
+        ann = await TestClient.connect(port, "ann")
+        assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        bob = await TestClient.connect(port, "bob")
+        assert (await bob.request(p.JOIN, table=ann.table))["kind"] == p.OK
+        for _ in range(2):
+            assert (await ann.request(p.ADD_BOT, level=rng.choice(["normal", "hard"])))["kind"] == p.OK
+        zed = await TestClient.connect(port, "zed")
+        assert (await zed.request(p.CREATE_TABLE, players=6, password="sesame"))["kind"] == p.OK
+        assert (await ann.request(p.START))["kind"] == p.OK
+        players = {"ann": ann, "bob": bob}
+        secrets = {name: (c.table, c.seat, c.secret) for name, c in {**players, "zed": zed}.items()}
+        tables = sorted(entry["table"] for entry in (await zed.request(p.LIST_TABLES))["tables"])
+        await ann.wait_view(lambda v: v.phase is not Phase.LOBBY)
+        seating = ann.seating
+        seen = [0, 0]
+        over = False
+
+        for crash in range(3):
+            with trio.move_on_after(rng.uniform(0.2, 1.2)):
+                async with trio.open_nursery() as nursery:
+                    for name, c in players.items():
+                        nursery.start_soon(play, c, random.Random(rng.random()), name == "ann")
+            proc.kill()  # SIGKILL: no goodbye, no flush
+            await proc.wait()
+            for c in (*players.values(), zed):
+                await read_what_is_left(c)
+                seen = [max(a, b) for a, b in zip(seen, scores_seen(c) or seen)]
+            if max(seen) >= 3:
+                over = True  # the match ended before this kill
+                break
+
+            proc, port, out = await start_server(*args)
+            if "1 tables restored" in out:  # the last point was won (and committed) just before the kill, unseen
+                replay = await trio.run_process(
+                    [sys.executable, "-m", "quatro_server", "replay", str(secrets["ann"][0]), "--data-dir", str(data)],
+                    capture_stdout=True,
+                )
+                assert "match over" in replay.stdout.decode().splitlines()[-1]
+                over = True
+                break
+            assert "2 tables restored" in out, out
+            players = {}
+            for name, (table, seat, secret) in secrets.items():
+                c = await TestClient.connect(port, name)
+                reply = await c.request(p.REJOIN, table=table, secret=secret)
+                assert reply["kind"] == p.OK and reply["seat"] == seat, (name, reply)  # R19: every secret holds
+                if name != "zed":
+                    players[name] = c
+                else:
+                    zed = c
+            ann = players["ann"]
+            view = await ann.wait_view(lambda v: True)
+            assert all(now >= before for now, before in zip(view.scores, seen)), (crash, view.scores, seen)  # R20
+            await ann.drain(0.05)
+            assert [(s["name"], s["bot"], s["taken"]) for s in ann.seating["seats"]] == [
+                (s["name"], s["bot"], s["taken"]) for s in seating["seats"]
+            ]
+            assert ann.seating["host"] == seating["host"] == 0
+            listing = await zed.request(p.LIST_TABLES)
+            assert sorted(entry["table"] for entry in listing["tables"]) == tables
+            wrong = await TestClient.connect(port, "eve")
+            refused = await wrong.request(p.JOIN, table=secrets["zed"][0], password="open")
+            assert refused["kind"] == p.REFUSED and refused["reason"] == p.BAD_PASSWORD
+
+        if not over:  # the journal's match goes on to its end
+            with trio.fail_after(40):
+                async with trio.open_nursery() as nursery:
+                    for name, c in players.items():
+                        nursery.start_soon(play, c, random.Random(rng.random()), name == "ann", 0.1)
+            end = await ann.wait_event("match_over")
+            assert max(end["scores"]) == 3
+            assert all(final >= before for final, before in zip(end["scores"], seen))
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
+
+
+#: Long phases: nothing but the players' own moves and the pulses happens during the test.
+STILL_TIMING = CRASH_TIMING.replace("sign_window = 3.0", "sign_window = 30.0").replace(
+    "round_length = 18.0", "round_length = 60.0"
+)
+
+
+async def test_r19_after_kill_9_the_round_comes_back_exactly_and_the_downtime_is_not_counted(tmp_path):
+    """Four players mid-round; once every move is committed (a few milliseconds), a SIGKILL and a restart two seconds
+    later give each the same hand, center, team sign, channels and emoji, and the round's clock where it stood."""
+    timing = tmp_path / "still.toml"
+    timing.write_text(STILL_TIMING)
+    args = ("--data-dir", str(tmp_path / "data"), "--timing", str(timing))
+    proc, port, _ = await start_server(*args)
+    try:
+        names = ("ann", "bob", "cid", "dee")
+        clients = [await TestClient.connect(port, name) for name in names]
+        ann, bob = clients[0], clients[1]
+        await ann.request(p.CREATE_TABLE, players=4)
+        for c in clients[1:]:
+            assert (await c.request(p.JOIN, table=ann.table))["kind"] == p.OK
+        await ann.request(p.START)
+        await ann.wait_view(lambda v: v.phase is Phase.SIGNING)
+        assert (await ann.request("pick_sign", sign="fox"))["kind"] == p.OK
+        assert (await bob.request("pick_sign", sign="owl"))["kind"] == p.OK
+        for c in clients:
+            await c.request("ready")
+        for c in clients:
+            await c.wait_view(lambda v: v.phase is Phase.ROUND and len(v.hand) == 4)
+        view = ann.view
+        assert (await ann.request("swap", give=view.hand[0], slot=2, take=view.center[2]))["kind"] == p.OK
+        assert (await bob.request("take_channel"))["kind"] == p.OK
+        assert (await bob.request("choose_emoji", sign="rocket"))["kind"] == p.OK
+        for c in clients:
+            await c.wait_event("pulse")
+            await c.drain(0.2)
+        before = {c.name: c.view for c in clients}
+        proc.kill()
+        await proc.wait()
+        await trio.sleep(2.0)  # the server is down for a while: that time is nobody's
+
+        proc, port, _ = await start_server(*args)
+        returned = []  # kept open: a dropped connection would be a disconnection
+        for c in clients:
+            back = await TestClient.connect(port, c.name)
+            returned.append(back)
+            assert (await back.request(p.REJOIN, table=c.table, secret=c.secret))["kind"] == p.OK
+            after = await back.wait_view(lambda v: True)
+            was = before[c.name]
+            assert (after.hand, after.center, after.sign, after.scores, after.round, after.phase) == (
+                was.hand, was.center, was.sign, was.scores, was.round, was.phase
+            )
+            assert after.channel_held == was.channel_held and after.channel_sign == was.channel_sign
+            assert [s.channel_held for s in after.seats] == [s.channel_held for s in was.seats] == [False, True, False, False]
+            assert after.host == 0
+            assert 0 <= was.phase_ms - after.phase_ms < 1200, (was.phase_ms, after.phase_ms)  # not 2 s less
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

@@ -1,0 +1,49 @@
+"""The join addresses a server prints: read from the machine's interfaces, LAN addresses first, loopback last."""
+
+from __future__ import annotations
+
+import socket
+
+from quatro_server.addresses import join_addresses, machine_interfaces, reachable_addresses
+
+V4, V6, LINK = socket.AF_INET, socket.AF_INET6, getattr(socket, "AF_PACKET", 17)
+
+#: A laptop on a home LAN, with a container bridge and a Wi-Fi card that has both families.
+LAPTOP = {
+    "lo": [(V4, "127.0.0.1"), (V6, "::1"), (LINK, "00:00:00:00:00:00")],
+    "wlan0": [(V4, "192.168.1.20"), (V6, "2001:db8::20"), (V6, "fe80::1%wlan0"), (LINK, "aa:bb:cc:dd:ee:ff")],
+    "eth0": [(V4, "10.0.0.5"), (V4, "169.254.3.3"), (V6, "fd00::5")],
+    "docker0": [(V4, "172.17.0.1")],
+    "tun0": [],
+}
+
+
+def test_lan_addresses_come_first_loopback_last_link_local_never():
+    assert reachable_addresses(LAPTOP) == [
+        "10.0.0.5", "192.168.1.20", "172.17.0.1",  # eth0, wlan0, then the container bridge
+        "fd00::5", "2001:db8::20",
+        "127.0.0.1", "::1",
+    ]
+
+
+def test_an_ipv4_only_listener_is_given_no_ipv6_address():
+    assert reachable_addresses(LAPTOP, ipv6=False) == ["10.0.0.5", "192.168.1.20", "172.17.0.1", "127.0.0.1"]
+
+
+def test_a_machine_without_a_lan_still_has_loopback():
+    assert reachable_addresses({"lo": [(V4, "127.0.0.1")]}) == ["127.0.0.1"]
+    assert reachable_addresses({}) == ["127.0.0.1"]
+    assert reachable_addresses({"eth0": [(V4, "not an address"), (V4, "0.0.0.0")]}) == ["127.0.0.1"]
+
+
+def test_join_lines_carry_the_port_and_bracket_ipv6():
+    assert join_addresses(None, 7777, LAPTOP)[:3] == ["10.0.0.5:7777", "192.168.1.20:7777", "172.17.0.1:7777"]
+    assert "[fd00::5]:7777" in join_addresses(None, 7777, LAPTOP)
+    assert join_addresses("0.0.0.0", 7777, LAPTOP)[-1] == "127.0.0.1:7777"
+    assert all("[" not in a for a in join_addresses("0.0.0.0", 7777, LAPTOP))
+    assert join_addresses("127.0.0.1", 9000, LAPTOP) == ["127.0.0.1:9000"]  # a chosen address is the only one
+
+
+def test_this_machines_interfaces_are_read():
+    found = reachable_addresses(machine_interfaces())
+    assert found[-1] in ("127.0.0.1", "::1") and "127.0.0.1" in found

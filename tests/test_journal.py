@@ -1,0 +1,510 @@
+"""The table journal in process: exact resumption, points committed before they are told, refusal of a bad
+journal, one server per data directory, retention, and the replay notation."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quatro_shared import actions as a
+from quatro_shared import protocol as p
+from quatro_shared.framing import FrameDecoder
+from quatro_shared.signs import SIGNS
+from quatro_shared.views import Phase
+from quatro_shared.wire import request_from_wire, to_wire
+
+from quatro_server import journal as j
+from quatro_server.engine import Table, view
+from quatro_server.lobby import Lobby, Room
+
+from conftest import STEADY
+
+ids = count(1)
+
+
+class Peer:
+    """A connection as the lobby sees it, keeping what it is sent."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.room: Room | None = None
+        self.seat: int | None = None
+        self.sent: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        self.sent.append(decoded(message))
+
+    def close(self, reason: str) -> None:
+        pass
+
+
+def decoded(message: dict[str, Any] | bytes) -> dict[str, Any]:
+    """A message as the peer reads it: a frame the room encoded once (an update, the seating) is decoded."""
+    if isinstance(message, bytes):
+        (frame,) = FrameDecoder().feed(message)
+        return frame
+    return message
+
+
+def ask(lobby: Lobby, peer: Peer, now: float, kind: str, **fields: Any) -> dict[str, Any]:
+    return to_wire(lobby.handle(peer, request_from_wire({"kind": kind, "id": next(ids), **fields}), now))
+
+
+def open_lobby(data_dir: Path, now: float) -> tuple[Lobby, j.Journal, list[Room]]:
+    """A lobby on the journal of ``data_dir``, as a (re)started server has it at ``now``."""
+    lobby = Lobby(timing_profiles={"steady": STEADY}, seed=7)
+    journal = j.Journal.open(data_dir)
+    return lobby, journal, j.restore(lobby, journal, now)
+
+
+def views(room: Room) -> dict[int, dict[str, Any]]:
+    """What every seat sees, at the table's own time: countdowns are what is left, so a rebased table shows the same."""
+    assert room.table is not None
+    return {seat: to_wire(view(room.table, seat, room.table.now)) for seat in range(room.players)}
+
+
+def test_r19_a_round_in_progress_resumes_exactly_on_the_new_clock(tmp_path):
+    """Hands, center, signs, the channel and its emoji, a pending vote and every cooldown come back as they were,
+    each with the time it had left; secrets, names, teams, host and password still hold; later restarts too."""
+    lobby, journal, restored = open_lobby(tmp_path, 0.0)
+    assert restored == []
+    ann, bob, cid = Peer("ann"), Peer("bob"), Peer("cid")
+    created = ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady", password="hunter2")
+    table_id = created["table"]
+    secrets = {0: created["secret"]}
+    for peer in (bob, cid):
+        reply = ask(lobby, peer, 0.1, p.JOIN, table=table_id, password="hunter2")
+        secrets[reply["seat"]] = reply["secret"]
+    assert ask(lobby, ann, 0.4, p.ADD_BOT, level="random")["kind"] == p.OK
+    ask(lobby, bob, 0.5, p.RENAME, name="bobby")
+    assert ask(lobby, ann, 1.0, p.START)["kind"] == p.OK
+    room = lobby.rooms[table_id]
+    ask(lobby, ann, 1.5, "pick_sign", sign="fox")
+    for peer in (ann, bob, cid):
+        ask(lobby, peer, 2.0, "ready")
+    assert room.phase is Phase.ROUND
+    hand, center = room.table.hand(ann.seat), room.table.center
+    assert ask(lobby, ann, 2.5, "swap", give=hand[0], slot=1, take=center[1])["kind"] == p.OK
+    assert ask(lobby, bob, 2.6, "take_channel")["kind"] == p.OK
+    assert ask(lobby, bob, 2.7, "choose_emoji", sign="owl")["kind"] == p.OK
+    room.tick(3.15)  # a pulse at 3.1 and whatever the bot does
+    assert ask(lobby, cid, 3.2, "ask_reshuffle")["kind"] == p.OK
+    assert ask(lobby, ann, 3.3, "vote", yes=True)["kind"] == p.OK
+    before = views(room)
+    names = [s.name for s in room.seats]
+    host = room.table.host
+    journal.close()  # what a kill leaves: everything committed (a kill loses at most the uncommitted tail)
+
+    lobby2, journal2, restored = open_lobby(tmp_path, 5000.0)
+    (room2,) = restored
+    assert room2.id == table_id and room2.table is not None
+    assert room2.table.now == pytest.approx(5000.0)
+    assert views(room2) == before
+    assert [s.name for s in room2.seats] == names and room2.table.host == host
+    assert [entry.table for entry in lobby2.listing()] == [table_id]
+    # Secrets still open their seats; a wrong one opens nothing.
+    wrong = ask(lobby2, Peer("eve"), 5000.1, p.REJOIN, table=table_id, secret="not-a-secret")
+    assert wrong["kind"] == p.REFUSED and wrong["reason"] == p.BAD_SECRET
+    back = {}
+    for seat, secret in secrets.items():
+        peer = Peer(names[seat] or "x")
+        reply = ask(lobby2, peer, 5000.2, p.REJOIN, table=table_id, secret=secret)
+        assert reply["kind"] == p.OK and reply["seat"] == seat
+        snapshot = next(m for m in peer.sent if m["kind"] == p.UPDATE)
+        assert snapshot["snapshot"] is True and snapshot["view"]["hand"] == before[seat]["hand"]
+        back[seat] = peer
+    # The vote goes on where it was: the last voter says yes, the cards are dealt again (R16).
+    voter = next(seat for seat in before[0]["vote"]["voters"] if seat not in before[0]["vote"]["yes"])
+    assert ask(lobby2, back[voter], 5000.3, "vote", yes=True)["kind"] == p.OK
+    assert room2.table.reshuffle_used
+    assert ask(lobby2, back[0], 5000.4, "call")["kind"] == p.OK
+    scores = list(room2.table.scores)
+    assert sum(scores) == 1
+    journal2.close()
+
+    lobby3, journal3, (room3,) = open_lobby(tmp_path, 99.0)  # a clock that reads less than before: still fine
+    assert list(room3.table.scores) == scores and room3.table.phase is Phase.BREAK
+    assert room3.table.phase_ends_at - room3.table.now == pytest.approx(STEADY.break_length - 0.0, abs=1e-6)
+    journal3.close()
+
+
+def test_a_table_before_its_match_comes_back_with_its_seats_host_and_password(tmp_path):
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    ann, bob = Peer("ann"), Peer("bob")
+    created = ask(lobby, ann, 0.0, p.CREATE_TABLE, players=6, timing="steady", password="pw")
+    ask(lobby, bob, 0.1, p.JOIN, table=created["table"], password="pw")
+    ask(lobby, ann, 0.2, p.ADD_BOT, level="hard")
+    journal.close()
+    lobby2, journal2, (room,) = open_lobby(tmp_path, 10.0)
+    assert room.phase is Phase.LOBBY and room.host == 0
+    assert [s.bot.level if s.bot else None for s in room.seats] == [None, None, "hard", None, None, None]
+    assert room.password is not None and "pw" not in room.password  # a hash, never the password
+    wrong = ask(lobby2, Peer("eve"), 11.0, p.JOIN, table=room.id, password="nope")
+    assert wrong["kind"] == p.REFUSED and wrong["reason"] == p.BAD_PASSWORD
+    assert ask(lobby2, Peer("cid"), 11.0, p.JOIN, table=room.id, password="pw")["kind"] == p.OK
+    assert ask(lobby2, Peer("ann"), 11.0, p.REJOIN, table=room.id, secret=created["secret"])["kind"] == p.OK
+    # New tables never reuse an id the journal holds.
+    assert ask(lobby2, Peer("dee"), 12.0, p.CREATE_TABLE, players=4)["table"] > room.id
+    journal2.close()
+
+
+def test_r20_the_point_is_on_disk_before_anyone_is_told(tmp_path):
+    """Every update that tells a round's end is sent after the journal holds its score (read by another connection)."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    seen: list[tuple[list[int], list[int]]] = []
+
+    class Watching(Peer):
+        def send(self, message: dict[str, Any] | bytes) -> None:
+            for event in decoded(message).get("events", []):
+                if event["kind"] == "round_ended":
+                    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+                        stored = json.loads(conn.execute("SELECT scores FROM tables").fetchone()[0])
+                    seen.append((event["scores"], stored))
+            super().send(message)
+
+    ann = Watching("ann")
+    ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")
+    for _ in range(3):
+        ask(lobby, ann, 0.1, p.ADD_BOT, level="random")
+    ask(lobby, ann, 0.2, p.START)
+    ask(lobby, ann, 0.3, "ready")
+    assert ask(lobby, ann, 0.5, "call")["kind"] == p.OK
+    assert seen and all(told == stored for told, stored in seen)
+    journal.close()
+
+
+def test_a_foreign_or_damaged_journal_is_refused_whole(tmp_path):
+    (tmp_path / "garbage").mkdir()
+    (tmp_path / "garbage" / j.FILE_NAME).write_bytes(b"this is not a database" * 100)
+    with pytest.raises(j.JournalError, match="not a Quatro journal"):
+        j.Journal.open(tmp_path / "garbage")
+
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    with sqlite3.connect(foreign / j.FILE_NAME) as conn:
+        conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
+    with pytest.raises(j.JournalError, match="another application"):
+        j.Journal.open(foreign)
+
+    newer = tmp_path / "newer"
+    j.Journal.open(newer).close()
+    with sqlite3.connect(newer / j.FILE_NAME) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema'")
+    with pytest.raises(j.JournalError, match="version 99"):
+        j.Journal.open(newer)
+
+    damaged = tmp_path / "damaged"
+    lobby, journal, _ = open_lobby(damaged, 0.0)
+    ann = Peer("ann")
+    for _ in range(40):
+        ask(lobby, ann, 0.0, p.CREATE_TABLE, players=8, timing="steady")
+        lobby.detach(ann, 0.0, leaving=True)
+    journal.close()
+    with sqlite3.connect(damaged / j.FILE_NAME) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray((damaged / j.FILE_NAME).read_bytes())
+    assert len(data) > 3 * 4096
+    for page in range(1, len(data) // 4096):
+        data[page * 4096 : page * 4096 + 12] = b"\xff" * 12  # scribble over every page's header but the file's
+    (damaged / j.FILE_NAME).write_bytes(bytes(data))
+    with pytest.raises(j.JournalError, match="damaged|not a Quatro journal"):
+        j.Journal.open(damaged)
+
+
+def test_a_server_refuses_to_start_on_a_foreign_journal_and_says_why(tmp_path):
+    (tmp_path / j.FILE_NAME).write_bytes(b"\x00" * 5000)
+    result = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "--port", "0", "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert result.returncode == 2
+    assert "not a Quatro journal" in result.stderr and str(tmp_path) in result.stderr
+    assert "quatro join" not in result.stdout
+
+
+def test_a_table_whose_moves_do_not_replay_is_refused_alone(tmp_path):
+    """A tampered move: that table is not restored (nor half-restored), the others are."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    tables = []
+    for name in ("ann", "bob"):
+        peer = Peer(name)
+        tables.append(ask(lobby, peer, 0.0, p.CREATE_TABLE, players=4, timing="steady")["table"])
+        for _ in range(3):
+            ask(lobby, peer, 0.1, p.ADD_BOT, level="random")
+        ask(lobby, peer, 0.2, p.START)
+        ask(lobby, peer, 0.3, "ready")
+    journal.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        n, events = conn.execute(
+            "SELECT n, events FROM moves WHERE table_id = ? ORDER BY n DESC LIMIT 1", (tables[0],)
+        ).fetchone()
+        tampered = events.replace('"kind":"round_opened","round":1', '"kind":"round_opened","round":2')
+        assert tampered != events
+        conn.execute("UPDATE moves SET events = ? WHERE table_id = ? AND n = ?", (tampered, tables[0], n))
+    lobby2, journal2, restored = open_lobby(tmp_path, 100.0)
+    assert [room.id for room in restored] == [tables[1]]
+    assert tables[0] not in lobby2.rooms
+    journal2.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        assert conn.execute("SELECT status FROM tables WHERE id = ?", (tables[0],)).fetchone()[0] == "refused"
+
+
+def test_one_server_per_data_directory(tmp_path):
+    journal = j.Journal.open(tmp_path)
+    with pytest.raises(j.JournalError, match="another quatro-server"):
+        j.Journal.open(tmp_path)
+    journal.close()
+    j.Journal.open(tmp_path).close()
+
+
+def test_finished_tables_are_kept_for_the_stated_time_then_forgotten(tmp_path):
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    for name in ("old", "recent"):
+        peer = Peer(name)
+        ask(lobby, peer, 0.0, p.CREATE_TABLE, players=4, timing="steady")
+        lobby.detach(peer, 0.0, leaving=True)  # nobody left: the table closes
+    journal.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        conn.execute("UPDATE tables SET ended = ? WHERE id = 1", (time.time() - (j.KEEP_FINISHED_DAYS + 1) * 86400,))
+    j.Journal.open(tmp_path).close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        assert [row[0] for row in conn.execute("SELECT id FROM tables")] == [2]
+        assert conn.execute("SELECT count(*) FROM seats WHERE table_id = 1").fetchone()[0] == 0
+
+
+def play_to_the_end(tmp_path: Path) -> int:
+    """A whole match (two points) between one caller and three bots; returns its table id."""
+    lobby = Lobby(timing_profiles={"steady": replace(STEADY, target_score=2)}, seed=3)
+    journal = j.Journal.open(tmp_path)
+    j.restore(lobby, journal, 0.0)
+    ann = Peer("ann")
+    table_id = ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")["table"]
+    for _ in range(3):
+        ask(lobby, ann, 0.1, p.ADD_BOT, level="normal")
+    ask(lobby, ann, 0.2, p.START)
+    room = lobby.rooms[table_id]
+    now = 0.3
+    while room.table.phase is not Phase.OVER:
+        if room.table.phase is Phase.SIGNING:
+            ask(lobby, ann, now, "ready")
+        elif room.table.phase is Phase.ROUND:
+            hand, center = room.table.hand(0), room.table.center
+            ask(lobby, ann, now, "swap", give=hand[0], slot=0, take=center[0])
+            ask(lobby, ann, now + 0.1, "call")
+        elif room.table.phase is Phase.BREAK:
+            ask(lobby, ann, now, "next_round")
+        now += 6.0
+        room.tick(now)
+    journal.close()
+    return table_id
+
+
+def test_replay_prints_the_match_move_by_move(tmp_path):
+    table_id = play_to_the_end(tmp_path)
+    by_id = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "replay", str(table_id), "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert by_id.returncode == 0, by_id.stderr
+    lines = by_id.stdout.splitlines()
+    assert lines[0].startswith(f"# Quatro table {table_id}: 4 players, 2 teams, timing steady (first to 2)")
+    assert lines[1] == "# s0 ann: team 0, human" and lines[2].endswith("team 1, bot normal")
+    body = [line for line in lines if not line.startswith("#")]
+    assert body[0] == "00:00.000 -- match starts: 4 players, first to 2"
+    assert any(" s0 swap " in line for line in body) and any(" s0 hand " in line for line in body)
+    assert any(" s0 call: " in line for line in body)
+    assert "match over:" in body[-1]
+    times = [line.split(" ", 1)[0] for line in body]
+    assert times == sorted(times)  # match time never runs backwards
+    by_file = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "replay", str(tmp_path / j.FILE_NAME), "--table", str(table_id)],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert by_file.returncode == 0 and by_file.stdout == by_id.stdout
+    missing = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "replay", "999", "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert missing.returncode == 1 and "no table 999" in missing.stderr
+
+
+def test_the_data_directory_defaults_to_the_users_xdg_data_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert j.default_data_dir() == tmp_path / "quatro"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert j.default_data_dir() == Path.home() / ".local" / "share" / "quatro"
+
+
+def test_a_failing_disk_is_said_in_the_log_and_the_tables_play_on(tmp_path, caplog):
+    """A write that fails (a full disk, an I/O error) leaves the server serving, in memory only, and says so."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    ann = Peer("ann")
+    ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")
+    for _ in range(3):
+        ask(lobby, ann, 0.1, p.ADD_BOT, level="random")
+    ask(lobby, ann, 0.2, p.START)
+    journal.write(("INSERT INTO no_such_table VALUES (1)", ()))  # stands for the disk failing
+    assert not journal.flush() and journal.failed
+    ask(lobby, ann, 0.3, "ready")
+    started = time.perf_counter()
+    assert ask(lobby, ann, 0.5, "call")["kind"] == p.OK  # the round ends, told at once: no wait on a dead journal
+    assert time.perf_counter() - started < 1.0
+    assert "journal_failed" in caplog.text and "journal_not_durable" in caplog.text
+    journal.close()
+
+
+def test_r18_r19_after_the_restart_grace_absent_seats_are_disconnected_and_the_host_passes(tmp_path):
+    """Within the grace the table is as it was (host included); then whoever has not come back is disconnected
+    (R19) and the host role passes to the longest-seated human who is here (R18)."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    ann, bob = Peer("ann"), Peer("bob")
+    ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")
+    bob_secret = ask(lobby, bob, 0.1, p.JOIN, table=ann.room.id)["secret"]
+    ask(lobby, ann, 0.2, p.ADD_BOT, level="normal")
+    ask(lobby, ann, 0.2, p.ADD_BOT, level="normal")
+    ask(lobby, ann, 0.3, p.START)
+    journal.close()
+    lobby2, journal2, (room,) = open_lobby(tmp_path, 50.0)
+    back = Peer("bob")
+    assert ask(lobby2, back, 51.0, p.REJOIN, table=room.id, secret=bob_secret)["kind"] == p.OK
+    assert room.table.host == 0 and room.table.is_connected(0)  # the grace: ann's seat waits as it was
+    j.end_grace(lobby2, [room], 50.0 + j.RESTORE_GRACE)
+    assert not room.table.is_connected(0) and room.table.is_connected(1)
+    assert room.table.host == 1
+    kinds = [ev["kind"] for m in back.sent if m["kind"] == p.UPDATE for ev in m["events"]]
+    assert "seat_disconnected" in kinds and "host_changed" in kinds
+    journal2.close()
+
+
+def test_quatro_play_s_private_server_keeps_no_journal(tmp_path, monkeypatch):
+    from quatro_tui.local_server import LocalServer
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    with LocalServer(timing="fast"):
+        pass
+    assert not (tmp_path / "quatro").exists()
+
+
+def random_action(table: Table, seat: int, rng: random.Random) -> a.Action:
+    """Something a player could send now (often legal, sometimes not: refusals must change nothing)."""
+    roll = rng.random()
+    if table.phase is Phase.SIGNING:
+        return a.PickSign(rng.choice(SIGNS)) if roll < 0.3 else a.Ready()
+    if table.phase is Phase.BREAK:
+        return a.NextRound()
+    hand, center = table.hand(seat), table.center
+    if roll < 0.02:
+        return a.Call()
+    if roll < 0.03:
+        return a.Counter()
+    if roll < 0.06:
+        return a.AskReshuffle()
+    if roll < 0.12:
+        return a.Vote(rng.random() < 0.8)
+    if roll < 0.6 and hand:
+        slot = rng.randrange(len(center))
+        return a.Swap(rng.choice(hand), slot, center[slot])
+    if roll < 0.75:
+        return a.TakeChannel()
+    if roll < 0.85:
+        return a.ReleaseChannel()
+    if roll < 0.9:
+        return a.Connect() if rng.random() < 0.5 else a.Disconnect()
+    return a.ChooseEmoji(rng.choice(SIGNS))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_restored_table_is_the_same_table_now_and_ever_after(tmp_path, seed):
+    """Random play, a crash at a random moment, a restore on another clock, then the same inputs to the original
+    and the restored table (and to a third, restored from the second): every seat's view stays identical."""
+    rng = random.Random(seed)
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    peers = [Peer(name) for name in ("ann", "bob", "cid", "dee")]
+    ask(lobby, peers[0], 0.0, p.CREATE_TABLE, players=4, timing="steady")
+    for peer in peers[1:]:
+        ask(lobby, peer, 0.0, p.JOIN, table=peers[0].room.id)
+    ask(lobby, peers[0], 0.1, p.START)
+    original = lobby.rooms[peers[0].room.id].table
+    now = 0.1
+    tables = [original]
+    offsets = [0.0]
+
+    def step() -> None:
+        nonlocal now
+        now += rng.uniform(0.01, 0.5)
+        if rng.random() < 0.3:
+            for table, offset in zip(tables, offsets):
+                table.advance(now + offset)
+        else:
+            seat = rng.randrange(4)
+            action = random_action(original, seat, rng)
+            for table, offset in zip(tables, offsets):
+                table.act(seat, action, now + offset)
+        reference = [to_wire(view(original, s, original.now)) for s in range(4)]
+        for table in tables[1:]:
+            assert [to_wire(view(table, s, table.now)) for s in range(4)] == reference, (seed, now)
+
+    for _ in range(rng.randrange(20, 120)):
+        step()
+    for crash in range(2):
+        journal.close()
+        lobby = Lobby(timing_profiles={"steady": STEADY}, seed=7)
+        journal = j.Journal.open(tmp_path)
+        # The table comes back as it was at its last journalled input (an input that changed nothing is not
+        # journalled): on the original's clock, that input's time, from the clock of the table that wrote it.
+        last = journal.saved[0].moves[-1].at - offsets[-1]
+        (room,) = j.restore(lobby, journal, last + rng.uniform(-500.0, 5000.0))
+        tables.append(room.table)
+        offsets.append(room.table.now - last)
+        if crash == 0:
+            # the first restored table journals from here on; the original stops writing (its journal is closed)
+            original.journal = None
+        else:
+            tables[1].journal = None
+        for _ in range(rng.randrange(10, 80)):
+            step()
+    journal.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_table_s_state_at_any_moment_makes_the_same_table(seed):
+    """``Table.from_state(table.state())`` mid-round, mid-vote, at the reveal: the same views, then the same future."""
+    rng = random.Random(seed)
+    table = Table(4, timing=STEADY, rng=random.Random(seed), bots={3}, host=0)
+    table.start(0.0)
+    now, copies, revealed = 0.0, [], 0
+    for step in range(400):
+        now += rng.uniform(0.01, 0.5)
+        seat = rng.randrange(3)
+        action = random_action(table, seat, rng)
+        for t in [table, *copies]:
+            t.act(seat, action, now)
+        for copy in copies:
+            assert [to_wire(view(copy, s, now)) for s in range(4)] == [to_wire(view(table, s, now)) for s in range(4)]
+        if step % 37 == 0:
+            source = random.Random()
+            source.setstate(table.rng.getstate())
+            state = json.loads(json.dumps(table.state()))  # as the journal keeps it
+            copies.append(Table.from_state(state, timing=STEADY, rng=source))
+            revealed += table.summary is not None
+    assert revealed and table.round > 2  # some copies were made at a reveal; rounds were dealt after copies
+
+
+def test_a_malformed_state_is_refused():
+    table = Table(4, timing=STEADY, rng=random.Random(1))
+    table.start(0.0)
+    state = table.state()
+    with pytest.raises(ValueError, match="not a table's state"):
+        Table.from_state({**state, "scores": [0]}, timing=STEADY, rng=random.Random())
+    with pytest.raises(ValueError, match="not a table's state"):
+        Table.from_state({k: v for k, v in state.items() if k != "seats"}, timing=STEADY, rng=random.Random())

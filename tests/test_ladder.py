@@ -1,0 +1,368 @@
+"""The ladder (easy, normal, hard, expert), its pace, the gauntlet of exploiters, and bots from outside the project.
+
+Pace is checked on the virtual clock a bot is given: a bot is asked to decide at the moments its own
+``think_time`` names, exactly as a room (or the simulator) would ask it, and the moments of its calls and
+swaps are read off. Nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from quatro_shared import actions as a
+from quatro_shared import events as e
+from quatro_shared.events import Event
+from quatro_shared.levels import DEFAULT_LEVEL, LADDER, LEVELS, PLAY_LEVEL
+from quatro_shared.signs import SIGNS
+from quatro_shared.views import SeatState, SeatView
+
+from quatro_server import bots, sim
+from quatro_server.bots import ExpertBot, make_bot
+from quatro_server.cli import main
+from quatro_server.exploiters import GAUNTLET, ONE_HABIT, Exploiter
+from quatro_server.lobby import Room, Seat
+from quatro_server.timing import FAST, STANDARD
+
+from test_bots import SIGN, dealt, seat_view
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+#: Rounding: a view counts milliseconds.
+TOLERANCE = 0.002
+
+
+# --- one list of levels ------------------------------------------------------------------------------
+
+
+def test_the_levels_are_named_once_and_every_one_has_a_bot_and_a_pace():
+    assert LADDER == ("easy", "normal", "hard", "expert") and LEVELS == ("random", *LADDER)
+    assert DEFAULT_LEVEL in LEVELS and PLAY_LEVEL in LADDER
+    assert bots.LEVELS is LEVELS and tuple(bots.THINK_TIME) == LEVELS
+    for level in LEVELS:
+        assert make_bot(level).level == level
+    with pytest.raises(ValueError, match="unknown bot level 'genius'"):
+        make_bot("genius")
+
+
+def test_the_ladder_reacts_ever_faster_and_at_a_persons_pace():
+    bands = [bots.THINK_TIME[level] for level in LADDER]
+    assert all(0.2 <= low < high <= 2.0 for low, high in bands)  # a person: a fifth of a second at the quickest
+    assert [high for _, high in bands] == sorted((high for _, high in bands), reverse=True)
+
+
+# --- reaction times on the virtual clock ----------------------------------------------------------------
+
+
+def partner_pulsed(view: SeatView, ago_ms: int) -> SeatView:
+    seats = tuple(replace(s, last_pulse=SIGN, last_pulse_ms=ago_ms) if s.seat == view.partner else s for s in view.seats)
+    return replace(view, seats=seats)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("level", LADDER)
+def test_a_call_comes_one_reaction_time_after_the_partners_sign_pulses(level, seed):
+    bot = make_bot(level, random.Random(seed))
+    low, high = bots.THINK_TIME[level]
+    view = seat_view(hand=("AS", "AH", "QS", "JS"), center=("KD", "KH", "10S", "JC"), channel_held=True)
+    dealt(bot, 0, view.hand, view.center)
+    bot.observe([e.Swapped(2, 0, "QH", "KD"), e.Swapped(2, 1, "QD", "KH"), e.ChannelTaken(2)])  # K K shown: could be four
+    view = replace(view, center=("QH", "QD", "10S", "JC"), swap_wait_ms=60_000)  # nothing else to do meanwhile
+    pulse_at = 10.0 + random.Random(seed).random()  # falls between two looks
+    now, told, call_at = 0.0, False, None
+    while now < pulse_at + 5:
+        if now >= pulse_at and not told:
+            bot.observe([e.Pulse(2, SIGN)])  # a room tells its seats as the pulse falls, before their next look
+            told = True
+        looked = partner_pulsed(view, round((now - pulse_at) * 1000)) if told else view
+        if a.Call() in bot.decide(looked, now):
+            call_at = now
+            break
+        now += bot.think_time()
+    assert call_at is not None
+    assert pulse_at + low - TOLERANCE <= call_at <= pulse_at + high + TOLERANCE, (call_at - pulse_at, low, high)
+
+
+@pytest.mark.parametrize("level", LADDER)
+def test_swaps_come_one_reaction_time_after_the_cooldown(level):
+    """From one swap to the next: the 2 s cooldown (R9), then a reaction time of the level."""
+    bot = make_bot(level, random.Random(3))
+    low, high = bots.THINK_TIME[level]
+    cooldown = STANDARD.swap_cooldown
+    view = seat_view(hand=("KS", "KH", "QS", "JS"), center=("KD", "AH", "10S", "AC"), channel_held=level != "easy")
+    swaps: list[float] = []
+    now = 0.0
+    while len(swaps) < 12:
+        wait = 0 if not swaps else max(0, round((swaps[-1] + cooldown - now) * 1000))
+        if any(isinstance(x, a.Swap) for x in bot.decide(replace(view, swap_wait_ms=wait), now)):
+            swaps.append(now)
+        now += bot.think_time()
+    gaps = [b - a_ for a_, b in zip(swaps, swaps[1:])]
+    assert all(cooldown + low - TOLERANCE <= gap <= cooldown + high + TOLERANCE for gap in gaps), gaps
+    assert max(gaps) - min(gaps) > (high - low) / 4  # drawn afresh: a rhythm, not a metronome
+
+
+def test_looks_are_never_further_apart_than_a_reaction_during_a_round():
+    for level in LADDER:
+        bot = make_bot(level, random.Random(5))
+        high = bots.THINK_TIME[level][1]
+        for look in range(200):
+            bot.decide(seat_view(channel_held=True), look * 0.3)
+            assert 0.0 <= bot.think_time() <= high + 1e-9
+
+
+# --- the levels' games ----------------------------------------------------------------------------------
+
+
+def test_easy_takes_its_channel_at_four_and_normal_holds_it_from_the_start():
+    view = seat_view(hand=("KS", "KH", "QS", "JS"), center=("KD", "AH", "10S", "AC"))
+    assert a.TakeChannel() not in make_bot("easy", random.Random(1)).decide(view, 0.0)
+    assert make_bot("normal", random.Random(1)).decide(view, 0.0)[0] == a.TakeChannel()
+    held = replace(view, channel_held=True)
+    assert not any(isinstance(x, a.ChooseEmoji) for x in make_bot("normal", random.Random(1)).decide(held, 0.0))
+
+
+def test_normal_shows_its_sign_with_the_swap_that_makes_four():
+    bot = make_bot("normal", random.Random(2))
+    view = seat_view(hand=("KS", "KH", "KC", "JS"), center=("KD", "AH", "10S", "AC"), channel_held=True)
+    assert bot.decide(view, 0.0) == [a.Swap("JS", 0, "KD"), a.ChooseEmoji(SIGN)]
+
+
+def test_normal_counters_a_channel_taken_on_cards_that_allow_four_and_nothing_less():
+    bot = make_bot("normal", random.Random(3))
+    view = seat_view(hand=("AS", "QS", "JS", "10S"), center=("KS", "KH", "AD", "JH"), channel_held=True)
+    dealt(bot, 0, view.hand, view.center)
+    bot.observe([e.ChannelTaken(1)])
+    assert not any(isinstance(x, a.Counter) for x in bot.decide(view, 0.0))  # no card shown: a take says nothing
+    bot.observe([e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "10H", "KH")])
+    assert not any(isinstance(x, a.Counter) for x in bot.decide(view, 0.5))  # held from before the cards
+    bot.observe([e.ChannelReleased(1), e.ChannelTaken(1)])
+    assert bot.decide(view, 1.0) == [a.Counter(1)]
+
+
+# --- expert ---------------------------------------------------------------------------------------------------
+
+
+def test_expert_pulses_a_fresh_decoy_at_every_beat_and_its_sign_only_on_four():
+    bot = ExpertBot(random.Random(4))
+    view = seat_view(hand=("AS", "AH", "KS", "QH"), center=("JS", "JH", "10S", "10D"))
+    dealt(bot, 0, view.hand, view.center)
+    first = bot.decide(view, 0.0)
+    assert first[0] == a.TakeChannel() and isinstance(first[1], a.ChooseEmoji) and first[1].sign not in (None, SIGN)
+    shown = [first[1].sign]
+    held = replace(view, channel_held=True, channel_sign=shown[-1])
+    for beat in range(40):
+        assert not any(isinstance(x, a.ChooseEmoji) for x in bot.decide(held, 1.0 + beat))  # steady between beats
+        bot.observe([e.Pulse(0, shown[-1])])
+        (choice,) = [x for x in bot.decide(held, 1.5 + beat) if isinstance(x, a.ChooseEmoji)]
+        assert choice.sign not in (None, SIGN, shown[-1])
+        shown.append(choice.sign)
+        held = replace(held, channel_sign=choice.sign)
+    assert len(set(shown)) > 15  # drawn from all the others, including signs a team used before
+    four = replace(held, hand=("KS", "KH", "KD", "KC"))
+    assert bot.decide(four, 100.0) == [a.ChooseEmoji(SIGN)]
+
+
+def test_expert_picks_its_sign_from_all_24_used_ones_included():
+    bot = ExpertBot(random.Random(5))
+    picked = {bot.pick_sign(seat_view(sign=None)) for _ in range(400)}
+    assert picked == set(SIGNS)
+
+
+def test_expert_raises_its_sign_with_the_swap_that_makes_four():
+    bot = ExpertBot(random.Random(6))
+    view = seat_view(hand=("KS", "KH", "KC", "JS"), center=("KD", "AH", "10S", "AC"), channel_held=True, channel_sign="owl")
+    dealt(bot, 0, view.hand, view.center)
+    assert bot.decide(view, 0.0) == [a.Swap("JS", 0, "KD"), a.ChooseEmoji(SIGN)]
+
+
+def test_expert_does_not_make_a_four_an_opponent_who_counters_on_cards_would_catch():
+    bot = ExpertBot(random.Random(7))
+    dealt(bot, 0, ("KS", "QS", "JS", "10S"), ("KD", "KH", "AH", "AC"))
+    bot.observe([e.Swapped(0, 0, "QS", "KD"), e.Swapped(0, 1, "JS", "KH")])  # the table sees K K and two unknown cards
+    hands = (("KS", "KD", "KH", "10S"), ("AS", "QH", "JD", "10D"), ("QD", "QC", "JC", "10C"), ("AD", "KC", "JH", "10H"))
+    bot.observe([e.RoundEnded(1, "counter", 1, 0, False, (0,), (1, 0), hands, ("QS", "JS", "AH", "AC"), (SIGN, "owl"), ())])
+    assert bot.reader.card_counters[1] == 1  # seat 1 countered a hand that only looked like four
+    four_to_make = seat_view(round=2, hand=("KS", "KH", "KD", "JS"), center=("KC", "AH", "10S", "AC"), channel_held=True)
+    bot.observe([e.SigningStarted(2), e.RoundOpened(2), e.Dealt(four_to_make.center, 0, False), e.HandDealt(0, four_to_make.hand)])
+    for look in range(10):
+        assert not any(isinstance(x, a.Swap) and x.take == "KC" for x in bot.decide(four_to_make, look * 3.0))
+    fresh = ExpertBot(random.Random(7))
+    dealt(fresh, 0, four_to_make.hand, four_to_make.center)
+    assert a.Swap("JS", 0, "KC") in fresh.decide(four_to_make, 0.0)  # nobody countered on the cards: four it is
+
+
+def test_expert_learns_that_a_seat_goes_quiet_on_four():
+    bot = ExpertBot(random.Random(8))
+    hand, center = ("AS", "QS", "JS", "10S"), ("KS", "KH", "AD", "JH")
+    view = seat_view(hand=hand, center=("AH", "10H", "AD", "JH"), channel_held=True, channel_sign="owl")
+    hands = (hand, ("KS", "KH", "KD", "KC"), ("QD", "QC", "JC", "10C"), ("AC", "AH", "QH", "JD"))
+    for round_no in (1, 2, 3, 4):
+        if round_no == 1:
+            dealt(bot, 0, hand, center)
+        else:
+            bot.observe([e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)])
+        start = 100.0 * round_no
+        bot.observe([e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "10H", "KH")])
+        bot.decide(view, start)
+        quiet = any(isinstance(x, a.Counter) for x in bot.decide(view, start + bots.SILENCE_SECONDS + 0.1))
+        assert quiet == (round_no == 4), round_no  # seat 1's silences meant four three times: now one is enough
+        bot.observe([e.RoundEnded(round_no, "call", 3, None, True, (1,), (0, round_no), hands, view.center, (SIGN, "owl"), (1,))])
+    assert bot.reader.rate(("silent", 1), bots.SILENCE_PRIOR) > bots.COUNTER_CONFIDENCE
+
+
+# --- the gauntlet -------------------------------------------------------------------------------------------
+
+
+def test_normal_loses_to_no_one_habit_exploiter():
+    """A short, seeded gauntlet: ``normal`` must win at least half its matches against every single habit."""
+    rates = {}
+    for habit in ONE_HABIT:
+        # never-swap scores only on normal's mistakes, and its tables draw often (half the deck never moves): a
+        # couple of matches show a mistake; the other habits get a dozen.
+        matches = 2 if habit == "never-swap" else 12
+        (row,) = sim.gauntlet("normal", 4, matches, seed=13, exploiters=[habit])["rows"]
+        assert row["exploiter"] == habit and row["matches"] == matches
+        rates[habit] = row["win_rate"]
+    assert all(rate >= 0.5 for rate in rates.values()), rates
+
+
+def test_easy_is_farmed_by_countering_every_channel_take():
+    """The habit the gauntlet exists to catch: it must be able to catch it (``easy`` keeps it, for learning)."""
+    result = sim.gauntlet("easy", 4, 4, seed=2, exploiters=["counter-take"])
+    assert result["rows"][0]["win_rate"] < 0.5
+
+
+def test_gauntlet_json_is_exactly_the_documented_shape(capsys):
+    assert main(["sim", "--gauntlet", "normal", "--matches", "1", "--seed", "5", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result) == {"level", "players", "rows"} and result["level"] == "normal" and result["players"] == 4
+    assert [row["exploiter"] for row in result["rows"]] == list(GAUNTLET)
+    for row in result["rows"]:
+        assert set(row) == {"exploiter", "matches", "win_rate", "low", "high"} and row["matches"] == 1
+        assert 0.0 <= row["low"] <= row["win_rate"] <= row["high"] <= 1.0
+
+
+def test_gauntlet_text_and_mistakes(capsys):
+    assert main(["sim", "--gauntlet", "hard", "--matches", "1", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "Gauntlet of hard" in out and "95% CI" in out and all(name in out for name in GAUNTLET)
+    assert main(["sim", "--gauntlet", "godlike"]) == 2
+    assert "unknown bot level 'godlike'" in capsys.readouterr().err
+    assert main(["sim", "--gauntlet", "hard", "--teams", "hard,normal"]) == 2
+    assert "leave out --teams" in capsys.readouterr().err
+
+
+def test_every_exploiter_makes_only_player_actions_and_keeps_its_habit():
+    for name in GAUNTLET:
+        bot = Exploiter(name, random.Random(1))
+        view = seat_view(hand=("KS", "KH", "QS", "JS"))
+        dealt(bot, 0, view.hand, view.center)
+        for look in range(50):
+            assert all(isinstance(x, a.PLAYER_ACTIONS) for x in bot.decide(view, look * 0.5))
+    taker = Exploiter("counter-take", random.Random(2))
+    dealt(taker, 0, ("KS", "KH", "QS", "JS"), ("KD", "AH", "10S", "AC"))
+    taker.observe([e.ChannelTaken(1)])
+    assert taker.decide(seat_view(), 0.0) == [a.Counter(1)]
+    never = Exploiter("never-swap", random.Random(3))
+    assert not any(isinstance(x, a.Swap) for look in range(20) for x in never.decide(seat_view(), look * 0.5))
+    with pytest.raises(ValueError, match="unknown exploiter"):
+        Exploiter("cheater")
+
+
+# --- bots from outside the project -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def examples_importable(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    yield
+    sys.modules.pop("pair_bot", None)
+
+
+def test_an_outside_bot_plays_a_simulated_match(capsys, examples_importable):
+    assert main(["sim", "--teams", "pair_bot:PairBot,random", "--matches", "2", "--seed", "3", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [t["level"] for t in result["teams"]] == ["pair_bot:PairBot", "random"]
+    assert result["rounds"]["unfinished_matches"] == 0
+    assert result["teams"][0]["calls_right"] > 0  # it collected fours and its partner called them
+    assert result["performance"]["by_level"]["pair_bot:PairBot"]["decisions"] > 100
+
+
+def test_an_outside_bot_runs_the_gauntlet_and_a_bad_name_is_a_clear_error(capsys, examples_importable):
+    result = sim.gauntlet("pair_bot:PairBot", 4, 2, seed=3, exploiters=["counter-take", "track-swaps"])
+    assert result["level"] == "pair_bot:PairBot" and [row["matches"] for row in result["rows"]] == [2, 2]
+    for spec, complaint in (("pair_bot:Nope", "no 'Nope'"), ("no_such_module:Bot", "cannot import"), ("json:JSONDecoder", "not a bot")):
+        assert main(["sim", "--teams", f"{spec},hard", "--matches", "1"]) == 2
+        assert complaint in capsys.readouterr().err
+
+
+def test_an_outside_bot_is_never_seated_by_a_remote_request():
+    assert all(":" not in level for level in LEVELS)  # add_bot accepts these names and no others
+
+
+class Watchful:
+    """A bot from outside written from scratch (no ``Bot`` base): it records what it is handed."""
+
+    level = "watchful"
+    handed: list[object] = []
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def observe(self, events: list[Event]) -> None:
+        Watchful.handed.append(events)
+
+    def decide(self, view: SeatView, now: float) -> list[a.Action]:
+        Watchful.handed.append(view)
+        return [a.Ready()] if not view.seats[view.seat].ready else []
+
+    def think_time(self) -> float:
+        return 0.5
+
+
+def test_outside_bots_and_exploiters_are_handed_views_and_events_only():
+    """H2 for everything that plays through a room: the seat's view and its events, never the table."""
+    room = Room(
+        id=1, players=4, timing_name="fast", timing=FAST, password=None, rng=random.Random(9),
+        seats=[Seat() for _ in range(4)],
+    )  # fmt: skip
+    players = [bots.load_bot_class(f"{__name__}:Watchful")(random.Random(0)), ExpertBot(random.Random(1)),
+               Exploiter("every-habit", random.Random(2)), Exploiter("bluff+track", random.Random(3))]  # fmt: skip
+    for seat, bot in enumerate(players):
+        room.sit(seat, None, f"bot-{seat}", bot=bot)
+    room.start(0.0)
+    while (wake := room.next_wake()) is not None and room.table.round < 3:
+        room.tick(wake)
+    assert len(Watchful.handed) > 20
+    for item in Watchful.handed:
+        assert type(item) is SeatView or (type(item) is list and all(isinstance(x, Event) for x in item))
+    assert all(type(s) is SeatState for item in Watchful.handed if type(item) is SeatView for s in item.seats)
+
+
+def test_the_example_bot_is_documented_and_imports_no_engine():
+    source = (EXAMPLES / "pair_bot.py").read_text()
+    assert "quatro_server.engine" not in source and "quatro_server.lobby" not in source
+    docs = (ROOT / "docs" / "bots.md").read_text()
+    assert "examples/pair_bot.py" in docs and "pair_bot:PairBot" in docs
+
+
+def test_network_bots_take_a_level_or_an_outside_bot(examples_importable, capsys):
+    import argparse
+
+    from quatro_server import netbot
+
+    parser = argparse.ArgumentParser()
+    netbot.add_arguments(parser)
+    assert parser.parse_args(["127.0.0.1", "--level", "pair_bot:PairBot"]).level == "pair_bot:PairBot"
+    assert parser.parse_args(["127.0.0.1", "--level", "expert"]).level == "expert"
+    assert parser.parse_args(["127.0.0.1"]).level == DEFAULT_LEVEL
+    for bad in ("godlike", "pair_bot:Nope"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["127.0.0.1", "--level", bad])
+    assert "no 'Nope'" in capsys.readouterr().err

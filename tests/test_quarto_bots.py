@@ -1,0 +1,206 @@
+"""Quarto bots: they decide from the view alone, play only legal moves, and ``perfect`` plays as its name says."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from quatro_shared import quarto as q
+from quatro_shared.quarto import Give, Phase, Place
+
+from quatro_server import quarto_bots
+from quatro_server.cli import _game_argument
+from quatro_server.quarto import QuartoTable, view
+from quatro_server.quarto_bots import LEVELS, PerfectQuartoBot, make_quarto_bot
+from quatro_server.quarto_sim import simulate
+from quarto_helpers import placing_view, played_position, safe_pieces
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def winning_squares(board: list[int | None], piece: int) -> list[int]:
+    found = []
+    for s in range(16):
+        if board[s] is None:
+            board[s] = piece
+            if q.winning_line(board, s) is not None:
+                found.append(s)
+            board[s] = None
+    return found
+
+
+def positions_with_a_win_in_one(rng: random.Random, empties: int, count: int):
+    """Placing positions where the piece in hand completes a line somewhere."""
+    found = 0
+    while found < count:
+        board, pool = played_position(rng, empties, need_safe=False)
+        pieces = [p for p in range(16) if pool >> p & 1]
+        winners = [p for p in pieces if winning_squares(board, p)]
+        if winners:
+            piece = rng.choice(winners)
+            found += 1
+            yield board, pool & ~(1 << piece), piece
+
+
+@pytest.mark.parametrize("empties", [12, 11, 10, 8, 5, 3])
+def test_perfect_never_misses_a_win_in_one(empties):
+    rng = random.Random(empties)
+    bot = PerfectQuartoBot(random.Random(1))
+    for board, pool, piece in positions_with_a_win_in_one(rng, empties, 6):
+        actions = bot.decide(placing_view(board, pool, piece), 0.0)
+        assert len(actions) == 1 and isinstance(actions[0], Place)  # the game ends: nothing to give
+        assert actions[0].square in winning_squares(board, piece)
+
+
+@pytest.mark.parametrize("empties", [15, 13, 12, 11, 10, 9, 7, 4])
+def test_perfect_never_hands_over_a_winning_piece_when_a_safe_one_exists(empties):
+    rng = random.Random(100 + empties)
+    bot = PerfectQuartoBot(random.Random(2), budget=20_000)  # every path (exact, guarded, heuristic), quickly
+    checked = 0
+    while checked < 6:
+        board, pool = played_position(rng, empties)
+        pieces = [p for p in range(16) if pool >> p & 1]
+        piece = rng.choice(pieces)
+        if winning_squares(board, piece):
+            continue  # that is the test above
+        pool &= ~(1 << piece)
+        place, give = bot.decide(placing_view(board, pool, piece), 0.0)
+        assert isinstance(place, Place) and isinstance(give, Give)
+        board[place.square] = piece
+        safe = safe_pieces(board, pool)
+        if safe:
+            assert safe >> give.piece & 1, f"gave {q.format_piece(give.piece)} with a safe piece left"
+        # And it never places so that it has no safe piece when another placement keeps one.
+        if not safe:
+            board[place.square] = None
+            for s in range(16):
+                if board[s] is None:
+                    board[s] = piece
+                    assert not safe_pieces(board, pool), "a placement keeping a safe piece was missed"
+                    board[s] = None
+        checked += 1
+
+
+@pytest.mark.parametrize("level", ["normal", "perfect"])
+def test_normal_and_perfect_take_every_win_and_never_give_one_away(level):
+    rng = random.Random(7)
+    bot = make_quarto_bot(level, random.Random(3))
+    for board, pool, piece in positions_with_a_win_in_one(rng, 9, 5):
+        actions = bot.decide(placing_view(board, pool, piece), 0.0)
+        assert actions[0].square in winning_squares(board, piece)
+    for _ in range(10):
+        board, pool = played_position(rng, 9)
+        piece = next(p for p in range(16) if pool >> p & 1 and not winning_squares(board, p)) if any(
+            pool >> p & 1 and not winning_squares(board, p) for p in range(16)
+        ) else None
+        if piece is None:
+            continue
+        pool &= ~(1 << piece)
+        actions = bot.decide(placing_view(board, pool, piece), 0.0)
+        board[actions[0].square] = piece
+        safe = safe_pieces(board, pool)
+        if safe and len(actions) == 2:
+            assert safe >> actions[1].piece & 1
+
+
+@pytest.mark.parametrize("opponent", ["normal", "random"])
+def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent):
+    tally, _ = simulate(["perfect", opponent], matches=1, games=2, seed=12)
+    perfect, other = tally.seats
+    assert tally.games == 2
+    assert perfect.game_losses == 0 and other.game_wins == 0
+    assert perfect.game_wins >= 1  # it plays to win, not only to draw
+    tally, _ = simulate([opponent, "perfect"], matches=1, games=1, seed=13)
+    assert tally.seats[1].game_losses == 0
+
+
+def test_perfect_searches_exactly_near_the_end_and_by_heuristic_before():
+    tally, _ = simulate(["perfect", "random"], matches=1, games=1, seed=3)
+    perfect = tally.seats[0]
+    assert perfect.exact > 0 and perfect.heuristic > 0
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_level_plays_legal_moves_through_whole_matches(level):
+    table = QuartoTable(rng=random.Random(5), bots={0, 1}, games=2)
+    bots = [make_quarto_bot(level, random.Random(i)) for i in (0, 1)]
+    if level == "perfect":
+        bots = [PerfectQuartoBot(random.Random(i), budget=20_000) for i in (0, 1)]
+    table.start(0.0)
+    while table.phase is not Phase.OVER:
+        seat = table.game.turn
+        actions = bots[seat].decide(view(table, seat, 0.0), 0.0)
+        assert actions and bots[1 - seat].decide(view(table, 1 - seat, 0.0), 0.0) == []
+        for action in actions:
+            outcome = table.act(seat, action, 0.0)
+            assert outcome.ok, (level, action, outcome.refusal)
+
+
+def test_a_bot_between_games_says_it_is_ready():
+    table = QuartoTable(rng=random.Random(5), games=2)
+    table.start(0.0)
+    bot = make_quarto_bot("normal", random.Random(0))
+    while table.phase is Phase.PLAYING:
+        seat = table.game.turn
+        for action in bot.decide(view(table, seat, 0.0), 0.0):
+            assert table.act(seat, action, 0.0).ok
+    assert table.phase is Phase.BETWEEN
+    assert bot.decide(view(table, 0, 0.0), 0.0) == [q.NextGame()]
+
+
+def test_an_unknown_level_is_refused():
+    with pytest.raises(ValueError, match="levels: random, normal, perfect"):
+        make_quarto_bot("genius")
+
+
+def test_the_budget_falls_back_to_the_heuristic_and_still_plays_safely():
+    bot = PerfectQuartoBot(random.Random(0), budget=10)
+    rng = random.Random(9)
+    board, pool = played_position(rng, 10)
+    piece = next(p for p in range(16) if pool >> p & 1 and not winning_squares(board, p))
+    actions = bot.decide(placing_view(board, pool & ~(1 << piece), piece), 0.0)
+    assert bot.last_mode == "heuristic" and len(actions) == 2
+
+
+def test_quarto_sim_from_the_command_line():
+    result = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "sim", "--game", "quarto", "--matches", "2", "--games", "1",
+         "--teams", "normal,random", "--seed", "4", "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["game"] == "quarto" and report["matches"] == 2 and report["games"] == 2
+    assert [s["level"] for s in report["seats"]] == ["normal", "random"]
+    seats = report["seats"]
+    assert seats[0]["game_wins"] + seats[0]["game_draws"] + seats[0]["game_losses"] == 2
+    bad = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "sim", "--game", "quarto", "--teams", "perfect,genius"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "unknown Quarto bot level 'genius'" in bad.stderr
+
+
+def test_the_sim_picks_its_game_from_the_arguments():
+    assert _game_argument(["--matches", "3"]) == ("quatro", ["--matches", "3"])
+    assert _game_argument(["--game", "quarto", "--json"]) == ("quarto", ["--json"])
+    assert _game_argument(["--json", "--game=quatro"]) == ("quatro", ["--json"])
+
+
+def test_quarto_bots_decide_from_the_view_alone():
+    """H2: decide takes the shared view type; the module names no table."""
+    source = (ROOT / "quatro_server" / "quarto_bots.py").read_text()
+    assert "QuartoTable" not in source
+    assert quarto_bots.QuartoBot.decide.__annotations__["view"] in ("QuartoView", q.QuartoView)
+
+
+def test_the_sim_refuses_a_game_it_does_not_know():
+    bad = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "sim", "--game", "chess"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and "--game is quatro or quarto, not 'chess'" in bad.stderr

@@ -1,0 +1,127 @@
+"""The exact Quarto search: its symmetries are the board's, its values survive every symmetry, and it agrees
+with a plain exhaustive search."""
+
+from __future__ import annotations
+
+import random
+from itertools import permutations
+
+import pytest
+
+from quatro_shared import quarto as q
+
+from quatro_server.quarto_solver import SYMMETRIES, Solver, canonical_key, plain_value, remap_piece, transform
+from quarto_helpers import played_position
+
+ORDERS = list(permutations(range(4)))
+IDENTITY = tuple(range(16))
+
+
+def test_the_32_symmetries_are_exactly_the_permutations_that_keep_the_lines():
+    lines = {frozenset(line) for line in q.LINES}
+    assert len(set(SYMMETRIES)) == 32 and IDENTITY in SYMMETRIES
+    for t in SYMMETRIES:
+        assert {frozenset(t[s] for s in line) for line in q.LINES} == lines
+    # And no other permutation keeps them: count every one by backtracking over the squares, pruned by what a
+    # line-keeping permutation must keep: the number of lines through a square, and which squares share a line.
+    degree = [sum(s in line for line in q.LINES) for s in range(16)]
+    together = [[any(a in line and b in line for line in q.LINES) for b in range(16)] for a in range(16)]
+    found = 0
+    image = [-1] * 16
+    used = [False] * 16
+
+    def extend(k: int) -> None:
+        nonlocal found
+        if k == 16:
+            found += {frozenset(image[s] for s in line) for line in q.LINES} == lines
+            return
+        for v in range(16):
+            if not used[v] and degree[v] == degree[k] and all(together[j][k] == together[image[j]][v] for j in range(k)):
+                image[k], used[v] = v, True
+                extend(k + 1)
+                image[k], used[v] = -1, False
+
+    extend(0)
+    assert found == 32
+
+
+def test_the_canonical_key_is_the_same_for_every_one_of_the_12288_images_of_a_board():
+    board, _ = played_position(random.Random(3), 10)
+    keys = set()
+    for t in SYMMETRIES:
+        for order in ORDERS:
+            for flip in range(16):
+                moved = transform(board, t, order, flip)
+                occ = sum(1 << s for s, p in enumerate(moved) if p is not None)
+                planes = 0
+                for s, p in enumerate(moved):
+                    if p is not None:
+                        planes |= sum(((p >> k) & 1) << (16 * k) for k in range(4)) << s
+                keys.add(canonical_key(occ, planes))
+    assert len(keys) == 1
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_exact_value_is_unchanged_under_every_board_symmetry_and_attribute_permutation_and_complement(seed):
+    rng = random.Random(seed)
+    board, pool = played_position(rng, 7)
+    value = Solver("none").give_value(board, pool)
+
+    def moved_value(t, order, flip):
+        moved = transform(board, t, order, flip)
+        moved_pool = sum(1 << remap_piece(p, order, flip) for p in range(16) if pool >> p & 1)
+        return Solver("symmetric", symmetry_min_empty=1).give_value(moved, moved_pool)
+
+    for t in SYMMETRIES:  # every board symmetry
+        assert moved_value(t, (0, 1, 2, 3), 0) == value
+    for order in ORDERS:  # every attribute permutation
+        assert moved_value(IDENTITY, order, 0) == value
+    for flip in range(16):  # every set of complemented attributes
+        assert moved_value(IDENTITY, (0, 1, 2, 3), flip) == value
+    for _ in range(20):  # and mixtures of all three
+        assert moved_value(rng.choice(SYMMETRIES), rng.choice(ORDERS), rng.randrange(16)) == value
+
+
+def test_the_exact_search_matches_a_plain_exhaustive_search_on_positions_with_few_empty_squares():
+    rng = random.Random(21)
+    values = []
+    for i in range(60):
+        board, pool = played_position(rng, 2 + i % 4, need_safe=False)
+        expected = plain_value(board, pool)
+        for solver in (Solver("symmetric", symmetry_min_empty=1), Solver("symmetric"), Solver("plain"), Solver("none")):
+            assert solver.give_value(board, pool) == expected, (board, solver.mode)
+        values.append(expected)
+    assert set(values) == {-1, 0, 1}  # the positions cover wins, draws and losses
+
+
+def test_placing_values_agree_with_giving_values():
+    rng = random.Random(8)
+    for _ in range(10):
+        board, pool = played_position(rng, 6)
+        solver = Solver()
+        gives = solver.give_values(board, pool)
+        assert max(gives.values()) == solver.give_value(board, pool)
+        piece = max(gives, key=gives.get)
+        assert solver.place_value(board, piece, pool & ~(1 << piece)) == -gives[piece]
+
+
+def test_the_table_solves_a_position_once_for_all_its_images():
+    board, pool = played_position(random.Random(5), 8)
+    solver = Solver("symmetric", symmetry_min_empty=4)
+    value = solver.give_value(board, pool)
+    nodes = solver.nodes
+    moved = transform(board, SYMMETRIES[7], (2, 0, 3, 1), 0b0101)
+    moved_pool = sum(1 << remap_piece(p, (2, 0, 3, 1), 0b0101) for p in range(16) if pool >> p & 1)
+    assert solver.give_value(moved, moved_pool) == value
+    assert solver.nodes - nodes <= 1  # one look-up
+
+
+def test_a_budget_stops_the_search():
+    from quatro_server.quarto_solver import BudgetExceeded
+
+    board, pool = played_position(random.Random(6), 10)
+    solver = Solver("none", budget=50)
+    with pytest.raises(BudgetExceeded):
+        solver.give_value(board, pool)
+    with pytest.raises(ValueError):
+        Solver("magic")

@@ -1,0 +1,270 @@
+"""The SSH door, driven in-process with asyncssh's own client: the lobby over SSH, window sizes, the host key
+kept across restarts, entry by key, the session limit, idle sessions, one session's end never touching another."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import asyncssh
+import pytest
+
+from quatro_server.ssh_door import authorized_fingerprints, player_name, ssh_commands
+from ssh_helpers import DoorServer, player_key, start_door
+from tui_helpers import run
+
+pytestmark = pytest.mark.timeout(90)
+
+LOBBY = b"Tables on this server"
+WAIT = 15.0
+
+
+@pytest.fixture
+def door(tmp_path):
+    server = start_door(tmp_path)
+    yield server
+    server.stop()
+
+
+class Terminal:
+    """One SSH session with a pseudo-terminal, its output gathered as bytes."""
+
+    def __init__(self, conn: asyncssh.SSHClientConnection, process: asyncssh.SSHClientProcess) -> None:
+        self.conn, self.process = conn, process
+        self.output = b""
+
+    @classmethod
+    async def open(cls, port: int, user: str, key: asyncssh.SSHKey | None = None, size=(100, 30)) -> Terminal:
+        # No key: keyboard-interactive with no question (open entry). No agent, no keys from ~/.ssh.
+        conn = await asyncssh.connect(
+            "127.0.0.1", port, username=user, known_hosts=None, agent_path=None,
+            client_keys=[key] if key is not None else None, password=None if key is not None else "",
+        )
+        process = await conn.create_process(term_type="xterm-256color", term_size=size, encoding=None)
+        return cls(conn, process)
+
+    async def wait_for(self, text: bytes, timeout: float = WAIT, anywhere: bool = False) -> bytes:
+        """Read until ``text`` has appeared since the last wait (``anywhere``: at all); returns what was read."""
+        start = 0 if anywhere else len(self.output)
+        deadline = time.monotonic() + timeout
+        while text not in self.output[start:]:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"never saw {text!r}; the tail was {self.output[-400:]!r}")
+            try:
+                chunk = await asyncio.wait_for(self.process.stdout.read(65536), left)
+            except TimeoutError:
+                continue
+            if not chunk and self.process.stdout.at_eof():
+                raise AssertionError(f"the session ended before {text!r}; the tail was {self.output[-400:]!r}")
+            self.output += chunk
+        return self.output[start:]
+
+    async def ended(self, timeout: float = WAIT) -> int | None:
+        async with asyncio.timeout(timeout):
+            while chunk := await self.process.stdout.read(65536):
+                self.output += chunk
+            await self.process.wait()
+        return self.process.exit_status
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+async def gone(server: DoorServer, left: int = 0) -> None:
+    """Wait until only ``left`` sessions' clients still run."""
+    deadline = time.monotonic() + WAIT
+    while len(server.clients()) > left:
+        assert time.monotonic() < deadline, f"{len(server.clients())} clients still run"
+        await asyncio.sleep(0.1)
+
+
+def test_an_ssh_session_reaches_the_lobby_follows_resizes_and_quits(door: DoorServer):
+    async def body():
+        started = time.monotonic()
+        ann = await Terminal.open(door.ssh_port, "ann")
+        assert ann.conn.get_server_host_key().get_fingerprint() == door.fingerprint
+        await ann.wait_for(LOBBY)
+        assert time.monotonic() - started < 10
+        await ann.wait_for(b"\x1b[30;", anywhere=True)  # drawn on the 30 rows asked for (the footer on the last)...
+        assert b"\x1b[40;" not in ann.output  # ...and no further
+        ann.process.change_terminal_size(120, 40)
+        await ann.wait_for(b"\x1b[40;")  # the client redrew itself on 40 rows
+        ann.process.stdin.write(b"\x11")  # ctrl+q
+        assert await ann.ended() == 0
+        ann.close()
+
+    run(body)
+
+
+def test_the_ssh_user_name_is_the_players_name(door: DoorServer):
+    async def body():
+        ann = await Terminal.open(door.ssh_port, "ann")
+        await ann.wait_for(LOBBY)
+        ann.process.stdin.write(b"c")  # create a table: the room shows who sits there
+        await ann.wait_for(b"ann (you) (host)")
+        ann.close()
+
+    run(body)
+
+
+def test_the_host_key_is_made_once_and_kept(tmp_path):
+    first = start_door(tmp_path)
+    first.stop()
+    again = start_door(tmp_path)
+    again.stop()
+    assert first.fingerprint == again.fingerprint
+    assert (tmp_path / "data" / "ssh_host_ed25519_key").stat().st_mode & 0o777 == 0o600
+    other = start_door(tmp_path, data_dir=tmp_path / "elsewhere")
+    other.stop()
+    assert other.fingerprint != first.fingerprint
+
+
+def test_with_an_authorized_keys_file_only_those_keys_get_in(tmp_path):
+    ben = player_key(tmp_path / "ben")
+    stranger = player_key(tmp_path / "stranger")
+    keys = tmp_path / "authorized_keys"
+    keys.write_text(f"# the players\nno-pty {ben.export_public_key().decode().strip()}\n")
+    server = start_door(tmp_path, "--ssh-keys", str(keys))
+
+    async def body():
+        for key in (None, stranger):
+            with pytest.raises(asyncssh.PermissionDenied):
+                await Terminal.open(server.ssh_port, "mallory", key)
+        admitted = await Terminal.open(server.ssh_port, "ben", ben)
+        await admitted.wait_for(LOBBY)
+        admitted.close()
+
+    try:
+        run(body)
+    finally:
+        server.stop()
+
+
+def test_r19_the_same_key_comes_back_to_the_same_seat_whatever_the_name(door: DoorServer, tmp_path):
+    key = player_key(tmp_path / "ben")
+
+    async def body():
+        ben = await Terminal.open(door.ssh_port, "ben", key)
+        await ben.wait_for(LOBBY)
+        ben.process.stdin.write(b"c")
+        await ben.wait_for(b"ben (you) (host)")
+        ben.close()  # the SSH link drops; the seat stays (R19)
+        await gone(door)
+        # The same name without the key is not the same person: the lobby, not ben's seat.
+        impostor = await Terminal.open(door.ssh_port, "ben")
+        await impostor.wait_for(LOBBY)
+        impostor.close()
+        back = await Terminal.open(door.ssh_port, "benjamin", key)
+        await back.wait_for(b"benjamin (you) (host)")  # the same seat, under the name of this login
+        back.close()
+
+    run(body)
+
+
+def test_the_session_limit_turns_the_next_one_away_and_leaves_the_others_alone(tmp_path):
+    server = start_door(tmp_path, "--ssh-max-sessions", "1")
+
+    async def body():
+        ann = await Terminal.open(server.ssh_port, "ann")
+        await ann.wait_for(LOBBY)
+        ben = await Terminal.open(server.ssh_port, "ben")
+        await ben.wait_for(b"The Quatro server is full (1 players over SSH)")
+        assert await ben.ended() == 1
+        ben.close()
+        ann.process.stdin.write(b"c")
+        await ann.wait_for(b"ann (you) (host)")  # ann never noticed
+        ann.close()
+        await gone(server)  # ann's session is over: there is room again
+        cy = await Terminal.open(server.ssh_port, "cy")
+        await cy.wait_for(LOBBY)
+        cy.close()
+
+    try:
+        run(body)
+    finally:
+        server.stop()
+
+
+def test_an_idle_session_outside_a_match_is_closed(tmp_path):
+    server = start_door(tmp_path, "--ssh-idle", "1")
+
+    async def body():
+        ann = await Terminal.open(server.ssh_port, "ann")
+        await ann.wait_for(LOBBY)
+        await ann.wait_for(b"without a key press", timeout=20)
+        assert await ann.ended() == 0
+        ann.close()
+
+    try:
+        run(body)
+    finally:
+        server.stop()
+
+
+def test_a_dropped_ssh_link_ends_its_client_and_only_its_own(door: DoorServer):
+    async def body():
+        ann = await Terminal.open(door.ssh_port, "ann")
+        ben = await Terminal.open(door.ssh_port, "ben")
+        await ann.wait_for(LOBBY)
+        await ben.wait_for(LOBBY)
+        assert len(door.clients()) == 2
+        ben.conn.abort()  # as a network failure would
+        await gone(door, left=1)  # ben's client is gone, ann's is not
+        ann.process.stdin.write(b"c")
+        await ann.wait_for(b"ann (you) (host)")
+        ann.close()
+
+    run(body)
+
+
+# --- the pieces --------------------------------------------------------------------------------------------
+
+
+def test_authorized_keys_lines_with_options_and_comments(tmp_path):
+    one = player_key(tmp_path / "one")
+    two = player_key(tmp_path / "two")
+    text = "\n".join([
+        "# a comment",
+        "",
+        one.export_public_key().decode().strip(),
+        f'command="echo hi",no-pty {two.export_public_key().decode().strip()} two@laptop',
+        "ssh-ed25519 not-base64",
+        "garbage",
+    ])
+    assert authorized_fingerprints(text) == {one.get_fingerprint(), two.get_fingerprint()}
+
+
+def test_player_names_from_ssh_user_names():
+    assert player_name("ann") == "ann"
+    assert player_name("a" * 40) == "a" * 24
+    assert player_name(" ") == "player"
+    assert player_name("\x1b[31m") == "player"
+
+
+def test_ssh_commands_beside_the_join_addresses():
+    assert ssh_commands(2222, ["192.168.1.20:7777", "[fd00::5]:7777", "127.0.0.1:7777"]) == [
+        "ssh -p 2222 NAME@192.168.1.20", "ssh -p 2222 NAME@fd00::5", "ssh -p 2222 NAME@127.0.0.1",
+    ]
+
+
+def test_a_taken_ssh_port_or_a_missing_keys_file_is_said_plainly(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(tmp_path)]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([*base, "--ssh", str(port)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert f"cannot open the SSH door on port {port}" in result.stderr and "in use" in result.stderr
+    result = subprocess.run([*base, "--ssh", "0", "--ssh-keys", str(tmp_path / "none")], capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 2 and "No such file" in result.stderr
+    (tmp_path / "empty").write_text("# nobody yet\n")
+    result = subprocess.run([*base, "--ssh", "0", "--ssh-keys", str(tmp_path / "empty")], capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 2 and "holds no key" in result.stderr
