@@ -38,6 +38,7 @@ from quatro_tui.connection import (
     ServerUpdate,
 )
 from quatro_tui.game import Game
+from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
@@ -330,10 +331,14 @@ class QuatroApp(App[str | None]):
             return
         while isinstance(self.screen, ModalScreen):
             self.pop_screen()
+        screen = wanted()
         if base is None:
-            self.push_screen(wanted())
+            # The first screen of a run comes after the splash: no key was meant for another screen.
+            if isinstance(screen, KeyGuard):
+                screen.guard = 0.0
+            self.push_screen(screen)
         else:
-            self.switch_screen(wanted())
+            self.switch_screen(screen)
 
     def game_changed(self) -> None:
         """Tell every game widget on the visible screens to redraw."""

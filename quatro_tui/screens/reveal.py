@@ -16,6 +16,7 @@ from quatro_shared.views import Phase
 from quatro_shared import seating
 
 from quatro_tui import words
+from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.scoreboard import TEAM_STYLES
@@ -106,7 +107,8 @@ class Winners(GameWidget):
         return text
 
 
-class RevealScreen(Screen):
+class RevealScreen(KeyGuard, Screen):
+    GUARDED = frozenset({"next_round"})
     BINDINGS = [Binding("n", "next_round", "next round (host)", id="next-round")]
 
     def compose(self) -> ComposeResult:

@@ -12,6 +12,7 @@ from quatro_shared import actions as a
 from quatro_shared.signs import SIGNS
 
 from quatro_tui import words
+from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.signs import SignGrid
@@ -62,7 +63,8 @@ class ReadyList(GameWidget):
         return text
 
 
-class SigningScreen(Screen):
+class SigningScreen(KeyGuard, Screen):
+    GUARDED = frozenset({"pick", "ready"})
     MOUSE_HELP = "click a sign to pick it"
     BINDINGS = [
         Binding("left", "move(-1, 0)", "left", show=False, tooltip="move in the signs", id="sign-left"),
