@@ -116,6 +116,7 @@ class QuatroApp(App[str | None]):
         game: Game | None = None,
         server: LocalServer | None = None,
         remember_seat: Callable[[int, str], None] | None = None,
+        bell: bool = False,
     ) -> None:
         super().__init__()
         self.plan = plan
@@ -125,6 +126,8 @@ class QuatroApp(App[str | None]):
         self.server = server
         #: Told the table and secret of every seat taken, so that ``quatro join`` can come back to it (R19).
         self.remember_seat = remember_seat
+        #: Ring the terminal's bell when the partner shows the team's sign and at one's own four of a kind.
+        self.bell_on = bell
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
@@ -261,7 +264,8 @@ class QuatroApp(App[str | None]):
     # --- what the server pushes -------------------------------------------------------------------
 
     def on_server_update(self, message: ServerUpdate) -> None:
-        self.game.apply(message.view, message.events, message.received_at)
+        if self.game.apply(message.view, message.events, message.received_at) and self.bell_on:
+            self.ring()
         self.route()
         self.game_changed()
 
@@ -345,6 +349,12 @@ class QuatroApp(App[str | None]):
         for screen in self.screen_stack:
             for widget in screen.query(GameWidget):
                 widget.version += 1
+
+    def ring(self) -> None:
+        """The terminal's bell (BEL), even where Textual's ``bell`` stays quiet."""
+        if self._driver is not None:
+            self._driver.write("\a")
+            self._driver.flush()
 
     # --- keys everywhere ------------------------------------------------------------------------
 

@@ -13,6 +13,8 @@ from quatro_tui.local_server import LocalServer
 from quatro_tui.settings import Settings, default_name, wants_ascii
 
 LEVELS = ("normal", "hard", "random")
+BELL_HELP = ("ring the terminal bell when your partner shows your sign and when you hold four of a kind "
+             "(remembered; --no-bell stops it)")
 
 
 def _name(value: str) -> str:
@@ -60,6 +62,7 @@ def parser() -> argparse.ArgumentParser:
                       help="leave N seats for other people on this machine or LAN; shows the address they join with")
     play.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
     play.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    play.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
 
     join = commands.add_parser("join", help="join a Quatro server; without --table, open its lobby")
     join.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
@@ -68,6 +71,7 @@ def parser() -> argparse.ArgumentParser:
     join.add_argument("--password", type=_password, default=None, help="the table's password, if it has one")
     join.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
     join.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    join.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
     return root
 
 
@@ -109,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             plan.rejoin_table, plan.rejoin_secret = remembered
         settings.server = address
     settings.name = name
+    if args.bell is not None:
+        settings.bell = args.bell
     settings.save()
     from quatro_tui.app import QuatroApp
 
@@ -116,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         settings.seat = {"server": settings.server or "", "table": table, "secret": secret}
         settings.save()
 
-    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None)
+    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None,
+                    bell=settings.bell)
     if settings.keys:
         app.set_keymap(settings.keys)
     try:

@@ -6,6 +6,7 @@ by binding id (the ids are listed by the help screen's bindings; for example ``c
 
     server = "192.168.1.20:7777"
     name = "ann"
+    bell = true         # the terminal bell when the partner shows the team's sign, and at one's own four
 
     [keys]
     call = "g"          # "Quatro!" on g instead of space
@@ -38,6 +39,8 @@ class Settings:
     keys: dict[str, str] = field(default_factory=dict)
     #: The last seat taken with ``quatro join``: server, table and secret, to come back to it (R19).
     seat: dict[str, str | int] = field(default_factory=dict)
+    #: Ring the terminal bell on the signals not to miss (``quatro play --bell`` sets it).
+    bell: bool = False
 
     def remembered_seat(self, server: str) -> tuple[int, str] | None:
         """The table and secret of the seat last taken on ``server``, if that is where it was."""
@@ -60,11 +63,14 @@ class Settings:
             name if isinstance(name, str) else None,
             {k: v for k, v in keys.items() if isinstance(v, str)} if isinstance(keys, dict) else {},
             seat if isinstance(seat, dict) else {},
+            data.get("bell") is True,
         )
 
     def save(self, path: Path | None = None) -> None:
         path = path or config_path()
         lines = [f"{key} = {_toml_string(value)}" for key, value in (("server", self.server), ("name", self.name)) if value]
+        if self.bell:
+            lines.append("bell = true")
         if self.keys:
             lines += ["", "[keys]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.keys.items()]
         if self.seat:

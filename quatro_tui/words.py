@@ -12,6 +12,8 @@ from quatro_shared.messages import Refused, Reply, RequestBody
 from quatro_shared.signs import Sign
 
 TEAM_LETTERS = "ABCD"
+#: How the partner's pulse of the team's sign is marked, in the feed and on the partner's seat.
+YOUR_SIGN = "YOUR SIGN"
 
 
 #: What the client's sentences draw beyond ASCII, and its ASCII stand-in: punctuation, suits, the signs' emoji.

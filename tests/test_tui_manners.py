@@ -15,7 +15,7 @@ from quatro_tui.screens.reveal import RevealScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
 from snapshot_games import NOW, round_game, sent_fields, signing_game
-from tui_helpers import run, until
+from tui_helpers import quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -87,3 +87,122 @@ def test_the_first_screen_of_a_run_is_not_guarded():
             assert isinstance(app.screen, KeyGuard) and app.screen.armed()
 
     run(body)
+
+
+# --- signals nobody misses ---------------------------------------------------------------------------------------
+
+
+def test_a_pulse_appears_in_every_seats_feed_and_the_partners_sign_is_marked(quatro_server, monkeypatch):
+    from quatro_shared import events as e
+    from quatro_shared.signs import EMOJI
+
+    from quatro_tui.app import Join
+    from quatro_tui.game import Game
+    from quatro_tui.widgets import SeatBox
+    from test_tui_round import close_all, shown, sit_down
+
+    monkeypatch.setattr(KeyGuard, "guard", 0.0)  # sit_down presses keys the moment each screen appears
+
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            (bob, cid, dee), sign = await sit_down(app, pilot, quatro_server)
+            decoy = "owl" if sign != "owl" else "fox"
+            await bob.act("take_channel")
+            await bob.act("choose_emoji", sign=decoy)
+            await until(lambda: any(line.startswith(f"p1 showed {EMOJI[decoy]}") for line in app.game.feed),
+                        what="bob's pulse in the feed")
+            # cid, across the table, is the partner (R1): the team's sign, marked.
+            await cid.act("take_channel")
+            await cid.act("choose_emoji", sign=sign)
+            marked = f"p2 showed {EMOJI[sign]} = YOUR SIGN!"
+            await until(lambda: any(line.startswith(marked) for line in app.game.feed), what="the partner's sign, marked")
+            assert not any("YOUR SIGN" in line for line in app.game.feed if line.startswith("p1"))
+            partner_box = next(box for box in app.screen.query(SeatBox) if box.seat == 2)
+            await until(lambda: "YOUR SIGN" in shown(partner_box), what="the partner's seat marked")
+            # Every seat got both pulses and words them, each from its own seat.
+            await until(lambda: all(sum(isinstance(ev, e.Pulse) for ev in player.events) >= 2 for player in (bob, cid, dee)),
+                        what="the pulses at every seat")
+            for player in (bob, cid, dee):
+                game = Game()
+                game.seat(player.seating)
+                game.apply(player.view, player.events, 0.0)
+                assert any(line.startswith(f"p1 showed {EMOJI[decoy]}") or line.startswith(f"you showed {EMOJI[decoy]}")
+                           for line in game.feed), (player.conn.name, list(game.feed))
+                assert any(f"showed {EMOJI[sign]}" in line for line in game.feed)
+            # Only cid's partner (ann) is told it is her sign; bob's team has another sign.
+            bob_game = Game()
+            bob_game.seat(bob.seating)
+            bob_game.apply(bob.view, bob.events, 0.0)
+            assert not any("YOUR SIGN" in line for line in bob_game.feed)
+            await close_all([bob, cid, dee])
+            await pilot.press("ctrl+q")
+
+    run(body)
+
+
+def test_the_latest_pulse_stays_on_its_seat_fading_until_the_next():
+    from quatro_tui.widgets import SeatBox
+
+    async def body():
+        game = round_game(6)  # seat 2 pulsed an owl 0.3 s ago (a decoy); the partner (seat 3) our fox
+        app = QuatroApp(game=game)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table")
+            box = next(b for b in app.screen.query(SeatBox) if b.seat == 2)
+            partner = next(b for b in app.screen.query(SeatBox) if b.seat == 3)
+            assert "pulse" in str(box.render())
+            game.clock = lambda: NOW + 7.0  # long after the moment on show
+            box.redraw()
+            partner.redraw()
+            await pilot.pause()
+            assert "7s ago" in str(box.render()) and "🦉" in str(box.render())
+            assert "YOUR SIGN" in str(partner.render()) and "🦊" in str(partner.render())
+
+    run(body)
+
+
+@pytest.mark.parametrize("bell", [True, False])
+def test_bell_writes_a_bel_when_the_partner_shows_the_sign_and_at_ones_own_four(bell):
+    from quatro_shared import events as e
+
+    from quatro_tui.connection import ServerUpdate
+
+    async def body():
+        game = round_game(4)  # the partner is seat 2, the team's sign a fox
+        app = QuatroApp(game=game, bell=bell)
+        async with app.run_test(size=(80, 24)) as pilot:
+            written: list[str] = []
+            app._driver.write = written.append
+            view = game.view
+            app.post_message(ServerUpdate(7, 10, False, [e.Pulse(1, "owl")], view, NOW))
+            await pilot.pause()
+            assert "\a" not in "".join(written)  # an opponent's pulse: no bell
+            app.post_message(ServerUpdate(7, 11, False, [e.Pulse(2, "fox")], view, NOW))
+            await pilot.pause()
+            assert ("\a" in "".join(written)) is bell
+            written.clear()
+            app.post_message(ServerUpdate(7, 12, False, [e.Pulse(2, "fox")], view, NOW))
+            await pilot.pause()
+            assert "\a" not in "".join(written)  # the same signal repeated: once is enough
+            four = replace(view, hand=("KS", "KH", "KD", "KC"))
+            app.post_message(ServerUpdate(7, 13, False, [], four, NOW))
+            await pilot.pause()
+            assert ("\a" in "".join(written)) is bell
+            assert any("four of a kind" in line for line in game.feed)
+
+    run(body)
+
+
+def test_bell_is_a_flag_and_a_remembered_setting(tmp_path, monkeypatch):
+    from quatro_tui.cli import parser
+    from quatro_tui.settings import Settings
+
+    assert parser().parse_args(["play", "--bell"]).bell is True
+    assert parser().parse_args(["play", "--no-bell"]).bell is False
+    assert parser().parse_args(["join", "h"]).bell is None
+    path = tmp_path / "client.toml"
+    Settings(bell=True).save(path)
+    assert Settings.load(path).bell is True
+    Settings().save(path)
+    assert Settings.load(path).bell is False

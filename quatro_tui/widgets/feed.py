@@ -22,7 +22,10 @@ class Feed(GameWidget):
         text = Text(no_wrap=True, overflow="ellipsis")
         for i, line in enumerate(lines):
             newest = i == len(lines) - 1
-            text.append(line, style="bold" if newest else "")
+            if words.YOUR_SIGN in line:
+                text.append(line, style="bold reverse")  # the partner showed the team's sign: unmistakable
+            else:
+                text.append(line, style="bold" if newest else "")
             if not newest:
                 text.append("\n")
         return text
