@@ -41,6 +41,7 @@ from quatro_tui.game import Game
 from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
 from quatro_tui.screens.help import HelpScreen
+from quatro_tui.screens.link import ConfirmQuit, LinkScreen
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
 from quatro_tui.screens.room import RoomScreen
@@ -161,8 +162,11 @@ class QuatroApp(App[str | None]):
         except Exception:  # noqa: BLE001 - the splash is gone once a screen covers it; nothing to tell
             pass
 
-    async def _begin(self) -> None:
+    async def _begin(self, restart: bool = False) -> None:
+        """Connect as the plan says. ``restart``: a way on from trouble, whose failure shows the ways on again
+        rather than ending the program."""
         plan = self.plan
+        host, port = "127.0.0.1", 0
         try:
             if isinstance(plan, Play):
                 self._splash("Starting a private server…")
@@ -178,7 +182,14 @@ class QuatroApp(App[str | None]):
             self.conn = Connection(host, port, name, self.post_message)
             hello = await self.conn.open()
         except (OSError, ConnectionLost, ServerFailed, TimeoutError) as exc:
-            self.exit(f"quatro: {exc or type(exc).__name__}", return_code=1)
+            if isinstance(exc, ServerFailed):
+                why = str(exc)[:1].upper() + str(exc)[1:]
+            else:
+                why = words.unreachable(exc, host, port)
+            if restart:
+                self.show_link("Cannot reach the server.", why, lobby=not isinstance(plan, Play))
+            else:
+                self.exit(f"quatro: {why}", return_code=1)
             return
         self.run_worker(self.conn.run(), name="link", exit_on_error=False)
         self.tables = hello.tables
@@ -284,32 +295,100 @@ class QuatroApp(App[str | None]):
             self.screen.fill()
 
     def on_server_bye(self, message: ServerBye) -> None:
-        self.game.say(f"The server says goodbye: {message.text or message.reason}.")
         if message.reason == m.BYE_REPLACED:
             self.game.link = "this seat is now played from another connection"
+            self.show_link("Your seat is now played from another connection.",
+                           "Someone (you, elsewhere?) came back to this seat with its secret.")
+        else:
+            self.game.say(f"The server says goodbye: {message.text or message.reason}.")
+            self.show_link("The server closed the connection.", message.text or message.reason, retrying=True)
         self.game_changed()
 
     def on_link_dropped(self, message: LinkDropped) -> None:
-        self.game.link = f"connection lost — reconnecting in {message.retry_in:.1f}s (try {message.attempt})"
+        self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
         if message.attempt == 1:
-            self.game.say(f"Connection lost ({message.why}): reconnecting…")
+            self.game.say("Connection lost: trying again.")
+        why = message.why[:1].upper() + message.why[1:]
+        self.show_link("The connection to the server was lost.",
+                       f"{why.rstrip('.')}.\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
+                       retrying=True)
         self.game_changed()
 
     def on_link_back(self, message: LinkBack) -> None:
         self.game.link = ""
         self.game.say("Resynced: the table as it is now." if message.resynced else "Reconnected: back in your seat.")
+        self.hide_link()
         self.game_changed()
 
     def on_seq_gap(self, message: SeqGap) -> None:
         got = "an unreadable one" if message.got is None else f"update {message.got}"
         self.log.warning(f"seq gap: {got} came where update {message.expected} was due; resyncing")
-        self.game.say(f"An update went missing (got {got}, expected update {message.expected}): resyncing…")
+        self.game.say("An update went missing: catching up.")
         self.game_changed()
 
     def on_seat_lost(self, message: SeatLost) -> None:
-        self.game.link = f"seat lost: {message.why}"
-        self.game.say(f"Cannot come back: {message.why}. ctrl+q quits.")
+        self.game.link = "seat lost"
+        self.show_link("Your seat is gone.",
+                       "The server no longer has your seat: it restarted, or the seat was given up "
+                       f"({message.why.rstrip('.')}).")
         self.game_changed()
+
+    # --- ways on ------------------------------------------------------------------------------
+
+    def show_link(self, title: str, detail: str, *, retrying: bool = False, lobby: bool | None = None) -> None:
+        """Cover whatever shows with what happened and the ways on (one screen, updated, however often it is told)."""
+        if lobby is None:
+            lobby = not isinstance(self.plan, Play)
+        screen = self.screen
+        if isinstance(screen, LinkScreen) and screen.title_text == title:
+            screen.tell(detail)
+            return
+        if isinstance(screen, LinkScreen):
+            self.pop_screen()
+        self.push_screen(LinkScreen(title, detail, retrying=retrying, lobby=lobby))
+
+    def hide_link(self) -> None:
+        if isinstance(self.screen, LinkScreen):
+            self.pop_screen()
+
+    def action_try_again(self) -> None:
+        """Connect afresh, back to the seat if the server still has it (R19), else to the lobby."""
+        place = self.conn.seat if self.conn is not None else None
+        self.run_worker(self._restart(place), name="begin", exclusive=True, exit_on_error=False)
+
+    def action_back_to_lobby(self) -> None:
+        self.run_worker(self._restart(None, leave=True), name="begin", exclusive=True, exit_on_error=False)
+
+    async def _restart(self, place: object, leave: bool = False) -> None:
+        """Close the link, forget the table, and begin again: ``quatro join`` to the server's lobby (or the seat
+        ``place``), ``quatro play`` with a fresh private server when its own has stopped."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            if leave and self.game.me is not None:
+                try:
+                    await asyncio.wait_for(conn.request(m.Leave()), 2.0)
+                except (ConnectionLost, TimeoutError):
+                    pass  # the seat goes when the server notices (R19)
+            await conn.close()
+        old = self.game
+        self.game = Game(ascii_only=old.ascii_only, clock=old.clock, rng=old.rng)
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self._splash("Connecting…")
+        plan = self.plan
+        if isinstance(plan, Join):
+            table, secret = getattr(place, "table", None), getattr(place, "secret", None)
+            self.plan = Join(plan.host, plan.port, plan.name, None, plan.password,
+                             table if isinstance(table, int) else None, secret if isinstance(secret, str) else None)
+        elif isinstance(plan, Play) and self.server is not None and (leave or self.server.process is None or self.server.process.poll() is not None):
+            self.server.stop(wait=False)
+            self.server = None
+        await self._begin(restart=True)
+
+    async def action_quit_now(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+        self.exit()
 
     # --- screens ------------------------------------------------------------------------------
 
@@ -363,9 +442,17 @@ class QuatroApp(App[str | None]):
             self.push_screen(HelpScreen(self.screen))
 
     async def action_quit(self) -> None:
-        if self.conn is not None:
-            await self.conn.close()
-        self.exit()
+        """Quit; in the middle of a match, only once the player says so (ctrl+q twice also quits)."""
+        in_match = self.game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
+        if self.conn is None or not in_match or isinstance(self.screen, (ConfirmQuit, LinkScreen)):
+            await self.action_quit_now()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self.action_quit_now(), exit_on_error=False)
+
+        self.push_screen(ConfirmQuit(private=isinstance(self.plan, Play)), answered)
 
     def get_key_display(self, binding: Binding) -> str:
         """Keys as the footer shows them: Textual's symbols (arrows, a return sign), or their names in ASCII mode."""

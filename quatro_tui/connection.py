@@ -38,6 +38,8 @@ from quatro_shared.events import Event
 from quatro_shared.framing import ProtocolError
 from quatro_shared.views import SeatView
 
+from quatro_tui.words import unreachable
+
 #: Seconds to wait for a TCP connection and the server's hello before counting an attempt as failed.
 CONNECT_TIMEOUT = 5.0
 #: Seconds to wait for a request's reply; the server answers every request at once, so this only
@@ -279,7 +281,7 @@ class Connection:
             except ConnectionLost as exc:
                 why = str(exc)
             except (OSError, ProtocolError, AttributeError, AssertionError) as exc:
-                why = f"the connection failed ({type(exc).__name__})"
+                why = "the connection failed"
             self._drop_link()
             if self._closing or self.core.replaced:
                 return
@@ -308,7 +310,7 @@ class Connection:
                             self._drop_link()
                             return
                 except (OSError, ConnectionLost, ProtocolError, TimeoutError) as exc:
-                    why = f"cannot reach {self.host}:{self.port} ({exc or type(exc).__name__})"
+                    why = unreachable(exc, self.host, self.port)
                     self._drop_link()
                     continue
                 attempt = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import unicodedata
 from collections.abc import Callable
 
@@ -31,6 +32,22 @@ def plain(text: str, ascii_only: bool) -> str:
         return text
     text = unicodedata.normalize("NFKD", text.translate(_ASCII_STAND_INS))
     return "".join(c if c.isascii() else "?" for c in text if not unicodedata.combining(c))
+
+
+def unreachable(exc: BaseException, host: str, port: int) -> str:
+    """Why a server could not be reached, in plain words and with what to do: no errno, no exception names."""
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if isinstance(exc, socket.gaierror):
+        return f"No computer called {host} was found. Is the name right?"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"Nobody is serving at {address}. Is the server running?"
+    if isinstance(exc, TimeoutError):
+        return f"{address} did not answer in time. Is the address right, and the server running?"
+    if isinstance(exc, OSError):
+        reason = (exc.strerror or "the network failed").rstrip(".")
+        return f"Cannot reach {address}: {reason[:1].lower()}{reason[1:]}. Is the network up?"
+    text = str(exc).rstrip(".")
+    return f"{address} did not let us in: {text}." if text else f"{address} did not let us in."
 
 
 def team_letter(team: int) -> str:

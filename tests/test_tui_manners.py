@@ -206,3 +206,120 @@ def test_bell_is_a_flag_and_a_remembered_setting(tmp_path, monkeypatch):
     assert Settings.load(path).bell is True
     Settings().save(path)
     assert Settings.load(path).bell is False
+
+
+# --- always a way on -----------------------------------------------------------------------------------------------
+
+#: How soon a client must show that its server is gone: a killed server's sockets close at once, so the
+#: first failed read tells (the heartbeat's HEARTBEAT_TIMEOUT covers a silent one, tested with the connection).
+TELLS_WITHIN = 5.0
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(port: int, timing: str):
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "quatro_server", "serve", "--host", "127.0.0.1", "--port", str(port),
+                                "--timing", timing, "--log-level", "warning"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return process
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise AssertionError("the server did not start")
+
+
+def test_a_server_killed_mid_round_shows_what_happened_and_the_lobby_after_a_restart(tmp_path):
+    import time
+
+    from quatro_shared import actions as a
+    from quatro_shared import messages as m
+
+    from quatro_tui.app import Join
+    from quatro_tui.screens.link import LinkScreen
+    from quatro_tui.screens.lobby import LobbyScreen
+    from tui_helpers import timing_file
+
+    port, timing = _free_port(), str(timing_file(tmp_path))
+    server = _serve(port, timing)
+
+    async def body():
+        nonlocal server
+        app = QuatroApp(Join("127.0.0.1", port, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            assert isinstance(await app.request(m.CreateTable(4)), m.Ok)
+            for _ in range(3):
+                await app.request(m.AddBot())
+            await app.request(m.Start())
+            await until(lambda: app.game.view is not None and app.game.view.phase is Phase.SIGNING, what="signing")
+            await app.request(a.PickSign("fox"))
+            await app.request(a.Ready())
+            await until(lambda: isinstance(app.screen, TableScreen), what="the round")
+            server.kill()
+            server.wait()
+            killed = time.monotonic()
+            await until(lambda: isinstance(app.screen, LinkScreen), timeout=TELLS_WITHIN, what="the trouble told")
+            assert time.monotonic() - killed < TELLS_WITHIN
+            told = "\n".join(str(w.render()) for w in app.screen.query("Static"))
+            assert "connection to the server was lost" in told and "back to the lobby" in told, told
+            assert "Errno" not in told and "[" not in told.split("\n")[0]
+            server = _serve(port, timing)
+            await pilot.press("l")
+            await until(lambda: isinstance(app.screen, LobbyScreen), timeout=15, what="the lobby after the restart")
+            await pilot.press("ctrl+q")
+
+    try:
+        run(body)
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_nobody_serving_is_said_in_plain_words():
+    app = QuatroApp(__import__("quatro_tui.app", fromlist=["Join"]).Join("127.0.0.1", 1, "ann"))
+
+    async def body():
+        async with app.run_test(size=(80, 24)):
+            await until(lambda: app.return_code is not None, what="the app to give up")
+
+    run(body)
+    assert app.return_value == "quatro: Nobody is serving at 127.0.0.1:1. Is the server running?"
+
+
+def test_quitting_mid_round_asks_first():
+    from quatro_tui.screens.link import ConfirmQuit
+
+    async def body():
+        app = QuatroApp(game=round_game(4))
+
+        class Link:
+            async def close(self) -> None:
+                pass
+
+        app.conn = Link()  # type: ignore[assignment]
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table")
+            await pilot.press("ctrl+q")
+            await until(lambda: isinstance(app.screen, ConfirmQuit), what="the question")
+            await pilot.press("n")
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table again")
+            assert app.is_running
+            await pilot.press("ctrl+q", "y")
+            await until(lambda: not app.is_running, what="the app to quit")
+
+    run(body)

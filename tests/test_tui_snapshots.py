@@ -83,3 +83,27 @@ def test_lobby(snap_compare, size):
         await pilot.pause()
 
     assert snap_compare(app, run_before=open_lobby, terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+def test_connection_lost_covers_the_table_with_the_ways_on(snap_compare, ascii_only):
+    app = QuatroApp(game=round_game(4), ascii_only=ascii_only)
+
+    async def lose(pilot) -> None:
+        app.show_link("The connection to the server was lost.",
+                      "The server closed the connection.\nTrying again in 0.5s (attempt 2).", retrying=True)
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=lose, terminal_size=(80, 24))
+
+
+def test_quitting_mid_round_asks(snap_compare):
+    from quatro_tui.screens.link import ConfirmQuit
+
+    app = QuatroApp(game=round_game(4))
+
+    async def ask(pilot) -> None:
+        app.push_screen(ConfirmQuit(private=False))
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=ask, terminal_size=(80, 24))

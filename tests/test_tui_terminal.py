@@ -99,7 +99,9 @@ def test_quatro_play_in_tmux_a_swap_is_made_and_seen(tmp_path, tmux):
         else:
             raise AssertionError(f"no swap seen on screen:\n{tmux('capture-pane', '-p', '-t', session)}")
         assert "you put down" in text
-        tmux("send-keys", "-t", session, "C-q")
+        tmux("send-keys", "-t", session, "C-q")  # mid-match: asks first
+        wait_for(tmux, session, lambda t: "Leave the match?" in t, "the question before quitting")
+        tmux("send-keys", "-t", session, "y")
         deadline = time.monotonic() + WAIT
         while session in tmux("list-sessions", "-F", "#{session_name}") and time.monotonic() < deadline:
             time.sleep(0.1)

@@ -82,7 +82,8 @@ class BreakHint(GameWidget):
         if view is None:
             return Text("")
         if view.phase is Phase.OVER:
-            return Text("The match is over. ctrl+q leaves.", style="bold")
+            return Text.assemble("The match is over.  ", ("l", "bold underline"), " back to the lobby   ",
+                                 ("ctrl+q", "bold underline"), " quit", style="bold")
         left = words.seconds(game.left(view.phase_ms) or 0)
         if view.host == view.seat:
             return Text.assemble(("n", "bold underline"), f" starts the next round now; otherwise it starts in {left}.")
@@ -126,7 +127,9 @@ class RevealScreen(KeyGuard, Screen):
 
 
 class MatchEndScreen(RevealScreen, inherit_bindings=False):
-    """The match is won (R20): the winners, then the last round's reveal."""
+    """The match is won (R20): the winners, then the last round's reveal, and the ways on."""
+
+    BINDINGS = [Binding("l", "app.back_to_lobby", "back to the lobby", id="over-lobby")]
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
