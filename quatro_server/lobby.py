@@ -501,6 +501,21 @@ class Lobby:
         self.announce()
         return m.Ok(request.id)
 
+    def _rematch(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """The match is over: the host plays it again with the same seats (bots, and players who are gone
+        start disconnected, as at any start)."""
+        room = peer.room
+        if room is None or peer.seat is None:
+            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
+        if room.table is None or room.table.phase is not Phase.OVER:
+            return m.refused(request.id, p.NOT_OVER, "the match is not over")
+        if room.table.host != peer.seat:
+            return m.refused(request.id, p.NOT_HOST, "only the host can do that")
+        room.start(now)
+        log.info("match_restarted table=%d", room.id)
+        self.announce()
+        return m.Ok(request.id)
+
     def _act(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         room, seat = peer.room, peer.seat
         if room is None or seat is None:

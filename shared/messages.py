@@ -116,6 +116,13 @@ class Start(LobbyRequest):
 
 
 @dataclass(frozen=True, slots=True)
+class Rematch(LobbyRequest):
+    """The host plays the match again, same seats, once it is over."""
+
+    kind: ClassVar[str] = p.REMATCH
+
+
+@dataclass(frozen=True, slots=True)
 class Ping(LobbyRequest):
     kind: ClassVar[str] = p.PING
 
@@ -131,6 +138,7 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     AddBot,
     RemoveBot,
     Start,
+    Rematch,
     Ping,
 )
 
@@ -235,6 +243,7 @@ REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.ADD_BOT: BotAdded,
     p.REMOVE_BOT: Done,
     p.START: Done,
+    p.REMATCH: Done,
     p.PING: Done,
     **{cls.kind: Done for cls in PLAYER_ACTIONS},
 }

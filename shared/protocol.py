@@ -17,7 +17,7 @@ import unicodedata
 from quatro_shared.actions import ACTION_KINDS
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
@@ -48,11 +48,13 @@ RENAME = "rename"
 ADD_BOT = "add_bot"
 REMOVE_BOT = "remove_bot"
 START = "start"
+REMATCH = "rematch"
 PING = "ping"
 
 #: The requests that are not game actions. The game actions are requests too (``ACTION_KINDS``, their fields
 #: those of their ``quatro_shared.actions`` class).
-LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, PING)
+LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
+                               PING)
 REQUEST_KINDS: frozenset[str] = frozenset(LOBBY_KINDS) | ACTION_KINDS
 
 # --- server → client ------------------------------------------------------------------------------
@@ -82,6 +84,7 @@ BAD_SECRET = "bad_secret"
 NOT_HOST = "not_host"
 MATCH_STARTED = "match_started"  # seats can no longer change
 SEATS_EMPTY = "seats_empty"  # start needs every seat filled
+NOT_OVER = "not_over"  # rematch needs the match over
 NOT_A_BOT = "not_a_bot"
 BAD_TIMING = "bad_timing"
 BAD_LEVEL = "bad_level"

@@ -482,6 +482,8 @@ def lobby_cases(table: int) -> list[tuple[dict[str, Any], str, str]]:
         ({"kind": p.REMOVE_BOT, "seat": 1}, R, p.NOT_SEATED),
         ({"kind": p.START, "force": True}, E, BAD),
         ({"kind": p.START}, R, p.NOT_SEATED),
+        ({"kind": p.REMATCH, "seats": [1, 0]}, E, BAD),
+        ({"kind": p.REMATCH}, R, p.NOT_SEATED),
         ({"kind": p.PING, "payload": "x"}, E, BAD),
         # Game actions from a connection with no seat: refused before anything else.
         ({"kind": "swap", "give": "AS", "slot": "x", "take": "KS"}, R, p.NOT_SEATED),

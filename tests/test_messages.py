@@ -28,6 +28,7 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.AddBot(),
     m.RemoveBot(1),
     m.Start(),
+    m.Rematch(),
     m.Ping(),
 ]
 

@@ -323,3 +323,29 @@ def test_quitting_mid_round_asks_first():
             await until(lambda: not app.is_running, what="the app to quit")
 
     run(body)
+
+
+@pytest.mark.parametrize("host", [True, False])
+def test_at_the_match_end_the_host_plays_again_and_only_the_host_sees_the_key(host):
+    from snapshot_games import over_game
+
+    from quatro_tui.screens.reveal import MatchEndScreen
+
+    async def body():
+        game = over_game(4)
+        if not host:
+            game.apply(replace(game.view, host=1), [], NOW)
+        app = QuatroApp(game=game)
+        sent: list[str] = []
+        app.send = lambda body: sent.append(body.kind)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, MatchEndScreen), what="the match end")
+            await pilot.pause()
+            footer = " ".join(str(key.render()) for key in app.screen.query("FooterKey"))
+            assert ("play again" in footer) is host
+            assert "back to the lobby" in footer
+            await pilot.press("p")
+            await pilot.pause()
+            assert sent == (["rematch"] if host else [])
+
+    run(body)

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from quatro_shared import actions as a
+from quatro_shared import messages as m
 from quatro_shared.views import Phase
 from quatro_shared import seating
 
@@ -82,8 +83,11 @@ class BreakHint(GameWidget):
         if view is None:
             return Text("")
         if view.phase is Phase.OVER:
-            return Text.assemble("The match is over.  ", ("l", "bold underline"), " back to the lobby   ",
-                                 ("ctrl+q", "bold underline"), " quit", style="bold")
+            if view.host == view.seat:
+                return Text.assemble(("p", "bold underline"), " plays again (same seats)   ", ("l", "bold underline"),
+                                     " back to the lobby   ", ("ctrl+q", "bold underline"), " quit")
+            return Text.assemble("The host may play again.   ", ("l", "bold underline"), " back to the lobby   ",
+                                 ("ctrl+q", "bold underline"), " quit")
         left = words.seconds(game.left(view.phase_ms) or 0)
         if view.host == view.seat:
             return Text.assemble(("n", "bold underline"), f" starts the next round now; otherwise it starts in {left}.")
@@ -129,7 +133,20 @@ class RevealScreen(KeyGuard, Screen):
 class MatchEndScreen(RevealScreen, inherit_bindings=False):
     """The match is won (R20): the winners, then the last round's reveal, and the ways on."""
 
-    BINDINGS = [Binding("l", "app.back_to_lobby", "back to the lobby", id="over-lobby")]
+    BINDINGS = [
+        Binding("p", "rematch", "play again (host)", id="rematch"),
+        Binding("l", "app.back_to_lobby", "back to the lobby", id="over-lobby"),
+    ]
+    GUARDED = frozenset({"rematch"})
+
+    def action_rematch(self) -> None:
+        self.app.send(m.Rematch())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        view = self.app.game.view  # type: ignore[attr-defined]
+        if action == "rematch" and (view is None or view.host != view.seat):
+            return False  # only the host's keys show the host's actions
+        return super().check_action(action, parameters)
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
