@@ -33,6 +33,7 @@ from quatro_tui.connection import (
     SeatLost,
     SeqGap,
     ServerBye,
+    ServerChat,
     ServerLobby,
     ServerSeating,
     ServerUpdate,
@@ -287,6 +288,13 @@ class QuatroApp(App[str | None]):
             if all(s.taken for s in message.seating.seats) and self.game.is_host():
                 self.send(m.Start())
         self.route()
+        self.game_changed()
+        if isinstance(self.screen, RoomScreen):
+            self.screen.refresh_bindings()  # the host's keys follow the host
+
+    def on_server_chat(self, message: ServerChat) -> None:
+        line = message.line
+        self.game.say(f"{line.name}: {line.text}")  # the feed draws it as plain text
         self.game_changed()
 
     def on_server_lobby(self, message: ServerLobby) -> None:

@@ -25,6 +25,7 @@ from textual.message import Message
 from quatro_shared import messages as m
 from quatro_shared.client import (
     Answered,
+    ChatSaid,
     ClientCore,
     ClientEvent,
     Place,
@@ -83,6 +84,14 @@ class ServerLobby(Message):
     def __init__(self, tables: tuple[m.TableSummary, ...]):
         super().__init__()
         self.tables = tables
+
+
+class ServerChat(Message):
+    """A chat line where this connection is (the server's ``chat`` push): another player's text."""
+
+    def __init__(self, line: m.ChatLine):
+        super().__init__()
+        self.line = line
 
 
 class ServerBye(Message):
@@ -335,6 +344,8 @@ class Connection:
             self.deliver(ServerSeating(event.seating))
         elif isinstance(event, TablesListed):
             self.deliver(ServerLobby(event.tables))
+        elif isinstance(event, ChatSaid):
+            self.deliver(ServerChat(event.line))
         elif isinstance(event, ByeReceived):
             # After "replaced" another connection holds the seat: the core forgets it, and ``run`` stops.
             self.deliver(ServerBye(event.bye.reason, event.bye.message))

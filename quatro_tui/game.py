@@ -64,6 +64,8 @@ class Game:
         if view.sign is not None:
             self.signs[view.round] = view.sign
         self.events.extend(events)
+        if any(isinstance(ev, e.MatchStarted) for ev in events):
+            self.feed.clear()  # the waiting room's words stay there: the match starts with a clean feed
         alert = False
         for ev in events:
             if isinstance(ev, e.Pulse):

@@ -79,6 +79,17 @@ def seconds(value: float) -> str:
     return f"{value:.1f}s"
 
 
+def idle(seconds_idle: int) -> str:
+    """How long a table has been quiet: "now", "40s", "12m", "3h"."""
+    if seconds_idle < 10:
+        return "now"
+    if seconds_idle < 60:
+        return f"{seconds_idle}s"
+    if seconds_idle < 3600:
+        return f"{seconds_idle // 60}m"
+    return f"{seconds_idle // 3600}h"
+
+
 def teams_text(teams: tuple[int, ...] | list[int]) -> str:
     letters = [team_letter(t) for t in teams]
     if not letters:

@@ -484,6 +484,13 @@ def lobby_cases(table: int) -> list[tuple[dict[str, Any], str, str]]:
         ({"kind": p.START}, R, p.NOT_SEATED),
         ({"kind": p.REMATCH, "seats": [1, 0]}, E, BAD),
         ({"kind": p.REMATCH}, R, p.NOT_SEATED),
+        ({"kind": p.MOVE}, E, BAD),
+        ({"kind": p.MOVE, "seat": "2"}, E, BAD),
+        ({"kind": p.MOVE, "seat": 1}, R, p.NOT_SEATED),
+        ({"kind": p.CHAT}, E, BAD),
+        ({"kind": p.CHAT, "text": ""}, E, BAD),
+        ({"kind": p.CHAT, "text": "x" * (p.MAX_CHAT_LEN + 1)}, E, BAD),
+        ({"kind": p.CHAT, "text": "\x1b[31mred"}, E, BAD),
         ({"kind": p.PING, "payload": "x"}, E, BAD),
         # Game actions from a connection with no seat: refused before anything else.
         ({"kind": "swap", "give": "AS", "slot": "x", "take": "KS"}, R, p.NOT_SEATED),

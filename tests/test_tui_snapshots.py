@@ -65,9 +65,11 @@ def test_counter_asks_the_team_with_six(snap_compare):
 
 LOBBY_TABLES = [
     {"table": 1, "game": "quatro", "players": 4, "taken": 2, "bots": 1, "phase": "lobby", "timing": "standard",
-     "password": False, "scores": [0, 0]},
+     "password": False, "scores": [0, 0], "names": ["ann", "normal-bot-1", "", ""], "bot_seats": [1], "idle_s": 4},
     {"table": 2, "game": "quatro", "players": 8, "taken": 8, "bots": 5, "phase": "round", "timing": "fast",
-     "password": True, "scores": [1, 3, 0, 2]},
+     "password": True, "scores": [1, 3, 0, 2],
+     "names": ["zoë", "hard-bot-1", "bartholomew", "hard-bot-3", "hard-bot-4", "cid", "hard-bot-6", "hard-bot-7"],
+     "bot_seats": [1, 3, 4, 6, 7], "idle_s": 2400},
 ]
 
 

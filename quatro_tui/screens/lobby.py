@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Input, Select, Static
 from quatro_shared import messages as m
 
 from quatro_tui import words
-from quatro_tui.widgets import StatusBar
+from quatro_tui.widgets import Feed, StatusBar
 
 
 class PasswordInput(Input):
@@ -26,12 +26,44 @@ class PasswordInput(Input):
         return super()._value
 
 
+#: Cells of the lobby list's "who sits there" column: names beyond it are counted, not cut.
+WHO_WIDTH = 28
+
+
+def who_sits(t: m.TableSummary) -> str:
+    """The players by name, then the bots and free seats counted: "ann, bob +2 bots, 1 free"."""
+    if not t.names:  # a server that does not say
+        return f"{t.taken}/{t.players} seated, {t.bots} bots"
+    humans = [name for i, name in enumerate(t.names) if name and i not in t.bot_seats]
+    free = sum(not name for name in t.names)
+    tail = []
+    if t.bot_seats:
+        tail.append(f"{len(t.bot_seats)} bot{'s' if len(t.bot_seats) != 1 else ''}")
+    if free:
+        tail.append(f"{free} free")
+    shown: list[str] = []
+    for i, name in enumerate(humans):
+        rest = len(humans) - i - 1
+        candidate = ", ".join([*shown, name]) + (f" +{rest}" if rest else "")
+        if len(candidate) > WHO_WIDTH - 10 and shown:
+            shown[-1] += f" +{len(humans) - i}"
+            break
+        shown.append(name)
+    return ", ".join(shown + tail)
+
+
 class LobbyScreen(Screen):
     BINDINGS = [
         Binding("enter", "join", "join the table", id="lobby-join"),
         Binding("c", "create", "create a table", id="lobby-create"),
         Binding("g", "refresh", "refresh", id="lobby-refresh"),
+        Binding("t", "chat", "chat", id="lobby-chat"),
     ]
+
+    def action_chat(self) -> None:
+        from quatro_tui.screens.chat import ChatBox
+
+        self.app.push_screen(ChatBox())
 
     def compose(self) -> ComposeResult:
         ascii_only = self.app.game.ascii_only
@@ -46,11 +78,13 @@ class LobbyScreen(Screen):
             yield Select(profiles, value=default, allow_blank=False, id="timing")
             yield PasswordInput(placeholder="password (optional)", password=True, id="password")
         yield Static("", id="lobby-note", classes="pad")
+        yield Feed(id="lobby-feed", classes="pad")
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("table", "seats", "bots", "phase", "timing", "password", "scores")
+        table.add_columns("table", "who sits there", "phase", "idle", "timing", "pw", "scores")
+        self.query_one("#lobby-feed", Feed).styles.height = 4
         self.fill()
         self.query_one(DataTable).focus()
         if self.app.game.ascii_only:
@@ -70,7 +104,7 @@ class LobbyScreen(Screen):
         for t in self.app.tables:
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
-                str(t.table), f"{t.taken}/{t.players}", str(t.bots), str(t.phase), t.timing,
+                str(t.table), who_sits(t), str(t.phase), words.idle(t.idle_s), t.timing,
                 "yes" if t.password else "", " ".join(map(str, t.scores)),
             )
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t.table))

@@ -114,7 +114,21 @@ class Winners(GameWidget):
 
 class RevealScreen(KeyGuard, Screen):
     GUARDED = frozenset({"next_round"})
-    BINDINGS = [Binding("n", "next_round", "next round (host)", id="next-round")]
+    BINDINGS = [
+        Binding("n", "next_round", "next round (host)", id="next-round"),
+        Binding("t", "chat", "chat", id="break-chat"),
+    ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        view = self.app.game.view  # type: ignore[attr-defined]
+        if action == "next_round" and (view is None or view.host != view.seat):
+            return False  # only the host's keys show the host's actions
+        return super().check_action(action, parameters)
+
+    def action_chat(self) -> None:
+        from quatro_tui.screens.chat import ChatBox
+
+        self.app.push_screen(ChatBox())
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
@@ -136,6 +150,7 @@ class MatchEndScreen(RevealScreen, inherit_bindings=False):
     BINDINGS = [
         Binding("p", "rematch", "play again (host)", id="rematch"),
         Binding("l", "app.back_to_lobby", "back to the lobby", id="over-lobby"),
+        Binding("t", "chat", "chat", id="over-chat"),
     ]
     GUARDED = frozenset({"rematch"})
 
@@ -146,7 +161,7 @@ class MatchEndScreen(RevealScreen, inherit_bindings=False):
         view = self.app.game.view  # type: ignore[attr-defined]
         if action == "rematch" and (view is None or view.host != view.seat):
             return False  # only the host's keys show the host's actions
-        return super().check_action(action, parameters)
+        return KeyGuard.check_action(self, action, parameters)
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
