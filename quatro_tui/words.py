@@ -171,7 +171,7 @@ def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) ->
     if isinstance(ev, e.MatchOver):
         return f"{teams_text(ev.winners)} {'wins' if len(ev.winners) == 1 else 'win'} the match!"
     if isinstance(ev, e.SeatConnected):
-        return "You are back." if ev.seat == me else f"{name(ev.seat)} is back."
+        return None if ev.seat == me else f"{name(ev.seat)} is back."  # one's own return: the app says it once
     if isinstance(ev, e.SeatDisconnected):
         return f"{name(ev.seat)} dropped out."
     if isinstance(ev, e.HostChanged):

@@ -29,7 +29,7 @@ class ConfirmCall(KeyGuard, ModalScreen[bool]):
         with Vertical(classes="dialog"):
             yield Static(
                 "[b]You hold four of a kind yourself.[/b]\n\n"
-                "Quatro! checks your [b]partner's[/b] hand, never yours (R13). If your partner has no four of a kind, "
+                "Quatro! checks your [b]partner's[/b] hand, never yours. If your partner has no four of a kind, "
                 "every other team scores.\nTo win with your own four, show your team's sign on your channel (c, then 1) "
                 "and let your partner call.\n\n[b]y[/b] call anyway    [b]n[/b] don't call"
             )
