@@ -42,7 +42,7 @@ from quatro_tui.game import Game
 from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
 from quatro_tui.screens.help import HelpScreen
-from quatro_tui.screens.link import ConfirmQuit, LinkScreen
+from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
 from quatro_tui.screens.room import RoomScreen
@@ -153,6 +153,19 @@ class QuatroApp(App[str | None]):
             self.run_worker(self._begin(), name="begin", exit_on_error=False)
         elif self.game.phase is not None:
             self.route()
+        self.check_size()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.check_size)
+
+    def check_size(self) -> None:
+        """Below ``MIN_SIZE`` a notice with the size needed covers the screens; it goes once the terminal is larger."""
+        small = self.size.width < MIN_SIZE[0] or self.size.height < MIN_SIZE[1]
+        if small and not isinstance(self.screen, TooSmall):
+            self.push_screen(TooSmall())
+        elif not small:
+            while isinstance(self.screen, TooSmall):
+                self.pop_screen()
 
     # --- beginning ----------------------------------------------------------------------------
 
@@ -354,6 +367,7 @@ class QuatroApp(App[str | None]):
         if isinstance(screen, LinkScreen):
             self.pop_screen()
         self.push_screen(LinkScreen(title, detail, retrying=retrying, lobby=lobby))
+        self.check_size()
 
     def hide_link(self) -> None:
         if isinstance(self.screen, LinkScreen):
@@ -430,6 +444,7 @@ class QuatroApp(App[str | None]):
             self.push_screen(screen)
         else:
             self.switch_screen(screen)
+        self.check_size()
 
     def game_changed(self) -> None:
         """Tell every game widget on the visible screens to redraw."""

@@ -104,10 +104,13 @@ def default_name(settings: Settings | None = None) -> str:
 
 
 def wants_ascii(flag: bool = False, environ: dict[str, str] | None = None) -> bool:
-    """ASCII names for emojis and suits: asked for, set in QUATRO_ASCII, or the terminal's encoding is not UTF-8."""
+    """ASCII names for emojis and suits: asked for, set in QUATRO_ASCII, the Linux console, or the terminal's
+    encoding is not UTF-8."""
     environ = os.environ if environ is None else environ
     if flag or environ.get("QUATRO_ASCII", "").strip() not in ("", "0", "no", "false"):
         return True
+    if environ.get("TERM") == "linux":
+        return True  # the Linux console draws no emoji, and few symbols, whatever the locale says
     # The locale the terminal was set up with, as POSIX orders it. Python coerces a plain C locale to
     # UTF-8 for itself, so its own stdout encoding cannot tell whether the terminal draws emoji.
     for variable in ("LC_ALL", "LC_CTYPE", "LANG"):

@@ -358,3 +358,39 @@ def test_at_the_match_end_the_host_plays_again_and_only_the_host_sees_the_key(ho
 
 def test_the_guard_is_short_enough_not_to_be_felt():
     assert 0.3 < KEY_GUARD <= 1.0  # longer than a late key (the tmux test presses 0.1 s late), shorter than a reaction
+
+
+# --- small and plain terminals -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+def test_below_the_smallest_size_a_notice_says_the_size_needed(ascii_only):
+    from quatro_tui.screens.link import MIN_SIZE, TooSmall
+    from test_tui_ascii import assert_ascii, screen_text
+
+    async def body():
+        app = QuatroApp(game=round_game(8), ascii_only=ascii_only)
+        async with app.run_test(size=(60, 20)) as pilot:
+            await until(lambda: isinstance(app.screen, TooSmall), what="the notice")
+            await pilot.pause()
+            text = screen_text(app)
+            assert "This terminal is 60x20." in text and f"at least {MIN_SIZE[0]}x{MIN_SIZE[1]}" in text, text
+            if ascii_only:
+                assert_ascii(app, "the size notice")
+            await pilot.press("space")  # the table's keys do nothing under the notice
+            await pilot.resize_terminal(80, 24)
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table once the terminal is larger")
+
+    run(body)
+
+
+@pytest.mark.parametrize(("environ", "expected"), [
+    ({"LANG": "C"}, True),
+    ({"LANG": "en_US.UTF-8", "TERM": "linux"}, True),
+    ({"LANG": "en_US.UTF-8", "TERM": "xterm-256color"}, False),
+    ({"LANG": "en_US.UTF-8", "QUATRO_ASCII": "1"}, True),
+])
+def test_ascii_for_the_c_locale_and_the_linux_console(environ, expected):
+    from quatro_tui.settings import wants_ascii
+
+    assert wants_ascii(False, environ) is expected

@@ -81,3 +81,30 @@ class ConfirmQuit(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+#: The smallest terminal the screens are laid out for (columns, rows): the sign grid takes 76 columns, the
+#: table with 8 players 24 rows.
+MIN_SIZE = (80, 24)
+
+
+class TooSmall(ModalScreen[None]):
+    """Covers everything while the terminal is smaller than ``MIN_SIZE``: a clipped table hides cards and keys
+    without a word. Goes by itself once the terminal is large enough."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="too-small")
+
+    def on_mount(self) -> None:
+        self.tell()
+
+    def on_resize(self) -> None:
+        self.tell()
+
+    def tell(self) -> None:
+        width, height = self.app.size
+        need_w, need_h = MIN_SIZE
+        self.query_one("#too-small", Static).update(Content(
+            f"This terminal is {width}x{height}.\nQuatro needs at least {need_w}x{need_h}:\n"
+            "make the window larger or the font smaller.\n\nctrl+q quits."
+        ))
