@@ -37,7 +37,8 @@ class SignChoice(GameWidget):
         else:
             text.append("Your team's sign: ", style="bold")
             text.append(words.sign(view.sign, self.game.ascii_only, named=True), style="bold reverse")
-            text.append("\nShow it on your channel when you hold four of a kind; call when your partner's shows it.", style="dim")
+            # One line at 80 columns: the box is two lines high.
+            text.append("\nShow it on your channel at four of a kind; call when your partner's shows it.", style="dim")
         return text
 
 
