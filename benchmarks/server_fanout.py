@@ -51,6 +51,7 @@ import msgpack  # noqa: E402
 import trio  # noqa: E402
 
 from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E402
+from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
 
 from quatro_server.timing import STANDARD, Timing  # noqa: E402
@@ -182,7 +183,7 @@ async def seat_quatro(tables: list[list[LoadSeat]], timing: Timing) -> None:
 
     async def table_setup(seats: list[LoadSeat], n: int) -> None:
         for s in seats:
-            _ok(await s.request("hello", version=1, name=f"load{n}-{s.index}"), "hello")
+            _ok(await s.request("hello", version=PROTOCOL_VERSION, name=f"load{n}-{s.index}"), "hello")
         created = _ok(await seats[0].request("create_table", players=SEATS), "create_table")
         seats[0].seat = created["seat"]
         for s in seats[1:]:

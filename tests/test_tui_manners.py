@@ -394,3 +394,25 @@ def test_ascii_for_the_c_locale_and_the_linux_console(environ, expected):
     from quatro_tui.settings import wants_ascii
 
     assert wants_ascii(False, environ) is expected
+
+
+def test_the_new_dialogs_are_ascii():
+    from quatro_tui.screens.chat import ChatBox
+    from quatro_tui.screens.link import ConfirmQuit
+    from test_tui_ascii import assert_ascii
+
+    async def body():
+        app = QuatroApp(game=round_game(6), ascii_only=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table")
+            app.show_link("Your seat is gone.", "The server no longer has your seat: it restarted (bad secret).")
+            await pilot.pause()
+            assert_ascii(app, "the link screen")
+            app.pop_screen()
+            for dialog in (ConfirmQuit(private=True), ChatBox()):
+                app.push_screen(dialog)
+                await pilot.pause()
+                assert_ascii(app, type(dialog).__name__)
+                app.pop_screen()
+
+    run(body)
