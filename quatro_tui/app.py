@@ -216,7 +216,8 @@ class QuatroApp(App[str | None]):
         elif plan.table is not None:
             reply = await self.request(m.Join(plan.table, plan.password or None))
             if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-                self.exit(f"quatro: cannot join table {plan.table}: {getattr(reply, 'message', None)}", return_code=1)
+                why = getattr(reply, "message", None) or "the connection was lost"
+                self.exit(f"quatro: cannot join table {plan.table}: {why}.", return_code=1)
                 return
             self.game.my_seat = reply.payload.seat
         else:
@@ -238,7 +239,8 @@ class QuatroApp(App[str | None]):
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
         reply = await self.request(m.CreateTable(plan.players, self.table_timing(plan.timing)))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            self.exit(f"quatro: cannot create a table: {getattr(reply, 'message', None)}", return_code=1)
+            why = getattr(reply, "message", None) or "the connection was lost"
+            self.exit(f"quatro: cannot create a table: {why}.", return_code=1)
             return
         self.game.my_seat = reply.payload.seat
         level = plan.level

@@ -416,3 +416,18 @@ def test_the_new_dialogs_are_ascii():
                 app.pop_screen()
 
     run(body)
+
+
+def test_connection_failures_are_said_in_plain_words():
+    import socket
+
+    from quatro_tui import words
+
+    assert words.unreachable(ConnectionRefusedError(111, "Connection refused"), "127.0.0.1", 1) == (
+        "Nobody is serving at 127.0.0.1:1. Is the server running?")
+    said = words.unreachable(socket.gaierror(-2, "Name or service not known"), "nowhere.invalid", 7777)
+    assert said == "No computer called nowhere.invalid was found. Is the name right?"
+    assert "did not answer in time" in words.unreachable(TimeoutError(), "::1", 7777)
+    assert "[::1]:7777" in words.unreachable(TimeoutError(), "::1", 7777)
+    for text in (said, words.unreachable(OSError(101, "Network is unreachable"), "10.0.0.9", 7777)):
+        assert "Errno" not in text and "[" not in text

@@ -103,7 +103,7 @@ def symbols_text(screen: Screen, ascii_only: bool) -> str:
     lines = [
         "[b]What the marks mean[/b]",
         "  A B C D      the teams; [b]A*[/b] in the score line is your team",
-        f"  {on:<12} connected    [b]{away}[/b] not connected (the seat waits, R19)",
+        f"  {on:<12} connected    [b]{away}[/b] not connected (the seat waits for them)",
         "  bot          a bot plays this seat",
         f"  {held:<12} the seat holds its channel; its emoji pulses for everyone",
         "  pulse        a channel's emoji, shown now; dimmed, how long ago the latest was",

@@ -136,7 +136,7 @@ class LobbyScreen(Screen):
         password = self.query_one("#password", Input).value or getattr(self.app.plan, "password", None)
         reply = await self.app.request(m.Join(table_id, password or None))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            self.note(f"Cannot join: {getattr(reply, 'message', None)}")
+            self.note(f"Cannot join: {getattr(reply, 'message', None) or 'the connection was lost'}.")
             return
         # The seating push that came with the reply has already turned this screen into the table's room.
         self.app.game.my_seat = reply.payload.seat
@@ -152,7 +152,7 @@ class LobbyScreen(Screen):
         assert isinstance(players, int) and isinstance(timing, str)
         reply = await self.app.request(m.CreateTable(players, timing, password))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            self.note(f"Cannot create: {getattr(reply, 'message', None)}")
+            self.note(f"Cannot create: {getattr(reply, 'message', None) or 'the connection was lost'}.")
             return
         # The seating push that came with the reply has already turned this screen into the table's room.
         self.app.game.my_seat = reply.payload.seat
