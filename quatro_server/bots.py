@@ -728,6 +728,10 @@ class HardBot(NormalBot):
                 return actions + [swap]
             if self._stuck_since is None:
                 self._stuck_since = now
+        return self._reshuffle_if_stuck(view, now, actions)
+
+    def _reshuffle_if_stuck(self, view: SeatView, now: float, actions: list[a.Action]) -> list[a.Action]:
+        """No swap worth making: after long enough without one (``_stuck_since``), ask for a reshuffle (R15)."""
         stuck_for = 0.0 if self._stuck_since is None else now - self._stuck_since
         if self._want_reshuffle(view, stuck_for):
             self._stuck_since = None
@@ -1056,11 +1060,7 @@ class ExpertBot(HardBot):
                 return actions + [swap]
             if self._stuck_since is None:
                 self._stuck_since = now
-        stuck_for = 0.0 if self._stuck_since is None else now - self._stuck_since
-        if self._want_reshuffle(view, stuck_for):
-            self._stuck_since = None
-            return actions + [a.AskReshuffle()]
-        return actions
+        return self._reshuffle_if_stuck(view, now, actions)
 
     def _likeliest_opponent(self, view: SeatView) -> tuple[int, float, bool]:
         reader, teams = self.reader, team_count(view.players)

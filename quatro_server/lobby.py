@@ -169,6 +169,8 @@ class Room:
     on_change: Callable[[], None] = lambda: None  # the shell's wake-up for the room's timer task
     #: The wake-up the timer task last armed (``next_wake``'s latest answer; None: it sleeps until told).
     _armed: float | None = None
+    #: When anyone at the table last sent anything (the lobby list tells how long ago: an abandoned table shows).
+    last_active: float = 0.0
     _orders: Any = field(default_factory=lambda: count(1))
     journal: RoomJournal | None = None  # where the room's match is journalled (None: in memory only)
 
@@ -178,8 +180,8 @@ class Room:
     def phase(self) -> Phase:
         return Phase.LOBBY if self.table is None else self.table.phase
 
-    def summary(self) -> m.TableSummary:
-        """One line of the lobby list: public facts only."""
+    def summary(self, now: float | None = None) -> m.TableSummary:
+        """One line of the lobby list: public facts only (who sits there is public: the room shows it too)."""
         return m.TableSummary(
             table=self.id,
             game="quatro",
@@ -190,6 +192,9 @@ class Room:
             timing=self.timing_name,
             password=self.password is not None,
             scores=tuple(self.table.scores) if self.table else (0,) * seating.team_count(self.players),
+            names=tuple(s.name or "" for s in self.seats),
+            bot_seats=tuple(i for i, s in enumerate(self.seats) if s.bot is not None),
+            idle_s=0 if now is None else max(0, int(now - self.last_active)),
         )
 
     def seating(self) -> m.Seating:
@@ -328,6 +333,8 @@ class Room:
         make_table = Table if self.journal is None else self.journal.open_table
         self.table = make_table(self.players, timing=self.timing, rng=self.rng, bots=bots, host=self.host, seat_order=order)
         emits = self.table.start(now)
+        for s in self.seats:
+            s.synced = False  # a match's first update is a snapshot (a rematch's too: nothing of the last match carries over)
         for i, s in enumerate(self.seats):
             if s.bot is None and s.peer is None:
                 emits.extend(self.table.act(i, a.Disconnect(), now).events)  # R19: the match starts without them
@@ -375,6 +382,10 @@ class Lobby:
         self.guesses_by_address = GuessLimiter(GUESSES_PER_ADDRESS, GUESS_DELAY, GUESS_DELAY_CAP)
         self.guesses_by_table = GuessLimiter(GUESSES_PER_TABLE, GUESS_DELAY, GUESS_DELAY_CAP_TABLE)
         self.journal: Journal | None = None  # set to journal every table (quatro_server.journal)
+        #: The latest ``now`` a request brought: the lobby list's "idle for" counts to it.
+        self.now: float | None = None
+        #: When each connection last chatted (``CHAT_INTERVAL``).
+        self._chatted: dict[Peer, float] = {}
 
     def _rng(self) -> random.Random:
         if self._seed_source is None:
@@ -384,7 +395,7 @@ class Lobby:
     def listing(self) -> tuple[m.TableSummary, ...]:
         """The tables to show in a lobby: the ones still seating players first, at most ``MAX_LISTED``."""
         rooms = sorted(self.rooms.values(), key=lambda room: (room.table is not None, room.id))
-        return tuple(room.summary() for room in rooms[:MAX_LISTED])
+        return tuple(room.summary(self.now) for room in rooms[:MAX_LISTED])
 
     def announce(self) -> None:
         # One message for every watcher: the shell encodes it once, and a list still waiting for a watcher is
@@ -397,10 +408,15 @@ class Lobby:
 
     def handle(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         """Answer one request from ``peer``. Exactly one reply, always; the room's pushes go out on the side."""
+        self.now = now
         if request.kind in a.ACTION_KINDS:
-            return self._act(peer, request, now)
-        handler: Callable[[Peer, m.Request, float], m.Reply] = getattr(self, f"_{request.kind}")
-        return handler(peer, request, now)
+            reply = self._act(peer, request, now)
+        else:
+            handler: Callable[[Peer, m.Request, float], m.Reply] = getattr(self, f"_{request.kind}")
+            reply = handler(peer, request, now)
+        if peer.room is not None and request.kind != p.PING:
+            peer.room.last_active = now
+        return reply
 
     def _ping(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         return m.Ok(request.id)
@@ -554,6 +570,7 @@ class Lobby:
     def detach(self, peer: Peer, now: float, leaving: bool) -> None:
         """``peer`` leaves its seat (``leaving``) or its connection dropped. In a match, the seat stays (R19)."""
         self.watchers.discard(peer)
+        self._chatted.pop(peer, None)
         room, seat = peer.room, peer.seat
         if room is None or seat is None:
             return
@@ -657,6 +674,66 @@ class Lobby:
             return m.refused(request.id, p.SEATS_EMPTY, "every seat needs a player or a bot")
         room.start(now)
         log.info("match_started table=%d", room.id)
+        self.announce()
+        return m.Ok(request.id)
+
+    def _move(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """Before the match, to another free seat of the same table: friends choose to sit as partners (R1)."""
+        f = request.body
+        assert isinstance(f, m.Move)
+        room, old = peer.room, peer.seat
+        if room is None or old is None:
+            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
+        if room.table is not None:
+            return m.refused(request.id, p.MATCH_STARTED, "the match has started: seats are fixed")
+        if not 0 <= f.seat < room.players:
+            return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
+        if f.seat != old:
+            if not room.seats[f.seat].empty:
+                return m.refused(request.id, p.SEAT_TAKEN, f"seat {f.seat} is taken")
+            room.seats[f.seat], room.seats[old] = room.seats[old], Seat()
+            if room.host == old:
+                room.host = f.seat
+            peer.seat = f.seat
+            room.broadcast_seating()
+            self.announce()
+        return m.Ok(request.id, m.Moved(f.seat))
+
+    def _chat(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """A line to the lobby, or to one's table in its waiting room, at a break or after the match; never
+        while a team signs or plays, where it would carry signals (R11: the channel is the only one)."""
+        f = request.body
+        assert isinstance(f, m.Chat)
+        room = peer.room
+        if room is not None and room.table is not None and room.table.phase in (Phase.SIGNING, Phase.ROUND):
+            return m.refused(request.id, p.CHAT_CLOSED, "no chat during a round: it would carry signals")
+        last = self._chatted.get(peer)
+        if last is not None and now < last + p.CHAT_INTERVAL:
+            return m.refused(request.id, p.RATE_LIMITED, "one chat line a second", last + p.CHAT_INTERVAL - now)
+        self._chatted[peer] = now
+        if room is None or peer.seat is None:
+            line, listeners = m.ChatLine(None, None, peer.name, f.text), list(self.watchers)
+        else:
+            name = room.seats[peer.seat].name or peer.name
+            line = m.ChatLine(room.id, peer.seat, name, f.text)
+            listeners = [s.peer for s in room.seats if s.peer is not None]
+        message = to_wire(line)
+        for listener in listeners:
+            listener.send(message)
+        return m.Ok(request.id)
+
+    def _rematch(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """The match is over: the host plays it again with the same seats (bots, and players who are gone
+        start disconnected, as at any start)."""
+        room = peer.room
+        if room is None or peer.seat is None:
+            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
+        if room.table is None or room.table.phase is not Phase.OVER:
+            return m.refused(request.id, p.NOT_OVER, "the match is not over")
+        if room.table.host != peer.seat:
+            return m.refused(request.id, p.NOT_HOST, "only the host can do that")
+        room.start(now)
+        log.info("match_restarted table=%d", room.id)
         self.announce()
         return m.Ok(request.id)
 

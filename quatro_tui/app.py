@@ -35,14 +35,17 @@ from quatro_tui.connection import (
     SeatLost,
     SeqGap,
     ServerBye,
+    ServerChat,
     ServerLobby,
     ServerSeating,
     ServerUpdate,
 )
 from quatro_tui.game import Game
+from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
 from quatro_tui.screens.dialogs import LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
+from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
 from quatro_tui.screens.room import RoomScreen
@@ -119,6 +122,7 @@ class QuatroApp(App[str | None]):
         server: LocalServer | None = None,
         remember_seat: Callable[[int, str, str], None] | None = None,
         idle_exit: float | None = None,
+        bell: bool = False,
     ) -> None:
         super().__init__()
         #: Seconds without a key press, outside a match, after which the app closes itself (None: never).
@@ -132,6 +136,8 @@ class QuatroApp(App[str | None]):
         self.server = server
         #: Told the table, secret and player name of every seat taken, so that ``quatro join`` can come back to it (R19).
         self.remember_seat = remember_seat
+        #: Ring the terminal's bell when the partner shows the team's sign and at one's own four of a kind.
+        self.bell_on = bell
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
@@ -157,6 +163,19 @@ class QuatroApp(App[str | None]):
             self.run_worker(self._begin(), name="begin", exit_on_error=False)
         elif self.game.phase is not None:
             self.route()
+        self.check_size()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.check_size)
+
+    def check_size(self) -> None:
+        """Below ``MIN_SIZE`` a notice with the size needed covers the screens; it goes once the terminal is larger."""
+        small = self.size.width < MIN_SIZE[0] or self.size.height < MIN_SIZE[1]
+        if small and not isinstance(self.screen, TooSmall):
+            self.push_screen(TooSmall())
+        elif not small:
+            while isinstance(self.screen, TooSmall):
+                self.pop_screen()
 
     # --- beginning ----------------------------------------------------------------------------
 
@@ -167,8 +186,11 @@ class QuatroApp(App[str | None]):
         except Exception:  # noqa: BLE001 - the splash is gone once a screen covers it; nothing to tell
             pass
 
-    async def _begin(self) -> None:
+    async def _begin(self, restart: bool = False) -> None:
+        """Connect as the plan says. ``restart``: a way on from trouble, whose failure shows the ways on again
+        rather than ending the program."""
         plan = self.plan
+        host, port = "127.0.0.1", 0
         try:
             if isinstance(plan, Play):
                 self._splash("Starting a private server…")
@@ -184,7 +206,14 @@ class QuatroApp(App[str | None]):
             self.conn = Connection(host, port, name, self.post_message)
             hello = await self.conn.open()
         except (OSError, ConnectionLost, ServerFailed, TimeoutError) as exc:
-            self.exit(f"quatro: {exc or type(exc).__name__}", return_code=1)
+            if isinstance(exc, ServerFailed):
+                why = str(exc)[:1].upper() + str(exc)[1:]
+            else:
+                why = words.unreachable(exc, host, port)
+            if restart:
+                self.show_link("Cannot reach the server.", why, lobby=not isinstance(plan, Play))
+            else:
+                self.exit(f"quatro: {why}", return_code=1)
             return
         self.run_worker(self.conn.run(), name="link", exit_on_error=False)
         self.tables = hello.tables
@@ -197,7 +226,8 @@ class QuatroApp(App[str | None]):
         elif plan.table is not None:
             reply = await self.request(m.Join(plan.table, plan.password or None))
             if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-                self.exit(f"quatro: cannot join table {plan.table}: {getattr(reply, 'message', None)}", return_code=1)
+                why = getattr(reply, "message", None) or "the connection was lost"
+                self.exit(f"quatro: cannot join table {plan.table}: {why}.", return_code=1)
                 return
             self.game.my_seat = reply.payload.seat
         else:
@@ -225,7 +255,8 @@ class QuatroApp(App[str | None]):
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
         reply = await self.request(m.CreateTable(plan.players, self.table_timing(plan.timing)))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            self.exit(f"quatro: cannot create a table: {getattr(reply, 'message', None)}", return_code=1)
+            why = getattr(reply, "message", None) or "the connection was lost"
+            self.exit(f"quatro: cannot create a table: {why}.", return_code=1)
             return
         self.game.my_seat = reply.payload.seat
         level = plan.level
@@ -276,7 +307,8 @@ class QuatroApp(App[str | None]):
     # --- what the server pushes -------------------------------------------------------------------
 
     def on_server_update(self, message: ServerUpdate) -> None:
-        self.game.apply(message.view, message.events, message.received_at)
+        if self.game.apply(message.view, message.events, message.received_at) and self.bell_on:
+            self.ring()
         self.route()
         self.game_changed()
 
@@ -288,6 +320,13 @@ class QuatroApp(App[str | None]):
                 self.send(m.Start())
         self.route()
         self.game_changed()
+        if isinstance(self.screen, RoomScreen):
+            self.screen.refresh_bindings()  # the host's keys follow the host
+
+    def on_server_chat(self, message: ServerChat) -> None:
+        line = message.line
+        self.game.say(f"{line.name}: {line.text}")  # the feed draws it as plain text
+        self.game_changed()
 
     def on_server_lobby(self, message: ServerLobby) -> None:
         self.tables = message.tables
@@ -295,32 +334,101 @@ class QuatroApp(App[str | None]):
             self.screen.fill()
 
     def on_server_bye(self, message: ServerBye) -> None:
-        self.game.say(f"The server says goodbye: {message.text or message.reason}.")
         if message.reason == m.BYE_REPLACED:
             self.game.link = "this seat is now played from another connection"
+            self.show_link("Your seat is now played from another connection.",
+                           "Someone (you, elsewhere?) came back to this seat with its secret.")
+        else:
+            self.game.say(f"The server says goodbye: {message.text or message.reason}.")
+            self.show_link("The server closed the connection.", message.text or message.reason, retrying=True)
         self.game_changed()
 
     def on_link_dropped(self, message: LinkDropped) -> None:
-        self.game.link = f"connection lost — reconnecting in {message.retry_in:.1f}s (try {message.attempt})"
+        self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
         if message.attempt == 1:
-            self.game.say(f"Connection lost ({message.why}): reconnecting…")
+            self.game.say("Connection lost: trying again.")
+        why = message.why[:1].upper() + message.why[1:]
+        self.show_link("The connection to the server was lost.",
+                       f"{why.rstrip('.')}.\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
+                       retrying=True)
         self.game_changed()
 
     def on_link_back(self, message: LinkBack) -> None:
         self.game.link = ""
         self.game.say("Resynced: the table as it is now." if message.resynced else "Reconnected: back in your seat.")
+        self.hide_link()
         self.game_changed()
 
     def on_seq_gap(self, message: SeqGap) -> None:
         got = "an unreadable one" if message.got is None else f"update {message.got}"
         self.log.warning(f"seq gap: {got} came where update {message.expected} was due; resyncing")
-        self.game.say(f"An update went missing (got {got}, expected update {message.expected}): resyncing…")
+        self.game.say("An update went missing: catching up.")
         self.game_changed()
 
     def on_seat_lost(self, message: SeatLost) -> None:
-        self.game.link = f"seat lost: {message.why}"
-        self.game.say(f"Cannot come back: {message.why}. ctrl+q quits.")
+        self.game.link = "seat lost"
+        self.show_link("Your seat is gone.",
+                       "The server no longer has your seat: it restarted, or the seat was given up "
+                       f"({message.why.rstrip('.')}).")
         self.game_changed()
+
+    # --- ways on ------------------------------------------------------------------------------
+
+    def show_link(self, title: str, detail: str, *, retrying: bool = False, lobby: bool | None = None) -> None:
+        """Cover whatever shows with what happened and the ways on (one screen, updated, however often it is told)."""
+        if lobby is None:
+            lobby = not isinstance(self.plan, Play)
+        screen = self.screen
+        if isinstance(screen, LinkScreen) and screen.title_text == title:
+            screen.tell(detail)
+            return
+        if isinstance(screen, LinkScreen):
+            self.pop_screen()
+        self.push_screen(LinkScreen(title, detail, retrying=retrying, lobby=lobby))
+        self.check_size()
+
+    def hide_link(self) -> None:
+        if isinstance(self.screen, LinkScreen):
+            self.pop_screen()
+
+    def action_try_again(self) -> None:
+        """Connect afresh, back to the seat if the server still has it (R19), else to the lobby."""
+        place = self.conn.seat if self.conn is not None else None
+        self.run_worker(self._restart(place), name="begin", exclusive=True, exit_on_error=False)
+
+    def action_back_to_lobby(self) -> None:
+        self.run_worker(self._restart(None, leave=True), name="begin", exclusive=True, exit_on_error=False)
+
+    async def _restart(self, place: object, leave: bool = False) -> None:
+        """Close the link, forget the table, and begin again: ``quatro join`` to the server's lobby (or the seat
+        ``place``), ``quatro play`` with a fresh private server when its own has stopped."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            if leave and self.game.me is not None:
+                try:
+                    await asyncio.wait_for(conn.request(m.Leave()), 2.0)
+                except (ConnectionLost, TimeoutError):
+                    pass  # the seat goes when the server notices (R19)
+            await conn.close()
+        old = self.game
+        self.game = Game(ascii_only=old.ascii_only, clock=old.clock, rng=old.rng)
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self._splash("Connecting…")
+        plan = self.plan
+        if isinstance(plan, Join):
+            table, secret = getattr(place, "table", None), getattr(place, "secret", None)
+            self.plan = Join(plan.host, plan.port, plan.name, None, plan.password,
+                             table if isinstance(table, int) else None, secret if isinstance(secret, str) else None)
+        elif isinstance(plan, Play) and self.server is not None and (leave or self.server.process is None or self.server.process.poll() is not None):
+            self.server.stop(wait=False)
+            self.server = None
+        await self._begin(restart=True)
+
+    async def action_quit_now(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+        self.exit()
 
     # --- screens ------------------------------------------------------------------------------
 
@@ -347,16 +455,27 @@ class QuatroApp(App[str | None]):
             return
         while isinstance(self.screen, ModalScreen):
             self.pop_screen()
+        screen = wanted()
         if base is None:
-            self.push_screen(wanted())
+            # The first screen of a run comes after the splash: no key was meant for another screen.
+            if isinstance(screen, KeyGuard):
+                screen.guard = 0.0
+            self.push_screen(screen)
         else:
-            self.switch_screen(wanted())
+            self.switch_screen(screen)
+        self.check_size()
 
     def game_changed(self) -> None:
         """Tell every game widget on the visible screens to redraw."""
         for screen in self.screen_stack:
             for widget in screen.query(GameWidget):
                 widget.version += 1
+
+    def ring(self) -> None:
+        """The terminal's bell (BEL), even where Textual's ``bell`` stays quiet."""
+        if self._driver is not None:
+            self._driver.write("\a")
+            self._driver.flush()
 
     # --- keys everywhere ------------------------------------------------------------------------
 
@@ -393,12 +512,23 @@ class QuatroApp(App[str | None]):
         )
 
     async def action_quit(self) -> None:
+        """Quit. The opener of a table others play at is asked whether to leave it running; anyone else in the middle
+        of a match is asked first too (ctrl+q twice also quits)."""
         others = self.others_playing() if isinstance(self.plan, Play) and self.plan.open and self.server else 0
         if others and not isinstance(self.screen, LeaveRunning):
             # The private server is this terminal's: quitting would end the others' game with it.
             self.push_screen(LeaveRunning(others), self._quit_answered)
             return
-        await self._quit()
+        in_match = self.game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
+        if others or self.conn is None or not in_match or isinstance(self.screen, (ConfirmQuit, LinkScreen)):
+            await self._quit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._quit(), exit_on_error=False)
+
+        self.push_screen(ConfirmQuit(private=isinstance(self.plan, Play)), answered)
 
     async def _quit_answered(self, answer: bool | None) -> None:
         if answer is None:

@@ -21,6 +21,8 @@ from quatro_tui.settings import remember_seat as store_seat
 
 if TYPE_CHECKING:
     from quatro_tui.app import Join, QuatroApp
+BELL_HELP = ("ring the terminal bell when your partner shows your sign and when you hold four of a kind "
+             "(remembered; --no-bell stops it)")
 
 
 def _name(value: str) -> str:
@@ -102,6 +104,7 @@ def parser() -> argparse.ArgumentParser:
                       help="leave N seats for other people on this machine or LAN; shows the address they join with")
     play.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
     play.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    play.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
 
     join = commands.add_parser("join", help="join a Quatro server; without --table, open its lobby")
     join.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
@@ -116,6 +119,7 @@ def parser() -> argparse.ArgumentParser:
     join.add_argument("--person", default="", help=argparse.SUPPRESS)
     # Close after this many seconds without a key press outside a match (the SSH door's sessions).
     join.add_argument("--idle-exit", type=float, default=None, help=argparse.SUPPRESS)
+    join.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
     return root
 
 
@@ -176,6 +180,8 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
             plan.rejoin_table, plan.rejoin_secret = remembered.table, remembered.secret
         settings.server = address
     settings.name = name
+    if args.bell is not None:
+        settings.bell = args.bell
     settings.save()
     from quatro_tui.app import QuatroApp
 
@@ -183,7 +189,7 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         store_seat(RememberedSeat(settings.server or "", table, player, secret, person))
 
     app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None,
-                    idle_exit=getattr(args, "idle_exit", None))
+                    idle_exit=getattr(args, "idle_exit", None), bell=settings.bell)
     if settings.keys:
         app.set_keymap(settings.keys)
     return app

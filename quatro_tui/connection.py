@@ -25,6 +25,7 @@ from textual.message import Message
 from quatro_shared import messages as m
 from quatro_shared.client import (
     Answered,
+    ChatSaid,
     ClientCore,
     ClientEvent,
     Place,
@@ -37,6 +38,8 @@ from quatro_shared.client import (
 from quatro_shared.events import Event
 from quatro_shared.framing import ProtocolError
 from quatro_shared.views import SeatView
+
+from quatro_tui.words import unreachable
 
 #: Seconds to wait for a TCP connection and the server's hello before counting an attempt as failed.
 CONNECT_TIMEOUT = 5.0
@@ -81,6 +84,14 @@ class ServerLobby(Message):
     def __init__(self, tables: tuple[m.TableSummary, ...]):
         super().__init__()
         self.tables = tables
+
+
+class ServerChat(Message):
+    """A chat line where this connection is (the server's ``chat`` push): another player's text."""
+
+    def __init__(self, line: m.ChatLine):
+        super().__init__()
+        self.line = line
 
 
 class ServerBye(Message):
@@ -279,7 +290,7 @@ class Connection:
             except ConnectionLost as exc:
                 why = str(exc)
             except (OSError, ProtocolError, AttributeError, AssertionError) as exc:
-                why = f"the connection failed ({type(exc).__name__})"
+                why = "the connection failed"
             self._drop_link()
             if self._closing or self.core.replaced:
                 return
@@ -309,7 +320,7 @@ class Connection:
                             self._drop_link()
                             return
                 except (OSError, ConnectionLost, ProtocolError, TimeoutError) as exc:
-                    why = f"cannot reach {self.host}:{self.port} ({exc or type(exc).__name__})"
+                    why = unreachable(exc, self.host, self.port)
                     self._drop_link()
                     continue
                 attempt = 0
@@ -334,6 +345,8 @@ class Connection:
             self.deliver(ServerSeating(event.seating))
         elif isinstance(event, TablesListed):
             self.deliver(ServerLobby(event.tables))
+        elif isinstance(event, ChatSaid):
+            self.deliver(ServerChat(event.line))
         elif isinstance(event, ByeReceived):
             # After "replaced" another connection holds the seat: the core forgets it, and ``run`` stops.
             self.deliver(ServerBye(event.bye.reason, event.bye.message))

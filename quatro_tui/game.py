@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from quatro_shared import events as e
+from quatro_shared.cards import is_four_of_a_kind
 from quatro_shared.messages import Seating
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
@@ -48,18 +49,63 @@ class Game:
     rng: random.Random = field(default_factory=random.SystemRandom)
     #: The team's sign of each round this client saw, by round.
     signs: dict[int, Sign] = field(default_factory=dict)
+    #: The feed's last line if it tells a pulse: as shown, the pulse's own line, and how many times it repeated.
+    _pulse_line: tuple[str, str, int] | None = None
 
     # --- arriving state ---------------------------------------------------------------------------
 
-    def apply(self, view: SeatView, events: list[e.Event], received_at: float) -> None:
+    def apply(self, view: SeatView, events: list[e.Event], received_at: float) -> bool:
+        """Take a view and its events. True when the player must not miss it (the bell rings, if asked for):
+        the partner showed the team's sign, or one's own hand just became four of a kind."""
+        before = self.view
         self.view, self.received_at = view, received_at
         if view.sign is not None:
             self.signs[view.round] = view.sign
         self.events.extend(events)
+        if any(isinstance(ev, e.MatchStarted) for ev in events):
+            self.feed.clear()  # the waiting room's words stay there: the match starts with a clean feed
+        alert = False
         for ev in events:
+            if isinstance(ev, e.Pulse):
+                # The bell rings once for a signal, not again at each repeat of it.
+                fresh = self._feed_pulse(self.pulse_line(ev, view))
+                alert = alert or (fresh and self.is_partner_sign(ev, view))
+                continue
             line = words.event(ev, self.name, view.seat, self.ascii_only)
             if line:
                 self.feed.append(line)
+        four = view.phase is Phase.ROUND and len(view.hand) == 4 and is_four_of_a_kind(view.hand)
+        had_four = (before is not None and before.round == view.round and before.phase is Phase.ROUND
+                    and len(before.hand) == 4 and is_four_of_a_kind(before.hand))
+        if four and not had_four:
+            self.feed.append(f"You hold four of a kind: show {words.YOUR_SIGN.lower()} (1).")
+            alert = True
+        return alert
+
+    def _feed_pulse(self, line: str) -> bool:
+        """A pulse into the feed; False when it repeats the line before. The same channel showing the same emoji
+        again, with nothing in between, is counted on its line ("bob showed 🦊. (x3)"): a held channel pulses
+        every few seconds, and a line each time would push everything else out of the feed."""
+        if self.feed and self._pulse_line is not None and self.feed[-1] == self._pulse_line[0] and line == self._pulse_line[1]:
+            count = self._pulse_line[2] + 1
+            self.feed[-1] = f"{line} (x{count})"
+            self._pulse_line = (self.feed[-1], line, count)
+            return False
+        self._pulse_line = (line, line, 1)
+        self.feed.append(line)
+        return True
+
+    @staticmethod
+    def is_partner_sign(ev: e.Pulse, view: SeatView) -> bool:
+        """The partner pulsed the team's sign: by the convention (and the bots'), four of a kind to call on."""
+        return ev.seat == view.partner and view.sign is not None and ev.sign == view.sign
+
+    def pulse_line(self, ev: e.Pulse, view: SeatView) -> str:
+        """A pulse in the feed ("bob showed 🦊"): a pulse lasts a moment on screen, the feed keeps it."""
+        line = f"{self.name(ev.seat)} showed {words.sign(ev.sign, self.ascii_only)}"
+        if self.is_partner_sign(ev, view):
+            return f"{line} = {words.YOUR_SIGN}!"
+        return line + "."
 
     def seat(self, seating: Seating) -> None:
         self.seating = seating
@@ -133,6 +179,15 @@ class Game:
             return None
         age = state.last_pulse_ms / 1000 + self.elapsed()
         return state.last_pulse if age < self.timing("pulse_shown", DEFAULT_PULSE_SHOWN) else None
+
+    def last_pulse(self, seat: int) -> tuple[Sign, float] | None:
+        """The emoji of ``seat``'s latest pulse this round and its age in seconds, kept until the next one."""
+        if self.view is None or self.view.phase is not Phase.ROUND:
+            return None
+        state = self.view.seats[seat]
+        if state.last_pulse is None or state.last_pulse_ms is None:
+            return None
+        return state.last_pulse, state.last_pulse_ms / 1000 + self.elapsed()
 
     def fresh_sign(self) -> Sign:
         """A sign for the grid's cursor to start on this round: random, and never last round's sign.

@@ -6,6 +6,7 @@ by binding id (the ids are listed by the help screen's bindings; for example ``c
 
     server = "192.168.1.20:7777"
     name = "ann"
+    bell = true         # the terminal bell when the partner shows the team's sign, and at one's own four
 
     [keys]
     call = "g"          # "Quatro!" on g instead of space
@@ -84,6 +85,8 @@ class Settings:
     keys: dict[str, str] = field(default_factory=dict)
     #: The seats taken with ``quatro join``, newest last, to come back to them (R19).
     seats: list[RememberedSeat] = field(default_factory=list)
+    #: Ring the terminal bell on the signals not to miss (``quatro play --bell`` sets it).
+    bell: bool = False
 
     def remembered_seat(self, server: str, name: str, table: int | None = None, person: str = "") -> RememberedSeat | None:
         """This person's newest seat on ``server`` (at ``table`` when one is asked for); never someone else's."""
@@ -122,11 +125,14 @@ class Settings:
             name,
             {k: v for k, v in keys.items() if isinstance(v, str)} if isinstance(keys, dict) else {},
             remembered[-MAX_SEATS:],
+            data.get("bell") is True,
         )
 
     def save(self, path: Path | None = None) -> None:
         path = path or config_path()
         lines = [f"{key} = {_toml_string(value)}" for key, value in (("server", self.server), ("name", self.name)) if value]
+        if self.bell:
+            lines.append("bell = true")
         if self.keys:
             lines += ["", "[keys]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.keys.items()]
         for seat in self.seats:
@@ -172,11 +178,13 @@ def default_name(settings: Settings | None = None) -> str:
 
 
 def wants_ascii(flag: bool = False, environ: Mapping[str, str] | None = None) -> bool:
-    """ASCII names for emojis and suits: asked for, set in QUATRO_ASCII, or the terminal's encoding is not UTF-8."""
-    if environ is None:
-        environ = os.environ
+    """ASCII names for emojis and suits: asked for, set in QUATRO_ASCII, the Linux console, or the terminal's
+    encoding is not UTF-8."""
+    environ = os.environ if environ is None else environ
     if flag or environ.get("QUATRO_ASCII", "").strip() not in ("", "0", "no", "false"):
         return True
+    if environ.get("TERM") == "linux":
+        return True  # the Linux console draws no emoji, and few symbols, whatever the locale says
     # The locale the terminal was set up with, as POSIX orders it. Python coerces a plain C locale to
     # UTF-8 for itself, so its own stdout encoding cannot tell whether the terminal draws emoji.
     for variable in ("LC_ALL", "LC_CTYPE", "LANG"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import unicodedata
 from collections.abc import Callable
 
@@ -13,6 +14,8 @@ from quatro_shared.signs import Sign
 from quatro_shared.wording import seconds as seconds  # the client counts down as the server words waits
 
 TEAM_LETTERS = "ABCD"
+#: How the partner's pulse of the team's sign is marked, in the feed and on the partner's seat.
+YOUR_SIGN = "YOUR SIGN"
 
 
 #: What the client's sentences draw beyond ASCII, and its ASCII stand-in: punctuation, suits, the signs' emoji.
@@ -32,6 +35,22 @@ def plain(text: str, ascii_only: bool) -> str:
     return "".join(c if c.isascii() else "?" for c in text if not unicodedata.combining(c))
 
 
+def unreachable(exc: BaseException, host: str, port: int) -> str:
+    """Why a server could not be reached, in plain words and with what to do: no errno, no exception names."""
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if isinstance(exc, socket.gaierror):
+        return f"No computer called {host} was found. Is the name right?"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"Nobody is serving at {address}. Is the server running?"
+    if isinstance(exc, TimeoutError):
+        return f"{address} did not answer in time. Is the address right, and the server running?"
+    if isinstance(exc, OSError):
+        reason = (exc.strerror or "the network failed").rstrip(".")
+        return f"Cannot reach {address}: {reason[:1].lower()}{reason[1:]}. Is the network up?"
+    text = str(exc).rstrip(".")
+    return f"{address} did not let us in: {text}." if text else f"{address} did not let us in."
+
+
 def team_letter(team: int) -> str:
     """Teams are told apart by letter everywhere, so colour is never the only cue."""
     return TEAM_LETTERS[team]
@@ -48,6 +67,17 @@ def sign(value: Sign | None, ascii_only: bool, named: bool = False) -> str:
     if ascii_only:
         return value
     return f"{signs.EMOJI[value]} {value}" if named else signs.EMOJI[value]
+
+
+def idle(seconds_idle: int) -> str:
+    """How long a table has been quiet: "now", "40s", "12m", "3h"."""
+    if seconds_idle < 10:
+        return "now"
+    if seconds_idle < 60:
+        return f"{seconds_idle}s"
+    if seconds_idle < 3600:
+        return f"{seconds_idle // 60}m"
+    return f"{seconds_idle // 3600}h"
 
 
 def teams_text(teams: tuple[int, ...] | list[int]) -> str:
@@ -137,7 +167,7 @@ def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) ->
     if isinstance(ev, e.MatchOver):
         return f"{teams_text(ev.winners)} {'wins' if len(ev.winners) == 1 else 'win'} the match!"
     if isinstance(ev, e.SeatConnected):
-        return "You are back." if ev.seat == me else f"{name(ev.seat)} is back."
+        return None if ev.seat == me else f"{name(ev.seat)} is back."  # one's own return: the app says it once
     if isinstance(ev, e.SeatDisconnected):
         return f"{name(ev.seat)} dropped out."
     if isinstance(ev, e.HostChanged):

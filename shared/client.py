@@ -13,7 +13,7 @@ arrived (cut anywhere) and returns what they meant, as events:
 - ``ResyncNeeded``: an update went missing (a gap or a repeat, or one that cannot be read): the state can no
   longer be trusted, the I/O shell must reconnect and rejoin (``rejoin()``), which brings a snapshot. Updates
   are dropped until then;
-- ``SeatingChanged``, ``TablesListed``, ``ServerBye``: the other pushes;
+- ``SeatingChanged``, ``TablesListed``, ``ChatSaid``, ``ServerBye``: the other pushes;
 - ``ServerError``: an ``error`` with no request of this client's to match (the server's own ``id`` ``null``).
 
 It also keeps what a reconnection needs (``place``: table, seat, secret; R19), learnt from the replies to
@@ -88,6 +88,14 @@ class TablesListed(ClientEvent):
     """The lobby's tables (the ``lobby`` push)."""
 
     tables: tuple[m.TableSummary, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSaid(ClientEvent):
+    """Someone said something where this connection is (the ``chat`` push). Its text is another player's:
+    show it as plain text."""
+
+    line: m.ChatLine
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +253,8 @@ class ClientCore:
             return SeatingChanged(frame, push)
         if isinstance(push, m.LobbyList):
             return TablesListed(frame, push.tables)
+        if isinstance(push, m.ChatLine):
+            return ChatSaid(frame, push)
         assert isinstance(push, m.Bye)
         if push.reason == m.BYE_REPLACED:
             # Another connection holds the seat now: coming back would only fight it.

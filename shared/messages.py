@@ -36,6 +36,8 @@ Secret = str
 ProfileName = str
 #: A bot level's name: printable, 1 to ``MAX_LEVEL_LEN`` characters.
 LevelName = str
+#: A chat line: printable, 1 to ``MAX_CHAT_LEN`` characters.
+ChatText = str
 #: The durations of a table's timing, by name, in seconds (``target_score`` a whole number): a map of numbers.
 Durations = dict[str, float]
 
@@ -119,6 +121,29 @@ class Start(LobbyRequest):
 
 
 @dataclass(frozen=True, slots=True)
+class Move(LobbyRequest):
+    """Before the match: move to another free seat of one's table (friends sit as partners, R1)."""
+
+    seat: int
+    kind: ClassVar[str] = p.MOVE
+
+
+@dataclass(frozen=True, slots=True)
+class Chat(LobbyRequest):
+    """A line to everyone in the same place: the lobby, or one's table outside signing and rounds."""
+
+    text: ChatText
+    kind: ClassVar[str] = p.CHAT
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch(LobbyRequest):
+    """The host plays the match again, same seats, once it is over."""
+
+    kind: ClassVar[str] = p.REMATCH
+
+
+@dataclass(frozen=True, slots=True)
 class Ping(LobbyRequest):
     kind: ClassVar[str] = p.PING
 
@@ -141,6 +166,9 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     AddBot,
     RemoveBot,
     Start,
+    Rematch,
+    Move,
+    Chat,
     Ping,
     Resync,
 )
@@ -178,6 +206,12 @@ class TableSummary:
     timing: str
     password: bool
     scores: tuple[int, ...]
+    #: Who sits there, seat by seat ("" for a free seat): players' names and bots' ("normal-bot-2"). Version 2.
+    names: tuple[str, ...] = ()
+    #: Which of those seats hold bots. Version 2.
+    bot_seats: tuple[int, ...] = ()
+    #: Whole seconds since anyone at the table last sent anything. Version 2.
+    idle_s: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +251,13 @@ class Seated(Payload):
 
 
 @dataclass(frozen=True, slots=True)
+class Moved(Payload):
+    """``move``'s ok: the seat now held (the secret stays the same)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
 class Rejoined(Payload):
     """``rejoin``'s ok (the secret is the one sent)."""
 
@@ -246,6 +287,9 @@ REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.ADD_BOT: BotAdded,
     p.REMOVE_BOT: Done,
     p.START: Done,
+    p.REMATCH: Done,
+    p.MOVE: Moved,
+    p.CHAT: Done,
     p.PING: Done,
     p.RESYNC: Done,
     **{cls.kind: Done for cls in PLAYER_ACTIONS},
@@ -368,7 +412,18 @@ class Bye(Push):
     kind: ClassVar[str] = p.BYE
 
 
-PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye)
+@dataclass(frozen=True, slots=True)
+class ChatLine(Push):
+    """A chat line said where this connection is: ``table`` None in the lobby; ``seat`` None for a lobby speaker."""
+
+    table: int | None
+    seat: int | None
+    name: str
+    text: str
+    kind: ClassVar[str] = p.CHAT
+
+
+PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye, ChatLine)
 
 #: Why the server says bye.
 BYE_REPLACED = "replaced"

@@ -26,6 +26,10 @@ MAX_PASSWORD_LEN = 64
 MAX_SECRET_LEN = 64
 MAX_PROFILE_LEN = 32
 MAX_LEVEL_LEN = 16
+#: A chat line: printable, at most this many characters.
+MAX_CHAT_LEN = 200
+#: Seconds: a connection's chat lines come at most this often (a faster one is refused ``rate_limited``).
+CHAT_INTERVAL = 1.0
 #: Request ids are integers from 0 to this. Not every language holds it exactly: 2**53 is one past
 #: JavaScript's largest safe integer, and some msgpack libraries send it as a float; count from 1 upward.
 MAX_REQUEST_ID = 2**53
@@ -55,12 +59,16 @@ RENAME = "rename"
 ADD_BOT = "add_bot"
 REMOVE_BOT = "remove_bot"
 START = "start"
+REMATCH = "rematch"
+MOVE = "move"
+CHAT = "chat"
 PING = "ping"
 RESYNC = "resync"
 
 #: The requests that are not game actions. The game actions are requests too (``ACTION_KINDS``, their fields
 #: those of their ``quatro_shared.actions`` class).
-LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, PING, RESYNC)
+LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
+                               MOVE, CHAT, PING, RESYNC)
 REQUEST_KINDS: frozenset[str] = frozenset(LOBBY_KINDS) | ACTION_KINDS
 
 # --- server → client ------------------------------------------------------------------------------
@@ -91,6 +99,8 @@ SEAT_IN_USE = "seat_in_use"  # a rejoin without takeover while another connectio
 NOT_HOST = "not_host"
 MATCH_STARTED = "match_started"  # seats can no longer change
 SEATS_EMPTY = "seats_empty"  # start needs every seat filled
+NOT_OVER = "not_over"  # rematch needs the match over
+CHAT_CLOSED = "chat_closed"  # no chat while a team signs or plays: it would carry signals
 NOT_A_BOT = "not_a_bot"
 BAD_TIMING = "bad_timing"
 BAD_LEVEL = "bad_level"

@@ -307,6 +307,7 @@ _BASE: dict[str, Any] = {
     "Secret": "Secret",
     "ProfileName": "ProfileName",
     "LevelName": "LevelName",
+    "ChatText": "ChatText",
     "Durations": "Durations",
     "Event": "Event",
     "Phase": Phase,
@@ -375,6 +376,7 @@ _BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
     "Secret": lambda: _text(p.MAX_SECRET_LEN),
     "ProfileName": lambda: _text(p.MAX_PROFILE_LEN),
     "LevelName": lambda: _text(p.MAX_LEVEL_LEN),
+    "ChatText": lambda: _text(p.MAX_CHAT_LEN),
     "Durations": lambda: _durations,
 }
 

@@ -29,12 +29,18 @@ def on_the_table(text: str) -> bool:
 
 
 def quit_with_ctrl_q(tmux: Tmux, session: str, timeout: float = WAIT) -> None:
-    """ctrl+q, then the session must end (the client quit, and with it the command tmux ran)."""
+    """ctrl+q (answering yes when the client asks first, as it does mid-match), then the session must end (the
+    client quit, and with it the command tmux ran)."""
     tmux("send-keys", "-t", session, "C-q")
     deadline = time.monotonic() + timeout
+    answered = False
     while session in tmux("list-sessions", "-F", "#{session_name}") and time.monotonic() < deadline:
+        if not answered and "Leave the match?" in tmux("capture-pane", "-p", "-t", session):
+            tmux("send-keys", "-t", session, "y")
+            answered = True
         time.sleep(0.1)
     assert session not in tmux("list-sessions", "-F", "#{session_name}"), "ctrl+q did not quit"
+
 
 def to_the_table(tmux: Tmux, session: str) -> None:
     """From wherever the match is to a round's table: ready at signing, and as host, start the next round at

@@ -18,7 +18,6 @@ import pytest
 
 from quatro_shared import actions as a
 from quatro_shared import protocol as p
-from quatro_shared.framing import FrameDecoder
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 from quatro_shared.wire import request_from_wire, to_wire
@@ -28,32 +27,9 @@ from quatro_server.engine import Table, view
 from quatro_server.lobby import Lobby, Room
 
 from conftest import STEADY
+from lobby_peer import RecordingPeer as Peer, decoded
 
 ids = count(1)
-
-
-class Peer:
-    """A connection as the lobby sees it, keeping what it is sent."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.room: Room | None = None
-        self.seat: int | None = None
-        self.sent: list[dict[str, Any]] = []
-
-    def send(self, message: dict[str, Any] | bytes) -> None:
-        self.sent.append(decoded(message))
-
-    def close(self, reason: str) -> None:
-        pass
-
-
-def decoded(message: dict[str, Any] | bytes) -> dict[str, Any]:
-    """A message as the peer reads it: a frame the room encoded once (an update, the seating) is decoded."""
-    if isinstance(message, bytes):
-        (frame,) = FrameDecoder().feed(message)
-        return frame
-    return message
 
 
 def ask(lobby: Lobby, peer: Peer, now: float, kind: str, **fields: Any) -> dict[str, Any]:

@@ -28,6 +28,9 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.AddBot(),
     m.RemoveBot(1),
     m.Start(),
+    m.Rematch(),
+    m.Move(3),
+    m.Chat("again?"),
     m.Ping(),
     m.Resync(),
 ]
@@ -129,6 +132,8 @@ def test_every_push_round_trips():
         SEATING,
         m.LobbyList((SUMMARY,)),
         m.Bye(m.BYE_SHUTDOWN, "going away"),
+        m.ChatLine(3, 1, "bob", "again?"),
+        m.ChatLine(None, None, "eve", "anyone for a game?"),
     ]
     assert {type(push) for push in pushes} == set(m.PUSHES)
     for push in pushes:

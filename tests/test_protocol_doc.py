@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from quatro_server import bots, engine, lobby, outbound, server, timing
+from lobby_peer import RecordingPeer as _Peer
 from vocabulary import exported_subclasses
 
 from quatro_shared import actions, events, framing, messages, protocol, signs, views, wire
@@ -142,24 +143,6 @@ def _audiences() -> dict[str, set[str]]:
 
 
 # --- what a real lobby sends -----------------------------------------------------------------------
-
-
-class _Peer:
-    """A connection as the lobby sees it, keeping what it is sent."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.room = None
-        self.seat = None
-        self.sent: list[dict[str, Any]] = []
-
-    def send(self, message: dict[str, Any] | bytes) -> None:
-        if isinstance(message, bytes):  # an update, assembled from pre-encoded parts
-            (message,) = framing.FrameDecoder().feed(message)
-        self.sent.append(message)
-
-    def close(self, reason: str) -> None:
-        pass
 
 
 class _Conn(_Peer):

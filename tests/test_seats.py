@@ -22,7 +22,8 @@ pytestmark = pytest.mark.timeout(90)
 
 
 def said_goodbye(app: QuatroApp) -> bool:
-    return any("goodbye" in line for line in app.game.feed)
+    """The server told this client its seat was taken over, or said goodbye."""
+    return "another connection" in app.game.link or any("goodbye" in line for line in app.game.feed)
 
 
 # --- what the settings remember -----------------------------------------------------------------------

@@ -21,7 +21,7 @@ from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
 from quatro_tui.settings import RememberedSeat, Settings, config_path, default_name, wants_ascii
-from tui_helpers import Player, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
+from tui_helpers import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -32,10 +32,14 @@ async def swap_with_keys(app, pilot) -> None:
     A bot may also end the round with a call: then the host (us) starts the next one at once, and is ready."""
     for _ in range(20):
         if app.game.view.phase is Phase.BREAK:
+            await armed(app)
             await pilot.press("n")
         if app.game.view.phase is Phase.SIGNING:
+            await armed(app)
             await pilot.press("enter")
         await until(lambda: app.game.view.phase is Phase.ROUND and app.game.view.hand, what="a round")
+        await until(lambda: isinstance(app.screen, TableScreen), what="the table")
+        await armed(app)
         before = sum(isinstance(ev, e.Swapped) and ev.seat == app.game.me for ev in app.game.events)
         await until(lambda: app.game.view.swap_wait_ms == 0 or app.game.elapsed() * 1000 > app.game.view.swap_wait_ms)
         await pilot.press("a", "q")
@@ -55,6 +59,7 @@ def test_play_starts_a_private_server_seats_bots_and_opens_the_table(patient_tim
             await until(lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match")
             assert [s.bot for s in app.game.view.seats] == [False, True, True, True]
             if isinstance(app.screen, SigningScreen):
+                await armed(app)
                 await pilot.press("enter")
             await until(lambda: isinstance(app.screen, TableScreen) and app.game.view.hand, what="the table")
             await swap_with_keys(app, pilot)

@@ -33,6 +33,14 @@ from tui_helpers import PATIENT, Player, quatro_server, run, until  # noqa: F401
 pytestmark = pytest.mark.timeout(90)
 
 
+@pytest.fixture(autouse=True)
+def no_key_guard(monkeypatch):
+    """These tests press keys the moment a screen appears; the guard against late keys has tests of its own."""
+    from quatro_tui.guard import KeyGuard
+
+    monkeypatch.setattr(KeyGuard, "guard", 0.0)
+
+
 def shown(widget) -> str:
     """What a widget draws right now, as plain text."""
     return str(widget.render())

@@ -65,9 +65,11 @@ def test_counter_asks_the_team_with_six(snap_compare):
 
 LOBBY_TABLES = [
     {"table": 1, "game": "quatro", "players": 4, "taken": 2, "bots": 1, "phase": "lobby", "timing": "standard",
-     "password": False, "scores": [0, 0]},
+     "password": False, "scores": [0, 0], "names": ["ann", "normal-bot-1", "", ""], "bot_seats": [1], "idle_s": 4},
     {"table": 2, "game": "quatro", "players": 8, "taken": 8, "bots": 5, "phase": "round", "timing": "fast",
-     "password": True, "scores": [1, 3, 0, 2]},
+     "password": True, "scores": [1, 3, 0, 2],
+     "names": ["zoë", "hard-bot-1", "bartholomew", "hard-bot-3", "hard-bot-4", "cid", "hard-bot-6", "hard-bot-7"],
+     "bot_seats": [1, 3, 4, 6, 7], "idle_s": 2400},
 ]
 
 
@@ -83,3 +85,27 @@ def test_lobby(snap_compare, size):
         await pilot.pause()
 
     assert snap_compare(app, run_before=open_lobby, terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+def test_connection_lost_covers_the_table_with_the_ways_on(snap_compare, ascii_only):
+    app = QuatroApp(game=round_game(4), ascii_only=ascii_only)
+
+    async def lose(pilot) -> None:
+        app.show_link("The connection to the server was lost.",
+                      "The server closed the connection.\nTrying again in 0.5s (attempt 2).", retrying=True)
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=lose, terminal_size=(80, 24))
+
+
+def test_quitting_mid_round_asks(snap_compare):
+    from quatro_tui.screens.link import ConfirmQuit
+
+    app = QuatroApp(game=round_game(4))
+
+    async def ask(pilot) -> None:
+        app.push_screen(ConfirmQuit(private=False))
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=ask, terminal_size=(80, 24))

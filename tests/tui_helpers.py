@@ -90,6 +90,13 @@ async def until(predicate: Callable[[], Any], timeout: float = WAIT, what: str =
         await asyncio.sleep(0.02)
 
 
+async def armed(app: Any) -> None:
+    """Wait until the screen's keys work: a screen that replaced another ignores its keys for a moment (guard.py)."""
+    from quatro_tui.guard import KeyGuard
+
+    await until(lambda: not isinstance(app.screen, KeyGuard) or app.screen.armed(), what="the screen's keys")
+
+
 class Player:
     """A scripted human at the table over the client's own ``Connection`` (no screen)."""
 

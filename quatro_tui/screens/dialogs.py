@@ -13,6 +13,7 @@ from textual.widgets import Static
 from quatro_shared.signs import SIGNS
 
 from quatro_tui import words
+from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets.signs import SignGrid
 
 if TYPE_CHECKING:
@@ -21,11 +22,13 @@ if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
 
 
-class ConfirmCall(ModalScreen[bool]):
+class ConfirmCall(KeyGuard, ModalScreen[bool]):
     """R13: a call checks the partner's hand, never one's own. A reminder, not a ban: the partner may hold four too."""
 
+    #: A second press of the call key must not confirm the call it asks about.
+    GUARDED = frozenset({"confirm"})
     BINDINGS = [
-        Binding("y,enter,space", "answer(True)", "call anyway", id="confirm-yes"),
+        Binding("y,enter,space", "confirm", "call anyway", id="confirm-yes"),
         Binding("n,escape", "answer(False)", "don't call", id="confirm-no"),
     ]
 
@@ -33,10 +36,13 @@ class ConfirmCall(ModalScreen[bool]):
         with Vertical(classes="dialog"):
             yield Static(
                 "[b]You hold four of a kind yourself.[/b]\n\n"
-                "Quatro! checks your [b]partner's[/b] hand, never yours (R13). If your partner has no four of a kind, "
+                "Quatro! checks your [b]partner's[/b] hand, never yours. If your partner has no four of a kind, "
                 "every other team scores.\nTo win with your own four, show your team's sign on your channel (c, then 1) "
                 "and let your partner call.\n\n[b]y[/b] call anyway    [b]n[/b] don't call"
             )
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
@@ -84,13 +90,14 @@ class LeaveRunning(ModalScreen[bool | None]):
         self.dismiss(answer)
 
 
-class CounterTeam(ModalScreen[int | None]):
+class CounterTeam(KeyGuard, ModalScreen[int | None]):
     """R14 with 6 or 8 players: "Counter!" names the opposing team accused of holding four of a kind."""
 
+    GUARDED = frozenset({"team"})
     BINDINGS = [
         *[Binding(letter.lower(), f"team({team})", f"counter team {letter}", id=f"counter-{letter.lower()}")
           for team, letter in enumerate(words.TEAM_LETTERS)],
-        Binding("escape", "team(-1)", "cancel", id="counter-cancel"),
+        Binding("escape", "cancel", "cancel", id="counter-cancel"),
     ]
 
     def __init__(self, teams: list[int]) -> None:
@@ -103,10 +110,11 @@ class CounterTeam(ModalScreen[int | None]):
             yield Static(f"[b]Counter![/b] Which team holds four of a kind?\n\n{choices}\n\n[b]escape[/b] cancel")
 
     def action_team(self, team: int) -> None:
-        if team == -1:
-            self.dismiss(None)
-        elif team in self.teams:
+        if team in self.teams:
             self.dismiss(team)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class EmojiPicker(ModalScreen[str | None]):

@@ -95,6 +95,35 @@ def _group_line(group: tuple[str, list[str], list[str]]) -> tuple[str, str]:
     return " ".join(keys), f"{base} {span}"
 
 
+def symbols_text(screen: Screen[Any], ascii_only: bool) -> str:
+    """What every mark on the screens means, and which emoji each channel key shows this round."""
+    from quatro_tui.screens.table import DECOY_KEYS, decoys
+
+    game = getattr(screen.app, "game", None)
+    sign = game.view.sign if game is not None and game.view is not None else None
+    held, on, away = ("[CH]", "on", "AWAY") if ascii_only else ("◉ CH", "● on", "○ AWAY")
+    lines = [
+        "[b]What the marks mean[/b]",
+        "  A B C D      the teams; [b]A*[/b] in the score line is your team",
+        f"  {on:<12} connected    [b]{away}[/b] not connected (the seat waits for them)",
+        "  bot          a bot plays this seat",
+        f"  {held:<12} the seat holds its channel; its emoji pulses for everyone",
+        "  pulse        a channel's emoji, shown now; dimmed, how long ago the latest was",
+        "  [b]YOUR SIGN[/b]    your partner showed your team's sign: by the convention, four of a kind",
+        "  partner      the seat across the table (double border), your teammate",
+        "  *            your team's sign in the sign grid",
+    ]
+    if sign is not None:
+        shown = ", ".join(f"{key} {words.sign(s, ascii_only)} {s}" if not ascii_only else f"{key} {s}"
+                          for key, s in zip(DECOY_KEYS, decoys(sign), strict=False))
+        lines.append(f"  channel keys 1 {words.sign(sign, ascii_only)} {sign} (your sign)" if not ascii_only
+                     else f"  channel keys 1 {sign} (your sign)")
+        lines.append(f"  decoys       {shown}; 0 shows nothing")
+    else:
+        lines.append("  channel keys 1 shows your team's sign, 2-9 the first eight other signs (decoys), 0 nothing")
+    return "\n".join(words.plain(line, ascii_only) for line in lines)
+
+
 def keys_text(screen: Screen[Any]) -> str:
     # Escaped: keys come from the player's key map, which may name "[" or "]".
     return "\n".join(f"  [b]{escape(f'{keys:>15}')}[/b]  {escape(what)}" for keys, what in key_lines(screen))
@@ -112,6 +141,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(classes="dialog wide tall"):
             yield Static(words.plain(RULES, ascii_only))
             mouse = getattr(self.under, "MOUSE_HELP", "")
+            yield Static("\n" + symbols_text(self.under, ascii_only))
             yield Static("\n[b]Keys here[/b]" + (f" (mouse: {mouse})" if mouse else "") + "\n" + keys_text(self.under))
             yield Static("\n[dim]escape closes this page[/dim]")
 

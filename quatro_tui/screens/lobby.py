@@ -17,7 +17,7 @@ from quatro_shared import protocol as p
 from quatro_shared.profiles import STANDARD_PROFILE
 
 from quatro_tui import words
-from quatro_tui.widgets import StatusBar
+from quatro_tui.widgets import Feed, StatusBar
 
 if TYPE_CHECKING:
     from textual import getters
@@ -38,6 +38,32 @@ class PasswordInput(Input):
         return super()._value
 
 
+#: Cells of the lobby list's "who sits there" column: names beyond it are counted, not cut.
+WHO_WIDTH = 28
+
+
+def who_sits(t: m.TableSummary) -> str:
+    """The players by name, then the bots and free seats counted: "ann, bob +2 bots, 1 free"."""
+    if not t.names:  # a server that does not say
+        return f"{t.taken}/{t.players} seated, {t.bots} bots"
+    humans = [name for i, name in enumerate(t.names) if name and i not in t.bot_seats]
+    free = sum(not name for name in t.names)
+    tail = []
+    if t.bot_seats:
+        tail.append(f"{len(t.bot_seats)} bot{'s' if len(t.bot_seats) != 1 else ''}")
+    if free:
+        tail.append(f"{free} free")
+    shown: list[str] = []
+    for i, name in enumerate(humans):
+        rest = len(humans) - i - 1
+        candidate = ", ".join([*shown, name]) + (f" +{rest}" if rest else "")
+        if len(candidate) > WHO_WIDTH - 10 and shown:
+            shown[-1] += f" +{len(humans) - i}"
+            break
+        shown.append(name)
+    return ", ".join(shown + tail)
+
+
 class LobbyScreen(Screen[None]):
     if TYPE_CHECKING:
         app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
@@ -46,7 +72,13 @@ class LobbyScreen(Screen[None]):
         Binding("enter", "join", "join the table", id="lobby-join"),
         Binding("c", "create", "create a table", id="lobby-create"),
         Binding("g", "refresh", "refresh", id="lobby-refresh"),
+        Binding("t", "chat", "chat", id="lobby-chat"),
     ]
+
+    def action_chat(self) -> None:
+        from quatro_tui.screens.chat import ChatBox
+
+        self.app.push_screen(ChatBox())
 
     def compose(self) -> ComposeResult:
         ascii_only = self.app.game.ascii_only
@@ -63,11 +95,13 @@ class LobbyScreen(Screen[None]):
             yield Select(profiles, value=default, allow_blank=False, id="timing")
             yield PasswordInput(placeholder="password (optional)", password=True, id="password")
         yield Static("", id="lobby-note", classes="pad")
+        yield Feed(id="lobby-feed", classes="pad")
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("table", "seats", "bots", "phase", "timing", "password", "scores")
+        table.add_columns("table", "who sits there", "phase", "idle", "timing", "pw", "scores")
+        self.query_one("#lobby-feed", Feed).styles.height = 4
         self.fill()
         self.query_one(DataTable).focus()
         if self.app.game.ascii_only:
@@ -87,7 +121,7 @@ class LobbyScreen(Screen[None]):
         for t in self.app.tables:
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
-                str(t.table), f"{t.taken}/{t.players}", str(t.bots), str(t.phase), t.timing,
+                str(t.table), who_sits(t), str(t.phase), words.idle(t.idle_s), t.timing,
                 "yes" if t.password else "", " ".join(map(str, t.scores)),
             )
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t.table))
@@ -133,7 +167,7 @@ class LobbyScreen(Screen[None]):
         password = self.query_one("#password", Input).value or getattr(self.app.plan, "password", None)
         reply = await self.app.request(m.Join(table_id, password or None))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            self.note(f"Cannot join: {getattr(reply, 'message', None)}")
+            self.note(f"Cannot join: {getattr(reply, 'message', None) or 'the connection was lost'}.")
             return
         # The seating push that came with the reply has already turned this screen into the table's room.
         self.app.game.my_seat = reply.payload.seat
@@ -149,7 +183,7 @@ class LobbyScreen(Screen[None]):
         assert isinstance(players, int) and isinstance(timing, str)
         reply = await self.app.request(m.CreateTable(players, timing, password))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            self.note(f"Cannot create: {getattr(reply, 'message', None)}")
+            self.note(f"Cannot create: {getattr(reply, 'message', None) or 'the connection was lost'}.")
             return
         # The seating push that came with the reply has already turned this screen into the table's room.
         self.app.game.my_seat = reply.payload.seat

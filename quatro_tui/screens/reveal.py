@@ -14,10 +14,12 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from quatro_shared import actions as a
+from quatro_shared import messages as m
 from quatro_shared.views import Phase
 from quatro_shared import seating
 
 from quatro_tui import words
+from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.scoreboard import TEAM_STYLES
@@ -81,7 +83,11 @@ class BreakHint(GameWidget):
         if view is None:
             return Text("")
         if view.phase is Phase.OVER:
-            return Text("The match is over. ctrl+q leaves.", style="bold")
+            if view.host == view.seat:
+                return Text.assemble(("p", "bold underline"), " plays again (same seats)   ", ("l", "bold underline"),
+                                     " back to the lobby   ", ("ctrl+q", "bold underline"), " quit")
+            return Text.assemble("The host may play again.   ", ("l", "bold underline"), " back to the lobby   ",
+                                 ("ctrl+q", "bold underline"), " quit")
         left = words.seconds(game.left(view.phase_ms) or 0)
         if view.host == view.seat:
             return Text.assemble(("n", "bold underline"), f" starts the next round now; otherwise it starts in {left}.")
@@ -102,11 +108,26 @@ class Winners(GameWidget):
         return text
 
 
-class RevealScreen(Screen[None]):
+class RevealScreen(KeyGuard, Screen[None]):
     if TYPE_CHECKING:
         app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
 
-    BINDINGS = [Binding("n", "next_round", "next round (host)", id="next-round")]
+    GUARDED = frozenset({"next_round"})
+    BINDINGS = [
+        Binding("n", "next_round", "next round (host)", id="next-round"),
+        Binding("t", "chat", "chat", id="break-chat"),
+    ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        view = self.app.game.view
+        if action == "next_round" and (view is None or view.host != view.seat):
+            return False  # only the host's keys show the host's actions
+        return super().check_action(action, parameters)
+
+    def action_chat(self) -> None:
+        from quatro_tui.screens.chat import ChatBox
+
+        self.app.push_screen(ChatBox())
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
@@ -123,7 +144,23 @@ class RevealScreen(Screen[None]):
 
 
 class MatchEndScreen(RevealScreen, inherit_bindings=False):
-    """The match is won (R20): the winners, then the last round's reveal."""
+    """The match is won (R20): the winners, then the last round's reveal, and the ways on."""
+
+    BINDINGS = [
+        Binding("p", "rematch", "play again (host)", id="rematch"),
+        Binding("l", "app.back_to_lobby", "back to the lobby", id="over-lobby"),
+        Binding("t", "chat", "chat", id="over-chat"),
+    ]
+    GUARDED = frozenset({"rematch"})
+
+    def action_rematch(self) -> None:
+        self.app.send(m.Rematch())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        view = self.app.game.view
+        if action == "rematch" and (view is None or view.host != view.seat):
+            return False  # only the host's keys show the host's actions
+        return KeyGuard.check_action(self, action, parameters)
 
     def compose(self) -> ComposeResult:
         yield StatusBar()

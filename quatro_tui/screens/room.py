@@ -48,6 +48,16 @@ class SeatList(GameWidget):
             text.append("\nOthers join with:\n", style="bold")
             for address in addresses:
                 text.append(f"  quatro join {address} --table {seating.table}\n", style="bold")
+        if game.my_seat is not None and any(not s.taken for s in seating.seats):
+            text.append("\n")
+            text.append("1", style="bold underline")
+            text.append(f"-{seating.players}", style="bold underline")
+            text.append(" sit in a free seat (partners: seats ")
+            half = seating.players // 2
+            text.append(" ".join(f"{i + 1}+{i + 1 + half}" for i in range(half)))
+            text.append(")   ")
+            text.append("t", style="bold underline")
+            text.append(" chat\n")
         if game.is_host():
             text.append("\nYou host: ")
             text.append("b", style="bold underline")
@@ -61,6 +71,10 @@ class SeatList(GameWidget):
         return text
 
 
+#: The host's actions: only the host sees (and has) their keys.
+HOST_ACTIONS = frozenset({"add_bot", "remove_bot", "start"})
+
+
 class RoomScreen(Screen[None]):
     if TYPE_CHECKING:
         app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
@@ -69,8 +83,31 @@ class RoomScreen(Screen[None]):
         Binding("b", "add_bot", "add a bot", id="add-bot"),
         Binding("r", "remove_bot", "remove a bot", id="remove-bot"),
         Binding("s", "start", "start", id="start"),
+        *[Binding(str(n), f"move({n - 1})", f"sit in seat {n}", show=False, id=f"move-{n}") for n in range(1, 9)],
+        Binding("t", "chat", "chat", id="room-chat"),
         Binding("l", "leave", "leave", id="leave"),
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in HOST_ACTIONS and not self.app.game.is_host():
+            return False
+        return True
+
+    def action_move(self, seat: int) -> None:
+        game = self.app.game
+        if game.seating is not None and seat < game.seating.players and seat != game.my_seat:
+            self.app.run_worker(self._move(seat), exit_on_error=False)
+
+    async def _move(self, seat: int) -> None:
+        reply = await self.app.request(m.Move(seat))
+        if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Moved):
+            self.app.game.my_seat = reply.payload.seat
+            self.app.game_changed()
+
+    def action_chat(self) -> None:
+        from quatro_tui.screens.chat import ChatBox
+
+        self.app.push_screen(ChatBox())
 
     def compose(self) -> ComposeResult:
         yield StatusBar()

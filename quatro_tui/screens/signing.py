@@ -14,6 +14,7 @@ from quatro_shared import actions as a
 from quatro_shared.signs import SIGNS
 
 from quatro_tui import words
+from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.signs import SignGrid
@@ -39,7 +40,8 @@ class SignChoice(GameWidget):
         else:
             text.append("Your team's sign: ", style="bold")
             text.append(words.sign(view.sign, self.game.ascii_only, named=True), style="bold reverse")
-            text.append("\nShow it on your channel when you hold four of a kind; call when your partner's shows it.", style="dim")
+            # One line at 80 columns: the box is two lines high.
+            text.append("\nShow it on your channel at four of a kind; call when your partner's shows it.", style="dim")
         return text
 
 
@@ -61,10 +63,11 @@ class ReadyList(GameWidget):
         return text
 
 
-class SigningScreen(Screen[None]):
+class SigningScreen(KeyGuard, Screen[None]):
     if TYPE_CHECKING:
         app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
 
+    GUARDED = frozenset({"pick", "ready"})
     MOUSE_HELP = "click a sign to pick it"
     BINDINGS = [
         Binding("left", "move(-1, 0)", "left", show=False, tooltip="move in the signs", id="sign-left"),

@@ -22,6 +22,7 @@ from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 from quatro_shared.seating import team_count
 
+from quatro_tui.guard import KeyGuard
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.widgets import CardRow, Feed, SeatBox, SelfPanel, StatusBar, VotePrompt
 
@@ -57,8 +58,11 @@ def decoys(sign: str | None) -> list[str]:
     return [s for s in SIGNS if s != sign][: len(DECOY_KEYS)]
 
 
-class TableScreen(Screen[None]):
-    """The round itself."""
+class TableScreen(KeyGuard, Screen[None]):
+    """The round itself. Every key that acts on the round waits out the guard (a late key from signing)."""
+
+    GUARDED = frozenset({"pick_hand", "pick_slot", "pick_cursor", "channel", "emoji", "picker", "call", "counter",
+                         "reshuffle", "vote"})
 
     if TYPE_CHECKING:
         app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker

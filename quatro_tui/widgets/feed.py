@@ -12,13 +12,21 @@ class Feed(GameWidget):
     """The latest lines of the game's feed, newest at the bottom, as many as fit."""
 
     def draw(self) -> Text:
-        height = max(1, self.size.height)
-        lines = [words.plain(line, self.game.ascii_only) for line in list(self.game.feed)[-height:]]
-        # One event a line, cut rather than wrapped: wrapping would push the newest line off the bottom.
-        text = Text(no_wrap=True, overflow="ellipsis")
-        for i, line in enumerate(lines):
-            newest = i == len(lines) - 1
-            text.append(line, style="bold" if newest else "")
-            if not newest:
-                text.append("\n")
-        return text
+        height = max(1, self.content_size.height)
+        width = max(8, self.content_size.width)
+        ascii_only = self.game.ascii_only
+        feed = list(self.game.feed)
+        rows: list[Text] = []
+        # Newest first, wrapped at words, until the box is full: a long line is never cut, and the newest line
+        # always shows whole at the bottom (older ones give way from the top).
+        for age, line in enumerate(reversed(feed)):
+            plain = words.plain(line, ascii_only)
+            if words.YOUR_SIGN in plain:
+                style = "bold reverse"  # the partner showed the team's sign: unmistakable
+            else:
+                style = "bold" if age == 0 else ""
+            wrapped = list(Text(plain, style=style).wrap(self.app.console, width, overflow="fold"))
+            rows[:0] = wrapped
+            if len(rows) >= height:
+                break
+        return Text("\n").join(rows[-height:])

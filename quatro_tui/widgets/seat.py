@@ -13,8 +13,12 @@ from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
 
 
+#: Cells inside a seat box (its width less border and padding): the pulse line never wraps.
+PULSE_LINE = 18
+
+
 class SeatBox(GameWidget):
-    """A bordered box for ``seat``. A pulse shows its emoji large and inverted for ``pulse_shown`` seconds."""
+    """A bordered box for ``seat``. A pulse shows its emoji inverted for ``pulse_shown`` seconds, then dimmed until the next."""
 
     TICK = 0.1
 
@@ -68,15 +72,24 @@ class SeatBox(GameWidget):
             line.append("ready" if state.ready else words.plain("…", ascii_only), style="bold" if state.ready else "dim")
         elif state is not None and state.channel_held:
             line.append("[CH]" if ascii_only else "◉ CH", style="bold")
-        pulse = game.pulse_on_show(self.seat)
         second = Text()
-        if pulse is not None:
-            second.append(f" {words.sign(pulse, ascii_only)} ", style="bold reverse")
-            if view is not None and self.seat == view.partner and pulse == view.sign:
-                # The convention (and the bots'): the partner shows the team's sign on four of a kind.
-                second.append(" YOUR SIGN", style="bold")
+        last = game.last_pulse(self.seat)
+        partner_sign = last is not None and view is not None and self.seat == view.partner and last[0] == view.sign
+        if last is not None and game.pulse_on_show(self.seat) is not None:
+            second.append(f" {words.sign(last[0], ascii_only)} ", style="bold reverse")
+            # The convention (and the bots'): the partner shows the team's sign on four of a kind.
+            second.append(f" {words.YOUR_SIGN}" if partner_sign else " pulse", style="bold" if partner_sign else "")
+        elif last is not None:
+            # The latest pulse stays until the next one, fading: no glance away loses a signal.
+            sign_text = words.sign(last[0], ascii_only)
+            if partner_sign:
+                second.append(f"{sign_text} {words.YOUR_SIGN}", style="bold reverse")
             else:
-                second.append(" pulse")
+                second.append(f"{sign_text} {int(last[1])}s ago", style="dim")
+            if state is not None and state.channel_held and state.next_pulse_ms is not None:
+                more = f" next {words.seconds(game.left(state.next_pulse_ms) or 0)}"
+                if second.cell_len + len(more) <= PULSE_LINE:
+                    second.append(more, style="dim")
         elif state is not None and state.channel_held and state.next_pulse_ms is not None:
             left = game.left(state.next_pulse_ms)
             second.append(f"pulse in {words.seconds(left or 0)}", style="dim")

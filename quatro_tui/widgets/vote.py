@@ -27,7 +27,7 @@ class VotePrompt(GameWidget):
         left = words.seconds(game.left(vote.remaining_ms) or 0)
         text = Text()
         text.append(" RESHUFFLE? ", style="bold reverse")
-        text.append(f" {game.name(vote.by)} asks. ")
+        text.append(" you ask. " if vote.by == view.seat else f" {game.name(vote.by)} asks. ")
         if view.seat in vote.voters and view.seat not in vote.yes:
             text.append("y", style="bold underline")
             text.append(" yes  ")

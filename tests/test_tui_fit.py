@@ -1,0 +1,70 @@
+"""Words that fit: at 80x24, with 4, 6 and 8 players, no screen cuts a line that was not meant to be shortened.
+
+A cut shows as a word run into an ellipsis ("tea…") or as a sentence missing its end. Every screen is drawn
+from the hand-made games (no server) and read back cell by cell; sentences may wrap, but must be whole.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from quatro_tui.app import QuatroApp
+from snapshot_games import over_game, reveal_game, room_game, round_game, signing_game
+from test_tui_ascii import screen_text
+from tui_helpers import run
+
+pytestmark = pytest.mark.timeout(60)
+
+GAMES = {"room": room_game, "signing": signing_game, "table": round_game, "reveal": reveal_game, "over": over_game}
+
+#: Sentences each screen says, which must show whole (wrapped or not).
+WHOLE = {
+    "signing": ["Show it on your channel at four of a kind; call when your partner's shows it."],
+    "table": ["Round 3 opens: swap!", "too slow — 10♥ was taken", "bob dropped out."],
+    "reveal": ["n starts the next round now; otherwise it starts in", "you called Quatro! — right: team A scores."],
+    "over": ["p plays again (same seats) l back to the lobby", "you called Quatro! — right: team A scores."],
+    "room": ["Table 7:", "You host:"],
+}
+#: A word run into an ellipsis: something was cut.
+CUT = re.compile(r"\w…|\w\.\.\.(?!\S)")
+
+
+def flat(text: str) -> str:
+    """The screen's text with borders and wrapping undone: words separated by single spaces."""
+    text = re.sub(r"[│┃║|▏▎▊]", " ", text)
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("players", [4, 6, 8])
+@pytest.mark.parametrize("screen", GAMES)
+def test_nothing_is_cut_at_80x24(screen, players):
+    async def body():
+        app = QuatroApp(game=GAMES[screen](players))
+        app.send = lambda body: None
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            text = screen_text(app)
+            cut = CUT.findall(text)
+            assert not cut, f"cut text {cut} on the {screen} screen with {players} players:\n{text}"
+            for sentence in WHOLE[screen]:
+                assert " ".join(sentence.split()) in flat(text), f"{sentence!r} is not whole:\n{text}"
+
+    run(body)
+
+
+def test_the_connection_screen_says_it_whole_at_80x24():
+    async def body():
+        app = QuatroApp(game=round_game(8))
+        async with app.run_test(size=(80, 24)) as pilot:
+            detail = "Nobody is serving at 127.0.0.1:7777. Is the server running?\nTrying again in 5.0s (attempt 12)."
+            app.show_link("The connection to the server was lost.", detail, retrying=True)
+            await pilot.pause()
+            text = screen_text(app)
+            assert not CUT.findall(text), text
+            for sentence in [*detail.split("\n"), "r try again now l back to the lobby q quit"]:
+                assert sentence in flat(text), f"{sentence!r} is not whole:\n{text}"
+
+    run(body)
