@@ -1,6 +1,7 @@
 """What the server costs per message it delivers: the real Quatro server against a bare trio relay, same load, same run.
 
-    python benchmarks/server_fanout.py [--tables 1,10,50] [--seconds 6] [--warmup 2] [--pace 3] [--relays naive]
+    python benchmarks/server_fanout.py [--tables 1,10,50] [--seconds 6] [--warmup 2] [--pace 3] [--relays naive,flusher]
+    python benchmarks/server_fanout.py --json        # the same figures as one JSON document on stdout
 
 For each size, K tables of 8 seats are filled by load clients (raw sockets in this process, framed with
 ``quatro_shared.framing``) and played by two targets in turn, each in its own process on 127.0.0.1:
@@ -8,7 +9,9 @@ For each size, K tables of 8 seats are filled by load clients (raw sockets in th
 1. ``relay``: a minimal trio server that fans a real-sized 8-player ``update`` frame (built once by the
    rules engine) out to the 8 connections of the requester's table for every ``swap``, and one for every
    held channel's pulse; every request gets an ``ok``. Writer: one task per connection, one ``send_all``
-   per frame (the simplest writer). This is the floor: trio, the framing codec and loopback TCP.
+   per frame (the simplest writer, ``naive``), or one flusher task sending each connection's joined frames once
+   per scheduler pass (``flusher``, the design the server uses). This is the floor: trio, the framing codec
+   and loopback TCP.
 2. ``quatro``: ``python -m quatro_server`` itself (the operator's command, journalling every table to a fresh
    data directory unless ``--no-journal``) with a timing file whose durations are the standard ones divided by
    ``--pace`` (rounds long enough never to end in the window).
@@ -26,6 +29,12 @@ Quatro / relay, and the tables one core holds at the standard pace: a million µ
 deliveries per table per second), the latter the highest per-table rate of the run divided by the pace
 (every duration scales with it), and also for the architecture's working figure of 80 per table.
 
+With ``--json``, the same runs print one JSON document (the table goes to stderr): for each table count, the
+server's µs per delivered message beside each relay's (``ratio_to_flusher``: the server over the flusher relay,
+same load, same run), ``tables_per_core`` at the standard pace, ``p50_ms`` and ``p99_ms`` of swap -> own update,
+bytes received per seat per second (as run, and brought to the standard pace), and the server's longest batch of
+work and longest garbage collection (its ``loop_stats`` log line, written when it stops).
+
 Figures, not tests: nothing here asserts a threshold. Results go to docs/performance.md by hand.
 """
 
@@ -33,6 +42,8 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
+import re
 import os
 import random
 import signal
@@ -66,6 +77,8 @@ _UPDATE_MARK = b"\xa4kind\xa6update"
 #: The round never ends inside a run (no call, no counter, no draw): the load stays the same throughout.
 ROUND_SECONDS = 3600.0
 CONNECT_TIMEOUT = 30.0
+#: Tables seated through the lobby at the same time.
+SEATING_AT_ONCE = 8
 
 
 def paced_timing(pace: float) -> Timing:
@@ -94,8 +107,8 @@ class Stats:
 class LoadSeat:
     """One seat's connection: counts every frame, keeps the latest update undecoded, answers requests by id."""
 
-    def __init__(self, stream: trio.SocketStream, stats: Stats, index: int) -> None:
-        self.stream = stream
+    def __init__(self, stream: trio.SocketStream | None, stats: Stats, index: int) -> None:
+        self.stream: trio.SocketStream = stream  # type: ignore[assignment]  # None until ``open``
         self.stats = stats
         self.index = index
         self.seat = 0  # as the server's join reply says
@@ -103,9 +116,16 @@ class LoadSeat:
         self.ids = 0
         self.waiting: dict[int, trio.Event] = {}
         self.replies: dict[int, dict[str, Any]] = {}
-        self.latest: bytes | None = None  # the last update's body: decoded only when the seat needs its view
+        self.latest: bytes | None = None  # the last update's body (for its size)
+        self.unread: list[bytes] = []  # updates not yet applied to ``state``: decoded only when the seat needs it
+        #: What a load seat needs of its view (protocol 2 sends a full view only in a snapshot): phase, hand, center.
+        self.state: dict[str, Any] = {}
         self.got_update = trio.Event()
         self.swap_sent_at: float | None = None  # set while a swap's own update is awaited
+
+    async def open(self, port: int, nursery: trio.Nursery) -> None:
+        self.stream = await trio.open_tcp_stream(HOST, port)
+        nursery.start_soon(self.read)
 
     async def read(self) -> None:
         stats = self.stats
@@ -132,6 +152,9 @@ class LoadSeat:
                     if stats.measuring:
                         stats.updates += 1
                     self.latest = body
+                    self.unread.append(body)
+                    if len(self.unread) > 256:  # a seat that never looks (the relay's): keep memory bounded
+                        self.view()
                     self.got_update.set()
                     if self.swap_sent_at is not None:
                         self._own_swap(body)
@@ -163,7 +186,39 @@ class LoadSeat:
         return self.replies.pop(request_id)
 
     def view(self) -> dict[str, Any] | None:
-        return None if self.latest is None else msgpack.unpackb(self.latest, raw=False)["view"]
+        """The seat's phase, hand and center, from its snapshot and the updates since (a client core's job, cut
+        down to what the load needs, so that the load process stays light)."""
+        for body in self.unread:
+            self._apply(msgpack.unpackb(body, raw=False))
+        self.unread.clear()
+        return self.state or None
+
+    def _apply(self, update: dict[str, Any]) -> None:
+        state = self.state
+        view = update.get("view")
+        if update.get("snapshot") and view is not None:
+            state.update(phase=view["phase"], hand=list(view["hand"]), center=list(view["center"]))
+            return
+        if not state:
+            return
+        for ev in update.get("events", ()):
+            kind = ev.get("kind")
+            if kind == "swapped" and len(state["center"]) > ev["slot"]:
+                state["center"][ev["slot"]] = ev["put_down"]
+                if ev["seat"] == self.seat and ev["put_down"] in state["hand"]:
+                    state["hand"][state["hand"].index(ev["put_down"])] = ev["taken"]
+            elif kind == "dealt":
+                state["center"] = list(ev["center"])
+            elif kind == "hand_dealt" and ev["seat"] == self.seat:
+                state["hand"] = list(ev["hand"])
+            elif kind == "signing_started":
+                state.update(phase="signing", hand=[], center=[])
+            elif kind == "round_opened":
+                state["phase"] = "round"
+            elif kind == "break_started":
+                state["phase"] = "break"
+            elif kind == "match_over":
+                state["phase"] = "over"
 
 
 def _ok(reply: dict[str, Any], what: str) -> dict[str, Any]:
@@ -180,10 +235,14 @@ async def take_channel(s: LoadSeat, sign: str, timing: Timing, rng: random.Rando
     _ok(await s.request("choose_emoji", sign=sign), "choose_emoji")
 
 
-async def seat_quatro(tables: list[list[LoadSeat]], timing: Timing) -> None:
-    """Fill every table through the real lobby, start the matches, sign, open the rounds, take every channel."""
+async def seat_quatro(tables: list[list[LoadSeat]], timing: Timing, port: int, readers: trio.Nursery) -> None:
+    """Fill every table through the real lobby, start the matches, sign, open the rounds, take every channel.
+    ``tables`` are filled here: a table's connections are opened when it is seated (a connection has 10 s to say
+    hello, and thousands opened at once would wait longer)."""
 
     async def table_setup(seats: list[LoadSeat], n: int) -> None:
+        for s in seats:
+            await s.open(port, readers)
         for s in seats:
             _ok(await s.request("hello", version=PROTOCOL_VERSION, name=f"load{n}-{s.index}"), "hello")
         created = _ok(await seats[0].request("create_table", players=SEATS), "create_table")
@@ -200,14 +259,21 @@ async def seat_quatro(tables: list[list[LoadSeat]], timing: Timing) -> None:
         with trio.fail_after(CONNECT_TIMEOUT):
             while any((s.view() or {}).get("phase") != "round" for s in seats):
                 await trio.sleep(0.01)
+
+    async def one_at_a_time(seats: list[LoadSeat], n: int) -> None:
+        # A few tables are seated at once: a connection that said hello watches the lobby until it sits, and
+        # thousands of watchers told of every seat taken would measure the lobby's churn, not the play.
+        async with limit:
+            await table_setup(seats, n)
         async with trio.open_nursery() as nursery:
             for s in seats:
                 nursery.start_soon(take_channel, s, SIGNS[(s.seat + 4) % len(SIGNS)], timing, rng)
 
     rng = random.Random(len(tables))
+    limit = trio.Semaphore(SEATING_AT_ONCE)
     async with trio.open_nursery() as nursery:
         for n, seats in enumerate(tables):
-            nursery.start_soon(table_setup, seats, n)
+            nursery.start_soon(one_at_a_time, seats, n)
 
 
 async def seat_relay(tables: list[list[LoadSeat]], timing: Timing) -> None:
@@ -275,6 +341,11 @@ class Result:
     client_cpu: float
     stats: Stats
     update_bytes: float
+    loop: dict[str, float] = field(default_factory=dict)  # the server's loop_stats, when it reports them
+
+    @property
+    def bytes_per_seat_per_s(self) -> float:
+        return self.stats.bytes / self.window / (self.tables * SEATS)
 
     @property
     def deliveries_per_s(self) -> float:
@@ -298,10 +369,19 @@ class Target:
         self.command = command
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
+        self.log = tempfile.TemporaryFile(mode="w+")  # the server's log, read for its loop_stats once it stops
+
+    def loop_stats(self) -> dict[str, float]:
+        self.log.seek(0)
+        found = re.findall(r"loop_stats (.*)$", self.log.read(), re.MULTILINE)
+        if len(found) < 2:
+            return {}
+        pairs = dict(item.split("=", 1) for item in found[1].split())  # [0]: start-up and seating; [1]: the window
+        return {k: float(v) for k, v in pairs.items() if re.fullmatch(r"[\d.]+", v)}
 
     def __enter__(self) -> Target:
         self.process = subprocess.Popen(
-            self.command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True
+            self.command, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, stdin=subprocess.DEVNULL, text=True
         )
         deadline = time.monotonic() + CONNECT_TIMEOUT
         assert self.process.stdout is not None
@@ -336,23 +416,32 @@ async def measure(target: str, port: int, pid: int, tables: int, args: argparse.
         for n in range(tables):
             seats = []
             for i in range(SEATS):
-                stream = await trio.open_tcp_stream(HOST, port)
-                s = LoadSeat(stream, stats, i)
+                if quatro:
+                    seats.append(LoadSeat(None, stats, i))  # connected when its table is seated
+                    continue
+                s = LoadSeat(await trio.open_tcp_stream(HOST, port), stats, i)
                 nursery.start_soon(s.read)
                 seats.append(s)
             seat_tables.append(seats)
         with trio.fail_after(CONNECT_TIMEOUT + tables):
-            await (seat_quatro if quatro else seat_relay)(seat_tables, timing)
+            if quatro:
+                await seat_quatro(seat_tables, timing, port, nursery)
+            else:
+                await seat_relay(seat_tables, timing)
         for seats in seat_tables:
             for s in seats:
                 nursery.start_soon(play, s, timing, random.Random(rng.getrandbits(64)), quatro)
         await trio.sleep(args.warmup)
         gc.collect()
+        if quatro:
+            os.kill(pid, signal.SIGUSR1)  # the server's loop figures start afresh with the window...
         cpu0, own0, t0 = _cpu_seconds(pid), time.process_time(), time.perf_counter()
         stats.measuring = True
         await trio.sleep(args.seconds)
         stats.measuring = False
         cpu1, own1, t1 = _cpu_seconds(pid), time.process_time(), time.perf_counter()
+        if quatro:
+            os.kill(pid, signal.SIGUSR1)  # ...and are logged as it closes
         sample = next((s.latest for seats in seat_tables for s in seats if s.latest), b"")
         nursery.cancel_scope.cancel()
     for seats in seat_tables:
@@ -361,29 +450,45 @@ async def measure(target: str, port: int, pid: int, tables: int, args: argparse.
     return Result(target, tables, t1 - t0, cpu1 - cpu0, own1 - own0, stats, len(sample) + PREFIX_BYTES)
 
 
+#: Starts the operator's command with the connection cap raised when the run needs more connections than it
+#: allows (500 tables are 4,000 connections; the cap is 2,000): the command's ``ServerConfig`` gets the larger cap.
+#: ``--gc-thresholds`` replaces the server's collector thresholds, to measure them against others.
+_SERVE = (
+    "import functools, sys; from quatro_server import cli, quiet, server;"
+    " cli.ServerConfig = functools.partial(server.ServerConfig, max_connections=max(server.MAX_CONNECTIONS, int(sys.argv[1])));"
+    " quiet.GC_THRESHOLDS = tuple(map(int, sys.argv[2].split(','))) if sys.argv[2] else quiet.GC_THRESHOLDS;"
+    " from quatro_server.cli import main; sys.exit(main(sys.argv[3:]))"
+)
+
+
 def run_target(target: str, tables: int, args: argparse.Namespace, timing: Timing, timing_file: Path) -> Result:
     if target == "quatro":
-        command = [sys.executable, "-m", "quatro_server", "--host", HOST, "--port", "0", "--timing", str(timing_file)]
-        command += ["--log-level", args.log_level, "--trusted-address", HOST]  # every load client comes from here
+        serve = ["--host", HOST, "--port", "0", "--timing", str(timing_file), "--log-level", args.log_level]
+        serve += ["--trusted-address", HOST]  # every load client comes from here
         # The operator's server journals every table (a fresh journal per run, never the user's data directory).
-        command += ["--no-journal"] if args.no_journal else ["--data-dir", str(timing_file.parent / f"data-{tables}")]
+        serve += ["--no-journal"] if args.no_journal else ["--data-dir", str(timing_file.parent / f"data-{tables}")]
+        command = [sys.executable, "-c", _SERVE, str(tables * SEATS + 100), args.gc_thresholds, *serve]
     else:
         writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
         command = [sys.executable, str(Path(__file__).resolve()), "--serve-relay", writer, "--pace", str(args.pace)]
-    with Target(command) as server:
+    server = Target(command)
+    with server:
         assert server.process is not None
-        return trio.run(measure, target, server.port, server.process.pid, tables, args, timing)
+        result = trio.run(measure, target, server.port, server.process.pid, tables, args, timing)
+    result.loop = server.loop_stats()
+    return result
 
 
 # --- the bare relay (the baseline's server process) -----------------------------------------------------
 
 
 def sample_update_body(pace: float) -> dict[str, Any]:
-    """A real mid-round update of an 8-player table, as the server sends it (built by the rules engine)."""
+    """A real mid-round update of an 8-player table as the server sends it (protocol 2: what changed, with the
+    table's countdowns; built by the rules engine). The relay adds the batch's event."""
     from quatro_shared import actions as a
     from quatro_shared.wire import to_wire
 
-    from quatro_server.engine import Table, view
+    from quatro_server.engine import Table, clock
 
     table = Table(SEATS, timing=paced_timing(pace), rng=random.Random(7))
     table.start(0.0)
@@ -395,7 +500,7 @@ def sample_update_body(pace: float) -> dict[str, Any]:
         table.act(i, a.TakeChannel(), 0.01)
         table.act(i, a.ChooseEmoji(SIGNS[i + 4]), 0.01)
     table.advance(1.0)
-    return {"kind": "update", "table": 1, "seq": 40, "snapshot": False, "events": [], "view": to_wire(view(table, 0, 1.0))}
+    return {"kind": "update", "table": 1, "seq": 40, "snapshot": False, "events": [], "clock": to_wire(clock(table, 1.0))}
 
 
 class RelayConn:
@@ -570,25 +675,78 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def print_result(r: Result) -> None:
+def print_result(r: Result, out: Any = sys.stdout) -> None:
     s = r.stats
     print(
         f"  {r.target:<14} {r.tables:>6} {r.tables * SEATS:>5} {r.deliveries_per_s:>7.0f} {r.server_cpu / r.window:>10.1%} "
         f"{r.us_per_delivery:>7.1f} {_ms(r.latency_ms(0.5)):>7} {_ms(r.latency_ms(0.99)):>7} {len(s.latencies):>5}   "
         f"{r.client_cpu / r.window:>10.1%} {f'{s.swaps_ok}/{s.swaps}':>11} {r.update_bytes:>8.0f}",
+        file=out,
         flush=True,
     )
 
 
-def print_summary(results: dict[tuple[str, int], Result], sizes: list[int], relays: list[str], pace: float) -> None:
-    # What a table asks of the server: the most deliveries per table any run served, brought to the standard pace.
-    # A busier server serves a table less (its players' views are staler, so more swaps lose their race), so a
-    # loaded run's own rate would flatter it. At the standard pace every duration is ``pace`` times longer.
-    demand = max(results["quatro", tables].deliveries_per_s / tables for tables in sizes) / pace
+def demand_per_table(results: dict[tuple[str, int], Result], sizes: list[int], pace: float) -> float:
+    """What a table asks of the server: the most deliveries per table any run served, brought to the standard pace.
+    A busier server serves a table less (its players' views are staler, so more swaps lose their race), so a
+    loaded run's own rate would flatter it. At the standard pace every duration is ``pace`` times longer."""
+    return max(results["quatro", tables].deliveries_per_s / tables for tables in sizes) / pace
+
+
+def summary_json(results: dict[tuple[str, int], Result], sizes: list[int], relays: list[str], pace: float) -> dict[str, Any]:
+    demand = demand_per_table(results, sizes, pace)
+    rows = []
+    for tables in sizes:
+        q = results["quatro", tables]
+        row: dict[str, Any] = {
+            "tables": tables,
+            "connections": tables * SEATS,
+            "deliveries_per_s": round(q.deliveries_per_s, 1),
+            "server_cpu_share": round(q.server_cpu / q.window, 3),
+            "us_per_msg": round(q.us_per_delivery, 2),
+        }
+        for relay in relays:
+            row[f"{relay.replace('-', '_')}_us_per_msg"] = round(results[relay, tables].us_per_delivery, 2)
+        if "relay-flusher" in relays:
+            row["ratio_to_flusher"] = round(q.us_per_delivery / results["relay-flusher", tables].us_per_delivery, 2)
+        if "relay" in relays:
+            row["ratio_to_naive"] = round(q.us_per_delivery / results["relay", tables].us_per_delivery, 2)
+        p50, p99 = q.latency_ms(0.5), q.latency_ms(0.99)
+        row.update(
+            tables_per_core=round(1e6 / (q.us_per_delivery * demand)),
+            p50_ms=None if p50 is None else round(p50, 2),
+            p99_ms=None if p99 is None else round(p99, 2),
+            latency_samples=len(q.stats.latencies),
+            bytes_per_seat_per_s=round(q.bytes_per_seat_per_s),
+            bytes_per_seat_per_s_standard_pace=round(q.bytes_per_seat_per_s / pace),
+            bytes_per_update=round(q.update_bytes),
+            swaps_ok=q.stats.swaps_ok,
+            swaps=q.stats.swaps,
+            longest_step_ms=q.loop.get("longest_step_ms"),
+            longest_gc_ms=q.loop.get("longest_gc_ms"),
+            collections=q.loop.get("collections"),
+        )
+        rows.append(row)
+    return {
+        "python": sys.version.split()[0],
+        "trio": trio.__version__,
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "pace": pace,
+        "deliveries_per_table_per_s_standard_pace": round(demand, 1),
+        "sizes": rows,
+    }
+
+
+def print_summary(
+    results: dict[tuple[str, int], Result], sizes: list[int], relays: list[str], pace: float, out: Any = sys.stdout
+) -> None:
+    demand = demand_per_table(results, sizes, pace)
     print(
         f"summary: server CPU per delivered message, Quatro / bare relay (same load, same run); tables per core at the"
         f" standard pace for {demand:.0f} deliveries/s per table (every seat swapping at its cooldown, every channel"
-        f" pulsing), and for the architecture's {REFERENCE_DELIVERIES:.0f}/s"
+        f" pulsing), and for the architecture's {REFERENCE_DELIVERIES:.0f}/s",
+        file=out,
     )
     for tables in sizes:
         quatro = results["quatro", tables]
@@ -602,6 +760,7 @@ def print_summary(results: dict[tuple[str, int], Result], sizes: list[int], rela
             f"  {tables:>4} tables: quatro {quatro.us_per_delivery:.1f} µs {ratios};"
             f" about {1e6 / (quatro.us_per_delivery * demand):.0f} tables per core"
             f" ({1e6 / (quatro.us_per_delivery * REFERENCE_DELIVERIES):.0f} at {REFERENCE_DELIVERIES:.0f}/s){note}",
+            file=out,
             flush=True,
         )
 
@@ -617,10 +776,12 @@ def main() -> int:
     parser.add_argument("--pace", type=float, default=3.0, help="play this many times faster than the standard timing")
     parser.add_argument(
         "--relays",
-        default="naive",
-        help="relay writers to measure, comma-separated: naive (one send_all per frame: the baseline), "
-        "coalesce (one send_all per wake-up, like the server), flusher (one task sends for every connection)",
+        default="naive,flusher",
+        help="relay writers to measure, comma-separated, or none: naive (one send_all per frame), "
+        "coalesce (one send_all per wake-up), flusher (one task sends for every connection, like the server)",
     )
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON document (the table to stderr)")
+    parser.add_argument("--gc-thresholds", default="", help="the server's collector thresholds, e.g. 700,10,10 (Python's)")
     parser.add_argument("--log-level", default="info", help="the Quatro server's log level (its default: info)")
     parser.add_argument("--no-journal", action="store_true", help="serve without the table journal (to see its cost)")
     parser.add_argument("--serve-relay", metavar="WRITER", choices=WRITERS, help=argparse.SUPPRESS)
@@ -629,18 +790,20 @@ def main() -> int:
         serve_relay(args.serve_relay, args.pace)
         return 0
     sizes = [int(n) for n in args.tables.split(",")]
-    writers = args.relays.split(",")
+    writers = [] if args.relays == "none" else args.relays.split(",")
     if not set(writers) <= set(WRITERS):
         parser.error(f"--relays: choose among {', '.join(WRITERS)}")
     relays = ["relay" if w == "naive" else f"relay-{w}" for w in writers]
     timing = paced_timing(args.pace)
+    out = sys.stderr if args.json else sys.stdout
     print(
         f"python {sys.version.split()[0]}, trio {trio.__version__}, {os.cpu_count()} CPUs, {sys.platform}; "
         f"pace x{args.pace:g} (swap cooldown {timing.swap_cooldown * 1000:.0f} ms, pulse every "
         f"{timing.pulse_interval * 1000:.0f} ms); window {args.seconds:g} s after {args.warmup:g} s of warm-up",
+        file=out,
         flush=True,
     )
-    print(HEADER, flush=True)
+    print(HEADER, file=out, flush=True)
     results: dict[tuple[str, int], Result] = {}
     with tempfile.TemporaryDirectory() as tmp:
         timing_file = Path(tmp) / "bench.toml"
@@ -648,8 +811,10 @@ def main() -> int:
         for tables in sizes:
             for target in [*relays, "quatro"]:
                 results[target, tables] = result = run_target(target, tables, args, timing, timing_file)
-                print_result(result)
-    print_summary(results, sizes, relays, args.pace)
+                print_result(result, out)
+    print_summary(results, sizes, relays, args.pace, out)
+    if args.json:
+        print(json.dumps(summary_json(results, sizes, relays, args.pace), indent=2), flush=True)
     return 0
 
 

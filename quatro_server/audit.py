@@ -5,7 +5,9 @@ its own channel emoji, and what the frame itself makes public (a public swap, a 
 that looks like a card or a sign, before the reveal, is a leak; so is a private event addressed to another
 seat or team, a seat secret in any frame but the owner's own ``create_table``/``join`` reply, and a card, a
 sign or a private key in a seating, lobby or reply frame. The caller may pass the engine's truth (the tests
-record it) or rely on the frame's own view (``quatro-server soak``, which sees only the wire).
+record it) or rely on the seat's view as its client knows it (``quatro-server soak``, which sees only the wire:
+a snapshot's view, or the state built from the updates since with ``quatro_shared.apply``; protocol 2 sends a
+full view only in a snapshot).
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from quatro_shared.signs import is_sign
 
 #: Keys that name something private; never in a seating, lobby or reply frame (but the seat's own secret).
 PRIVATE_KEYS = frozenset({"hand", "hands", "sign", "signs", "secret", "channel_sign", "center"})
-#: Exactly the keys of an update.
-UPDATE_KEYS = frozenset({"kind", "table", "seq", "snapshot", "events", "view"})
+#: Exactly the keys of an update: a snapshot carries the seat's view, any other update the table's countdowns
+#: (``clock``) and, when one is running, the seat's own cooldowns (``own``).
+UPDATE_KEYS = frozenset({"kind", "table", "seq", "snapshot", "events"})
+SNAPSHOT_KEYS = UPDATE_KEYS | {"view"}
+DELTA_KEYS = UPDATE_KEYS | {"clock"}
 
 
 def values(obj: Any) -> Iterator[Any]:
@@ -47,8 +52,10 @@ def keys(obj: Any) -> Iterator[str]:
 
 def before_reveal(frame: dict[str, Any]) -> dict[str, Any]:
     """An update without its reveal (``round_ended`` events, the view's summary): what must hold no secret."""
-    view = {k: v for k, v in frame["view"].items() if k != "summary"}
     events = [ev for ev in frame["events"] if ev.get("kind") != "round_ended"]
+    if "view" not in frame:
+        return {**frame, "events": events}
+    view = {k: v for k, v in frame["view"].items() if k != "summary"}
     return {**frame, "view": view, "events": events}
 
 
@@ -62,20 +69,29 @@ def update_leaks(
     own_sign: str | None = None,
     own_emoji: str | None = None,
     truth: bool = False,
+    known: dict[str, Any] | None = None,
 ) -> list[str]:
     """What an ``update`` for ``seat`` (of ``team``) carries that the seat may not see; empty when nothing.
 
     With ``truth`` the hand, center, sign and emoji are the engine's (a test's record); otherwise they are taken
-    from the frame's own view, which still catches any card or sign that the rest of the frame shows beyond it.
+    from the frame's own view (a snapshot) or from ``known``, the seat's view in wire form as its client built it
+    with this update applied; either still catches any card or sign that the rest of the frame shows beyond it.
     """
     leaks: list[str] = []
-    if set(frame) != UPDATE_KEYS:
+    snapshot = frame.get("snapshot")
+    expected = SNAPSHOT_KEYS if snapshot else DELTA_KEYS
+    if not expected <= set(frame) <= expected | {"own"} or (snapshot and "own" in frame):
         leaks.append(f"update keys {sorted(frame)}")
         return leaks
-    view = frame["view"]
-    if not frame["events"] and not frame["snapshot"]:
+    view = frame.get("view", known)
+    if not frame["events"] and not snapshot:
         leaks.append("an empty update (it tells when something private happened)")
-    if view.get("seat") != seat or view.get("team") != team:
+    if view is None:
+        if not truth:
+            leaks.append("an update that is not a snapshot before any snapshot")
+            return leaks
+        view = {}
+    elif view.get("seat") != seat or view.get("team") != team:
         leaks.append(f"a view of seat {view.get('seat')} sent to seat {seat}")
     if not truth:
         own_hand, center = view.get("hand", []), view.get("center", [])
@@ -105,7 +121,8 @@ def update_leaks(
             shown_signs.add(ev.get("sign"))
         elif kind == "sign_chosen" and ev.get("team") == team:
             shown_signs.add(ev.get("sign"))
-    shown_signs |= {s.get("last_pulse") for s in hidden["view"].get("seats", [])}
+    if "view" in hidden:
+        shown_signs |= {s.get("last_pulse") for s in hidden["view"].get("seats", [])}
     for value in values(hidden):
         if is_card(value) and value not in public_cards:
             leaks.append(f"card {value}")
@@ -121,10 +138,12 @@ def frame_leaks(
     *,
     own_secret: str | None = None,
     secrets: Iterable[str] = (),
+    known: dict[str, Any] | None = None,
 ) -> list[str]:
     """What any frame received by one connection carries that it may not see (``seat``/``team``: where it sits,
     None in the lobby). ``secrets``: every seat secret known to the caller (they must appear nowhere but in
-    their owner's own create/join reply, which holds ``own_secret``)."""
+    their owner's own create/join reply, which holds ``own_secret``). ``known``: the seat's view as its client
+built it, with this frame applied (for an update that is not a snapshot)."""
     leaks: list[str] = []
     others = set(secrets) - {own_secret}
     found = [v for v in values(frame) if isinstance(v, str) and v in others]
@@ -134,7 +153,7 @@ def frame_leaks(
     if kind == p.UPDATE:
         if seat is None or team is None:
             return [*leaks, "an update to a connection with no seat"]
-        return leaks + update_leaks(frame, seat, team)
+        return leaks + update_leaks(frame, seat, team, known=known)
     private = PRIVATE_KEYS & set(keys(frame))
     if kind == p.OK and frame.get("secret") is not None and frame.get("secret") == own_secret:
         private -= {"secret"}

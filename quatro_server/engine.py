@@ -29,7 +29,7 @@ from quatro_shared import events as e
 from quatro_shared.actions import Reason, Refusal
 from quatro_shared.cards import CENTER_SIZE, HAND_SIZE, Card, deck_for, has_three_of_a_rank, is_four_of_a_kind
 from quatro_shared.signs import SIGNS, Sign, is_sign
-from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared import seating
 
 from quatro_server.timing import STANDARD, Timing
@@ -729,6 +729,32 @@ def view(table: Table, seat: int, now: float) -> SeatView:
         summary=table.summary,
         winners=table.winners,
     )
+
+
+def clock(table: Table, now: float) -> Clock:
+    """The table's public countdowns at ``now``, as ``view`` shows them to every seat (protocol 2's ``clock``)."""
+    now = max(now, table.now)
+    in_round = table.phase is Phase.ROUND
+    interval = table.timing.pulse_interval
+    vote = table._vote
+    return Clock(
+        phase_ms=_ms(table.phase_ends_at - now) if table.phase_ends_at != inf else None,
+        next_pulse_ms=tuple(
+            _ms(_next_beat(s.next_pulse_at, now, interval)) if s.channel_held and in_round else None for s in table._seats
+        ),
+        last_pulse_ms=tuple(None if s.last_pulse_at is None else _ms(now - s.last_pulse_at) for s in table._seats),
+        vote_ms=None if vote is None else _ms(vote.ends_at - now),
+        vote_wait_ms=_ms(table._last_vote_end + table.timing.vote_gap - now),
+    )
+
+
+def own_timers(table: Table, seat: int, now: float) -> OwnTimers:
+    """The seat's own cooldowns at ``now``, as its ``view`` shows them (private to that seat)."""
+    now = max(now, table.now)
+    if table.phase is not Phase.ROUND:
+        return OwnTimers(0, 0)
+    me = table._seats[seat]
+    return OwnTimers(_ms(me.swap_free_at - now), _ms(me.channel_free_at - now))
 
 
 def events_for(emits: list[Emit], seat: int, players: int) -> list[e.Event]:

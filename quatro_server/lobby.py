@@ -19,17 +19,18 @@ from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.cards import PLAYER_COUNTS
-from quatro_shared.events import Event
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
+from quatro_shared.framing import encode
 from quatro_shared.wire import to_wire
 from quatro_shared import seating, wording
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
 from quatro_server.bots import Bot, make_bot
 from quatro_server.credentials import digest_secret, hash_password, password_matches, secret_matches
-from quatro_server.engine import Emit, Table, events_for, view
+from quatro_server.engine import Emit, Table, view
 from quatro_server.timing import PROFILES, Timing
+from quatro_server.updates import Batch
 
 if TYPE_CHECKING:
     from quatro_server.journal import Journal, RoomJournal
@@ -77,7 +78,7 @@ class Peer(Protocol):
     room: Room | None
     seat: int | None
 
-    def send(self, message: dict[str, Any]) -> None: ...
+    def send(self, message: dict[str, Any] | bytes) -> None: ...
 
     def close(self, reason: str) -> None: ...
 
@@ -136,6 +137,9 @@ class Seat:
     #: Updates sent to this seat so far: its ``seq``, one per update, so the client can tell it missed nothing.
     #: Counted per seat, not per table batch: a batch this seat may not see is not even hinted at (H3).
     seq: int = 0
+    #: The seat's connection has had a snapshot (protocol 2): it can apply what changed. A new connection at
+    #: the seat has not.
+    synced: bool = False
 
     @property
     def empty(self) -> bool:
@@ -163,6 +167,8 @@ class Room:
     abandon_after: float = ABANDON_AFTER
     unstarted_abandon_after: float = UNSTARTED_ABANDON_AFTER
     on_change: Callable[[], None] = lambda: None  # the shell's wake-up for the room's timer task
+    #: The wake-up the timer task last armed (``next_wake``'s latest answer; None: it sleeps until told).
+    _armed: float | None = None
     #: When anyone at the table last sent anything (the lobby list tells how long ago: an abandoned table shows).
     last_active: float = 0.0
     _orders: Any = field(default_factory=lambda: count(1))
@@ -216,41 +222,57 @@ class Room:
     def broadcast_seating(self) -> None:
         if self.journal is not None:
             self.journal.seating(self)  # every change of seats, names or host passes here
-        message = to_wire(self.seating())
+        message = encode(to_wire(self.seating()))  # encoded once for the whole table
         for s in self.seats:
             if s.peer is not None:
                 s.peer.send(message)
 
-    def _update(self, seat: int, events: list[Event], now: float, snapshot: bool = False) -> dict[str, Any]:
-        assert self.table is not None
+    def _update(self, batch: Batch, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
+        """The frame of one seat's update in ``batch``, numbered by the seat's ``seq``."""
         s = self.seats[seat]
         s.seq += 1
-        return to_wire(m.Update(self.id, s.seq, snapshot, tuple(events), view(self.table, seat, now)))
+        if snapshot:
+            s.synced = True
+        return batch.update(seat, s.seq, seen, snapshot)
 
     def publish(self, emits: list[Emit], now: float, snapshot_for: int | None = None) -> None:
         """Send one batch of engine events to the seats allowed to see them, each filtered for that seat (H1, H3).
 
         A seat that sees none of the batch is sent nothing: even an empty update would tell it *when* a
         private thing happened (another team's sign, an opponent's emoji change). ``snapshot_for`` gets
-        its update whatever it sees, marked as a snapshot (joining, rejoining).
+        its update whatever it sees, marked as a snapshot (joining, rejoining, asking to resync), as does a
+        seat whose connection has had no snapshot yet; the others get what changed (protocol 2), the bytes
+        of what several seats see built once (``quatro_server.updates``).
         """
         if self.table is None or not (emits or snapshot_for is not None):
             return
+        batch = Batch(self.id, self.table, emits, now)
+        players = self.players
         for i, s in enumerate(self.seats):
-            seen = events_for(emits, i, self.players)
+            if s.peer is None and s.bot is None:
+                continue
+            seen = batch.seen_by(i, seating.team_of(i, players))
             if s.peer is not None and (seen or i == snapshot_for):
-                s.peer.send(self._update(i, seen, now, snapshot=i == snapshot_for))
+                s.peer.send(self._update(batch, i, seen, snapshot=i == snapshot_for or not s.synced))
             if s.bot is not None and seen:
-                s.bot.observe(seen)  # H2: a bot is told what a player there is told
+                s.bot.observe([emits[k].event for k in seen])  # H2: a bot is told what a player there is told
         if any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits):
             self.broadcast_seating()
-        self.on_change()
+        # Wake the timer task only when the batch brought the room's next deadline forward: waking it for every
+        # batch (a swap moves no deadline of the table's) cost a task switch per batch for nothing.
+        wake = self._next_wake()
+        if wake is not None and (self._armed is None or wake < self._armed):
+            self.on_change()
 
     # --- time and bots -------------------------------------------------------------------------
 
     def next_wake(self) -> float | None:
         """When the room's timer task must call ``tick``: the engine's next deadline, a bot's next look,
-        or the moment an empty room is given up."""
+        or the moment an empty room is given up. The timer task arms itself with this answer."""
+        self._armed = self._next_wake()
+        return self._armed
+
+    def _next_wake(self) -> float | None:
         wakes = [] if self.idle_since is None else [self.idle_since + self.abandon_limit()]
         if self.table is not None and self.table.phase is not Phase.OVER:
             wakes.extend(s.bot_wake for s in self.seats if s.bot is not None)
@@ -280,6 +302,7 @@ class Room:
         """Fill an empty seat; a human gets a fresh secret (R19), which is returned."""
         s = self.seats[seat]
         s.name, s.bot, s.peer, s.order = name, bot, peer, next(self._orders)
+        s.synced = False
         secret = None if bot is not None else secrets.token_urlsafe(SECRET_BYTES)
         s.secret = None if secret is None else digest_secret(secret)
         if bot is None and self.host is None:
@@ -310,6 +333,8 @@ class Room:
         make_table = Table if self.journal is None else self.journal.open_table
         self.table = make_table(self.players, timing=self.timing, rng=self.rng, bots=bots, host=self.host, seat_order=order)
         emits = self.table.start(now)
+        for s in self.seats:
+            s.synced = False  # a match's first update is a snapshot (a rematch's too: nothing of the last match carries over)
         for i, s in enumerate(self.seats):
             if s.bot is None and s.peer is None:
                 emits.extend(self.table.act(i, a.Disconnect(), now).events)  # R19: the match starts without them
@@ -373,6 +398,8 @@ class Lobby:
         return tuple(room.summary(self.now) for room in rooms[:MAX_LISTED])
 
     def announce(self) -> None:
+        # One message for every watcher: the shell encodes it once, and a list still waiting for a watcher is
+        # replaced by this one (a ``lobby`` push is state: the latest is all a watcher needs).
         message = to_wire(m.LobbyList(self.listing()))
         for peer in list(self.watchers):
             peer.send(message)
@@ -392,6 +419,16 @@ class Lobby:
         return reply
 
     def _ping(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        return m.Ok(request.id)
+
+    def _resync(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """A snapshot of the seat's view, for a client that doubts its state (protocol 2). It comes before the ok."""
+        room, seat = peer.room, peer.seat
+        if room is None or seat is None:
+            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
+        if room.table is None:
+            return m.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
+        room.publish([], now, snapshot_for=seat)
         return m.Ok(request.id)
 
     def _list_tables(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
@@ -514,7 +551,7 @@ class Lobby:
             old.room = old.seat = None
             old.send(to_wire(m.Bye(m.BYE_REPLACED, "this seat was taken over by a new connection")))
             old.close("replaced")
-        s.peer, s.name = peer, peer.name
+        s.peer, s.name, s.synced = peer, peer.name, False
         room.idle_since = None
         peer.room, peer.seat = room, seat
         self.watchers.discard(peer)
@@ -541,7 +578,7 @@ class Lobby:
         s = room.seats[seat]
         if s.peer is not peer:
             return
-        s.peer = None
+        s.peer, s.synced = None, False
         if room.table is None and leaving:
             room.seats[seat] = Seat()  # before the match, leaving frees the seat (and voids its secret)
         if room.table is None:

@@ -123,7 +123,7 @@ class _Client:
                 self.replies[event.id] = event.reply
                 self.waiting.pop(event.id).set()
         elif isinstance(event, Updated):
-            self._update(event.update)
+            self._update(event.update, event.view)
         elif isinstance(event, SeatingChanged):
             self.seating = event.seating
             self.seating_changed.set()
@@ -136,11 +136,11 @@ class _Client:
         elif isinstance(event, ServerError):
             log.warning("server error: %s %s", event.why, event.reply)
 
-    def _update(self, update: m.Update) -> None:
+    def _update(self, update: m.Update, view: SeatView) -> None:
         if update.events:
             self.bot.observe(list(update.events))
             self.rounds_ended += sum(event.kind == "round_ended" for event in update.events)
-        self.view = update.view
+        self.view = view
         self.view_at = trio.current_time()
 
     async def request(self, body: m.RequestBody) -> m.Reply:

@@ -1,9 +1,10 @@
 """The network shell: trio over TCP, one task per connection, one timer task per table.
 
 Everything about the game is decided by the lobby and the engine; this module moves bytes and owns
-the clock (trio's). Each connection has a reader (frames in, one reply per request), a writer (a
-queue out, bounded in bytes, coalesced per wake-up), an inbound rate limit, a heartbeat deadline, and
-dies alone: a bad peer takes its own connection down, never a table or another player.
+the clock (trio's). Each connection has a reader (frames in, one reply per request), an outbox (bytes
+out, bounded in bytes; one flusher sends for every connection, ``quatro_server.outbound``), an inbound rate
+limit, a heartbeat deadline, and dies alone: a bad peer takes its own connection down, never a table or
+another player.
 
 What one peer may cost is bounded (docs/reliability.md adds it up): bytes queued for it
 (``MAX_OUTBOUND_BYTES``; the lobby list is state, so a watcher holds at most the latest one), bytes held
@@ -20,7 +21,6 @@ import math
 import os
 import signal
 import socket
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,8 @@ from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
 from quatro_server.lobby import Lobby, Room
+from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
+from quatro_server.quiet import LoopWatch, settle_heap
 
 log = logging.getLogger("quatro.server")
 
@@ -40,11 +42,6 @@ MAX_CONNECTIONS = 2000
 #: Connections from one remote address (IP) at once. A household or a LAN party behind one router seats a few
 #: dozen players at most; one host cannot take every slot of ``MAX_CONNECTIONS`` and lock others out.
 MAX_CONNECTIONS_PER_ADDRESS = 32
-#: Bytes queued for one client and not yet taken by its socket. The busiest seat (8 players, pulses, swaps and
-#: a bot's every move) is sent well under 20 KB a second; 128 KiB is several seconds of that, or a few lobby
-#: lists, so a reader that merely stalls for a moment is kept, while one that stops reading is dropped (its seat
-#: is kept, R19) before it costs more than this.
-MAX_OUTBOUND_BYTES = 128 * 1024
 #: Bytes read per receive call.
 RECEIVE_BYTES = 65536
 #: Inbound rate limit (token bucket): a burst of this many requests, refilled at RATE per second.
@@ -116,15 +113,6 @@ class QuietLog:
         self.logger.log(level, message, *args, exc_info=exc_info)
 
 
-class _Latest:
-    """A queued frame that a newer one of its kind empties while it waits (the lobby list: state, not history)."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-
 #: The last broadcast encoded, and its bytes: a ``lobby`` or ``table`` push goes to many connections as one
 #: object, so it is encoded once and every queue shares the same bytes. Holding the object keeps its id unique.
 class _LastBroadcast:
@@ -148,6 +136,9 @@ class Connection:
     address: str  # host:port, for logs
     origin: str | None = "?"  # the remote address alone: connections and tables are counted per origin (None: trusted)
     max_outbound_bytes: int = MAX_OUTBOUND_BYTES
+    #: Bytes out, bounded by ``max_outbound_bytes``; the server's flusher sends it (quatro_server.outbound). The
+    #: default one is sent by nobody: its bytes are only taken with ``take``.
+    outbox: Outbox = field(default_factory=lambda: Outbox(-1, None))
     name: str = "player"
     room: Room | None = None
     seat: int | None = None
@@ -159,67 +150,39 @@ class Connection:
     #: When anything last arrived (the heartbeat), and when a request other than ``ping`` last did (the idle limit).
     last_heard: float = 0.0
     last_active: float = 0.0
-    #: Bytes queued or being written: never above ``max_outbound_bytes``.
-    queued_bytes: int = 0
     reading: trio.CancelScope = field(default_factory=trio.CancelScope)
 
     def __post_init__(self) -> None:
-        self._outbox: deque[bytes | _Latest] = deque()
-        self._lobby: _Latest | None = None  # the lobby list waiting in the queue, replaced by a newer one
-        self._more = trio.Event()
-        self._ended = False
+        self.outbox.limit = self.max_outbound_bytes
+        self.outbox.on_error = self.close  # a failed send, or a full outbox: the connection goes
 
-    def send(self, message: dict[str, Any]) -> None:
-        """Queue a frame; never blocks. A client over its byte budget stopped reading: drop it (R19 keeps its seat).
-        A ``lobby`` push supersedes the one still waiting (dropped, and the new one queued after whatever came
-        meanwhile): a watcher is sent the latest list, never a backlog."""
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes queued or being written: never above ``max_outbound_bytes``."""
+        return self.outbox.size
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        """Queue a frame (a message, or a frame already encoded); never blocks. A client over its byte budget
+        stopped reading: drop it (R19 keeps its seat). A ``lobby`` push supersedes the one still waiting (dropped,
+        and the new one queued after whatever came meanwhile): a watcher is sent the latest list, never a backlog."""
         if self.closed_reason is not None:
             return
-        data = _encode(message)
-        lobby = message.get("kind") == p.LOBBY
-        superseded = self._lobby if lobby else None
-        grown = len(data) - (0 if superseded is None else len(superseded.data))
-        if self.queued_bytes + grown > self.max_outbound_bytes:
-            self.close("slow_reader")
-            return
-        self.queued_bytes += grown
-        if lobby:
-            if superseded is not None:
-                superseded.data = b""
-            self._lobby = _Latest(data)
-            self._outbox.append(self._lobby)
+        if isinstance(message, bytes):
+            data, lobby = message, False
         else:
-            self._outbox.append(data)
-        self._more.set()
+            data, lobby = _encode(message), message.get("kind") == p.LOBBY
+        if not self.outbox.put(data, supersede=lobby):
+            self.close("slow_reader")
 
     def take(self) -> bytes:
-        """Everything queued, as one write (empty when nothing is)."""
-        chunks = []
-        while self._outbox:
-            item = self._outbox.popleft()
-            if isinstance(item, _Latest):
-                if item is self._lobby:
-                    self._lobby = None
-                item = item.data
-            chunks.append(item)
-        return b"".join(chunks)
-
-    async def more(self) -> bool:
-        """Wait for something to send; False once the connection is closing and everything was taken."""
-        while not self._outbox:
-            if self._ended:
-                return False
-            await self._more.wait()
-            self._more = trio.Event()
-        return True
+        """Everything queued, as one write (counted in ``queued_bytes`` until the socket takes it)."""
+        return self.outbox.take()
 
     def close(self, reason: str) -> None:
         """Stop reading; what is already queued is still sent (within the flush grace), then the socket closes."""
         if self.closed_reason is None:
             self.closed_reason = reason
             log.debug("connection_closing peer=%s reason=%s", self.address, reason)
-        self._ended = True
-        self._more.set()
         self.reading.cancel()
 
     def allow(self, now: float) -> bool:
@@ -265,6 +228,7 @@ class Server:
         self.per_origin: dict[str, int] = {}
         self._nursery: trio.Nursery | None = None
         self._wakeups: dict[int, trio.Event] = {}
+        self.flusher = Flusher()
         self.quiet = QuietLog(log)
         lobby.on_room_created = self._room_created
 
@@ -333,23 +297,31 @@ class Server:
             return
         _keepalive(stream)
         now = trio.current_time()
-        conn = Connection(stream, address, None if trusted else origin, config.max_outbound_bytes, last_heard=now, last_active=now)
+        conn = Connection(
+            stream,
+            address,
+            None if trusted else origin,
+            config.max_outbound_bytes,
+            self.flusher.outbox(stream),
+            last_heard=now,
+            last_active=now,
+        )
         self.connections.add(conn)
         if origin is not None and not trusted:
             self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
         log.debug("connection_open peer=%s", address)
         try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._write, conn)
-                with conn.reading:
-                    await self._read(conn)
-                conn.close(conn.closed_reason or "eof")
-                # The writer ends once the queue is drained; a peer that does not read is cut off.
-                nursery.cancel_scope.deadline = trio.current_time() + config.flush_grace
+            with conn.reading:
+                await self._read(conn)
+            conn.close(conn.closed_reason or "eof")
+            # What is queued goes out (an error, a goodbye); a peer that does not read is cut off.
+            with trio.move_on_after(config.flush_grace):
+                await conn.outbox.drained()
         except Exception:
             # never escapes: the server and tables go on
             self.quiet("connection_failed", logging.ERROR, "connection_failed peer=%s", address, exc_info=True)
         finally:
+            conn.outbox.close()  # before the socket closes: its descriptor number may be reused at once
             self.connections.discard(conn)
             if origin is not None and not trusted:
                 left = self.per_origin.get(origin, 1) - 1
@@ -364,18 +336,6 @@ class Server:
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(conn.stream)
             log.debug("connection_closed peer=%s reason=%s", address, conn.closed_reason)
-
-    async def _write(self, conn: Connection) -> None:
-        """Send everything queued, coalesced: one system call per wake-up rather than per frame."""
-        while await conn.more():
-            data = conn.take()
-            try:
-                await conn.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                conn.close("write_failed")
-                return
-            finally:
-                conn.queued_bytes -= len(data)  # counted until the socket took it: the bound covers the write too
 
     async def _read(self, conn: Connection) -> None:
         config = self.config
@@ -489,6 +449,7 @@ class Server:
         """Listen and serve until cancelled; on cancellation every client is told the server is going away."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            await nursery.start(self.flusher.run)
             for room in list(self.lobby.rooms.values()):
                 self._room_created(room)  # tables restored from the journal before the server started
             listeners = await trio.open_tcp_listeners(port, host=host)
@@ -544,15 +505,25 @@ async def run(
     config: ServerConfig | None = None,
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve until SIGINT or SIGTERM, then say goodbye to every client and stop."""
+    """Serve until SIGINT or SIGTERM, then say goodbye to every client and stop. SIGUSR1 logs the loop's figures
+    (its longest batch of work and collection, ``quatro_server.quiet``) since the last SIGUSR1 and starts afresh."""
     server = Server(lobby, config)
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    watch = LoopWatch()
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGUSR1) as signals:
         async with trio.open_nursery() as nursery:
             listeners = await nursery.start(server.serve, host, port)
+            settle_heap()  # a quiet tail: start-up's objects frozen, fewer collections (quatro_server.quiet)
+            watch.install()
             task_status.started(listeners)
             async for signum in signals:
+                if signum == signal.SIGUSR1:  # an operator asks: the loop's figures since the last ask, then afresh
+                    watch.report()
+                    watch.reset()
+                    continue
                 log.info("shutdown signal=%s", signal.Signals(signum).name)
                 server.goodbye()
                 await trio.sleep(0.2)  # let the writers flush the goodbyes
                 nursery.cancel_scope.cancel()
                 break
+    watch.uninstall()
+    watch.report()

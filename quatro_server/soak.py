@@ -5,7 +5,10 @@ matches at a few tables, dropping and coming back with their seat secrets (R19) 
 game action. Meanwhile hostile peers, each kind from its own loopback address as a host on the network would,
 send broken frames, flood requests, fill the lobby with watchers that never read, create tables and vanish,
 open idle connections past the per-address share, guess passwords, try to take seats with guessed secrets,
-and go silent without a FIN. Every frame any of them receives is audited for hidden information.
+and go silent without a FIN. Every frame any of them receives is audited for hidden information. Each player
+holds its seat's state as a client does (protocol 2 sends a full view only in a snapshot): the snapshot's view,
+with every later update applied by ``quatro_shared.apply``; its scores and its choices are read from that
+state (an update that does not fit it is counted ``updates_out_of_step``).
 
 The report (``--json`` for a machine)::
 
@@ -43,10 +46,14 @@ from typing import Any
 
 import trio
 
+from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import seating
+from quatro_shared.apply import ApplyError, apply
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.signs import SIGNS
+from quatro_shared.views import SeatView
+from quatro_shared.wire import WireError, push_from_wire, to_wire
 
 from quatro_server.audit import frame_leaks
 
@@ -84,6 +91,9 @@ class Peer:
         self.ids = itertools.count(1)
         self.waiting: dict[int, trio.Event] = {}
         self.replies: dict[int, dict[str, Any]] = {}
+        #: The seat's state as a client holds it: a snapshot's view, with every later update applied
+        #: (``quatro_shared.apply``), and the same in wire form (what the soak's players read).
+        self.state: SeatView | None = None
         self.view: dict[str, Any] | None = None
         self.seat: int | None = None
         self.players: int | None = None
@@ -127,18 +137,37 @@ class Peer:
         if kind == p.OK and frame.get("secret") is not None and frame.get("id") in self.waiting:
             self.secret = frame["secret"]  # this connection's own seat, from its own create/join
         team = None if self.seat is None or self.players is None else seating.team_of(self.seat, self.players)
+        if kind == p.UPDATE:
+            self._update(frame)
         self.soak.audit(self, frame, team)
         if kind in (p.OK, p.REFUSED, p.ERROR) and frame.get("id") in self.waiting:
             self.replies[frame["id"]] = frame
             self.waiting.pop(frame["id"]).set()
-        elif kind == p.UPDATE:
-            self.view = frame["view"]
-            scores = list(self.view.get("scores", []))
-            if self.scores is not None and len(scores) == len(self.scores):
-                self.soak.points_lost += sum(max(0, a - b) for a, b in zip(self.scores, scores))
-            self.scores = scores
         elif kind == p.BYE:
             self.byes.append(str(frame.get("reason")))
+
+    def _update(self, frame: dict[str, Any]) -> None:
+        """Build the seat's state from an update, as a client does (protocol 2: a full view only in a snapshot),
+        and check its scores: a team's score never goes down (R20)."""
+        try:
+            update = push_from_wire(frame)
+            if not isinstance(update, m.Update):
+                raise WireError("bad_update", "not an update")
+            if update.view is not None:
+                state = update.view
+            elif self.state is None:
+                raise WireError("out_of_step", "an update that is not a snapshot before any snapshot")
+            else:
+                state = apply(self.state, update.events, update.clock, update.own)
+        except (WireError, ApplyError):
+            self.soak.count("updates_out_of_step")  # the audit says what is wrong with the frame itself
+            self.state = self.view = None
+            return
+        self.state, self.view = state, to_wire(state)
+        scores = list(state.scores)
+        if self.scores is not None and len(scores) == len(self.scores):
+            self.soak.points_lost += sum(max(0, a - b) for a, b in zip(self.scores, scores))
+        self.scores = scores
 
     async def send(self, message: dict[str, Any]) -> None:
         async with self._sending:
@@ -311,7 +340,7 @@ class Soak:
 
     def audit(self, peer: Peer, frame: dict[str, Any], team: int | None) -> None:
         self.count("frames_audited")
-        found = frame_leaks(frame, peer.seat, team, own_secret=peer.secret, secrets=self.secrets)
+        found = frame_leaks(frame, peer.seat, team, own_secret=peer.secret, secrets=self.secrets, known=peer.view)
         if found:
             self.leaks += 1
             if len(self.leak_samples) < 10:

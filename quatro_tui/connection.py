@@ -334,7 +334,7 @@ class Connection:
                 future.set_result(event.reply)
         elif isinstance(event, Updated):
             u = event.update
-            self.deliver(ServerUpdate(u.table, u.seq, u.snapshot, list(u.events), u.view, self._now()))
+            self.deliver(ServerUpdate(u.table, u.seq, u.snapshot, list(u.events), event.view, self._now()))
         elif isinstance(event, ResyncNeeded):
             self.deliver(SeqGap(event.expected, event.got))
             self._resync_why = event.why

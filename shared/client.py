@@ -6,7 +6,10 @@ arrived (cut anywhere) and returns what they meant, as events:
 
 - ``Answered``: the reply to one of this client's requests, matched by ``id`` (in whatever order replies come),
   with the request it answers and an ``ok``'s payload read as that request kind defines it;
-- ``Updated``: an ``update`` in order (``seq`` checked, protocol section 11);
+- ``Updated``: an ``update`` in order (``seq`` checked, protocol section 11), with the seat's view: a snapshot's,
+  or the last one with the update's events and countdowns applied (``quatro_shared.apply``; protocol 2 sends a
+  full view only in a snapshot). Each snapshot that follows in step is also a check of the state built so far;
+  a mismatch is counted in ``drift`` (and the snapshot taken as the new base);
 - ``ResyncNeeded``: an update went missing (a gap or a repeat, or one that cannot be read): the state can no
   longer be trusted, the I/O shell must reconnect and rejoin (``rejoin()``), which brings a snapshot. Updates
   are dropped until then;
@@ -29,7 +32,9 @@ from typing import Any
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared.apply import ApplyError, apply, without_countdowns
 from quatro_shared.framing import FrameDecoder, encode
+from quatro_shared.views import SeatView
 from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, request_to_wire
 
 # --- what the core tells its shell ---------------------------------------------------------------------
@@ -57,9 +62,10 @@ class Answered(ClientEvent):
 
 @dataclass(frozen=True, slots=True)
 class Updated(ClientEvent):
-    """An update in order: draw its view, tell its events."""
+    """An update in order: draw ``view`` (the seat's state after it), tell its events."""
 
     update: m.Update
+    view: SeatView
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +141,12 @@ class ClientCore:
         self.place: Place | None = None
         #: The ``seq`` of the seat's last update in order; None before the first on this seat.
         self.seq: int | None = None
-        #: Why updates are being dropped until the next rejoin (an update went missing); None when in step.
+        #: Why updates are being dropped until the next snapshot (an update went missing); None when in step.
         self.resyncing: str | None = None
+        #: The seat's view as of its last update: a snapshot's, with every later update applied.
+        self.view: SeatView | None = None
+        #: Snapshots that came in step yet differed from the state built from events (each is then the new base).
+        self.drift = 0
         #: The server replaced this connection at its seat: a shell must not reconnect to it.
         self.replaced = False
         #: Seconds without a request before a ``ping`` is due (the protocol's; tests shorten it).
@@ -154,6 +164,7 @@ class ClientCore:
             # before the reply, so the count restarts now.
             self.seq = None
             self.resyncing = None
+            self.view = None
         data = encode(request_to_wire(request_id, body))
         self.pending[request_id] = body
         self._last_sent = now
@@ -168,6 +179,11 @@ class ClientCore:
         if self.place is None:
             raise ValueError("no seat to rejoin")
         return self.send(m.Rejoin(self.place.table, self.place.secret, True if takeover else None), now)
+
+    def resync(self, now: float) -> tuple[int, bytes]:
+        """Ask for a snapshot of the seat's view on this connection (its ``seq`` goes on; the snapshot is the new
+        base). A lighter cure than reconnecting when the state is doubted and the link is fine."""
+        return self.send(m.Resync(), now)
 
     # --- heartbeat --------------------------------------------------------------------------------------
 
@@ -275,24 +291,38 @@ class ClientCore:
         elif isinstance(request, m.Leave):
             self.place = None
             self.seq = None
+            self.view = None
 
     def _update(self, frame: dict[str, Any], update: m.Update) -> ClientEvent | None:
-        """Check ``seq`` (section 11). A snapshot is the new base whatever its number: the seat's count went on
-        while it was away (updates written to a socket already dropped still count), so a skip there is no gap."""
-        if self.resyncing is not None:
-            return None  # stale until the rejoin's snapshot
+        """Check ``seq`` (section 11) and build the seat's view. A snapshot is the new base whatever its number: the
+        seat's count went on while it was away (updates written to a socket already dropped still count), so a skip
+        there is no gap; it is also the base after a gap (``resync``)."""
         if update.snapshot:
-            self.seq = update.seq
-            return Updated(frame, update)
+            if update.view is None:
+                return self._lost_update(frame, update.seq, "a snapshot without a view")
+            expected = None if self.seq is None else self.seq + 1
+            if self.view is not None and self.resyncing is None and update.seq == expected:
+                try:
+                    built = apply(self.view, update.events, None, None)
+                except ApplyError:
+                    built = None
+                if built is None or without_countdowns(built) != without_countdowns(update.view):
+                    self.drift += 1
+            self.seq, self.view, self.resyncing = update.seq, update.view, None
+            return Updated(frame, update, update.view)
+        if self.resyncing is not None:
+            return None  # stale until a snapshot
         expected = 1 if self.seq is None else self.seq + 1
-        if update.seq == expected:
-            self.seq = update.seq
-            return Updated(frame, update)
-        if self.place is None:
-            # No seat of this client's, so no secret to resync with (a seatless connection gets no updates).
-            self.seq = update.seq
-            return Updated(frame, update)
-        return self._lost_update(frame, update.seq, f"update {update.seq} came where {expected} was due")
+        if update.seq != expected and self.place is not None:
+            return self._lost_update(frame, update.seq, f"update {update.seq} came where {expected} was due")
+        if self.view is None:
+            return self._lost_update(frame, update.seq, "an update with no snapshot before it")
+        try:
+            view = apply(self.view, update.events, update.clock, update.own)
+        except ApplyError as exc:
+            return self._lost_update(frame, update.seq, f"an update that does not follow the seat's state ({exc})")
+        self.seq, self.view = update.seq, view
+        return Updated(frame, update, view)
 
     def _lost_update(self, frame: dict[str, Any], got: int | None, why: str) -> ClientEvent | None:
         if self.resyncing is not None:

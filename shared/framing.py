@@ -161,6 +161,14 @@ def encode(message: dict[str, Any]) -> bytes:
     return _PREFIX.pack(len(body)) + body
 
 
+def frame(body: bytes) -> bytes:
+    """A msgpack body already encoded (a server assembling a message from pre-encoded parts) as one frame.
+    Raises ``ProtocolError`` if it is over ``MAX_FRAME_BYTES``."""
+    if len(body) > MAX_FRAME_BYTES:
+        raise ProtocolError("frame_too_large", f"{len(body)} bytes is over the limit of {MAX_FRAME_BYTES}")
+    return _PREFIX.pack(len(body)) + body
+
+
 class FrameDecoder:
     """Turns a byte stream, cut anywhere, into messages. One per connection.
 

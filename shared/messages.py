@@ -20,7 +20,7 @@ from typing import ClassVar, TypeAlias
 from quatro_shared import protocol as p
 from quatro_shared.actions import PLAYER_ACTIONS, Action
 from quatro_shared.events import Event
-from quatro_shared.views import Phase, SeatView
+from quatro_shared.views import Clock, OwnTimers, Phase, SeatView
 
 # --- constrained strings -----------------------------------------------------------------------------
 # Each is ``str`` to Python; quatro_shared.wire checks it by its name: printable, and within its length
@@ -148,6 +148,13 @@ class Ping(LobbyRequest):
     kind: ClassVar[str] = p.PING
 
 
+@dataclass(frozen=True, slots=True)
+class Resync(LobbyRequest):
+    """Ask for a snapshot of the seat's view (a client that doubts its state)."""
+
+    kind: ClassVar[str] = p.RESYNC
+
+
 LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Hello,
     ListTables,
@@ -163,6 +170,7 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Move,
     Chat,
     Ping,
+    Resync,
 )
 
 #: What a client may send: a lobby request or a player action.
@@ -283,6 +291,7 @@ REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.MOVE: Moved,
     p.CHAT: Done,
     p.PING: Done,
+    p.RESYNC: Done,
     **{cls.kind: Done for cls in PLAYER_ACTIONS},
 }
 
@@ -345,13 +354,19 @@ class Push:
 
 @dataclass(frozen=True, slots=True)
 class Update(Push):
-    """A batch of a table's events this seat may see, and its fresh view; ``seq`` numbers the seat's updates."""
+    """A batch of a table's events this seat may see; ``seq`` numbers the seat's updates (protocol 2).
+
+    A snapshot carries the seat's full ``view``; any other update carries what changed: the ``events``, the
+    table's countdowns (``clock``) and the seat's own cooldowns (``own``, left out when both are 0). A client
+    applies them to its state (``quatro_shared.apply``)."""
 
     table: int
     seq: int
     snapshot: bool
     events: tuple[Event, ...]
-    view: SeatView
+    view: SeatView | None = None
+    clock: Clock | None = None
+    own: OwnTimers | None = None
     kind: ClassVar[str] = p.UPDATE
 
 

@@ -4,8 +4,8 @@
 Every frame (see ``quatro_shared.framing``) is a msgpack map with a string ``kind``. A client sends requests,
 each with a client-chosen integer ``id``; the server answers every request exactly once, with ``ok``,
 ``refused`` (a rule or lobby reason, and the wait where there is one) or ``error`` (the request itself was
-bad). The server also pushes ``update`` (the events of a batch the seat may see and its fresh view, numbered
-per seat),
+bad). The server also pushes ``update`` (the events of a batch the seat may see and the table's countdowns,
+numbered per seat; a full view only in a snapshot),
 ``table`` (who sits where), ``lobby`` (the list of tables) and ``bye`` (the server is going away).
 ``docs/protocol.md`` documents every kind; a test checks that it documents all of them.
 """
@@ -63,11 +63,12 @@ REMATCH = "rematch"
 MOVE = "move"
 CHAT = "chat"
 PING = "ping"
+RESYNC = "resync"
 
 #: The requests that are not game actions. The game actions are requests too (``ACTION_KINDS``, their fields
 #: those of their ``quatro_shared.actions`` class).
 LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
-                               MOVE, CHAT, PING)
+                               MOVE, CHAT, PING, RESYNC)
 REQUEST_KINDS: frozenset[str] = frozenset(LOBBY_KINDS) | ACTION_KINDS
 
 # --- server → client ------------------------------------------------------------------------------

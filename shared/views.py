@@ -101,3 +101,26 @@ class SeatView:
     #: The reveal of the round just ended, during the break and after the match.
     summary: RoundSummary | None
     winners: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The table's public countdowns at one instant (protocol 2): what an update carries so that a client's state,
+    built from events, shows the same countdowns as a fresh view would. Remaining milliseconds, as in ``SeatView``.
+    On the wire, ``vote_ms`` is left out when None and ``vote_wait_ms`` when 0."""
+
+    phase_ms: int | None
+    #: By seat: ``SeatState.next_pulse_ms`` and ``SeatState.last_pulse_ms``.
+    next_pulse_ms: tuple[int | None, ...]
+    last_pulse_ms: tuple[int | None, ...]
+    vote_ms: int | None = None
+    vote_wait_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class OwnTimers:
+    """The seat's own cooldowns (R9, R12) at one instant: private, so built for that seat alone.
+    An update leaves out the map when both are 0, and on the wire a field that is 0."""
+
+    swap_wait_ms: int = 0
+    channel_wait_ms: int = 0

@@ -29,7 +29,7 @@ from quatro_shared.actions import ACTION_KINDS, PLAYER_ACTIONS, Action, Reason
 from quatro_shared.cards import is_card
 from quatro_shared.events import Event
 from quatro_shared.signs import is_sign
-from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 
 #: The ``kind`` of a framed view. Views carry no ``kind`` of their own.
 VIEW_KIND = "view"
@@ -316,10 +316,12 @@ _BASE: dict[str, Any] = {
     "VoteState": VoteState,
     "RoundSummary": RoundSummary,
     "SeatView": SeatView,
+    "Clock": Clock,
+    "OwnTimers": OwnTimers,
     "TableSummary": m.TableSummary,
     "SeatInfo": m.SeatInfo,
 }
-_NESTED = (SeatState, VoteState, RoundSummary, SeatView, m.TableSummary, m.SeatInfo)
+_NESTED = (SeatState, VoteState, RoundSummary, SeatView, Clock, OwnTimers, m.TableSummary, m.SeatInfo)
 #: Nested classes of the server's own messages, read leniently by a client (keys it does not know are skipped).
 _LENIENT = (m.TableSummary, m.SeatInfo)
 

@@ -35,6 +35,8 @@ class TestClient:
         self.frames: list[dict[str, Any]] = []  # every frame received, in order (for the H1–H3 checks)
         self.pending: list[dict[str, Any]] = []  # received, not yet consumed
         self.view: SeatView | None = None
+        #: The seat's state after each update in order, by ``seq``, as the client core built it (protocol 2).
+        self.views: dict[int, SeatView] = {}
         self.seq: int | None = None
         self.events: list[dict[str, Any]] = []
         self.seating: dict[str, Any] | None = None
@@ -111,7 +113,8 @@ class TestClient:
     def _track(self, event: ClientEvent) -> None:
         self._place = self.core.place or self._place
         if isinstance(event, Updated):
-            self.view = event.update.view
+            self.view = event.view
+            self.views[event.update.seq] = event.view
             self.seq = event.update.seq
             self.events.extend(event.frame["events"])
         elif isinstance(event, SeatingChanged):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -27,6 +28,28 @@ def test_server_fanout_benchmark_runs():
         assert int(row.group(1)) > 0, f"{target} delivered nothing:\n{out}"
     summary = re.search(r"1 tables: quatro [\d.]+ µs / relay [\d.]+ µs = [\d.]+x.*tables per core", out)
     assert summary, out
+
+
+def test_server_fanout_benchmark_prints_its_figures_as_json():
+    """The figures the performance goals are read from: the server beside the flusher relay, same run."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2",
+         "--pace", "20", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    (row,) = report["sizes"]
+    assert row["tables"] == 1 and row["deliveries_per_s"] > 0, report
+    assert row["us_per_msg"] > 0 and row["relay_flusher_us_per_msg"] > 0 and row["relay_us_per_msg"] > 0, report
+    assert row["ratio_to_flusher"] == round(row["us_per_msg"] / row["relay_flusher_us_per_msg"], 2), report
+    assert row["tables_per_core"] > 0 and row["p50_ms"] is not None and row["p99_ms"] >= row["p50_ms"], report
+    assert row["bytes_per_seat_per_s"] > 0 and row["bytes_per_update"] > 0, report
+    assert row["longest_step_ms"] is not None and row["longest_step_ms"] > 0, report  # the server's loop_stats
+    assert "relay-flusher" in result.stderr  # the table still shows every target
 
 
 def test_wire_codec_benchmark_runs():

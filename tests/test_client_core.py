@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from quatro_server.engine import Table, view
+from quatro_server.engine import Table, clock, own_timers, view
 from engine_helpers import new_table
 
 from quatro_shared import messages as m
@@ -21,7 +23,7 @@ from quatro_shared.client import (
     Updated,
 )
 from quatro_shared.actions import Ready
-from quatro_shared.events import PlayerReady
+from quatro_shared.events import PlayerReady, Swapped
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
@@ -47,7 +49,10 @@ def table() -> Table:
 
 
 def update(table: Table, seq: int, snapshot: bool = False) -> bytes:
-    return frame(m.Update(1, seq, snapshot, (PlayerReady(0),), view(table, 0, 0.0)))
+    """Seat 0's update ``seq``: a snapshot (the first of a seat is one), or what changed (protocol 2)."""
+    if snapshot or seq == 1:
+        return frame(m.Update(1, seq, True, (PlayerReady(0),), view(table, 0, 0.0)))
+    return frame(m.Update(1, seq, False, (PlayerReady(0),), clock=clock(table, 0.0)))
 
 
 def welcomed(now: float = 0.0) -> ClientCore:
@@ -147,7 +152,8 @@ def test_updates_in_order_are_passed_on(table):
     core = seated()
     events = core.receive_data(update(table, 1) + update(table, 2), 0.0)
     assert [type(e) for e in events] == [Updated, Updated]
-    assert events[1].update.view.phase is Phase.SIGNING and events[1].update.events == (PlayerReady(0),)
+    assert events[1].view.phase is Phase.SIGNING and events[1].update.events == (PlayerReady(0),)
+    assert events[1].update.view is None and events[1].view.seats[0].ready and core.view == events[1].view
     assert core.seq == 2
 
 
@@ -167,9 +173,9 @@ def test_a_gap_asks_for_a_resync_and_drops_updates_until_the_rejoins_snapshot(ta
 
 def test_a_repeat_is_a_gap_too(table):
     core = seated()
-    core.receive_data(update(table, 1), 0.0)
-    (event,) = core.receive_data(update(table, 1), 0.0)
-    assert isinstance(event, ResyncNeeded) and (event.expected, event.got) == (2, 1)
+    core.receive_data(update(table, 1) + update(table, 2), 0.0)
+    (event,) = core.receive_data(update(table, 2), 0.0)
+    assert isinstance(event, ResyncNeeded) and (event.expected, event.got) == (3, 2)
 
 
 def test_a_first_update_that_is_neither_seq_1_nor_a_snapshot_is_a_gap(table):
@@ -200,11 +206,46 @@ def test_an_update_that_cannot_be_read_is_a_lost_update(table):
 
 def test_an_unknown_event_is_skipped_not_the_update(table):
     core = seated()
-    newer = to_wire(m.Update(1, 1, False, (PlayerReady(2),), view(table, 0, 0.0)))
+    newer = to_wire(m.Update(1, 1, True, (PlayerReady(2),), view(table, 0, 0.0)))
     newer["events"].insert(0, {"kind": "fireworks", "colour": "red"})
     newer["added_later"] = True  # keys a client does not know are ignored in the server's messages
     (event,) = core.receive_data(encode(newer), 0.0)
     assert isinstance(event, Updated) and event.update.events == (PlayerReady(2),)
+
+
+def test_what_changed_is_applied_to_the_seats_state_with_the_updates_countdowns(table):
+    core = seated()
+    core.receive_data(update(table, 1), 0.0)
+    outcome = table.act(1, Ready(), 0.5)
+    delta = m.Update(1, 2, False, tuple(e.event for e in outcome.events), clock=clock(table, 0.5), own=own_timers(table, 0, 0.5))
+    (event,) = core.receive_data(frame(delta), 0.5)
+    assert isinstance(event, Updated) and event.view == view(table, 0, 0.5) == core.view
+
+
+def test_an_update_before_any_snapshot_or_one_that_does_not_fit_the_state_asks_for_a_resync(table):
+    core = seated()
+    (event,) = core.receive_data(frame(m.Update(1, 1, False, (), clock=clock(table, 0.0))), 0.0)
+    assert isinstance(event, ResyncNeeded) and "no snapshot" in event.why
+    core = seated()
+    core.receive_data(update(table, 1), 0.0)
+    odd = m.Update(1, 2, False, (Swapped(0, 1, "AS", "KS"),), clock=clock(table, 0.0))  # nothing dealt yet
+    (event,) = core.receive_data(frame(odd), 0.0)
+    assert isinstance(event, ResyncNeeded) and "does not follow" in event.why
+
+
+def test_a_resync_request_brings_a_snapshot_that_checks_the_state_built_so_far(table):
+    core = seated()
+    core.receive_data(frame(m.Update(1, 1, True, (), view(table, 0, 0.0))), 0.0)
+    readied = tuple(e.event for e in table.act(0, Ready(), 0.0).events)
+    core.receive_data(frame(m.Update(1, 2, False, readied, clock=clock(table, 0.0))), 0.0)
+    request_id, data = core.resync(0.0)
+    assert sent(data) == {"kind": "resync", "id": request_id}
+    core.receive_data(frame(m.Update(1, 3, True, (), view(table, 0, 0.0))), 0.0)
+    assert core.drift == 0 and core.seq == 3  # the snapshot agrees with the state built from events
+    honest = view(table, 0, 0.0)
+    lying = m.Update(1, 4, True, (), dataclasses.replace(honest, hand=("AS", "AH", "AD", "AC")))
+    (event,) = core.receive_data(frame(lying), 0.0)
+    assert core.drift == 1 and isinstance(event, Updated) and core.view == event.view == lying.view  # the new base
 
 
 def test_seating_lobby_and_bye_pushes_are_typed():

@@ -68,12 +68,14 @@ async def play(c: TestClient, rng: random.Random, host: bool, calls: float = 0.0
 
 
 def scores_seen(c: TestClient) -> list[int]:
-    """The highest score of each team this client was ever told (views and round ends)."""
+    """The highest score of each team this client was ever told (snapshots' views, round ends, the match's end;
+    protocol 2 sends a full view only in a snapshot)."""
     best: list[int] = []
     for frame in c.frames:
         if frame.get("kind") != p.UPDATE:
             continue
-        told = [frame["view"]["scores"]] + [ev["scores"] for ev in frame["events"] if ev["kind"] == "round_ended"]
+        told = [frame["view"]["scores"]] if "view" in frame else []
+        told += [ev["scores"] for ev in frame["events"] if ev["kind"] in ("round_ended", "match_over")]
         for scores in told:
             best = [max(a, b) for a, b in zip(best, scores)] if best else list(scores)
     return best

@@ -43,8 +43,8 @@ from quatro_shared import events as e
 from quatro_shared import protocol as p
 from quatro_shared.cards import is_card
 from quatro_shared.signs import SIGNS, is_sign
-from quatro_shared.views import Phase, SeatView
-from quatro_shared.wire import EVENT_KINDS, event_from_wire, view_from_wire
+from quatro_shared.views import Clock, OwnTimers, Phase, SeatView
+from quatro_shared.wire import EVENT_KINDS, event_from_wire, push_from_wire, view_from_wire
 
 from conftest import QUICK
 from netclient import TestClient
@@ -83,6 +83,7 @@ class Truth:
     signs: tuple[str | None, ...]
     channel_signs: tuple[str | None, ...]
     phase: Phase
+    view: SeatView  # the seat's view as the engine saw it then: what the client's state must equal
 
 
 @dataclass
@@ -126,16 +127,17 @@ class Recording:
 def wrap_update(recording: Recording, original):
     """Room._update, recording the truth behind each update it builds (test-side only)."""
 
-    def _update(self: Room, seat: int, events: list, now: float, snapshot: bool = False) -> dict[str, Any]:
-        message = original(self, seat, events, now, snapshot)
+    def _update(self: Room, batch: Any, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
+        message = original(self, batch, seat, seen, snapshot)
         table = self.table
-        recording.truth[(self.id, seat, message["seq"])].append(
+        recording.truth[(self.id, seat, self.seats[seat].seq)].append(
             Truth(
                 hands=tuple(table.hand(i) for i in range(table.players)),
                 center=tuple(table.center),
                 signs=tuple(table.signs),
                 channel_signs=tuple(s.channel_sign for s in table._seats),
                 phase=table.phase,
+                view=engine_module.view(table, seat, batch.now),
             )
         )
         return message
@@ -336,10 +338,15 @@ def test_the_games_were_played_for_real(recording):
 
 
 def test_h1_a_view_shows_only_the_own_hand_and_the_own_teams_sign(recording):
+    """Checked on the state each client built (a snapshot's view, or the last state with an update applied)."""
     note = seed_note(recording)
     checked = 0
     for player, frame, truth in updates(recording):
-        view = view_from_wire(frame["view"])
+        view = player.client.views.get(frame["seq"])
+        if view is None:
+            continue  # dropped while the client waited for a snapshot (a gap): never shown
+        if frame["snapshot"]:
+            assert view == view_from_wire(frame["view"])
         where = (player.table, player.seat, frame["seq"], note)
         assert view.seat == player.seat and view.team == player.team, where
         assert view.hand == truth.hands[player.seat], (view.hand, truth.hands, where)
@@ -501,15 +508,44 @@ def test_h3_updates_hold_nothing_but_the_declared_fields(recording):
     each rebuilt strictly by quatro_shared.wire (which refuses any field a dataclass does not declare)."""
     note = seed_note(recording)
     view_fields = {f.name for f in dataclasses.fields(SeatView)} | {"kind"}
+    clock_fields = {f.name for f in dataclasses.fields(Clock)}
+    own_fields = {f.name for f in dataclasses.fields(OwnTimers)}
+    snapshots = deltas = 0
     for player, frame, _ in updates(recording):
-        assert set(frame) == {"kind", "table", "seq", "snapshot", "events", "view"}, (frame.keys(), note)
+        if frame["snapshot"]:
+            assert set(frame) == {"kind", "table", "seq", "snapshot", "events", "view"}, (frame.keys(), note)
+            assert set(frame["view"]) == view_fields, note
+            view_from_wire(frame["view"])
+            snapshots += 1
+        else:
+            # Protocol 2: what changed. The seat's own cooldowns only when one runs.
+            assert set(frame) - {"own"} == {"kind", "table", "seq", "snapshot", "events", "clock"}, (frame.keys(), note)
+            # A clock's fields at their default (no vote, no wait) are left out; an own map holds only what runs.
+            assert {"phase_ms", "next_pulse_ms", "last_pulse_ms"} <= set(frame["clock"]) <= clock_fields, note
+            assert "own" not in frame or (set(frame["own"]) <= own_fields and frame["own"] and all(frame["own"].values())), note
+            push_from_wire(frame)
+            deltas += 1
         # An update with nothing in it would still tell *when* something private happened elsewhere.
         assert frame["events"] or frame["snapshot"], (frame, note)
-        assert set(frame["view"]) == view_fields, note
-        view_from_wire(frame["view"])
         for ev in frame["events"]:
             assert ev["kind"] in EVENT_KINDS, (ev, note)
             event_from_wire(ev)
+    assert snapshots > len(GAMES) and deltas > 10 * snapshots, (snapshots, deltas, note)
+
+
+def test_each_clients_state_built_from_events_equals_the_servers_view_at_every_update(recording):
+    """Protocol 2 over TCP: the state the client core built from events and countdowns (``quatro_shared.apply``)
+    is, at every update it received, exactly the view the engine held for that seat when the update was built."""
+    note = seed_note(recording)
+    checked = 0
+    for player, frame, truth in updates(recording):
+        built = player.client.views.get(frame["seq"])
+        if built is None:
+            continue  # dropped while waiting for a snapshot
+        assert built == truth.view, (player.table, player.seat, frame["seq"], note)
+        assert player.client.core.drift == 0, note
+        checked += 1
+    assert checked > 1000, (checked, note)
 
 
 @pytest.mark.parametrize(

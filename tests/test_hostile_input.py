@@ -491,6 +491,8 @@ def lobby_cases(table: int) -> list[tuple[dict[str, Any], str, str]]:
         ({"kind": p.CHAT, "text": "x" * (p.MAX_CHAT_LEN + 1)}, E, BAD),
         ({"kind": p.CHAT, "text": "\x1b[31mred"}, E, BAD),
         ({"kind": p.PING, "payload": "x"}, E, BAD),
+        ({"kind": p.RESYNC, "seq": 3}, E, BAD),
+        ({"kind": p.RESYNC}, R, p.NOT_SEATED),
         # Game actions from a connection with no seat: refused before anything else.
         ({"kind": "swap", "give": "AS", "slot": "x", "take": "KS"}, R, p.NOT_SEATED),
         ({"kind": "call"}, R, p.NOT_SEATED),

@@ -27,24 +27,9 @@ from quatro_server.engine import Table, view
 from quatro_server.lobby import Lobby, Room
 
 from conftest import STEADY
+from lobby_peer import RecordingPeer as Peer, decoded
 
 ids = count(1)
-
-
-class Peer:
-    """A connection as the lobby sees it, keeping what it is sent."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.room: Room | None = None
-        self.seat: int | None = None
-        self.sent: list[dict[str, Any]] = []
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.sent.append(message)
-
-    def close(self, reason: str) -> None:
-        pass
 
 
 def ask(lobby: Lobby, peer: Peer, now: float, kind: str, **fields: Any) -> dict[str, Any]:
@@ -155,8 +140,8 @@ def test_r20_the_point_is_on_disk_before_anyone_is_told(tmp_path):
     seen: list[tuple[list[int], list[int]]] = []
 
     class Watching(Peer):
-        def send(self, message: dict[str, Any]) -> None:
-            for event in message.get("events", []):
+        def send(self, message: dict[str, Any] | bytes) -> None:
+            for event in decoded(message).get("events", []):
                 if event["kind"] == "round_ended":
                     with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
                         stored = json.loads(conn.execute("SELECT scores FROM tables").fetchone()[0])

@@ -16,23 +16,8 @@ from quatro_shared.views import Phase
 
 from quatro_server import lobby
 from quatro_server.timing import Timing
+from lobby_peer import RecordingPeer as Peer
 from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
-
-
-class Peer:
-    """A connection as the lobby sees it, keeping what it is sent."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.room = None
-        self.seat = None
-        self.sent: list[dict[str, Any]] = []
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.sent.append(message)
-
-    def close(self, reason: str) -> None:
-        pass
 
 
 def test_rematch_plays_again_with_the_same_seats_host_only_once_over():
@@ -62,8 +47,8 @@ def test_rematch_plays_again_with_the_same_seats_host_only_once_over():
     assert ask(ann, p.REMATCH, 2.0)["kind"] == p.OK
     assert room.table.phase is Phase.SIGNING and room.table.scores == [0, 0]
     assert [(s.name, s.bot is not None) for s in room.seats] == seats_before
-    assert any(msg["kind"] == "update" and any(ev["kind"] == "match_started" for ev in msg["events"])
-               for msg in bob.sent[-3:])
+    (first,) = [msg for msg in bob.sent[-3:] if msg["kind"] == "update" and any(ev["kind"] == "match_started" for ev in msg["events"])]
+    assert first["snapshot"] and first["view"]["scores"] == [0, 0]  # a new match starts from a snapshot, nothing carried over
 
 
 def test_rematch_before_any_match_is_refused_not_over():

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_server.engine import view
+from quatro_server.engine import clock, view
 from engine_helpers import new_table
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.actions import Swap
 from quatro_shared.events import PlayerReady
-from quatro_shared.views import Phase
+from quatro_shared.views import OwnTimers, Phase
 from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, request_from_wire, request_to_wire, to_wire
 
 REQUEST_SAMPLES: list[m.LobbyRequest] = [
@@ -32,6 +32,7 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.Move(3),
     m.Chat("again?"),
     m.Ping(),
+    m.Resync(),
 ]
 
 SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, Phase.LOBBY, "standard", False, (0, 0))
@@ -126,7 +127,8 @@ def test_every_push_round_trips():
     table = new_table(4)
     table.start(0.0)
     pushes = [
-        m.Update(1, 3, False, (PlayerReady(0),), view(table, 0, 0.0)),
+        m.Update(1, 3, True, (PlayerReady(0),), view(table, 0, 0.0)),
+        m.Update(1, 4, False, (PlayerReady(1),), clock=clock(table, 0.5), own=OwnTimers(120, 0)),
         SEATING,
         m.LobbyList((SUMMARY,)),
         m.Bye(m.BYE_SHUTDOWN, "going away"),

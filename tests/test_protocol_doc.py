@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from quatro_server import bots, engine, lobby, server, timing
+from quatro_server import bots, engine, lobby, outbound, server, timing
+from lobby_peer import RecordingPeer as _Peer
 from vocabulary import exported_subclasses
 
 from quatro_shared import actions, events, framing, messages, protocol, signs, views, wire
@@ -144,22 +145,6 @@ def _audiences() -> dict[str, set[str]]:
 # --- what a real lobby sends -----------------------------------------------------------------------
 
 
-class _Peer:
-    """A connection as the lobby sees it, keeping what it is sent."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.room = None
-        self.seat = None
-        self.sent: list[dict[str, Any]] = []
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.sent.append(message)
-
-    def close(self, reason: str) -> None:
-        pass
-
-
 class _Conn(_Peer):
     hello = False
     address = "test"
@@ -192,6 +177,7 @@ def _lobby_messages() -> list[dict[str, Any]]:
     assert ask(bob, "swap", now=1.1, give="QH", slot=0, take="KS")["kind"] == protocol.REFUSED
     assert ask(bob, "swap", now=1.1, give="ZZ", slot=0, take="KS")["kind"] == protocol.ERROR
     ask(bob, "ready", now=1.2)
+    assert ask(bob, protocol.RESYNC, now=1.25)["kind"] == protocol.OK
     assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret)["reason"] == protocol.SEAT_IN_USE
     assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret, takeover=True)["kind"] == protocol.OK
     ask(ann, protocol.LEAVE, now=1.4)
@@ -226,7 +212,9 @@ def _required() -> dict[str, set[str]]:
         "event fields": {name for cls in EVENT_CLASSES for name in _fields(cls)},
         "rule reasons": {reason.value for reason in actions.Reason},
         "view fields": {
-            name for cls in (views.SeatView, views.SeatState, views.VoteState, views.RoundSummary) for name in _fields(cls)
+            name
+            for cls in (views.SeatView, views.SeatState, views.VoteState, views.RoundSummary, views.Clock, views.OwnTimers)
+            for name in _fields(cls)
         },
         "phases": {phase.value for phase in views.Phase},
         "protocol constants (kinds, lobby reasons, codes)": _protocol_words(),
@@ -304,7 +292,7 @@ def test_every_lobby_request_has_a_section_naming_its_fields(kind):
 
 
 @pytest.mark.parametrize(
-    "cls", [views.SeatView, views.SeatState, views.VoteState], ids=lambda cls: cls.__name__
+    "cls", [views.SeatView, views.SeatState, views.VoteState, views.Clock, views.OwnTimers], ids=lambda cls: cls.__name__
 )
 def test_every_view_field_has_a_row(cls):
     doc = _doc()
@@ -325,7 +313,6 @@ LIMITS = {
         for name in (
             "MAX_CONNECTIONS",
             "MAX_CONNECTIONS_PER_ADDRESS",
-            "MAX_OUTBOUND_BYTES",
             "LOBBY_IDLE_LIMIT",
             "REQUEST_BURST",
             "REQUEST_RATE",
@@ -334,6 +321,7 @@ LIMITS = {
             "FLUSH_GRACE",
         )
     },
+    (outbound, "MAX_OUTBOUND_BYTES"): outbound.MAX_OUTBOUND_BYTES,
     **{
         (lobby, name): getattr(lobby, name)
         for name in (

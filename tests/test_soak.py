@@ -11,33 +11,47 @@ from quatro_server.soak import soak_server
 from quatro_shared import protocol as p
 
 
-def _update(**view: object) -> dict:
-    base = {"kind": "view", "seat": 0, "team": 0, "hand": ["AS", "KS", "QS", "JS"], "center": ["AH", "KH", "QH", "JH"],
+def _view(**fields: object) -> dict:
+    view = {"kind": "view", "seat": 0, "team": 0, "hand": ["AS", "KS", "QS", "JS"], "center": ["AH", "KH", "QH", "JH"],
             "sign": "fox", "channel_sign": None, "seats": [{"seat": i, "last_pulse": None} for i in range(4)],
             "summary": None}
-    base.update(view)
-    return {"kind": p.UPDATE, "table": 1, "seq": 1, "snapshot": False, "events": [{"kind": "player_ready", "seat": 0}],
-            "view": base}
+    view.update(fields)
+    return view
+
+
+def _update() -> dict:
+    """An update that is not a snapshot (protocol 2): events and the table's countdowns, no view."""
+    clock = {"phase_ms": 1000, "next_pulse_ms": [0, 0, 0, 0], "last_pulse_ms": [0, 0, 0, 0]}
+    return {"kind": p.UPDATE, "table": 1, "seq": 2, "snapshot": False, "events": [{"kind": "player_ready", "seat": 0}],
+            "clock": clock}
 
 
 def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
+    known = _view()  # the seat's view as its client built it
     clean = _update()
-    assert update_leaks(clean, 0, 0) == []
-    assert frame_leaks(clean, 0, 0) == []
+    assert update_leaks(clean, 0, 0, known=known) == []
+    assert frame_leaks(clean, 0, 0, known=known) == []
+    snapshot = {"kind": p.UPDATE, "table": 1, "seq": 1, "snapshot": True, "events": [], "view": _view()}
+    assert update_leaks(snapshot, 0, 0) == []  # a snapshot carries its own view, and may carry no event
+    assert update_leaks(clean, 0, 0) == ["an update that is not a snapshot before any snapshot"]
+    assert update_leaks({**clean, "view": _view()}, 0, 0, known=known)  # a full view only in a snapshot
+    assert update_leaks(snapshot, 1, 1)  # another seat's view
+    hidden_hand = {**snapshot, "view": _view(seats=[{"seat": 1, "hand": ["AC"]}])}
+    assert "card AC" in update_leaks(hidden_hand, 0, 0)
     other_card = _update()
     other_card["events"] = [{"kind": "swapped", "seat": 1, "slot": 0, "put_down": "AD", "taken": "AH"},
                             {"kind": "hand_dealt", "seat": 1, "hand": ["AC", "KC", "QC", "JC"]}]
-    found = update_leaks(other_card, 0, 0)
+    found = update_leaks(other_card, 0, 0, known=known)
     assert "hand_dealt of seat 1" in found and "card AC" in found and "card AD" not in found
     other_sign = _update()
     other_sign["events"] = [{"kind": "sign_chosen", "team": 1, "sign": "owl", "seat": 1}]
-    assert {"sign_chosen of team 1", "sign owl"} <= set(update_leaks(other_sign, 0, 0))
+    assert {"sign_chosen of team 1", "sign owl"} <= set(update_leaks(other_sign, 0, 0, known=known))
     pulse = _update()
     pulse["events"] = [{"kind": "pulse", "seat": 1, "sign": "owl"}]
-    assert update_leaks(pulse, 0, 0) == []  # a pulse shows its emoji to everyone (R11)
+    assert update_leaks(pulse, 0, 0, known=known) == []  # a pulse shows its emoji to everyone (R11)
     empty = _update()
     empty["events"] = []
-    assert update_leaks(empty, 0, 0)  # an empty update tells when something private happened (H3)
+    assert update_leaks(empty, 0, 0, known=known)  # an empty update tells when something private happened (H3)
     seating = {"kind": p.TABLE, "table": 1, "seats": [{"seat": 0, "name": "QH", "bot": None}], "secret": "s"}
     assert frame_leaks(seating, None, None) == ["private keys ['secret'] in a table frame"]  # a name may look like a card
     lobby = {"kind": p.LOBBY, "tables": [{"table": 1, "hint": "KS"}]}
@@ -59,6 +73,7 @@ async def test_a_short_soak_holds_and_exercises_every_scenario(monkeypatch):
                  "guess_rate_limited", "hijack_attempts", "silent_opened", "slow_seats", "honest_tables", "server_killed", "crash_rejoins"):
         assert counts.get(done, 0) > 0, (done, counts)
     assert counts.get("floods_not_cut", 0) == 0 and counts.get("silent_kept_too_long", 0) == 0, counts
+    assert counts.get("updates_out_of_step", 0) == 0, counts  # every player's state built from the updates (protocol 2)
     assert report["bystander_actions"] > 50 and report["bystander_p99_ms"] is not None
     assert 0 < report["peak_rss_mib"] < 200
 

@@ -166,7 +166,7 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
     got = []
     conn = Connection("127.0.0.1", 1, "ann", got.append)
     view = round_game(4).view
-    frame = {"kind": "update", "table": 1, "seq": 3, "snapshot": False, "view": to_wire(view),
+    frame = {"kind": "update", "table": 1, "seq": 3, "snapshot": True, "view": to_wire(view),
              "events": [{"kind": "meteor_strike", "seat": 2}, {"kind": "channel_taken", "seat": 1}]}
 
     async def body():
@@ -183,10 +183,18 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
 
 
 def _update(seq: int, snapshot: bool = False) -> bytes:
+    """An update of seat 0: a snapshot (the first of a seat is one), or what changed (protocol 2)."""
+    from quatro_shared.views import Clock
     from quatro_shared.wire import to_wire
     from snapshot_games import round_game
 
-    return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": snapshot, "view": to_wire(round_game(4).view),
+    view = round_game(4).view
+    if snapshot or seq == 1:
+        return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": True, "view": to_wire(view),
+                       "events": [{"kind": "channel_taken", "seat": 1}]})
+    clock = Clock(view.phase_ms, tuple(s.next_pulse_ms for s in view.seats), tuple(s.last_pulse_ms for s in view.seats),
+                  vote_wait_ms=view.vote_wait_ms)
+    return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": False, "clock": to_wire(clock),
                    "events": [{"kind": "channel_taken", "seat": 1}]})
 
 
@@ -248,8 +256,10 @@ def test_r19_a_lost_update_is_noticed_and_a_rejoin_resyncs_the_seat(quatro_serve
         assert gap[0].expected == lost[0] and gap[0].got == lost[0] + 1
         back = await until(lambda: [m for m in ann.messages if isinstance(m, LinkBack)], what="the resync")
         assert back[0].resynced and not any(isinstance(m, LinkDropped) for m in ann.messages)
-        snapshot = await until(lambda: [m for m in ann.messages if isinstance(m, ServerUpdate) and m.snapshot],
-                               what="the snapshot")
+        snapshot = await until(
+            lambda: [m for m in ann.messages if isinstance(m, ServerUpdate) and m.snapshot and m.seq > lost[0]],
+            what="the rejoin's snapshot",
+        )
         assert snapshot[0].seq > lost[0] + 1  # the seat's count goes on across the rejoin
         assert snapshot[0].view.sign == "owl"  # the lost update's news is in the fresh view
         # The round opens (everyone is ready) and the updates go on in order from the snapshot.

@@ -1,0 +1,225 @@
+"""The outbound path: a byte buffer per connection, and one flusher for all of them.
+
+A connection's frames are appended to its ``Outbox`` (never blocking; bounded in bytes by
+``MAX_OUTBOUND_BYTES``: a client that stops reading fills it and is dropped, never allowed to stall a table;
+the lobby list is state, not history, so a waiting one is replaced by a newer one and a watcher holds at most
+the latest). The outbox is then marked dirty. One ``Flusher`` task, woken in the scheduler pass where something was queued,
+waits one more pass-step so that every task of that pass has queued its frames, then hands each dirty
+connection's joined bytes to **one non-blocking send()** and goes back to sleep. Only when the kernel's socket
+buffer is full does a connection get a task of its own, which waits until the socket is writable and marks it
+dirty again. A stream with no socket (an in-process gateway) is written by such a task, one ``send_all`` per pass.
+
+Measured (``docs/performance.md``, ``benchmarks/server_fanout.py``): a writer task per connection costs a task
+switch, a trio checkpoint and a ``send()`` per frame or wake-up; this costs one ``send()`` per connection per
+pass, however many frames and tables the pass produced.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+
+import trio
+
+log = logging.getLogger("quatro.outbound")
+
+#: Bytes queued for one client and not yet taken by its socket. The busiest seat (8 players, pulses, swaps and
+#: a bot's every move) is sent well under 20 KB a second; 128 KiB is several seconds of that, or a few lobby
+#: lists, so a reader that merely stalls for a moment is kept, while one that stops reading is dropped (its seat
+#: is kept, R19) before it costs more than this.
+MAX_OUTBOUND_BYTES = 128 * 1024
+
+
+class Latest:
+    """A queued frame that a newer one of its kind empties while it waits (the lobby list: state, not history)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+class Outbox:
+    """One connection's bytes on their way out. ``put`` never blocks; the ``Flusher`` sends.
+
+    ``size`` counts every byte queued and not yet taken by the socket (a write in flight included): it never
+    exceeds ``limit``.
+    """
+
+    __slots__ = ("fd", "stream", "flusher", "limit", "chunks", "size", "blocked", "failed", "_latest", "_drained", "on_error")
+
+    def __init__(
+        self,
+        fd: int,
+        flusher: Flusher | None,
+        on_error: Callable[[str], None] = lambda reason: None,
+        limit: int | None = None,
+        stream: trio.abc.SendStream | None = None,
+    ) -> None:
+        #: The socket's descriptor, or -1 for a stream without one (written by a task with ``send_all``).
+        self.fd = fd
+        self.stream = stream
+        #: None: nothing sends it (bytes are only taken with ``take``).
+        self.flusher = flusher
+        #: Read when the connection is made (so that a test may give one connection a small one).
+        self.limit = MAX_OUTBOUND_BYTES if limit is None else limit
+        self.chunks: list[bytes | Latest] = []
+        self.size = 0
+        #: The socket buffer was full (or a stream write is under way): a task waits until it can take more.
+        self.blocked = False
+        #: A send failed (the peer is gone): nothing more is sent.
+        self.failed = False
+        self._latest: Latest | None = None  # the superseding frame still waiting in ``chunks``
+        self._drained: trio.Event | None = None
+        #: Called with a reason when the connection must be dropped (``slow_reader``, ``write_failed``).
+        self.on_error = on_error
+
+    def put(self, data: bytes, *, supersede: bool = False) -> bool:
+        """Queue ``data``. False (and nothing queued) if it would take the outbox over its limit.
+
+        With ``supersede``, ``data`` replaces the superseding frame still waiting, if any (emptied, and ``data``
+        queued after whatever came meanwhile): state whose latest value is all a reader needs."""
+        if self.failed:
+            return True  # the connection is going away; what it would have been sent no longer matters
+        old = self._latest if supersede else None
+        grown = len(data) - (0 if old is None else len(old.data))
+        if self.size + grown > self.limit:
+            return False
+        self.size += grown
+        if supersede:
+            if old is not None:
+                old.data = b""
+            self._latest = Latest(data)
+            self.chunks.append(self._latest)
+        else:
+            self.chunks.append(data)
+        if self.flusher is not None:
+            self.flusher.mark(self)
+        return True
+
+    def take(self) -> bytes:
+        """Everything queued, as one write (empty when nothing is). Its bytes stay counted in ``size`` until
+        ``sent`` says the socket took them."""
+        chunks, self.chunks, self._latest = self.chunks, [], None
+        if len(chunks) == 1:
+            only = chunks[0]
+            return only.data if isinstance(only, Latest) else only
+        return b"".join(c.data if isinstance(c, Latest) else c for c in chunks)
+
+    def sent(self, n: int) -> None:
+        """The socket took ``n`` bytes of what was taken."""
+        self.size -= n
+        if not self.size:
+            self._settled()
+
+    async def drained(self) -> None:
+        """Return once everything queued has been handed to the kernel, or sending has failed."""
+        while self.size and not self.failed:
+            if self._drained is None:
+                self._drained = trio.Event()
+            await self._drained.wait()
+
+    def close(self) -> None:
+        """The connection's socket is about to close: never touch its descriptor again (it may be reused)."""
+        self.failed = True
+        self.chunks.clear()
+        self._latest = None
+        self.size = 0
+        self._settled()
+
+    def _settled(self) -> None:
+        if self._drained is not None:
+            self._drained.set()
+            self._drained = None
+
+    def _fail(self, reason: str) -> None:
+        if not self.failed:
+            self.close()
+            self.on_error(reason)
+
+
+class Flusher:
+    """One task that sends for every connection: one ``send()`` per dirty connection per scheduler pass."""
+
+    def __init__(self) -> None:
+        self._dirty: dict[Outbox, None] = {}  # an ordered set: connections are served in the order they were marked
+        self._wake = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        #: Sends handed to the kernel, and passes that sent anything (their ratio: connections served per pass).
+        self.sends = 0
+        self.passes = 0
+
+    def mark(self, box: Outbox) -> None:
+        self._dirty[box] = None
+        self._wake.set()
+
+    def outbox(self, stream: trio.abc.SendStream, limit: int | None = None) -> Outbox:
+        """An outbox for a connection's stream: its socket written directly, any other stream by ``send_all``."""
+        sock = getattr(stream, "socket", None)
+        if sock is None:
+            return Outbox(-1, self, limit=limit, stream=stream)
+        return Outbox(sock.fileno(), self, limit=limit)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Send until cancelled."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            while True:
+                await self._wake.wait()
+                self._wake = trio.Event()
+                # One more step: every task runnable in this pass queues its frames before any is sent.
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                dirty, self._dirty = self._dirty, {}
+                self.passes += 1
+                for box in dirty:
+                    self._send(box)
+
+    def _send(self, box: Outbox) -> None:
+        if box.blocked or box.failed or not box.chunks:
+            return
+        data = box.take()
+        self.sends += 1
+        assert self._nursery is not None
+        if box.fd < 0:  # no socket: a task writes it, and the box waits meanwhile
+            box.blocked = True
+            self._nursery.start_soon(self._send_stream, box, data)
+            return
+        try:
+            sent = os.write(box.fd, data)  # the socket is non-blocking (trio's): this never waits
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            box._fail("write_failed")
+            return
+        if sent < len(data):
+            # The kernel's buffer is full: keep the rest first in line, and let a task wait until the socket can
+            # take more.
+            box.chunks.insert(0, data[sent:])
+            box.blocked = True
+            self._nursery.start_soon(self._wait_writable, box)
+        box.sent(sent)
+
+    async def _send_stream(self, box: Outbox, data: bytes) -> None:
+        assert box.stream is not None
+        try:
+            await box.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            box._fail("write_failed")
+            return
+        if box.failed:
+            return
+        box.blocked = False
+        box.sent(len(data))
+        if box.chunks:
+            self.mark(box)
+
+    async def _wait_writable(self, box: Outbox) -> None:
+        try:
+            await trio.lowlevel.wait_writable(box.fd)
+        except (trio.ClosedResourceError, OSError):
+            box._fail("write_failed")
+            return
+        box.blocked = False
+        self.mark(box)
