@@ -24,7 +24,7 @@ from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
-from quatro_server import journal, netbot, replay, sim, soak, ssh_door
+from quatro_server import journal, logs, netbot, replay, sim, soak, ssh_door
 from quatro_server.addresses import join_addresses, with_port
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-journal", action="store_true", help="keep tables in memory only: they end with the process"
     )
-    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--log-level", default="info", choices=logs.LOG_LEVELS)
     serve.add_argument(
         "--trusted-address",
         action="append",
@@ -176,11 +176,7 @@ def _game_argument(argv: list[str]) -> tuple[str, list[str]]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=getattr(logging, args.log_level.upper()),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    logs.configure(args.log_level)
     try:
         timing = load_timing(args.timing)
     except (ValueError, OSError) as exc:

@@ -41,6 +41,7 @@ from quatro_shared.framing import ProtocolError
 from quatro_shared.views import Phase, SeatView
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
+from quatro_server import logs
 from quatro_server.bots import Bot, is_outside_bot, load_bot_class, make_bot
 
 log = logging.getLogger("quatro.netbot")
@@ -369,15 +370,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timing", default=None, help="timing profile of a table the bots create (server's default)")
     parser.add_argument("--rounds", type=int, default=None, help="leave after this many rounds (default: play the match)")
     parser.add_argument("--seed", type=int, default=None, help="seed the bots' choices (tests and replays)")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--log-level", default="info", choices=logs.LOG_LEVELS)
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=getattr(logging, args.log_level.upper()),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    logs.configure(args.log_level)
     try:
         host, port = parse_address(args.address)
     except ValueError as exc:

@@ -426,9 +426,7 @@ class QuatroApp(App[str | None]):
         await self._begin(restart=True)
 
     async def action_quit_now(self) -> None:
-        if self.conn is not None:
-            await self.conn.close()
-        self.exit()
+        await self._quit()
 
     # --- screens ------------------------------------------------------------------------------
 
