@@ -9,9 +9,11 @@ from __future__ import annotations
 import random
 
 import pytest
+import trio
 
 from netclient import TestClient
 from quatro_server import quarto_bots
+from quatro_server.netbot import run_bot
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import Updated
@@ -264,3 +266,15 @@ async def test_resync_at_a_quarto_table_sends_the_whole_view(server):
     assert (await ann.request(p.RESYNC))["kind"] == p.OK
     update = next(f for f in ann.frames[count:] if f["kind"] == p.UPDATE)
     assert update["snapshot"] is True and update["events"] == [] and update["view"]["seat"] == 0
+
+
+async def test_a_network_bot_plays_quatro_and_never_sits_at_a_quarto_table(server):
+    ann = await quarto_table(server, bot=None)  # an open Quarto table with a free seat
+    with pytest.raises(RuntimeError, match="plays quarto"):
+        await run_bot("127.0.0.1", server.port, "normal", table=ann.table)
+    async with trio.open_nursery() as nursery:
+        result = await nursery.start(lambda task_status: run_bot("127.0.0.1", server.port, "normal", task_status=task_status))
+        assert result.table != ann.table  # it made a Quatro table of its own
+        nursery.cancel_scope.cancel()
+    listed = (await ann.request(p.LIST_TABLES))["tables"]
+    assert next(t for t in listed if t["table"] == ann.table)["taken"] == 1
