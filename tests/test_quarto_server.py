@@ -7,13 +7,17 @@ it reads is checked and decoded into a ``QuartoView`` and Quarto's events.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 import trio
 
 from netclient import TestClient
 from quatro_server import quarto_bots
+from quatro_server.lobby import Lobby
 from quatro_server.netbot import run_bot
+from quatro_server.server import Server
+from quatro_server.timing import FAST, PROFILES
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import Updated
@@ -278,3 +282,21 @@ async def test_a_network_bot_plays_quatro_and_never_sits_at_a_quarto_table(serve
         nursery.cancel_scope.cancel()
     listed = (await ann.request(p.LIST_TABLES))["tables"]
     assert next(t for t in listed if t["table"] == ann.table)["taken"] == 1
+
+
+async def test_the_move_clock_when_a_profile_sets_one_plays_a_silent_seats_step_by_lot(nursery):
+    """Time is an input: the room's timer task fires the engine's deadline (the move clock, off by default)."""
+    lobby = Lobby(timing_profiles={**PROFILES, "clocked": replace(FAST, quarto_move_clock=0.3)}, seed=4)
+    srv = Server(lobby)
+    listeners = await nursery.start(srv.serve, "127.0.0.1", 0)
+    port = listeners[0].socket.getsockname()[1]
+    ann = await TestClient.connect(port, "ann")
+    assert (await ann.request(p.CREATE_TABLE, game="quarto", timing="clocked"))["kind"] == p.OK
+    assert (await ann.request(p.ADD_BOT, level="random"))["kind"] == p.OK
+    assert (await ann.request(p.START))["kind"] == p.OK
+    first = await ann.wait_view(lambda v: isinstance(v, q.QuartoView) and v.phase is q.Phase.PLAYING)
+    assert first.clock_ms is not None and 0 < first.clock_ms <= 300
+    given = await ann.wait_event("piece_given", timeout=10)
+    while given["seat"] != 0:  # the bot's own moves come first when it starts
+        given = await ann.wait_event("piece_given", timeout=10)
+    assert given["by_lot"] is True  # ann said nothing: her give was drawn for her
