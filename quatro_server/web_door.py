@@ -72,6 +72,19 @@ ROWS = (8, 200)
 MAX_MESSAGE = 64 * 1024
 HEARTBEAT = 15.0
 
+#: Runs ``quatro``, but first asks the kernel to hang it up when the door's thread (its parent) is gone: a
+#: server killed outright leaves no client behind (Linux; elsewhere the client ends at its idle limit).
+_CLIENT_BOOT = """
+import ctypes, os, runpy, signal, sys
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGHUP)  # PR_SET_PDEATHSIG
+except (OSError, AttributeError):
+    pass
+if str(os.getppid()) != os.environ.pop("QUATRO_DOOR_PID", str(os.getppid())):
+    sys.exit(0)  # the door went before the line above took effect
+runpy.run_module("quatro_tui", run_name="__main__")
+"""
+
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{32,64}")
 _HERE = Path(__file__).parent / "web"
 _TEXTUAL_SERVE = Path(textual_serve.__file__).parent / "static"
@@ -121,6 +134,7 @@ class Visit(AppService):
             "TERM_PROGRAM_VERSION": version("textual-serve"),
             "COLUMNS": str(width),
             "ROWS": str(height),
+            "QUATRO_DOOR_PID": str(os.getpid()),
         })
         self._process = process = await asyncio.create_subprocess_exec(
             *self.door.client_command(self.person),
@@ -190,7 +204,7 @@ class WebDoor:
 
     def client_command(self, person: str) -> list[str]:
         return client_command(self.python, self.game_address, idle_timeout=self.idle_timeout, person=person,
-                              ask_name=True)
+                              ask_name=True, boot=_CLIENT_BOOT)
 
     def config_home(self, person: str) -> Path:
         return self.data_dir / CLIENTS_DIR / person
