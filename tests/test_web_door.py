@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -282,3 +284,15 @@ class _At:
 def test_the_urls_beside_the_join_addresses():
     assert web_urls(8080, ["192.168.1.20:7777", "[fd00::1]:7777", "127.0.0.1:7777"]) == [
         "http://192.168.1.20:8080/", "http://[fd00::1]:8080/", "http://127.0.0.1:8080/"]
+
+
+def test_a_taken_web_port_is_said_plainly(tmp_path):
+    command = [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--no-announce",
+               "--data-dir", str(tmp_path)]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([*command, "--web", str(port)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert f"cannot open the browser door on port {port}" in result.stderr and "in use" in result.stderr
