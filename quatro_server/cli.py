@@ -24,8 +24,9 @@ from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
-from quatro_server import journal, logs, netbot, replay, sim, soak, ssh_door
-from quatro_server.addresses import join_addresses, with_port
+from quatro_server import journal, logs, netbot, replay, sim, soak, ssh_door, web_door
+from quatro_server.addresses import join_addresses
+from quatro_server.doors import DoorThread, loopback, trusted_for_doors
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
 from quatro_server.idle import stop_when_idle
@@ -93,6 +94,15 @@ def _parser() -> argparse.ArgumentParser:
     door.add_argument("--ssh-idle", type=float, default=ssh_door.IDLE_TIMEOUT, metavar="SECONDS",
                       help=f"close an SSH session after SECONDS without a key press outside a match "
                            f"(default {ssh_door.IDLE_TIMEOUT:g})")
+    web = serve.add_argument_group("browser door", "players reach the lobby with a web browser (docs/web.md)")
+    web.add_argument("--web", type=int, default=None, metavar="PORT",
+                     help="serve the game to web browsers on PORT (0 picks a free one)")
+    web.add_argument("--web-max-visitors", type=int, default=web_door.MAX_VISITORS, metavar="N",
+                     help=f"browser pages at once (default {web_door.MAX_VISITORS}; at most "
+                          f"{web_door.MAX_PER_ADDRESS} from one address); the next is shown that the game is full")
+    web.add_argument("--web-idle", type=float, default=web_door.IDLE_TIMEOUT, metavar="SECONDS",
+                     help=f"close a browser page's game after SECONDS without a key press outside a match "
+                          f"(default {web_door.IDLE_TIMEOUT:g})")
     serve.add_argument(
         "--announce",
         action=argparse.BooleanOptionalAction,
@@ -202,7 +212,9 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
 
     door: ssh_door.Door | None = None
-    door_thread: ssh_door.DoorThread | None = None
+    door_thread: DoorThread | None = None
+    web: web_door.WebDoor | None = None
+    web_thread: DoorThread | None = None
     announcement: Announcement | None = None
     if args.ssh is not None:
         data_dir = args.data_dir or default_data_dir()
@@ -216,18 +228,22 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"quatro-server: {args.ssh_keys} holds no key the SSH door can read", file=sys.stderr)
             return 2
 
+    if args.web is not None:
+        web = web_door.WebDoor("", args.data_dir or default_data_dir(), max_visitors=args.web_max_visitors,
+                               idle_timeout=args.web_idle)
+
     async def main_task() -> None:
-        nonlocal door_thread, announcement
+        nonlocal door_thread, web_thread, announcement
         async with trio.open_nursery() as nursery:
             if book is not None:
                 restored = journal.restore(lobby, book, trio.current_time())
                 nursery.start_soon(journal.settle, lobby, restored)
                 print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
             trusted = set(args.trusted_address)
-            if args.ssh is not None:
-                # The door's sessions reach the lobby over loopback, many people from one address: the door's own
-                # session cap bounds them, not the per-address share meant for one remote host.
-                trusted |= {"127.0.0.1", "::1"} | ({args.host} if args.host not in (None, "", "0.0.0.0", "::") else set())
+            if args.ssh is not None or args.web is not None:
+                # The doors' clients reach the lobby over loopback, many people from one address: the doors' own
+                # caps bound them, not the per-address share meant for one remote host.
+                trusted |= trusted_for_doors(args.host)
             config = ServerConfig(trusted_addresses=frozenset(trusted))
 
             async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
@@ -243,15 +259,26 @@ def _serve(args: argparse.Namespace) -> int:
                 print(f"  quatro join {address}", flush=True)
             if door is not None:
                 # Each session's client joins this server on loopback, like any other client.
-                door.game_address = _loopback(args.host, port)
-                door_thread = ssh_door.DoorThread(door, args.host, args.ssh)
+                door.game_address = loopback(args.host, port)
+                door_thread = DoorThread(door, args.host, args.ssh, name="SSH door")
                 try:
                     ssh_port = await trio.to_thread.run_sync(door_thread.start)
                 except OSError as exc:
-                    raise DoorFailed(str(exc.strerror or exc)) from exc
+                    raise DoorFailed(f"cannot open the SSH door on port {args.ssh}: {exc.strerror or exc}") from exc
                 print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
                 for command in ssh_door.ssh_commands(ssh_port, addresses):
                     print(f"  {command}", flush=True)
+            if web is not None:
+                # Each page's client joins this server on loopback too.
+                web.game_address = loopback(args.host, port)
+                web_thread = DoorThread(web, args.host, args.web, name="browser door")
+                try:
+                    web_port = await trio.to_thread.run_sync(web_thread.start)
+                except OSError as exc:
+                    raise DoorFailed(f"cannot open the browser door on port {args.web}: {exc.strerror or exc}") from exc
+                print(f"Or in a web browser (at most {web.max_visitors} at once):", flush=True)
+                for url in web_door.web_urls(web_port, addresses):
+                    print(f"  {url}", flush=True)
             if _announces(args):
                 announcement = Announcement(
                     f"Quatro on {socket.gethostname().split('.')[0] or 'this machine'}", args.host, port,
@@ -267,7 +294,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         trio.run(main_task)
     except* DoorFailed as group:
-        print(f"quatro-server: cannot open the SSH door on port {args.ssh}: {group.exceptions[0]}", file=sys.stderr)
+        print(f"quatro-server: {group.exceptions[0]}", file=sys.stderr)
         status = 1
     except* OSError as group:
         error = group.exceptions[0]
@@ -280,6 +307,8 @@ def _serve(args: argparse.Namespace) -> int:
             announcement.stop()
         if door_thread is not None:
             door_thread.stop()
+        if web_thread is not None:
+            web_thread.stop()
         if book is not None:
             book.close()
     return status
@@ -310,16 +339,7 @@ async def _announce(announcement: Announcement) -> None:
 
 
 class DoorFailed(Exception):
-    """The SSH door could not listen (its port is taken, say): the server does not run without it."""
-
-
-def _loopback(host: str | None, port: int) -> str:
-    """This server's address on this machine, for the SSH door's clients."""
-    if host in (None, "", "0.0.0.0"):
-        return f"127.0.0.1:{port}"
-    if host == "::":
-        return f"[::1]:{port}"
-    return with_port(host, port)
+    """A door could not listen (its port is taken, say): the server does not run without it."""
 
 
 if __name__ == "__main__":

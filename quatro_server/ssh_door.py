@@ -15,7 +15,7 @@ server, its tables and the other sessions carry on.
   press outside a match for ``idle_timeout`` seconds closes itself; no forwarding of any kind.
 
 asyncssh runs on asyncio; the game server runs on trio. The door has a thread and an event loop of its own
-(``DoorThread``) and talks to the game only through TCP, as any client does.
+(``doors.DoorThread``, shared with the browser door) and talks to the game only through TCP, as any client does.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import signal
 import struct
 import sys
 import termios
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,8 @@ import asyncssh
 
 from quatro_shared.protocol import MAX_NAME_LEN, printable
 
+from quatro_server.doors import STOP_GRACE, client_command, client_environment
+
 log = logging.getLogger("quatro.ssh")
 
 #: Sessions at once. Each runs a client process of about 40 MB resident, 29 MB of it its own
@@ -45,8 +46,6 @@ log = logging.getLogger("quatro.ssh")
 MAX_SESSIONS = 50
 #: Seconds without a key press, outside a match, before a session's client closes itself.
 IDLE_TIMEOUT = 600.0
-#: Seconds a client gets to leave after its session ended (SIGHUP) before it is killed.
-STOP_GRACE = 2.0
 #: Seconds to authenticate after connecting.
 LOGIN_TIMEOUT = 30.0
 #: Seconds between keepalives; a client that misses this many in a row is dropped (a dead link is noticed).
@@ -167,20 +166,13 @@ class Door:
         await asyncio.gather(*(session.stopped() for session in list(self.sessions)), return_exceptions=True)
 
     def client_command(self, name: str, person: str) -> list[str]:
-        command = [self.python, "-c", _CLIENT_BOOT, "join", self.game_address, "--name", name,
-                   "--idle-exit", str(self.idle_timeout)]
-        return command + (["--person", person] if person else [])
+        return client_command(self.python, self.game_address, idle_timeout=self.idle_timeout, person=person,
+                              name=name, boot=_CLIENT_BOOT)
 
     def client_environment(self, term: str, channel_env: dict[str, str]) -> dict[str, str]:
-        env = {key: value for key, value in os.environ.items() if key in ("PATH", "HOME", "USER", "LOGNAME", "TZ")}
-        env["TERM"] = term or "xterm-256color"
         # The player's locale, where their client sent it (OpenSSH's SendEnv LANG LC_*), else UTF-8.
-        for key in ("LANG", "LC_ALL", "LC_CTYPE", "COLORTERM"):
-            if channel_env.get(key):
-                env[key] = channel_env[key]
-        env.setdefault("LANG", "C.UTF-8")
-        env["XDG_CONFIG_HOME"] = str(self.data_dir / CLIENTS_DIR)
-        return env
+        extra = {key: channel_env[key] for key in ("LANG", "LC_ALL", "LC_CTYPE", "COLORTERM") if channel_env.get(key)}
+        return client_environment(self.data_dir / CLIENTS_DIR, {"TERM": term or "xterm-256color", **extra})
 
 
 class DoorServer(asyncssh.SSHServer):
@@ -421,53 +413,6 @@ def _set_size(fd: int, size: tuple[int, int]) -> None:
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     except OSError:
         pass
-
-
-class DoorThread:
-    """The door on a thread with its own asyncio loop, beside the trio server. ``start`` returns the port."""
-
-    def __init__(self, door: Door, host: str | None, port: int) -> None:
-        self.door, self.host, self.port = door, host, port
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._main, name="ssh-door", daemon=True)
-
-    def start(self, timeout: float = 15.0) -> int:
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            raise OSError("the SSH door did not start")
-        if self._error is not None:
-            raise self._error
-        return self.port
-
-    def _main(self) -> None:
-        try:
-            asyncio.run(self._serve())
-        except BaseException as exc:  # noqa: BLE001 - reported to start(), or logged once running
-            if not self._ready.is_set():
-                self._error = exc
-                self._ready.set()
-            else:
-                log.exception("ssh_door_failed")
-
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        self.port = await self.door.listen(self.host, self.port)
-        self._ready.set()
-        await self._stop.wait()
-        await self.door.close()
-
-    def stop(self, timeout: float = STOP_GRACE + 1) -> None:
-        """Close the door: every session's client hangs up. Safe from any thread, and more than once."""
-        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
-            try:
-                self._loop.call_soon_threadsafe(self._stop.set)
-            except RuntimeError:
-                return  # the loop has already stopped
-            self._thread.join(timeout)
 
 
 def ssh_commands(port: int, addresses: Iterable[str]) -> list[str]:

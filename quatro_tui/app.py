@@ -43,7 +43,7 @@ from quatro_tui.connection import (
 from quatro_tui.game import Game
 from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
-from quatro_tui.screens.dialogs import LeaveRunning, TakeOver
+from quatro_tui.screens.dialogs import AskName, LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
@@ -123,8 +123,11 @@ class QuatroApp(App[str | None]):
         remember_seat: Callable[[int, str, str], None] | None = None,
         idle_exit: float | None = None,
         bell: bool = False,
+        ask_name: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__()
+        #: Ask the player's name before joining (a browser door's newcomer), and tell it to this callable.
+        self.ask_name = ask_name
         #: Seconds without a key press, outside a match, after which the app closes itself (None: never).
         self.idle_exit = idle_exit
         self._clock = clock
@@ -201,6 +204,11 @@ class QuatroApp(App[str | None]):
                 host, name = "127.0.0.1", plan.name
             else:
                 assert isinstance(plan, Join)
+                if self.ask_name is not None:
+                    self._splash("")
+                    plan.name = await self.push_screen(AskName(), wait_for_dismiss=True)
+                    self.ask_name(plan.name)
+                    self.ask_name = None  # asked once: a restart keeps the name
                 host, port, name = plan.host, plan.port, plan.name
             self._splash(f"Connecting to {host}:{port}…")
             self.conn = Connection(host, port, name, self.post_message)

@@ -119,6 +119,8 @@ def parser() -> argparse.ArgumentParser:
     join.add_argument("--person", default="", help=argparse.SUPPRESS)
     # Close after this many seconds without a key press outside a match (the SSH door's sessions).
     join.add_argument("--idle-exit", type=float, default=None, help=argparse.SUPPRESS)
+    # Ask the name on the first screen unless one was given or remembered (the browser door's visitors).
+    join.add_argument("--ask-name", action="store_true", help=argparse.SUPPRESS)
     join.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
     return root
 
@@ -145,6 +147,7 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     name = args.name or default_name(settings)
     ascii_only = wants_ascii(args.ascii)
     person = getattr(args, "person", "")
+    ask_name = bool(getattr(args, "ask_name", False)) and not args.name and not settings.name
     if args.command == "play":
         if not 0 <= args.open < args.players:
             print(f"quatro: --open takes 0 to {args.players - 1} seats", file=sys.stderr)
@@ -179,7 +182,8 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         if remembered is not None:
             plan.rejoin_table, plan.rejoin_secret = remembered.table, remembered.secret
         settings.server = address
-    settings.name = name
+    if not ask_name:
+        settings.name = name
     if args.bell is not None:
         settings.bell = args.bell
     settings.save()
@@ -188,8 +192,14 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     def remember_seat(table: int, secret: str, player: str) -> None:
         store_seat(RememberedSeat(settings.server or "", table, player, secret, person))
 
+    def remember_name(asked: str) -> None:
+        now = Settings.load()
+        now.name = asked
+        now.save()
+
     app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None,
-                    idle_exit=getattr(args, "idle_exit", None), bell=settings.bell)
+                    idle_exit=getattr(args, "idle_exit", None), bell=settings.bell,
+                    ask_name=remember_name if ask_name else None)
     if settings.keys:
         app.set_keymap(settings.keys)
     return app

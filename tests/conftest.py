@@ -7,6 +7,7 @@ import os
 import random
 import shutil
 import subprocess
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -22,6 +23,11 @@ from quatro_shared.discovery import NO_ANNOUNCE_ENV
 # Servers the tests start never announce themselves on the LAN (multicast leaves the machine); the zeroconf
 # tests ask for it with --announce, on loopback.
 os.environ.setdefault(NO_ANNOUNCE_ENV, "1")
+# Servers and clients the tests start keep their journals, host keys and settings in a folder of this run, never
+# in the home of whoever runs the suite (a journal left there would be restored by the next test's server).
+_HOME = Path(tempfile.mkdtemp(prefix="quatro-tests-"))
+os.environ["XDG_DATA_HOME"] = str(_HOME / "data")
+os.environ["XDG_CONFIG_HOME"] = str(_HOME / "config")
 
 #: Fast timing with rounds short enough for a test to watch one end in a draw.
 QUICK = replace(FAST, round_length=3.0, break_length=0.5, sign_window=1.0)

@@ -1,4 +1,5 @@
-"""Small dialogs: the R13 reminder before a call, taking over one's own seat, the team to counter, the emoji picker."""
+"""Small dialogs: the R13 reminder before a call, taking over one's own seat, the team to counter, the emoji picker,
+and a newcomer's name (the browser door's first screen)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Input, Static
+
+from quatro_shared.protocol import MAX_NAME_LEN, printable
 
 from quatro_shared.signs import SIGNS
 
@@ -62,6 +65,26 @@ class TakeOver(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class AskName(ModalScreen[str]):
+    """A visitor who came through the browser door, the first time: the name to play under (remembered after)."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("[b]Welcome to Quatro![/b]\n\nYour name at the tables (enter to go on):")
+            yield Input(placeholder="your name", max_length=MAX_NAME_LEN, id="ask-name")
+            yield Static("", id="ask-name-note")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        name = event.value.strip()
+        if name and printable(name):
+            self.dismiss(name)
+        else:
+            self.query_one("#ask-name-note", Static).update("A name needs something printable.")
 
 
 class LeaveRunning(ModalScreen[bool | None]):

@@ -1,0 +1,402 @@
+"""The browser door (``quatro-server --web PORT``): anyone with a web browser reaches the lobby, nothing installed.
+
+Each visitor's page gets its own client: the ``quatro join`` program, the same Textual app as everywhere,
+started as a child process of the server and connected to this server's tables over loopback TCP, exactly as
+an SSH door session's (doors.py holds what the two doors share). textual-serve carries the app to the page:
+its browser side (xterm.js) draws the app and sends keys, mouse and window sizes over a websocket; its
+``AppService`` speaks Textual's web driver protocol with the client process. This module decides what runs
+and for whom:
+
+- The command is fixed: ``quatro join`` to this server. Nothing a visitor sends picks what runs; the page's
+  size (clamped) and the visitor's identity are the only things taken from the request.
+- Who is who: a random token in an HttpOnly cookie (``quatro_visitor``), made on the first visit and kept for
+  30 days. The client is told only a hash of it (``--person web:...``), so the token itself never appears in
+  a process list or a file. Each visitor has a settings directory of their own under the data directory
+  (``web-clients/``): the name they gave on the first screen, and the seats they took, so that a reload (or
+  coming back later) returns them to their seat (R19). One visitor, one page: a second page of the same
+  browser takes the visit over and the first is told so.
+- Bounded: at most ``max_visitors`` pages at once, at most ``max_per_address`` from one address (the next is
+  shown a page that says so); a client left without a key press outside a match for ``idle_timeout``
+  seconds closes itself and its page says so; websocket messages are small and a dead page is noticed by
+  heartbeats. A visitor's client crashing, hanging or being killed ends that visit and nothing else.
+- Only this server's own files are served: the page, its script and style, and textual-serve's browser code
+  and fonts. The page loads nothing from elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import html
+import logging
+import os
+import re
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Iterable
+from importlib.metadata import version
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import textual_serve
+from aiohttp import WSMsgType, web
+from textual_serve.app_service import AppService
+from textual_serve.download_manager import DownloadManager
+
+from quatro_server.doors import STOP_GRACE, client_command, client_environment
+
+log = logging.getLogger("quatro.web")
+
+#: Pages at once. Each runs a client process of about 40 MB resident (docs/performance.md).
+MAX_VISITORS = 30
+#: Pages at once from one address: one machine cannot take every place.
+MAX_PER_ADDRESS = 8
+#: Seconds without a key press, outside a match, before a visitor's client closes itself.
+IDLE_TIMEOUT = 600.0
+#: The cookie that tells visitors apart, and how long a browser keeps it (seconds).
+COOKIE = "quatro_visitor"
+COOKIE_AGE = 30 * 24 * 3600
+#: Where the visitors' clients keep their names and remembered seats, one directory each, in the data directory.
+CLIENTS_DIR = "web-clients"
+#: A visitor's directory untouched this long (days) is forgotten when the door opens.
+FORGET_AFTER_DAYS = 30
+#: The page's font size in pixels (``?fontsize=N`` picks another, within FONT_SIZES).
+FONT_SIZE = 16
+FONT_SIZES = (10, 32)
+#: The client's size in cells, as the page asks for it, is clamped to these.
+COLUMNS = (20, 400)
+ROWS = (8, 200)
+#: The largest message a page may send (keys, mouse, sizes are tiny); seconds between heartbeats.
+MAX_MESSAGE = 64 * 1024
+HEARTBEAT = 15.0
+
+#: Runs ``quatro``, but first asks the kernel to hang it up when the door's thread (its parent) is gone: a
+#: server killed outright leaves no client behind (Linux; elsewhere the client ends at its idle limit).
+_CLIENT_BOOT = """
+import ctypes, os, runpy, signal, sys
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGHUP)  # PR_SET_PDEATHSIG
+except (OSError, AttributeError):
+    pass
+if str(os.getppid()) != os.environ.pop("QUATRO_DOOR_PID", str(os.getppid())):
+    sys.exit(0)  # the door went before the line above took effect
+runpy.run_module("quatro_tui", run_name="__main__")
+"""
+
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{32,64}")
+_HERE = Path(__file__).parent / "web"
+_TEXTUAL_SERVE = Path(textual_serve.__file__).parent / "static"
+
+
+def person_of(token: str) -> str:
+    """Who a visitor is, for the client and its directory: a hash of the cookie's token, never the token."""
+    return "web-" + hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
+def _clamp(text: str | None, bounds: tuple[int, int], default: int) -> int:
+    try:
+        value = int(text) if text is not None else default
+    except ValueError:
+        value = default
+    return max(bounds[0], min(bounds[1], value))
+
+
+class Visit(AppService):
+    """One page: its client process, and the bytes between it and the page (textual-serve's protocol)."""
+
+    def __init__(self, door: WebDoor, person: str, address: str, page: web.WebSocketResponse) -> None:
+        super().__init__(
+            "quatro join",
+            write_bytes=page.send_bytes,
+            write_str=page.send_str,
+            close=self._close_page,
+            download_manager=door.downloads,
+        )
+        self.door, self.person, self.address, self.page = door, person, address, page
+        self.ended = asyncio.Event()
+        #: Why the page was closed by the door, shown on it (a newer page of the same visitor).
+        self.replaced = False
+
+    async def _close_page(self) -> None:
+        await self.page.close()
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
+        """The fixed command, each argument apart (no shell), its own session (killed as a group), its own
+        environment: the web driver's variables, a UTF-8 locale and the visitor's settings directory."""
+        env = client_environment(self.door.config_home(self.person), {
+            "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
+            "TEXTUAL_FPS": "60",
+            "TEXTUAL_COLOR_SYSTEM": "truecolor",
+            "COLORTERM": "truecolor",
+            "TERM_PROGRAM": "textual",
+            "TERM_PROGRAM_VERSION": version("textual-serve"),
+            "COLUMNS": str(width),
+            "ROWS": str(height),
+            "QUATRO_DOOR_PID": str(os.getpid()),
+        })
+        self._process = process = await asyncio.create_subprocess_exec(
+            *self.door.client_command(self.person),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+        assert process.stdin is not None
+        self._stdin = process.stdin
+        return process
+
+    async def run(self) -> None:
+        """The client's output to the page until it exits; then the page is closed (it shows why)."""
+        try:
+            await super().run()
+        finally:
+            if not self.page.closed:
+                await self.page.close()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    async def stop(self) -> None:
+        """Ask the client to quit; kill it if it has not within ``STOP_GRACE`` seconds."""
+        try:
+            await asyncio.wait_for(super().stop(), STOP_GRACE)
+        except (TimeoutError, OSError, RuntimeError):
+            pass
+        process = self._process
+        if process is not None and process.returncode is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            await process.wait()
+
+
+class WebDoor:
+    """The browser door's settings, its web server and its live visits (one per visitor)."""
+
+    def __init__(
+        self,
+        game_address: str,
+        data_dir: Path,
+        *,
+        max_visitors: int = MAX_VISITORS,
+        max_per_address: int = MAX_PER_ADDRESS,
+        idle_timeout: float = IDLE_TIMEOUT,
+        python: str = sys.executable,
+    ) -> None:
+        #: Where the visitors' clients join: this server's port, on loopback.
+        self.game_address = game_address
+        self.data_dir = data_dir
+        self.max_visitors = max_visitors
+        self.max_per_address = max_per_address
+        self.idle_timeout = idle_timeout
+        self.python = python
+        self.visits: dict[str, Visit] = {}
+        self.downloads = DownloadManager()
+        self.runner: web.AppRunner | None = None
+
+    # --- what runs, for whom ----------------------------------------------------------------------
+
+    def client_command(self, person: str) -> list[str]:
+        return client_command(self.python, self.game_address, idle_timeout=self.idle_timeout, person=person,
+                              ask_name=True, boot=_CLIENT_BOOT)
+
+    def config_home(self, person: str) -> Path:
+        return self.data_dir / CLIENTS_DIR / person
+
+    def refusal(self, address: str) -> str | None:
+        """Why a new page from ``address`` cannot have a client now (None: it can)."""
+        if len(self.visits) >= self.max_visitors:
+            return (f"Quatro is full: {self.max_visitors} people are playing in a browser, the most this server "
+                    "takes. Try again in a while.")
+        if sum(visit.address == address for visit in self.visits.values()) >= self.max_per_address:
+            return (f"Quatro is full for your machine: {self.max_per_address} pages from {address} are open "
+                    "already. Close one, or try again in a while.")
+        return None
+
+    # --- the web server ---------------------------------------------------------------------------
+
+    def application(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_MESSAGE)
+        app.add_routes([
+            web.get("/", self.handle_page),
+            web.get("/ws", self.handle_websocket),
+            web.static("/page", _HERE),
+            web.static("/static", _TEXTUAL_SERVE),
+        ])
+        return app
+
+    async def listen(self, host: str | None, port: int) -> int:
+        """Start serving pages; returns the port."""
+        self._forget_old_visitors()
+        self.runner = web.AppRunner(self.application(), access_log=None, handle_signals=False)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, host or None, port)
+        await site.start()
+        server = site._server  # the listening sockets: the port when 0 was asked for
+        assert isinstance(server, asyncio.base_events.Server)
+        return int(server.sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        """Stop serving; every visitor's client is told to quit."""
+        await asyncio.gather(*(self._end(visit) for visit in list(self.visits.values())), return_exceptions=True)
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+    def _forget_old_visitors(self) -> None:
+        """Directories of visitors not seen for FORGET_AFTER_DAYS: their seats' tables are long gone."""
+        clients = self.data_dir / CLIENTS_DIR
+        horizon = time.time() - FORGET_AFTER_DAYS * 86400
+        try:
+            for directory in clients.iterdir():
+                config = directory / "quatro" / "client.toml"
+                seen = config.stat().st_mtime if config.exists() else directory.stat().st_mtime
+                if seen < horizon:
+                    for path in sorted(directory.rglob("*"), reverse=True):
+                        path.rmdir() if path.is_dir() else path.unlink()
+                    directory.rmdir()
+        except OSError:
+            pass  # a convenience: a directory that cannot be read or removed stays
+
+    async def handle_page(self, request: web.Request) -> web.Response:
+        """The page: the game's terminal, or a page saying that the door is full."""
+        token = request.cookies.get(COOKIE, "")
+        if not _TOKEN.fullmatch(token):
+            token = secrets.token_urlsafe(32)
+        person = person_of(token)
+        address = request.remote or "?"
+        refusal = None if person in self.visits else self.refusal(address)
+        if refusal is not None:
+            log.info("web_full peer=%s visits=%d", address, len(self.visits))
+            body = _template("full.html").replace("{message}", html.escape(refusal))
+            response = web.Response(text=body, content_type="text/html", status=503, headers={"Retry-After": "60"})
+        else:
+            font = _clamp(request.query.get("fontsize"), FONT_SIZES, FONT_SIZE)
+            body = _template("index.html").replace("{font_size}", str(font))
+            response = web.Response(text=body, content_type="text/html")
+        response.headers["Cache-Control"] = "no-store"
+        response.headers["Content-Security-Policy"] = (
+            "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'"
+        )
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        response.set_cookie(COOKIE, token, max_age=COOKIE_AGE, httponly=True, samesite="Strict", path="/")
+        return response
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        """A page's websocket: its visitor's client, from start to end."""
+        page = web.WebSocketResponse(heartbeat=HEARTBEAT, max_msg_size=MAX_MESSAGE)
+        address = request.remote or "?"
+        if not _same_origin(request):
+            log.warning("web_foreign_origin peer=%s origin=%r", address, request.headers.get("Origin"))
+            raise web.HTTPForbidden(text="This websocket is for the page of this server only.")
+        await page.prepare(request)
+        token = request.cookies.get(COOKIE, "")
+        if not _TOKEN.fullmatch(token):
+            await _say_and_close(page, "This page needs its cookie to tell players apart: reload it, with cookies on.")
+            return page
+        person = person_of(token)
+        earlier = self.visits.get(person)
+        if earlier is not None:
+            earlier.replaced = True  # one visitor, one page: the newest takes the seat over
+            await self._end(earlier)
+        refusal = self.refusal(address)
+        if refusal is not None:
+            log.info("web_full peer=%s visits=%d", address, len(self.visits))
+            await _say_and_close(page, refusal)
+            return page
+        width = _clamp(request.query.get("width"), COLUMNS, 80)
+        height = _clamp(request.query.get("height"), ROWS, 24)
+        visit = Visit(self, person, address, page)
+        self.visits[person] = visit
+        try:
+            await visit.start(width, height)
+            log.info("web_visit_started peer=%s person=%s pid=%s size=%dx%d visits=%d", address, person, visit.pid,
+                     width, height, len(self.visits))
+            await self._relay(page, visit)
+        except Exception:  # noqa: BLE001 - this visit only: the door and every other visit carry on
+            log.exception("web_visit_failed peer=%s person=%s", address, person)
+        finally:
+            await visit.stop()
+            if self.visits.get(person) is visit:
+                del self.visits[person]
+            if visit.replaced and not page.closed:
+                await _say_and_close(page, "This game was opened on another page of this browser.")
+            await page.close()
+            visit.ended.set()
+            log.info("web_visit_ended peer=%s person=%s visits=%d", address, person, len(self.visits))
+        return page
+
+    async def _relay(self, page: web.WebSocketResponse, visit: Visit) -> None:
+        """What the page sends: keys and mouse (``stdin``), its size, focus, pings. Anything else, or anything
+        malformed, is ignored."""
+        async for message in page:
+            if message.type != WSMsgType.TEXT:
+                continue
+            try:
+                kind, *rest = message.json()
+                data = rest[0] if rest else None
+            except (ValueError, TypeError):
+                continue
+            if kind == "stdin" and isinstance(data, str):
+                await visit.send_bytes(data.encode("utf-8", "replace"))
+            elif kind == "resize" and isinstance(data, dict):
+                await visit.set_terminal_size(_clamp(str(data.get("width")), COLUMNS, 80),
+                                              _clamp(str(data.get("height")), ROWS, 24))
+            elif kind == "ping" and isinstance(data, str) and len(data) < 32:
+                await page.send_json(["pong", data])
+            elif kind == "blur":
+                await visit.blur()
+            elif kind == "focus":
+                await visit.focus()
+
+    async def _end(self, visit: Visit) -> None:
+        """Close a visit's page; its handler stops the client. Returns once it has."""
+        if not visit.page.closed:
+            if visit.replaced:
+                await _say(visit.page, "This game was opened on another page of this browser.")
+            await visit.page.close()
+        try:
+            await asyncio.wait_for(visit.ended.wait(), STOP_GRACE + 2)
+        except TimeoutError:
+            await visit.stop()
+
+
+def _template(name: str) -> str:
+    return (_HERE / name).read_text(encoding="utf-8")
+
+
+def _same_origin(request: web.Request) -> bool:
+    """A websocket opened by this server's own page (browsers send Origin; a page of another site would be
+    refused here even though SameSite keeps its requests from carrying the cookie)."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True  # not a browser: it has no cookie of another site to abuse
+    return urlsplit(origin).netloc.lower() == request.host.lower()
+
+
+async def _say(page: web.WebSocketResponse, text: str) -> None:
+    """A line on the page's terminal (red on its own line), as the client would draw it."""
+    try:
+        await page.send_bytes(f"\x1b[2J\x1b[H\x1b[1;31m{text}\x1b[0m\r\n".encode())
+    except (ConnectionError, RuntimeError):
+        pass
+
+
+async def _say_and_close(page: web.WebSocketResponse, text: str) -> None:
+    await _say(page, text)
+    await page.close()
+
+
+def web_urls(port: int, addresses: Iterable[str]) -> list[str]:
+    """The page's address, one per join address (``HOST:PORT`` as the join lines have them)."""
+    out = []
+    for address in addresses:
+        host = address.rsplit(":", 1)[0]
+        out.append(f"http://{host}:{port}/")
+    return out

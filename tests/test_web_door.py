@@ -1,0 +1,298 @@
+"""The browser door in a real browser: Debian's Chromium driven by Playwright, every request off this machine
+blocked. A visitor is asked their name, plays a table with bots by keys and by the mouse, reloads and is back in
+their seat; two visitors share a table, and one's client dying or page closing leaves the other playing; the visitor cap turns
+the next page away with a page that says so; an idle page is closed. Beside them, the door's rules without a
+browser: the cookie, the fixed command, foreign pages refused.
+
+Without chromium the browser tests are skipped on a developer's machine but fail in CI (.ci/run installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from quatro_server.web_door import COOKIE, WebDoor, person_of, web_urls
+from web_helpers import WAIT, Page, WebServer, chromium_path, start_web
+
+pytestmark = pytest.mark.timeout(120)
+
+NAME_QUESTION = "Your name at the tables"
+LOBBY = "Tables on this server"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    path = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    running = start_web(tmp_path_factory.mktemp("web"))
+    yield running
+    running.stop()
+
+
+def arrive(visitor: Page, name: str) -> None:
+    """Open the page, answer the name question by typing at once (the terminal has the keyboard), reach the lobby."""
+    response = visitor.open()
+    assert response is not None and response.status == 200
+    visitor.wait_for(NAME_QUESTION, "the name question")
+    visitor.type(name)
+    visitor.press("Enter")
+    visitor.wait_for(LOBBY, "the lobby")
+
+
+def at_the_table(visitor: Page) -> bool:
+    """One step towards the round's table: ready at signing (the highlighted sign), past a reveal."""
+    text = visitor.text()
+    if "center" in text and "hand" in text:
+        return True
+    if "pick this sign" in text and "you: ready" not in text:
+        visitor.press("Enter")
+    elif "starts the next round now" in text:
+        visitor.press("n")
+    return False
+
+
+def to_the_table(*visitors: Page) -> None:
+    """Everyone ready at signing (the round opens when all are), past a reveal, until all see the table."""
+    deadline = time.monotonic() + WAIT
+    while not all([at_the_table(visitor) for visitor in visitors]):
+        assert time.monotonic() < deadline, "never all at the table:\n" + "\n".join(v.text() for v in visitors)
+        visitors[0].page.wait_for_timeout(200)
+
+
+def card_cell(visitor: Page, keys: str, index: int) -> tuple[int, int]:
+    """Where card ``index`` of the row labelled with ``keys`` (``asdf``: the hand, ``qwer``: the center) is drawn:
+    the middle of its face, two lines under its key label."""
+    pattern = re.compile(r"\s+".join(rf"\[?{key}\]?" for key in keys))
+    for row, line in enumerate(visitor.screen.display):
+        found = pattern.search(line)
+        if found:
+            label = re.search(rf"\[?{keys[index]}\]?", line[found.start():])
+            assert label is not None
+            return found.start() + label.start() + 1, row + 2
+    raise AssertionError(f"no card row {keys} on screen:\n{visitor.text()}")
+
+
+def swap(visitor: Page, by_mouse: bool) -> None:
+    """Swap the first hand card with the center's first until the feed shows it (a bot may take the card first)."""
+    for _ in range(10):
+        to_the_table(visitor)
+        before = visitor.text().count("you put down")
+        if by_mouse:
+            visitor.click_cell(*card_cell(visitor, "asdf", 0))
+            visitor.click_cell(*card_cell(visitor, "qwer", 0))
+        else:
+            visitor.press("a")
+            visitor.press("q")
+        try:
+            visitor.wait_for(lambda t: t.count("you put down") > before, "a swap in the feed", timeout=3)
+            return
+        except AssertionError:
+            continue
+    raise AssertionError(f"no swap seen on the page:\n{visitor.text()}")
+
+
+def children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(child) for child in out.stdout.split()]
+
+
+def client_commands(server: WebServer) -> list[list[str]]:
+    return [Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1] for pid in server.clients()]
+
+
+def test_a_visitor_names_themself_plays_bots_by_keys_and_mouse_and_a_reload_returns_to_the_seat(browser, server):
+    ann = Page(browser, server.url)
+    try:
+        arrive(ann, "ann")
+        # Their own client: quatro join to this very server (not a private one), and nothing else runs for them.
+        [command] = client_commands(server)
+        assert command[3:5] == ["join", f"127.0.0.1:{server.port}"] and "--ask-name" in command
+        assert not children(server.clients()[0]), "a visitor's client started something (a private server?)"
+
+        ann.press("c")  # create a table; three bots; start
+        ann.wait_for("ann (you) (host)", "ann's table")
+        for count in (1, 2, 3):
+            ann.press("b")
+            ann.wait_for(lambda t, n=count: t.count("bot normal") == n, f"{count} bots")
+        ann.press("s")
+        ann.wait_for("pick this sign", "the sign screen (the sign window outlasts the page's drawing)")
+        to_the_table(ann)
+        swap(ann, by_mouse=False)
+        swap(ann, by_mouse=True)
+        ann.shot("web-table")
+        assert "♠" in ann.text() or "♥" in ann.text() or "♦" in ann.text() or "♣" in ann.text(), "no suits: not UTF-8"
+        assert Page.blocked == [], "the page asked for something beyond this machine"
+
+        # A reload: the cookie tells who it is; the same seat, with no name asked and no lobby on the way.
+        ann.page.reload()
+        ann.wait_for("Back in your seat", "ann back in her seat")
+        assert NAME_QUESTION not in ann.text() and LOBBY not in ann.text()
+        server.wait_clients(1)
+        swap(ann, by_mouse=False)
+    finally:
+        ann.close()
+    server.wait_clients(0)  # the page closed: its client went with it
+
+
+def test_two_visitors_at_one_table_and_one_clients_death_leaves_the_other_playing(browser, server):
+    ann, ben = Page(browser, server.url), Page(browser, server.url)
+    try:
+        arrive(ann, "ann")
+        ann.press("c")
+        ann.wait_for("ann (you) (host)", "ann's table")
+        for count in (1, 2):
+            ann.press("b")
+            ann.wait_for(lambda t, n=count: t.count("bot normal") == n, f"{count} bots")
+        arrive(ben, "ben")
+        ben.wait_for(lambda t: "ann" in t and "1/4" not in t, "ann's table in ben's lobby")
+        ben.press("Enter")  # join the highlighted table: ann's
+        ben.wait_for("ben (you)", "ben at ann's table")
+        ann.wait_for("ben", "ben on ann's page")
+        ann.press("s")
+        to_the_table(ann, ben)
+        swap(ann, by_mouse=False)
+        ben.wait_for("ann put down", "ann's swap on ben's page")
+
+        # ben's client dies: his page says the game closed; ann's client, the server and the table go on.
+        [ben_pid] = [pid for pid in server.clients()
+                     if f"{person_of_page(ben)}" in Path(f"/proc/{pid}/cmdline").read_bytes().decode()]
+        os.kill(ben_pid, signal.SIGKILL)
+        ben.page.wait_for_selector(".closed-notice", state="visible", timeout=15000)
+        server.wait_clients(1)
+        swap(ann, by_mouse=False)
+        assert server.process.poll() is None
+
+        # ben reloads: a new client, back in his seat; then he closes the page, and ann still plays on.
+        ben.page.reload()
+        ben.wait_for("Back in your seat", "ben back in his seat")
+        server.wait_clients(2)
+        ben.close()
+        server.wait_clients(1)
+        swap(ann, by_mouse=False)
+    finally:
+        ann.close()
+        ben.close()
+    server.wait_clients(0)
+
+
+def person_of_page(visitor: Page) -> str:
+    [cookie] = [c for c in visitor.context.cookies() if c["name"] == COOKIE]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    return person_of(cookie["value"])
+
+
+def test_the_visitor_cap_shows_a_full_page_an_idle_page_is_closed_and_no_client_outlives_the_server(browser, tmp_path):
+    capped = start_web(tmp_path, "--web-max-visitors", "1", "--web-idle", "4")
+    first, second = Page(browser, capped.url), Page(browser, capped.url)
+    try:
+        first.open()
+        first.wait_for(NAME_QUESTION, "the name question")
+        response = second.open()
+        assert response is not None and response.status == 503
+        assert "Quatro is full" in second.page.inner_text("body")
+        assert "1 people are playing" in second.page.inner_text("#message")
+        # Nobody presses a key on the first page: its client closes itself, and the page says so.
+        first.page.wait_for_selector(".closed-notice", state="visible", timeout=15000)
+        assert "reload to come back" in first.page.inner_text(".closed-notice")
+        capped.wait_clients(0)
+        response = second.open()  # the place is free again
+        assert response is not None and response.status == 200
+        second.wait_for(NAME_QUESTION, "the name question, once there is room")
+        # The server killed outright: its visitors' clients do not outlive it.
+        [client] = capped.clients()
+        capped.process.kill()
+        capped.process.wait()
+        deadline = time.monotonic() + WAIT
+        while Path(f"/proc/{client}").exists() and "Z" not in Path(f"/proc/{client}/stat").read_text().split()[2]:
+            assert time.monotonic() < deadline, "a visitor's client outlived its server"
+            time.sleep(0.1)
+    finally:
+        first.close()
+        second.close()
+        capped.stop()
+
+
+# --- without a browser -------------------------------------------------------------------------------------
+
+
+def test_the_page_sets_an_httponly_cookie_and_loads_nothing_from_elsewhere(server):
+    with urllib.request.urlopen(server.url) as response:
+        page = response.read().decode()
+        cookie = response.headers["Set-Cookie"]
+        policy = response.headers["Content-Security-Policy"]
+    assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert "default-src 'self'" in policy
+    assert not re.search(r"(src|href)=\"(https?:)?//", page), "the page links something of another host"
+
+
+def test_a_websocket_from_another_sites_page_is_refused(server):
+    request = urllib.request.Request(
+        server.url + "ws",
+        headers={"Origin": "http://evil.example", "Connection": "Upgrade", "Upgrade": "websocket",
+                 "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request)
+    assert refused.value.code == 403
+
+
+def test_the_command_is_fixed_and_the_person_is_a_hash_of_the_token(tmp_path):
+    door = WebDoor("127.0.0.1:7777", tmp_path, idle_timeout=60)
+    token = "x" * 43
+    command = door.client_command(person_of(token))
+    assert command[1] == "-c" and 'run_module("quatro_tui"' in command[2]
+    assert command[3:] == ["join", "127.0.0.1:7777", "--idle-exit", "60", "--ask-name", "--person", person_of(token)]
+    assert token not in " ".join(command)
+    assert person_of(token) != person_of("y" * 43) and re.fullmatch(r"web-[0-9a-f]{32}", person_of(token))
+
+
+def test_the_door_refuses_past_its_caps_in_all_and_per_address(tmp_path):
+    door = WebDoor("127.0.0.1:7777", tmp_path, max_visitors=3, max_per_address=2)
+    assert door.refusal("10.0.0.1") is None
+    door.visits = {"a": _At("10.0.0.1"), "b": _At("10.0.0.1")}  # type: ignore[dict-item]
+    assert "for your machine" in (door.refusal("10.0.0.1") or "")
+    assert door.refusal("10.0.0.2") is None
+    door.visits["c"] = _At("10.0.0.2")  # type: ignore[assignment]
+    assert "Quatro is full: 3 people" in (door.refusal("10.0.0.3") or "")
+
+
+class _At:
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+
+def test_the_urls_beside_the_join_addresses():
+    assert web_urls(8080, ["192.168.1.20:7777", "[fd00::1]:7777", "127.0.0.1:7777"]) == [
+        "http://192.168.1.20:8080/", "http://[fd00::1]:8080/", "http://127.0.0.1:8080/"]
+
+
+def test_a_taken_web_port_is_said_plainly(tmp_path):
+    command = [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--no-announce",
+               "--data-dir", str(tmp_path)]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([*command, "--web", str(port)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert f"cannot open the browser door on port {port}" in result.stderr and "in use" in result.stderr
