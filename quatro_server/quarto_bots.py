@@ -85,6 +85,9 @@ class QuartoBot:
     """A seat's Quarto bot. Subclasses choose the placement and the piece."""
 
     level = "random"
+    #: Its decisions may take long enough (a search) that a server makes them off its event loop
+    #: (``quatro_server.games.QuartoGame.slow_bot``).
+    slow = False
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self.rng = rng if rng is not None else random.Random()
@@ -157,6 +160,7 @@ class PerfectQuartoBot(NormalQuartoBot):
     """The exact search near the end, a trap-setting heuristic before; see the module's docstring."""
 
     level = "perfect"
+    slow = True
 
     def __init__(self, rng: random.Random | None = None, budget: int = EXACT_BUDGET) -> None:
         super().__init__(rng)

@@ -1,0 +1,121 @@
+"""Slow bots think away from the room: a Quarto ``perfect`` bot's decision leaves the room as a ``BotJob`` and is played
+when it comes back, or dropped when the table moved on meanwhile. Driven without a server, deterministic: the test is
+the executor (``Room.think``), and a room without one decides inline."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import count
+from typing import Any
+
+from lobby_peer import RecordingPeer
+from quatro_server import games, quarto_bots
+from quatro_server.lobby import BotJob, Lobby, Room
+from quatro_server.quarto import view
+from quatro_server.timing import FAST, PROFILES
+from quatro_shared import protocol as p
+from quatro_shared import quarto as q
+from quatro_shared.wire import request_from_wire, to_wire
+
+
+def _asker(lobby: Lobby):
+    ids = count(1)
+
+    def ask(peer: RecordingPeer, kind: str, now: float = 0.0, **fields: Any) -> dict[str, Any]:
+        return to_wire(lobby.handle(peer, request_from_wire({"kind": kind, "id": next(ids), **fields}), now))
+
+    return ask
+
+
+def _quarto_room(levels: tuple[str, ...], *, clock: float = 0.0, executor: list[BotJob] | None = None) -> tuple[Lobby, Room, Any, RecordingPeer]:
+    """A started Quarto table: ann at seat 0, a bot of ``levels[0]`` at seat 1; ``executor`` collects the slow bots' jobs."""
+    profiles = {**PROFILES, "clocked": replace(FAST, quarto_move_clock=clock)} if clock else dict(PROFILES)
+    lobby = Lobby(timing_profiles=profiles, seed=11)
+    ask = _asker(lobby)
+    ann = RecordingPeer("ann")
+    fields = {"timing": "clocked"} if clock else {}
+    assert ask(ann, p.CREATE_TABLE, game="quarto", **fields)["kind"] == p.OK
+    room = lobby.rooms[1]
+    if executor is not None:
+        room.think = executor.append
+    for level in levels:
+        assert ask(ann, p.ADD_BOT, level=level)["kind"] == p.OK
+    assert ask(ann, p.START, now=1.0)["kind"] == p.OK
+    return lobby, room, ask, ann
+
+
+def _bot_to_move(room: Room, ask, ann: RecordingPeer, now: float) -> float:
+    """Play ann's turns (first legal moves) until it is the bot's step; returns the time reached."""
+    assert room.table is not None
+    while True:
+        me = view(room.table, 0, now)
+        if me.phase is q.Phase.PLAYING and me.turn == 1:
+            return now
+        for action in q.legal(me)[:1]:
+            fields = {k: v for k, v in to_wire(action).items() if k != "kind"}
+            assert ask(ann, action.kind, now=now, **fields)["kind"] == p.OK
+        now += 0.01
+
+
+def test_a_perfect_bots_decision_leaves_the_room_as_a_job_and_is_played_when_it_comes_back():
+    jobs: list[BotJob] = []
+    lobby, room, ask, ann = _quarto_room(("perfect",), executor=jobs)
+    now = _bot_to_move(room, ask, ann, 1.0)
+    before = view(room.table, 1, now)
+    room.tick(now + 5.0)  # the bot's look: it is asked, and thinks elsewhere
+    assert len(jobs) == 1 and jobs[0].seat == 1 and jobs[0].view == view(room.table, 1, now + 5.0)
+    assert games.QUARTO.decision_key(view(room.table, 1, now + 5.0)) == games.QUARTO.decision_key(before)  # nothing played yet
+    assert room.next_wake() is None  # its seat waits for the answer, not for a timer
+    room.tick(now + 9.0)
+    assert len(jobs) == 1  # not asked twice while it thinks
+    job = jobs.pop()
+    assert room.bot_decided(job, job.decide(), now + 9.5) is True
+    after = view(room.table, 1, now + 9.5)
+    assert after.moves != before.moves and after.turn == 0  # placed and gave: ann's turn
+    assert room.seats[1].thinking is None and room.next_wake() is not None
+
+
+def test_a_stale_decision_is_dropped_and_the_bot_asked_again_when_the_move_clock_played_its_step():
+    jobs: list[BotJob] = []
+    lobby, room, ask, ann = _quarto_room(("perfect",), clock=2.0, executor=jobs)
+    now = _bot_to_move(room, ask, ann, 1.0)
+    room.tick(now + 1.5)  # within the bot's think time (at most 1.4 s), before its clock (2 s) runs out
+    job = jobs.pop()
+    # The answer comes back after the bot's clock ran out: the engine played its step by lot meanwhile.
+    assert room.bot_decided(job, job.decide(), now + 10.0) is False
+    assert room.seats[1].thinking is None and room.seats[1].bot_wake == now + 10.0
+    room.tick(now + 10.0)
+    assert len(jobs) == 1 and jobs[0].view != job.view  # asked again, about the position as it is now
+
+
+def test_a_decision_for_the_match_before_a_rematch_is_dropped():
+    jobs: list[BotJob] = []
+    lobby, room, ask, ann = _quarto_room(("perfect",), executor=jobs)
+    now = _bot_to_move(room, ask, ann, 1.0)
+    room.tick(now + 2.0)
+    job = jobs.pop()
+    old_table = room.table
+    room.start(now + 2.0)  # a new match, as a rematch makes (a new table)
+    assert room.table is not old_table
+    assert room.bot_decided(job, job.decide(), now + 3.0) is False
+    assert room.seats[1].thinking is None
+
+
+def test_quick_bots_decide_inline_even_when_the_room_has_an_executor_and_without_one_every_bot_does():
+    jobs: list[BotJob] = []
+    lobby, room, ask, ann = _quarto_room(("normal",), executor=jobs)
+    now = _bot_to_move(room, ask, ann, 1.0)
+    room.tick(now + 5.0)
+    assert not jobs and view(room.table, 0, now + 5.0).turn == 0  # played at once
+    lobby, room, ask, ann = _quarto_room(("perfect",))  # no executor: a lobby driven directly (the simulator, tests)
+    now = _bot_to_move(room, ask, ann, 1.0)
+    room.tick(now + 5.0)
+    assert view(room.table, 0, now + 5.0).turn == 0
+
+
+def test_only_perfect_is_slow_and_quatro_bots_never_are():
+    import random
+
+    assert [games.QUARTO.slow_bot(games.QUARTO.make_bot(level, random.Random(1))) for level in q.LEVELS] == [False, False, True]
+    assert not any(games.QUATRO.slow_bot(games.QUATRO.make_bot(level, random.Random(1))) for level in games.QUATRO.levels)
+    assert quarto_bots.PerfectQuartoBot.slow
