@@ -4,17 +4,24 @@ the executor (``Room.think``), and a room without one decides inline."""
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import replace
 from itertools import count
 from typing import Any
 
+import trio
+
 from lobby_peer import RecordingPeer
+from netclient import TestClient
 from quatro_server import games, quarto_bots
 from quatro_server.lobby import BotJob, Lobby, Room
 from quatro_server.quarto import view
+from quatro_server.quiet import LoopWatch
 from quatro_server.timing import FAST, PROFILES
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
+from quatro_shared.views import Phase
 from quatro_shared.wire import request_from_wire, to_wire
 
 
@@ -114,8 +121,101 @@ def test_quick_bots_decide_inline_even_when_the_room_has_an_executor_and_without
 
 
 def test_only_perfect_is_slow_and_quatro_bots_never_are():
-    import random
-
     assert [games.QUARTO.slow_bot(games.QUARTO.make_bot(level, random.Random(1))) for level in q.LEVELS] == [False, False, True]
     assert not any(games.QUATRO.slow_bot(games.QUATRO.make_bot(level, random.Random(1))) for level in games.QUATRO.levels)
     assert quarto_bots.PerfectQuartoBot.slow
+
+
+# --- over TCP: the server thinks off its event loop ----------------------------------------------------------------
+
+
+class _Host:
+    """An in-process connection that creates a bots-only table and ignores what it is sent."""
+
+    name = "host"
+    room: Room | None = None
+    seat: int | None = None
+
+    def send(self, message: object) -> None:
+        pass
+
+    def close(self, reason: str) -> None:
+        pass
+
+
+def _perfect_vs_perfect(lobby: Lobby, now: float) -> Room:
+    """A started Quarto table of two ``perfect`` bots, which the lobby never makes (a table closes when nobody is
+    left): the host adds one, leaves its seat to a second, and the table is kept open."""
+    host = _Host()
+    ask = _asker(lobby)
+    assert ask(host, p.CREATE_TABLE, now=now, game="quarto")["kind"] == p.OK  # type: ignore[arg-type]
+    room = host.room
+    assert room is not None
+    assert ask(host, p.ADD_BOT, now=now, level="perfect")["kind"] == p.OK  # type: ignore[arg-type]
+    room.expired = lambda now: False  # type: ignore[method-assign]
+    lobby.detach(host, now, leaving=True)  # type: ignore[arg-type]
+    room.sit(0, None, "perfect-bot-0", bot=room.game.make_bot("perfect", random.Random(7)))
+    room.start(now)
+    return room
+
+
+async def test_a_quatro_players_swaps_stay_quick_while_perfect_bots_search_at_other_tables(server, monkeypatch):
+    """Three Quarto tables of two ``perfect`` bots each, looking often; a Quatro player swaps all along. Each search
+    (up to about a third of a second) once held up every table of the server; now the player's round trips and the
+    loop's longest step stay far below the longest search, measured in the same test."""
+    monkeypatch.setattr(quarto_bots, "THINK_TIME", (0.05, 0.15))
+    searches: list[float] = []
+    decide = quarto_bots.PerfectQuartoBot.decide
+
+    def timed(bot: quarto_bots.PerfectQuartoBot, view: q.QuartoView, now: float) -> list[q.Action]:
+        started = time.perf_counter()
+        try:
+            return decide(bot, view, now)
+        finally:
+            searches.append(time.perf_counter() - started)
+
+    monkeypatch.setattr(quarto_bots.PerfectQuartoBot, "decide", timed)
+    ann = await TestClient.connect(server.port, "ann")
+    assert (await ann.request(p.CREATE_TABLE, players=4, timing="steady"))["kind"] == p.OK
+    for _ in range(3):
+        assert (await ann.request(p.ADD_BOT, level="random"))["kind"] == p.OK
+    assert (await ann.request(p.START))["kind"] == p.OK
+    assert (await ann.request("ready"))["kind"] == p.OK
+
+    async def round_trips(seconds: float) -> list[float]:
+        took = []
+        ends = trio.current_time() + seconds
+        while trio.current_time() < ends:
+            view = ann.view
+            fields: dict[str, Any] = {}
+            kind = p.PING
+            if view is not None and view.phase is Phase.ROUND and view.hand:
+                kind, fields = "swap", {"give": view.hand[0], "slot": 0, "take": view.center[0]}
+            started = time.perf_counter()
+            await ann.request(kind, **fields)
+            took.append(time.perf_counter() - started)
+            await trio.sleep(0.03)
+        return took
+
+    await ann.wait_view(lambda v: v.phase is Phase.ROUND, timeout=40)
+    baseline = await round_trips(1.0)
+    watch = LoopWatch()
+    watch.install()
+    try:
+        rooms = [_perfect_vs_perfect(server.lobby, trio.current_time()) for _ in range(3)]
+        loaded: list[float] = []
+        with trio.fail_after(60):
+            while sum(took > 0.1 for took in searches) < 4:  # enough long searches to have stalled the server
+                loaded += await round_trips(0.5)
+                for room in rooms:
+                    if room.table is not None and room.game.over(room.table):
+                        room.start(trio.current_time())
+    finally:
+        watch.uninstall()
+    longest_search = max(searches)
+    assert longest_search > 0.1
+    assert max(loaded) < max(0.25, 5 * max(baseline)), (max(loaded), max(baseline), longest_search)
+    assert max(loaded) < longest_search, (max(loaded), longest_search)
+    assert watch.longest_step < min(0.1, longest_search / 2), (watch.longest_step, watch.longest_task, longest_search)
+    for room in rooms:
+        server.lobby.close(room)
