@@ -219,3 +219,27 @@ async def test_a_quatro_players_swaps_stay_quick_while_perfect_bots_search_at_ot
     assert watch.longest_step < min(0.1, longest_search / 2), (watch.longest_step, watch.longest_task, longest_search)
     for room in rooms:
         server.lobby.close(room)
+
+
+async def test_a_bot_whose_thinking_fails_in_its_thread_ends_its_table_alone(server, monkeypatch, caplog):
+    """A bug in a slow bot's decision, raised in the worker thread, ends that table (its player is told) as a bug in
+    the room's timer does; the server serves on."""
+    monkeypatch.setattr(quarto_bots, "THINK_TIME", (0.0, 0.02))
+
+    def broken(bot: quarto_bots.PerfectQuartoBot, view: q.QuartoView, now: float) -> list[q.Action]:
+        raise RuntimeError("a bot bug")
+
+    monkeypatch.setattr(quarto_bots.PerfectQuartoBot, "decide", broken)
+    ann = await TestClient.connect(server.port, "ann")
+    assert (await ann.request(p.CREATE_TABLE, game="quarto"))["kind"] == p.OK
+    assert (await ann.request(p.ADD_BOT, level="perfect"))["kind"] == p.OK
+    assert (await ann.request(p.START))["kind"] == p.OK
+    frame = None
+    with trio.fail_after(10):
+        while frame is None or frame["kind"] != p.BYE:
+            frame = await ann.next_frame()
+            assert frame is not None
+    assert frame["reason"] == "table_failed" and ann.table not in server.lobby.rooms
+    assert "a bot bug" in caplog.text
+    other = await TestClient.connect(server.port, "zed")
+    assert (await other.request(p.PING))["kind"] == p.OK
