@@ -324,3 +324,19 @@ async def test_a_network_quarto_bot_never_sits_at_a_quatro_table(server):
     assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
     with pytest.raises(RuntimeError, match="plays quatro"):
         await run_bot("127.0.0.1", server.port, "random", game="quarto", table=ann.table)
+
+
+def test_the_network_bots_command_checks_quarto_levels_and_against(capsys):
+    import argparse
+
+    from quatro_server import netbot
+
+    parser = argparse.ArgumentParser()
+    netbot.add_arguments(parser)
+    for argv, said in (
+        (["--level", "expert"], "quarto bot levels: random, normal, perfect"),
+        (["--against", "godlike"], "--against: quarto bot levels"),
+        (["--against", "perfect", "--count", "2"], "one bot, no --table"),
+    ):
+        assert netbot.run(parser.parse_args(["127.0.0.1:1", "--game", "quarto", *argv])) == 2
+        assert said in capsys.readouterr().err
