@@ -132,9 +132,9 @@ class Game(ABC):
     def make_bot(self, level: str, rng: random.Random) -> SeatBot:
         """A bot of ``level`` (one of ``levels``); raises ``ValueError`` for another."""
 
-    def slow_bot(self, bot: SeatBot) -> bool:
-        """Whether ``bot``'s decisions may take long enough to hold up other tables (``Room.think``). No by default:
-        such bots decide inline, in microseconds."""
+    def slow_bot(self, bot: SeatBot, view: Any) -> bool:
+        """Whether ``bot``'s decision on ``view`` may take long enough to hold up other tables (``Room.think``). No by
+        default: such bots decide inline, in microseconds."""
         return False
 
     def decision_key(self, view: Any) -> Any:
@@ -288,10 +288,11 @@ class QuartoGame(Game):
     def make_bot(self, level: str, rng: random.Random) -> QuartoBot:
         return make_quarto_bot(level, rng)
 
-    def slow_bot(self, bot: SeatBot) -> bool:
-        """``perfect`` searches for up to about a third of a second a move (``quatro_server.quarto_bots.EXACT_BUDGET``):
-        too long to hold up every other table. The other levels take microseconds."""
-        return isinstance(bot, QuartoBot) and bot.slow
+    def slow_bot(self, bot: SeatBot, view: q.QuartoView) -> bool:
+        """``perfect`` on its own turn: it searches within ``quatro_server.quarto_bots.EXACT_BUDGET`` positions (up to
+        about a second of CPU a turn), too long to hold up every other table. Its other looks (the opponent's turn,
+        between games) and the other levels take microseconds."""
+        return isinstance(bot, QuartoBot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
 
     def decision_key(self, view: q.QuartoView) -> Any:
         """The position and whose step it is; the clocks and the seats' connections change nothing a bot decides."""

@@ -318,7 +318,7 @@ class Room:
             if s.bot is None or s.thinking is not None or s.bot_wake > now or self.game.over(self.table):
                 continue
             view = self.game.view(self.table, i, now)  # H2: the seat's view, nothing more
-            if self.think is not None and self.game.slow_bot(s.bot):
+            if self.think is not None and self.game.slow_bot(s.bot, view):
                 s.thinking = BotJob(i, s.bot, view, now, self.table)
                 s.bot_wake = math.inf
                 self.think(s.thinking)

@@ -120,10 +120,15 @@ def test_quick_bots_decide_inline_even_when_the_room_has_an_executor_and_without
     assert view(room.table, 0, now + 5.0).turn == 0
 
 
-def test_only_perfect_is_slow_and_quatro_bots_never_are():
-    assert [games.QUARTO.slow_bot(games.QUARTO.make_bot(level, random.Random(1))) for level in q.LEVELS] == [False, False, True]
-    assert not any(games.QUATRO.slow_bot(games.QUATRO.make_bot(level, random.Random(1))) for level in games.QUATRO.levels)
-    assert quarto_bots.PerfectQuartoBot.slow
+def test_only_perfect_on_its_own_turn_is_slow_and_quatro_bots_never_are():
+    lobby, room, ask, ann = _quarto_room(("random",))
+    now = _bot_to_move(room, ask, ann, 1.0)
+    bots_turn, anns_turn = view(room.table, 1, now), view(room.table, 0, now)
+    assert bots_turn.turn == 1 and bots_turn.seat == 1 and anns_turn.seat == 0
+    made = [games.QUARTO.make_bot(level, random.Random(1)) for level in q.LEVELS]
+    assert [games.QUARTO.slow_bot(bot, bots_turn) for bot in made] == [False, False, True]
+    assert not games.QUARTO.slow_bot(made[2], anns_turn)  # the opponent's turn: nothing to search
+    assert not any(games.QUATRO.slow_bot(games.QUATRO.make_bot(level, random.Random(1)), None) for level in games.QUATRO.levels)
 
 
 # --- over TCP: the server thinks off its event loop ----------------------------------------------------------------
@@ -237,6 +242,10 @@ async def test_a_bot_whose_thinking_fails_in_its_thread_ends_its_table_alone(ser
     frame = None
     with trio.fail_after(10):
         while frame is None or frame["kind"] != p.BYE:
+            mine = ann.view
+            if isinstance(mine, q.QuartoView) and mine.phase is q.Phase.PLAYING and mine.turn == 0:
+                assert (await ann.act(q.legal(mine)[0]))["kind"] == p.OK  # the bot's turn comes, and with it the bug
+                continue
             frame = await ann.next_frame()
             assert frame is not None
     assert frame["reason"] == "table_failed" and ann.table not in server.lobby.rooms
