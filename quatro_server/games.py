@@ -10,7 +10,9 @@ A game is what the lobby and its rooms need to know to host it, and nothing more
 - the seat's **view** (``view``) and **which events reach which seat**, as the update frames of a batch (``batch``:
   Quatro's deltas built once per audience, ``quatro_server.updates``; Quarto's full view in every update);
 - its **actions** on the wire (``actions``: the request kinds a table of this game takes) and how a refusal reads;
-- its **bots**: ``levels``, ``default_level`` and ``make_bot``;
+- its **bots**: ``levels``, ``default_level`` and ``make_bot``; which of them think long (``slow_bot``: the server
+  makes their decisions in a worker thread, off its event loop) and what of a view a decision depends on
+  (``decision_key``: a decision that comes back after the table moved on is dropped);
 - whether its tables are **journalled** (Quatro's are; Quarto's live in memory only).
 
 The room (``quatro_server.lobby.Room``) holds seats, secrets and peers the same way for every game, and asks its
@@ -129,6 +131,16 @@ class Game(ABC):
     @abstractmethod
     def make_bot(self, level: str, rng: random.Random) -> SeatBot:
         """A bot of ``level`` (one of ``levels``); raises ``ValueError`` for another."""
+
+    def slow_bot(self, bot: SeatBot, view: Any) -> bool:
+        """Whether ``bot``'s decision on ``view`` may take long enough to hold up other tables (``Room.think``). No by
+        default: such bots decide inline, in microseconds."""
+        return False
+
+    def decision_key(self, view: Any) -> Any:
+        """What of a seat's view a bot's decision depends on: the decision is played only if the view still has the
+        key it was made for (``Room.bot_decided``). By default the whole view."""
+        return view
 
 
 class QuatroGame(Game):
@@ -275,6 +287,16 @@ class QuartoGame(Game):
 
     def make_bot(self, level: str, rng: random.Random) -> QuartoBot:
         return make_quarto_bot(level, rng)
+
+    def slow_bot(self, bot: SeatBot, view: q.QuartoView) -> bool:
+        """``perfect`` on its own turn: it searches within ``quatro_server.quarto_bots.EXACT_BUDGET`` positions (up to
+        about a second of CPU a turn), too long to hold up every other table. Its other looks (the opponent's turn,
+        between games) and the other levels take microseconds."""
+        return isinstance(bot, QuartoBot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
+
+    def decision_key(self, view: q.QuartoView) -> Any:
+        """The position and whose step it is; the clocks and the seats' connections change nothing a bot decides."""
+        return (view.phase, view.game, view.turn, view.step, view.board, view.in_hand)
 
 
 QUATRO = QuatroGame()

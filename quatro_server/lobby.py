@@ -8,6 +8,7 @@ receives about the game is built here from the engine's ``view`` and ``events_fo
 from __future__ import annotations
 
 import logging
+import math
 import random
 import secrets
 from collections.abc import Callable
@@ -137,10 +138,29 @@ class Seat:
     #: The seat's connection has had a snapshot (protocol 2): it can apply what changed. A new connection at
     #: the seat has not.
     synced: bool = False
+    #: The bot's decision being made away from the room (``BotJob``), until its result comes back.
+    thinking: BotJob | None = None
 
     @property
     def empty(self) -> bool:
         return self.bot is None and self.secret is None
+
+
+@dataclass(slots=True, eq=False)
+class BotJob:
+    """A slow bot's decision, handed out of the room (``Room.think``) so that it never holds up the server: the seat,
+    the seat's view when it was asked (H2: all the bot may know) and the bot. Whoever runs it calls ``decide`` (in a
+    worker thread: it touches nothing of the room) and gives the result back with ``Room.bot_decided``."""
+
+    seat: int
+    bot: SeatBot
+    view: Any
+    now: float
+    #: The match it was asked in: a rematch is a new table, and an answer for the old one is stale.
+    table: GameTable
+
+    def decide(self) -> list[Any]:
+        return list(self.bot.decide(self.view, self.now))
 
 
 @dataclass
@@ -172,6 +192,10 @@ class Room:
     _orders: Any = field(default_factory=lambda: count(1))
     journal: RoomJournal | None = None  # where the room's match is journalled (None: in memory only)
     game: Game = DEFAULT_GAME
+    #: Where a slow bot's decision goes (``Game.slow_bot``): the network shell runs it in a worker thread and
+    #: calls ``bot_decided`` when it is done. None: every bot decides at once, inline (the simulator, tests that
+    #: drive a lobby directly, deterministic).
+    think: Callable[[BotJob], None] | None = None
 
     # --- what the room tells people ------------------------------------------------------------
 
@@ -277,26 +301,66 @@ class Room:
     def _next_wake(self) -> float | None:
         wakes = [] if self.idle_since is None else [self.idle_since + self.abandon_limit()]
         if self.table is not None and not self.game.over(self.table):
-            wakes.extend(s.bot_wake for s in self.seats if s.bot is not None)
+            wakes.extend(s.bot_wake for s in self.seats if s.bot is not None and s.thinking is None)
             deadline = self.table.next_deadline()
             if deadline is not None:
                 wakes.append(deadline)
         return min(wakes) if wakes else None
 
     def tick(self, now: float) -> None:
-        """Let time pass: fire the engine's deadlines and let every bot whose time has come look and act."""
+        """Let time pass: fire the engine's deadlines and let every bot whose time has come look and act. A slow
+        bot's decision (``Game.slow_bot``) is handed to ``think`` when there is one, and played on its return
+        (``bot_decided``); until then the seat's bot is not asked again."""
         if self.table is None:
             return
         emits: list[Any] = list(self.table.advance(now))
         for i, s in enumerate(self.seats):
-            if s.bot is not None and s.bot_wake <= now and not self.game.over(self.table):
-                for action in s.bot.decide(self.game.view(self.table, i, now), now):  # H2: the seat's view, nothing more
-                    outcome = self.table.act(i, action, now)
-                    emits.extend(outcome.events)
-                    if not outcome.ok:
-                        break
-                s.bot_wake = now + s.bot.think_time()
+            if s.bot is None or s.thinking is not None or s.bot_wake > now or self.game.over(self.table):
+                continue
+            view = self.game.view(self.table, i, now)  # H2: the seat's view, nothing more
+            if self.think is not None and self.game.slow_bot(s.bot, view):
+                s.thinking = BotJob(i, s.bot, view, now, self.table)
+                s.bot_wake = math.inf
+                self.think(s.thinking)
+                continue
+            emits.extend(self._play_bot(i, s.bot.decide(view, now), now))
         self.publish(emits, now)
+
+    def _play_bot(self, seat: int, actions: list[Any], now: float) -> list[Any]:
+        """Play a bot's actions in order, up to the first refusal; its next look comes after its thinking time."""
+        assert self.table is not None
+        emits: list[Any] = []
+        for action in actions:
+            outcome = self.table.act(seat, action, now)
+            emits.extend(outcome.events)
+            if not outcome.ok:
+                break
+        bot = self.seats[seat].bot
+        assert bot is not None
+        self.seats[seat].bot_wake = now + bot.think_time()
+        return emits
+
+    def bot_decided(self, job: BotJob, actions: list[Any], now: float) -> bool:
+        """A slow bot's decision came back at ``now``: play it if it still fits, else drop it and ask the bot again
+        at once. It no longer fits when the match moved on meanwhile (a move clock ran out, a rematch began), the
+        seat holds another bot, or the match is over. Returns whether it was played."""
+        s = self.seats[job.seat]
+        if s.thinking is job:
+            s.thinking = None
+        table = self.table
+        if table is None or table is not job.table or s.bot is not job.bot:
+            self.on_change()  # the seat's bot (if any) may look again now
+            return False
+        emits: list[Any] = list(table.advance(now))
+        fresh = not self.game.over(table) and self.game.decision_key(self.game.view(table, job.seat, now)) == self.game.decision_key(job.view)
+        if fresh:
+            emits.extend(self._play_bot(job.seat, actions, now))
+        else:
+            s.bot_wake = now
+            log.debug("bot_decision_stale table=%d seat=%d", self.id, job.seat)
+        self.publish(emits, now)
+        self.on_change()
+        return fresh
 
     # --- seats ---------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Network bots: each one a real Quatro client over TCP, playing with the same decision code as the server's fillers.
+"""Network bots: each one a real client over TCP, playing Quatro or Quarto with the same decision code as the server's
+fillers.
 
 A network bot says hello, takes a seat (at the table it is given, or the first open table, or one it creates
 and starts once every seat is taken), then plays: it hands the events of every update to ``Bot.observe``,
@@ -8,7 +9,12 @@ wait the time the server names. To the server it is a player like any other: it 
 to vote on reshuffles. Nothing here reaches the server's state: the bot sees what the protocol carries,
 read by the shared client core (``quatro_shared.client``), so the decision code is fed the same types in the server and over the wire (H2).
 
-``quatro-server bot HOST[:PORT] [--table ID] [--count N] [--level L]``
+A Quarto bot (``--game quarto``) does the same at a Quarto table: it is told the whole view in every update
+(``quatro_shared.quarto.QuartoView``) and decides from it alone; a ``perfect`` bot's search runs in a worker thread,
+so that its connection keeps answering (heartbeats, pushes) while it thinks. ``--against LEVEL`` fills the other
+seats of the table it creates with the server's own bots of that level, so that a bot can be matched with one.
+
+``quatro-server bot HOST[:PORT] [--game quatro|quarto] [--table ID] [--count N] [--level L] [--against L]``
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared import quarto as q
 from quatro_shared.addresses import parse_address
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.client import (
@@ -43,11 +50,20 @@ from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
 from quatro_server.logs import LOG_LEVELS, configure as configure_logging
 from quatro_server.bots import Bot, is_outside_bot, load_bot_class, make_bot
+from quatro_server.quarto_bots import QuartoBot, make_quarto_bot
 
 log = logging.getLogger("quatro.netbot")
 
 #: Bytes read per receive call.
 RECEIVE_BYTES = 65536
+#: A bot of either game.
+AnyBot = Bot | QuartoBot
+#: A seat's view, of either game.
+AnyView = SeatView | q.QuartoView
+#: The bot levels of each game (a Quatro bot may also be a class of your own, ``module:Class``).
+GAME_LEVELS: dict[str, tuple[str, ...]] = {p.QUATRO: LEVELS, p.QUARTO: q.LEVELS}
+GAME_DEFAULT_LEVEL: dict[str, str] = {p.QUATRO: DEFAULT_LEVEL, p.QUARTO: q.DEFAULT_LEVEL}
+
 #: Seconds to wait for the reply to one request before giving the connection up.
 REPLY_TIMEOUT = 10.0
 #: Times a bot whose connection dropped comes back to its seat with its secret (R19) before it gives up,
@@ -64,13 +80,13 @@ class _Client:
     """One connection, a thin trio shell around the bot's ``ClientCore`` (which lives across reconnections):
     requests and their replies, and the pushes (updates, seating) as they come."""
 
-    def __init__(self, stream: trio.abc.Stream, bot: Bot, core: ClientCore) -> None:
+    def __init__(self, stream: trio.abc.Stream, bot: AnyBot, core: ClientCore) -> None:
         self.stream = stream
         self.bot = bot
         self.core = core
         self.replies: dict[int, m.Reply] = {}
         self.waiting: dict[int, trio.Event] = {}
-        self.view: SeatView | None = None
+        self.view: AnyView | None = None
         self.view_at = 0.0
         self.seating: m.Seating | None = None
         self.seating_changed = trio.Event()
@@ -137,10 +153,11 @@ class _Client:
         elif isinstance(event, ServerError):
             log.warning("server error: %s %s", event.why, event.reply)
 
-    def _update(self, update: m.Update, view: SeatView) -> None:
+    def _update(self, update: m.Update | m.QuartoUpdate, view: AnyView) -> None:
         if update.events:
-            self.bot.observe(list(update.events))
-            self.rounds_ended += sum(event.kind == "round_ended" for event in update.events)
+            self.bot.observe(list(update.events))  # type: ignore[arg-type]  # the table's game is the bot's
+            # A Quatro round, or a Quarto game, ended: ``--rounds`` counts them.
+            self.rounds_ended += sum(event.kind in ("round_ended", q.GameEnded.kind) for event in update.events)
         self.view = view
         self.view_at = trio.current_time()
 
@@ -163,10 +180,11 @@ class _Client:
         return reply
 
 
-def aged(view: SeatView, seconds: float) -> SeatView:
+def aged(view: AnyView, seconds: float) -> AnyView:
     """The view as it stands ``seconds`` after it arrived: countdowns run down (the server sends durations,
-    never clock times, and no update at all while nothing the seat may see happens)."""
-    if seconds <= 0:
+    never clock times, and no update at all while nothing the seat may see happens). A Quarto view is taken as it
+    came: its bots never read its clocks."""
+    if seconds <= 0 or isinstance(view, q.QuartoView):
         return view
     ms = int(seconds * 1000)
 
@@ -196,23 +214,34 @@ class BotResult:
     reason: str = ""
 
 
-async def _take_seat(client: _Client, table: int | None, players: int, timing: str | None) -> tuple[m.Seated, bool]:
-    """Join ``table``, or the first open Quatro table, or create one. Returns the seat and whether we created its
-    table. The network bot plays Quatro: a Quarto table is never joined."""
+async def _take_seat(
+    client: _Client, table: int | None, players: int, timing: str | None, game: str = p.QUATRO, against: str | None = None
+) -> tuple[m.Seated, bool]:
+    """Join ``table``, or the first open table of ``game``, or create one (its other seats filled with the server's
+    bots of level ``against``, if given). Returns the seat and whether we created its table. A table of another
+    game is never joined."""
     listing = _expect_ok(await client.request(m.ListTables()), "list the tables")
     assert isinstance(listing, m.Tables)
     if table is None:
         for entry in listing.tables:
-            if entry.game == p.QUATRO and entry.phase is Phase.LOBBY and not entry.password and entry.taken < entry.players:
+            if entry.game == game and entry.phase is Phase.LOBBY and not entry.password and entry.taken < entry.players:
                 reply = await client.request(m.Join(entry.table))
                 if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated):
                     return reply.payload, False
-        created = _expect_ok(await client.request(m.CreateTable(players, timing)), "create a table")
+        if game == p.QUARTO:
+            request = m.CreateTable(None, timing, game=p.QUARTO)
+        else:
+            request = m.CreateTable(players, timing)
+        created = _expect_ok(await client.request(request), "create a table")
         assert isinstance(created, m.Seated)
+        if against is not None:
+            seats = q.SEATS if game == p.QUARTO else players
+            for _ in range(seats - 1):
+                _expect_ok(await client.request(m.AddBot(level=against)), f"add a {against} bot")
         return created, True
     listed = next((entry for entry in listing.tables if entry.table == table), None)
-    if listed is not None and listed.game != p.QUATRO:
-        raise RuntimeError(f"could not join table {table}: it plays {listed.game}; the network bot plays Quatro")
+    if listed is not None and listed.game != game:
+        raise RuntimeError(f"could not join table {table}: it plays {listed.game}; this network bot plays {game}")
     joined = _expect_ok(await client.request(m.Join(table)), f"join table {table}")
     assert isinstance(joined, m.Seated)
     return joined, False
@@ -237,8 +266,24 @@ async def _start_when_full(client: _Client) -> None:
         await client.seating_changed.wait()
 
 
-async def _play(client: _Client, bot: Bot, rounds: int | None) -> None:
-    """Look, decide, act, at the bot's pace, until the match is over (or ``rounds`` rounds have ended)."""
+def _over(view: AnyView | None) -> bool:
+    return view is not None and view.phase in (Phase.OVER, q.Phase.OVER)
+
+
+async def _decide(bot: AnyBot, view: AnyView, now: float) -> list[Any]:
+    """The bot's actions; a slow bot (a Quarto ``perfect`` search) thinks in a worker thread, so that the connection
+    goes on reading and pinging meanwhile."""
+    if isinstance(bot, QuartoBot) and isinstance(view, q.QuartoView):
+        if bot.slow:
+            return await trio.to_thread.run_sync(bot.decide, view, now, abandon_on_cancel=True)
+        return bot.decide(view, now)
+    assert isinstance(bot, Bot) and isinstance(view, SeatView)
+    return list(bot.decide(view, now))
+
+
+async def _play(client: _Client, bot: AnyBot, rounds: int | None) -> None:
+    """Look, decide, act, at the bot's pace, until the match is over (or ``rounds`` rounds, or Quarto games, have
+    ended)."""
     pause = 0.0
     while client.closed is None:
         await trio.sleep(max(bot.think_time(), pause))
@@ -246,10 +291,10 @@ async def _play(client: _Client, bot: Bot, rounds: int | None) -> None:
         view = client.view
         if view is None:
             continue  # the match has not started
-        if view.phase is Phase.OVER or (rounds is not None and client.rounds_ended >= rounds):
+        if _over(view) or (rounds is not None and client.rounds_ended >= rounds):
             return
         now = trio.current_time()
-        for action in bot.decide(aged(view, now - client.view_at), now):
+        for action in await _decide(bot, aged(view, now - client.view_at), now):
             reply = await client.request(action)
             if not isinstance(reply, m.Ok):
                 if isinstance(reply, m.Refused) and reply.wait_ms:
@@ -261,8 +306,10 @@ async def _play(client: _Client, bot: Bot, rounds: int | None) -> None:
 async def run_bot(
     host: str,
     port: int,
-    level: str = DEFAULT_LEVEL,
+    level: str | None = None,
     *,
+    game: str = p.QUATRO,
+    against: str | None = None,
     table: int | None = None,
     players: int = 4,
     timing: str | None = None,
@@ -272,8 +319,10 @@ async def run_bot(
     task_status: trio.TaskStatus[BotResult] = trio.TASK_STATUS_IGNORED,
 ) -> BotResult:
     """Play one network bot to the end of its match (or of ``rounds`` rounds). ``task_status.started`` fires once
-    it is seated, so that several bots can be seated one after another at the same table."""
-    bot = make_bot(level, rng)
+    it is seated, so that several bots can be seated one after another at the same table. ``level`` is the game's
+    default when not given; ``against`` fills the other seats of a table this bot creates with server bots."""
+    level = level or GAME_DEFAULT_LEVEL[game]
+    bot: AnyBot = make_quarto_bot(level, rng) if game == p.QUARTO else make_bot(level, rng)
     result = BotResult(name or f"{level}-bot", level)
     core = ClientCore(result.name)
     started = False
@@ -294,7 +343,7 @@ async def run_bot(
             try:
                 _expect_ok(await client.request(m.Hello(p.PROTOCOL_VERSION, result.name)), "say hello")
                 if core.place is None:
-                    seated, created = await _take_seat(client, table, players, timing)
+                    seated, created = await _take_seat(client, table, players, timing, game, against)
                     result.table, result.seat = seated.table, seated.seat
                     log.info("seated name=%s level=%s table=%d seat=%d", result.name, level, result.table, result.seat)
                 else:
@@ -318,10 +367,10 @@ async def run_bot(
             raise failure
         view = client.view
         if view is not None:
-            result.scores, result.winners = view.scores, view.winners
+            result.scores, result.winners = tuple(view.scores), tuple(view.winners)
         result.rounds += client.rounds_ended
-        result.reason = client.closed or ("over" if view is not None and view.phase is Phase.OVER else "left")
-        over = view is not None and view.phase is Phase.OVER
+        over = _over(view)
+        result.reason = client.closed or ("over" if over else "left")
         if client.closed in (None, "shutdown") or not started or over or core.replaced:
             break
         log.info("connection_lost name=%s reason=%s attempt=%d", result.name, client.closed, attempt + 1)
@@ -330,7 +379,7 @@ async def run_bot(
 
 
 async def run_bots(
-    host: str, port: int, count: int, level: str, *, seed: int | None = None, **options: Any
+    host: str, port: int, count: int, level: str | None, *, seed: int | None = None, **options: Any
 ) -> list[BotResult]:
     """``count`` network bots, seated one after another (so that they fill the same table), playing at once."""
     seeds = random.Random(seed) if seed is not None else random.SystemRandom()
@@ -339,9 +388,8 @@ async def run_bots(
 
         async def one(i: int, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
             rng = random.Random(seeds.getrandbits(64))
-            results.append(
-                await run_bot(host, port, level, name=f"{level}-net-{i + 1}", rng=rng, task_status=task_status, **options)
-            )
+            name = f"{level or GAME_DEFAULT_LEVEL[options.get('game', p.QUATRO)]}-net-{i + 1}"
+            results.append(await run_bot(host, port, level, name=name, rng=rng, task_status=task_status, **options))
 
         for i in range(count):
             await nursery.start(one, i)
@@ -355,24 +403,34 @@ def _level(text: str) -> str:
             load_bot_class(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
-    elif text not in LEVELS:
-        raise argparse.ArgumentTypeError(f"levels: {', '.join(LEVELS)}, or module:Class")
+    elif text not in LEVELS and text not in q.LEVELS:
+        raise argparse.ArgumentTypeError(f"levels: {', '.join(LEVELS)} (Quatro), {', '.join(q.LEVELS)} (Quarto), or module:Class")
     return text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("address", metavar="HOST[:PORT]", help=f"the server (port {p.DEFAULT_PORT} if not given)")
+    parser.add_argument("--game", default=p.QUATRO, choices=tuple(GAME_LEVELS), help="the game to play (default quatro)")
     parser.add_argument("--table", type=int, default=None, help="join this table (default: the first open one, or a new one)")
     parser.add_argument("--count", type=int, default=1, help="how many bots (default 1), seated one after another")
     parser.add_argument(
         "--level",
-        default=DEFAULT_LEVEL,
+        default=None,
         type=_level,
-        help=f"bot level: {', '.join(LEVELS)}, or a bot of your own, module:Class (default {DEFAULT_LEVEL})",
+        help=f"bot level: Quatro {', '.join(LEVELS)}, or a bot of your own, module:Class (default {DEFAULT_LEVEL}); "
+        f"Quarto {', '.join(q.LEVELS)} (default {q.DEFAULT_LEVEL})",
+    )
+    parser.add_argument(
+        "--against",
+        default=None,
+        metavar="LEVEL",
+        help="fill the other seats of the table the bot creates with the server's bots of this level, then start (one bot only)",
     )
     parser.add_argument("--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats of a table the bots create")
     parser.add_argument("--timing", default=None, help="timing profile of a table the bots create (server's default)")
-    parser.add_argument("--rounds", type=int, default=None, help="leave after this many rounds (default: play the match)")
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="leave after this many rounds (Quarto: games) (default: play the match)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed the bots' choices (tests and replays)")
     parser.add_argument("--log-level", default="info", choices=LOG_LEVELS)
 
@@ -387,7 +445,20 @@ def run(args: argparse.Namespace) -> int:
     if args.count < 1:
         print("quatro-server bot: --count must be at least 1", file=sys.stderr)
         return 2
-    options = dict(table=args.table, players=args.players, timing=args.timing, rounds=args.rounds)
+    levels = GAME_LEVELS[args.game]
+    if args.level is not None and args.level not in levels and not (args.game == p.QUATRO and is_outside_bot(args.level)):
+        print(f"quatro-server bot: {args.game} bot levels: {', '.join(levels)}", file=sys.stderr)
+        return 2
+    if args.against is not None:
+        if args.against not in levels:
+            print(f"quatro-server bot: --against: {args.game} bot levels: {', '.join(levels)}", file=sys.stderr)
+            return 2
+        if args.count != 1 or args.table is not None:
+            print("quatro-server bot: --against fills a table the bot creates: one bot, no --table", file=sys.stderr)
+            return 2
+    options = dict(
+        table=args.table, players=args.players, timing=args.timing, rounds=args.rounds, game=args.game, against=args.against
+    )
     results: list[BotResult] = []
     status = 0
     try:

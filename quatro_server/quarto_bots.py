@@ -35,8 +35,8 @@ THINK_TIME: tuple[float, float] = (0.6, 1.4)
 #: ``perfect`` searches exactly with this many empty squares or fewer (at most about 0.2 s on one core).
 EXACT_EMPTY = 9
 #: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about 0.35 s at
-#: 1.1 million a second). Below a second on purpose: filler bots run in the server's process, and a search holds
-#: up every table of that server while it runs (docs/bots.md has the measurements).
+#: 1.1 million a second). Below a second on purpose: a person waits for the bot's move. The server makes these
+#: searches in a worker thread (``slow``), so they hold up no other table (docs/bots.md has the measurements).
 TRY_EXACT_EMPTY = 10
 EXACT_BUDGET = 400_000
 #: Up to this many empty squares the heuristic's turns are checked, best first, by a search that only asks
@@ -85,6 +85,9 @@ class QuartoBot:
     """A seat's Quarto bot. Subclasses choose the placement and the piece."""
 
     level = "random"
+    #: Its decisions may take long enough (a search) that a server makes them off its event loop
+    #: (``quatro_server.games.QuartoGame.slow_bot``).
+    slow = False
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self.rng = rng if rng is not None else random.Random()
@@ -157,6 +160,7 @@ class PerfectQuartoBot(NormalQuartoBot):
     """The exact search near the end, a trap-setting heuristic before; see the module's docstring."""
 
     level = "perfect"
+    slow = True
 
     def __init__(self, rng: random.Random | None = None, budget: int = EXACT_BUDGET) -> None:
         super().__init__(rng)

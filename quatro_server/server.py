@@ -32,7 +32,7 @@ from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
 from quatro_server.games import GAMES
-from quatro_server.lobby import Lobby, Room
+from quatro_server.lobby import BotJob, Lobby, Room
 from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
 from quatro_server.quiet import LoopWatch, settle_heap
 
@@ -70,6 +70,9 @@ KEEPALIVE_IDLE = 30
 KEEPALIVE_INTERVAL = 10
 KEEPALIVE_COUNT = 3
 TCP_USER_TIMEOUT = 60
+#: Slow bots' decisions (a Quarto ``perfect`` search) made at once, each in a worker thread: one keeps a core for
+#: the event loop on a small machine; the others queue (docs/bots.md).
+BOT_THINKERS = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +234,7 @@ class Server:
         self._wakeups: dict[int, trio.Event] = {}
         self.flusher = Flusher()
         self.quiet = QuietLog(log)
+        self.thinkers = trio.CapacityLimiter(BOT_THINKERS)
         lobby.on_room_created = self._room_created
 
     # --- tables --------------------------------------------------------------------------------
@@ -239,7 +243,28 @@ class Server:
         assert self._nursery is not None
         self._wakeups[room.id] = trio.Event()
         room.on_change = lambda: self._wake(room.id)
+        room.think = lambda job: self._think(room, job)
         self._nursery.start_soon(self._run_room, room)
+
+    def _think(self, room: Room, job: BotJob) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(self._run_bot_job, room, job)
+
+    async def _run_bot_job(self, room: Room, job: BotJob) -> None:
+        """A slow bot's decision, in a worker thread (off the event loop: no table waits for it), given back to its
+        room when it is done; a room closed meanwhile is not asked."""
+        try:
+            async with self.thinkers:
+                if self.lobby.rooms.get(room.id) is not room:
+                    return
+                actions = await trio.to_thread.run_sync(job.decide, abandon_on_cancel=True)
+            if self.lobby.rooms.get(room.id) is room:
+                now = trio.current_time()
+                room.bot_decided(job, actions, now)
+                if room.expired(now):
+                    self.lobby.close(room)
+        except Exception:
+            self._table_failed(room)
 
     def _wake(self, room_id: int) -> None:
         """Wake a room's timer task; a room whose task has ended has nothing to wake."""
@@ -260,17 +285,20 @@ class Server:
                 if room.expired(now):
                     self.lobby.close(room)
         except Exception:
-            log.exception("table_failed table=%d", room.id)  # a table's bug ends that table, not the server
-            self.lobby.close(room)
-            for seat in room.seats:
-                peer, seat.peer = seat.peer, None
-                if peer is not None:
-                    peer.room = peer.seat = None  # nothing of a broken table runs again, not even on the way out
-                    peer.send(to_wire(m.Bye(m.BYE_TABLE_FAILED, "this table hit an error")))
-                    peer.close("table_failed")
+            self._table_failed(room)
         finally:
             self._wakeups.pop(room.id, None)
             log.info("table_stopped table=%d", room.id)
+
+    def _table_failed(self, room: Room) -> None:
+        log.exception("table_failed table=%d", room.id)  # a table's bug ends that table, not the server
+        self.lobby.close(room)
+        for seat in room.seats:
+            peer, seat.peer = seat.peer, None
+            if peer is not None:
+                peer.room = peer.seat = None  # nothing of a broken table runs again, not even on the way out
+                peer.send(to_wire(m.Bye(m.BYE_TABLE_FAILED, "this table hit an error")))
+                peer.close("table_failed")
 
     # --- connections ---------------------------------------------------------------------------
 

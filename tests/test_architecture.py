@@ -57,16 +57,20 @@ def test_bots_never_import_the_engine():
     """H2 made structural: decision code sees views and events (shared types), never a Table.
 
     Every level (``expert`` included) lives in ``bots.py``; the gauntlet's exploiters in ``exploiters.py``;
-    the example of a bot written outside the project in ``examples/``. None may reach the engine or a room.
+    the example of a bot written outside the project in ``examples/``; Quarto's bots in ``quarto_bots.py`` with
+    their search in ``quarto_solver.py``. None may reach an engine (``engine``, ``quarto``) or a room.
     """
     decision_code = [
-        path for path in (ROOT / "quatro_server").rglob("*.py") if path.stem.startswith("bot") or path.stem in ("netbot", "exploiters")
+        path
+        for path in (ROOT / "quatro_server").rglob("*.py")
+        if path.stem.startswith("bot") or path.stem in ("netbot", "exploiters", "quarto_bots", "quarto_solver")
     ]
     decision_code += sorted((ROOT / "examples").glob("*.py"))
-    assert {"bots", "netbot", "exploiters", "pair_bot"} <= {path.stem for path in decision_code}
+    assert {"bots", "netbot", "exploiters", "pair_bot", "quarto_bots", "quarto_solver"} <= {path.stem for path in decision_code}
+    allowed = {"quatro_server.bots", "quatro_server.logs", "quatro_server.quarto_bots", "quatro_server.quarto_solver"}
     for path in decision_code:
         project = {name for name in imported_modules(path) if name.split(".")[0] in ("quatro_server", "quatro_tui")}
-        assert project <= {"quatro_server.bots", "quatro_server.logs"}, (path, project)  # shared types, the bots' own helpers, log setup
+        assert project <= allowed, (path, project)  # shared types, the bots' own helpers, log setup
 
 
 def test_every_level_is_a_class_of_the_bot_module():

@@ -82,3 +82,21 @@ def test_ssh_sessions_benchmark_runs():
                   "client process unique"):
         assert re.search(rf"{label}.*median +[\d.]+ (ms|MB) .*\(n=\d+\)", out), f"no figures for {label}:\n{out}"
     assert re.search(r"1 SSH sessions at the lobby at once \(1 client processes\)", out), out
+
+
+def test_bot_stall_benchmark_prints_each_run_as_json():
+    """The bystander's round trips and the server's longest step, without bots, with inline bots, with thinking threads."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/bot_stall.py", "--tables", "1", "--seconds", "0.6", "--warmup", "0.3", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [run["mode"] for run in report["runs"]] == ["idle", "inline", "thread"], report
+    for run in report["runs"]:
+        assert run["requests"] > 0 and run["worst_ms"] >= run["p99_ms"] >= run["p50_ms"] > 0, run
+        assert run["longest_step_ms"] > 0, run
+    assert report["runs"][0]["placed"] == 0  # the baseline has no bots' tables

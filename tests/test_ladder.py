@@ -361,7 +361,8 @@ def test_network_bots_take_a_level_or_an_outside_bot(examples_importable, capsys
     netbot.add_arguments(parser)
     assert parser.parse_args(["127.0.0.1", "--level", "pair_bot:PairBot"]).level == "pair_bot:PairBot"
     assert parser.parse_args(["127.0.0.1", "--level", "expert"]).level == "expert"
-    assert parser.parse_args(["127.0.0.1"]).level == DEFAULT_LEVEL
+    # No level given: the game's default (Quatro's DEFAULT_LEVEL; Quarto's own), chosen once the game is known.
+    assert parser.parse_args(["127.0.0.1"]).level is None and netbot.GAME_DEFAULT_LEVEL["quatro"] == DEFAULT_LEVEL
     for bad in ("godlike", "pair_bot:Nope"):
         with pytest.raises(SystemExit):
             parser.parse_args(["127.0.0.1", "--level", bad])

@@ -15,7 +15,7 @@ import trio
 from netclient import TestClient
 from quatro_server import quarto_bots
 from quatro_server.lobby import Lobby
-from quatro_server.netbot import run_bot
+from quatro_server.netbot import run_bot, run_bots
 from quatro_server.server import Server
 from quatro_server.timing import FAST, PROFILES
 from quatro_shared import protocol as p
@@ -300,3 +300,43 @@ async def test_the_move_clock_when_a_profile_sets_one_plays_a_silent_seats_step_
     while given["seat"] != 0:  # the bot's own moves come first when it starts
         given = await ann.wait_event("piece_given", timeout=10)
     assert given["by_lot"] is True  # ann said nothing: her give was drawn for her
+
+
+async def test_a_network_quarto_bot_plays_a_whole_match_against_the_servers_perfect_bot(server):
+    """``quatro-server bot --game quarto --level perfect --against perfect``: a real client over TCP creates a Quarto
+    table, fills the other seat with the server's ``perfect``, starts, and plays every game of the match (its own
+    search in a worker thread, the server's in the server's)."""
+    with trio.fail_after(120):
+        result = await run_bot("127.0.0.1", server.port, "perfect", game="quarto", against="perfect", rng=random.Random(3))
+    assert result.reason == "over", result
+    assert result.seat == 0 and result.rounds == q.DEFAULT_GAMES
+    assert len(result.scores) == 2 and sum(result.scores) <= q.DEFAULT_GAMES and result.winners  # wins and draws add up
+
+
+async def test_two_network_quarto_bots_fill_one_quarto_table_and_play_it(server):
+    results = await run_bots("127.0.0.1", server.port, 2, "normal", seed=5, game="quarto", rounds=1)
+    assert {r.table for r in results} == {results[0].table} and {r.seat for r in results} == {0, 1}
+    assert all(r.rounds >= 1 for r in results), results
+
+
+async def test_a_network_quarto_bot_never_sits_at_a_quatro_table(server):
+    ann = await TestClient.connect(server.port, "ann")
+    assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+    with pytest.raises(RuntimeError, match="plays quatro"):
+        await run_bot("127.0.0.1", server.port, "random", game="quarto", table=ann.table)
+
+
+def test_the_network_bots_command_checks_quarto_levels_and_against(capsys):
+    import argparse
+
+    from quatro_server import netbot
+
+    parser = argparse.ArgumentParser()
+    netbot.add_arguments(parser)
+    for argv, said in (
+        (["--level", "expert"], "quarto bot levels: random, normal, perfect"),
+        (["--against", "godlike"], "--against: quarto bot levels"),
+        (["--against", "perfect", "--count", "2"], "one bot, no --table"),
+    ):
+        assert netbot.run(parser.parse_args(["127.0.0.1:1", "--game", "quarto", *argv])) == 2
+        assert said in capsys.readouterr().err
