@@ -8,6 +8,7 @@ its shared attribute named; every piece reads in ASCII too.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 from rich.style import Style
@@ -19,8 +20,10 @@ from quatro_tui import words
 from quatro_tui.app import QuatroApp
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.quarto import QuartoScreen
-from quatro_tui.widgets.quarto import POOL_COLUMNS, POOL_ORDER, QuartoBoard, QuartoPool, glyph, hint, piece_lines
-from quarto_tui_helpers import PICTURES, LocalQuarto, open_quarto, piece_offset, show_picture, square_offset, won_position
+from quatro_tui.widgets.quarto import (
+    POOL_COLUMNS, POOL_ORDER, QuartoBoard, QuartoPool, QuartoStatus, glyph, hint, piece_lines,
+)
+from quarto_tui_helpers import NOW, PICTURES, LocalQuarto, open_quarto, piece_offset, show_picture, square_offset, won_position
 from test_tui_fit import CUT, flat
 from test_tui_ascii import assert_ascii, screen_text
 from tui_helpers import run, until
@@ -199,6 +202,15 @@ def test_the_winning_line_is_highlighted_and_its_attribute_named():
                 x, y = square_offset(square)
                 marked = style_at(board, x, y).bgcolor == win.bgcolor
                 assert marked == (square in view.line), q.format_square(square)
+            # Under each piece of the line, the letter of what the four share stands out (in reverse).
+            names = [name for _, _, set_name, clear_name in q.ATTRIBUTES for name in (set_name, clear_name)]
+            shared_attributes = {names.index(name) // 2 for name in view.shared}
+            for square in view.line:
+                x, y = square_offset(square)
+                left = x - 2  # the cell's first column: its letters start there
+                for k in range(4):
+                    reverse = bool(style_at(board, left + k, y + 1).reverse)
+                    assert reverse == (k in shared_attributes), (q.format_square(square), k)
             # Between games: n starts the next one.
             assert "n starts the next game" in text
             await pilot.press("n")
@@ -301,5 +313,54 @@ def test_nothing_is_cut_at_80x24(name, ascii_only):
                 assert " ".join(words.plain(sentence, ascii_only).split()) in flat(text), f"{sentence!r}:\n{text}"
             for move in view.moves:
                 assert move in text
+
+    run(body)
+
+
+def test_the_move_clock_counts_down_between_views():
+    """With the move clock on, the status line shows the seconds left, counted down locally from the view."""
+
+    async def body():
+        now = [NOW]
+        local = LocalQuarto(seed=3)
+        local.start()
+        app = QuatroApp()
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = local.screen_for(clock=lambda: now[0])
+            screen.guard = 0.0
+            await app.push_screen(screen)
+            screen.show(replace(local.view(), clock_ms=30_000), [], received_at=NOW)
+            await pilot.pause()
+            status = screen.query_one(QuartoStatus)
+            assert "move clock 30s" in str(status.render())
+            now[0] += 12.0
+            await until(lambda: "move clock 18s" in str(status.render()), what="the clock at 18 s")
+            now[0] += 30.0
+            await until(lambda: "move clock 0.0s" in str(status.render()), what="the clock at 0")
+            screen.show(local.view(), [], received_at=now[0])  # the clock off: nothing shown
+            await until(lambda: "clock" not in str(status.render()), what="no clock")
+
+    run(body)
+
+
+def test_the_keys_wait_a_moment_when_the_screen_replaces_another():
+    """A late enter meant for the screen before does nothing; the guard lifts by itself (guard.py)."""
+
+    async def body():
+        local = LocalQuarto(seed=3)
+        local.start()
+        app = QuatroApp()
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = local.screen_for()
+            screen.guard = 0.5
+            await app.push_screen(screen)
+            screen.show(local.view())
+            await pilot.press("enter")
+            await pilot.pause()
+            assert local.sent == []
+            await until(screen.armed, what="the keys")
+            await pilot.press("enter")
+            await until(lambda: local.sent, what="a give")
+            assert isinstance(local.sent[0], q.Give) and not local.refusals
 
     run(body)

@@ -129,8 +129,8 @@ class QuartoWidget(Widget):
     """A widget drawn from the screen's ``QuartoPicture``; subclasses implement ``draw``."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "piece--dark", "piece--light", "square--empty", "square--cursor", "square--win", "square--last",
-        "quarto--title",
+        "piece--dark", "piece--light", "square--empty", "square--cursor", "square--win", "square--shared",
+        "square--last", "quarto--title",
     }
     #: Seconds between redraws of a widget whose content moves with time (the clocks); 0: none.
     TICK = 0.0
@@ -205,6 +205,9 @@ class QuartoBoard(QuartoWidget):
         b = self.borders()
         board = view.board if view is not None else (None,) * q.SQUARES
         won = set(view.line or ()) if view is not None and view.phase in (Phase.BETWEEN, Phase.OVER) else set()
+        # The letters of what the winning line shares (its attribute values), marked in each of its pieces.
+        on, off = q.common_attributes([p for p in (board[s] for s in won) if p is not None]) if won else (0, 0)
+        shared = [k for k in range(len(q.ATTRIBUTES)) if (on | off) >> k & 1]
         cursor = picture.board_cursor if picture.placing() else None
         header = Text(" " * self.LEFT)
         for letter in q.COLUMNS:
@@ -228,7 +231,11 @@ class QuartoBoard(QuartoWidget):
                     extra = self.style("square--win")
                 elif square == picture.last_square:
                     extra = self.style("square--last")
-                cells.append(self.cell(board[square], q.format_square(square), extra))
+                cell = self.cell(board[square], q.format_square(square), extra)
+                if square in won:
+                    for k in shared:
+                        cell[2].stylize(self.style("square--shared"), k, k + 1)
+                cells.append(cell)
             for k in range(3):
                 label = q.ROWS[row] if k == 1 else " "
                 line = Text(f"{label} {b['v']}")
