@@ -40,7 +40,7 @@ from quatro_shared import seating
 from quatro_shared.views import Phase
 from quatro_shared.wire import WireError, action_from_wire, to_wire
 
-from quatro_server.bots import LEVELS, make_bot
+from quatro_server.bots import LEVELS, Bot, make_bot
 from quatro_server.datadir import default_data_dir as default_data_dir  # the journal lives in the data directory
 from quatro_server.engine import Emit, Outcome, Table, events_for
 from quatro_server.lobby import Lobby, Room, Seat
@@ -452,7 +452,7 @@ class RoomJournal:
 
     def seating(self, room: Room) -> None:
         """Seats, names and host as they are now (called on every change of them)."""
-        host = room.table.host if room.table is not None else room.host
+        host = room.game.host(room) if room.table is not None else room.host
         self.journal.write(
             ("UPDATE tables SET host = ? WHERE id = ?", (host, self.table_id)),
             *(
@@ -648,7 +648,7 @@ def _restore_room(lobby: Lobby, journal: Journal, saved: SavedTable, now: float)
     table, batches = replay_table(saved, timing)
     for emits in batches:  # since the last checkpoint: the current round
         for i, s in enumerate(room.seats):
-            if s.bot is not None:
+            if isinstance(s.bot, Bot):  # a journalled room plays Quatro: its bots are Quatro's
                 seen = events_for(emits, i, room.players)
                 if seen:
                     s.bot.observe(seen)  # the bot remembers what it had seen (H2: nothing more)
@@ -706,7 +706,7 @@ def end_grace(lobby: Lobby, rooms: list[Room], now: float) -> None:
                 room.lobby_host_leaves()
                 room.broadcast_seating()
             continue
-        emits: list[Emit] = []
+        emits: list[Any] = []
         for i, s in enumerate(room.seats):
             if s.bot is None and s.peer is None:
                 emits.extend(room.table.act(i, a.Disconnect(), now).events)

@@ -18,19 +18,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
 from quatro_shared.framing import encode
 from quatro_shared.wire import to_wire
-from quatro_shared import seating, wording
-from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
+from quatro_shared import seating
 
-from quatro_server.bots import Bot, make_bot
+from quatro_server import games
 from quatro_server.credentials import digest_secret, hash_password, password_matches, secret_matches
-from quatro_server.engine import Emit, Table, view
+from quatro_server.games import DEFAULT_GAME, Game, GameTable, SeatBot
 from quatro_server.timing import PROFILES, Timing
-from quatro_server.updates import Batch
 
 if TYPE_CHECKING:
     from quatro_server.journal import Journal, RoomJournal
@@ -129,7 +126,7 @@ class Seat:
     """One seat of a room: empty, a bot, or a human (connected or not)."""
 
     name: str | None = None
-    bot: Bot | None = None
+    bot: SeatBot | None = None
     secret: str | None = None  # the digest of the seat's secret (R19): the secret itself is only in the join reply
     peer: Peer | None = None
     order: int = 0  # when the seat was taken: the host passes to the longest-seated (R18)
@@ -148,7 +145,8 @@ class Seat:
 
 @dataclass
 class Room:
-    """One table: its seats before the match, then the engine's table during it."""
+    """One table: its seats before the match, then the engine's table during it. ``game`` says which game it plays
+    (``quatro_server.games``): the room asks it for the engine, the views, the update frames and the bots."""
 
     id: int
     players: int
@@ -158,7 +156,7 @@ class Room:
     rng: random.Random
     seats: list[Seat]
     host: int | None = None
-    table: Table | None = None
+    table: GameTable | None = None
     #: When the last connected human left (None while someone is here): the room closes ``ABANDON_AFTER`` later
     #: (``UNSTARTED_ABANDON_AFTER`` before its match starts).
     idle_since: float | None = None
@@ -173,25 +171,27 @@ class Room:
     last_active: float = 0.0
     _orders: Any = field(default_factory=lambda: count(1))
     journal: RoomJournal | None = None  # where the room's match is journalled (None: in memory only)
+    game: Game = DEFAULT_GAME
 
     # --- what the room tells people ------------------------------------------------------------
 
     @property
     def phase(self) -> Phase:
-        return Phase.LOBBY if self.table is None else self.table.phase
+        """The table's phase in the lobby's words (a Quarto table's, ``games.QuartoGame.lobby_phase``)."""
+        return Phase.LOBBY if self.table is None else self.game.lobby_phase(self.table)
 
     def summary(self, now: float | None = None) -> m.TableSummary:
         """One line of the lobby list: public facts only (who sits there is public: the room shows it too)."""
         return m.TableSummary(
             table=self.id,
-            game="quatro",
+            game=self.game.name,
             players=self.players,
             taken=sum(not s.empty for s in self.seats),
             bots=sum(s.bot is not None for s in self.seats),
             phase=self.phase,
             timing=self.timing_name,
             password=self.password is not None,
-            scores=tuple(self.table.scores) if self.table else (0,) * seating.team_count(self.players),
+            scores=tuple(self.table.scores) if self.table else self.game.no_scores(self.players),
             names=tuple(s.name or "" for s in self.seats),
             bot_seats=tuple(i for i, s in enumerate(self.seats) if s.bot is not None),
             idle_s=0 if now is None else max(0, int(now - self.last_active)),
@@ -199,7 +199,7 @@ class Room:
 
     def seating(self) -> m.Seating:
         """The ``table`` message: who sits where, who hosts, the durations in force."""
-        host = self.table.host if self.table else self.host
+        host = self.game.host(self) if self.table else self.host
         return m.Seating(
             table=self.id,
             players=self.players,
@@ -217,6 +217,7 @@ class Room:
                 )
                 for i, s in enumerate(self.seats)
             ),
+            game=self.game.name,
         )
 
     def broadcast_seating(self) -> None:
@@ -227,7 +228,7 @@ class Room:
             if s.peer is not None:
                 s.peer.send(message)
 
-    def _update(self, batch: Batch, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
+    def _update(self, batch: games.UpdateBatch, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         """The frame of one seat's update in ``batch``, numbered by the seat's ``seq``."""
         s = self.seats[seat]
         s.seq += 1
@@ -235,18 +236,19 @@ class Room:
             s.synced = True
         return batch.update(seat, s.seq, seen, snapshot)
 
-    def publish(self, emits: list[Emit], now: float, snapshot_for: int | None = None) -> None:
+    def publish(self, emits: list[Any], now: float, snapshot_for: int | None = None) -> None:
         """Send one batch of engine events to the seats allowed to see them, each filtered for that seat (H1, H3).
 
         A seat that sees none of the batch is sent nothing: even an empty update would tell it *when* a
         private thing happened (another team's sign, an opponent's emoji change). ``snapshot_for`` gets
         its update whatever it sees, marked as a snapshot (joining, rejoining, asking to resync), as does a
         seat whose connection has had no snapshot yet; the others get what changed (protocol 2), the bytes
-        of what several seats see built once (``quatro_server.updates``).
+        of what several seats see built once (``quatro_server.updates``). The frames are the game's (``Game.batch``):
+        a Quarto update carries the seat's whole view every time.
         """
         if self.table is None or not (emits or snapshot_for is not None):
             return
-        batch = Batch(self.id, self.table, emits, now)
+        batch = self.game.batch(self.id, self.table, emits, now)
         players = self.players
         for i, s in enumerate(self.seats):
             if s.peer is None and s.bot is None:
@@ -255,8 +257,8 @@ class Room:
             if s.peer is not None and (seen or i == snapshot_for):
                 s.peer.send(self._update(batch, i, seen, snapshot=i == snapshot_for or not s.synced))
             if s.bot is not None and seen:
-                s.bot.observe([emits[k].event for k in seen])  # H2: a bot is told what a player there is told
-        if any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits):
+                s.bot.observe(self.game.observed(emits, seen))  # H2: a bot is told what a player there is told
+        if self.game.seating_changed(emits):
             self.broadcast_seating()
         # Wake the timer task only when the batch brought the room's next deadline forward: waking it for every
         # batch (a swap moves no deadline of the table's) cost a task switch per batch for nothing.
@@ -274,7 +276,7 @@ class Room:
 
     def _next_wake(self) -> float | None:
         wakes = [] if self.idle_since is None else [self.idle_since + self.abandon_limit()]
-        if self.table is not None and self.table.phase is not Phase.OVER:
+        if self.table is not None and not self.game.over(self.table):
             wakes.extend(s.bot_wake for s in self.seats if s.bot is not None)
             deadline = self.table.next_deadline()
             if deadline is not None:
@@ -285,10 +287,10 @@ class Room:
         """Let time pass: fire the engine's deadlines and let every bot whose time has come look and act."""
         if self.table is None:
             return
-        emits = self.table.advance(now)
+        emits: list[Any] = list(self.table.advance(now))
         for i, s in enumerate(self.seats):
-            if s.bot is not None and s.bot_wake <= now and self.table.phase is not Phase.OVER:
-                for action in s.bot.decide(view(self.table, i, now), now):  # H2: the seat's view, nothing more
+            if s.bot is not None and s.bot_wake <= now and not self.game.over(self.table):
+                for action in s.bot.decide(self.game.view(self.table, i, now), now):  # H2: the seat's view, nothing more
                     outcome = self.table.act(i, action, now)
                     emits.extend(outcome.events)
                     if not outcome.ok:
@@ -298,7 +300,7 @@ class Room:
 
     # --- seats ---------------------------------------------------------------------------------
 
-    def sit(self, seat: int, peer: Peer | None, name: str, bot: Bot | None = None) -> str | None:
+    def sit(self, seat: int, peer: Peer | None, name: str, bot: SeatBot | None = None) -> str | None:
         """Fill an empty seat; a human gets a fresh secret (R19), which is returned."""
         s = self.seats[seat]
         s.name, s.bot, s.peer, s.order = name, bot, peer, next(self._orders)
@@ -327,12 +329,9 @@ class Room:
         self.host = min(humans)[1] if humans else None
 
     def start(self, now: float) -> None:
-        """Every seat is filled: the match begins (the engine takes over)."""
-        bots = {i for i, s in enumerate(self.seats) if s.bot is not None}
-        order = [i for _, i in sorted((s.order, i) for i, s in enumerate(self.seats))]
-        make_table = Table if self.journal is None else self.journal.open_table
-        self.table = make_table(self.players, timing=self.timing, rng=self.rng, bots=bots, host=self.host, seat_order=order)
-        emits = self.table.start(now)
+        """Every seat is filled: the match begins (the game's engine takes over)."""
+        self.table = self.game.new_table(self)
+        emits: list[Any] = list(self.table.start(now))
         for s in self.seats:
             s.synced = False  # a match's first update is a snapshot (a rematch's too: nothing of the last match carries over)
         for i, s in enumerate(self.seats):
@@ -357,7 +356,7 @@ class Room:
             return False
         if not any(s.secret is not None for s in self.seats):
             return True
-        if self.table is not None and self.table.phase is Phase.OVER:
+        if self.table is not None and self.game.over(self.table):
             return True
         return self.idle_since is not None and now >= self.idle_since + self.abandon_limit()
 
@@ -409,7 +408,7 @@ class Lobby:
     def handle(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         """Answer one request from ``peer``. Exactly one reply, always; the room's pushes go out on the side."""
         self.now = now
-        if request.kind in a.ACTION_KINDS:
+        if request.kind in games.ACTION_KINDS:
             reply = self._act(peer, request, now)
         else:
             handler: Callable[[Peer, m.Request, float], m.Reply] = getattr(self, f"_{request.kind}")
@@ -439,8 +438,14 @@ class Lobby:
         assert isinstance(f, m.CreateTable)
         if peer.room is not None:
             return m.refused(request.id, p.ALREADY_SEATED, "leave your table before creating another")
-        if f.players not in PLAYER_COUNTS:
-            return m.refused(request.id, p.BAD_REQUEST, "a table has 4, 6 or 8 seats")
+        game = games.GAMES.get(f.game or DEFAULT_GAME.name)
+        if game is None:
+            return m.refused(request.id, p.UNKNOWN_GAME, f"games here: {', '.join(games.GAMES)}")
+        if f.players is None and game.players_required:  # a malformed request, as when players was required by all
+            return m.Error(request.id, p.BAD_REQUEST, f"create_table: players: required for a {game.title} table")
+        players = game.seats(f.players)
+        if isinstance(players, str):
+            return m.refused(request.id, p.BAD_REQUEST, players)
         timing_name = f.timing or self.default_timing
         if timing_name not in self.profiles:
             return m.refused(request.id, p.BAD_TIMING, f"timing profiles here: {', '.join(self.profiles)}")
@@ -453,22 +458,23 @@ class Lobby:
             return m.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
         room = Room(
             id=next(self._ids),
-            players=f.players,
+            players=players,
             timing_name=timing_name,
             timing=self.profiles[timing_name],
             password=None if f.password is None else hash_password(f.password),
             rng=self._rng(),
-            seats=[Seat() for _ in range(f.players)],
+            seats=[Seat() for _ in range(players)],
             origin=origin,
             abandon_after=self.abandon_after,
             unstarted_abandon_after=self.unstarted_abandon_after,
+            game=game,
         )
-        if self.journal is not None:
+        if self.journal is not None and game.journalled:  # a Quarto table lives in memory only
             room.journal = self.journal.room(room)
         self.rooms[room.id] = room
         self.on_room_created(room)
         secret = self._seat(peer, room, 0)
-        log.info("table_created table=%d players=%d timing=%s", room.id, room.players, timing_name)
+        log.info("table_created table=%d game=%s players=%d timing=%s", room.id, game.name, room.players, timing_name)
         return m.Ok(request.id, m.Seated(room.id, 0, secret))
 
     def _join(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
@@ -636,9 +642,10 @@ class Lobby:
         room = self._host_room(peer, request)
         if not isinstance(room, Room):
             return room
-        level = f.level or DEFAULT_LEVEL
-        if level not in LEVELS:
-            return m.refused(request.id, p.BAD_LEVEL, f"bot levels: {', '.join(LEVELS)}")
+        game = room.game
+        level = f.level or game.default_level
+        if level not in game.levels:
+            return m.refused(request.id, p.BAD_LEVEL, f"{game.title} bot levels: {', '.join(game.levels)}")
         seat = f.seat
         if seat is None:
             seat = room.free_seat()
@@ -648,7 +655,7 @@ class Lobby:
             return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
         elif not room.seats[seat].empty:
             return m.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
-        room.sit(seat, None, f"{level}-bot-{seat}", bot=make_bot(level, random.Random(room.rng.getrandbits(64))))
+        room.sit(seat, None, f"{level}-bot-{seat}", bot=game.make_bot(level, random.Random(room.rng.getrandbits(64))))
         room.broadcast_seating()
         self.announce()
         return m.Ok(request.id, m.BotAdded(seat))
@@ -705,7 +712,7 @@ class Lobby:
         f = request.body
         assert isinstance(f, m.Chat)
         room = peer.room
-        if room is not None and room.table is not None and room.table.phase in (Phase.SIGNING, Phase.ROUND):
+        if room is not None and room.table is not None and not room.game.chat_open(room.table):
             return m.refused(request.id, p.CHAT_CLOSED, "no chat during a round: it would carry signals")
         last = self._chatted.get(peer)
         if last is not None and now < last + p.CHAT_INTERVAL:
@@ -728,9 +735,9 @@ class Lobby:
         room = peer.room
         if room is None or peer.seat is None:
             return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
-        if room.table is None or room.table.phase is not Phase.OVER:
+        if room.table is None or not room.game.over(room.table):
             return m.refused(request.id, p.NOT_OVER, "the match is not over")
-        if room.table.host != peer.seat:
+        if room.game.host(room) != peer.seat:
             return m.refused(request.id, p.NOT_HOST, "only the host can do that")
         room.start(now)
         log.info("match_restarted table=%d", room.id)
@@ -745,16 +752,21 @@ class Lobby:
             code = getattr(request.invalid, "code", p.BAD_REQUEST)
             return m.Error(request.id, code, str(request.invalid))
         action = request.body
-        assert isinstance(action, a.Action)
+        game = games.game_of(action)
+        assert game is not None
+        if game is not room.game:
+            # Another game's action: refused by the table's game, in its words (``unknown_action`` in both games).
+            return m.refused(
+                request.id,
+                a.Reason.UNKNOWN_ACTION,
+                f"{request.kind} is a {game.title} action; this table plays {room.game.title}",
+            )
         if room.table is None:
             return m.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
         outcome = room.table.act(seat, action, now)
-        room.publish(outcome.events, now)
+        room.publish(list(outcome.events), now)
         if outcome.refusal is not None:
             log.debug("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
-            refusal = outcome.refusal
-            card = action.take if isinstance(action, a.Swap) else None
-            message = wording.refusal(refusal.reason, refusal.wait, action=action.kind, card=card)
-            return m.refused(request.id, refusal.reason, message, refusal.wait)
+            return room.game.refused(request.id, action, outcome.refusal)
         return m.Ok(request.id)
 

@@ -196,18 +196,22 @@ class BotResult:
 
 
 async def _take_seat(client: _Client, table: int | None, players: int, timing: str | None) -> tuple[m.Seated, bool]:
-    """Join ``table``, or the first open table, or create one. Returns the seat and whether we created its table."""
+    """Join ``table``, or the first open Quatro table, or create one. Returns the seat and whether we created its
+    table. The network bot plays Quatro: a Quarto table is never joined."""
+    listing = _expect_ok(await client.request(m.ListTables()), "list the tables")
+    assert isinstance(listing, m.Tables)
     if table is None:
-        listing = _expect_ok(await client.request(m.ListTables()), "list the tables")
-        assert isinstance(listing, m.Tables)
         for entry in listing.tables:
-            if entry.phase is Phase.LOBBY and not entry.password and entry.taken < entry.players:
+            if entry.game == p.QUATRO and entry.phase is Phase.LOBBY and not entry.password and entry.taken < entry.players:
                 reply = await client.request(m.Join(entry.table))
                 if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated):
                     return reply.payload, False
         created = _expect_ok(await client.request(m.CreateTable(players, timing)), "create a table")
         assert isinstance(created, m.Seated)
         return created, True
+    listed = next((entry for entry in listing.tables if entry.table == table), None)
+    if listed is not None and listed.game != p.QUATRO:
+        raise RuntimeError(f"could not join table {table}: it plays {listed.game}; the network bot plays Quatro")
     joined = _expect_ok(await client.request(m.Join(table)), f"join table {table}")
     assert isinstance(joined, m.Seated)
     return joined, False

@@ -25,8 +25,9 @@ from quatro_shared.quarto import Phase, QuartoView, Step
 
 from quatro_server.quarto_solver import EMPTY, BudgetExceeded, Solver, deadly, pieces_of
 
-LEVELS: tuple[str, ...] = ("random", "normal", "perfect")
-DEFAULT_LEVEL = "perfect"
+#: The level names live in the shared vocabulary, so that a client can offer them (``add_bot``).
+LEVELS: tuple[str, ...] = q.LEVELS
+DEFAULT_LEVEL = q.DEFAULT_LEVEL
 
 #: Seconds between a bot's looks at the table (a person's pace: Quarto is not a game of reflexes).
 THINK_TIME: tuple[float, float] = (0.6, 1.4)

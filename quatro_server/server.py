@@ -31,6 +31,7 @@ from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
+from quatro_server.games import GAMES
 from quatro_server.lobby import Lobby, Room
 from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
 from quatro_server.quiet import LoopWatch, settle_heap
@@ -438,6 +439,7 @@ class Server:
                 server="quatro",
                 profiles=tuple(sorted(self.lobby.profiles)),
                 tables=self.lobby.listing(),
+                games=tuple(GAMES),
             ),
         )
 

@@ -9,7 +9,9 @@ arrived (cut anywhere) and returns what they meant, as events:
 - ``Updated``: an ``update`` in order (``seq`` checked, protocol section 11), with the seat's view: a snapshot's,
   or the last one with the update's events and countdowns applied (``quatro_shared.apply``; protocol 2 sends a
   full view only in a snapshot). Each snapshot that follows in step is also a check of the state built so far;
-  a mismatch is counted in ``drift`` (and the snapshot taken as the new base);
+  a mismatch is counted in ``drift`` (and the snapshot taken as the new base). At a Quarto table every update
+  carries the seat's full view (Quarto hides nothing): ``Updated.view`` is then a ``quatro_shared.quarto.QuartoView``
+  and ``Updated.events`` Quarto's events, so a client tells the two games apart by ``isinstance``;
 - ``ResyncNeeded``: an update went missing (a gap or a repeat, or one that cannot be read): the state can no
   longer be trusted, the I/O shell must reconnect and rejoin (``rejoin()``), which brings a snapshot. Updates
   are dropped until then;
@@ -28,12 +30,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.apply import ApplyError, apply, without_countdowns
 from quatro_shared.framing import FrameDecoder, encode
+from quatro_shared.quarto import QuartoView
 from quatro_shared.views import SeatView
 from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, request_to_wire
 
@@ -60,12 +63,24 @@ class Answered(ClientEvent):
         return isinstance(self.reply, m.Ok)
 
 
-@dataclass(frozen=True, slots=True)
-class Updated(ClientEvent):
-    """An update in order: draw ``view`` (the seat's state after it), tell its events."""
+#: The update and the view of a Quatro table (``m.Update``, ``SeatView``) or a Quarto table's (``m.QuartoUpdate``,
+#: ``QuartoView``).
+UpdateT = TypeVar("UpdateT", m.Update, m.QuartoUpdate)
+ViewT = TypeVar("ViewT", SeatView, QuartoView)
 
-    update: m.Update
-    view: SeatView
+
+@dataclass(frozen=True, slots=True)
+class Updated(ClientEvent, Generic[UpdateT, ViewT]):
+    """An update in order: draw ``view`` (the seat's state after it), tell its events. At a Quatro table ``update``
+    is an ``Update`` and ``view`` a ``SeatView``; at a Quarto table a ``QuartoUpdate`` and a ``QuartoView``."""
+
+    update: UpdateT
+    view: ViewT
+
+    @property
+    def events(self) -> Any:
+        """The update's events: ``quatro_shared.events``' for Quatro, ``quatro_shared.quarto``'s for Quarto."""
+        return self.update.events
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +158,9 @@ class ClientCore:
         self.seq: int | None = None
         #: Why updates are being dropped until the next snapshot (an update went missing); None when in step.
         self.resyncing: str | None = None
-        #: The seat's view as of its last update: a snapshot's, with every later update applied.
-        self.view: SeatView | None = None
+        #: The seat's view as of its last update: a snapshot's, with every later update applied (at a Quarto table,
+        #: the last update's view).
+        self.view: SeatView | QuartoView | None = None
         #: Snapshots that came in step yet differed from the state built from events (each is then the new base).
         self.drift = 0
         #: The server replaced this connection at its seat: a shell must not reconnect to it.
@@ -249,6 +265,8 @@ class ClientCore:
             return ServerError(frame, None, f"a {kind!r} this client cannot read: {exc}")
         if isinstance(push, m.Update):
             return self._update(frame, push)
+        if isinstance(push, m.QuartoUpdate):
+            return self._quarto_update(frame, push)
         if isinstance(push, m.Seating):
             return SeatingChanged(frame, push)
         if isinstance(push, m.LobbyList):
@@ -301,7 +319,7 @@ class ClientCore:
             if update.view is None:
                 return self._lost_update(frame, update.seq, "a snapshot without a view")
             expected = None if self.seq is None else self.seq + 1
-            if self.view is not None and self.resyncing is None and update.seq == expected:
+            if isinstance(self.view, SeatView) and self.resyncing is None and update.seq == expected:
                 try:
                     built = apply(self.view, update.events, None, None)
                 except ApplyError:
@@ -312,6 +330,8 @@ class ClientCore:
             return Updated(frame, update, update.view)
         if self.resyncing is not None:
             return None  # stale until a snapshot
+        if not isinstance(self.view, SeatView | None):
+            return self._lost_update(frame, update.seq, "a Quatro update at a Quarto table")
         expected = 1 if self.seq is None else self.seq + 1
         if update.seq != expected and self.place is not None:
             return self._lost_update(frame, update.seq, f"update {update.seq} came where {expected} was due")
@@ -323,6 +343,15 @@ class ClientCore:
             return self._lost_update(frame, update.seq, f"an update that does not follow the seat's state ({exc})")
         self.seq, self.view = update.seq, view
         return Updated(frame, update, view)
+
+    def _quarto_update(self, frame: dict[str, Any], update: m.QuartoUpdate) -> ClientEvent | None:
+        """A Quarto update carries the seat's whole view (Quarto hides nothing): it replaces the state. A gap in ``seq``
+        means only that events were missed; the view beside them is complete, so the client goes on (the gap is
+        counted in ``drift``) and never needs to reconnect for it."""
+        if not update.snapshot and self.seq is not None and update.seq != self.seq + 1 and self.place is not None:
+            self.drift += 1
+        self.seq, self.view, self.resyncing = update.seq, update.view, None
+        return Updated(frame, update, update.view)
 
     def _lost_update(self, frame: dict[str, Any], got: int | None, why: str) -> ClientEvent | None:
         if self.resyncing is not None:

@@ -20,6 +20,10 @@ from typing import ClassVar, TypeAlias
 from quatro_shared import protocol as p
 from quatro_shared.actions import PLAYER_ACTIONS, Action
 from quatro_shared.events import Event
+from quatro_shared.quarto import PLAYER_ACTIONS as QUARTO_ACTIONS
+from quatro_shared.quarto import Action as QuartoAction
+from quatro_shared.quarto import Event as QuartoEvent
+from quatro_shared.quarto import QuartoView
 from quatro_shared.views import Clock, OwnTimers, Phase, SeatView
 
 # --- constrained strings -----------------------------------------------------------------------------
@@ -36,6 +40,8 @@ Secret = str
 ProfileName = str
 #: A bot level's name: printable, 1 to ``MAX_LEVEL_LEN`` characters.
 LevelName = str
+#: A game's name (``quatro``, ``quarto``): printable, 1 to ``MAX_GAME_LEN`` characters.
+GameName = str
 #: A chat line: printable, 1 to ``MAX_CHAT_LEN`` characters.
 ChatText = str
 #: The durations of a table's timing, by name, in seconds (``target_score`` a whole number): a map of numbers.
@@ -66,9 +72,13 @@ class ListTables(LobbyRequest):
 
 @dataclass(frozen=True, slots=True)
 class CreateTable(LobbyRequest):
-    players: int
+    """A new table, the creator at seat 0. ``game`` is ``quatro`` when left out; ``players`` is 4, 6 or 8 for
+    Quatro (required), 2 or left out for Quarto."""
+
+    players: int | None = None
     timing: ProfileName | None = None
     password: Password | None = None
+    game: GameName | None = None
     kind: ClassVar[str] = p.CREATE_TABLE
 
 
@@ -173,8 +183,8 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Resync,
 )
 
-#: What a client may send: a lobby request or a player action.
-RequestBody: TypeAlias = LobbyRequest | Action
+#: What a client may send: a lobby request or a player action (of Quatro or of Quarto).
+RequestBody: TypeAlias = LobbyRequest | Action | QuartoAction
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +242,8 @@ class Welcome(Payload):
     server: str
     profiles: tuple[str, ...]
     tables: tuple[TableSummary, ...]
+    #: The games this server hosts (``create_table``'s ``game``). Version 2.
+    games: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +305,7 @@ REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.PING: Done,
     p.RESYNC: Done,
     **{cls.kind: Done for cls in PLAYER_ACTIONS},
+    **{cls.kind: Done for cls in QUARTO_ACTIONS},
 }
 
 
@@ -371,6 +384,21 @@ class Update(Push):
 
 
 @dataclass(frozen=True, slots=True)
+class QuartoUpdate(Push):
+    """A Quarto table's ``update``: its events (Quarto hides nothing: a seat is sent all of them) and, in every one,
+    the seat's full ``view``: a client replaces its view with it. ``snapshot`` marks the first update a connection
+    gets at its seat (and after a rejoin or ``resync``), as for Quatro; ``seq`` counts the seat's updates."""
+
+    table: int
+    seq: int
+    snapshot: bool
+    events: tuple[QuartoEvent, ...]
+    view: QuartoView
+    game: str = p.QUARTO
+    kind: ClassVar[str] = p.UPDATE
+
+
+@dataclass(frozen=True, slots=True)
 class SeatInfo:
     """One seat as the ``table`` push shows it."""
 
@@ -392,6 +420,8 @@ class Seating(Push):
     timing: Durations
     timing_name: str
     seats: tuple[SeatInfo, ...]
+    #: The game the table plays (``quatro``, ``quarto``). Version 2.
+    game: str = p.QUATRO
     kind: ClassVar[str] = p.TABLE
 
 

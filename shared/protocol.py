@@ -15,6 +15,7 @@ from __future__ import annotations
 import unicodedata
 
 from quatro_shared.actions import ACTION_KINDS
+from quatro_shared.quarto import ACTION_KINDS as QUARTO_ACTION_KINDS
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
 PROTOCOL_VERSION = 2
@@ -26,6 +27,7 @@ MAX_PASSWORD_LEN = 64
 MAX_SECRET_LEN = 64
 MAX_PROFILE_LEN = 32
 MAX_LEVEL_LEN = 16
+MAX_GAME_LEN = 16
 #: A chat line: printable, at most this many characters.
 MAX_CHAT_LEN = 200
 #: Seconds: a connection's chat lines come at most this often (a faster one is refused ``rate_limited``).
@@ -66,10 +68,17 @@ PING = "ping"
 RESYNC = "resync"
 
 #: The requests that are not game actions. The game actions are requests too (``ACTION_KINDS``, their fields
-#: those of their ``quatro_shared.actions`` class).
+#: those of their ``quatro_shared.actions`` class; Quarto's ``QUARTO_ACTION_KINDS``, of ``quatro_shared.quarto``).
 LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
                                MOVE, CHAT, PING, RESYNC)
-REQUEST_KINDS: frozenset[str] = frozenset(LOBBY_KINDS) | ACTION_KINDS
+REQUEST_KINDS: frozenset[str] = frozenset(LOBBY_KINDS) | ACTION_KINDS | QUARTO_ACTION_KINDS
+
+# --- the games a table plays (``create_table``'s ``game``, the lobby list's ``game``) --------------------
+
+QUATRO = "quatro"
+QUARTO = "quarto"
+#: Every game a server hosts, the default first.
+GAMES: tuple[str, ...] = (QUATRO, QUARTO)
 
 # --- server → client ------------------------------------------------------------------------------
 
@@ -104,6 +113,7 @@ CHAT_CLOSED = "chat_closed"  # no chat while a team signs or plays: it would car
 NOT_A_BOT = "not_a_bot"
 BAD_TIMING = "bad_timing"
 BAD_LEVEL = "bad_level"
+UNKNOWN_GAME = "unknown_game"  # create_table names a game this server does not host
 SERVER_FULL = "server_full"
 RATE_LIMITED = "rate_limited"
 TOO_MANY_CONNECTIONS = "too_many_connections"  # this address already holds its share of connections

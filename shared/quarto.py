@@ -307,6 +307,17 @@ ACCEPTS: dict[tuple[Phase, Step | None], frozenset[type[Action]]] = {
 }
 
 PLAYER_ACTIONS: tuple[type[Action], ...] = (Place, Give, NextGame)
+#: The kinds of the player actions: a Quarto table's game requests on the wire (``place``, ``give``, ``next_game``).
+ACTION_KINDS: frozenset[str] = frozenset(cls.kind for cls in PLAYER_ACTIONS)
+
+# --- bots ----------------------------------------------------------------------------------------
+
+#: The levels of a Quarto bot, weakest first: ``add_bot``'s ``level`` at a Quarto table. ``random`` plays any
+#: legal move; ``normal`` takes a win and never hands one over when it can help it; ``perfect`` plays exactly
+#: near the end (``docs/bots.md``).
+LEVELS: tuple[str, ...] = ("random", "normal", "perfect")
+#: The level of a bot added to a Quarto table with no level named.
+DEFAULT_LEVEL = "perfect"
 
 
 # --- events --------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any
 
 from quatro_shared import actions, events
+from quatro_shared import quarto as q
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.actions import ACTION_KINDS, PLAYER_ACTIONS, Action, Reason
@@ -112,7 +113,8 @@ _PLANS: dict[type, _Plan] = {}
 def _plan(cls: type) -> _Plan:
     kind = VIEW_KIND if cls is SeatView else None if issubclass(cls, m.Payload) else getattr(cls, "kind", None)
     where = cls.__name__
-    fields = tuple((f.name, _encoder(_parse(f.type, f"{where}.{f.name}"))) for f in dataclasses.fields(cls))
+    names = _names_for(cls)
+    fields = tuple((f.name, _encoder(_parse(f.type, f"{where}.{f.name}", names))) for f in dataclasses.fields(cls))
     omit = frozenset(
         f.name for f in dataclasses.fields(cls) if issubclass(cls, m.LobbyRequest) and f.default is None
     )
@@ -128,9 +130,14 @@ def _encoder(spec: _Spec) -> Encoder | None:
         if item is None:
             return list
         return lambda value: [None if x is None else item(x) for x in value]
+    if shape == "fixed":
+        items = tuple(_encoder(spec) for spec in inner)
+        if all(item is None for item in items):
+            return list
+        return lambda value: [x if item is None or x is None else item(x) for item, x in zip(items, value)]
     if isinstance(inner, type) and issubclass(inner, Enum):
         return _enum_value
-    if inner in _NESTED or inner == "Event":
+    if inner in _NESTED or inner in ("Event", "QuartoEvent"):
         return to_wire
     return None
 
@@ -251,8 +258,9 @@ class _Schema:
     def __init__(self, cls: type, *, lenient: bool = False, absent_only: bool = False) -> None:
         self.cls = cls
         self.lenient = lenient
+        names = _names_for(cls)
         self.fields: tuple[tuple[str, Converter, bool], ...] = tuple(
-            (f.name, _converter(_parse(f.type, f"{cls.__name__}.{f.name}"), absent_only), _has_default(f))
+            (f.name, _converter(_parse(f.type, f"{cls.__name__}.{f.name}", names), absent_only), _has_default(f))
             for f in dataclasses.fields(cls)
         )
         self.names = frozenset(name for name, _, _ in self.fields)
@@ -320,26 +328,42 @@ _BASE: dict[str, Any] = {
     "OwnTimers": OwnTimers,
     "TableSummary": m.TableSummary,
     "SeatInfo": m.SeatInfo,
+    "GameName": "GameName",
+    "QuartoView": q.QuartoView,
+    "QuartoEvent": "QuartoEvent",
 }
-_NESTED = (SeatState, VoteState, RoundSummary, SeatView, Clock, OwnTimers, m.TableSummary, m.SeatInfo)
+#: Quarto's own classes (``quatro_shared.quarto``) name their phase, step and seat state as Quatro's do: their
+#: annotations are read with these names in place of Quatro's.
+_QUARTO_BASE: dict[str, Any] = {**_BASE, "Phase": q.Phase, "Step": q.Step, "SeatState": q.SeatState}
+_NESTED = (
+    SeatState, VoteState, RoundSummary, SeatView, Clock, OwnTimers, m.TableSummary, m.SeatInfo, q.SeatState, q.QuartoView
+)
 #: Nested classes of the server's own messages, read leniently by a client (keys it does not know are skipped).
-_LENIENT = (m.TableSummary, m.SeatInfo)
+_LENIENT = (m.TableSummary, m.SeatInfo, q.SeatState, q.QuartoView)
 
-#: A parsed annotation: ("optional", spec), ("tuple", spec) or ("base", what ``_BASE`` maps the name to).
+#: A parsed annotation: ("optional", spec), ("tuple", spec), ("fixed", (spec, ...)) for ``tuple[X, Y]``, or
+#: ("base", what ``_BASE`` maps the name to).
 _Spec = tuple[str, Any]
 
 
-def _parse(annotation: object, where: str) -> _Spec:
-    """An annotation string: a base name, ``X | None`` or ``tuple[X, ...]``, nested at will."""
+def _names_for(cls: type) -> dict[str, Any]:
+    return _QUARTO_BASE if cls.__module__ == q.__name__ else _BASE
+
+
+def _parse(annotation: object, where: str, names: dict[str, Any] = _BASE) -> _Spec:
+    """An annotation string: a base name, ``X | None``, ``tuple[X, ...]`` or ``tuple[X, Y]``, nested at will."""
     if not isinstance(annotation, str):  # the shared modules use postponed annotations, so these are strings
         raise TypeError(f"{where}: annotation {annotation!r} is not a string")
     text = annotation.strip()
     if text.endswith("| None"):
-        return ("optional", _parse(text[: -len("| None")], where))
+        return ("optional", _parse(text[: -len("| None")], where, names))
     if text.startswith("tuple[") and text.endswith(", ...]"):
-        return ("tuple", _parse(text[len("tuple[") : -len(", ...]")], where))
-    if text in _BASE:
-        return ("base", _BASE[text])
+        return ("tuple", _parse(text[len("tuple[") : -len(", ...]")], where, names))
+    if text.startswith("tuple[") and text.endswith("]") and "[" not in text[len("tuple[") :]:
+        items = text[len("tuple[") : -1].split(",")
+        return ("fixed", tuple(_parse(item, where, names) for item in items))
+    if text in names:
+        return ("base", names[text])
     raise TypeError(f"{where}: quatro_shared.wire does not know the type {annotation!r}; add it to _BASE")
 
 
@@ -376,6 +400,7 @@ _BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
     "Secret": lambda: _text(p.MAX_SECRET_LEN),
     "ProfileName": lambda: _text(p.MAX_PROFILE_LEN),
     "LevelName": lambda: _text(p.MAX_LEVEL_LEN),
+    "GameName": lambda: _text(p.MAX_GAME_LEN),
     "ChatText": lambda: _text(p.MAX_CHAT_LEN),
     "Durations": lambda: _durations,
 }
@@ -389,7 +414,11 @@ def _converter(spec: _Spec, absent_only: bool = False) -> Converter:
     if shape == "tuple":
         if inner == ("base", "Event"):
             return _known_events
+        if inner == ("base", "QuartoEvent"):
+            return _known_quarto_events
         return _tuple_of(_converter(inner))
+    if shape == "fixed":
+        return _fixed_tuple(tuple(_converter(spec) for spec in inner))
     if isinstance(inner, type) and issubclass(inner, Enum):
         return _enum(inner)
     if inner in _NESTED:
@@ -411,6 +440,34 @@ def _known_events(value: Any) -> tuple[Event, ...]:
     return tuple(out)
 
 
+def _known_quarto_events(value: Any) -> tuple[q.Event, ...]:
+    """A Quarto update's events, as ``_known_events``: one this side cannot read is left out (the view has it all)."""
+    if type(value) not in (list, tuple):
+        raise _Refused("bad_field", f"expected an array, got {quote(value)}")
+    out = []
+    for item in value:
+        try:
+            out.append(quarto_event_from_wire(item))
+        except WireError:
+            continue
+    return tuple(out)
+
+
+def _fixed_tuple(items: tuple[Converter, ...]) -> Converter:
+    def convert(value: Any) -> tuple[Any, ...]:
+        if type(value) not in (list, tuple) or len(value) != len(items):
+            raise _Refused("bad_field", f"expected an array of {len(items)}, got {quote(value)}")
+        out = []
+        for i, (item, convert_item) in enumerate(zip(value, items)):
+            try:
+                out.append(convert_item(item))
+            except _Refused as refused:
+                raise refused.at(f"[{i}]") from None
+        return tuple(out)
+
+    return convert
+
+
 def _by_kind(classes: tuple[type[Any], ...], family: str) -> dict[str, _Schema]:
     table: dict[str, _Schema] = {}
     for cls in classes:
@@ -430,9 +487,26 @@ def _event_classes() -> tuple[type[Event], ...]:
 
 
 _ACTIONS = _by_kind(PLAYER_ACTIONS, "actions")
+_QUARTO_ACTIONS = _by_kind(q.PLAYER_ACTIONS, "Quarto actions")
+if set(_ACTIONS) & set(_QUARTO_ACTIONS):
+    raise TypeError(f"Quatro and Quarto share action kinds: {set(_ACTIONS) & set(_QUARTO_ACTIONS)}")
+#: Every game action a request may be, by kind: Quatro's and Quarto's (the lobby routes each to its table's game).
+_GAME_ACTIONS = {**_ACTIONS, **_QUARTO_ACTIONS}
 _SERVER_ONLY_KINDS = frozenset(cls.kind for cls in SERVER_ONLY_ACTIONS)
 _EVENTS = _by_kind(_event_classes(), "events")
 _VIEW = _Schema(SeatView)
+_QUARTO_EVENTS = _by_kind(
+    tuple(
+        obj
+        for obj in vars(q).values()
+        if isinstance(obj, type) and issubclass(obj, q.Event) and obj is not q.Event and obj.__module__ == q.__name__
+    ),
+    "Quarto events",
+)
+if set(_EVENTS) & set(_QUARTO_EVENTS):
+    raise TypeError(f"Quatro and Quarto share event kinds: {set(_EVENTS) & set(_QUARTO_EVENTS)}")
+_QUARTO_VIEW = _Schema(q.QuartoView, lenient=True)
+_QUARTO_UPDATE = _Schema(m.QuartoUpdate, lenient=True)
 _LOBBY_REQUESTS = {cls.kind: _Schema(cls, absent_only=True) for cls in m.LOBBY_REQUESTS}
 _PUSHES = {cls.kind: _Schema(cls, lenient=True) for cls in m.PUSHES}
 _REPLIES = {cls.kind: _Schema(cls, lenient=True) for cls in (m.Refused, m.Error)}
@@ -440,6 +514,10 @@ _PAYLOADS = {cls: _Schema(cls, lenient=True) for cls in set(m.REPLY_PAYLOADS.val
 
 #: The kinds a server sends as events.
 EVENT_KINDS: frozenset[str] = frozenset(_EVENTS)
+#: The kinds a server sends as events of a Quarto table.
+QUARTO_EVENT_KINDS: frozenset[str] = frozenset(_QUARTO_EVENTS)
+#: The kinds of Quarto's player actions.
+QUARTO_ACTION_KINDS: frozenset[str] = frozenset(_QUARTO_ACTIONS)
 
 
 def _schema_for(data: Any, table: dict[str, _Schema], family: str) -> _Schema:
@@ -475,6 +553,24 @@ def event_from_wire(data: Any) -> Event:
     return event
 
 
+def quarto_action_from_wire(data: Any) -> q.Action:
+    """A Quarto player's action (``place``, ``give``, ``next_game``), checked field by field. Raises ``WireError``."""
+    action: q.Action = _schema_for(data, _QUARTO_ACTIONS, "a Quarto action").build_message(data)
+    return action
+
+
+def quarto_event_from_wire(data: Any) -> q.Event:
+    """An event of a Quarto table, rebuilt as its dataclass (``quatro_shared.quarto``). Raises ``WireError``."""
+    event: q.Event = _schema_for(data, _QUARTO_EVENTS, "a Quarto event").build_message(data)
+    return event
+
+
+def quarto_view_from_wire(data: Any) -> q.QuartoView:
+    """A seat's view of a Quarto table. Raises ``WireError``."""
+    quarto_view: q.QuartoView = _QUARTO_VIEW.build_message(data)
+    return quarto_view
+
+
 def view_from_wire(data: Any) -> SeatView:
     """A seat's view from the server's message (with or without ``"kind": "view"``). Raises ``WireError``."""
     if isinstance(data, dict) and "kind" in data and data["kind"] != VIEW_KIND:
@@ -496,9 +592,9 @@ def request_from_wire(frame: Any) -> m.Request:
     if type(request_id) is not int or not 0 <= request_id <= p.MAX_REQUEST_ID:
         raise p.RequestError(p.BAD_REQUEST, "every request needs an integer id between 0 and 2**53")
     data = {key: value for key, value in frame.items() if key != "id"}
-    if type(kind) is str and kind in _ACTIONS:
+    if type(kind) is str and kind in _GAME_ACTIONS:
         try:
-            return m.Request(request_id, kind, _ACTIONS[kind].build_message(data))
+            return m.Request(request_id, kind, _GAME_ACTIONS[kind].build_message(data))
         except WireError as exc:
             return m.Request(request_id, kind, None, exc)
     schema = _LOBBY_REQUESTS.get(kind) if type(kind) is str else None
@@ -511,7 +607,12 @@ def request_from_wire(frame: Any) -> m.Request:
 
 
 def push_from_wire(data: Any) -> m.Push:
-    """A push from the server (``update``, ``table``, ``lobby``, ``bye``), checked and rebuilt. Raises ``WireError``."""
+    """A push from the server (``update``, ``table``, ``lobby``, ``bye``), checked and rebuilt. Raises ``WireError``.
+
+    An ``update`` whose ``game`` is ``quarto`` is a Quarto table's (``QuartoUpdate``); any other is Quatro's."""
+    if isinstance(data, dict) and data.get("kind") == p.UPDATE and data.get("game") == p.QUARTO:
+        quarto_update: m.QuartoUpdate = _QUARTO_UPDATE.build_message(data)
+        return quarto_update
     push: m.Push = _schema_for(data, _PUSHES, "a push").build_message(data)
     return push
 

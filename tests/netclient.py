@@ -3,12 +3,14 @@
 A thin shell: the core numbers requests, matches replies, checks ``seq`` and parses pushes; this shell moves bytes
 and keeps each message's map as it came (``frames``), which is what the hidden-information and hostile-input
 tests inspect. A request whose fields the contract refuses (a hostile test's) is still sent, as it is, under an id
-of the shell's own.
+of the shell's own. At a Quarto table ``view`` is a ``QuartoView`` (every Quarto update carries the whole view) and
+``play_quarto`` plays the seat's turns with moves ``pick`` chooses among ``quatro_shared.quarto.legal``.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -17,7 +19,9 @@ from quatro_shared import protocol as p
 from quatro_shared.client import Answered, ClientCore, ClientEvent, Place, SeatingChanged, Updated
 from quatro_shared.messages import Ping
 from quatro_shared.framing import encode
+from quatro_shared import quarto as q
 from quatro_shared.views import SeatView
+from quatro_shared.wire import to_wire
 from quatro_shared.wire import request_from_wire
 
 #: Ids for requests sent around the core (fields the contract refuses): far from the core's own.
@@ -34,9 +38,9 @@ class TestClient:
         self.raw_ids = itertools.count(_RAW_IDS_FROM)
         self.frames: list[dict[str, Any]] = []  # every frame received, in order (for the H1–H3 checks)
         self.pending: list[dict[str, Any]] = []  # received, not yet consumed
-        self.view: SeatView | None = None
+        self.view: SeatView | q.QuartoView | None = None
         #: The seat's state after each update in order, by ``seq``, as the client core built it (protocol 2).
-        self.views: dict[int, SeatView] = {}
+        self.views: dict[int, SeatView | q.QuartoView] = {}
         self.seq: int | None = None
         self.events: list[dict[str, Any]] = []
         self.seating: dict[str, Any] | None = None
@@ -165,6 +169,33 @@ class TestClient:
                     return matching[seen]
                 frame = await self._read_frame()
                 assert frame is not None, "connection closed while waiting"
+
+    async def act(self, action: Any, timeout: float = 5) -> dict[str, Any]:
+        """Send a game action (a ``quatro_shared`` action dataclass) and return its reply."""
+        fields = {key: value for key, value in to_wire(action).items() if key != "kind"}
+        return await self.request(action.kind, timeout=timeout, **fields)
+
+    async def play_quarto(
+        self, pick: Callable[[list[q.Action]], q.Action] | None = None, timeout: float = 120
+    ) -> q.QuartoView:
+        """Play this seat of a Quarto table to the end of its match: whenever the view says it is this seat's move,
+        one of ``quatro_shared.quarto.legal``'s moves (``pick``'s choice; by default the first). Returns the last view.
+        Every move must be accepted."""
+        pick = pick or (lambda moves: moves[0])
+        with trio.fail_after(timeout):
+            while True:
+                view = self.view
+                assert view is None or isinstance(view, q.QuartoView), view
+                if view is not None and view.phase is q.Phase.OVER:
+                    return view
+                moves = q.legal(view) if view is not None else []
+                if moves:
+                    move = pick(moves)
+                    reply = await self.act(move)
+                    assert reply["kind"] == p.OK, (move, reply, view)
+                    continue
+                frame = await self._read_frame()
+                assert frame is not None, "connection closed while playing"
 
     async def drain(self, seconds: float = 0.05) -> None:
         """Read whatever arrives within ``seconds``."""

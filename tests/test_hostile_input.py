@@ -564,6 +564,16 @@ def action_cases() -> list[dict[str, Any]]:
         {"kind": "vote", "yes": None},
         {"kind": "vote"},
         {"kind": "next_round", "round": 2},
+        # Quarto's actions: their fields are judged at the edge too, whatever table the sender sits at.
+        {"kind": "place", "square": "a1"},
+        {"kind": "place", "square": True},
+        {"kind": "place", "square": 1.0},
+        {"kind": "place"},
+        {"kind": "place", "square": 3, "piece": 2},
+        {"kind": "give", "piece": "TDRH"},
+        {"kind": "give", "piece": None},
+        {"kind": "give"},
+        {"kind": "next_game", "game": 2},
     ]
 
 

@@ -20,7 +20,7 @@ from quatro_server import bots, engine, lobby, outbound, server, timing
 from lobby_peer import RecordingPeer as _Peer
 from vocabulary import exported_subclasses
 
-from quatro_shared import actions, events, framing, messages, protocol, signs, views, wire
+from quatro_shared import actions, events, framing, messages, protocol, quarto, signs, views, wire
 from quatro_shared.cards import RANKS, SUITS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +65,12 @@ def _fields(cls: type) -> list[str]:
 
 
 EVENT_CLASSES = [cls for cls in _subclasses(events.Event) if dataclasses.is_dataclass(cls)]
+#: Quarto's events (``quatro_shared.quarto``), every one sent to both seats (Quarto hides nothing).
+QUARTO_EVENT_CLASSES = [
+    obj
+    for obj in vars(quarto).values()
+    if isinstance(obj, type) and issubclass(obj, quarto.Event) and obj is not quarto.Event and obj.__module__ == quarto.__name__
+]
 
 
 def _protocol_words() -> set[str]:
@@ -182,11 +188,27 @@ def _lobby_messages() -> list[dict[str, Any]]:
     assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret, takeover=True)["kind"] == protocol.OK
     ask(ann, protocol.LEAVE, now=1.4)
 
+    # A Quarto table: its seating, its bot, its updates with their whole view, an accepted and a refused action.
+    cy = _Peer("cy")
+    created = ask(cy, protocol.CREATE_TABLE, now=2.0, game=protocol.QUARTO)
+    assert created["kind"] == protocol.OK
+    ask(cy, protocol.ADD_BOT, now=2.0, level="perfect")
+    ask(cy, protocol.START, now=2.1)
+    room = room_lobby.rooms[created["table"]]
+    assert room.table is not None
+    turn = room.table.game.turn if room.table.game is not None else 0
+    if turn == 0:
+        assert ask(cy, "give", now=2.2, piece=3)["kind"] == protocol.OK
+    assert ask(cy, "give", now=2.2, piece=3)["kind"] == protocol.REFUSED
+    assert ask(cy, "swap", now=2.3, give="QH", slot=0, take="KS")["reason"] == "unknown_action"
+    room.tick(10.0)
+    ask(cy, protocol.RESYNC, now=10.1)
+
     hello_server = server.Server(lobby.Lobby())
     conn = _Conn("dee")
     hello = wire.request_from_wire({"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION, "name": "dee"})
     replies.append(wire.to_wire(hello_server._hello(conn, hello)))
-    return replies + [m for peer in (ann, bob, eve, twin) for m in peer.sent]
+    return replies + [m for peer in (ann, bob, eve, twin, cy) for m in peer.sent]
 
 
 def _keys(value: Any) -> set[str]:
@@ -227,6 +249,16 @@ def _required() -> dict[str, set[str]]:
         "timing fields": {f.name for f in dataclasses.fields(timing.Timing)},
         "timing profiles": set(timing.PROFILES),
         "bot levels": set(bots.LEVELS),
+        "games": set(protocol.GAMES),
+        "Quarto action kinds": set(quarto.ACTION_KINDS) | set(wire.QUARTO_ACTION_KINDS),
+        "Quarto action fields": {name for cls in quarto.PLAYER_ACTIONS for name in _fields(cls)},
+        "Quarto event kinds": {cls.kind for cls in QUARTO_EVENT_CLASSES} | set(wire.QUARTO_EVENT_KINDS),
+        "Quarto event fields": {name for cls in QUARTO_EVENT_CLASSES for name in _fields(cls)},
+        "Quarto reasons": {reason.value for reason in quarto.Reason},
+        "Quarto view fields": {name for cls in (quarto.QuartoView, quarto.SeatState) for name in _fields(cls)},
+        "Quarto phases and steps": {phase.value for phase in quarto.Phase} | {step.value for step in quarto.Step},
+        "Quarto bot levels": set(quarto.LEVELS) | {quarto.DEFAULT_LEVEL},
+        "Quarto attribute names": {name for attribute in quarto.ATTRIBUTES for name in attribute[2:]},
         "signs": set(signs.SIGNS),
         "ranks and suits": set(RANKS) | set(SUITS),
     }
@@ -248,6 +280,13 @@ def test_the_enumeration_finds_what_it_should():
     assert {"ok", "refused", "error", "update", "table", "lobby", "bye"} <= REQUIRED["kinds of the lobby's messages"]
     assert {"secret", "wait_ms", "seq", "snapshot", "timing_name", "profiles"} <= REQUIRED["keys of the lobby's messages"]
     assert len(EVENT_CLASSES) == len(wire.EVENT_KINDS)
+    assert {"place", "give", "next_game"} == REQUIRED["Quarto action kinds"]
+    assert {"piece_given", "piece_placed", "quarto_game_ended"} <= REQUIRED["Quarto event kinds"]
+    assert len(QUARTO_EVENT_CLASSES) == len(wire.QUARTO_EVENT_KINDS) >= 9
+    assert {"not_your_turn", "wrong_step", "square_taken"} <= REQUIRED["Quarto reasons"]
+    assert {"board", "pool", "in_hand", "step", "ready"} <= REQUIRED["Quarto view fields"]
+    assert {"piece_given", "quarto_game_started"} <= REQUIRED["kinds of the lobby's messages"]
+    assert {"games", "game", "in_hand"} <= REQUIRED["keys of the lobby's messages"]
 
 
 @pytest.mark.parametrize("family", sorted(REQUIRED))
@@ -266,6 +305,29 @@ def test_every_event_has_a_row_with_its_fields_and_its_audience(cls):
     words = {"everyone": "everyone", "team": "**team**", "seat": "**seat**"}
     for audience in _audiences().get(cls.kind, set()):
         assert any(words[audience] in row for row in complete), f"`{cls.kind}` is sent to {audience}: say so in its row"
+
+
+@pytest.mark.parametrize("cls", QUARTO_EVENT_CLASSES, ids=lambda cls: cls.kind)
+def test_every_quarto_event_has_a_row_with_its_fields_sent_to_everyone(cls):
+    rows = _rows(_doc(), cls.kind)
+    complete = [row for row in rows if all(f"`{name}`" in row for name in _fields(cls))]
+    assert complete, f"no table row for Quarto event `{cls.kind}` naming all its fields {_fields(cls)}"
+    assert any("everyone" in row for row in complete), f"`{cls.kind}` is sent to everyone: say so in its row"
+
+
+@pytest.mark.parametrize("cls", quarto.PLAYER_ACTIONS, ids=lambda cls: cls.kind)
+def test_every_quarto_action_has_a_row_with_its_fields_and_refusals(cls):
+    rows = [row for row in _rows(_doc(), cls.kind) if all(f"`{name}`" in row for name in _fields(cls))]
+    assert rows, f"no table row for Quarto action `{cls.kind}` naming its fields {_fields(cls)}"
+    assert any("`match_over`" in row and "`wrong_phase`" in row for row in rows), f"`{cls.kind}`: list its refusals"
+
+
+@pytest.mark.parametrize("cls", [quarto.QuartoView], ids=lambda cls: cls.__name__)
+def test_every_quarto_view_field_has_a_row_in_the_quarto_section(cls):
+    doc = _doc()
+    section = doc[doc.index("## 17. Quarto tables") :]
+    missing = [name for name in _fields(cls) if not _rows(section, name)]
+    assert not missing, f"{cls.__name__} fields with no table row in section 17: {missing}"
 
 
 def test_every_emitted_event_is_a_declared_event():

@@ -1,0 +1,291 @@
+"""The games a server hosts, behind one interface, and the registry of them (``GAMES``).
+
+A game is what the lobby and its rooms need to know to host it, and nothing more:
+
+- its **name** on the wire (``create_table``'s ``game``, the lobby list's ``game``) and the **seats** a table of it
+  has (``seats``);
+- its **rules engine**: ``new_table`` builds a pure table (``start``, ``act``, ``advance``, ``next_deadline``, as
+  ``quatro_server.engine.Table`` and ``quatro_server.quarto.QuartoTable``), whose ``phase`` the lobby reads only
+  through ``over``, ``lobby_phase`` and ``chat_open``;
+- the seat's **view** (``view``) and **which events reach which seat**, as the update frames of a batch (``batch``:
+  Quatro's deltas built once per audience, ``quatro_server.updates``; Quarto's full view in every update);
+- its **actions** on the wire (``actions``: the request kinds a table of this game takes) and how a refusal reads;
+- its **bots**: ``levels``, ``default_level`` and ``make_bot``;
+- whether its tables are **journalled** (Quatro's are; Quarto's live in memory only).
+
+The room (``quatro_server.lobby.Room``) holds seats, secrets and peers the same way for every game, and asks its
+game for the rest. What each phase of a game accepts stays in that game's own table (``engine``'s handlers,
+``quatro_shared.quarto.ACCEPTS``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from quatro_shared import actions as a
+from quatro_shared import messages as m
+from quatro_shared import protocol as p
+from quatro_shared import quarto as q
+from quatro_shared import seating, wording
+from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.framing import encode
+from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
+from quatro_shared.views import Phase
+from quatro_shared.wire import to_wire
+
+from quatro_server import engine
+from quatro_server import quarto as quarto_engine
+from quatro_server.bots import Bot, make_bot
+from quatro_server.quarto_bots import QuartoBot, make_quarto_bot
+from quatro_server.updates import Batch
+
+if TYPE_CHECKING:
+    from quatro_server.lobby import Room
+
+#: A seat's bot, of either game.
+SeatBot = Bot | QuartoBot
+#: A table's rules engine, of either game.
+GameTable = engine.Table | quarto_engine.QuartoTable
+
+
+class UpdateBatch(Protocol):
+    """One batch of a table's events about to be told to its seats (``quatro_server.updates.Batch`` for Quatro)."""
+
+    def seen_by(self, seat: int, team: int) -> tuple[int, ...]: ...
+
+    def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes: ...
+
+
+class Game:
+    """What a game is to the lobby. Subclasses fill in every method; the registry holds one instance each."""
+
+    name: str = ""
+    title: str = ""
+    #: The action classes a table of this game takes (the wire's request kinds are their ``kind``s).
+    actions: tuple[type, ...] = ()
+    levels: tuple[str, ...] = ()
+    default_level: str = ""
+    #: Its tables outlive the process in the journal (``quatro_server.journal``).
+    journalled: bool = False
+    #: ``create_table`` must give ``players`` (else it is an ``error`` ``bad_request``).
+    players_required: bool = False
+
+    @property
+    def action_kinds(self) -> frozenset[str]:
+        return frozenset(getattr(cls, "kind") for cls in self.actions)
+
+    def seats(self, players: int | None) -> int | str:
+        """The seat count of a new table asked with ``players`` (None: not given), or why it is refused."""
+        raise NotImplementedError
+
+    def new_table(self, room: Room) -> GameTable:
+        """The rules engine of ``room``'s match, every seat filled, not started yet."""
+        raise NotImplementedError
+
+    def view(self, table: Any, seat: int, now: float) -> Any:
+        """Seat ``seat``'s view (H1): what its bot decides from."""
+        raise NotImplementedError
+
+    def batch(self, table_id: int, table: Any, emits: Sequence[Any], now: float) -> UpdateBatch:
+        raise NotImplementedError
+
+    def observed(self, emits: Sequence[Any], seen: tuple[int, ...]) -> list[Any]:
+        """The events a bot at a seat that sees ``seen`` of the batch is told (H2: what a player there is told)."""
+        raise NotImplementedError
+
+    def seating_changed(self, emits: Sequence[Any]) -> bool:
+        """Whether the batch changes the ``table`` push (a seat connected or gone, the host changed)."""
+        raise NotImplementedError
+
+    def over(self, table: Any) -> bool:
+        raise NotImplementedError
+
+    def lobby_phase(self, table: Any) -> Phase:
+        """The table's phase in the lobby's words (``TableSummary.phase``, the ``table`` push)."""
+        raise NotImplementedError
+
+    def no_scores(self, players: int) -> tuple[int, ...]:
+        """The scores the lobby list shows before the match."""
+        raise NotImplementedError
+
+    def host(self, room: Room) -> int | None:
+        """Who hosts the room during its match (starts a rematch)."""
+        raise NotImplementedError
+
+    def chat_open(self, table: Any) -> bool:
+        """Whether the table's chat is open now."""
+        raise NotImplementedError
+
+    def refused(self, request_id: int, action: Any, refusal: Any) -> m.Refused:
+        """The ``refused`` reply to ``action``, refused by the engine with ``refusal``."""
+        raise NotImplementedError
+
+    def make_bot(self, level: str, rng: random.Random) -> SeatBot:
+        raise NotImplementedError
+
+
+class QuatroGame(Game):
+    """Quatro (R1–R20): 4, 6 or 8 seats in teams of two, hidden hands, signs and pulses."""
+
+    name = p.QUATRO
+    title = "Quatro"
+    actions = a.PLAYER_ACTIONS
+    levels = LEVELS
+    default_level = DEFAULT_LEVEL
+    journalled = True
+    players_required = True
+
+    def seats(self, players: int | None) -> int | str:
+        if players not in PLAYER_COUNTS:
+            return "a table has 4, 6 or 8 seats"
+        assert players is not None
+        return players
+
+    def new_table(self, room: Room) -> engine.Table:
+        bots = {i for i, s in enumerate(room.seats) if s.bot is not None}
+        order = [i for _, i in sorted((s.order, i) for i, s in enumerate(room.seats))]
+        make_table = engine.Table if room.journal is None else room.journal.open_table
+        return make_table(room.players, timing=room.timing, rng=room.rng, bots=bots, host=room.host, seat_order=order)
+
+    def view(self, table: engine.Table, seat: int, now: float) -> Any:
+        return engine.view(table, seat, now)
+
+    def batch(self, table_id: int, table: engine.Table, emits: Sequence[engine.Emit], now: float) -> UpdateBatch:
+        return Batch(table_id, table, emits, now)
+
+    def observed(self, emits: Sequence[engine.Emit], seen: tuple[int, ...]) -> list[Any]:
+        return [emits[k].event for k in seen]
+
+    def seating_changed(self, emits: Sequence[engine.Emit]) -> bool:
+        return any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits)
+
+    def over(self, table: engine.Table) -> bool:
+        return table.phase is Phase.OVER
+
+    def lobby_phase(self, table: engine.Table) -> Phase:
+        return table.phase
+
+    def no_scores(self, players: int) -> tuple[int, ...]:
+        return (0,) * seating.team_count(players)
+
+    def host(self, room: Room) -> int | None:
+        table = room.table
+        return table.host if isinstance(table, engine.Table) else room.host
+
+    def chat_open(self, table: engine.Table) -> bool:
+        return table.phase not in (Phase.SIGNING, Phase.ROUND)  # R11: the channel is the only one
+
+    def refused(self, request_id: int, action: a.Action, refusal: a.Refusal) -> m.Refused:
+        card = action.take if isinstance(action, a.Swap) else None
+        message = wording.refusal(refusal.reason, refusal.wait, action=action.kind, card=card)
+        return m.refused(request_id, refusal.reason, message, refusal.wait)
+
+    def make_bot(self, level: str, rng: random.Random) -> Bot:
+        return make_bot(level, rng)
+
+
+#: A Quarto table's phases in the lobby's words: a game under way is a ``round``, the pause between games a ``break``.
+_QUARTO_LOBBY_PHASE = {
+    q.Phase.LOBBY: Phase.LOBBY,
+    q.Phase.PLAYING: Phase.ROUND,
+    q.Phase.BETWEEN: Phase.BREAK,
+    q.Phase.OVER: Phase.OVER,
+}
+
+
+class QuartoBatch:
+    """A batch of a Quarto table's events: every seat sees all of them (Quarto hides nothing), and every update
+    carries the seat's full view beside them (``quatro_shared.messages.QuartoUpdate``)."""
+
+    __slots__ = ("table_id", "table", "events", "now", "_all")
+
+    def __init__(self, table_id: int, table: quarto_engine.QuartoTable, events: Sequence[q.Event], now: float) -> None:
+        self.table_id, self.table, self.events, self.now = table_id, table, tuple(events), now
+        self._all = tuple(range(len(self.events)))
+
+    def seen_by(self, seat: int, team: int) -> tuple[int, ...]:
+        return self._all
+
+    def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
+        events = tuple(self.events[k] for k in seen)
+        view = quarto_engine.view(self.table, seat, self.now)
+        return encode(to_wire(m.QuartoUpdate(self.table_id, seq, snapshot, events, view)))
+
+
+class QuartoGame(Game):
+    """Quarto (Q1–Q7): two seats, a 4x4 board, 16 pieces; nothing hidden. Its tables are not journalled: they live
+    in memory only, and a server restart ends them (``docs/protocol.md`` says so)."""
+
+    name = p.QUARTO
+    title = "Quarto"
+    actions = q.PLAYER_ACTIONS
+    levels = q.LEVELS
+    default_level = q.DEFAULT_LEVEL
+    journalled = False
+
+    def seats(self, players: int | None) -> int | str:
+        if players is not None and players != q.SEATS:
+            return f"a Quarto table has {q.SEATS} seats"
+        return q.SEATS
+
+    def new_table(self, room: Room) -> quarto_engine.QuartoTable:
+        bots = {i for i, s in enumerate(room.seats) if s.bot is not None}
+        return quarto_engine.QuartoTable(timing=room.timing, rng=room.rng, bots=bots)
+
+    def view(self, table: quarto_engine.QuartoTable, seat: int, now: float) -> Any:
+        return quarto_engine.view(table, seat, now)
+
+    def batch(self, table_id: int, table: quarto_engine.QuartoTable, emits: Sequence[q.Event], now: float) -> UpdateBatch:
+        return QuartoBatch(table_id, table, emits, now)
+
+    def observed(self, emits: Sequence[q.Event], seen: tuple[int, ...]) -> list[Any]:
+        return [emits[k] for k in seen]
+
+    def seating_changed(self, emits: Sequence[q.Event]) -> bool:
+        return any(isinstance(event, q.SeatConnected | q.SeatDisconnected) for event in emits)
+
+    def over(self, table: quarto_engine.QuartoTable) -> bool:
+        return table.phase is q.Phase.OVER
+
+    def lobby_phase(self, table: quarto_engine.QuartoTable) -> Phase:
+        return _QUARTO_LOBBY_PHASE[table.phase]
+
+    def no_scores(self, players: int) -> tuple[int, ...]:
+        return (0,) * q.SEATS
+
+    def host(self, room: Room) -> int | None:
+        """The room's host while connected; when the host has gone, the other player (two seats: no order to keep)."""
+        if room.host is not None and room.seats[room.host].peer is not None:
+            return room.host
+        present = [i for i, s in enumerate(room.seats) if s.bot is None and s.peer is not None]
+        return present[0] if present else room.host
+
+    def chat_open(self, table: quarto_engine.QuartoTable) -> bool:
+        return True  # nothing is hidden: there is no signal to carry
+
+    def refused(self, request_id: int, action: q.Action, refusal: q.Refusal) -> m.Refused:
+        return m.refused(request_id, refusal.reason, refusal.message or q.MESSAGES[refusal.reason])
+
+    def make_bot(self, level: str, rng: random.Random) -> QuartoBot:
+        return make_quarto_bot(level, rng)
+
+
+QUATRO = QuatroGame()
+QUARTO = QuartoGame()
+
+#: Every game this server hosts, by name; the first is the default (``create_table`` without ``game``).
+GAMES: dict[str, Game] = {game.name: game for game in (QUATRO, QUARTO)}
+DEFAULT_GAME = QUATRO
+
+#: The request kinds that are game actions, of any game: the lobby routes each to the table's game.
+ACTION_KINDS: frozenset[str] = frozenset().union(*(game.action_kinds for game in GAMES.values()))
+
+
+def game_of(action: object) -> Game | None:
+    """The game whose action ``action`` is."""
+    for game in GAMES.values():
+        if type(action) in game.actions:
+            return game
+    return None
