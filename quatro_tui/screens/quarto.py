@@ -19,6 +19,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -85,7 +86,7 @@ MARKS_ASCII = (
 class QuartoScreen(KeyGuard, Screen[None]):
     """One Quarto table as seat ``view.seat`` sees it. ``act`` receives the actions the player confirms."""
 
-    GUARDED = frozenset({"confirm", "next_game"})
+    GUARDED = frozenset({"confirm", "next_game", "way_on"})
 
     MOUSE_HELP = "click a square to place the piece you were given, a piece of the pool to give it"
     HELP_RULES = RULES
@@ -101,7 +102,20 @@ class QuartoScreen(KeyGuard, Screen[None]):
                 id="quarto-untype"),
         Binding("escape", "clear", "clear", show=False, tooltip="forget what was typed", id="quarto-clear"),
         Binding("n", "next_game", "next game", tooltip="ready for the next game (between games)", id="quarto-next"),
+        Binding("p", "way_on('rematch')", "play again", tooltip="once the match is over: a new match, same seats (host)",
+                id="quarto-rematch"),
+        Binding("l", "way_on('lobby')", "back to the lobby", tooltip="once the match is over: leave the table",
+                id="quarto-lobby"),
+        # Not t, as at Quatro's tables: t types "tall" here.
+        Binding("m", "way_on('chat')", "chat", tooltip="say something to the other player", id="quarto-chat"),
     ]
+
+    class WayOn(Message):
+        """The player asks for something beyond the game's moves: ``rematch``, ``lobby`` or ``chat``."""
+
+        def __init__(self, what: str) -> None:
+            super().__init__()
+            self.what = what
 
     def __init__(
         self,
@@ -114,6 +128,8 @@ class QuartoScreen(KeyGuard, Screen[None]):
         super().__init__()
         self.act = act
         self.picture = QuartoPicture(names=names, clock=clock, ascii_only=bool(ascii_only))
+        #: Whether this seat hosts the table (a rematch is the host's to ask for).
+        self.host = False
         self._ascii_given = ascii_only is not None
         #: An action was handed to ``act`` and its view has not arrived: nothing more is sent until it does.
         self.waiting = False
@@ -170,13 +186,20 @@ class QuartoScreen(KeyGuard, Screen[None]):
         if self.is_mounted:
             self.redraw()
 
-    def set_names(self, names: tuple[str, str]) -> None:
+    def set_names(self, names: tuple[str, str], host: bool | None = None) -> None:
+        """The players' names by seat, and whether this seat hosts the table."""
+        if names == self.picture.names and (host is None or host == self.host):
+            return
         self.picture.names = names
+        if host is not None:
+            self.host = host
         if self.is_mounted:
             self.redraw()
 
     def set_link(self, link: str) -> None:
         """The connection's trouble (``""`` when connected), for the status line."""
+        if link == self.picture.link:
+            return
         self.picture.link = link
         if self.is_mounted:
             self.redraw()
@@ -214,6 +237,10 @@ class QuartoScreen(KeyGuard, Screen[None]):
         elif action == "confirm":
             if not (self.picture.placing() or self.picture.giving()):
                 return False
+        elif action == "way_on" and parameters and parameters[0] in ("rematch", "lobby"):
+            view = self.picture.view
+            if view is None or view.phase is not Phase.OVER or (parameters[0] == "rematch" and not self.host):
+                return False  # once the match is over; a rematch is the host's
         return allowed
 
     def _legal(self) -> list[q.Action]:
@@ -259,6 +286,9 @@ class QuartoScreen(KeyGuard, Screen[None]):
 
     def action_next_game(self) -> None:
         self._send(q.NextGame())
+
+    def action_way_on(self, what: str) -> None:
+        self.post_message(self.WayOn(what))
 
     def action_cursor(self, dx: int, dy: int) -> None:
         p = self.picture

@@ -1,0 +1,130 @@
+"""Quarto through the whole client over real TCP: ``quatro play --game quarto`` plays a match against ``perfect``
+on a private server, and the lobby lists, creates and opens Quarto tables beside Quatro's."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from textual.widgets import DataTable, Select
+
+from quatro_shared import quarto as q
+from quatro_shared.quarto import Phase
+
+from quatro_tui.app import Join, Play, QuatroApp
+from quatro_tui.screens.lobby import LobbyScreen
+from quatro_tui.screens.quarto import QuartoScreen
+from quatro_tui.screens.room import RoomScreen
+from quatro_tui.widgets.quarto import QuartoBoard, QuartoPool, QuartoTurn
+from quarto_tui_helpers import piece_offset, square_offset
+from test_tui_ascii import screen_text
+from test_tui_quarto import keys_for
+from tui_helpers import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.timeout(240)
+
+
+async def play_a_move(app: QuatroApp, pilot, screen: QuartoScreen, rng: random.Random, how: str) -> None:
+    """Choose a legal action and make it by typing, by the arrows, or by the mouse; wait for the server's update."""
+    view = screen.view
+    assert view is not None
+    action = rng.choice(q.legal(view))
+    if how == "mouse" and isinstance(action, q.Place):
+        await pilot.click(QuartoBoard, offset=square_offset(action.square))
+    elif how == "mouse" and isinstance(action, q.Give):
+        await pilot.click(QuartoPool, offset=piece_offset(action.piece))
+    else:
+        await pilot.press(*keys_for(action, screen, by_arrows=how == "arrows", rng=rng))
+    try:
+        await until(lambda: screen.view is not view and not screen.waiting, what=f"the server's answer to {action}")
+    except AssertionError:
+        print(how, action, screen.waiting, screen.picture.news, screen.picture.typed, list(app.game.feed)[-5:])
+        print(screen_text(app))
+        raise
+
+
+def test_play_quarto_plays_a_whole_match_against_perfect_over_tcp(patient_timing):
+    async def body():
+        app = QuatroApp(Play(players=2, level="perfect", timing=patient_timing, name="ann", game="quarto"))
+        rng = random.Random(7)
+        ways = ["typed", "arrows", "mouse"]
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, QuartoScreen) and app.screen.view is not None, what="the board")
+            screen = app.screen
+            assert isinstance(screen, QuartoScreen)
+            assert [s.bot for s in screen.view.seats] == [False, True]
+            assert screen.picture.names[1].startswith("perfect")  # the bot's name, from the table push
+            # The screen replaced the room under the player's fingers: its keys wait a moment (guard.py).
+            await until(lambda: screen.is_mounted, what="the board on screen")
+            await pilot.pause()
+            await armed(app)
+            moves = 0
+            while screen.view.phase is not Phase.OVER:
+                view = screen.view
+                if view.phase is Phase.BETWEEN:
+                    await pilot.press("n")
+                    await until(lambda: screen.view.phase is not Phase.BETWEEN, what="the next game")
+                elif q.legal(view):
+                    await play_a_move(app, pilot, screen, rng, ways[moves % 3])
+                    moves += 1
+                else:
+                    await until(lambda: screen.view is not view, timeout=30, what="the bot's move")
+            view = screen.view
+            assert view.game == view.games == 4 and sum(view.scores) + view.draws == 4
+            assert "Match over" in str(screen.query_one(QuartoTurn).render())
+            assert not any("Not done" in line for line in app.game.feed)  # no refusal, ever
+            assert app.game.kind == "quarto" and not app.in_match()
+            await pilot.press("ctrl+q")
+
+    run(body, timeout=220)
+
+
+def test_the_lobby_lists_and_creates_both_games(quatro_server):
+    async def body():
+        watcher = await Player(quatro_server, "watcher").start()
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            lobby = app.screen
+            assert "quarto" in app.games and "quatro" in app.games  # the server's hello says which it hosts
+            game = lobby.query_one("#game", Select)
+            game.value = "quarto"
+            await pilot.pause()
+            assert lobby.query_one("#players", Select).value == 2  # Quarto is for two
+            await pilot.press("c")
+            await until(lambda: isinstance(app.screen, RoomScreen), what="the Quarto table's room")
+            await pilot.pause()
+            text = screen_text(app)
+            assert "Quarto, 2 seats" in text and "team" not in text
+            # Another client's lobby lists the table as Quarto.
+            reply = await watcher.request("list_tables")
+            quarto_table = app.game.seating.table
+            mine = [t for t in reply["tables"] if t["table"] == quarto_table]
+            assert mine and mine[0]["game"] == "quarto" and mine[0]["players"] == 2
+            await pilot.press("b")  # a bot (perfect, the Quarto default)
+            await until(lambda: app.game.seating and all(s.taken for s in app.game.seating.seats), what="the bot")
+            await pilot.press("s")
+            await until(lambda: isinstance(app.screen, QuartoScreen) and app.screen.view is not None, what="the board")
+            assert "QUARTO" in screen_text(app)
+            await pilot.press("ctrl+q")
+            if not isinstance(app.screen, QuartoScreen):
+                await pilot.press("y")
+
+        # Another player's lobby lists it as Quarto; a Quatro table created there sits beside it.
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "bob"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            await pilot.pause()
+            table = app.screen.query_one(DataTable)
+            rows = {str(table.get_row_at(i)[0]): str(table.get_row_at(i)[1]) for i in range(table.row_count)}
+            assert rows.get(str(quarto_table)) == "Quarto", rows
+            await pilot.press("c")
+            await until(lambda: isinstance(app.screen, RoomScreen), what="the Quatro table's room")
+            assert app.game.kind == "quatro" and app.game.seating.players == 4
+            reply = await watcher.request("list_tables")
+            games = {t["table"]: t["game"] for t in reply["tables"]}
+            assert games[quarto_table] == "quarto" and games[app.game.seating.table] == "quatro"
+            await pilot.press("ctrl+q")
+        await watcher.close()
+
+    run(body)
