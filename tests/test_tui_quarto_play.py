@@ -95,7 +95,7 @@ def test_the_lobby_lists_and_creates_both_games(quatro_server):
             await until(lambda: isinstance(app.screen, RoomScreen), what="the Quarto table's room")
             await pilot.pause()
             text = screen_text(app)
-            assert "Quarto, 2 seats" in text and "team" not in text
+            assert "Quarto, 2 seats" in text and "team" not in text and "QUARTO" in text
             # Another client's lobby lists the table as Quarto.
             reply = await watcher.request("list_tables")
             quarto_table = app.game.seating.table
@@ -126,5 +126,76 @@ def test_the_lobby_lists_and_creates_both_games(quatro_server):
             assert games[quarto_table] == "quarto" and games[app.game.seating.table] == "quatro"
             await pilot.press("ctrl+q")
         await watcher.close()
+
+    run(body)
+
+
+def test_a_server_gone_mid_game_shows_the_ways_on_and_a_restart_says_the_seat_is_lost(tmp_path):
+    """Quarto tables live in the server's memory only: after a restart the seat cannot come back (protocol 17),
+    and the client says so, with the lobby as the way on."""
+    from quatro_shared import messages as m
+
+    from quatro_tui.screens.link import LinkScreen
+    from test_tui_manners import TELLS_WITHIN, _free_port, _serve
+    from tui_helpers import timing_file
+
+    port, timing = _free_port(), str(timing_file(tmp_path))
+    server = _serve(port, timing)
+
+    async def body():
+        nonlocal server
+        app = QuatroApp(Join("127.0.0.1", port, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            assert isinstance(await app.request(m.CreateTable(game="quarto")), m.Ok)
+            await app.request(m.AddBot(level="random"))
+            await app.request(m.Start())
+            await until(lambda: isinstance(app.screen, QuartoScreen) and app.screen.view is not None, what="the board")
+            server.kill()
+            server.wait()
+            await until(lambda: isinstance(app.screen, LinkScreen), timeout=TELLS_WITHIN, what="the trouble told")
+            told = "\n".join(str(w.render()) for w in app.screen.query("Static"))
+            assert "connection to the server was lost" in told and "back to the lobby" in told, told
+            server = _serve(port, timing)
+            await until(lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "Your seat is gone.",
+                        timeout=15, what="the seat lost")
+            await pilot.press("l")
+            await until(lambda: isinstance(app.screen, LobbyScreen), timeout=15, what="the lobby after the restart")
+            await pilot.press("ctrl+q")
+
+    try:
+        run(body)
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_closed_client_comes_back_to_its_quarto_seat(quatro_server):
+    """``quatro join`` remembers the seat's secret; the next run rejoins and the board is as it was (R19's way)."""
+    from quatro_shared import messages as m
+
+    async def body():
+        seats: list[tuple[int, str]] = []
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"), remember_seat=lambda t, s, n: seats.append((t, s)))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            await app.request(m.CreateTable(game="quarto"))
+            await app.request(m.AddBot(level="random"))
+            await app.request(m.Start())
+            await until(lambda: isinstance(app.screen, QuartoScreen) and app.screen.view is not None, what="the board")
+            if q.legal(app.screen.view):  # this seat starts: give, and let the bot answer
+                app.quarto_act(q.legal(app.screen.view)[0])
+                await until(lambda: app.screen.view.moves, what="a move")
+            moves = app.screen.view.moves
+            await app.conn.close()
+            app.exit()
+        table, secret = seats[-1]
+        back = QuatroApp(Join("127.0.0.1", quatro_server, "ann", rejoin_table=table, rejoin_secret=secret))
+        async with back.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(back.screen, QuartoScreen) and back.screen.view is not None, what="the board")
+            assert back.screen.view.moves[: len(moves)] == moves
+            assert back.game.kind == "quarto"
+            await back.conn.close()
+            back.exit()
 
     run(body)
