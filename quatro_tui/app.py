@@ -32,6 +32,7 @@ from quatro_tui.connection import (
     Connection,
     ConnectionLost,
     LinkBack,
+    LinkMessage,
     LinkDropped,
     SeatLost,
     SeqGap,
@@ -331,7 +332,13 @@ class QuatroApp(App[str | None]):
 
     # --- what the server pushes -------------------------------------------------------------------
 
+    def stale(self, message: LinkMessage) -> bool:
+        """Whether ``message`` comes from a connection this app has already closed (it left, or began again)."""
+        return message.origin is not None and message.origin is not self.conn
+
     def on_server_update(self, message: ServerUpdate) -> None:
+        if self.stale(message):
+            return
         if isinstance(message.view, q.QuartoView):
             self.on_quarto_update(message.view, [ev for ev in message.events if isinstance(ev, q.Event)],
                                   message.received_at)
@@ -378,6 +385,8 @@ class QuatroApp(App[str | None]):
             screen.refused(getattr(reply, "message", "") or "the connection was lost")
 
     def on_server_seating(self, message: ServerSeating) -> None:
+        if self.stale(message):
+            return
         self.game.seat(message.seating)
         if isinstance(self.plan, Play) and self.plan.open and self.game.view is None:
             # Everyone is seated: the match starts by itself, as `quatro play` promises.
@@ -389,6 +398,8 @@ class QuatroApp(App[str | None]):
             self.screen.refresh_bindings()  # the host's keys follow the host
 
     def on_server_chat(self, message: ServerChat) -> None:
+        if self.stale(message):
+            return
         line = message.line
         self.game.say(f"{line.name}: {line.text}")  # the feed draws it as plain text
         quarto = self.quarto_screen()
@@ -397,11 +408,15 @@ class QuatroApp(App[str | None]):
         self.game_changed()
 
     def on_server_lobby(self, message: ServerLobby) -> None:
+        if self.stale(message):
+            return
         self.tables = message.tables
         if isinstance(self.screen, LobbyScreen):
             self.screen.fill()
 
     def on_server_bye(self, message: ServerBye) -> None:
+        if self.stale(message):
+            return
         if message.reason == m.BYE_REPLACED:
             self.game.link = "this seat is now played from another connection"
             self.show_link("Your seat is now played from another connection.",
@@ -412,6 +427,8 @@ class QuatroApp(App[str | None]):
         self.game_changed()
 
     def on_link_dropped(self, message: LinkDropped) -> None:
+        if self.stale(message):
+            return
         self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
         if message.attempt == 1:
             self.game.say("Connection lost: trying again.")
@@ -422,18 +439,24 @@ class QuatroApp(App[str | None]):
         self.game_changed()
 
     def on_link_back(self, message: LinkBack) -> None:
+        if self.stale(message):
+            return
         self.game.link = ""
         self.game.say("Resynced: the table as it is now." if message.resynced else "Reconnected: back in your seat.")
         self.hide_link()
         self.game_changed()
 
     def on_seq_gap(self, message: SeqGap) -> None:
+        if self.stale(message):
+            return
         got = "an unreadable one" if message.got is None else f"update {message.got}"
         self.log.warning(f"seq gap: {got} came where update {message.expected} was due; resyncing")
         self.game.say("An update went missing: catching up.")
         self.game_changed()
 
     def on_seat_lost(self, message: SeatLost) -> None:
+        if self.stale(message):
+            return
         self.game.link = "seat lost"
         self.show_link("Your seat is gone.",
                        "The server no longer has your seat: it restarted, or the seat was given up "
