@@ -21,6 +21,7 @@ game for the rest. What each phase of a game accepts stays in that game's own ta
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -58,7 +59,7 @@ class UpdateBatch(Protocol):
     def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes: ...
 
 
-class Game:
+class Game(ABC):
     """What a game is to the lobby. Subclasses fill in every method; the registry holds one instance each."""
 
     name: str = ""
@@ -76,54 +77,58 @@ class Game:
     def action_kinds(self) -> frozenset[str]:
         return frozenset(getattr(cls, "kind") for cls in self.actions)
 
+    @abstractmethod
     def seats(self, players: int | None) -> int | str:
         """The seat count of a new table asked with ``players`` (None: not given), or why it is refused."""
-        raise NotImplementedError
 
+    @abstractmethod
     def new_table(self, room: Room) -> GameTable:
         """The rules engine of ``room``'s match, every seat filled, not started yet."""
-        raise NotImplementedError
 
+    @abstractmethod
     def view(self, table: Any, seat: int, now: float) -> Any:
         """Seat ``seat``'s view (H1): what its bot decides from."""
-        raise NotImplementedError
 
+    @abstractmethod
     def batch(self, table_id: int, table: Any, emits: Sequence[Any], now: float) -> UpdateBatch:
-        raise NotImplementedError
+        """The update frames of one batch of the table's events, per seat: which events each seat sees (H1), and
+        each seat's frame numbered by its ``seq``."""
 
+    @abstractmethod
     def observed(self, emits: Sequence[Any], seen: tuple[int, ...]) -> list[Any]:
         """The events a bot at a seat that sees ``seen`` of the batch is told (H2: what a player there is told)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def seating_changed(self, emits: Sequence[Any]) -> bool:
         """Whether the batch changes the ``table`` push (a seat connected or gone, the host changed)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def over(self, table: Any) -> bool:
-        raise NotImplementedError
+        """Whether the match is over (a rematch may start; the room's timer has nothing more to fire)."""
 
+    @abstractmethod
     def lobby_phase(self, table: Any) -> Phase:
         """The table's phase in the lobby's words (``TableSummary.phase``, the ``table`` push)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def no_scores(self, players: int) -> tuple[int, ...]:
         """The scores the lobby list shows before the match."""
-        raise NotImplementedError
 
+    @abstractmethod
     def host(self, room: Room) -> int | None:
         """Who hosts the room during its match (starts a rematch)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def chat_open(self, table: Any) -> bool:
         """Whether the table's chat is open now."""
-        raise NotImplementedError
 
+    @abstractmethod
     def refused(self, request_id: int, action: Any, refusal: Any) -> m.Refused:
         """The ``refused`` reply to ``action``, refused by the engine with ``refusal``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def make_bot(self, level: str, rng: random.Random) -> SeatBot:
-        raise NotImplementedError
+        """A bot of ``level`` (one of ``levels``); raises ``ValueError`` for another."""
 
 
 class QuatroGame(Game):
