@@ -199,3 +199,41 @@ def test_a_closed_client_comes_back_to_its_quarto_seat(quatro_server):
             back.exit()
 
     run(body)
+
+
+def test_quatro_play_game_quarto_in_tmux_with_a_plain_locale(tmp_path, tmux):
+    """The command itself in a real terminal, LANG=C: the board draws in ASCII (no box drawing, pieces as ``(#)``),
+    a move typed as a player would is made and seen, and ctrl+q asks before leaving the match."""
+    import os
+    import shlex
+    import sys
+    import uuid
+
+    from terminal_helpers import quit_with_ctrl_q, wait_for
+    from tui_helpers import timing_file
+
+    session = f"quarto-e2e-{uuid.uuid4().hex[:8]}"
+    command = " ".join([
+        "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", "LANG=C", "LC_ALL=C",
+        shlex.quote(sys.executable), "-m", "quatro_tui", "play", "--game", "quarto",
+        "--timing", shlex.quote(str(timing_file(tmp_path))), "--name", "tess",
+    ])
+    tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
+    try:
+        text = wait_for(tmux, session, lambda t: "pool:" in t and ("You start" in t or "yours to place" in t),
+                        "the Quarto board, this seat to act", timeout=30)
+        assert "+-----+" in text and "(#)" in text and text.isascii(), text
+        import time
+
+        time.sleep(1.0)  # the board replaced the room: its keys are armed after a moment (guard.py)
+        if "You start" in text:
+            tmux("send-keys", "-t", session, "s", "l", "q", "h", "Enter")  # a piece by its letters
+            wait_for(tmux, session, lambda t: "you give perfect-bot" in t, "our give")
+        else:
+            tmux("send-keys", "-t", session, "b", "3", "Enter")  # a square by its name
+            wait_for(tmux, session, lambda t: "you place" in t and "on b3" in t, "our placement")
+        tmux("send-keys", "-t", session, "C-q")  # mid-match: asks first
+        wait_for(tmux, session, lambda t: "Leave the match?" in t, "the question before quitting")
+        quit_with_ctrl_q(tmux, session)
+    finally:
+        tmux("kill-session", "-t", session)
