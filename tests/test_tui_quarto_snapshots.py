@@ -23,3 +23,13 @@ def test_quarto_screen(snap_compare, name, ascii_only):
         await pilot.pause()
 
     assert snap_compare(QuatroApp(ascii_only=ascii_only), run_before=open_it, terminal_size=(80, 24))
+
+
+def test_quarto_screen_on_a_larger_terminal(snap_compare):
+    """The board and its column sit in the middle of a larger terminal."""
+
+    async def open_it(pilot):
+        await show_picture(pilot.app, "won")
+        await pilot.pause()
+
+    assert snap_compare(QuatroApp(), run_before=open_it, terminal_size=(120, 36))
