@@ -364,3 +364,30 @@ def test_the_keys_wait_a_moment_when_the_screen_replaces_another():
             assert isinstance(local.sent[0], q.Give) and not local.refusals
 
     run(body)
+
+
+def test_typing_can_be_taken_back():
+    """Backspace takes back the latest letter (of a piece, or of a square), escape forgets what was typed."""
+
+    async def body():
+        app = QuatroApp()
+        local = LocalQuarto(seed=3)
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_quarto(app, local)
+            await pilot.pause()
+            assert screen.picture.giving()
+            await pilot.press("r", "t", "h")
+            assert screen.picture.typed == "T_RH"
+            await pilot.press("backspace")
+            assert screen.picture.typed == "T_R_"  # the h, typed last, not the attribute written last
+            await pilot.press("escape")
+            assert screen.picture.typed == ""
+            start = screen.picture.pool_cursor
+            await pilot.press("s", "l", "q", "backspace", "f", "h")  # the fill typed twice: the latest counts
+            assert screen.picture.typed == "SL_H"
+            await pilot.press("q")
+            assert screen.picture.typed == ""  # complete: the cursor went to SLQH
+            assert POOL_ORDER[screen.picture.pool_cursor] == q.parse_piece("SLQH") != POOL_ORDER[start]
+            assert local.sent == []  # typing chooses; only enter acts
+
+    run(body)

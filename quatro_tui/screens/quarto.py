@@ -133,8 +133,10 @@ class QuartoScreen(KeyGuard, Screen[None]):
         self._ascii_given = ascii_only is not None
         #: An action was handed to ``act`` and its view has not arrived: nothing more is sent until it does.
         self.waiting = False
-        #: What was typed of a piece, attribute by attribute (None: not typed yet).
+        #: What was typed of a piece, attribute by attribute (None: not typed yet), and the attributes in the order
+        #: they were typed (backspace takes back the latest).
         self._piece_typed: list[bool | None] = [None] * len(q.ATTRIBUTES)
+        self._typed_order: list[int] = []
 
     # --- building -----------------------------------------------------------------------------------
 
@@ -351,15 +353,14 @@ class QuartoScreen(KeyGuard, Screen[None]):
         p = self.picture
         attribute, is_set = PIECE_LETTERS[char]
         self._piece_typed[attribute] = is_set
+        if attribute in self._typed_order:
+            self._typed_order.remove(attribute)
+        self._typed_order.append(attribute)
         typed = self._piece_typed
-        p.typed = "".join(
-            "_" if value is None else (set_ if value else clear)
-            for value, (set_, clear, _, _) in zip(typed, q.ATTRIBUTES)
-        )
+        p.typed = self._typed_piece_text()
         if all(value is not None for value in typed):
             piece = sum(1 << k for k, value in enumerate(typed) if value)
-            self._piece_typed = [None] * len(q.ATTRIBUTES)
-            p.typed = ""
+            self._clear_typed()
             view = p.view
             if view is not None and piece in view.pool:
                 p.pool_cursor = POOL_ORDER.index(piece)
@@ -367,15 +368,19 @@ class QuartoScreen(KeyGuard, Screen[None]):
                 p.news = f"{q.format_piece(piece)} is not in the pool."
         self.redraw()
 
+    def _typed_piece_text(self) -> str:
+        """What was typed of a piece, in Q7's order, ``_`` for an attribute not typed yet: ``T_R_``."""
+        if all(value is None for value in self._piece_typed):
+            return ""
+        return "".join("_" if value is None else (set_ if value else clear)
+                       for value, (set_, clear, _, _) in zip(self._piece_typed, q.ATTRIBUTES))
+
     def action_untype(self) -> None:
         p = self.picture
         if p.giving():
-            for k in reversed(range(len(self._piece_typed))):
-                if self._piece_typed[k] is not None:
-                    self._piece_typed[k] = None
-                    break
-            p.typed = "" if all(v is None for v in self._piece_typed) else "".join(
-                "_" if v is None else (s if v else c) for v, (s, c, _, _) in zip(self._piece_typed, q.ATTRIBUTES))
+            if self._typed_order:
+                self._piece_typed[self._typed_order.pop()] = None
+            p.typed = self._typed_piece_text()
         else:
             p.typed = p.typed[:-1]
         self.redraw()
@@ -387,6 +392,7 @@ class QuartoScreen(KeyGuard, Screen[None]):
     def _clear_typed(self) -> None:
         self.picture.typed = ""
         self._piece_typed = [None] * len(q.ATTRIBUTES)
+        self._typed_order = []
 
     # --- help ---------------------------------------------------------------------------------------
 
