@@ -229,13 +229,15 @@ def _free_port() -> int:
 
 
 def _serve(port: int, timing: str):
+    """A server on ``port``, without a journal: a restart forgets the tables (the client must find its seat gone,
+    never race to rejoin a table restored from a journal shared with other runs)."""
     import socket
     import subprocess
     import sys
     import time
 
     process = subprocess.Popen([sys.executable, "-m", "quatro_server", "serve", "--host", "127.0.0.1", "--port", str(port),
-                                "--timing", timing, "--log-level", "warning"],
+                                "--timing", timing, "--log-level", "warning", "--no-journal"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
