@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared import quarto as q
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.views import Phase
 
@@ -31,6 +32,7 @@ from quatro_tui.connection import (
     Connection,
     ConnectionLost,
     LinkBack,
+    LinkMessage,
     LinkDropped,
     SeatLost,
     SeqGap,
@@ -47,6 +49,7 @@ from quatro_tui.screens.dialogs import AskName, LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
+from quatro_tui.screens.quarto import QuartoScreen
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
@@ -84,6 +87,8 @@ class Play:
     timing: str = STANDARD_PROFILE
     name: str = "player"
     open: int = 0
+    #: The game: "quatro", or "quarto" (two seats: one bot, no seat open).
+    game: str = p.QUATRO
 
 
 @dataclass
@@ -147,6 +152,8 @@ class QuatroApp(App[str | None]):
         self.tables: tuple[m.TableSummary, ...] = ()
         #: The timing profiles the server offers (its hello says; a server started with ``--timing FILE`` adds one).
         self.profiles: list[str] = list(PROFILE_NAMES)
+        #: The games the server hosts (its hello says; a server from before Quarto: Quatro alone).
+        self.games: list[str] = list(p.GAMES)
         #: ASCII mode draws ASCII borders too (quatro.tcss, ``.-ascii``).
         self.set_class(self.game.ascii_only, "-ascii")
         self._scrollbar_renderer: type[ScrollBarRender] | None = None
@@ -164,7 +171,7 @@ class QuatroApp(App[str | None]):
             self.set_interval(min(self.idle_exit / 4, 5.0), self._close_if_idle)
         if self.plan is not None:
             self.run_worker(self._begin(), name="begin", exit_on_error=False)
-        elif self.game.phase is not None:
+        elif self.wanted_screen() is not None:
             self.route()
         self.check_size()
 
@@ -227,6 +234,7 @@ class QuatroApp(App[str | None]):
         self.tables = hello.tables
         if hello.profiles:
             self.profiles = list(hello.profiles)
+        self.games = list(hello.games) if hello.games else [p.QUATRO]
         if isinstance(plan, Play):
             await self._set_up_play(plan)
         elif await self._rejoin(plan):
@@ -261,6 +269,9 @@ class QuatroApp(App[str | None]):
 
     async def _set_up_play(self, plan: Play) -> None:
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
+        if plan.game == p.QUARTO:
+            await self._set_up_quarto(plan)
+            return
         reply = await self.request(m.CreateTable(plan.players, self.table_timing(plan.timing)))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             why = getattr(reply, "message", None) or "the connection was lost"
@@ -275,6 +286,21 @@ class QuatroApp(App[str | None]):
                 level = "normal"
                 await self.request(m.AddBot(level=level))
         if plan.open == 0:
+            await self.request(m.Start())
+        else:
+            self.route()
+
+    async def _set_up_quarto(self, plan: Play) -> None:
+        """A Quarto table: oneself and a bot of ``plan.level``, the match started."""
+        reply = await self.request(m.CreateTable(timing=self.table_timing(plan.timing), game=p.QUARTO))
+        if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
+            why = getattr(reply, "message", None) or "the connection was lost"
+            self.exit(f"quatro: cannot create a Quarto table: {why}.", return_code=1)
+            return
+        self.game.my_seat = reply.payload.seat
+        self.game.kind = p.QUARTO
+        if plan.open == 0:
+            await self.request(m.AddBot(level=plan.level))
             await self.request(m.Start())
         else:
             self.route()
@@ -314,13 +340,61 @@ class QuatroApp(App[str | None]):
 
     # --- what the server pushes -------------------------------------------------------------------
 
+    def stale(self, message: LinkMessage) -> bool:
+        """Whether ``message`` comes from a connection this app has already closed (it left, or began again)."""
+        return message.origin is not None and message.origin is not self.conn
+
     def on_server_update(self, message: ServerUpdate) -> None:
+        if self.stale(message):
+            return
+        if isinstance(message.view, q.QuartoView):
+            self.on_quarto_update(message.view, [ev for ev in message.events if isinstance(ev, q.Event)],
+                                  message.received_at)
+            return
         if self.game.apply(message.view, message.events, message.received_at) and self.bell_on:
             self.ring()
         self.route()
         self.game_changed()
 
+    def on_quarto_update(self, view: q.QuartoView, events: list[q.Event], received_at: float) -> None:
+        """A Quarto table's update: the whole view, which the Quarto screen draws, and what happened."""
+        self.game.apply_quarto(view, events, received_at)
+        self.route()
+        screen = self.quarto_screen()
+        if screen is not None:
+            screen.show(view, events, received_at)
+        self.game_changed()
+
+    def quarto_screen(self) -> QuartoScreen | None:
+        base = self.base_screen()
+        return base if isinstance(base, QuartoScreen) else None
+
+    def quarto_names(self) -> tuple[str, str]:
+        return self.game.raw_name(0), self.game.raw_name(1)
+
+    def on_quarto_screen_way_on(self, message: QuartoScreen.WayOn) -> None:
+        if message.what == "rematch":
+            self.send(m.Rematch())
+        elif message.what == "lobby":
+            self.action_back_to_lobby()
+        elif message.what == "chat":
+            from quatro_tui.screens.chat import ChatBox
+
+            self.push_screen(ChatBox())
+
+    def quarto_act(self, action: q.Action) -> None:
+        """The Quarto screen's choice, to the server; a refusal (the screen offers only legal moves) is told there."""
+        self.run_worker(self._quarto_request(action), group="requests", exit_on_error=False)
+
+    async def _quarto_request(self, action: q.Action) -> None:
+        reply = await self.request(action)
+        screen = self.quarto_screen()
+        if screen is not None and not isinstance(reply, m.Ok):
+            screen.refused(getattr(reply, "message", "") or "the connection was lost")
+
     def on_server_seating(self, message: ServerSeating) -> None:
+        if self.stale(message):
+            return
         self.game.seat(message.seating)
         if isinstance(self.plan, Play) and self.plan.open and self.game.view is None:
             # Everyone is seated: the match starts by itself, as `quatro play` promises.
@@ -332,16 +406,25 @@ class QuatroApp(App[str | None]):
             self.screen.refresh_bindings()  # the host's keys follow the host
 
     def on_server_chat(self, message: ServerChat) -> None:
+        if self.stale(message):
+            return
         line = message.line
         self.game.say(f"{line.name}: {line.text}")  # the feed draws it as plain text
+        quarto = self.quarto_screen()
+        if quarto is not None:
+            quarto.say(f"{line.name}: {line.text}")
         self.game_changed()
 
     def on_server_lobby(self, message: ServerLobby) -> None:
+        if self.stale(message):
+            return
         self.tables = message.tables
         if isinstance(self.screen, LobbyScreen):
             self.screen.fill()
 
     def on_server_bye(self, message: ServerBye) -> None:
+        if self.stale(message):
+            return
         if message.reason == m.BYE_REPLACED:
             self.game.link = "this seat is now played from another connection"
             self.show_link("Your seat is now played from another connection.",
@@ -352,6 +435,8 @@ class QuatroApp(App[str | None]):
         self.game_changed()
 
     def on_link_dropped(self, message: LinkDropped) -> None:
+        if self.stale(message):
+            return
         self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
         if message.attempt == 1:
             self.game.say("Connection lost: trying again.")
@@ -362,18 +447,24 @@ class QuatroApp(App[str | None]):
         self.game_changed()
 
     def on_link_back(self, message: LinkBack) -> None:
+        if self.stale(message):
+            return
         self.game.link = ""
         self.game.say("Resynced: the table as it is now." if message.resynced else "Reconnected: back in your seat.")
         self.hide_link()
         self.game_changed()
 
     def on_seq_gap(self, message: SeqGap) -> None:
+        if self.stale(message):
+            return
         got = "an unreadable one" if message.got is None else f"update {message.got}"
         self.log.warning(f"seq gap: {got} came where update {message.expected} was due; resyncing")
         self.game.say("An update went missing: catching up.")
         self.game_changed()
 
     def on_seat_lost(self, message: SeatLost) -> None:
+        if self.stale(message):
+            return
         self.game.link = "seat lost"
         self.show_link("Your seat is gone.",
                        "The server no longer has your seat: it restarted, or the seat was given up "
@@ -450,18 +541,36 @@ class QuatroApp(App[str | None]):
                 return screen
         return None
 
+    def wanted_screen(self) -> type[Screen[None]] | None:
+        """The screen the table's state calls for: Quarto's for a Quarto table under way, else the phase's."""
+        if self.game.quarto is not None:
+            return QuartoScreen
+        phase = self.game.phase
+        if self.game.kind == p.QUARTO and phase is not Phase.LOBBY:
+            return None  # a Quarto match under way: its screen comes with the first update
+        return None if phase is None else self.phase_screen(phase)
+
+    def make_screen(self, wanted: type[Screen[None]]) -> Screen[None]:
+        if wanted is QuartoScreen:
+            screen = QuartoScreen(self.quarto_act, names=self.quarto_names(), ascii_only=self.game.ascii_only,
+                                  clock=self.game.clock)
+            screen.host = self.game.is_host()
+            if self.game.quarto is not None:
+                screen.show(self.game.quarto, [], self.game.received_at)
+            return screen
+        return wanted()
+
     def route(self) -> None:
         """Show the screen of the table's phase; dialogs of a phase that ended go with it."""
-        phase = self.game.phase
-        if phase is None or isinstance(self.screen, LeaveRunning):
+        wanted = self.wanted_screen()
+        if wanted is None or isinstance(self.screen, LeaveRunning):
             return  # the quit question is not a phase's dialog: the screens catch up once it is answered
-        wanted = self.phase_screen(phase)
         base = self.base_screen()
         if base is not None and type(base) is wanted:
             return
         while isinstance(self.screen, ModalScreen):
             self.pop_screen()
-        screen = wanted()
+        screen = self.make_screen(wanted)
         if base is None:
             # The first screen of a run comes after the splash: no key was meant for another screen.
             if isinstance(screen, KeyGuard):
@@ -476,6 +585,10 @@ class QuatroApp(App[str | None]):
         for screen in self.screen_stack:
             for widget in screen.query(GameWidget):
                 widget.version += 1
+        quarto = self.quarto_screen()
+        if quarto is not None:
+            quarto.set_names(self.quarto_names(), host=self.game.is_host())
+            quarto.set_link(self.game.link)
 
     def ring(self) -> None:
         """The terminal's bell (BEL), even where Textual's ``bell`` stays quiet."""
@@ -491,6 +604,8 @@ class QuatroApp(App[str | None]):
         await super().on_event(event)
 
     def in_match(self) -> bool:
+        if self.game.quarto is not None:
+            return self.game.in_quarto_match()
         return self.game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
 
     def _close_if_idle(self) -> None:
@@ -525,7 +640,7 @@ class QuatroApp(App[str | None]):
             # The private server is this terminal's: quitting would end the others' game with it.
             self.push_screen(LeaveRunning(others), self._quit_answered)
             return
-        in_match = self.game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
+        in_match = self.in_match()
         if others or self.conn is None or not in_match or isinstance(self.screen, (ConfirmQuit, LinkScreen)):
             await self._quit()
             return

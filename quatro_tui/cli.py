@@ -13,7 +13,9 @@ from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
 from quatro_shared.levels import LEVELS, PLAY_LEVEL
-from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
+from quatro_shared.protocol import DEFAULT_PORT, GAMES, MAX_NAME_LEN, MAX_PASSWORD_LEN, QUARTO, QUATRO
+from quatro_shared.quarto import DEFAULT_LEVEL as QUARTO_LEVEL
+from quatro_shared.quarto import LEVELS as QUARTO_LEVELS
 
 from quatro_tui.local_server import LocalServer
 from quatro_tui.settings import RememberedSeat, Settings, default_name, wants_ascii
@@ -91,14 +93,25 @@ def choose_server(
         return answer
 
 
+def _level_order(level: str) -> tuple[int, int]:
+    """Quatro's levels first, then Quarto's own, each weakest first (as the help lists them)."""
+    if level in LEVELS:
+        return 0, LEVELS.index(level)
+    return 1, QUARTO_LEVELS.index(level)
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="quatro", description="Quatro, the real-time team card game, in your terminal.")
     commands = root.add_subparsers(dest="command", required=True)
 
     play = commands.add_parser("play", help="play against bots on a private server (one command, nothing else to run)")
-    play.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=4, help="seats at the table (default 4)")
-    play.add_argument("--level", choices=LEVELS, default=PLAY_LEVEL,
-                      help=f"the bots' level, weakest first (default {PLAY_LEVEL}: a new player's pace)")
+    play.add_argument("--game", choices=GAMES, default=QUATRO,
+                      help="quatro (the team card game, the default) or quarto (the board game for two, against a bot)")
+    play.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=4,
+                      help="seats at the table (default 4; Quarto has 2)")
+    play.add_argument("--level", choices=sorted(set(LEVELS) | set(QUARTO_LEVELS), key=_level_order), default=None,
+                      help=f"the bots' level, weakest first: Quatro's {', '.join(LEVELS)} (default {PLAY_LEVEL}: a new "
+                           f"player's pace); Quarto's {', '.join(QUARTO_LEVELS)} (default {QUARTO_LEVEL})")
     play.add_argument("--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations")
     play.add_argument("--open", type=int, default=0, metavar="N",
                       help="leave N seats for other people on this machine or LAN; shows the address they join with")
@@ -125,6 +138,19 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def play_seats(args: argparse.Namespace) -> tuple[int, str] | str:
+    """``quatro play``'s seats and bot level for its game (Quarto: two seats, its own levels), or what is wrong."""
+    quarto = args.game == QUARTO
+    players = 2 if quarto else args.players
+    levels = QUARTO_LEVELS if quarto else LEVELS
+    level = args.level or (QUARTO_LEVEL if quarto else PLAY_LEVEL)
+    if level not in levels:
+        return f"{args.game.capitalize()} has no {level!r} bots; its levels: {', '.join(levels)}"
+    if not 0 <= args.open < players:
+        return f"--open takes 0 to {players - 1} seats"
+    return players, level
+
+
 def main(argv: list[str] | None = None) -> int:
     made = make_app(argv)
     if isinstance(made, int):
@@ -149,9 +175,11 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     person = getattr(args, "person", "")
     ask_name = bool(getattr(args, "ask_name", False)) and not args.name and not settings.name
     if args.command == "play":
-        if not 0 <= args.open < args.players:
-            print(f"quatro: --open takes 0 to {args.players - 1} seats", file=sys.stderr)
+        seats = play_seats(args)
+        if isinstance(seats, str):
+            print(f"quatro: {seats}", file=sys.stderr)
             return 2
+        players, level = seats
         if args.timing not in PROFILE_NAMES and not os.path.isfile(args.timing):
             print(f"quatro: no timing profile named {args.timing!r} and no such file", file=sys.stderr)
             return 2
@@ -162,7 +190,7 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         server.launch()
         from quatro_tui.app import Play
 
-        plan: Play | Join = Play(args.players, args.level, timing, name, args.open)
+        plan: Play | Join = Play(players, level, timing, name, args.open, args.game)
     else:
         address = args.address or choose_server(settings.server)
         if address is None:

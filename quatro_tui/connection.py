@@ -59,7 +59,15 @@ class ConnectionLost(Exception):
 # --- what the connection tells the app --------------------------------------------------------------
 
 
-class ServerUpdate(Message):
+class LinkMessage(Message):
+    """Something a connection tells the app; ``origin`` is that connection. A connection the app has closed (to go
+    back to the lobby, to try again) may still have told something on its way out: the app ignores what comes from
+    any connection but its current one."""
+
+    origin: Connection | None = None
+
+
+class ServerUpdate(LinkMessage):
     """A table's events and the seat's fresh view (the server's ``update`` push)."""
 
     def __init__(self, table: int, seq: int, snapshot: bool, events: list[Event], view: SeatView, received_at: float):
@@ -70,7 +78,7 @@ class ServerUpdate(Message):
         self.received_at = received_at
 
 
-class ServerSeating(Message):
+class ServerSeating(LinkMessage):
     """Who sits where, who hosts and the durations in force (the server's ``table`` push)."""
 
     def __init__(self, seating: m.Seating):
@@ -78,7 +86,7 @@ class ServerSeating(Message):
         self.seating = seating
 
 
-class ServerLobby(Message):
+class ServerLobby(LinkMessage):
     """The server's tables (the ``lobby`` push, and the list a hello or ``list_tables`` returns)."""
 
     def __init__(self, tables: tuple[m.TableSummary, ...]):
@@ -86,7 +94,7 @@ class ServerLobby(Message):
         self.tables = tables
 
 
-class ServerChat(Message):
+class ServerChat(LinkMessage):
     """A chat line where this connection is (the server's ``chat`` push): another player's text."""
 
     def __init__(self, line: m.ChatLine):
@@ -94,7 +102,7 @@ class ServerChat(Message):
         self.line = line
 
 
-class ServerBye(Message):
+class ServerBye(LinkMessage):
     """The server is going away, or another connection took this seat."""
 
     def __init__(self, reason: str, text: str):
@@ -102,7 +110,7 @@ class ServerBye(Message):
         self.reason, self.text = reason, text
 
 
-class LinkDropped(Message):
+class LinkDropped(LinkMessage):
     """The link is down; the next attempt comes in ``retry_in`` seconds."""
 
     def __init__(self, attempt: int, retry_in: float, why: str):
@@ -110,7 +118,7 @@ class LinkDropped(Message):
         self.attempt, self.retry_in, self.why = attempt, retry_in, why
 
 
-class LinkBack(Message):
+class LinkBack(LinkMessage):
     """The link is back, and the seat with it (a fresh snapshot follows as a ``ServerUpdate``).
 
     ``resynced``: the link was cut on purpose, after an update went missing (``SeqGap``)."""
@@ -120,7 +128,7 @@ class LinkBack(Message):
         self.resynced = resynced
 
 
-class SeqGap(Message):
+class SeqGap(LinkMessage):
     """An update went missing (``got`` came where ``expected`` was due; ``got`` None: it could not be read).
     The update is dropped and the connection resyncs: a reconnection and a rejoin bring a snapshot."""
 
@@ -129,7 +137,7 @@ class SeqGap(Message):
         self.expected, self.got = expected, got
 
 
-class SeatLost(Message):
+class SeatLost(LinkMessage):
     """The seat cannot be recovered (its secret was refused, or the seat was taken over): no more retries."""
 
     def __init__(self, why: str):
@@ -162,6 +170,10 @@ class Connection:
         self._closing = False
         #: Set when an update went missing: why the link is being cut, until the rejoin that resyncs.
         self._resync_why: str | None = None
+
+    def _tell(self, message: LinkMessage) -> None:
+        message.origin = self
+        self.deliver(message)
 
     @property
     def seat(self) -> Place | None:
@@ -306,7 +318,7 @@ class Connection:
                     at_once = False
                 else:
                     attempt += 1
-                    self.deliver(LinkDropped(attempt, delay, why))
+                    self._tell(LinkDropped(attempt, delay, why))
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, self.backoff_cap)
                 try:
@@ -315,7 +327,7 @@ class Connection:
                         # takeover: this client's own old link is dead, even if the server has not noticed yet.
                         reply = await self._request_directly(lambda now: self.core.rejoin(now, takeover=True))
                         if not isinstance(reply, m.Ok):
-                            self.deliver(SeatLost(getattr(reply, "message", "the seat could not be recovered")))
+                            self._tell(SeatLost(getattr(reply, "message", "the seat could not be recovered")))
                             self._closing = True
                             self._drop_link()
                             return
@@ -324,7 +336,7 @@ class Connection:
                     self._drop_link()
                     continue
                 attempt = 0
-                self.deliver(LinkBack(resynced=resync))
+                self._tell(LinkBack(resynced=resync))
                 break
 
     def _dispatch(self, event: ClientEvent) -> None:
@@ -334,19 +346,19 @@ class Connection:
                 future.set_result(event.reply)
         elif isinstance(event, Updated):
             u = event.update
-            self.deliver(ServerUpdate(u.table, u.seq, u.snapshot, list(u.events), event.view, self._now()))
+            self._tell(ServerUpdate(u.table, u.seq, u.snapshot, list(u.events), event.view, self._now()))
         elif isinstance(event, ResyncNeeded):
-            self.deliver(SeqGap(event.expected, event.got))
+            self._tell(SeqGap(event.expected, event.got))
             self._resync_why = event.why
             # Reconnect and rejoin (section 11): ``run`` sees the link end, and the rejoin brings a snapshot.
             self._ready.clear()
             self.abort()
         elif isinstance(event, SeatingChanged):
-            self.deliver(ServerSeating(event.seating))
+            self._tell(ServerSeating(event.seating))
         elif isinstance(event, TablesListed):
-            self.deliver(ServerLobby(event.tables))
+            self._tell(ServerLobby(event.tables))
         elif isinstance(event, ChatSaid):
-            self.deliver(ServerChat(event.line))
+            self._tell(ServerChat(event.line))
         elif isinstance(event, ByeReceived):
             # After "replaced" another connection holds the seat: the core forgets it, and ``run`` stops.
-            self.deliver(ServerBye(event.bye.reason, event.bye.message))
+            self._tell(ServerBye(event.bye.reason, event.bye.message))

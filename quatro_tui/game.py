@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from quatro_shared import events as e
+from quatro_shared import quarto as q
 from quatro_shared.cards import is_four_of_a_kind
 from quatro_shared.messages import Seating
 from quatro_shared.signs import SIGNS, Sign
@@ -49,6 +50,11 @@ class Game:
     rng: random.Random = field(default_factory=random.SystemRandom)
     #: The team's sign of each round this client saw, by round.
     signs: dict[int, Sign] = field(default_factory=dict)
+    #: The table's game: "quatro", or "quarto" (whose views are ``quarto`` below, drawn by the Quarto screen).
+    kind: str = "quatro"
+    #: A Quarto table's latest view, its events, and when it arrived (None at a Quatro table).
+    quarto: q.QuartoView | None = None
+    quarto_events: list[q.Event] = field(default_factory=list)
     #: The feed's last line if it tells a pulse: as shown, the pulse's own line, and how many times it repeated.
     _pulse_line: tuple[str, str, int] | None = None
 
@@ -82,6 +88,18 @@ class Game:
             alert = True
         return alert
 
+    def apply_quarto(self, view: q.QuartoView, events: list[q.Event], received_at: float) -> None:
+        """Take a Quarto table's view (every update carries the whole of it) and its events."""
+        self.kind = "quarto"
+        self.quarto, self.quarto_events, self.received_at = view, list(events), received_at
+        for ev in events:
+            line = words.quarto_event(ev, self.name, view.seat)
+            if line:
+                self.feed.append(line)
+
+    def in_quarto_match(self) -> bool:
+        return self.quarto is not None and self.quarto.phase in (q.Phase.PLAYING, q.Phase.BETWEEN)
+
     def _feed_pulse(self, line: str) -> bool:
         """A pulse into the feed; False when it repeats the line before. The same channel showing the same emoji
         again, with nothing in between, is counted on its line ("bob showed 🦊. (x3)"): a held channel pulses
@@ -109,6 +127,7 @@ class Game:
 
     def seat(self, seating: Seating) -> None:
         self.seating = seating
+        self.kind = seating.game
 
     def say(self, line: str) -> None:
         self.feed.append(line)
@@ -117,6 +136,8 @@ class Game:
 
     @property
     def me(self) -> int | None:
+        if self.quarto is not None:
+            return self.quarto.seat
         return self.my_seat if self.view is None else self.view.seat
 
     @property

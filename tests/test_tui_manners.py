@@ -229,6 +229,8 @@ def _free_port() -> int:
 
 
 def _serve(port: int, timing: str):
+    """A server on ``port``, without a journal: a restart forgets the tables (the client must find its seat gone,
+    never race to rejoin a table restored from a journal shared with other runs)."""
     import socket
     import subprocess
     import sys

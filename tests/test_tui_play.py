@@ -15,7 +15,7 @@ from quatro_server.addresses import machine_interfaces, reachable_addresses
 from quatro_server.bots import LEVELS
 from quatro_tui.app import Join, Play, QuatroApp
 from quatro_shared.levels import PLAY_LEVEL
-from quatro_tui.cli import parse_address, parser
+from quatro_tui.cli import parse_address, parser, play_seats
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen
@@ -236,7 +236,8 @@ def test_join_an_unreachable_server_says_so():
 
 def test_command_line_defaults():
     args = parser().parse_args(["play"])
-    assert (args.players, args.level, args.timing, args.open) == (4, PLAY_LEVEL, "standard", 0) and PLAY_LEVEL == "easy"
+    assert (args.game, args.timing, args.open) == ("quatro", "standard", 0)
+    assert play_seats(args) == (4, PLAY_LEVEL) and PLAY_LEVEL == "easy"
     args = parser().parse_args(["join", "host:1234", "--table", "3", "--password", "pw"])
     assert (args.address, args.table, args.password) == ("host:1234", 3, "pw")
 
@@ -265,3 +266,12 @@ def test_ascii_when_asked_or_when_the_locale_is_not_utf8():
     assert wants_ascii(False, {"LC_ALL": "en_US.ISO-8859-1", "LANG": "en_US.UTF-8"})
     assert not wants_ascii(False, {"LANG": "en_US.UTF-8"})
     assert not wants_ascii(False, {"LC_CTYPE": "C.utf8"})
+
+
+def test_play_quarto_is_two_seats_against_a_perfect_bot_by_default():
+    assert play_seats(parser().parse_args(["play", "--game", "quarto"])) == (2, "perfect")
+    assert play_seats(parser().parse_args(["play", "--game", "quarto", "--level", "random"])) == (2, "random")
+    assert play_seats(parser().parse_args(["play", "--game", "quarto", "--open", "1"])) == (2, "perfect")
+    assert "no 'easy' bots" in str(play_seats(parser().parse_args(["play", "--game", "quarto", "--level", "easy"])))
+    assert "no 'perfect' bots" in str(play_seats(parser().parse_args(["play", "--level", "perfect"])))
+    assert "--open takes 0 to 1" in str(play_seats(parser().parse_args(["play", "--game", "quarto", "--open", "2"])))

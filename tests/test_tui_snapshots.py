@@ -70,6 +70,8 @@ LOBBY_TABLES = [
      "password": True, "scores": [1, 3, 0, 2],
      "names": ["zoë", "hard-bot-1", "bartholomew", "hard-bot-3", "hard-bot-4", "cid", "hard-bot-6", "hard-bot-7"],
      "bot_seats": [1, 3, 4, 6, 7], "idle_s": 2400},
+    {"table": 3, "game": "quarto", "players": 2, "taken": 2, "bots": 1, "phase": "round", "timing": "standard",
+     "password": False, "scores": [1, 2], "names": ["dee", "perfect-bot-1"], "bot_seats": [1], "idle_s": 12},
 ]
 
 

@@ -138,10 +138,13 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         ascii_only = _ascii(self.under)
+        # A game's screen may bring its own rules and marks (Quarto's does); the rest are Quatro's.
+        rules = getattr(self.under, "HELP_RULES", RULES)
+        marks = getattr(self.under, "help_marks", None)
         with VerticalScroll(classes="dialog wide tall"):
-            yield Static(words.plain(RULES, ascii_only))
+            yield Static(words.plain(rules, ascii_only))
             mouse = getattr(self.under, "MOUSE_HELP", "")
-            yield Static("\n" + symbols_text(self.under, ascii_only))
+            yield Static("\n" + (marks(ascii_only) if marks is not None else symbols_text(self.under, ascii_only)))
             yield Static("\n[b]Keys here[/b]" + (f" (mouse: {mouse})" if mouse else "") + "\n" + keys_text(self.under))
             yield Static("\n[dim]escape closes this page[/dim]")
 

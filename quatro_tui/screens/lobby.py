@@ -38,6 +38,10 @@ class PasswordInput(Input):
         return super()._value
 
 
+#: The seat counts the create row offers for each game.
+QUATRO_SEATS = [("4 players", 4), ("6 players", 6), ("8 players", 8)]
+QUARTO_SEATS = [("2 players", 2)]
+
 #: Cells of the lobby list's "who sits there" column: names beyond it are counted, not cut.
 WHO_WIDTH = 28
 
@@ -88,7 +92,10 @@ class LobbyScreen(Screen[None]):
         with Horizontal(id="create"):
             name = self.app.conn.name if self.app.conn is not None else ""
             yield Input(value=name, placeholder="your name", max_length=p.MAX_NAME_LEN, id="name")
-            yield Select([("4 players", 4), ("6 players", 6), ("8 players", 8)], value=4, allow_blank=False, id="players")
+            # The games this server hosts (its hello says), by name.
+            games = [(game.capitalize(), game) for game in self.app.games]
+            yield Select(games, value=self.app.games[0], allow_blank=False, id="game")
+            yield Select(QUATRO_SEATS, value=4, allow_blank=False, id="players")
             # The server's profiles, by name: plain text, they are the server's words.
             profiles = [(Text(words.plain(name, ascii_only)), name) for name in self.app.profiles]
             default = STANDARD_PROFILE if STANDARD_PROFILE in self.app.profiles else self.app.profiles[0]
@@ -100,7 +107,7 @@ class LobbyScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("table", "who sits there", "phase", "idle", "timing", "pw", "scores")
+        table.add_columns("table", "game", "who sits there", "phase", "idle", "timing", "pw", "scores")
         self.query_one("#lobby-feed", Feed).styles.height = 4
         self.fill()
         self.query_one(DataTable).focus()
@@ -121,7 +128,7 @@ class LobbyScreen(Screen[None]):
         for t in self.app.tables:
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
-                str(t.table), who_sits(t), str(t.phase), words.idle(t.idle_s), t.timing,
+                str(t.table), t.game.capitalize(), who_sits(t), str(t.phase), words.idle(t.idle_s), t.timing,
                 "yes" if t.password else "", " ".join(map(str, t.scores)),
             )
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t.table))
@@ -129,6 +136,15 @@ class LobbyScreen(Screen[None]):
     def note(self, text: str) -> None:
         """A line under the list, as plain text (it often holds the server's own words)."""
         self.query_one("#lobby-note", Static).update(Content(words.plain(text, self.app.game.ascii_only)))
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id != "game":
+            return
+        # Quarto is for two; Quatro for four, six or eight.
+        players = self.query_one("#players", Select)
+        quarto = event.value == "quarto"
+        players.set_options(QUARTO_SEATS if quarto else QUATRO_SEATS)
+        players.value = 2 if quarto else 4
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "name":
@@ -177,11 +193,16 @@ class LobbyScreen(Screen[None]):
         self.app.run_worker(self._create(), exit_on_error=False)
 
     async def _create(self) -> None:
+        game = self.query_one("#game", Select).value
         players = self.query_one("#players", Select).value
         timing = self.query_one("#timing", Select).value
         password = self.query_one("#password", Input).value or None
-        assert isinstance(players, int) and isinstance(timing, str)
-        reply = await self.app.request(m.CreateTable(players, timing, password))
+        assert isinstance(game, str) and isinstance(players, int) and isinstance(timing, str)
+        if game == p.QUARTO:
+            request = m.CreateTable(timing=timing, password=password, game=game)
+        else:
+            request = m.CreateTable(players, timing, password)  # no game named: any server makes a Quatro table
+        reply = await self.app.request(request)
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             self.note(f"Cannot create: {getattr(reply, 'message', None) or 'the connection was lost'}.")
             return

@@ -32,7 +32,9 @@ class SeatList(GameWidget):
         if seating is None:
             return text.append(words.plain("Waiting for the table…", game.ascii_only), style="dim")
         timing = words.plain(seating.timing_name, game.ascii_only)
-        text.append(f"Table {seating.table}: {seating.players} seats, timing {timing}\n\n", style="bold")
+        quarto = game.kind == "quarto"  # two seats, no teams
+        what = "Quarto, 2 seats" if quarto else f"{seating.players} seats"
+        text.append(f"Table {seating.table}: {what}, timing {timing}\n\n", style="bold")
         for seat in seating.seats:
             i = seat.seat
             who = game.raw_name(i) if seat.taken else "(free)"
@@ -41,7 +43,8 @@ class SeatList(GameWidget):
             if seating.host == i:
                 who += " (host)"
             kind = f"bot {seat.bot}" if seat.bot else ("" if not seat.taken else ("on" if seat.connected else "AWAY"))
-            text.append(f"  seat {i + 1}  team {words.team_letter(team_of(i, game.players))}  {who:<30} {kind}\n",
+            team = "" if quarto else f"team {words.team_letter(team_of(i, game.players))}  "
+            text.append(f"  seat {i + 1}  {team}{who:<30} {kind}\n",
                         style="bold" if i == game.my_seat else ("dim" if not seat.taken else ""))
         addresses = getattr(self.app, "join_addresses", [])
         if addresses:
@@ -52,10 +55,13 @@ class SeatList(GameWidget):
             text.append("\n")
             text.append("1", style="bold underline")
             text.append(f"-{seating.players}", style="bold underline")
-            text.append(" sit in a free seat (partners: seats ")
-            half = seating.players // 2
-            text.append(" ".join(f"{i + 1}+{i + 1 + half}" for i in range(half)))
-            text.append(")   ")
+            if quarto:
+                text.append(" sit in a free seat   ")
+            else:
+                text.append(" sit in a free seat (partners: seats ")
+                half = seating.players // 2
+                text.append(" ".join(f"{i + 1}+{i + 1 + half}" for i in range(half)))
+                text.append(")   ")
             text.append("t", style="bold underline")
             text.append(" chat\n")
         if game.is_host():

@@ -18,7 +18,7 @@ class RoundLabel(GameWidget):
     def draw(self) -> Text:
         game = self.game
         text = Text()
-        text.append(" QUATRO ", style="bold reverse")
+        text.append(" QUARTO " if game.kind == "quarto" else " QUATRO ", style="bold reverse")
         if game.link:
             text.append(f" {words.plain(game.link, game.ascii_only)} ", style="bold reverse")
         elif game.view is not None:
