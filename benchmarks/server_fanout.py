@@ -332,6 +332,22 @@ def _cpu_seconds(pid: int) -> float:
         return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _process_cpu_seconds(pid: int) -> float:
+    """Seconds on the CPU of every thread of the process (the event loop's, the journal's writer, any other)."""
+    total = 0.0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return _cpu_seconds(pid)
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 @dataclass
 class Result:
     target: str
@@ -342,6 +358,11 @@ class Result:
     stats: Stats
     update_bytes: float
     loop: dict[str, float] = field(default_factory=dict)  # the server's loop_stats, when it reports them
+    process_cpu: float = 0.0  # every thread of the server process (the loop's, the journal writer's)
+
+    @property
+    def process_us_per_delivery(self) -> float:
+        return self.process_cpu / max(1, self.stats.frames) * 1e6
 
     @property
     def bytes_per_seat_per_s(self) -> float:
@@ -435,11 +456,11 @@ async def measure(target: str, port: int, pid: int, tables: int, args: argparse.
         gc.collect()
         if quatro:
             os.kill(pid, signal.SIGUSR1)  # the server's loop figures start afresh with the window...
-        cpu0, own0, t0 = _cpu_seconds(pid), time.process_time(), time.perf_counter()
+        cpu0, all0, own0, t0 = _cpu_seconds(pid), _process_cpu_seconds(pid), time.process_time(), time.perf_counter()
         stats.measuring = True
         await trio.sleep(args.seconds)
         stats.measuring = False
-        cpu1, own1, t1 = _cpu_seconds(pid), time.process_time(), time.perf_counter()
+        cpu1, all1, own1, t1 = _cpu_seconds(pid), _process_cpu_seconds(pid), time.process_time(), time.perf_counter()
         if quatro:
             os.kill(pid, signal.SIGUSR1)  # ...and are logged as it closes
         sample = next((s.latest for seats in seat_tables for s in seats if s.latest), b"")
@@ -447,7 +468,9 @@ async def measure(target: str, port: int, pid: int, tables: int, args: argparse.
     for seats in seat_tables:
         for s in seats:
             await s.stream.aclose()
-    return Result(target, tables, t1 - t0, cpu1 - cpu0, own1 - own0, stats, len(sample) + PREFIX_BYTES)
+    return Result(
+        target, tables, t1 - t0, cpu1 - cpu0, own1 - own0, stats, len(sample) + PREFIX_BYTES, process_cpu=all1 - all0
+    )
 
 
 #: Starts the operator's command with the connection cap raised when the run needs more connections than it
@@ -667,7 +690,7 @@ REFERENCE_DELIVERIES = 80.0
 SATURATED = 0.9
 HEADER = (
     f"  {'target':<14} {'tables':>6} {'conns':>5} {'msg/s':>7} {'server CPU':>10} {'µs/msg':>7} "
-    f"{'p50 ms':>7} {'p99 ms':>7} {'n':>5}   {'client CPU':>10} {'swaps ok':>11} {'B/update':>8}"
+    f"{'+threads':>8} {'p50 ms':>7} {'p99 ms':>7} {'n':>5}   {'client CPU':>10} {'swaps ok':>11} {'B/update':>8}"
 )
 
 
@@ -679,7 +702,7 @@ def print_result(r: Result, out: Any = sys.stdout) -> None:
     s = r.stats
     print(
         f"  {r.target:<14} {r.tables:>6} {r.tables * SEATS:>5} {r.deliveries_per_s:>7.0f} {r.server_cpu / r.window:>10.1%} "
-        f"{r.us_per_delivery:>7.1f} {_ms(r.latency_ms(0.5)):>7} {_ms(r.latency_ms(0.99)):>7} {len(s.latencies):>5}   "
+        f"{r.us_per_delivery:>7.1f} {r.process_us_per_delivery:>8.1f} {_ms(r.latency_ms(0.5)):>7} {_ms(r.latency_ms(0.99)):>7} {len(s.latencies):>5}   "
         f"{r.client_cpu / r.window:>10.1%} {f'{s.swaps_ok}/{s.swaps}':>11} {r.update_bytes:>8.0f}",
         file=out,
         flush=True,
@@ -704,6 +727,7 @@ def summary_json(results: dict[tuple[str, int], Result], sizes: list[int], relay
             "deliveries_per_s": round(q.deliveries_per_s, 1),
             "server_cpu_share": round(q.server_cpu / q.window, 3),
             "us_per_msg": round(q.us_per_delivery, 2),
+            "process_us_per_msg": round(q.process_us_per_delivery, 2),
         }
         for relay in relays:
             row[f"{relay.replace('-', '_')}_us_per_msg"] = round(results[relay, tables].us_per_delivery, 2)

@@ -284,9 +284,12 @@ class Table:
         best: Callable[[list[Emit]], None] = _nothing
         best_at = inf
         if self.phase is Phase.ROUND:
+            pulsing = -1
             for i, s in enumerate(self._seats):
                 if s.channel_held and s.channel_sign is not None and s.next_pulse_at < best_at:
-                    best_at, best = s.next_pulse_at, partial(self._pulse, i)
+                    best_at, pulsing = s.next_pulse_at, i
+            if pulsing >= 0:
+                best = partial(self._pulse, pulsing)
             if self._vote is not None and self._vote.ends_at < best_at:
                 best_at, best = self._vote.ends_at, self._vote_timeout
         if self.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK) and self.phase_ends_at < best_at:
@@ -750,11 +753,32 @@ def clock(table: Table, now: float) -> Clock:
 
 def own_timers(table: Table, seat: int, now: float) -> OwnTimers:
     """The seat's own cooldowns at ``now``, as its ``view`` shows them (private to that seat)."""
-    now = max(now, table.now)
+    return OwnTimers(*own_waits(table, seat, now))
+
+
+def every_own_waits(table: Table, now: float) -> list[tuple[int, int]]:
+    """``own_waits`` of every seat, in seat order (a batch told to the whole table asks for all of them)."""
     if table.phase is not Phase.ROUND:
-        return OwnTimers(0, 0)
+        return [(0, 0)] * table.players
+    if now < table.now:
+        now = table.now
+    out = []
+    for me in table._seats:
+        swap, channel = me.swap_free_at - now, me.channel_free_at - now
+        out.append(((int(round(swap * 1000)) if swap > 0 else 0), (int(round(channel * 1000)) if channel > 0 else 0)))
+    return out
+
+
+def own_waits(table: Table, seat: int, now: float) -> tuple[int, int]:
+    """``own_timers``' two figures, swap then channel, as a plain pair (the server asks for them once per seat
+    per update)."""
+    if table.phase is not Phase.ROUND:
+        return 0, 0
+    if now < table.now:
+        now = table.now
     me = table._seats[seat]
-    return OwnTimers(_ms(me.swap_free_at - now), _ms(me.channel_free_at - now))
+    swap, channel = me.swap_free_at - now, me.channel_free_at - now
+    return (int(round(swap * 1000)) if swap > 0 else 0), (int(round(channel * 1000)) if channel > 0 else 0)
 
 
 def events_for(emits: list[Emit], seat: int, players: int) -> list[e.Event]:

@@ -82,18 +82,26 @@ class Outbox:
         queued after whatever came meanwhile): state whose latest value is all a reader needs."""
         if self.failed:
             return True  # the connection is going away; what it would have been sent no longer matters
-        old = self._latest if supersede else None
+        if not supersede:  # nearly every frame: nothing to replace
+            size = self.size + len(data)
+            if size > self.limit:
+                return False
+            self.size = size
+            self.chunks.append(data)
+            flusher = self.flusher
+            if flusher is not None:  # ``Flusher.mark``, inlined: every frame passes here
+                flusher._dirty[self] = None
+                flusher._wake.set()
+            return True
+        old = self._latest
         grown = len(data) - (0 if old is None else len(old.data))
         if self.size + grown > self.limit:
             return False
         self.size += grown
-        if supersede:
-            if old is not None:
-                old.data = b""
-            self._latest = Latest(data)
-            self.chunks.append(self._latest)
-        else:
-            self.chunks.append(data)
+        if old is not None:
+            old.data = b""
+        self._latest = Latest(data)
+        self.chunks.append(self._latest)
         if self.flusher is not None:
             self.flusher.mark(self)
         return True

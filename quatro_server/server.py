@@ -24,11 +24,13 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgpack
 import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.framing import frame as _frame
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
 from quatro_server.lobby import Lobby, Room
@@ -120,6 +122,11 @@ class _LastBroadcast:
     data: bytes = b""
 
 
+#: An ``ok`` with no fields up to its id: {"kind": "ok", "id": ...}, as ``encode(to_wire(m.Ok(id)))`` writes it.
+_OK_HEAD = b"\x82" + msgpack.packb("kind") + msgpack.packb(p.OK) + msgpack.packb("id")
+_packb = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+
+
 def _encode(message: dict[str, Any]) -> bytes:
     if message.get("kind") not in (p.LOBBY, p.TABLE):
         return encode(message)
@@ -166,6 +173,10 @@ class Connection:
         stopped reading: drop it (R19 keeps its seat). A ``lobby`` push supersedes the one still waiting (dropped,
         and the new one queued after whatever came meanwhile): a watcher is sent the latest list, never a backlog."""
         if self.closed_reason is not None:
+            return
+        if type(message) is bytes:  # a frame built once per audience (updates, seating): the hot path
+            if not self.outbox.put(message):
+                self.close("slow_reader")
             return
         if isinstance(message, bytes):
             data, lobby = message, False
@@ -349,13 +360,19 @@ class Server:
             conn.close("no_hello")
             return
         while True:
+            # One window per quiet spell, not one per read: its deadline is only ever brought forward while it is
+            # open (a read that takes the connection to the lobby, where the idle limit applies). When it expires,
+            # the deadlines are checked against what has arrived since, and a connection still heard from gets a
+            # new window. A cancel scope per read cost a deadline pushed and popped for every request.
             silent_at = conn.last_heard + config.heartbeat_timeout
             idle_at = conn.last_active + config.lobby_idle_limit if conn.room is None else math.inf
-            with trio.move_on_at(min(silent_at, idle_at)) as window:
-                if not await self._receive(conn, decoder):
-                    return
-            if not window.cancelled_caught:
-                continue
+            with trio.CancelScope(deadline=min(silent_at, idle_at)) as window:
+                while await self._receive(conn, decoder):
+                    if conn.room is None:
+                        idle_at = conn.last_active + config.lobby_idle_limit
+                        if idle_at < window.deadline:
+                            window.deadline = idle_at
+                return
             now = trio.current_time()
             if now >= conn.last_heard + config.heartbeat_timeout:
                 # Gone, as far as anyone can tell: its seat is kept (R19) and, if it hosted, the role passes (R18).
@@ -416,7 +433,11 @@ class Server:
         if request.kind == p.HELLO:
             conn.send(to_wire(m.Error(request.id, p.ALREADY_HELLO, "hello was already said on this connection")))
             return
-        conn.send(to_wire(self.lobby.handle(conn, request, now)))
+        reply = self.lobby.handle(conn, request, now)
+        if type(reply) is m.Ok and type(reply.payload) is m.Done:
+            conn.send(_frame(_OK_HEAD + _packb(reply.id)))  # the commonest reply (every accepted action), pre-encoded
+        else:
+            conn.send(to_wire(reply))
 
     def _hello(self, conn: Connection, request: m.Request) -> m.Reply:
         hello = request.body
