@@ -16,12 +16,14 @@ for its half-received frame (the codec's ``MAX_FRAME_BYTES``), connections per r
 from __future__ import annotations
 
 import errno
+import heapq
 import logging
 import math
 import os
 import signal
 import socket
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Any
 
 import msgpack
@@ -158,6 +160,8 @@ class Connection:
     last_heard: float = 0.0
     last_active: float = 0.0
     reading: trio.CancelScope = field(default_factory=trio.CancelScope)
+    #: The socket's descriptor, read directly (``_read_socket``); -1 for a stream without one (read as a stream).
+    fd: int = -1
 
     def __post_init__(self) -> None:
         self.outbox.limit = self.max_outbound_bytes
@@ -238,7 +242,15 @@ class Server:
         self.connections: set[Connection] = set()
         self.per_origin: dict[str, int] = {}
         self._nursery: trio.Nursery | None = None
-        self._wakeups: dict[int, trio.Event] = {}
+        #: The tables' timer (``_run_timers``): a heap of (deadline, order, room), the deadline each room's latest
+        #: entry is for (older entries are stale), the rooms to tick at once and the rooms new to the timer.
+        self._timers: list[tuple[float, int, Room]] = []
+        self._timer_order = count()
+        self._armed: dict[int, float] = {}
+        self._rooms_changed: dict[int, Room] = {}
+        self._rooms_to_arm: list[Room] = []
+        self._live: set[int] = set()  # the rooms the timer serves
+        self._timer_wake = trio.Event()
         self.flusher = Flusher()
         self.quiet = QuietLog(log)
         lobby.on_room_created = self._room_created
@@ -246,41 +258,83 @@ class Server:
     # --- tables --------------------------------------------------------------------------------
 
     def _room_created(self, room: Room) -> None:
-        assert self._nursery is not None
-        self._wakeups[room.id] = trio.Event()
-        room.on_change = lambda: self._wake(room.id)
-        self._nursery.start_soon(self._run_room, room)
+        self._live.add(room.id)
+        self._rooms_to_arm.append(room)
+        room.on_change = lambda: self._changed(room)
+        self._timer_wake.set()
 
-    def _wake(self, room_id: int) -> None:
-        """Wake a room's timer task; a room whose task has ended has nothing to wake."""
-        wakeup = self._wakeups.get(room_id)
-        if wakeup is not None:
-            wakeup.set()
+    def _changed(self, room: Room) -> None:
+        """Something changed at ``room`` (its deadline came forward, it closed): the timer lets its time pass now."""
+        self._rooms_changed[room.id] = room
+        self._timer_wake.set()
 
-    async def _run_room(self, room: Room) -> None:
-        """Sleep until the room's next deadline (or until something changes), then let time pass."""
+    async def _run_timers(self) -> None:
+        """Every table's timer, one task: sleep until the earliest table's next deadline (or until a table says
+        something changed), then let time pass at every table that is due.
+
+        One task for all tables rather than one per table: a table's wake-up (a pulse, a bot's look) no longer costs
+        a task of its own, a fresh cancel scope and event, and tables due at the same moment share one wake-up."""
+        timers = self._timers
+        while True:
+            if not self._rooms_changed and not self._rooms_to_arm:
+                with trio.move_on_at(timers[0][0] if timers else math.inf):
+                    await self._timer_wake.wait()
+            self._timer_wake = trio.Event()
+            now = trio.current_time()
+            due = self._rooms_changed
+            self._rooms_changed = {}
+            while timers and timers[0][0] <= now:
+                at, _, room = heapq.heappop(timers)
+                if self._armed.get(room.id) == at:
+                    del self._armed[room.id]
+                    due.setdefault(room.id, room)
+            for room in due.values():
+                self._tick(room, now)
+            arm, self._rooms_to_arm = self._rooms_to_arm, []
+            for room in arm:
+                self._arm(room)
+
+    def _arm(self, room: Room) -> None:
+        """Put ``room``'s next deadline on the timer (a table gone stops its timer)."""
+        if room.id not in self.lobby.rooms:
+            self._armed.pop(room.id, None)
+            if room.id in self._live:
+                self._live.discard(room.id)
+                log.info("table_stopped table=%d", room.id)
+            return
         try:
-            while room.id in self.lobby.rooms:
-                wake = room.next_wake()
-                with trio.move_on_at(math.inf if wake is None else wake):
-                    await self._wakeups[room.id].wait()
-                self._wakeups[room.id] = trio.Event()
-                now = trio.current_time()
+            wake = room.next_wake()
+        except Exception:
+            self._fail(room)
+            return
+        if wake is None:
+            self._armed.pop(room.id, None)
+        elif self._armed.get(room.id) != wake:
+            self._armed[room.id] = wake  # an entry for an earlier wake, if any, is now stale and skipped
+            heapq.heappush(self._timers, (wake, next(self._timer_order), room))
+
+    def _tick(self, room: Room, now: float) -> None:
+        """Let time pass at ``room``: its deadlines, its bots, its end when abandoned."""
+        if room.id in self.lobby.rooms:
+            try:
                 room.tick(now)
                 if room.expired(now):
                     self.lobby.close(room)
-        except Exception:
-            log.exception("table_failed table=%d", room.id)  # a table's bug ends that table, not the server
-            self.lobby.close(room)
-            for seat in room.seats:
-                peer, seat.peer = seat.peer, None
-                if peer is not None:
-                    peer.room = peer.seat = None  # nothing of a broken table runs again, not even on the way out
-                    peer.send(to_wire(m.Bye(m.BYE_TABLE_FAILED, "this table hit an error")))
-                    peer.close("table_failed")
-        finally:
-            self._wakeups.pop(room.id, None)
-            log.info("table_stopped table=%d", room.id)
+            except Exception:
+                self._fail(room)
+        self._rooms_changed.pop(room.id, None)  # what this tick changed is armed below
+        self._arm(room)
+
+    def _fail(self, room: Room) -> None:
+        """A table's bug ends that table, not the server: its players are told and let go."""
+        log.exception("table_failed table=%d", room.id)
+        self.lobby.close(room)
+        for seat in room.seats:
+            peer, seat.peer = seat.peer, None
+            if peer is not None:
+                peer.room = peer.seat = None  # nothing of a broken table runs again, not even on the way out
+                peer.send(to_wire(m.Bye(m.BYE_TABLE_FAILED, "this table hit an error")))
+                peer.close("table_failed")
 
     # --- connections ---------------------------------------------------------------------------
 
@@ -317,6 +371,7 @@ class Server:
             last_heard=now,
             last_active=now,
         )
+        conn.fd = conn.outbox.fd  # a socket's descriptor: read directly
         self.connections.add(conn)
         if origin is not None and not trusted:
             self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
@@ -387,8 +442,8 @@ class Server:
     async def _receive(self, conn: Connection, decoder: FrameDecoder) -> bool:
         """Read once and answer every complete request. False when the connection is done."""
         try:
-            data = await conn.stream.receive_some(RECEIVE_BYTES)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = await (_read_socket(conn.fd) if conn.fd >= 0 else conn.stream.receive_some(RECEIVE_BYTES))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             return False
         if not data:
             return False
@@ -471,6 +526,7 @@ class Server:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             await nursery.start(self.flusher.run)
+            nursery.start_soon(self._run_timers)
             for room in list(self.lobby.rooms.values()):
                 self._room_created(room)  # tables restored from the journal before the server started
             listeners = await trio.open_tcp_listeners(port, host=host)
@@ -507,6 +563,19 @@ class Server:
     def goodbye(self, reason: str = m.BYE_SHUTDOWN) -> None:
         for conn in list(self.connections):
             conn.send(to_wire(m.Bye(reason, "the server is shutting down")))
+
+
+async def _read_socket(fd: int) -> bytes:
+    """What a socket has to read, once it has anything (b"" at its end). A request arrives when the socket says it
+    is readable, so this waits first and reads once: ``SocketStream.receive_some`` tries a read first, which nearly
+    always fails (the request has not come yet) and costs a system call, an exception and a context manager more per
+    request. Raises ``OSError`` when the connection broke, ``trio.ClosedResourceError`` if the socket was closed."""
+    while True:
+        await trio.lowlevel.wait_readable(fd)
+        try:
+            return os.read(fd, RECEIVE_BYTES)  # the socket is non-blocking (trio's): this never waits
+        except BlockingIOError:
+            continue  # woken for nothing (it happens): wait again
 
 
 async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> None:
