@@ -740,12 +740,24 @@ def clock(table: Table, now: float) -> Clock:
     in_round = table.phase is Phase.ROUND
     interval = table.timing.pulse_interval
     vote = table._vote
+    next_pulse: list[int | None] = []
+    last_pulse: list[int | None] = []
+    for s in table._seats:  # one loop, ``_ms`` and ``_next_beat`` written out: every batch of every table comes here
+        if s.channel_held and in_round:
+            at = s.next_pulse_at
+            beat = at - now if at > now else interval - (now - at) % interval
+            next_pulse.append(int(round(beat * 1000)) if beat > 0 else 0)
+        else:
+            next_pulse.append(None)
+        if s.last_pulse_at is None:
+            last_pulse.append(None)
+        else:
+            since = now - s.last_pulse_at
+            last_pulse.append(int(round(since * 1000)) if since > 0 else 0)
     return Clock(
         phase_ms=_ms(table.phase_ends_at - now) if table.phase_ends_at != inf else None,
-        next_pulse_ms=tuple(
-            _ms(_next_beat(s.next_pulse_at, now, interval)) if s.channel_held and in_round else None for s in table._seats
-        ),
-        last_pulse_ms=tuple(None if s.last_pulse_at is None else _ms(now - s.last_pulse_at) for s in table._seats),
+        next_pulse_ms=tuple(next_pulse),
+        last_pulse_ms=tuple(last_pulse),
         vote_ms=None if vote is None else _ms(vote.ends_at - now),
         vote_wait_ms=_ms(table._last_vote_end + table.timing.vote_gap - now),
     )
