@@ -813,6 +813,16 @@ def sample_update_body(pace: float) -> dict[str, Any]:
     return {"kind": "update", "table": 1, "seq": 40, "snapshot": False, "events": [], "clock": to_wire(clock(table, 1.0))}
 
 
+async def _read_ready(fd: int) -> bytes:
+    """A read once the socket is readable (``quatro_server.server`` reads the same way)."""
+    while True:
+        await trio.lowlevel.wait_readable(fd)
+        try:
+            return os.read(fd, 65536)
+        except BlockingIOError:
+            continue
+
+
 class RelayConn:
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
@@ -821,6 +831,7 @@ class RelayConn:
         self.blocked = False  # the flusher's socket buffer was full: a task is sending the rest
         self.table: list[RelayConn] | None = None
         self.seat = 0
+        self.fd = stream.socket.fileno()
 
     def queue(self, frame: bytes) -> None:
         try:
@@ -829,7 +840,7 @@ class RelayConn:
             pass
 
 
-class Relay:
+class Relay(trio.abc.Instrument):
     """Answers every request ``ok``; a swap fans one update out to the table, a held channel pulses it."""
 
     def __init__(self, writer: str, pace: float) -> None:
@@ -838,7 +849,6 @@ class Relay:
         self.template = sample_update_body(pace)
         self.tables: dict[int, list[RelayConn]] = {}
         self.dirty: set[RelayConn] = set()
-        self.wake = trio.Event()
 
     def fan_out(self, table: list[RelayConn], event: dict[str, Any]) -> None:
         frame = encode({**self.template, "events": [event]})  # one encode per batch, as a server shares public events
@@ -852,7 +862,6 @@ class Relay:
         if self.writer == "flusher":
             conn.chunks.append(frame)
             self.dirty.add(conn)
-            self.wake.set()
         else:
             conn.queue(frame)
 
@@ -870,8 +879,9 @@ class Relay:
                 decoder = FrameDecoder()
                 while True:
                     try:
-                        data = await stream.receive_some(65536)
-                    except trio.BrokenResourceError:
+                        # The flusher relay reads as the server does: when epoll says the socket is readable.
+                        data = await (_read_ready(conn.fd) if self.writer == "flusher" else stream.receive_some(65536))
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                         break
                     if not data:
                         break
@@ -920,28 +930,31 @@ class Relay:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return
 
-    async def flusher(self) -> None:
-        """One task for every connection: once per scheduler pass, each dirty connection's joined buffer in one ``send()``."""
-        while True:
-            await self.wake.wait()
-            self.wake = trio.Event()
-            await trio.lowlevel.cancel_shielded_checkpoint()  # let this pass's other tasks queue their frames first
-            dirty, self.dirty = self.dirty, set()
-            for conn in dirty:
-                if conn.blocked:
-                    continue
-                data = b"".join(conn.chunks)
-                conn.chunks.clear()
-                try:
-                    sent = conn.stream.socket._sock.send(data)  # noqa: SLF001 - a non-blocking send, no checkpoint
-                except BlockingIOError:
-                    sent = 0
-                except OSError:
-                    continue
-                if sent < len(data):  # the socket buffer is full: a task waits until it can take the rest
-                    conn.chunks.insert(0, data[sent:])
-                    conn.blocked = True
-                    trio.lowlevel.spawn_system_task(self._unblock, conn)
+    def before_io_wait(self, timeout: float) -> None:
+        """The flusher (installed as a trio instrument, as the server's ``Flusher``): at the end of every scheduler
+        pass, each dirty connection's joined buffer in one ``send()``."""
+        if not self.dirty:
+            return
+        dirty, self.dirty = self.dirty, set()
+        woke = False
+        for conn in dirty:
+            if conn.blocked:
+                continue
+            data = b"".join(conn.chunks)
+            conn.chunks.clear()
+            try:
+                sent = os.write(conn.fd, data)  # a non-blocking send, no checkpoint
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                continue
+            if sent < len(data):  # the socket buffer is full: a task waits until it can take the rest
+                conn.chunks.insert(0, data[sent:])
+                conn.blocked = True
+                trio.lowlevel.spawn_system_task(self._unblock, conn)
+                woke = True
+        if woke:
+            trio.lowlevel.current_trio_token().run_sync_soon(lambda: None)  # the loop's sleep was chosen before this
 
     async def _unblock(self, conn: RelayConn) -> None:
         try:
@@ -950,7 +963,6 @@ class Relay:
             return
         conn.blocked = False
         self.dirty.add(conn)
-        self.wake.set()
 
 
 def serve_relay(writer: str, pace: float) -> None:
@@ -959,7 +971,7 @@ def serve_relay(writer: str, pace: float) -> None:
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             if writer == "flusher":
-                nursery.start_soon(relay.flusher)
+                trio.lowlevel.add_instrument(relay)
             listeners = await trio.open_tcp_listeners(0, host=HOST)
             print(f"relay ({writer}) listening on {HOST}:{listeners[0].socket.getsockname()[1]}", flush=True)
             nursery.start_soon(trio.serve_listeners, relay.handle, listeners)
@@ -1034,7 +1046,7 @@ def summary_json(results: dict[tuple[str, int], Result], sizes: list[int], relay
             swaps_ok=q.stats.swaps_ok,
             swaps=q.stats.swaps,
             generator=q.generator or None,
-            longest_step_ms=q.loop.get("longest_step_ms"),
+            longest_batch_ms=q.loop.get("longest_batch_ms"),
             longest_gc_ms=q.loop.get("longest_gc_ms"),
             collections=q.loop.get("collections"),
         )

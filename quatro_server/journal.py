@@ -62,7 +62,7 @@ FLUSH_TIMEOUT = 5.0
 #: Seconds the writer lets moves gather after the first one arrives before it commits them (a ``flush`` ends the wait
 #: at once). Each commit is a sync to the disk and each statement hands the interpreter's lock back and forth with
 #: the event loop; gathering makes them a few dozen a second instead of hundreds (docs/performance.md).
-GATHER = 0.010
+GATHER = 0.050
 #: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7).
 ROWS_PER_INSERT = 500
 #: Seconds after a restart during which the seats of a restored table stay as they were (connected, the host
