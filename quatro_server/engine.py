@@ -178,17 +178,20 @@ class Table:
         if not now >= self.now or now == inf:  # time never runs backwards (nor to NaN or infinity)
             return out
         while True:
-            at, fire = self._next_due()
+            at, what = self._next_due_at()
             if at > now:
                 break
             self.now = at
-            fire(out)
+            if what >= 0:
+                self._pulse(what, out)
+            else:
+                _DUE[what](self)(out)
         self.now = now
         return out
 
     def next_deadline(self) -> float | None:
         """When the table next needs ``advance``: a pulse, the sign window, a vote, the round or the break end."""
-        at, _ = self._next_due()
+        at, _ = self._next_due_at()
         return None if at == inf else at
 
     def seat_deadline(self, seat: int) -> float | None:
@@ -279,21 +282,21 @@ class Table:
 
     # --- time ----------------------------------------------------------------------------------
 
-    def _next_due(self) -> tuple[float, Callable[[list[Emit]], None]]:
-        """The earliest pending deadline and what to do then. Ties fire pulses before phase changes."""
-        best: Callable[[list[Emit]], None] = _nothing
+    def _next_due_at(self) -> tuple[float, int]:
+        """The earliest pending deadline, and what falls due then: a seat's pulse (its index), or ``_VOTE_DUE``,
+        ``_PHASE_DUE``, ``_NOTHING_DUE``. Ties fire pulses before phase changes. Asked on every action and every
+        batch, so it builds nothing."""
+        best = _NOTHING_DUE
         best_at = inf
-        if self.phase is Phase.ROUND:
-            pulsing = -1
+        phase = self.phase
+        if phase is Phase.ROUND:
             for i, s in enumerate(self._seats):
                 if s.channel_held and s.channel_sign is not None and s.next_pulse_at < best_at:
-                    best_at, pulsing = s.next_pulse_at, i
-            if pulsing >= 0:
-                best = partial(self._pulse, pulsing)
+                    best_at, best = s.next_pulse_at, i
             if self._vote is not None and self._vote.ends_at < best_at:
-                best_at, best = self._vote.ends_at, self._vote_timeout
-        if self.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK) and self.phase_ends_at < best_at:
-            best_at, best = self.phase_ends_at, self._phase_timeout
+                best_at, best = self._vote.ends_at, _VOTE_DUE
+        if (phase is Phase.SIGNING or phase is Phase.ROUND or phase is Phase.BREAK) and self.phase_ends_at < best_at:
+            best_at, best = self.phase_ends_at, _PHASE_DUE
         return best_at, best
 
     def _phase_timeout(self, out: list[Emit]) -> None:
@@ -309,7 +312,7 @@ class Table:
 
     def _pulse(self, seat: int, out: list[Emit]) -> None:
         s = self._seats[seat]
-        assert s.channel_sign is not None  # _next_due pulses only a held channel with a sign chosen
+        assert s.channel_sign is not None  # _next_due_at pulses only a held channel with a sign chosen
         s.last_pulse, s.last_pulse_at = s.channel_sign, self.now
         s.next_pulse_at += self.timing.pulse_interval
         out.append(Emit(e.Pulse(seat, s.channel_sign)))
@@ -647,6 +650,15 @@ class Table:
 
 def _nothing(out: list[Emit]) -> None:
     return None
+
+
+#: What ``Table._next_due_at`` says falls due, other than a seat's pulse, and how to fire it.
+_VOTE_DUE, _PHASE_DUE, _NOTHING_DUE = -1, -2, -3
+_DUE: dict[int, Callable[[Table], Callable[[list[Emit]], None]]] = {
+    _VOTE_DUE: lambda table: table._vote_timeout,
+    _PHASE_DUE: lambda table: table._phase_timeout,
+    _NOTHING_DUE: lambda table: _nothing,
+}
 
 
 _HANDLERS: dict[type[object], Callable[[Table, int, Any, list[Emit]], Refusal | None]] = {
