@@ -301,7 +301,8 @@ def read_journal(path: Path) -> list[SavedTable]:
 def _merged(statements: Iterator[Statement]) -> Iterator[Statement]:
     """The same statements, in the same order, with runs of one single-row ``INSERT ... VALUES (...)`` made into
     multi-row INSERTs: one statement (one step of SQLite, one hand-over of the interpreter's lock) per run."""
-    run_sql, run_params, rows = "", [], 0
+    run_sql, rows = "", 0
+    run_params: list[Any] = []
     for sql, params in statements:
         if sql == run_sql and rows < ROWS_PER_INSERT:
             run_params.extend(params)

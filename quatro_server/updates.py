@@ -13,7 +13,7 @@ this module only encodes what it is handed.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgpack
 
@@ -23,7 +23,7 @@ from quatro_shared import protocol as p
 from quatro_shared.framing import MAX_FRAME_BYTES, PREFIX_BYTES, frame
 from quatro_shared.wire import to_wire
 
-_packb = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+_packb: Callable[[object], bytes] = msgpack.Packer(use_bin_type=True, autoreset=True).pack
 _pack_length = struct.Struct(">I").pack  # a frame's length prefix (quatro_shared.framing)
 assert PREFIX_BYTES == 4
 
