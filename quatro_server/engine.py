@@ -178,17 +178,20 @@ class Table:
         if not now >= self.now or now == inf:  # time never runs backwards (nor to NaN or infinity)
             return out
         while True:
-            at, fire = self._next_due()
+            at, what = self._next_due_at()
             if at > now:
                 break
             self.now = at
-            fire(out)
+            if what >= 0:
+                self._pulse(what, out)
+            else:
+                _DUE[what](self)(out)
         self.now = now
         return out
 
     def next_deadline(self) -> float | None:
         """When the table next needs ``advance``: a pulse, the sign window, a vote, the round or the break end."""
-        at, _ = self._next_due()
+        at, _ = self._next_due_at()
         return None if at == inf else at
 
     def seat_deadline(self, seat: int) -> float | None:
@@ -279,18 +282,21 @@ class Table:
 
     # --- time ----------------------------------------------------------------------------------
 
-    def _next_due(self) -> tuple[float, Callable[[list[Emit]], None]]:
-        """The earliest pending deadline and what to do then. Ties fire pulses before phase changes."""
-        best: Callable[[list[Emit]], None] = _nothing
+    def _next_due_at(self) -> tuple[float, int]:
+        """The earliest pending deadline, and what falls due then: a seat's pulse (its index), or ``_VOTE_DUE``,
+        ``_PHASE_DUE``, ``_NOTHING_DUE``. Ties fire pulses before phase changes. Asked on every action and every
+        batch, so it builds nothing."""
+        best = _NOTHING_DUE
         best_at = inf
-        if self.phase is Phase.ROUND:
+        phase = self.phase
+        if phase is Phase.ROUND:
             for i, s in enumerate(self._seats):
                 if s.channel_held and s.channel_sign is not None and s.next_pulse_at < best_at:
-                    best_at, best = s.next_pulse_at, partial(self._pulse, i)
+                    best_at, best = s.next_pulse_at, i
             if self._vote is not None and self._vote.ends_at < best_at:
-                best_at, best = self._vote.ends_at, self._vote_timeout
-        if self.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK) and self.phase_ends_at < best_at:
-            best_at, best = self.phase_ends_at, self._phase_timeout
+                best_at, best = self._vote.ends_at, _VOTE_DUE
+        if (phase is Phase.SIGNING or phase is Phase.ROUND or phase is Phase.BREAK) and self.phase_ends_at < best_at:
+            best_at, best = self.phase_ends_at, _PHASE_DUE
         return best_at, best
 
     def _phase_timeout(self, out: list[Emit]) -> None:
@@ -306,7 +312,7 @@ class Table:
 
     def _pulse(self, seat: int, out: list[Emit]) -> None:
         s = self._seats[seat]
-        assert s.channel_sign is not None  # _next_due pulses only a held channel with a sign chosen
+        assert s.channel_sign is not None  # _next_due_at pulses only a held channel with a sign chosen
         s.last_pulse, s.last_pulse_at = s.channel_sign, self.now
         s.next_pulse_at += self.timing.pulse_interval
         out.append(Emit(e.Pulse(seat, s.channel_sign)))
@@ -646,6 +652,15 @@ def _nothing(out: list[Emit]) -> None:
     return None
 
 
+#: What ``Table._next_due_at`` says falls due, other than a seat's pulse, and how to fire it.
+_VOTE_DUE, _PHASE_DUE, _NOTHING_DUE = -1, -2, -3
+_DUE: dict[int, Callable[[Table], Callable[[list[Emit]], None]]] = {
+    _VOTE_DUE: lambda table: table._vote_timeout,
+    _PHASE_DUE: lambda table: table._phase_timeout,
+    _NOTHING_DUE: lambda table: _nothing,
+}
+
+
 _HANDLERS: dict[type[object], Callable[[Table, int, Any, list[Emit]], Refusal | None]] = {
     a.Ready: Table._ready,
     a.PickSign: Table._pick_sign,
@@ -737,12 +752,24 @@ def clock(table: Table, now: float) -> Clock:
     in_round = table.phase is Phase.ROUND
     interval = table.timing.pulse_interval
     vote = table._vote
+    next_pulse: list[int | None] = []
+    last_pulse: list[int | None] = []
+    for s in table._seats:  # one loop, ``_ms`` and ``_next_beat`` written out: every batch of every table comes here
+        if s.channel_held and in_round:
+            at = s.next_pulse_at
+            beat = at - now if at > now else interval - (now - at) % interval
+            next_pulse.append(int(round(beat * 1000)) if beat > 0 else 0)
+        else:
+            next_pulse.append(None)
+        if s.last_pulse_at is None:
+            last_pulse.append(None)
+        else:
+            since = now - s.last_pulse_at
+            last_pulse.append(int(round(since * 1000)) if since > 0 else 0)
     return Clock(
         phase_ms=_ms(table.phase_ends_at - now) if table.phase_ends_at != inf else None,
-        next_pulse_ms=tuple(
-            _ms(_next_beat(s.next_pulse_at, now, interval)) if s.channel_held and in_round else None for s in table._seats
-        ),
-        last_pulse_ms=tuple(None if s.last_pulse_at is None else _ms(now - s.last_pulse_at) for s in table._seats),
+        next_pulse_ms=tuple(next_pulse),
+        last_pulse_ms=tuple(last_pulse),
         vote_ms=None if vote is None else _ms(vote.ends_at - now),
         vote_wait_ms=_ms(table._last_vote_end + table.timing.vote_gap - now),
     )
@@ -750,11 +777,32 @@ def clock(table: Table, now: float) -> Clock:
 
 def own_timers(table: Table, seat: int, now: float) -> OwnTimers:
     """The seat's own cooldowns at ``now``, as its ``view`` shows them (private to that seat)."""
-    now = max(now, table.now)
+    return OwnTimers(*own_waits(table, seat, now))
+
+
+def every_own_waits(table: Table, now: float) -> list[tuple[int, int]]:
+    """``own_waits`` of every seat, in seat order (a batch told to the whole table asks for all of them)."""
     if table.phase is not Phase.ROUND:
-        return OwnTimers(0, 0)
+        return [(0, 0)] * table.players
+    if now < table.now:
+        now = table.now
+    out = []
+    for me in table._seats:
+        swap, channel = me.swap_free_at - now, me.channel_free_at - now
+        out.append(((int(round(swap * 1000)) if swap > 0 else 0), (int(round(channel * 1000)) if channel > 0 else 0)))
+    return out
+
+
+def own_waits(table: Table, seat: int, now: float) -> tuple[int, int]:
+    """``own_timers``' two figures, swap then channel, as a plain pair (the server asks for them once per seat
+    per update)."""
+    if table.phase is not Phase.ROUND:
+        return 0, 0
+    if now < table.now:
+        now = table.now
     me = table._seats[seat]
-    return OwnTimers(_ms(me.swap_free_at - now), _ms(me.channel_free_at - now))
+    swap, channel = me.swap_free_at - now, me.channel_free_at - now
+    return (int(round(swap * 1000)) if swap > 0 else 0), (int(round(channel * 1000)) if channel > 0 else 0)
 
 
 def events_for(emits: list[Emit], seat: int, players: int) -> list[e.Event]:

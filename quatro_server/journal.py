@@ -59,6 +59,12 @@ SCHEMA_VERSION = 1
 KEEP_FINISHED_DAYS = 30
 #: Seconds a won point may wait for the disk before the server gives up waiting (and says so in its log).
 FLUSH_TIMEOUT = 5.0
+#: Seconds the writer lets moves gather after the first one arrives before it commits them (a ``flush`` ends the wait
+#: at once). Each commit is a sync to the disk and each statement hands the interpreter's lock back and forth with
+#: the event loop; gathering makes them a few dozen a second instead of hundreds (docs/performance.md).
+GATHER = 0.050
+#: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7).
+ROWS_PER_INSERT = 500
 #: Seconds after a restart during which the seats of a restored table stay as they were (connected, the host
 #: keeping the role) for their players to come back; then whoever has not is disconnected (R19, R18).
 RESTORE_GRACE = 15.0
@@ -292,6 +298,36 @@ def read_journal(path: Path) -> list[SavedTable]:
         conn.close()
 
 
+def _merged(statements: Iterator[Statement]) -> Iterator[Statement]:
+    """The same statements, in the same order, with runs of one single-row ``INSERT ... VALUES (...)`` made into
+    multi-row INSERTs: one statement (one step of SQLite, one hand-over of the interpreter's lock) per run."""
+    run_sql, rows = "", 0
+    run_params: list[Any] = []
+    for sql, params in statements:
+        if sql == run_sql and rows < ROWS_PER_INSERT:
+            run_params.extend(params)
+            rows += 1
+            continue
+        if rows:
+            yield _rows(run_sql, rows), tuple(run_params)
+            rows = 0
+        if sql.startswith("INSERT") and sql.endswith(")") and sql.count("VALUES (") == 1:
+            run_sql, run_params, rows = sql, list(params), 1
+        else:
+            run_sql = ""
+            yield sql, params
+    if rows:
+        yield _rows(run_sql, rows), tuple(run_params)
+
+
+def _rows(sql: str, rows: int) -> str:
+    """``sql`` (one ``VALUES (...)`` group, at its end) with its group repeated for ``rows`` rows."""
+    if rows == 1:
+        return sql
+    group = sql[sql.index("VALUES (") + len("VALUES ") :]
+    return sql + (", " + group) * (rows - 1)
+
+
 class Journal:
     """One server's journal: the file, its lock, the tables to restore, and the writer thread."""
 
@@ -308,6 +344,7 @@ class Journal:
         self._queued = 0
         self._committed = 0
         self._done = threading.Condition()
+        self._urgent = threading.Event()  # a flush is waiting: commit what is queued without gathering more
         self._thread: threading.Thread | None = None
         self._lock: TextIO | None = None
 
@@ -364,6 +401,7 @@ class Journal:
         if self.failed is not None:
             return False
         target = self._queued
+        self._urgent.set()
         with self._done:
             done = self._done.wait_for(lambda: self._committed >= target, timeout)
         return done and self.failed is None
@@ -374,6 +412,8 @@ class Journal:
         try:
             while True:
                 batch = [self._queue.get()]
+                if batch[0] is not None and self._urgent.wait(GATHER):
+                    self._urgent.clear()
                 while True:
                     try:
                         batch.append(self._queue.get_nowait())
@@ -383,7 +423,7 @@ class Journal:
                 if items and self.failed is None:
                     try:
                         conn.execute("BEGIN IMMEDIATE")
-                        for sql, params in (statement for item in items for statement in item):
+                        for sql, params in _merged(statement for item in items for statement in item):
                             conn.execute(sql, [p.encode(p.value) if isinstance(p, Later) else p for p in params])
                         conn.execute("COMMIT")
                     except Exception as exc:  # a full disk, an I/O error: never let the writer die silently

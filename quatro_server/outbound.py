@@ -3,9 +3,9 @@
 A connection's frames are appended to its ``Outbox`` (never blocking; bounded in bytes by
 ``MAX_OUTBOUND_BYTES``: a client that stops reading fills it and is dropped, never allowed to stall a table;
 the lobby list is state, not history, so a waiting one is replaced by a newer one and a watcher holds at most
-the latest). The outbox is then marked dirty. One ``Flusher`` task, woken in the scheduler pass where something was queued,
-waits one more pass-step so that every task of that pass has queued its frames, then hands each dirty
-connection's joined bytes to **one non-blocking send()** and goes back to sleep. Only when the kernel's socket
+the latest). The outbox is then marked dirty. The ``Flusher``, called by trio's run loop at the end of every scheduler pass
+(its ``before_io_wait`` hook: every task of that pass has queued its frames), hands each dirty connection's joined
+bytes to **one non-blocking send()**. Only when the kernel's socket
 buffer is full does a connection get a task of its own, which waits until the socket is writable and marks it
 dirty again. A stream with no socket (an in-process gateway) is written by such a task, one ``send_all`` per pass.
 
@@ -82,18 +82,24 @@ class Outbox:
         queued after whatever came meanwhile): state whose latest value is all a reader needs."""
         if self.failed:
             return True  # the connection is going away; what it would have been sent no longer matters
-        old = self._latest if supersede else None
+        if not supersede:  # nearly every frame: nothing to replace
+            size = self.size + len(data)
+            if size > self.limit:
+                return False
+            self.size = size
+            self.chunks.append(data)
+            if self.flusher is not None:  # ``Flusher.mark``, inlined: every frame passes here
+                self.flusher._dirty[self] = None
+            return True
+        old = self._latest
         grown = len(data) - (0 if old is None else len(old.data))
         if self.size + grown > self.limit:
             return False
         self.size += grown
-        if supersede:
-            if old is not None:
-                old.data = b""
-            self._latest = Latest(data)
-            self.chunks.append(self._latest)
-        else:
-            self.chunks.append(data)
+        if old is not None:
+            old.data = b""
+        self._latest = Latest(data)
+        self.chunks.append(self._latest)
         if self.flusher is not None:
             self.flusher.mark(self)
         return True
@@ -107,11 +113,12 @@ class Outbox:
             return only.data if isinstance(only, Latest) else only
         return b"".join(c.data if isinstance(c, Latest) else c for c in chunks)
 
-    def sent(self, n: int) -> None:
-        """The socket took ``n`` bytes of what was taken."""
+    def sent(self, n: int) -> bool:
+        """The socket took ``n`` bytes of what was taken. True if that woke a task waiting for ``drained``."""
         self.size -= n
         if not self.size:
-            self._settled()
+            return self._settled()
+        return False
 
     async def drained(self) -> None:
         """Return once everything queued has been handed to the kernel, or sending has failed."""
@@ -128,10 +135,12 @@ class Outbox:
         self.size = 0
         self._settled()
 
-    def _settled(self) -> None:
+    def _settled(self) -> bool:
         if self._drained is not None:
             self._drained.set()
             self._drained = None
+            return True
+        return False
 
     def _fail(self, reason: str) -> None:
         if not self.failed:
@@ -139,20 +148,26 @@ class Outbox:
             self.on_error(reason)
 
 
-class Flusher:
-    """One task that sends for every connection: one ``send()`` per dirty connection per scheduler pass."""
+class Flusher(trio.abc.Instrument):
+    """Sends for every connection: one ``send()`` per dirty connection per scheduler pass.
+
+    It sends from trio's ``before_io_wait`` hook, which the run loop calls once per pass, after every task runnable
+    in that pass has run and just before it waits for I/O: every frame queued in the pass is out before the loop
+    sleeps, and the flush costs no task, no wake-up event and no extra scheduler step (as a flusher task, each pass
+    cost two task steps more). ``run`` installs the hook and keeps the nursery for the rare tasks that wait (a full
+    socket buffer, a stream without a socket)."""
 
     def __init__(self) -> None:
         self._dirty: dict[Outbox, None] = {}  # an ordered set: connections are served in the order they were marked
-        self._wake = trio.Event()
         self._nursery: trio.Nursery | None = None
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._woke = False  # this flush woke a task or started one: the loop must not sleep before it runs
         #: Sends handed to the kernel, and passes that sent anything (their ratio: connections served per pass).
         self.sends = 0
         self.passes = 0
 
     def mark(self, box: Outbox) -> None:
         self._dirty[box] = None
-        self._wake.set()
 
     def outbox(self, stream: trio.abc.SendStream, limit: int | None = None) -> Outbox:
         """An outbox for a connection's stream: its socket written directly, any other stream by ``send_all``."""
@@ -165,16 +180,37 @@ class Flusher:
         """Send until cancelled."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            task_status.started()
-            while True:
-                await self._wake.wait()
-                self._wake = trio.Event()
-                # One more step: every task runnable in this pass queues its frames before any is sent.
-                await trio.lowlevel.cancel_shielded_checkpoint()
-                dirty, self._dirty = self._dirty, {}
-                self.passes += 1
-                for box in dirty:
-                    self._send(box)
+            self._token = trio.lowlevel.current_trio_token()
+            trio.lowlevel.add_instrument(self)
+            try:
+                task_status.started()
+                await trio.sleep_forever()
+            finally:
+                self._nursery = None
+                try:
+                    trio.lowlevel.remove_instrument(self)
+                except KeyError:
+                    pass
+
+    def before_io_wait(self, timeout: float) -> None:
+        if not self._dirty or self._nursery is None:
+            return
+        dirty, self._dirty = self._dirty, {}
+        self.passes += 1
+        for box in dirty:
+            try:
+                self._send(box)
+            except Exception:  # never out of the hook: trio would drop the instrument, and nothing would be sent again
+                log.exception("flush_failed")
+                self._woke = True
+                box._fail("write_failed")
+        if self._woke or self._dirty:
+            # The run loop chose how long to sleep before this hook ran: a task woken or started here (a connection's
+            # ``drained``, a wait for a full socket) must not wait out that sleep. Waking the loop costs one write to
+            # its wake-up socket, and happens only in these rare cases.
+            self._woke = False
+            assert self._token is not None
+            self._token.run_sync_soon(_nothing)
 
     def _send(self, box: Outbox) -> None:
         if box.blocked or box.failed or not box.chunks:
@@ -184,6 +220,7 @@ class Flusher:
         assert self._nursery is not None
         if box.fd < 0:  # no socket: a task writes it, and the box waits meanwhile
             box.blocked = True
+            self._woke = True
             self._nursery.start_soon(self._send_stream, box, data)
             return
         try:
@@ -191,6 +228,7 @@ class Flusher:
         except BlockingIOError:
             sent = 0
         except OSError:
+            self._woke = True  # its owner closes the connection: the reader is woken to stop
             box._fail("write_failed")
             return
         if sent < len(data):
@@ -198,8 +236,10 @@ class Flusher:
             # take more.
             box.chunks.insert(0, data[sent:])
             box.blocked = True
+            self._woke = True
             self._nursery.start_soon(self._wait_writable, box)
-        box.sent(sent)
+        if box.sent(sent):
+            self._woke = True
 
     async def _send_stream(self, box: Outbox, data: bytes) -> None:
         assert box.stream is not None
@@ -223,3 +263,7 @@ class Flusher:
             return
         box.blocked = False
         self.mark(box)
+
+
+def _nothing() -> None:
+    return None

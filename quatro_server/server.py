@@ -16,19 +16,23 @@ for its half-received frame (the codec's ``MAX_FRAME_BYTES``), connections per r
 from __future__ import annotations
 
 import errno
+import heapq
 import logging
 import math
 import os
 import signal
 import socket
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Any
 
+import msgpack
 import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.framing import frame as _frame
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
 from quatro_server.games import GAMES
@@ -124,6 +128,11 @@ class _LastBroadcast:
     data: bytes = b""
 
 
+#: An ``ok`` with no fields up to its id: {"kind": "ok", "id": ...}, as ``encode(to_wire(m.Ok(id)))`` writes it.
+_OK_HEAD = b"\x82" + msgpack.packb("kind") + msgpack.packb(p.OK) + msgpack.packb("id")
+_packb = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+
+
 def _encode(message: dict[str, Any]) -> bytes:
     if message.get("kind") not in (p.LOBBY, p.TABLE):
         return encode(message)
@@ -155,6 +164,8 @@ class Connection:
     last_heard: float = 0.0
     last_active: float = 0.0
     reading: trio.CancelScope = field(default_factory=trio.CancelScope)
+    #: The socket's descriptor, read directly (``_read_socket``); -1 for a stream without one (read as a stream).
+    fd: int = -1
 
     def __post_init__(self) -> None:
         self.outbox.limit = self.max_outbound_bytes
@@ -170,6 +181,10 @@ class Connection:
         stopped reading: drop it (R19 keeps its seat). A ``lobby`` push supersedes the one still waiting (dropped,
         and the new one queued after whatever came meanwhile): a watcher is sent the latest list, never a backlog."""
         if self.closed_reason is not None:
+            return
+        if type(message) is bytes:  # a frame built once per audience (updates, seating): the hot path
+            if not self.outbox.put(message):
+                self.close("slow_reader")
             return
         if isinstance(message, bytes):
             data, lobby = message, False
@@ -231,7 +246,15 @@ class Server:
         self.connections: set[Connection] = set()
         self.per_origin: dict[str, int] = {}
         self._nursery: trio.Nursery | None = None
-        self._wakeups: dict[int, trio.Event] = {}
+        #: The tables' timer (``_run_timers``): a heap of (deadline, order, room), the deadline each room's latest
+        #: entry is for (older entries are stale), the rooms to tick at once and the rooms new to the timer.
+        self._timers: list[tuple[float, int, Room]] = []
+        self._timer_order = count()
+        self._armed: dict[int, float] = {}
+        self._rooms_changed: dict[int, Room] = {}
+        self._rooms_to_arm: list[Room] = []
+        self._live: set[int] = set()  # the rooms the timer serves
+        self._timer_wake = trio.Event()
         self.flusher = Flusher()
         self.quiet = QuietLog(log)
         self.thinkers = trio.CapacityLimiter(BOT_THINKERS)
@@ -240,11 +263,11 @@ class Server:
     # --- tables --------------------------------------------------------------------------------
 
     def _room_created(self, room: Room) -> None:
-        assert self._nursery is not None
-        self._wakeups[room.id] = trio.Event()
-        room.on_change = lambda: self._wake(room.id)
+        self._live.add(room.id)
+        self._rooms_to_arm.append(room)
+        room.on_change = lambda: self._changed(room)
         room.think = lambda job: self._think(room, job)
-        self._nursery.start_soon(self._run_room, room)
+        self._timer_wake.set()
 
     def _think(self, room: Room, job: BotJob) -> None:
         assert self._nursery is not None
@@ -259,39 +282,76 @@ class Server:
                     return
                 actions = await trio.to_thread.run_sync(job.decide, abandon_on_cancel=True)
             if self.lobby.rooms.get(room.id) is room:
-                now = trio.current_time()
-                room.bot_decided(job, actions, now)
-                if room.expired(now):
-                    self.lobby.close(room)
+                room.bot_decided(job, actions, trio.current_time())
+                self._changed(room)  # the timer lets time pass there now: its next deadline, its end if abandoned
         except Exception:
             self._table_failed(room)
 
-    def _wake(self, room_id: int) -> None:
-        """Wake a room's timer task; a room whose task has ended has nothing to wake."""
-        wakeup = self._wakeups.get(room_id)
-        if wakeup is not None:
-            wakeup.set()
+    def _changed(self, room: Room) -> None:
+        """Something changed at ``room`` (its deadline came forward, it closed): the timer lets its time pass now."""
+        self._rooms_changed[room.id] = room
+        self._timer_wake.set()
 
-    async def _run_room(self, room: Room) -> None:
-        """Sleep until the room's next deadline (or until something changes), then let time pass."""
+    async def _run_timers(self) -> None:
+        """Every table's timer, one task: sleep until the earliest table's next deadline (or until a table says
+        something changed), then let time pass at every table that is due.
+
+        One task for all tables rather than one per table: a table's wake-up (a pulse, a bot's look) no longer costs
+        a task of its own, a fresh cancel scope and event, and tables due at the same moment share one wake-up."""
+        timers = self._timers
+        while True:
+            if not self._rooms_changed and not self._rooms_to_arm:
+                with trio.move_on_at(timers[0][0] if timers else math.inf):
+                    await self._timer_wake.wait()
+            self._timer_wake = trio.Event()
+            now = trio.current_time()
+            due = self._rooms_changed
+            self._rooms_changed = {}
+            while timers and timers[0][0] <= now:
+                at, _, room = heapq.heappop(timers)
+                if self._armed.get(room.id) == at:
+                    del self._armed[room.id]
+                    due.setdefault(room.id, room)
+            for room in due.values():
+                self._tick(room, now)
+            arm, self._rooms_to_arm = self._rooms_to_arm, []
+            for room in arm:
+                self._arm(room)
+
+    def _arm(self, room: Room) -> None:
+        """Put ``room``'s next deadline on the timer (a table gone stops its timer)."""
+        if room.id not in self.lobby.rooms:
+            self._armed.pop(room.id, None)
+            if room.id in self._live:
+                self._live.discard(room.id)
+                log.info("table_stopped table=%d", room.id)
+            return
         try:
-            while room.id in self.lobby.rooms:
-                wake = room.next_wake()
-                with trio.move_on_at(math.inf if wake is None else wake):
-                    await self._wakeups[room.id].wait()
-                self._wakeups[room.id] = trio.Event()
-                now = trio.current_time()
+            wake = room.next_wake()
+        except Exception:
+            self._table_failed(room)
+            return
+        if wake is None:
+            self._armed.pop(room.id, None)
+        elif self._armed.get(room.id) != wake:
+            self._armed[room.id] = wake  # an entry for an earlier wake, if any, is now stale and skipped
+            heapq.heappush(self._timers, (wake, next(self._timer_order), room))
+
+    def _tick(self, room: Room, now: float) -> None:
+        """Let time pass at ``room``: its deadlines, its bots, its end when abandoned."""
+        if room.id in self.lobby.rooms:
+            try:
                 room.tick(now)
                 if room.expired(now):
                     self.lobby.close(room)
-        except Exception:
-            self._table_failed(room)
-        finally:
-            self._wakeups.pop(room.id, None)
-            log.info("table_stopped table=%d", room.id)
+            except Exception:
+                self._table_failed(room)
+        self._rooms_changed.pop(room.id, None)  # what this tick changed is armed below
+        self._arm(room)
 
     def _table_failed(self, room: Room) -> None:
-        log.exception("table_failed table=%d", room.id)  # a table's bug ends that table, not the server
+        """A table's bug ends that table, not the server: its players are told and let go."""
+        log.exception("table_failed table=%d", room.id)
         self.lobby.close(room)
         for seat in room.seats:
             peer, seat.peer = seat.peer, None
@@ -335,6 +395,7 @@ class Server:
             last_heard=now,
             last_active=now,
         )
+        conn.fd = conn.outbox.fd  # a socket's descriptor: read directly
         self.connections.add(conn)
         if origin is not None and not trusted:
             self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
@@ -378,13 +439,19 @@ class Server:
             conn.close("no_hello")
             return
         while True:
+            # One window per quiet spell, not one per read: its deadline is only ever brought forward while it is
+            # open (a read that takes the connection to the lobby, where the idle limit applies). When it expires,
+            # the deadlines are checked against what has arrived since, and a connection still heard from gets a
+            # new window. A cancel scope per read cost a deadline pushed and popped for every request.
             silent_at = conn.last_heard + config.heartbeat_timeout
             idle_at = conn.last_active + config.lobby_idle_limit if conn.room is None else math.inf
-            with trio.move_on_at(min(silent_at, idle_at)) as window:
-                if not await self._receive(conn, decoder):
-                    return
-            if not window.cancelled_caught:
-                continue
+            with trio.CancelScope(deadline=min(silent_at, idle_at)) as window:
+                while await self._receive(conn, decoder):
+                    if conn.room is None:
+                        idle_at = conn.last_active + config.lobby_idle_limit
+                        if idle_at < window.deadline:
+                            window.deadline = idle_at
+                return
             now = trio.current_time()
             if now >= conn.last_heard + config.heartbeat_timeout:
                 # Gone, as far as anyone can tell: its seat is kept (R19) and, if it hosted, the role passes (R18).
@@ -399,8 +466,8 @@ class Server:
     async def _receive(self, conn: Connection, decoder: FrameDecoder) -> bool:
         """Read once and answer every complete request. False when the connection is done."""
         try:
-            data = await conn.stream.receive_some(RECEIVE_BYTES)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = await (_read_socket(conn.fd) if conn.fd >= 0 else conn.stream.receive_some(RECEIVE_BYTES))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             return False
         if not data:
             return False
@@ -445,7 +512,11 @@ class Server:
         if request.kind == p.HELLO:
             conn.send(to_wire(m.Error(request.id, p.ALREADY_HELLO, "hello was already said on this connection")))
             return
-        conn.send(to_wire(self.lobby.handle(conn, request, now)))
+        reply = self.lobby.handle(conn, request, now)
+        if type(reply) is m.Ok and type(reply.payload) is m.Done:
+            conn.send(_frame(_OK_HEAD + _packb(reply.id)))  # the commonest reply (every accepted action), pre-encoded
+        else:
+            conn.send(to_wire(reply))
 
     def _hello(self, conn: Connection, request: m.Request) -> m.Reply:
         hello = request.body
@@ -480,6 +551,7 @@ class Server:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             await nursery.start(self.flusher.run)
+            nursery.start_soon(self._run_timers)
             for room in list(self.lobby.rooms.values()):
                 self._room_created(room)  # tables restored from the journal before the server started
             listeners = await trio.open_tcp_listeners(port, host=host)
@@ -516,6 +588,19 @@ class Server:
     def goodbye(self, reason: str = m.BYE_SHUTDOWN) -> None:
         for conn in list(self.connections):
             conn.send(to_wire(m.Bye(reason, "the server is shutting down")))
+
+
+async def _read_socket(fd: int) -> bytes:
+    """What a socket has to read, once it has anything (b"" at its end). A request arrives when the socket says it
+    is readable, so this waits first and reads once: ``SocketStream.receive_some`` tries a read first, which nearly
+    always fails (the request has not come yet) and costs a system call, an exception and a context manager more per
+    request. Raises ``OSError`` when the connection broke, ``trio.ClosedResourceError`` if the socket was closed."""
+    while True:
+        await trio.lowlevel.wait_readable(fd)
+        try:
+            return os.read(fd, RECEIVE_BYTES)  # the socket is non-blocking (trio's): this never waits
+        except BlockingIOError:
+            continue  # woken for nothing (it happens): wait again
 
 
 async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> None:

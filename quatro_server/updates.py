@@ -12,17 +12,20 @@ this module only encodes what it is handed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import struct
+from collections.abc import Callable, Sequence
 
 import msgpack
 
-from quatro_server.engine import Emit, Table, clock, own_timers, view
-from quatro_shared.views import Clock, OwnTimers
+from quatro_server.engine import Emit, Table, clock, every_own_waits, view
+from quatro_shared.views import Clock
 from quatro_shared import protocol as p
-from quatro_shared.framing import frame
+from quatro_shared.framing import MAX_FRAME_BYTES, PREFIX_BYTES, frame
 from quatro_shared.wire import to_wire
 
-_packb = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+_packb: Callable[[object], bytes] = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+_pack_length = struct.Struct(">I").pack  # a frame's length prefix (quatro_shared.framing)
+assert PREFIX_BYTES == 4
 
 
 def _array_header(n: int) -> bytes:
@@ -62,20 +65,31 @@ def _clock_bytes(c: Clock) -> bytes:
     return _map_header(len(parts) // 2) + b"".join(parts)
 
 
-def _own_bytes(own: OwnTimers) -> bytes:
+def _own_bytes(swap_wait_ms: int, channel_wait_ms: int) -> bytes:
     """The seat's own cooldowns, a field that is 0 left out (the caller leaves the map out when both are)."""
-    parts: list[bytes] = []
-    if own.swap_wait_ms:
-        parts += (_OWN_SWAP, _packb(own.swap_wait_ms))
-    if own.channel_wait_ms:
-        parts += (_OWN_CHANNEL, _packb(own.channel_wait_ms))
-    return _map_header(len(parts) // 2) + b"".join(parts)
+    if swap_wait_ms and channel_wait_ms:
+        return b"\x82" + _OWN_SWAP + _packb(swap_wait_ms) + _OWN_CHANNEL + _packb(channel_wait_ms)
+    if swap_wait_ms:
+        return b"\x81" + _OWN_SWAP + _packb(swap_wait_ms)
+    return b"\x81" + _OWN_CHANNEL + _packb(channel_wait_ms)
+
+
+def _uint(n: int) -> bytes:
+    """A ``seq`` as msgpack writes it (a fixint below 128: one byte)."""
+    return _FIXINTS[n] if n < 128 else _packb(n)
+
+
+_FIXINTS = [bytes((i,)) for i in range(128)]
 
 
 class Batch:
-    """One batch of a table's events, about to be told to its seats. Encodes each part at most once."""
+    """One batch of a table's events, about to be told to its seats. Encodes each part at most once.
 
-    __slots__ = ("table_id", "table", "emits", "now", "_events", "_blobs", "_clock", "_head", "_public")
+    A delta update is assembled as: map header, ``kind`` and ``table`` (the batch's), the seat's ``seq``, then the
+    part shared by every seat that sees the same events (``snapshot`` false, the events, the table's clock), then
+    the seat's own cooldowns if any is running. Only ``seq`` and the cooldowns are packed per seat."""
+
+    __slots__ = ("table_id", "table", "emits", "now", "_events", "_blobs", "_tails", "_clock", "_head", "_public", "_own")
 
     def __init__(self, table_id: int, table: Table, emits: Sequence[Emit], now: float) -> None:
         self.table_id = table_id
@@ -84,8 +98,10 @@ class Batch:
         self.now = now
         self._events: list[bytes | None] = [None] * len(emits)
         self._blobs: dict[tuple[int, ...], bytes] = {}
+        self._tails: dict[tuple[int, ...], bytes] = {}
         self._clock: bytes | None = None
-        self._head = _KIND + _TABLE + _packb(table_id)
+        self._own: list[tuple[int, int]] | None = None  # every seat's own cooldowns, worked out once per batch
+        self._head = _KIND + _TABLE + _packb(table_id) + _SEQ
         #: Every event public (most batches: a swap, a pulse): every seat sees all of them.
         self._public = (
             tuple(range(len(emits))) if all(emit.seat is None and emit.team is None for emit in emits) else None
@@ -110,17 +126,34 @@ class Batch:
             blob = self._blobs[seen] = b"".join(parts)
         return blob
 
+    def _tail(self, seen: tuple[int, ...]) -> bytes:
+        """What follows ``seq`` in a delta update, the same for every seat that sees ``seen``."""
+        tail = self._tails.get(seen)
+        if tail is None:
+            if self._clock is None:
+                self._clock = _CLOCK + _clock_bytes(clock(self.table, self.now))
+            tail = self._tails[seen] = _DELTA + _EVENTS + self._events_blob(seen) + self._clock
+        return tail
+
     def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         """The frame of ``seat``'s update: a snapshot (its full view), or what changed."""
-        events = self._events_blob(seen)
-        seq_bytes = _SEQ + _packb(seq)
         if snapshot:
-            body = _map_header(6) + self._head + seq_bytes + _SNAPSHOT + _EVENTS + events + _VIEW
+            body = _map_header(6) + self._head + _uint(seq) + _SNAPSHOT + _EVENTS + self._events_blob(seen) + _VIEW
             return frame(body + _packb(to_wire(view(self.table, seat, self.now))))
-        if self._clock is None:
-            self._clock = _CLOCK + _clock_bytes(clock(self.table, self.now))
-        own = own_timers(self.table, seat, self.now)
-        if own.swap_wait_ms == 0 and own.channel_wait_ms == 0:
-            return frame(_map_header(6) + self._head + seq_bytes + _DELTA + _EVENTS + events + self._clock)
-        own_bytes = _OWN + _own_bytes(own)
-        return frame(_map_header(7) + self._head + seq_bytes + _DELTA + _EVENTS + events + self._clock + own_bytes)
+        own = self._own
+        if own is None:
+            own = self._own = every_own_waits(self.table, self.now)
+        swap_ms, channel_ms = own[seat]
+        tail = self._tails.get(seen) or self._tail(seen)
+        seq_bytes = _FIXINTS[seq] if seq < 128 else _packb(seq)
+        if swap_ms or channel_ms:
+            body = b"".join((_MAP7, self._head, seq_bytes, tail, _OWN, _own_bytes(swap_ms, channel_ms)))
+        else:
+            body = b"".join((_MAP6, self._head, seq_bytes, tail))
+        if len(body) > MAX_FRAME_BYTES:
+            return frame(body)  # raises
+        return _pack_length(len(body)) + body
+
+
+_MAP6 = _map_header(6)
+_MAP7 = _map_header(7)

@@ -48,7 +48,11 @@ def test_server_fanout_benchmark_prints_its_figures_as_json():
     assert row["ratio_to_flusher"] == round(row["us_per_msg"] / row["relay_flusher_us_per_msg"], 2), report
     assert row["tables_per_core"] > 0 and row["p50_ms"] is not None and row["p99_ms"] >= row["p50_ms"], report
     assert row["bytes_per_seat_per_s"] > 0 and row["bytes_per_update"] > 0, report
-    assert row["longest_step_ms"] is not None and row["longest_step_ms"] > 0, report  # the server's loop_stats
+    assert row["longest_batch_ms"] is not None and row["longest_batch_ms"] > 0, report  # the server's loop_stats
+    assert row["process_us_per_msg"] >= row["us_per_msg"], report  # every thread of the server, the loop's among them
+    (worker,) = row["generator"]  # the lean load generator says what it cost and whether it kept up
+    assert 0 < worker["cpu_share"] < 1 and worker["swaps_sent"] > 0 and worker["lag_p99_ms"] is not None, report
+    assert worker["skipped_awaiting_reply"] + worker["skipped_no_view"] < worker["swaps_sent"], report
     assert "relay-flusher" in result.stderr  # the table still shows every target
 
 
@@ -98,5 +102,5 @@ def test_bot_stall_benchmark_prints_each_run_as_json():
     assert [run["mode"] for run in report["runs"]] == ["idle", "inline", "thread"], report
     for run in report["runs"]:
         assert run["requests"] > 0 and run["worst_ms"] >= run["p99_ms"] >= run["p50_ms"] > 0, run
-        assert run["longest_step_ms"] > 0, run
+        assert run["longest_batch_ms"] > 0, run
     assert report["runs"][0]["placed"] == 0  # the baseline has no bots' tables

@@ -13,7 +13,7 @@ from quatro_server import quiet
 from quatro_server.quiet import LoopWatch
 
 
-def test_the_watch_keeps_the_longest_step_and_logs_a_stall(caplog: pytest.LogCaptureFixture) -> None:
+def test_the_watch_keeps_the_longest_batch_and_logs_a_stall(caplog: pytest.LogCaptureFixture) -> None:
     watch = LoopWatch()
 
     async def main() -> None:
@@ -27,10 +27,10 @@ def test_the_watch_keeps_the_longest_step_and_logs_a_stall(caplog: pytest.LogCap
 
     with caplog.at_level(logging.WARNING, logger="quatro.loop"):
         trio.run(main)
-    assert watch.steps >= 1 and watch.longest_step >= quiet.STALL_WARN
+    assert watch.batches >= 1 and watch.longest_batch >= quiet.STALL_WARN
     assert any("stall" in record.getMessage() for record in caplog.records)
     watch.reset()
-    assert watch.longest_step == 0 and watch.steps == 0
+    assert watch.longest_batch == 0 and watch.batches == 0
 
 
 def test_the_watch_times_collections() -> None:

@@ -1,0 +1,82 @@
+"""The server's update frames, assembled from pre-encoded parts (``quatro_server.updates``), are byte for byte the
+message the protocol describes, for every seat of every batch of many random matches.
+
+``Batch.update`` builds a frame from bytes shared by every seat that sees the same events (the events, the table's
+clock) and packs only ``seq`` and the seat's own cooldowns per seat. Here the same update is written the plain way
+(a dict of ``to_wire`` values, keys in the protocol's order, fields at their default left out) and encoded with
+``quatro_shared.framing.encode``: any drift in the fast path (a cooldown of the wrong seat, a stale clock, a
+``seq`` past the one-byte range, an events array of the wrong audience) shows as different bytes.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from quatro_server.engine import Emit, Table, clock, own_timers, view
+from quatro_server.updates import Batch
+from quatro_shared import seating
+from quatro_shared.framing import encode
+from quatro_shared.views import Phase
+from quatro_shared.wire import to_wire
+
+from strategies import Driver, GameSetup, Mix
+
+SEEDS = range(12)
+
+
+def _expected(table: Table, table_id: int, emits: list[Emit], seat: int, seq: int, now: float, snapshot: bool) -> bytes:
+    team = seating.team_of(seat, table.players)
+    message: dict[str, Any] = {
+        "kind": "update",
+        "table": table_id,
+        "seq": seq,
+        "snapshot": snapshot,
+        "events": [to_wire(emit.event) for emit in emits if emit.visible_to(seat, team)],
+    }
+    if snapshot:
+        message["view"] = to_wire(view(table, seat, now))
+        return encode(message)
+    c = to_wire(clock(table, now))
+    message["clock"] = {k: v for k, v in c.items() if not (k == "vote_ms" and v is None) and not (k == "vote_wait_ms" and v == 0)}
+    own = {k: v for k, v in to_wire(own_timers(table, seat, now)).items() if v}
+    if own:
+        message["own"] = own
+    return encode(message)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_update_frame_is_the_protocols_message(seed: int) -> None:
+    r = random.Random(seed)
+    players = r.choice((4, 6, 8))
+    setup = GameSetup(players, frozenset(), 0, None, seed)
+    table = setup.table()
+    driver = Driver(table, random.Random(seed * 7919 + 1), Mix(garbage=0.03))
+    start = driver.start_step()
+    table.start(start.now)
+    seqs = [r.choice((0, 120, 250, 70_000)) for _ in range(players)]  # one byte, then wider ``seq``s
+    compared = 0
+    for _ in range(400):
+        step = driver.step()
+        if step.kind == "advance":
+            emits = table.advance(step.now)
+        else:
+            emits = table.advance(step.now) if step.pre_advance else []
+            emits += table.act(step.seat, step.action, step.now).events  # type: ignore[arg-type]
+        if not emits:
+            continue
+        batch = Batch(7, table, emits, step.now)
+        for seat in range(players):
+            seen = batch.seen_by(seat, seating.team_of(seat, players))
+            if not seen:
+                continue
+            seqs[seat] += 1
+            snapshot = r.random() < 0.05
+            got = batch.update(seat, seqs[seat], seen, snapshot)
+            assert got == _expected(table, 7, emits, seat, seqs[seat], step.now, snapshot), (seed, seat, emits)
+            compared += 1
+        if table.phase is Phase.OVER:
+            break
+    assert compared > 100
