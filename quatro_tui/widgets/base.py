@@ -1,4 +1,4 @@
-"""What every game widget shares: the app's ``Game``, and a redraw only when what it shows has changed.
+"""What every game widget shares: a redraw only when what it shows has changed, and (Quatro's) the app's ``Game``.
 
 A widget draws itself (``draw``) when the game changes (the screen bumps ``version``) and, for widgets whose
 content moves with time (countdowns, pulses), every ``TICK`` seconds. The drawing is compared with the last
@@ -21,22 +21,14 @@ if TYPE_CHECKING:
     from quatro_tui.game import Game
 
 
-class GameWidget(Widget):
-    """A widget drawn from the client's ``Game``. Subclasses implement ``draw``."""
+class DrawnWidget(Widget):
+    """A widget that draws itself into a ``Text`` and touches the screen only when the drawing changed.
+    Subclasses implement ``draw``."""
 
-    if TYPE_CHECKING:
-        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
-
-    #: No repaint of its own: ``redraw`` decides whether anything on screen changed.
-    version: reactive[int] = reactive(0, always_update=True, repaint=False)
     #: Seconds between redraws of a widget whose content moves with time (countdowns, pulses); 0: none.
     TICK = 0.0
 
     _drawn: Text | None = None
-
-    @property
-    def game(self) -> Game:
-        return self.app.game
 
     def draw(self) -> Text:
         raise NotImplementedError
@@ -59,6 +51,20 @@ class GameWidget(Widget):
 
     def on_resize(self) -> None:
         self.redraw()
+
+
+class GameWidget(DrawnWidget):
+    """A widget drawn from the client's ``Game``. Subclasses implement ``draw``."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
+    #: No repaint of its own: ``redraw`` decides whether anything on screen changed.
+    version: reactive[int] = reactive(0, always_update=True, repaint=False)
+
+    @property
+    def game(self) -> Game:
+        return self.app.game
 
     def watch_version(self, version: int) -> None:
         self.redraw()

@@ -24,12 +24,12 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.message import Message
-from textual.widget import Widget
 
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, QuartoView, Step
 
 from quatro_tui import words
+from quatro_tui.widgets.base import DrawnWidget
 
 #: A square's (and a pool slot's) width in cells: a bracketed glyph, or a piece's four letters, and a margin.
 CELL = 5
@@ -125,43 +125,16 @@ class QuartoPicture:
         return v is not None and v.phase is Phase.PLAYING and v.turn == v.seat and v.step is Step.GIVE
 
 
-class QuartoWidget(Widget):
+class QuartoWidget(DrawnWidget):
     """A widget drawn from the screen's ``QuartoPicture``; subclasses implement ``draw``."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "piece--dark", "piece--light", "square--empty", "square--cursor", "square--win", "square--shared",
         "square--last", "quarto--title",
     }
-    #: Seconds between redraws of a widget whose content moves with time (the clocks); 0: none.
-    TICK = 0.0
-
-    _drawn: Text | None = None
-
     def __init__(self, picture: QuartoPicture, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.picture = picture
-
-    def draw(self) -> Text:
-        raise NotImplementedError
-
-    def render(self) -> Text:
-        if self._drawn is None:
-            self._drawn = self.draw()
-        return self._drawn
-
-    def redraw(self) -> None:
-        """Draw again; refresh the screen only if the drawing changed."""
-        drawn = self.draw()
-        if drawn != self._drawn:
-            self._drawn = drawn
-            self.refresh()
-
-    def on_mount(self) -> None:
-        if self.TICK:
-            self.set_interval(self.TICK, self.redraw)
-
-    def on_resize(self) -> None:
-        self.redraw()
 
     def style(self, name: str) -> Style:
         return self.get_component_rich_style(name, partial=True)
