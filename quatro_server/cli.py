@@ -26,7 +26,7 @@ from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
 from quatro_server import journal, logs, netbot, replay, sim, soak, ssh_door, web_door
 from quatro_server.addresses import join_addresses
-from quatro_server.doors import DoorThread, loopback, trusted_for_doors
+from quatro_server.doors import Door, DoorThread, loopback, trusted_for_doors
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
 from quatro_server.idle import stop_when_idle
@@ -260,22 +260,14 @@ def _serve(args: argparse.Namespace) -> int:
             if door is not None:
                 # Each session's client joins this server on loopback, like any other client.
                 door.game_address = loopback(args.host, port)
-                door_thread = DoorThread(door, args.host, args.ssh, name="SSH door")
-                try:
-                    ssh_port = await trio.to_thread.run_sync(door_thread.start)
-                except OSError as exc:
-                    raise DoorFailed(f"cannot open the SSH door on port {args.ssh}: {exc.strerror or exc}") from exc
+                door_thread, ssh_port = await _open_door(door, args.host, args.ssh, "SSH door")
                 print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
                 for command in ssh_door.ssh_commands(ssh_port, addresses):
                     print(f"  {command}", flush=True)
             if web is not None:
                 # Each page's client joins this server on loopback too.
                 web.game_address = loopback(args.host, port)
-                web_thread = DoorThread(web, args.host, args.web, name="browser door")
-                try:
-                    web_port = await trio.to_thread.run_sync(web_thread.start)
-                except OSError as exc:
-                    raise DoorFailed(f"cannot open the browser door on port {args.web}: {exc.strerror or exc}") from exc
+                web_thread, web_port = await _open_door(web, args.host, args.web, "browser door")
                 print(f"Or in a web browser (at most {web.max_visitors} at once):", flush=True)
                 for url in web_door.web_urls(web_port, addresses):
                     print(f"  {url}", flush=True)
@@ -340,6 +332,15 @@ async def _announce(announcement: Announcement) -> None:
 
 class DoorFailed(Exception):
     """A door could not listen (its port is taken, say): the server does not run without it."""
+
+
+async def _open_door(door: Door, host: str | None, port: int, name: str) -> tuple[DoorThread, int]:
+    """Start ``door`` on a thread of its own, listening on ``port``; the thread (to stop it) and the port it got."""
+    thread = DoorThread(door, host, port, name=name)
+    try:
+        return thread, await trio.to_thread.run_sync(thread.start)
+    except OSError as exc:
+        raise DoorFailed(f"cannot open the {name} on port {port}: {exc.strerror or exc}") from exc
 
 
 if __name__ == "__main__":
