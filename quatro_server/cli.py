@@ -17,6 +17,7 @@ import signal
 import sys
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -24,7 +25,7 @@ from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
-from quatro_server import journal, logs, netbot, replay, sim, soak, ssh_door, web_door
+from quatro_server import doors, journal, logs, netbot, replay, sim, soak
 from quatro_server.addresses import join_addresses
 from quatro_server.doors import Door, DoorThread, loopback, trusted_for_doors
 from quatro_server.announce import Announcement
@@ -33,6 +34,10 @@ from quatro_server.idle import stop_when_idle
 from quatro_server.lobby import Lobby
 from quatro_server.server import ServerConfig, run
 from quatro_server.timing import PROFILES, load_timing
+
+if TYPE_CHECKING:
+    from quatro_server.ssh_door import Door as SshDoor
+    from quatro_server.web_door import WebDoor
 
 
 log = logging.getLogger("quatro.server")
@@ -89,20 +94,20 @@ def _parser() -> argparse.ArgumentParser:
     door.add_argument("--ssh", type=int, default=None, metavar="PORT", help="open the SSH door on PORT (0 picks a free one)")
     door.add_argument("--ssh-keys", type=Path, default=None, metavar="FILE",
                       help="admit only the keys in FILE (authorized_keys format); default: anyone, with a key or without")
-    door.add_argument("--ssh-max-sessions", type=int, default=ssh_door.MAX_SESSIONS, metavar="N",
-                      help=f"SSH sessions at once (default {ssh_door.MAX_SESSIONS}); the next one is told so and closed")
-    door.add_argument("--ssh-idle", type=float, default=ssh_door.IDLE_TIMEOUT, metavar="SECONDS",
+    door.add_argument("--ssh-max-sessions", type=int, default=doors.SSH_MAX_SESSIONS, metavar="N",
+                      help=f"SSH sessions at once (default {doors.SSH_MAX_SESSIONS}); the next one is told so and closed")
+    door.add_argument("--ssh-idle", type=float, default=doors.SSH_IDLE_TIMEOUT, metavar="SECONDS",
                       help=f"close an SSH session after SECONDS without a key press outside a match "
-                           f"(default {ssh_door.IDLE_TIMEOUT:g})")
+                           f"(default {doors.SSH_IDLE_TIMEOUT:g})")
     web = serve.add_argument_group("browser door", "players reach the lobby with a web browser (docs/web.md)")
     web.add_argument("--web", type=int, default=None, metavar="PORT",
                      help="serve the game to web browsers on PORT (0 picks a free one)")
-    web.add_argument("--web-max-visitors", type=int, default=web_door.MAX_VISITORS, metavar="N",
-                     help=f"browser pages at once (default {web_door.MAX_VISITORS}; at most "
-                          f"{web_door.MAX_PER_ADDRESS} from one address); the next is shown that the game is full")
-    web.add_argument("--web-idle", type=float, default=web_door.IDLE_TIMEOUT, metavar="SECONDS",
+    web.add_argument("--web-max-visitors", type=int, default=doors.WEB_MAX_VISITORS, metavar="N",
+                     help=f"browser pages at once (default {doors.WEB_MAX_VISITORS}; at most "
+                          f"{doors.WEB_MAX_PER_ADDRESS} from one address); the next is shown that the game is full")
+    web.add_argument("--web-idle", type=float, default=doors.WEB_IDLE_TIMEOUT, metavar="SECONDS",
                      help=f"close a browser page's game after SECONDS without a key press outside a match "
-                          f"(default {web_door.IDLE_TIMEOUT:g})")
+                          f"(default {doors.WEB_IDLE_TIMEOUT:g})")
     serve.add_argument(
         "--announce",
         action=argparse.BooleanOptionalAction,
@@ -211,12 +216,15 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"quatro-server: {refusal}", file=sys.stderr)
             return 2
 
-    door: ssh_door.Door | None = None
+    door: SshDoor | None = None
     door_thread: DoorThread | None = None
-    web: web_door.WebDoor | None = None
+    web: WebDoor | None = None
     web_thread: DoorThread | None = None
     announcement: Announcement | None = None
+    # A door's libraries (asyncssh; aiohttp and textual-serve) load only when it opens.
     if args.ssh is not None:
+        from quatro_server import ssh_door
+
         data_dir = args.data_dir or default_data_dir()
         try:
             door = ssh_door.Door("", data_dir, keys_file=args.ssh_keys, max_sessions=args.ssh_max_sessions,
@@ -229,6 +237,8 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
 
     if args.web is not None:
+        from quatro_server import web_door
+
         web = web_door.WebDoor("", args.data_dir or default_data_dir(), max_visitors=args.web_max_visitors,
                                idle_timeout=args.web_idle)
 

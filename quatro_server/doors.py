@@ -26,6 +26,21 @@ STOP_GRACE = 2.0
 INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "TZ")
 
 
+# The doors' bounds live here, beside what the doors share, so that the server's command line can state them
+# without importing a door (asyncssh, aiohttp and textual-serve cost a server that opens no door 27 MB and 0.2 s).
+#: SSH sessions at once. Each runs a client process of about 40 MB resident, 29 MB of it its own
+#: (docs/performance.md): 50 of them take about 1.5 to 2 GB, and a LAN evening rarely fills more than a few tables.
+SSH_MAX_SESSIONS = 50
+#: Seconds without a key press, outside a match, before an SSH session's client closes itself.
+SSH_IDLE_TIMEOUT = 600.0
+#: Browser pages at once. Each runs a client process of about 40 MB resident (docs/performance.md).
+WEB_MAX_VISITORS = 30
+#: Browser pages at once from one address: one machine cannot take every place.
+WEB_MAX_PER_ADDRESS = 8
+#: Seconds without a key press, outside a match, before a visitor's client closes itself.
+WEB_IDLE_TIMEOUT = 600.0
+
+
 class Door(Protocol):
     """A door's listening side, as ``DoorThread`` runs it."""
 

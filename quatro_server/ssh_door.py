@@ -37,15 +37,12 @@ import asyncssh
 
 from quatro_shared.protocol import MAX_NAME_LEN, printable
 
+from quatro_server.doors import SSH_IDLE_TIMEOUT as IDLE_TIMEOUT
+from quatro_server.doors import SSH_MAX_SESSIONS as MAX_SESSIONS
 from quatro_server.doors import STOP_GRACE, client_command, client_environment
 
 log = logging.getLogger("quatro.ssh")
 
-#: Sessions at once. Each runs a client process of about 40 MB resident, 29 MB of it its own
-#: (docs/performance.md): 50 of them take about 1.5 to 2 GB, and a LAN evening rarely fills more than a few tables.
-MAX_SESSIONS = 50
-#: Seconds without a key press, outside a match, before a session's client closes itself.
-IDLE_TIMEOUT = 600.0
 #: Seconds to authenticate after connecting.
 LOGIN_TIMEOUT = 30.0
 #: Seconds between keepalives; a client that misses this many in a row is dropped (a dead link is noticed).

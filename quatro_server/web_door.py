@@ -45,16 +45,17 @@ from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
-from quatro_server.doors import STOP_GRACE, client_command, client_environment
+from quatro_server.doors import (
+    STOP_GRACE,
+    WEB_IDLE_TIMEOUT as IDLE_TIMEOUT,
+    WEB_MAX_PER_ADDRESS as MAX_PER_ADDRESS,
+    WEB_MAX_VISITORS as MAX_VISITORS,
+    client_command,
+    client_environment,
+)
 
 log = logging.getLogger("quatro.web")
 
-#: Pages at once. Each runs a client process of about 40 MB resident (docs/performance.md).
-MAX_VISITORS = 30
-#: Pages at once from one address: one machine cannot take every place.
-MAX_PER_ADDRESS = 8
-#: Seconds without a key press, outside a match, before a visitor's client closes itself.
-IDLE_TIMEOUT = 600.0
 #: The cookie that tells visitors apart, and how long a browser keeps it (seconds).
 COOKIE = "quatro_visitor"
 COOKIE_AGE = 30 * 24 * 3600
