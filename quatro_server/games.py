@@ -319,7 +319,14 @@ ACTION_KINDS: frozenset[str] = frozenset().union(*(game.action_kinds for game in
 
 def game_of(action: object) -> Game | None:
     """The game whose action ``action`` is."""
+    known = _GAME_OF.get(type(action))
+    if known is not None:
+        return known
     for game in GAMES.values():
         if type(action) in game.actions:
+            _GAME_OF[type(action)] = game  # asked for every action: the answer is remembered by type
             return game
     return None
+
+
+_GAME_OF: dict[type, Game] = {}
