@@ -758,14 +758,14 @@ def clock(table: Table, now: float) -> Clock:
         if s.channel_held and in_round:
             at = s.next_pulse_at
             beat = at - now if at > now else interval - (now - at) % interval
-            next_pulse.append(int(round(beat * 1000)) if beat > 0 else 0)
+            next_pulse.append(round(beat * 1000) if beat > 0 else 0)  # a float's round is an int
         else:
             next_pulse.append(None)
         if s.last_pulse_at is None:
             last_pulse.append(None)
         else:
             since = now - s.last_pulse_at
-            last_pulse.append(int(round(since * 1000)) if since > 0 else 0)
+            last_pulse.append(round(since * 1000) if since > 0 else 0)
     return Clock(
         phase_ms=_ms(table.phase_ends_at - now) if table.phase_ends_at != inf else None,
         next_pulse_ms=tuple(next_pulse),
@@ -789,7 +789,7 @@ def every_own_waits(table: Table, now: float) -> list[tuple[int, int]]:
     out = []
     for me in table._seats:
         swap, channel = me.swap_free_at - now, me.channel_free_at - now
-        out.append(((int(round(swap * 1000)) if swap > 0 else 0), (int(round(channel * 1000)) if channel > 0 else 0)))
+        out.append((round(swap * 1000) if swap > 0 else 0, round(channel * 1000) if channel > 0 else 0))  # a float's round is an int
     return out
 
 

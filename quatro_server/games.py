@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from quatro_shared import actions as a
@@ -59,6 +59,10 @@ class UpdateBatch(Protocol):
     def seen_by(self, seat: int, team: int) -> tuple[int, ...]: ...
 
     def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes: ...
+
+    def public_deltas(self) -> Callable[[int, int], bytes] | None:
+        """For a batch every seat sees whole, ``delta(seat, seq)``: the seat's ``update(seat, seq, seen, False)``
+        built from the parts shared by all (None when the game has no such shortcut or the batch is not public)."""
 
 
 class Game(ABC):
@@ -225,6 +229,9 @@ class QuartoBatch:
     def seen_by(self, seat: int, team: int) -> tuple[int, ...]:
         return self._all
 
+    def public_deltas(self) -> Callable[[int, int], bytes] | None:
+        return None  # every update carries the seat's view: nothing to share
+
     def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         events = tuple(self.events[k] for k in seen)
         view = quarto_engine.view(self.table, seat, self.now)
@@ -312,7 +319,14 @@ ACTION_KINDS: frozenset[str] = frozenset().union(*(game.action_kinds for game in
 
 def game_of(action: object) -> Game | None:
     """The game whose action ``action`` is."""
+    known = _GAME_OF.get(type(action))
+    if known is not None:
+        return known
     for game in GAMES.values():
         if type(action) in game.actions:
+            _GAME_OF[type(action)] = game  # asked for every action: the answer is remembered by type
             return game
     return None
+
+
+_GAME_OF: dict[type, Game] = {}

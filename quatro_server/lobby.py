@@ -273,6 +273,23 @@ class Room:
         if self.table is None or not (emits or snapshot_for is not None):
             return
         batch = self.game.batch(self.id, self.table, emits, now)
+        delta = batch.public_deltas() if snapshot_for is None else None
+        if delta is not None:
+            # Every event public (a swap, a pulse): every seat sees all of them; a synced seat's frame is the shared
+            # bytes with its seq and cooldowns, a seat without a snapshot yet gets one.
+            everything = batch.seen_by(0, 0)  # the same for every seat
+            for i, s in enumerate(self.seats):
+                peer = s.peer
+                if peer is not None:
+                    if s.synced:
+                        s.seq = seq = s.seq + 1
+                        peer.send(delta(i, seq))
+                    else:
+                        peer.send(self._update(batch, i, everything, snapshot=True))
+                if s.bot is not None:
+                    s.bot.observe(self.game.observed(emits, everything))  # H2: a bot is told what a player there is told
+            self._published(emits)
+            return
         players = self.players
         for i, s in enumerate(self.seats):
             if s.peer is None and s.bot is None:
@@ -282,6 +299,11 @@ class Room:
                 s.peer.send(self._update(batch, i, seen, snapshot=i == snapshot_for or not s.synced))
             if s.bot is not None and seen:
                 s.bot.observe(self.game.observed(emits, seen))  # H2: a bot is told what a player there is told
+        self._published(emits)
+
+    def _published(self, emits: list[Any]) -> None:
+        """After a batch was told: the seating push if it changed, the timer woken if the batch brought the room's
+        next deadline forward."""
         if self.game.seating_changed(emits):
             self.broadcast_seating()
         # Wake the timer task only when the batch brought the room's next deadline forward: waking it for every
@@ -299,13 +321,17 @@ class Room:
         return self._armed
 
     def _next_wake(self) -> float | None:
-        wakes = [] if self.idle_since is None else [self.idle_since + self.abandon_limit()]
-        if self.table is not None and not self.game.over(self.table):
-            wakes.extend(s.bot_wake for s in self.seats if s.bot is not None and s.thinking is None)
-            deadline = self.table.next_deadline()
-            if deadline is not None:
-                wakes.append(deadline)
-        return min(wakes) if wakes else None
+        # The earliest of the wakes below, or None if there is none; asked after every batch, so it builds nothing.
+        wake: float | None = None if self.idle_since is None else self.idle_since + self.abandon_limit()
+        table = self.table
+        if table is not None and not self.game.over(table):
+            for s in self.seats:
+                if s.bot is not None and s.thinking is None and (wake is None or s.bot_wake < wake):
+                    wake = s.bot_wake
+            deadline = table.next_deadline()
+            if deadline is not None and (wake is None or deadline < wake):
+                wake = deadline
+        return wake
 
     def tick(self, now: float) -> None:
         """Let time pass: fire the engine's deadlines and let every bot whose time has come look and act. A slow

@@ -135,6 +135,32 @@ class Batch:
             tail = self._tails[seen] = _DELTA + _EVENTS + self._events_blob(seen) + self._clock
         return tail
 
+    def public_deltas(self) -> Callable[[int, int], bytes] | None:
+        """When every event of the batch is public (a swap, a pulse: most batches), the delta update of each seat
+        as ``delta(seat, seq)``, byte for byte ``update(seat, seq, seen, False)``: the parts every seat shares and
+        each seat's cooldowns worked out once, so that a seat costs one join. None for any other batch."""
+        seen = self._public
+        if not seen:
+            return None
+        own = self._own
+        if own is None:
+            own = self._own = every_own_waits(self.table, self.now)
+        head, tail = self._head, self._tails.get(seen) or self._tail(seen)
+        # Per seat: its map header, and what follows the shared tail (its cooldowns, if any is running).
+        ends = [(_MAP7, _OWN + _own_bytes(swap_ms, channel_ms)) if swap_ms or channel_ms else (_MAP6, b"") for swap_ms, channel_ms in own]
+        size = 1 + len(head) + len(tail)
+        fixints = _FIXINTS
+
+        def delta(seat: int, seq: int) -> bytes:
+            header, end = ends[seat]
+            seq_bytes = fixints[seq] if seq < 128 else _packb(seq)
+            length = size + len(seq_bytes) + len(end)
+            if length > MAX_FRAME_BYTES:
+                return frame(header + head + seq_bytes + tail + end)  # raises
+            return b"".join((_pack_length(length), header, head, seq_bytes, tail, end))
+
+        return delta
+
     def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         """The frame of ``seat``'s update: a snapshot (its full view), or what changed."""
         if snapshot:

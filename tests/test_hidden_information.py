@@ -37,6 +37,7 @@ from quatro_server.audit import PRIVATE_KEYS, keys, update_leaks, values
 from quatro_server.bots import LEVELS
 from quatro_server.engine import Table
 from quatro_server.lobby import Lobby, Room
+from quatro_server.updates import Batch
 from quatro_server.server import Server, ServerConfig
 from quatro_server.timing import PROFILES
 from quatro_shared import events as e
@@ -124,25 +125,47 @@ class Recording:
 # --- playing ------------------------------------------------------------------------------------------------------
 
 
+def record_truth(recording: Recording, table_id: int, table: Any, seat: int, seq: int, now: float) -> None:
+    """The truth behind the update numbered ``seq`` built for ``seat`` (test-side only)."""
+    recording.truth[(table_id, seat, seq)].append(
+        Truth(
+            hands=tuple(table.hand(i) for i in range(table.players)),
+            center=tuple(table.center),
+            signs=tuple(table.signs),
+            channel_signs=tuple(s.channel_sign for s in table._seats),
+            phase=table.phase,
+            view=engine_module.view(table, seat, now),
+        )
+    )
+
+
 def wrap_update(recording: Recording, original):
     """Room._update, recording the truth behind each update it builds (test-side only)."""
 
     def _update(self: Room, batch: Any, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         message = original(self, batch, seat, seen, snapshot)
-        table = self.table
-        recording.truth[(self.id, seat, self.seats[seat].seq)].append(
-            Truth(
-                hands=tuple(table.hand(i) for i in range(table.players)),
-                center=tuple(table.center),
-                signs=tuple(table.signs),
-                channel_signs=tuple(s.channel_sign for s in table._seats),
-                phase=table.phase,
-                view=engine_module.view(table, seat, batch.now),
-            )
-        )
+        record_truth(recording, self.id, self.table, seat, self.seats[seat].seq, batch.now)
         return message
 
     return _update
+
+
+def wrap_public_deltas(recording: Recording, original):
+    """Batch.public_deltas (the frames of a batch every seat sees whole), recording the truth behind each."""
+
+    def public_deltas(self: Batch) -> Any:
+        delta = original(self)
+        if delta is None:
+            return None
+
+        def recorded(seat: int, seq: int) -> bytes:
+            message = delta(seat, seq)
+            record_truth(recording, self.table_id, self.table, seat, seq, self.now)
+            return message
+
+        return recorded
+
+    return public_deltas
 
 
 def spy_on_bot(recording: Recording, room: Room, seat: int) -> None:
@@ -292,6 +315,7 @@ def recording() -> Recording:
     recording = Recording(seed=random.randrange(2**32))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Room, "_update", wrap_update(recording, Room._update))
+        mp.setattr(Batch, "public_deltas", wrap_public_deltas(recording, Batch.public_deltas))
         trio.run(play_all, recording)
     recording.rounds_ended = sum(
         1 for pl in recording.players if not pl.rejoined for ev in pl.client.events if ev["kind"] == "round_ended"

@@ -57,7 +57,7 @@ def test_every_update_frame_is_the_protocols_message(seed: int) -> None:
     start = driver.start_step()
     table.start(start.now)
     seqs = [r.choice((0, 120, 250, 70_000)) for _ in range(players)]  # one byte, then wider ``seq``s
-    compared = 0
+    compared = compared_public = 0
     for _ in range(400):
         step = driver.step()
         if step.kind == "advance":
@@ -77,6 +77,14 @@ def test_every_update_frame_is_the_protocols_message(seed: int) -> None:
             got = batch.update(seat, seqs[seat], seen, snapshot)
             assert got == _expected(table, 7, emits, seat, seqs[seat], step.now, snapshot), (seed, seat, emits)
             compared += 1
+        # The shortcut for a batch every seat sees whole builds the same bytes as ``update`` (the seat's delta).
+        public = all(emit.visible_to(seat, seating.team_of(seat, players)) for emit in emits for seat in range(players))
+        delta = Batch(7, table, emits, step.now).public_deltas()
+        assert (delta is not None) == (public and all(emit.seat is None and emit.team is None for emit in emits))
+        if delta is not None:
+            for seat in range(players):
+                assert delta(seat, seqs[seat]) == _expected(table, 7, emits, seat, seqs[seat], step.now, False), (seed, seat)
+                compared_public += 1
         if table.phase is Phase.OVER:
             break
-    assert compared > 100
+    assert compared > 100 and compared_public > 10

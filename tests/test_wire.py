@@ -29,9 +29,12 @@ from quatro_shared.wire import (
     WireError,
     action_from_wire,
     event_from_wire,
+    request_from_wire,
     to_wire,
     view_from_wire,
 )
+from quatro_shared import messages as m
+from quatro_shared import wire
 
 # --- one sample of every kind ----------------------------------------------------------------------
 
@@ -552,3 +555,36 @@ def test_the_wire_layer_imports_neither_side_nor_any_io(module):
         )
     }
     assert not imported & {"quatro_server", "quatro_tui", "socket", "trio", "asyncio", "os", "io", "selectors"}
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"give": "QH", "slot": 2, "take": "10S"},
+        {"give": "QH", "slot": -1, "take": "10S"},  # the seat and the rules judge the slot, not the wire
+        {"give": "QH", "slot": True, "take": "10S"},
+        {"give": "QH", "slot": 2.0, "take": "10S"},
+        {"give": "QX", "slot": 2, "take": "10S"},
+        {"give": "QH", "slot": 2, "take": 10},
+        {"give": None, "slot": 2, "take": "10S"},
+        {"give": "QH", "slot": 2},
+        {"give": "QH", "slot": 2, "take": "10S", "extra": 1},
+        {"give": "QH", "take": "10S", "extra": 1},
+        {"give": "QH", "slot": 2, "took": "10S"},
+    ],
+)
+def test_a_swap_is_checked_as_every_game_action_is(fields: dict) -> None:
+    """``swap``'s quick check gives what the general one gives, for every shape of its fields."""
+    frame = {"kind": "swap", "id": 5, **fields}
+    got = request_from_wire(frame)
+    try:
+        expected = m.Request(5, "swap", wire._GAME_ACTIONS["swap"].build_message(dict(fields, kind="swap")))
+    except WireError as exc:
+        expected = m.Request(5, "swap", None, exc)
+    assert (got.id, got.kind, got.body, type(got.invalid), str(got.invalid)) == (
+        expected.id,
+        expected.kind,
+        expected.body,
+        type(expected.invalid),
+        str(expected.invalid),
+    )
