@@ -29,6 +29,7 @@ from quatro_shared import events as e
 from quatro_shared.actions import Reason, Refusal
 from quatro_shared.cards import CENTER_SIZE, HAND_SIZE, Card, deck_for, has_three_of_a_rank, is_four_of_a_kind
 from quatro_shared.signs import SIGNS, Sign, is_sign
+from quatro_shared.legal import phase_refusal
 from quatro_shared.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared import seating
 
@@ -336,8 +337,8 @@ class Table:
         return handler(self, seat, action, out)
 
     def _ready(self, seat: int, action: a.Ready, out: list[Emit]) -> Refusal | None:
-        if self.phase is not Phase.SIGNING:
-            return Refusal(Reason.WRONG_PHASE)
+        if refusal := self._phase_refusal(action):
+            return refusal
         s = self._seats[seat]
         if not s.ready:
             s.ready = True
@@ -348,8 +349,8 @@ class Table:
     def _pick_sign(self, seat: int, action: a.PickSign, out: list[Emit]) -> Refusal | None:
         if not is_sign(action.sign):
             return Refusal(Reason.BAD_ARGUMENT)
-        if self.phase is not Phase.SIGNING:
-            return Refusal(Reason.WRONG_PHASE)
+        if refusal := self._phase_refusal(action):
+            return refusal
         team = self.team_of(seat)
         if self.signs[team] is not None:
             return Refusal(Reason.SIGN_SET)  # R6: the first pick stands for the round
@@ -362,7 +363,7 @@ class Table:
         slot = action.slot
         if not 0 <= slot < CENTER_SIZE:
             return Refusal(Reason.BAD_ARGUMENT)
-        if refusal := self._round_only():
+        if refusal := self._phase_refusal(action):
             return refusal
         s = self._seats[seat]
         if action.give not in s.hand:
@@ -378,7 +379,7 @@ class Table:
         return None
 
     def _take_channel(self, seat: int, action: a.TakeChannel, out: list[Emit]) -> Refusal | None:
-        if refusal := self._round_only():
+        if refusal := self._phase_refusal(action):
             return refusal
         s = self._seats[seat]
         if s.channel_held:
@@ -392,7 +393,7 @@ class Table:
         return None
 
     def _release_channel(self, seat: int, action: a.ReleaseChannel, out: list[Emit]) -> Refusal | None:
-        if refusal := self._round_only():
+        if refusal := self._phase_refusal(action):
             return refusal
         s = self._seats[seat]
         if not s.channel_held:
@@ -407,7 +408,7 @@ class Table:
     def _choose_emoji(self, seat: int, action: a.ChooseEmoji, out: list[Emit]) -> Refusal | None:
         if action.sign is not None and not is_sign(action.sign):
             return Refusal(Reason.BAD_ARGUMENT)
-        if refusal := self._round_only():
+        if refusal := self._phase_refusal(action):
             return refusal
         s = self._seats[seat]
         if not s.channel_held:
@@ -424,7 +425,7 @@ class Table:
         return None
 
     def _call(self, seat: int, action: a.Call, out: list[Emit]) -> Refusal | None:
-        if refusal := self._round_only():
+        if refusal := self._phase_refusal(action):
             return refusal
         team = self.team_of(seat)
         right = is_four_of_a_kind(self._seats[self.partner_of(seat)].hand)  # R13: the partner's hand only
@@ -443,14 +444,14 @@ class Table:
             return Refusal(Reason.BAD_ARGUMENT)
         if accused == own:
             return Refusal(Reason.NOT_OPPONENT)
-        if refusal := self._round_only():
+        if refusal := self._phase_refusal(action):
             return refusal
         right = any(is_four_of_a_kind(self._seats[i].hand) for i in self.team_seats(accused))  # R14
         self._end_round("counter", seat, accused, right, [own] if right else [accused], out)
         return None
 
     def _ask_reshuffle(self, seat: int, action: a.AskReshuffle, out: list[Emit]) -> Refusal | None:
-        if refusal := self._round_only():
+        if refusal := self._phase_refusal(action):
             return refusal
         if self._vote is not None:
             return Refusal(Reason.VOTE_PENDING)
@@ -468,7 +469,7 @@ class Table:
         return None
 
     def _answer_vote(self, seat: int, action: a.Vote, out: list[Emit]) -> Refusal | None:
-        if refusal := self._round_only():
+        if refusal := self._phase_refusal(action):
             return refusal
         vote = self._vote
         if vote is None:
@@ -487,8 +488,8 @@ class Table:
         return None
 
     def _next_round(self, seat: int, action: a.NextRound, out: list[Emit]) -> Refusal | None:
-        if self.phase is not Phase.BREAK:
-            return Refusal(Reason.WRONG_PHASE)
+        if refusal := self._phase_refusal(action):
+            return refusal
         if seat != self.host:
             return Refusal(Reason.NOT_HOST)
         self._begin_signing(out)  # R18: the host may start the next round early
@@ -520,12 +521,11 @@ class Table:
 
     # --- phases --------------------------------------------------------------------------------
 
-    def _round_only(self) -> Refusal | None:
-        if self.phase is Phase.ROUND:
-            return None
-        if self.phase is Phase.BREAK:
-            return Refusal(Reason.ROUND_OVER)  # R17
-        return Refusal(Reason.WRONG_PHASE)
+    def _phase_refusal(self, action: a.Action) -> Refusal | None:
+        """Whether the phase takes ``action``, by the one table of what each phase accepts (``ACCEPTS``; R17's
+        ``round_over`` for a round's action in the break). Handlers ask after judging the action's own values."""
+        reason = phase_refusal(self.phase, type(action))
+        return None if reason is None else Refusal(reason)
 
     def _begin_signing(self, out: list[Emit]) -> None:
         self.round += 1
