@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from quatro_shared import actions as a
 from quatro_shared import messages as m
@@ -41,14 +41,14 @@ from quatro_shared.wire import to_wire
 from quatro_server import engine
 from quatro_server import quarto as quarto_engine
 from quatro_server.bots import Bot, make_bot
-from quatro_server.quarto_bots import QuartoBot, make_quarto_bot
 from quatro_server.updates import Batch
 
 if TYPE_CHECKING:
     from quatro_server.lobby import Room
+    from quatro_server.quarto_bots import QuartoBot
 
 #: A seat's bot, of either game.
-SeatBot = Bot | QuartoBot
+SeatBot: TypeAlias = "Bot | QuartoBot"
 #: A table's rules engine, of either game.
 GameTable = engine.Table | quarto_engine.QuartoTable
 
@@ -293,13 +293,16 @@ class QuartoGame(Game):
         return m.refused(request_id, refusal.reason, refusal.message or q.MESSAGES[refusal.reason])
 
     def make_bot(self, level: str, rng: random.Random) -> QuartoBot:
+        # Quarto's search and its tables (9 MB, 0.1 s to build) load with the first Quarto bot, not with every server.
+        from quatro_server.quarto_bots import make_quarto_bot
+
         return make_quarto_bot(level, rng)
 
     def slow_bot(self, bot: SeatBot, view: q.QuartoView) -> bool:
         """``perfect`` on its own turn: it searches within ``quatro_server.quarto_bots.EXACT_BUDGET`` positions (up to
         about a second of CPU a turn), too long to hold up every other table. Its other looks (the opponent's turn,
         between games) and the other levels take microseconds."""
-        return isinstance(bot, QuartoBot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
+        return not isinstance(bot, Bot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
 
     def decision_key(self, view: q.QuartoView) -> Any:
         """The position and whose step it is; the clocks and the seats' connections change nothing a bot decides."""

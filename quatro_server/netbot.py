@@ -25,7 +25,7 @@ import logging
 import random
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import trio
 
@@ -50,14 +50,16 @@ from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
 from quatro_server.logs import LOG_LEVELS, configure as configure_logging
 from quatro_server.bots import Bot, is_outside_bot, load_bot_class, make_bot
-from quatro_server.quarto_bots import QuartoBot, make_quarto_bot
+
+if TYPE_CHECKING:
+    from quatro_server.quarto_bots import QuartoBot
 
 log = logging.getLogger("quatro.netbot")
 
 #: Bytes read per receive call.
 RECEIVE_BYTES = 65536
 #: A bot of either game.
-AnyBot = Bot | QuartoBot
+AnyBot: TypeAlias = "Bot | QuartoBot"
 #: A seat's view, of either game.
 AnyView = SeatView | q.QuartoView
 #: The bot levels of each game (a Quatro bot may also be a class of your own, ``module:Class``).
@@ -273,7 +275,8 @@ def _over(view: AnyView | None) -> bool:
 async def _decide(bot: AnyBot, view: AnyView, now: float) -> list[Any]:
     """The bot's actions; a slow bot (a Quarto ``perfect`` search) thinks in a worker thread, so that the connection
     goes on reading and pinging meanwhile."""
-    if isinstance(bot, QuartoBot) and isinstance(view, q.QuartoView):
+    if isinstance(view, q.QuartoView):
+        assert not isinstance(bot, Bot)  # a Quarto view goes to the Quarto bot this player made for its table
         if bot.slow:
             return await trio.to_thread.run_sync(bot.decide, view, now, abandon_on_cancel=True)
         return bot.decide(view, now)
@@ -322,7 +325,14 @@ async def run_bot(
     it is seated, so that several bots can be seated one after another at the same table. ``level`` is the game's
     default when not given; ``against`` fills the other seats of a table this bot creates with server bots."""
     level = level or GAME_DEFAULT_LEVEL[game]
-    bot: AnyBot = make_quarto_bot(level, rng) if game == p.QUARTO else make_bot(level, rng)
+    if game == p.QUARTO:
+        # Quarto's search and its tables (9 MB, 0.1 s to build) load with a Quarto bot, not with every server's
+        # command line, which builds this command's parser.
+        from quatro_server.quarto_bots import make_quarto_bot
+
+        bot: AnyBot = make_quarto_bot(level, rng)
+    else:
+        bot = make_bot(level, rng)
     result = BotResult(name or f"{level}-bot", level)
     core = ClientCore(result.name)
     started = False
