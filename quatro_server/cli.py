@@ -268,16 +268,12 @@ def _serve(args: argparse.Namespace) -> int:
             for address in addresses:
                 print(f"  quatro join {address}", flush=True)
             if door is not None:
-                # Each session's client joins this server on loopback, like any other client.
-                door.game_address = loopback(args.host, port)
-                door_thread, ssh_port = await _open_door(door, args.host, args.ssh, "SSH door")
+                door_thread, ssh_port = await _open_door(door, args.host, port, args.ssh, "SSH door")
                 print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
                 for command in ssh_door.ssh_commands(ssh_port, addresses):
                     print(f"  {command}", flush=True)
             if web is not None:
-                # Each page's client joins this server on loopback too.
-                web.game_address = loopback(args.host, port)
-                web_thread, web_port = await _open_door(web, args.host, args.web, "browser door")
+                web_thread, web_port = await _open_door(web, args.host, port, args.web, "browser door")
                 print(f"Or in a web browser (at most {web.max_visitors} at once):", flush=True)
                 for url in web_door.web_urls(web_port, addresses):
                     print(f"  {url}", flush=True)
@@ -344,8 +340,10 @@ class DoorFailed(Exception):
     """A door could not listen (its port is taken, say): the server does not run without it."""
 
 
-async def _open_door(door: Door, host: str | None, port: int, name: str) -> tuple[DoorThread, int]:
-    """Start ``door`` on a thread of its own, listening on ``port``; the thread (to stop it) and the port it got."""
+async def _open_door(door: Door, host: str | None, game_port: int, port: int, name: str) -> tuple[DoorThread, int]:
+    """Start ``door`` on a thread of its own, listening on ``port``; the thread (to stop it) and the port it got.
+    Each visitor's client joins this server (``game_port``) on loopback, like any other client."""
+    door.game_address = loopback(host, game_port)
     thread = DoorThread(door, host, port, name=name)
     try:
         return thread, await trio.to_thread.run_sync(thread.start)

@@ -44,6 +44,9 @@ WEB_IDLE_TIMEOUT = 600.0
 class Door(Protocol):
     """A door's listening side, as ``DoorThread`` runs it."""
 
+    #: Where its visitors' clients join: this server's port, on loopback.
+    game_address: str
+
     async def listen(self, host: str | None, port: int) -> int:
         """Start accepting; returns the port."""
 
