@@ -8,11 +8,8 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -20,9 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 import pyte
 import pytest
 
-from tui_helpers import timing_file
+from door_process import DoorProcess, start_server
 
-START_TIMEOUT = 20.0
 WAIT = 20.0
 CHROMIUM = "/usr/bin/chromium"
 #: A laptop's window: at the page's 16 px font, about 130 columns by 40 rows.
@@ -41,28 +37,10 @@ def chromium_path() -> str:
 
 
 @dataclass
-class WebServer:
+class WebServer(DoorProcess):
     """A running ``quatro-server --web 0``: its ports, the URL it printed, and its log so far."""
 
-    process: subprocess.Popen[str]
-    port: int
-    url: str
-    out: str
-    log: list[str] = field(default_factory=list)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-    def clients(self) -> list[int]:
-        """The pids of the visitors' client processes (children of the server)."""
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.process.pid)], capture_output=True, text=True)
-        return [int(pid) for pid in out.stdout.split()]
+    url: str = ""
 
     def wait_clients(self, count: int, timeout: float = WAIT) -> None:
         deadline = time.monotonic() + timeout
@@ -74,25 +52,9 @@ class WebServer:
 def start_web(tmp: Path, *args: str, data_dir: Path | None = None) -> WebServer:
     """The server with its browser door on free loopback ports (patient timing: the sign window outlasts a
     page's first drawing); waits until both listen."""
-    command = [
-        sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--web", "0", "--no-announce",
-        "--data-dir", str(data_dir or tmp / "data"), "--timing", str(timing_file(tmp)), *args,
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    log: list[str] = []
-    threading.Thread(target=lambda: log.extend(process.stderr), daemon=True).start()  # type: ignore[arg-type]
-    out = ""
-    deadline = time.monotonic() + START_TIMEOUT
-    assert process.stdout is not None
-    while "http://" not in out:
-        line = process.stdout.readline()
-        if not line or time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError(f"the server did not open its browser door: {out}{''.join(log)}")
-        out += line
-    port = int(re.search(r"quatro join 127\.0\.0\.1:(\d+)", out).group(1))  # type: ignore[union-attr]
-    url = re.search(r"(http://127\.0\.0\.1:\d+/)", out).group(1)  # type: ignore[union-attr]
-    return WebServer(process, port, url, out, log)
+    started = start_server(tmp, ["--web", "0", "--no-announce"], args, data_dir, "http://", "its browser door")
+    url = re.search(r"(http://127\.0\.0\.1:\d+/)", started.out).group(1)  # type: ignore[union-attr]
+    return WebServer(started.process, started.port, started.out, started.log, url)
 
 
 def loopback_only(route: Any) -> None:
