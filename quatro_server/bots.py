@@ -743,19 +743,23 @@ class HardBot(NormalBot):
     def _likeliest_opponent(self, view: SeatView) -> tuple[int, float, bool]:
         """The opposing team most likely to hold four of a kind (either partner, R14), that chance, and whether a
         proof or a signal backs it (rather than the cards alone)."""
-        reader, teams = self.reader, team_count(view.players)
+        teams = team_count(view.players)
         best, best_chance, best_signalled = opposing_teams(view.team, view.players)[0], 0.0, False
         for team in range(teams):
             if team == view.team:
                 continue
             miss, signalled = 1.0, False
             for seat in team_seats(team, view.players):
-                chance, seat_signalled = reader.evidence(seat)
+                chance, seat_signalled = self._evidence(seat)
                 miss *= 1.0 - chance
                 signalled = signalled or seat_signalled
             if 1.0 - miss > best_chance:
                 best, best_chance, best_signalled = team, 1.0 - miss, signalled
         return best, best_chance, best_signalled
+
+    def _evidence(self, seat: int) -> tuple[float, bool]:
+        """What the reader makes of ``seat``: how likely it holds four of a kind, and whether a signal says so."""
+        return self.reader.evidence(seat)
 
     # --- the channel -------------------------------------------------------------------------------
 
@@ -1062,20 +1066,8 @@ class ExpertBot(HardBot):
                 self._stuck_since = now
         return self._reshuffle_if_stuck(view, now, actions)
 
-    def _likeliest_opponent(self, view: SeatView) -> tuple[int, float, bool]:
-        reader, teams = self.reader, team_count(view.players)
-        best, best_chance, best_signalled = opposing_teams(view.team, view.players)[0], 0.0, False
-        for team in range(teams):
-            if team == view.team:
-                continue
-            miss, signalled = 1.0, False
-            for seat in team_seats(team, view.players):
-                chance, seat_signalled = reader.evidence_at(seat, self._now)
-                miss *= 1.0 - chance
-                signalled = signalled or seat_signalled
-            if 1.0 - miss > best_chance:
-                best, best_chance, best_signalled = team, 1.0 - miss, signalled
-        return best, best_chance, best_signalled
+    def _evidence(self, seat: int) -> tuple[float, bool]:
+        return self.reader.evidence_at(seat, self._now)  # releases and silences read too
 
     def _channel(self, view: SeatView, four: bool) -> list[a.Action]:
         """Up from the start, a fresh decoy at every beat; the sign only on four of a kind."""
