@@ -3,7 +3,8 @@
 An editable install maps the packages onto the source tree, so it hides a data file missing from the wheel or a
 package installed under the wrong name. These tests build the wheel once, install it into a new venv (pip's
 cache keeps the dependencies' download cheap) and run the game from there, from a folder outside the source
-tree: the imports, the stylesheet, ``quatro-server sim`` and ``quatro play`` in tmux at 80x24.
+tree: the imports, the stylesheet, ``quatro-server sim``, ``quatro play`` (Quatro and Quarto) in tmux at 80x24, and the
+browser door's page served by the installed server.
 
 Select them alone with ``pytest -m wheel``. Without tmux the terminal test is skipped on a developer's machine,
 but fails in CI (``CI`` set), like the other end-to-end test.
@@ -120,3 +121,51 @@ def test_quatro_play_from_the_install_shows_the_table_at_80x24(installed: Instal
         quit_with_ctrl_q(tmux, session)
     finally:
         tmux("kill-session", "-t", session)
+
+
+def test_quarto_from_the_install_shows_the_board_at_80x24(installed: Installed, tmux: Tmux) -> None:
+    session = f"quarto-wheel-{uuid.uuid4().hex[:8]}"
+    env = installed.environ()
+    command = " ".join(
+        ["env", f"PATH={shlex.quote(env['PATH'])}", f"XDG_CONFIG_HOME={shlex.quote(env['XDG_CONFIG_HOME'])}", "LANG=C.UTF-8",
+         "quatro", "play", "--game", "quarto", "--level", "normal", "--name", "wheel"]
+    )
+    tmux("-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", str(installed.home), command)
+    try:
+        text = wait_for(tmux, session, lambda text: "QUARTO" in text and "pool" in text and "d4" in text,
+                        "the installed client to show the Quarto board", timeout=WAIT)
+        assert "Traceback" not in text
+        quit_with_ctrl_q(tmux, session)
+    finally:
+        tmux("kill-session", "-t", session)
+
+
+def test_the_browser_door_serves_its_page_from_the_install(installed: Installed) -> None:
+    """The page, its script and textual-serve's assets come with the wheel: the installed server serves them."""
+    import re
+    import urllib.request
+
+    process = subprocess.Popen(
+        [installed.env / "bin" / "quatro-server", "--host", "127.0.0.1", "--port", "0", "--web", "0", "--no-journal",
+         "--no-announce", "--data-dir", installed.home / "data"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=installed.environ(),
+    )
+    try:
+        out = ""
+        assert process.stdout is not None
+        while "http://" not in out:
+            line = process.stdout.readline()
+            assert line, f"the installed server did not open its browser door: {out}{process.stderr.read() if process.stderr else ''}"
+            out += line
+        url = re.search(r"(http://127\.0\.0\.1:\d+/)", out).group(1)  # type: ignore[union-attr]
+        with urllib.request.urlopen(url, timeout=10) as page:
+            html = page.read().decode()
+        assert page.status == 200 and "<html" in html.lower()
+        assets = re.findall(r'(?:src|href)="(/[^"]+\.(?:js|css))"', html)
+        assert any(asset.startswith("/static/") for asset in assets) and any(asset.startswith("/page/") for asset in assets)
+        for asset in assets:
+            with urllib.request.urlopen(url.rstrip("/") + asset, timeout=10) as reply:
+                assert reply.status == 200, asset
+    finally:
+        process.terminate()
+        process.wait(10)
