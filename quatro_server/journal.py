@@ -482,6 +482,10 @@ class Journal:
         self.write(ended(table_id, status))
 
 
+#: Events that change nothing ``RoomJournal.move`` records beside the move itself (no status, scores or round).
+_PLAIN_EVENTS = frozenset({e.Swapped, e.Pulse})
+
+
 class RoomJournal:
     """The journal of one room: the Room and its table call it at the points below."""
 
@@ -523,19 +527,24 @@ class RoomJournal:
         table.journal = self
         return table
 
-    def move(self, kind: str, seat: int | None, input_: str | Later | None, at: float, emits: list[Emit]) -> None:
+    def move(self, kind: str, seat: int | None, input_: str | Later | None, at: float, emits: list[Emit]) -> bool:
         """One input of the table and what it produced, with the table's status and scores where it changes them, all
-        committed together. A round's end is committed before this returns (R20)."""
+        committed together. A round's end is committed before this returns (R20). Returns whether the move began a
+        round's signing (the table then writes a checkpoint)."""
         statements: list[Statement] = [(
             "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (self.table_id, next(self._moves), at, kind, seat, input_, Later(encode_emits, tuple(emits))),  # callers extend theirs
         )]
         if kind == "start":
             statements.append(("UPDATE tables SET status = 'playing' WHERE id = ?", (self.table_id,)))
-        scored = False
+        scored = signing = False
         for emit in emits:
             event = emit.event
-            if isinstance(event, e.RoundEnded):
+            if type(event) in _PLAIN_EVENTS:  # most moves: a swap, a pulse
+                continue
+            if isinstance(event, e.SigningStarted):
+                signing = True
+            elif isinstance(event, e.RoundEnded):
                 scored = True
                 statements.append((
                     "UPDATE tables SET scores = ?, round = ? WHERE id = ?",
@@ -546,6 +555,7 @@ class RoomJournal:
         self.journal.write(*statements)
         if scored and not self.journal.flush():
             log.error("journal_not_durable table=%d: a round's end could not be committed", self.table_id)
+        return signing
 
     def checkpoint(self, table: Table) -> None:
         """The whole table and its random source's state: a restore replays only the moves after the last one."""
@@ -575,8 +585,7 @@ class JournaledTable(Table):
 
     def _journal(self, kind: str, seat: int | None, input_: str | Later | None, now: float, emits: list[Emit]) -> None:
         assert self.journal is not None
-        self.journal.move(kind, seat, input_, now, emits)
-        if any(isinstance(emit.event, e.SigningStarted) for emit in emits):
+        if self.journal.move(kind, seat, input_, now, emits):
             self.journal.checkpoint(self)  # once a round: restoring replays the current round's moves only
 
     def act(self, seat: int, action: object, now: float) -> Outcome:
