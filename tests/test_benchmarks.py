@@ -56,6 +56,27 @@ def test_server_fanout_benchmark_prints_its_figures_as_json():
     assert "relay-flusher" in result.stderr  # the table still shows every target
 
 
+def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
+    """With ``--rounds``, the relay and the server take turns, and the ratio is the median of the rounds' ratios."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/server_fanout.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1",
+         "--pace", "20", "--relays", "flusher", "--rounds", "3", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    (row,) = report["sizes"]
+    assert report["rounds"] == 3, report
+    each = row["ratio_to_flusher_rounds"]
+    assert len(each) == 3 and all(r > 0 for r in each), report
+    assert row["ratio_to_flusher"] == sorted(each)[1], report
+    targets = re.findall(r"^  (relay-flusher|quatro) ", result.stderr, re.MULTILINE)
+    assert targets == ["relay-flusher", "quatro"] * 3, result.stderr  # alternating, not one target's runs in a row
+
+
 def test_wire_codec_benchmark_runs():
     """Every real message is encoded and decoded by the shipped codec (and by msgspec, where it is installed)."""
     result = subprocess.run(
