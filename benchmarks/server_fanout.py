@@ -782,8 +782,12 @@ def _target_command(target: str, tables: int, args: argparse.Namespace, timing_f
     if target == "quatro":
         serve = ["--host", HOST, "--port", "0", "--timing", str(timing_file), "--log-level", args.log_level]
         serve += ["--trusted-address", HOST]  # every load client comes from here
-        # The operator's server journals every table (a fresh journal per run, never the user's data directory).
-        serve += ["--no-journal"] if args.no_journal else ["--data-dir", str(timing_file.parent / f"data-{tables}")]
+        # The operator's server journals every table, in a fresh data directory for every run (never the user's): a
+        # run after another of the same size would otherwise restore the last one's tables and serve them too.
+        if args.no_journal:
+            serve += ["--no-journal"]
+        else:
+            serve += ["--data-dir", tempfile.mkdtemp(prefix=f"data-{tables}-", dir=timing_file.parent)]
         command = [sys.executable, "-c", _SERVE, str(tables * SEATS + 100), args.gc_thresholds, *serve]
     else:
         writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
