@@ -77,6 +77,24 @@ def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
     assert targets == ["relay-flusher", "quatro"] * 3, result.stderr  # alternating, not one target's runs in a row
 
 
+def test_server_work_benchmark_runs():
+    """The in-process figure: the server's Python per message, beside the relay's for the same messages."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/server_work.py", "--tables", "3", "--steps", "60", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    variants = json.loads(result.stdout)["variants"]
+    assert set(variants) == {"relay", "server", "server+journal"}, variants
+    # The same load: every swap's ok and updates, every pulse (the server's first pulses come in one catch-up batch).
+    relay = variants["relay"]["messages"]
+    assert relay > 3 * 60 * 9 and all(abs(v["messages"] - relay) < 0.05 * relay for v in variants.values()), variants
+    assert all(v["us_per_msg"] > 0 for v in variants.values()) and variants["relay"]["ratio_to_relay"] == 1, variants
+
+
 def test_wire_codec_benchmark_runs():
     """Every real message is encoded and decoded by the shipped codec (and by msgspec, where it is installed)."""
     result = subprocess.run(
