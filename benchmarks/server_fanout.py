@@ -2,6 +2,7 @@
 
     python benchmarks/server_fanout.py [--tables 1,10,50] [--seconds 6] [--warmup 2] [--pace 3] [--relays naive,flusher]
     python benchmarks/server_fanout.py --json        # the same figures as one JSON document on stdout
+    python benchmarks/server_fanout.py --tables 50 --rounds 3 --json   # relay and server alternating, median ratio
 
 For each size, K tables of 8 seats are filled by load clients (raw sockets in this process, framed with
 ``quatro_shared.framing``) and played by two targets in turn, each in its own process on 127.0.0.1:
@@ -29,6 +30,10 @@ Quatro / relay, and the tables one core holds at the standard pace: a million µ
 deliveries per table per second), the latter the highest per-table rate of the run divided by the pace
 (every duration scales with it), and also for the architecture's working figure of 80 per table.
 
+With ``--rounds N``, each table count is measured N times, the targets taking turns (relay, server, relay, server,
+...): on a shared machine whose speed drifts from one minute to the next, both figures of a round drift alike, so the
+ratio is the median of the rounds' ratios (each listed), and each target's other figures are its median round's.
+
 With ``--json``, the same runs print one JSON document (the table goes to stderr): for each table count, the
 server's µs per delivered message beside each relay's (``ratio_to_flusher``: the server over the flusher relay,
 same load, same run), ``tables_per_core`` at the standard pace, ``p50_ms`` and ``p99_ms`` of swap -> own update,
@@ -48,6 +53,7 @@ import re
 import os
 import random
 import signal
+import statistics
 import struct
 import subprocess
 import sys
@@ -776,8 +782,12 @@ def _target_command(target: str, tables: int, args: argparse.Namespace, timing_f
     if target == "quatro":
         serve = ["--host", HOST, "--port", "0", "--timing", str(timing_file), "--log-level", args.log_level]
         serve += ["--trusted-address", HOST]  # every load client comes from here
-        # The operator's server journals every table (a fresh journal per run, never the user's data directory).
-        serve += ["--no-journal"] if args.no_journal else ["--data-dir", str(timing_file.parent / f"data-{tables}")]
+        # The operator's server journals every table, in a fresh data directory for every run (never the user's): a
+        # run after another of the same size would otherwise restore the last one's tables and serve them too.
+        if args.no_journal:
+            serve += ["--no-journal"]
+        else:
+            serve += ["--data-dir", tempfile.mkdtemp(prefix=f"data-{tables}-", dir=timing_file.parent)]
         command = [sys.executable, "-c", _SERVE, str(tables * SEATS + 100), args.gc_thresholds, *serve]
     else:
         writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
@@ -1023,7 +1033,9 @@ def demand_per_table(results: dict[tuple[str, int], Result], sizes: list[int], p
     return max(results["quatro", tables].deliveries_per_s / tables for tables in sizes) / pace
 
 
-def summary_json(results: dict[tuple[str, int], Result], sizes: list[int], relays: list[str], pace: float) -> dict[str, Any]:
+def summary_json(
+    results: dict[tuple[str, int], Result], sizes: list[int], relays: list[str], pace: float, rounds: dict[tuple[str, int], list[float]]
+) -> dict[str, Any]:
     demand = demand_per_table(results, sizes, pace)
     rows = []
     for tables in sizes:
@@ -1039,9 +1051,10 @@ def summary_json(results: dict[tuple[str, int], Result], sizes: list[int], relay
         for relay in relays:
             row[f"{relay.replace('-', '_')}_us_per_msg"] = round(results[relay, tables].us_per_delivery, 2)
         if "relay-flusher" in relays:
-            row["ratio_to_flusher"] = round(q.us_per_delivery / results["relay-flusher", tables].us_per_delivery, 2)
+            row["ratio_to_flusher"] = round(statistics.median(rounds["relay-flusher", tables]), 2)
+            row["ratio_to_flusher_rounds"] = [round(r, 2) for r in rounds["relay-flusher", tables]]
         if "relay" in relays:
-            row["ratio_to_naive"] = round(q.us_per_delivery / results["relay", tables].us_per_delivery, 2)
+            row["ratio_to_naive"] = round(statistics.median(rounds["relay", tables]), 2)
         p50, p99 = q.latency_ms(0.5), q.latency_ms(0.99)
         row.update(
             tables_per_core=round(1e6 / (q.us_per_delivery * demand)),
@@ -1070,8 +1083,18 @@ def summary_json(results: dict[tuple[str, int], Result], sizes: list[int], relay
     }
 
 
+def _median_run(runs: list[Result]) -> Result:
+    """The run of median cost per message (the lower middle one of an even count)."""
+    return sorted(runs, key=lambda r: r.us_per_delivery)[(len(runs) - 1) // 2]
+
+
 def print_summary(
-    results: dict[tuple[str, int], Result], sizes: list[int], relays: list[str], pace: float, out: Any = sys.stdout
+    results: dict[tuple[str, int], Result],
+    sizes: list[int],
+    relays: list[str],
+    pace: float,
+    out: Any = sys.stdout,
+    rounds: dict[tuple[str, int], list[float]] | None = None,
 ) -> None:
     demand = demand_per_table(results, sizes, pace)
     print(
@@ -1083,7 +1106,7 @@ def print_summary(
     for tables in sizes:
         quatro = results["quatro", tables]
         ratios = "  ".join(
-            f"/ {relay} {results[relay, tables].us_per_delivery:.1f} µs = {quatro.us_per_delivery / results[relay, tables].us_per_delivery:.1f}x"
+            f"/ {relay} {results[relay, tables].us_per_delivery:.1f} µs = {_ratio(results, rounds, relay, tables)}"
             for relay in relays
         )
         busy = quatro.server_cpu / quatro.window
@@ -1095,6 +1118,13 @@ def print_summary(
             file=out,
             flush=True,
         )
+
+
+def _ratio(results: dict[tuple[str, int], Result], rounds: dict[tuple[str, int], list[float]] | None, relay: str, tables: int) -> str:
+    """The server over ``relay``: the median of the rounds' ratios, each round's listed when there are several."""
+    each = (rounds or {}).get((relay, tables)) or [results["quatro", tables].us_per_delivery / results[relay, tables].us_per_delivery]
+    text = f"{statistics.median(each):.2f}x"
+    return text if len(each) == 1 else f"{text} (rounds: {', '.join(f'{r:.2f}' for r in each)})"
 
 
 WRITERS = ("naive", "coalesce", "flusher")
@@ -1130,6 +1160,13 @@ def main() -> int:
         help="run the target and the load workers this many nice levels above normal (needs the right to): on a "
         "machine busy with other work, the tail then shows the server rather than the other work preempting it",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure each table count this many times, the targets alternating; the ratios are the median of the "
+        "rounds' (each round's relay and server measured a minute apart at most)",
+    )
     parser.add_argument("--serve-relay", metavar="WRITER", choices=WRITERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_relay:
@@ -1151,17 +1188,28 @@ def main() -> int:
     )
     print(HEADER, file=out, flush=True)
     results: dict[tuple[str, int], Result] = {}
+    rounds: dict[tuple[str, int], list[float]] = {}  # (relay, tables): the server over that relay, round by round
     with tempfile.TemporaryDirectory() as tmp:
         timing_file = Path(tmp) / "bench.toml"
         timing_file.write_text("".join(f"{f.name} = {getattr(timing, f.name)!r}\n" for f in fields(Timing)))
         for tables in sizes:
-            for target in [*relays, "quatro"]:
-                results[target, tables] = result = run_target(target, tables, args, timing, timing_file)
-                print_result(result, out)
-    print_summary(results, sizes, relays, args.pace, out)
+            # Rounds alternate the targets (relay, server, relay, server, ...): a machine whose speed drifts over a
+            # minute (a shared host) moves both figures of a round alike, so a round's ratio holds where the two
+            # targets' absolute figures do not. Each target's figures are its median round's.
+            runs: dict[str, list[Result]] = {target: [] for target in [*relays, "quatro"]}
+            for _ in range(args.rounds):
+                for target in runs:
+                    result = run_target(target, tables, args, timing, timing_file)
+                    runs[target].append(result)
+                    print_result(result, out)
+            for target, done in runs.items():
+                results[target, tables] = _median_run(done)
+            for relay in relays:
+                rounds[relay, tables] = [q.us_per_delivery / r.us_per_delivery for q, r in zip(runs["quatro"], runs[relay])]
+    print_summary(results, sizes, relays, args.pace, out, rounds)
     if args.json:
-        report = summary_json(results, sizes, relays, args.pace)
-        report.update(load_processes=args.procs, boost=args.boost)
+        report = summary_json(results, sizes, relays, args.pace, rounds)
+        report.update(load_processes=args.procs, boost=args.boost, rounds=args.rounds)
         print(json.dumps(report, indent=2), flush=True)
     return 0
 

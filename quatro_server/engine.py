@@ -748,49 +748,56 @@ def view(table: Table, seat: int, now: float) -> SeatView:
 
 def clock(table: Table, now: float) -> Clock:
     """The table's public countdowns at ``now``, as ``view`` shows them to every seat (protocol 2's ``clock``)."""
-    now = max(now, table.now)
+    phase_ms, next_pulse, last_pulse, vote_ms, vote_wait_ms = clock_parts(table, now)
+    return Clock(phase_ms, tuple(next_pulse), tuple(last_pulse), vote_ms, vote_wait_ms)
+
+
+def clock_parts(
+    table: Table, now: float, waits: list[tuple[int, int]] | None = None
+) -> tuple[int | None, list[int | None], list[int | None], int | None, int]:
+    """``clock``'s fields as plain values, in ``Clock``'s order (the server packs them without building a ``Clock``).
+    With ``waits``, every seat's own cooldowns (``own_waits``, in seat order) are appended to it in the same loop: a
+    batch told to the whole table needs both, and every batch of every table comes here."""
+    if now < table.now:
+        now = table.now
     in_round = table.phase is Phase.ROUND
     interval = table.timing.pulse_interval
-    vote = table._vote
     next_pulse: list[int | None] = []
     last_pulse: list[int | None] = []
-    for s in table._seats:  # one loop, ``_ms`` and ``_next_beat`` written out: every batch of every table comes here
-        if s.channel_held and in_round:
-            at = s.next_pulse_at
-            beat = at - now if at > now else interval - (now - at) % interval
-            next_pulse.append(round(beat * 1000) if beat > 0 else 0)  # a float's round is an int
+    for s in table._seats:  # ``_ms``, ``_next_beat`` and ``own_waits`` written out (a float's round is an int)
+        if in_round:
+            if s.channel_held:
+                at = s.next_pulse_at
+                beat = at - now if at > now else interval - (now - at) % interval
+                next_pulse.append(round(beat * 1000) if beat > 0 else 0)
+            else:
+                next_pulse.append(None)
+            if waits is not None:
+                swap, channel = s.swap_free_at - now, s.channel_free_at - now
+                waits.append((round(swap * 1000) if swap > 0 else 0, round(channel * 1000) if channel > 0 else 0))
         else:
             next_pulse.append(None)
-        if s.last_pulse_at is None:
+            if waits is not None:
+                waits.append((0, 0))
+        since = s.last_pulse_at
+        if since is None:
             last_pulse.append(None)
         else:
-            since = now - s.last_pulse_at
+            since = now - since
             last_pulse.append(round(since * 1000) if since > 0 else 0)
-    return Clock(
-        phase_ms=_ms(table.phase_ends_at - now) if table.phase_ends_at != inf else None,
-        next_pulse_ms=tuple(next_pulse),
-        last_pulse_ms=tuple(last_pulse),
-        vote_ms=None if vote is None else _ms(vote.ends_at - now),
-        vote_wait_ms=_ms(table._last_vote_end + table.timing.vote_gap - now),
+    vote = table._vote
+    return (
+        _ms(table.phase_ends_at - now) if table.phase_ends_at != inf else None,
+        next_pulse,
+        last_pulse,
+        None if vote is None else _ms(vote.ends_at - now),
+        _ms(table._last_vote_end + table.timing.vote_gap - now),
     )
 
 
 def own_timers(table: Table, seat: int, now: float) -> OwnTimers:
     """The seat's own cooldowns at ``now``, as its ``view`` shows them (private to that seat)."""
     return OwnTimers(*own_waits(table, seat, now))
-
-
-def every_own_waits(table: Table, now: float) -> list[tuple[int, int]]:
-    """``own_waits`` of every seat, in seat order (a batch told to the whole table asks for all of them)."""
-    if table.phase is not Phase.ROUND:
-        return [(0, 0)] * table.players
-    if now < table.now:
-        now = table.now
-    out = []
-    for me in table._seats:
-        swap, channel = me.swap_free_at - now, me.channel_free_at - now
-        out.append((round(swap * 1000) if swap > 0 else 0, round(channel * 1000) if channel > 0 else 0))  # a float's round is an int
-    return out
 
 
 def own_waits(table: Table, seat: int, now: float) -> tuple[int, int]:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from quatro_shared import actions as a
+from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
@@ -136,6 +137,11 @@ class Game(ABC):
     def make_bot(self, level: str, rng: random.Random) -> SeatBot:
         """A bot of ``level`` (one of ``levels``); raises ``ValueError`` for another."""
 
+    def routine(self, emits: Sequence[Any]) -> bool:
+        """Whether the batch is routine play (a swap, a pulse) that neither changes the ``table`` push nor brings
+        any deadline of the table forward: the room then skips both checks after telling it. No by default."""
+        return False
+
     def slow_bot(self, bot: SeatBot, view: Any) -> bool:
         """Whether ``bot``'s decision on ``view`` may take long enough to hold up other tables (``Room.think``). No by
         default: such bots decide inline, in microseconds."""
@@ -145,6 +151,10 @@ class Game(ABC):
         """What of a seat's view a bot's decision depends on: the decision is played only if the view still has the
         key it was made for (``Room.bot_decided``). By default the whole view."""
         return view
+
+
+#: Quatro's routine events (``QuatroGame.routine``).
+_ROUTINE = frozenset({e.Swapped, e.Pulse})
 
 
 class QuatroGame(Game):
@@ -181,6 +191,14 @@ class QuatroGame(Game):
 
     def seating_changed(self, emits: Sequence[engine.Emit]) -> bool:
         return any(emit.event.kind in ("seat_connected", "seat_disconnected", "host_changed") for emit in emits)
+
+    def routine(self, emits: Sequence[engine.Emit]) -> bool:
+        # A swap moves no deadline; a pulse only pushes its channel's next one later (and comes from the timer's
+        # own tick, which re-arms). Asked after every batch: a loop, no generator.
+        for emit in emits:
+            if type(emit.event) not in _ROUTINE:
+                return False
+        return True
 
     def over(self, table: engine.Table) -> bool:
         return table.phase is Phase.OVER

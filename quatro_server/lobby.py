@@ -303,7 +303,9 @@ class Room:
 
     def _published(self, emits: list[Any]) -> None:
         """After a batch was told: the seating push if it changed, the timer woken if the batch brought the room's
-        next deadline forward."""
+        next deadline forward. Routine play (most batches) does neither."""
+        if self.game.routine(emits):
+            return
         if self.game.seating_changed(emits):
             self.broadcast_seating()
         # Wake the timer task only when the batch brought the room's next deadline forward: waking it for every

@@ -197,13 +197,32 @@ class Flusher(trio.abc.Instrument):
             return
         dirty, self._dirty = self._dirty, {}
         self.passes += 1
+        write = os.write
         for box in dirty:
+            # The common case written out (every connection of every pass comes here): one socket, one queued chunk
+            # or several joined, one write the kernel takes whole. Anything else goes to ``_send``.
+            chunks = box.chunks
+            if not chunks or box.blocked or box.failed or box.fd < 0 or box._latest is not None:
+                if chunks:
+                    self._guarded(box)
+                continue
+            # No ``Latest`` among the chunks (``_latest`` is None, checked above): plain bytes.
+            data: bytes = chunks[0] if len(chunks) == 1 else b"".join(chunks)  # type: ignore[assignment, arg-type]
             try:
-                self._send(box)
-            except Exception:  # never out of the hook: trio would drop the instrument, and nothing would be sent again
-                log.exception("flush_failed")
-                self._woke = True
-                box._fail("write_failed")
+                sent = write(box.fd, data)  # the socket is non-blocking (trio's): this never waits
+            except OSError:
+                box.chunks = [data]  # the general path decides: a full buffer waits, a broken peer is dropped
+                self._guarded(box)
+                continue
+            self.sends += 1
+            box.chunks = []
+            if sent == len(data):
+                box.size -= sent
+                if not box.size and box._drained is not None:
+                    box._settled()
+                    self._woke = True
+            else:
+                self._rest(box, data, sent)
         if self._woke or self._dirty:
             # The run loop chose how long to sleep before this hook ran: a task woken or started here (a connection's
             # ``drained``, a wait for a full socket) must not wait out that sleep. Waking the loop costs one write to
@@ -211,6 +230,14 @@ class Flusher(trio.abc.Instrument):
             self._woke = False
             assert self._token is not None
             self._token.run_sync_soon(_nothing)
+
+    def _guarded(self, box: Outbox) -> None:
+        try:
+            self._send(box)
+        except Exception:  # never out of the hook: trio would drop the instrument, and nothing would be sent again
+            log.exception("flush_failed")
+            self._woke = True
+            box._fail("write_failed")
 
     def _send(self, box: Outbox) -> None:
         if box.blocked or box.failed or not box.chunks:
@@ -232,12 +259,18 @@ class Flusher(trio.abc.Instrument):
             box._fail("write_failed")
             return
         if sent < len(data):
-            # The kernel's buffer is full: keep the rest first in line, and let a task wait until the socket can
-            # take more.
-            box.chunks.insert(0, data[sent:])
-            box.blocked = True
+            self._rest(box, data, sent)
+        elif box.sent(sent):
             self._woke = True
-            self._nursery.start_soon(self._wait_writable, box)
+
+    def _rest(self, box: Outbox, data: bytes, sent: int) -> None:
+        """The kernel's buffer is full: keep the rest first in line, and let a task wait until the socket can take
+        more."""
+        assert self._nursery is not None
+        box.chunks.insert(0, data[sent:])
+        box.blocked = True
+        self._woke = True
+        self._nursery.start_soon(self._wait_writable, box)
         if box.sent(sent):
             self._woke = True
 

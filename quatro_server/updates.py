@@ -17,8 +17,7 @@ from collections.abc import Callable, Sequence
 
 import msgpack
 
-from quatro_server.engine import Emit, Table, clock, every_own_waits, view
-from quatro_shared.views import Clock
+from quatro_server.engine import Emit, Table, clock_parts, view
 from quatro_shared import protocol as p
 from quatro_shared.framing import MAX_FRAME_BYTES, PREFIX_BYTES, frame
 from quatro_shared.wire import to_wire
@@ -47,22 +46,17 @@ _OWN = _packb("own")
 _VIEW = _packb("view")
 _OWN_SWAP = _packb("swap_wait_ms")
 _OWN_CHANNEL = _packb("channel_wait_ms")
-_PHASE_MS = _packb("phase_ms")
-_NEXT_PULSE = _packb("next_pulse_ms")
-_LAST_PULSE = _packb("last_pulse_ms")
-_VOTE_MS = _packb("vote_ms")
-_VOTE_WAIT = _packb("vote_wait_ms")
 
 
-def _clock_bytes(c: Clock) -> bytes:
-    """A clock's map, its fields at their default (``vote_ms`` None, ``vote_wait_ms`` 0) left out: most batches
-    have no vote running and none waiting."""
-    parts = [_PHASE_MS, _packb(c.phase_ms), _NEXT_PULSE, _packb(c.next_pulse_ms), _LAST_PULSE, _packb(c.last_pulse_ms)]
-    if c.vote_ms is not None:
-        parts += (_VOTE_MS, _packb(c.vote_ms))
-    if c.vote_wait_ms:
-        parts += (_VOTE_WAIT, _packb(c.vote_wait_ms))
-    return _map_header(len(parts) // 2) + b"".join(parts)
+def _clock_bytes(phase_ms: int | None, next_pulse_ms: list[int | None], last_pulse_ms: list[int | None], vote_ms: int | None, vote_wait_ms: int) -> bytes:
+    """A clock's map (``clock_parts``' fields), its fields at their default (``vote_ms`` None, ``vote_wait_ms`` 0)
+    left out: most batches have no vote running and none waiting. Packed in one call, keys in ``Clock``'s order."""
+    fields: dict[str, object] = {"phase_ms": phase_ms, "next_pulse_ms": next_pulse_ms, "last_pulse_ms": last_pulse_ms}
+    if vote_ms is not None:
+        fields["vote_ms"] = vote_ms
+    if vote_wait_ms:
+        fields["vote_wait_ms"] = vote_wait_ms
+    return _packb(fields)
 
 
 def _own_bytes(swap_wait_ms: int, channel_wait_ms: int) -> bytes:
@@ -100,12 +94,19 @@ class Batch:
         self._blobs: dict[tuple[int, ...], bytes] = {}
         self._tails: dict[tuple[int, ...], bytes] = {}
         self._clock: bytes | None = None
-        self._own: list[tuple[int, int]] | None = None  # every seat's own cooldowns, worked out once per batch
-        self._head = _KIND + _TABLE + _packb(table_id) + _SEQ
+        self._own: list[tuple[int, int]] | None = None  # every seat's own cooldowns, worked out with the clock
+        head = _HEADS.get(table_id)
+        if head is None:
+            if len(_HEADS) >= _HEADS_KEPT:
+                _HEADS.clear()
+            head = _HEADS[table_id] = _KIND + _TABLE + _packb(table_id) + _SEQ
+        self._head = head
         #: Every event public (most batches: a swap, a pulse): every seat sees all of them.
-        self._public = (
-            tuple(range(len(emits))) if all(emit.seat is None and emit.team is None for emit in emits) else None
-        )
+        self._public: tuple[int, ...] | None = _everything(len(emits))
+        for emit in emits:
+            if emit.seat is not None or emit.team is not None:
+                self._public = None
+                break
 
     def seen_by(self, seat: int, team: int) -> tuple[int, ...]:
         """The positions of the events ``seat`` may see (H1)."""
@@ -126,12 +127,20 @@ class Batch:
             blob = self._blobs[seen] = b"".join(parts)
         return blob
 
+    def _timers(self) -> list[tuple[int, int]]:
+        """The table's clock (packed, once) and every seat's own cooldowns, from one pass over the seats."""
+        own: list[tuple[int, int]] = []
+        self._clock = _CLOCK + _clock_bytes(*clock_parts(self.table, self.now, own))
+        self._own = own
+        return own
+
     def _tail(self, seen: tuple[int, ...]) -> bytes:
         """What follows ``seq`` in a delta update, the same for every seat that sees ``seen``."""
         tail = self._tails.get(seen)
         if tail is None:
             if self._clock is None:
-                self._clock = _CLOCK + _clock_bytes(clock(self.table, self.now))
+                self._timers()
+            assert self._clock is not None
             tail = self._tails[seen] = _DELTA + _EVENTS + self._events_blob(seen) + self._clock
         return tail
 
@@ -142,9 +151,7 @@ class Batch:
         seen = self._public
         if not seen:
             return None
-        own = self._own
-        if own is None:
-            own = self._own = every_own_waits(self.table, self.now)
+        own = self._own or self._timers()
         head, tail = self._head, self._tails.get(seen) or self._tail(seen)
         # Per seat: its map header, and what follows the shared tail (its cooldowns, if any is running).
         ends = [(_MAP7, _OWN + _own_bytes(swap_ms, channel_ms)) if swap_ms or channel_ms else (_MAP6, b"") for swap_ms, channel_ms in own]
@@ -166,10 +173,7 @@ class Batch:
         if snapshot:
             body = _map_header(6) + self._head + _uint(seq) + _SNAPSHOT + _EVENTS + self._events_blob(seen) + _VIEW
             return frame(body + _packb(to_wire(view(self.table, seat, self.now))))
-        own = self._own
-        if own is None:
-            own = self._own = every_own_waits(self.table, self.now)
-        swap_ms, channel_ms = own[seat]
+        swap_ms, channel_ms = (self._own or self._timers())[seat]
         tail = self._tails.get(seen) or self._tail(seen)
         seq_bytes = _FIXINTS[seq] if seq < 128 else _packb(seq)
         if swap_ms or channel_ms:
@@ -179,6 +183,25 @@ class Batch:
         if len(body) > MAX_FRAME_BYTES:
             return frame(body)  # raises
         return _pack_length(len(body)) + body
+
+
+#: A batch's first keys by table id (``kind``, ``table`` and the ``seq`` key), built once per table; forgotten all
+#: at once past ``_HEADS_KEPT`` tables (rebuilt on the next batch: a few bytes each).
+_HEADS: dict[int, bytes] = {}
+_HEADS_KEPT = 4096
+
+
+def _everything(n: int) -> tuple[int, ...]:
+    """``(0, 1, …, n - 1)``: the positions of a batch's events when a seat sees all of them."""
+    seen = _EVERYTHING.get(n)
+    if seen is None:
+        seen = tuple(range(n))
+        if n < 64:  # a batch is a few events; a round's end a few dozen
+            _EVERYTHING[n] = seen
+    return seen
+
+
+_EVERYTHING: dict[int, tuple[int, ...]] = {}
 
 
 _MAP6 = _map_header(6)

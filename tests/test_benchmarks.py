@@ -56,6 +56,45 @@ def test_server_fanout_benchmark_prints_its_figures_as_json():
     assert "relay-flusher" in result.stderr  # the table still shows every target
 
 
+def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
+    """With ``--rounds``, the relay and the server take turns, and the ratio is the median of the rounds' ratios."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/server_fanout.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1",
+         "--pace", "20", "--relays", "flusher", "--rounds", "3", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    (row,) = report["sizes"]
+    assert report["rounds"] == 3, report
+    each = row["ratio_to_flusher_rounds"]
+    assert len(each) == 3 and all(r > 0 for r in each), report
+    assert row["ratio_to_flusher"] == sorted(each)[1], report
+    targets = re.findall(r"^  (relay-flusher|quatro) ", result.stderr, re.MULTILINE)
+    assert targets == ["relay-flusher", "quatro"] * 3, result.stderr  # alternating, not one target's runs in a row
+
+
+def test_server_work_benchmark_runs():
+    """The in-process figure: the server's Python per message, beside the relay's for the same messages."""
+    result = subprocess.run(
+        [sys.executable, "benchmarks/server_work.py", "--tables", "3", "--steps", "60", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    variants = json.loads(result.stdout)["variants"]
+    assert set(variants) == {"relay", "server", "server+journal"}, variants
+    # The same load: every swap's ok and updates, every pulse (the server's first pulses come in one catch-up batch).
+    relay = variants["relay"]["messages"]
+    assert relay > 3 * 60 * 9 and all(abs(v["messages"] - relay) < 0.05 * relay for v in variants.values()), variants
+    assert all(v["us_per_msg"] > 0 for v in variants.values()) and variants["relay"]["ratio_to_relay"] == 1, variants
+
+
 def test_wire_codec_benchmark_runs():
     """Every real message is encoded and decoded by the shipped codec (and by msgspec, where it is installed)."""
     result = subprocess.run(

@@ -484,3 +484,27 @@ def test_a_malformed_state_is_refused():
         Table.from_state({**state, "scores": [0]}, timing=STEADY, rng=random.Random())
     with pytest.raises(ValueError, match="not a table's state"):
         Table.from_state({k: v for k, v in state.items() if k != "seats"}, timing=STEADY, rng=random.Random())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own priority is Linux's")
+def test_the_writer_thread_runs_below_the_event_loops_priority(tmp_path: Path) -> None:
+    """The journal's writer is background work: it must not preempt the thread that serves the tables."""
+    book = j.Journal.open(tmp_path)
+    try:
+        assert book._thread is not None
+        deadline = time.monotonic() + 5
+        loop_nice = _nice(None)
+        while _nice(book._thread.native_id) == loop_nice and time.monotonic() < deadline:
+            time.sleep(0.01)  # the thread lowers itself as it starts
+        assert _nice(book._thread.native_id) == min(19, loop_nice + j.WRITER_NICENESS)
+        assert _nice(None) == loop_nice  # the server's own thread keeps its priority
+    finally:
+        book.close()
+
+
+def _nice(tid: int | None) -> int:
+    """A thread's nice value from /proc (None: this thread)."""
+    import threading
+
+    stat = Path(f"/proc/self/task/{tid or threading.get_native_id()}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[16])
