@@ -11,16 +11,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_server_fanout_benchmark_runs():
-    """One table at twenty times the standard pace, for half a second: the bare relay, then the real server."""
+def _bench(script: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run ``benchmarks/<script>`` with ``args`` from the checkout; it must succeed."""
     result = subprocess.run(
-        [sys.executable, "benchmarks/server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
+        [sys.executable, f"benchmarks/{script}", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
     )
     assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_server_fanout_benchmark_runs():
+    """One table at twenty times the standard pace, for half a second: the bare relay, then the real server."""
+    result = _bench("server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20")
     out = result.stdout
     for target in ("relay", "quatro"):
         row = re.search(rf"^  {target} +1 +8 +(\d+) +[\d.]+% +([\d.]+) ", out, re.MULTILINE)
@@ -32,15 +34,9 @@ def test_server_fanout_benchmark_runs():
 
 def test_server_fanout_benchmark_prints_its_figures_as_json():
     """The figures the performance goals are read from: the server beside the flusher relay, same run."""
-    result = subprocess.run(
-        [sys.executable, "benchmarks/server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2",
-         "--pace", "20", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=90,
+    result = _bench(
+        "server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20", "--json", timeout=90
     )
-    assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     (row,) = report["sizes"]
     assert row["tables"] == 1 and row["deliveries_per_s"] > 0, report
@@ -58,15 +54,10 @@ def test_server_fanout_benchmark_prints_its_figures_as_json():
 
 def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
     """With ``--rounds``, the relay and the server take turns, and the ratio is the median of the rounds' ratios."""
-    result = subprocess.run(
-        [sys.executable, "benchmarks/server_fanout.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1",
-         "--pace", "20", "--relays", "flusher", "--rounds", "3", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = _bench(
+        "server_fanout.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1", "--pace", "20",
+        "--relays", "flusher", "--rounds", "3", "--json", timeout=120,
     )
-    assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     (row,) = report["sizes"]
     assert report["rounds"] == 3, report
@@ -79,14 +70,7 @@ def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
 
 def test_server_work_benchmark_runs():
     """The in-process figure: the server's Python per message, beside the relay's for the same messages."""
-    result = subprocess.run(
-        [sys.executable, "benchmarks/server_work.py", "--tables", "3", "--steps", "60", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
+    result = _bench("server_work.py", "--tables", "3", "--steps", "60", "--json")
     variants = json.loads(result.stdout)["variants"]
     assert set(variants) == {"relay", "server", "server+journal"}, variants
     # The same load: every swap's ok and updates, every pulse (the server's first pulses come in one catch-up batch).
@@ -97,14 +81,7 @@ def test_server_work_benchmark_runs():
 
 def test_wire_codec_benchmark_runs():
     """Every real message is encoded and decoded by the shipped codec (and by msgspec, where it is installed)."""
-    result = subprocess.run(
-        [sys.executable, "benchmarks/wire_codec.py", "--repeat", "1", "--seconds", "0.01"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
+    result = _bench("wire_codec.py", "--repeat", "1", "--seconds", "0.01")
     for label in ("update, 8 players, break", "update, 4 players, swap", "lobby, 50 tables", "swap request"):
         row = re.search(rf"^{re.escape(label)} +(\d+) +([\d.]+) ", result.stdout, re.MULTILINE)
         assert row and int(row.group(1)) > 0 and float(row.group(2)) > 0, f"no figures for {label}:\n{result.stdout}"
@@ -112,14 +89,7 @@ def test_wire_codec_benchmark_runs():
 
 def test_ssh_sessions_benchmark_runs():
     """One SSH session and the direct baseline: start-up and memory figures are printed."""
-    result = subprocess.run(
-        [sys.executable, "benchmarks/ssh_sessions.py", "--sessions", "1"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
-    assert result.returncode == 0, result.stderr
+    result = _bench("ssh_sessions.py", "--sessions", "1", timeout=90)
     out = result.stdout
     for label in ("baseline: quatro join on a local pty", "ssh door: connect to lobby", "client process resident",
                   "client process unique"):
@@ -129,14 +99,7 @@ def test_ssh_sessions_benchmark_runs():
 
 def test_bot_stall_benchmark_prints_each_run_as_json():
     """The bystander's round trips and the server's longest step, without bots, with inline bots, with thinking threads."""
-    result = subprocess.run(
-        [sys.executable, "benchmarks/bot_stall.py", "--tables", "1", "--seconds", "0.6", "--warmup", "0.3", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
+    result = _bench("bot_stall.py", "--tables", "1", "--seconds", "0.6", "--warmup", "0.3", "--json", timeout=120)
     report = json.loads(result.stdout)
     assert [run["mode"] for run in report["runs"]] == ["idle", "inline", "thread"], report
     for run in report["runs"]:
