@@ -278,6 +278,7 @@ class Room:
             # Every event public (a swap, a pulse): every seat sees all of them; a synced seat's frame is the shared
             # bytes with its seq and cooldowns, a seat without a snapshot yet gets one.
             everything = batch.seen_by(0, 0)  # the same for every seat
+            observed: list[Any] | None = None  # what a bot is told: the same for every seat, built for the first bot
             for i, s in enumerate(self.seats):
                 peer = s.peer
                 if peer is not None:
@@ -287,7 +288,9 @@ class Room:
                     else:
                         peer.send(self._update(batch, i, everything, snapshot=True))
                 if s.bot is not None:
-                    s.bot.observe(self.game.observed(emits, everything))  # H2: a bot is told what a player there is told
+                    if observed is None:
+                        observed = self.game.observed(emits, everything)
+                    s.bot.observe(observed)  # H2: a bot is told what a player there is told
             self._published(emits)
             return
         players = self.players
@@ -856,7 +859,7 @@ class Lobby:
         if room.table is None:
             return m.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
         outcome = room.table.act(seat, action, now)
-        room.publish(list(outcome.events), now)
+        room.publish(outcome.events, now)
         if outcome.refusal is not None:
             log.debug("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
             return room.game.refused(request.id, action, outcome.refusal)

@@ -182,15 +182,11 @@ class Connection:
         and the new one queued after whatever came meanwhile): a watcher is sent the latest list, never a backlog."""
         if self.closed_reason is not None:
             return
-        if type(message) is bytes:  # a frame built once per audience (updates, seating): the hot path
+        if isinstance(message, bytes):  # a frame built once per audience (updates, seating): the hot path
             if not self.outbox.put(message):
                 self.close("slow_reader")
             return
-        if isinstance(message, bytes):
-            data, lobby = message, False
-        else:
-            data, lobby = _encode(message), message.get("kind") == p.LOBBY
-        if not self.outbox.put(data, supersede=lobby):
+        if not self.outbox.put(_encode(message), supersede=message.get("kind") == p.LOBBY):
             self.close("slow_reader")
 
     def take(self) -> bytes:

@@ -102,7 +102,7 @@ class Batch:
             head = _HEADS[table_id] = _KIND + _TABLE + _packb(table_id) + _SEQ
         self._head = head
         #: Every event public (most batches: a swap, a pulse): every seat sees all of them.
-        self._public: tuple[int, ...] | None = _everything(len(emits))
+        self._public: tuple[int, ...] | None = tuple(range(len(emits)))
         for emit in emits:
             if emit.seat is not None or emit.team is not None:
                 self._public = None
@@ -189,19 +189,6 @@ class Batch:
 #: at once past ``_HEADS_KEPT`` tables (rebuilt on the next batch: a few bytes each).
 _HEADS: dict[int, bytes] = {}
 _HEADS_KEPT = 4096
-
-
-def _everything(n: int) -> tuple[int, ...]:
-    """``(0, 1, …, n - 1)``: the positions of a batch's events when a seat sees all of them."""
-    seen = _EVERYTHING.get(n)
-    if seen is None:
-        seen = tuple(range(n))
-        if n < 64:  # a batch is a few events; a round's end a few dozen
-            _EVERYTHING[n] = seen
-    return seen
-
-
-_EVERYTHING: dict[int, tuple[int, ...]] = {}
 
 
 _MAP6 = _map_header(6)
