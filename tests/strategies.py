@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from quatro_server.engine import Table
+from quatro_server.engine import Emit, Table
 from quatro_server.timing import FAST
 from quatro_shared import actions as a
 from quatro_shared.cards import deck_for, is_four_of_a_kind, rank_of
@@ -71,6 +71,13 @@ class Step:
     action: object = None
     garbage: bool = False  # known to be malformed or impossible: it must be refused
     pre_advance: bool = True
+
+    def play(self, table: Table) -> list[Emit]:
+        """An ``advance`` or ``act`` step done to ``table``: the events it produced (an act's own advance first)."""
+        if self.kind == "advance":
+            return table.advance(self.now)
+        emits = table.advance(self.now) if self.pre_advance else []
+        return emits + table.act(self.seat, self.action, self.now).events  # type: ignore[arg-type]
 
 
 @st.composite

@@ -43,11 +43,7 @@ def _play(seed: int, steps: int) -> tuple[int, int]:
     applied = checked = 0
     for _ in range(steps):
         step = driver.step()
-        if step.kind == "advance":
-            emits = table.advance(step.now)
-        else:
-            emits = table.advance(step.now) if step.pre_advance else []
-            emits += table.act(step.seat, step.action, step.now).events  # type: ignore[arg-type]
+        emits = step.play(table)
         now = step.now
         public = clock(table, now)
         for seat in range(table.players):

@@ -8,6 +8,9 @@ The server here is the engine in the test's process (``quarto_tui_helpers.LocalQ
 from __future__ import annotations
 
 import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 
@@ -55,18 +58,27 @@ class EngineBehindTheApp:
         return m.Ok(len(self.requests))
 
 
+@asynccontextmanager
+async def _on_the_quarto_screen(
+    seed: int, refuse: bool = False
+) -> AsyncIterator[tuple[QuatroApp, LocalQuarto, EngineBehindTheApp, Any, QuartoScreen]]:
+    """An app at 80x24 whose server is the local engine, on the Quarto screen of a new match."""
+    app = QuatroApp()
+    local = LocalQuarto(seed=seed, games=1)
+    server = EngineBehindTheApp(app, local, refuse=refuse)
+    app.request = server.request  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 24)) as pilot:
+        server.push(local.start())
+        await until(lambda: isinstance(app.screen, QuartoScreen), what="the Quarto screen")
+        screen = app.screen
+        assert isinstance(screen, QuartoScreen)
+        yield app, local, server, pilot, screen
+
+
 def test_a_quarto_update_opens_the_quarto_screen_and_its_moves_go_out_as_requests():
     async def body():
-        app = QuatroApp()
-        local = LocalQuarto(seed=8, games=1)
-        server = EngineBehindTheApp(app, local)
-        app.request = server.request  # type: ignore[method-assign]
         rng = random.Random(8)
-        async with app.run_test(size=(80, 24)) as pilot:
-            server.push(local.start())
-            await until(lambda: isinstance(app.screen, QuartoScreen), what="the Quarto screen")
-            screen = app.screen
-            assert isinstance(screen, QuartoScreen)
+        async with _on_the_quarto_screen(seed=8) as (app, local, server, pilot, screen):
             assert screen.view == local.view()
             while local.view().phase is Phase.PLAYING:
                 action = rng.choice(q.legal(screen.view))
@@ -86,15 +98,7 @@ def test_a_quarto_update_opens_the_quarto_screen_and_its_moves_go_out_as_request
 
 def test_a_refusal_is_told_on_the_quarto_screen():
     async def body():
-        app = QuatroApp()
-        local = LocalQuarto(seed=3, games=1)
-        server = EngineBehindTheApp(app, local, refuse=True)
-        app.request = server.request  # type: ignore[method-assign]
-        async with app.run_test(size=(80, 24)) as pilot:
-            server.push(local.start())
-            await until(lambda: isinstance(app.screen, QuartoScreen), what="the Quarto screen")
-            screen = app.screen
-            assert isinstance(screen, QuartoScreen)
+        async with _on_the_quarto_screen(seed=3, refuse=True) as (app, local, server, pilot, screen):
             await until(screen.armed, what="the keys")
             await pilot.press("enter")
             await until(lambda: "Not done: it is your opponent's turn" in screen.picture.news, what="the refusal")
@@ -106,15 +110,7 @@ def test_a_refusal_is_told_on_the_quarto_screen():
 
 def test_a_lost_connection_covers_the_quarto_screen_with_the_ways_on():
     async def body():
-        app = QuatroApp()
-        local = LocalQuarto(seed=3, games=1)
-        server = EngineBehindTheApp(app, local)
-        app.request = server.request  # type: ignore[method-assign]
-        async with app.run_test(size=(80, 24)) as pilot:
-            server.push(local.start())
-            await until(lambda: isinstance(app.screen, QuartoScreen), what="the Quarto screen")
-            screen = app.screen
-            assert isinstance(screen, QuartoScreen)
+        async with _on_the_quarto_screen(seed=3) as (app, local, server, pilot, screen):
             from quatro_tui.connection import LinkDropped
 
             app.post_message(LinkDropped(1, 0.5, "the server closed the connection"))

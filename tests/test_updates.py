@@ -60,11 +60,7 @@ def test_every_update_frame_is_the_protocols_message(seed: int) -> None:
     compared = compared_public = 0
     for _ in range(400):
         step = driver.step()
-        if step.kind == "advance":
-            emits = table.advance(step.now)
-        else:
-            emits = table.advance(step.now) if step.pre_advance else []
-            emits += table.act(step.seat, step.action, step.now).events  # type: ignore[arg-type]
+        emits = step.play(table)
         if not emits:
             continue
         batch = Batch(7, table, emits, step.now)
