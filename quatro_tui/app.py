@@ -243,7 +243,7 @@ class QuatroApp(App[str | None]):
             reply = await self.request(m.Join(plan.table, plan.password or None))
             if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
                 why = getattr(reply, "message", None) or "the connection was lost"
-                self.exit(f"quatro: cannot join table {plan.table}: {why}.", return_code=1)
+                self.exit(f"quatro: cannot join table {plan.table}: {words.ended(why)}", return_code=1)
                 return
             self.game.my_seat = reply.payload.seat
         else:
@@ -275,7 +275,7 @@ class QuatroApp(App[str | None]):
         reply = await self.request(m.CreateTable(plan.players, self.table_timing(plan.timing)))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             why = getattr(reply, "message", None) or "the connection was lost"
-            self.exit(f"quatro: cannot create a table: {why}.", return_code=1)
+            self.exit(f"quatro: cannot create a table: {words.ended(why)}", return_code=1)
             return
         self.game.my_seat = reply.payload.seat
         level = plan.level
@@ -295,7 +295,7 @@ class QuatroApp(App[str | None]):
         reply = await self.request(m.CreateTable(timing=self.table_timing(plan.timing), game=p.QUARTO))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             why = getattr(reply, "message", None) or "the connection was lost"
-            self.exit(f"quatro: cannot create a Quarto table: {why}.", return_code=1)
+            self.exit(f"quatro: cannot create a Quarto table: {words.ended(why)}", return_code=1)
             return
         self.game.my_seat = reply.payload.seat
         self.game.kind = p.QUARTO
@@ -442,7 +442,7 @@ class QuatroApp(App[str | None]):
             self.game.say("Connection lost: trying again.")
         why = message.why[:1].upper() + message.why[1:]
         self.show_link("The connection to the server was lost.",
-                       f"{why.rstrip('.')}.\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
+                       f"{words.ended(why)}\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
                        retrying=True)
         self.game_changed()
 

@@ -52,6 +52,12 @@ def unreachable(exc: BaseException, host: str, port: int) -> str:
     return f"{address} did not let us in: {text}." if text else f"{address} did not let us in."
 
 
+def ended(text: str) -> str:
+    """``text`` ending in one full stop, unless it already ends in one, or in a question or an exclamation mark
+    (a reason such as ``unreachable``'s ends in a question)."""
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
 def team_letter(team: int) -> str:
     """Teams are told apart by letter everywhere, so colour is never the only cue."""
     return TEAM_LETTERS[team]

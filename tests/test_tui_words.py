@@ -111,3 +111,11 @@ def test_the_client_never_imports_the_server():
 def test_ascii_mode_spells_out_its_punctuation_too():
     assert words.plain("too slow — QH was taken…", True) == "too slow - QH was taken..."
     assert words.plain("too slow — Q♥ was taken", False) == "too slow — Q♥ was taken"
+
+
+def test_a_reason_ends_in_one_mark_whether_or_not_it_brought_its_own():
+    """A lost link's reason may be a question ("Is the server running?"): no full stop is added after it."""
+    refused = words.unreachable(ConnectionRefusedError(), "127.0.0.1", 4000)
+    assert words.ended(refused) == refused and refused.endswith("running?")
+    assert words.ended("the server closed the connection") == "the server closed the connection."
+    assert words.ended("the seat is gone.") == "the seat is gone."
