@@ -431,7 +431,7 @@ class QuatroApp(App[str | None]):
                            "Someone (you, elsewhere?) came back to this seat with its secret.")
         else:
             self.game.say(f"The server says goodbye: {message.text or message.reason}.")
-            self.show_link("The server closed the connection.", message.text or message.reason, retrying=True)
+            self.show_link("The server closed the connection.", words.sentence(message.text or message.reason), retrying=True)
         self.game_changed()
 
     def on_link_dropped(self, message: LinkDropped) -> None:
@@ -440,9 +440,8 @@ class QuatroApp(App[str | None]):
         self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
         if message.attempt == 1:
             self.game.say("Connection lost: trying again.")
-        why = message.why[:1].upper() + message.why[1:]
         self.show_link("The connection to the server was lost.",
-                       f"{words.ended(why)}\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
+                       f"{words.sentence(message.why)}\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
                        retrying=True)
         self.game_changed()
 

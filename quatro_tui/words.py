@@ -58,6 +58,11 @@ def ended(text: str) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
+def sentence(text: str) -> str:
+    """``text`` (a reason, a server's words) as a sentence of its own: a capital first, one closing mark last."""
+    return ended(text[:1].upper() + text[1:])
+
+
 def team_letter(team: int) -> str:
     """Teams are told apart by letter everywhere, so colour is never the only cue."""
     return TEAM_LETTERS[team]

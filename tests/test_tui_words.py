@@ -119,3 +119,4 @@ def test_a_reason_ends_in_one_mark_whether_or_not_it_brought_its_own():
     assert words.ended(refused) == refused and refused.endswith("running?")
     assert words.ended("the server closed the connection") == "the server closed the connection."
     assert words.ended("the seat is gone.") == "the seat is gone."
+    assert words.sentence("the server is shutting down") == "The server is shutting down."  # a goodbye's words
