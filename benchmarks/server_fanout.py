@@ -810,25 +810,10 @@ def run_target(target: str, tables: int, args: argparse.Namespace, timing: Timin
 # --- the bare relay (the baseline's server process) -----------------------------------------------------
 
 
-def sample_update_body(pace: float) -> dict[str, Any]:
-    """A real mid-round update of an 8-player table as the server sends it (protocol 2: what changed, with the
-    table's countdowns; built by the rules engine). The relay adds the batch's event."""
-    from quatro_shared import actions as a
-    from quatro_shared.wire import to_wire
-
-    from quatro_server.engine import Table, clock
-
-    table = Table(SEATS, timing=paced_timing(pace), rng=random.Random(7))
-    table.start(0.0)
-    for i in range(SEATS):
-        if i < SEATS // 2:
-            table.act(i, a.PickSign(SIGNS[i]), 0.0)
-        table.act(i, a.Ready(), 0.0)
-    for i in range(SEATS):
-        table.act(i, a.TakeChannel(), 0.01)
-        table.act(i, a.ChooseEmoji(SIGNS[i + 4]), 0.01)
-    table.advance(1.0)
-    return {"kind": "update", "table": 1, "seq": 40, "snapshot": False, "events": [], "clock": to_wire(clock(table, 1.0))}
+def sample_update_body() -> dict[str, Any]:
+    """A mid-round update of an 8-player table as the server sends it for a swap or a pulse (protocol 3: the
+    events alone, no clock, as nothing but time moved the countdowns). The relay adds the batch's event."""
+    return {"kind": "update", "table": 1, "seq": 40, "snapshot": False, "at": 185_000_123, "events": []}
 
 
 async def _read_ready(fd: int) -> bytes:
@@ -864,7 +849,7 @@ class Relay(trio.abc.Instrument):
     def __init__(self, writer: str, pace: float) -> None:
         self.writer = writer
         self.pulse_interval = STANDARD.pulse_interval / pace
-        self.template = sample_update_body(pace)
+        self.template = sample_update_body()
         self.tables: dict[int, list[RelayConn]] = {}
         self.dirty: set[RelayConn] = set()
 

@@ -179,7 +179,7 @@ def measure_server(run: _Run, journalled: bool) -> dict[str, float]:
 def measure_relay(run: _Run) -> dict[str, float]:
     """The flusher relay's Python for the same messages (``server_fanout.Relay``'s ``handle``, ``fan_out``, ``reply``
     and its flush, without the sockets): one update encoded per batch, shared by the table's 8 connections."""
-    template = sample_update_body(run.pace)
+    template = sample_update_body()
     hands = [["AS", "KS", "QS", "JS"] for _ in range(SEATS)]
     center = ["AH", "KH", "QH", "JH"]
     chunks: list[list[bytes]] = [[] for _ in range(run.tables * SEATS)]

@@ -69,7 +69,7 @@ def break_update() -> m.Update:
     """Seat 0's update at the end of an 8-player round: the round's end, the reveal and the break's view."""
     table, _ = _play(8)
     emits = table.act(1, a.Call(), 5.0).events
-    return m.Update(table=1, seq=12, snapshot=False, events=tuple(events_for(emits, 0, 8)), view=view(table, 0, 5.0))
+    return m.Update(table=1, seq=12, snapshot=False, at=5000, events=tuple(events_for(emits, 0, 8)), view=view(table, 0, 5.0))
 
 
 def swap_update() -> m.Update:
@@ -77,7 +77,7 @@ def swap_update() -> m.Update:
     table, _ = _play(4)
     hand, center = table.hand(0), table.center
     emits = table.act(0, a.Swap(hand[0], 0, center[0]), 1.0).events
-    return m.Update(table=1, seq=7, snapshot=False, events=tuple(events_for(emits, 1, 4)), view=view(table, 1, 1.0))
+    return m.Update(table=1, seq=7, snapshot=False, at=1000, events=tuple(events_for(emits, 1, 4)), view=view(table, 1, 1.0))
 
 
 def lobby_push(count: int = 50) -> m.LobbyList:

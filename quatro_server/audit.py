@@ -21,11 +21,11 @@ from quatro_shared.signs import is_sign
 
 #: Keys that name something private; never in a seating, lobby or reply frame (but the seat's own secret).
 PRIVATE_KEYS = frozenset({"hand", "hands", "sign", "signs", "secret", "channel_sign", "center"})
-#: Exactly the keys of an update: a snapshot carries the seat's view, any other update the table's countdowns
-#: (``clock``) and, when one is running, the seat's own cooldowns (``own``).
-UPDATE_KEYS = frozenset({"kind", "table", "seq", "snapshot", "events"})
+#: Exactly the keys of an update: a snapshot carries the seat's view, any other update may carry the table's
+#: countdowns (``clock``) and the seat's own cooldowns (``own``); nothing else.
+UPDATE_KEYS = frozenset({"kind", "table", "seq", "snapshot", "at", "events"})
 SNAPSHOT_KEYS = UPDATE_KEYS | {"view"}
-DELTA_KEYS = UPDATE_KEYS | {"clock"}
+DELTA_KEYS = UPDATE_KEYS | {"clock", "own"}
 
 
 def values(obj: Any) -> Iterator[Any]:
@@ -79,8 +79,7 @@ def update_leaks(
     """
     leaks: list[str] = []
     snapshot = frame.get("snapshot")
-    expected = SNAPSHOT_KEYS if snapshot else DELTA_KEYS
-    if not expected <= set(frame) <= expected | {"own"} or (snapshot and "own" in frame):
+    if not (UPDATE_KEYS <= set(frame) <= (SNAPSHOT_KEYS if snapshot else DELTA_KEYS)) or (snapshot and "view" not in frame):
         leaks.append(f"update keys {sorted(frame)}")
         return leaks
     view = frame.get("view", known)

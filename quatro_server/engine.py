@@ -743,11 +743,12 @@ def view(table: Table, seat: int, now: float) -> SeatView:
         reshuffle_used=table.reshuffle_used,
         summary=table.summary,
         winners=table.winners,
+        pulse_interval_ms=_ms(table.timing.pulse_interval),
     )
 
 
 def clock(table: Table, now: float) -> Clock:
-    """The table's public countdowns at ``now``, as ``view`` shows them to every seat (protocol 2's ``clock``)."""
+    """The table's public countdowns at ``now``, as ``view`` shows them to every seat (an update's ``clock``)."""
     phase_ms, next_pulse, last_pulse, vote_ms, vote_wait_ms = clock_parts(table, now)
     return Clock(phase_ms, tuple(next_pulse), tuple(last_pulse), vote_ms, vote_wait_ms)
 

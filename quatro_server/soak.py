@@ -6,7 +6,7 @@ game action. Meanwhile hostile peers, each kind from its own loopback address as
 send broken frames, flood requests, fill the lobby with watchers that never read, create tables and vanish,
 open idle connections past the per-address share, guess passwords, try to take seats with guessed secrets,
 and go silent without a FIN. Every frame any of them receives is audited for hidden information. Each player
-holds its seat's state as a client does (protocol 2 sends a full view only in a snapshot): the snapshot's view,
+holds its seat's state as a client does (since protocol 2, a full view only in a snapshot): the snapshot's view,
 with every later update applied by ``quatro_shared.apply``; its scores and its choices are read from that
 state (an update that does not fit it is counted ``updates_out_of_step``).
 
@@ -49,7 +49,7 @@ import trio
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import seating
-from quatro_shared.apply import ApplyError, apply
+from quatro_shared.apply import ApplyError, Tracker
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import SeatView
@@ -92,8 +92,9 @@ class Peer:
         self.waiting: dict[int, trio.Event] = {}
         self.replies: dict[int, dict[str, Any]] = {}
         #: The seat's state as a client holds it: a snapshot's view, with every later update applied
-        #: (``quatro_shared.apply``), and the same in wire form (what the soak's players read).
+        #: (``quatro_shared.apply.Tracker``), and the same in wire form (what the soak's players read).
         self.state: SeatView | None = None
+        self.tracker: Tracker | None = None
         self.view: dict[str, Any] | None = None
         self.seat: int | None = None
         self.players: int | None = None
@@ -147,7 +148,7 @@ class Peer:
             self.byes.append(str(frame.get("reason")))
 
     def _update(self, frame: dict[str, Any]) -> None:
-        """Build the seat's state from an update, as a client does (protocol 2: a full view only in a snapshot),
+        """Build the seat's state from an update, as a client does (a full view only in a snapshot; countdowns run on between clocks),
         and check its scores: a team's score never goes down (R20)."""
         try:
             update = push_from_wire(frame)
@@ -155,13 +156,14 @@ class Peer:
                 raise WireError("bad_update", "not an update")
             if update.view is not None:
                 state = update.view
-            elif self.state is None:
+                self.tracker = Tracker(state, update.at)
+            elif self.tracker is None:
                 raise WireError("out_of_step", "an update that is not a snapshot before any snapshot")
             else:
-                state = apply(self.state, update.events, update.clock, update.own)
+                state = self.tracker.update(update.events, update.clock, update.own, update.at)
         except (WireError, ApplyError):
             self.soak.count("updates_out_of_step")  # the audit says what is wrong with the frame itself
-            self.state = self.view = None
+            self.state = self.view = self.tracker = None
             return
         self.state, self.view = state, to_wire(state)
         scores = list(state.scores)

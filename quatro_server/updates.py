@@ -1,10 +1,14 @@
-"""The bytes of a batch's updates, built once per audience (protocol 2).
+"""The bytes of a batch's updates, built once per audience (protocol 3).
 
 One batch of engine events reaches up to 8 seats. What the whole table sees (a public event, the table's
 countdowns) is converted and encoded once and the same bytes go into every seat's frame; a team's event is
 encoded once for both partners; only what is private to a seat (its hand, its chosen emoji, its cooldowns, its
 ``seq``, a snapshot's view) is built for that seat. A frame is assembled from these pre-encoded parts: a msgpack
 map header followed by key/value pairs, the events an array header followed by the events' own bytes.
+
+Most batches are a swap or a pulse, which move no countdown otherwise than by time passing (a pulse keeps its
+channel's beat): their updates carry no clock, and only the swapper gets its cooldowns (``Batch.timeless``). Every
+other batch carries the table's clock, and every seat its cooldowns.
 
 Which events a seat gets is decided by ``Emit.visible_to``, the engine's one gate of hidden information (H1, H3);
 this module only encodes what it is handed.
@@ -17,7 +21,8 @@ from collections.abc import Callable, Sequence
 
 import msgpack
 
-from quatro_server.engine import Emit, Table, clock_parts, view
+from quatro_server.engine import Emit, Table, clock_parts, own_waits, view
+from quatro_shared.events import Pulse, Swapped
 from quatro_shared import protocol as p
 from quatro_shared.framing import MAX_FRAME_BYTES, PREFIX_BYTES, frame
 from quatro_shared.wire import to_wire
@@ -32,7 +37,7 @@ def _array_header(n: int) -> bytes:
 
 
 def _map_header(n: int) -> bytes:
-    return bytes((0x80 | n,))  # an update has at most 7 keys
+    return bytes((0x80 | n,))  # an update has at most 8 keys
 
 
 _KIND = _packb("kind") + _packb(p.UPDATE)
@@ -40,6 +45,7 @@ _TABLE = _packb("table")
 _SEQ = _packb("seq")
 _SNAPSHOT = _packb("snapshot") + _packb(True)
 _DELTA = _packb("snapshot") + _packb(False)
+_AT = _packb("at")
 _EVENTS = _packb("events")
 _CLOCK = _packb("clock")
 _OWN = _packb("own")
@@ -80,10 +86,14 @@ class Batch:
     """One batch of a table's events, about to be told to its seats. Encodes each part at most once.
 
     A delta update is assembled as: map header, ``kind`` and ``table`` (the batch's), the seat's ``seq``, then the
-    part shared by every seat that sees the same events (``snapshot`` false, the events, the table's clock), then
-    the seat's own cooldowns if any is running. Only ``seq`` and the cooldowns are packed per seat."""
+    part shared by every seat that sees the same events (``snapshot`` false, ``at``, the events, the table's clock
+    unless the batch is ``timeless``), then the seat's own cooldowns if any is running (in a timeless batch: only
+    the swappers'). Only ``seq`` and the cooldowns are packed per seat."""
 
-    __slots__ = ("table_id", "table", "emits", "now", "_events", "_blobs", "_tails", "_clock", "_head", "_public", "_own")
+    __slots__ = (
+        "table_id", "table", "emits", "now", "timeless", "_at", "_events", "_blobs", "_tails", "_clock", "_head", "_public",
+        "_own",
+    )
 
     def __init__(self, table_id: int, table: Table, emits: Sequence[Emit], now: float) -> None:
         self.table_id = table_id
@@ -95,6 +105,8 @@ class Batch:
         self._tails: dict[tuple[int, ...], bytes] = {}
         self._clock: bytes | None = None
         self._own: list[tuple[int, int]] | None = None  # every seat's own cooldowns, worked out with the clock
+        #: ``at``: when the batch was built, in milliseconds on the server's clock (a late caller's: the table's).
+        self._at = _AT + _packb(round(max(now, table.now) * 1000))
         head = _HEADS.get(table_id)
         if head is None:
             if len(_HEADS) >= _HEADS_KEPT:
@@ -103,7 +115,21 @@ class Batch:
         self._head = head
         #: Every event public (most batches: a swap, a pulse): every seat sees all of them.
         self._public: tuple[int, ...] | None = tuple(range(len(emits)))
+        #: Only swaps and pulses on their beat: no countdown moved but by time passing, so no clock is sent and a
+        #: client runs its countdowns on (protocol 3). A pulse half an interval late or more (a stalled server, a
+        #: test's jump in time) is sent with the clock: a client could not tell which beat it fell on.
+        self.timeless = bool(emits)
+        interval = table.timing.pulse_interval
         for emit in emits:
+            event = emit.event
+            kind = type(event)
+            if kind is Swapped:
+                continue
+            if kind is Pulse:
+                fell = table._seats[event.seat].last_pulse_at  # type: ignore[attr-defined]
+                if fell is not None and (max(now, table.now) - fell) * 2 < interval:
+                    continue
+            self.timeless = False
             if emit.seat is not None or emit.team is not None:
                 self._public = None
                 break
@@ -128,9 +154,18 @@ class Batch:
         return blob
 
     def _timers(self) -> list[tuple[int, int]]:
-        """The table's clock (packed, once) and every seat's own cooldowns, from one pass over the seats."""
+        """The table's clock (packed, once) and every seat's own cooldowns, from one pass over the seats. In a
+        timeless batch, no clock, and the cooldowns of the seats that swapped (the others' run on: (-1, -1))."""
         own: list[tuple[int, int]] = []
-        self._clock = _CLOCK + _clock_bytes(*clock_parts(self.table, self.now, own))
+        if self.timeless:
+            own = [_RUN_ON] * self.table.players
+            for emit in self.emits:
+                event = emit.event
+                if type(event) is Swapped:
+                    own[event.seat] = own_waits(self.table, event.seat, self.now)
+            self._clock = b""
+        else:
+            self._clock = _CLOCK + _clock_bytes(*clock_parts(self.table, self.now, own))
         self._own = own
         return own
 
@@ -141,8 +176,18 @@ class Batch:
             if self._clock is None:
                 self._timers()
             assert self._clock is not None
-            tail = self._tails[seen] = _DELTA + _EVENTS + self._events_blob(seen) + self._clock
+            tail = self._tails[seen] = _DELTA + self._at + _EVENTS + self._events_blob(seen) + self._clock
         return tail
+
+    def _end(self, swap_ms: int, channel_ms: int) -> tuple[bytes, bytes]:
+        """A seat's map header, and what follows the shared tail: its cooldowns, when the update carries them."""
+        if not self.timeless:
+            if swap_ms or channel_ms:
+                return _MAPS[8], _OWN + _own_bytes(swap_ms, channel_ms)
+            return _MAPS[7], b""  # with a clock, cooldowns left out are both free
+        if swap_ms < 0:
+            return _MAPS[6], b""  # not a swapper: its cooldowns run on
+        return _MAPS[7], _OWN + (_own_bytes(swap_ms, channel_ms) if swap_ms or channel_ms else b"\x80")
 
     def public_deltas(self) -> Callable[[int, int], bytes] | None:
         """When every event of the batch is public (a swap, a pulse: most batches), the delta update of each seat
@@ -153,8 +198,9 @@ class Batch:
             return None
         own = self._own or self._timers()
         head, tail = self._head, self._tails.get(seen) or self._tail(seen)
-        # Per seat: its map header, and what follows the shared tail (its cooldowns, if any is running).
-        ends = [(_MAP7, _OWN + _own_bytes(swap_ms, channel_ms)) if swap_ms or channel_ms else (_MAP6, b"") for swap_ms, channel_ms in own]
+        # Per seat: its map header, and what follows the shared tail (its cooldowns, if the update carries them).
+        end = self._end
+        ends = [end(swap_ms, channel_ms) for swap_ms, channel_ms in own]
         size = 1 + len(head) + len(tail)
         fixints = _FIXINTS
 
@@ -171,15 +217,12 @@ class Batch:
     def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         """The frame of ``seat``'s update: a snapshot (its full view), or what changed."""
         if snapshot:
-            body = _map_header(6) + self._head + _uint(seq) + _SNAPSHOT + _EVENTS + self._events_blob(seen) + _VIEW
+            body = _MAPS[7] + self._head + _uint(seq) + _SNAPSHOT + self._at + _EVENTS + self._events_blob(seen) + _VIEW
             return frame(body + _packb(to_wire(view(self.table, seat, self.now))))
-        swap_ms, channel_ms = (self._own or self._timers())[seat]
+        header, end = self._end(*(self._own or self._timers())[seat])
         tail = self._tails.get(seen) or self._tail(seen)
         seq_bytes = _FIXINTS[seq] if seq < 128 else _packb(seq)
-        if swap_ms or channel_ms:
-            body = b"".join((_MAP7, self._head, seq_bytes, tail, _OWN, _own_bytes(swap_ms, channel_ms)))
-        else:
-            body = b"".join((_MAP6, self._head, seq_bytes, tail))
+        body = b"".join((header, self._head, seq_bytes, tail, end))
         if len(body) > MAX_FRAME_BYTES:
             return frame(body)  # raises
         return _pack_length(len(body)) + body
@@ -191,5 +234,7 @@ _HEADS: dict[int, bytes] = {}
 _HEADS_KEPT = 4096
 
 
-_MAP6 = _map_header(6)
-_MAP7 = _map_header(7)
+#: Map headers by key count: an update without a clock has 6 or 7 keys, one with a clock 7 or 8, a snapshot 7.
+_MAPS = {n: _map_header(n) for n in (6, 7, 8)}
+#: A seat's cooldowns in a timeless batch when it did not swap: not sent, they run on.
+_RUN_ON = (-1, -1)

@@ -1,10 +1,13 @@
-"""A seat's state built from what changed (protocol 2): ``apply(view, events, clock, own) -> view``.
+"""A seat's state built from what changed: ``apply(view, events, clock, own) -> view`` and ``Tracker``.
 
-A pure function, no I/O and no clock. The server sends a full ``SeatView`` only in a snapshot; every other
-update carries the events the seat may see, the table's countdowns (``Clock``) and the seat's own cooldowns
-(``OwnTimers``). Applying them to the seat's last view gives the view the server would have built at the same
-instant: every field the events change is changed here by the rules' own effects, and every countdown is taken
-from the update. ``without_countdowns`` drops the fields that run with time, for comparisons between instants.
+Pure code, no I/O and no clock. The server sends a full ``SeatView`` only in a snapshot; every other update carries
+the events the seat may see, and, when a countdown changed otherwise than by time passing, the table's countdowns
+(``Clock``) and the seat's own cooldowns (``OwnTimers``) at that instant (protocol 3). ``apply`` gives the view
+after the events, with the countdowns it is handed. ``Tracker`` keeps a seat's state across updates: it holds each
+countdown as the instant it runs to, in milliseconds on the server's clock (every update says when it was built:
+``at``), so that an update without a clock has its countdowns run on from the last ones (a held channel's pulse
+beat included) and is the view the server held for the seat when it built the update, to within the rounding of
+milliseconds. ``without_countdowns`` drops the fields that run with time, for comparisons between instants.
 """
 
 from __future__ import annotations
@@ -159,3 +162,102 @@ def _step(view: SeatView, event: Event) -> SeatView:
     if isinstance(event, e.HostChanged):
         return replace(view, host=event.seat)
     return view  # an event that changes nothing the seat sees
+
+
+# --- countdowns that run on between clocks (protocol 3) ---------------------------------------------------
+
+
+def _until(at: int | None, now: int) -> int | None:
+    """Milliseconds from ``now`` to ``at`` (None stays None), never negative."""
+    return None if at is None else max(0, at - now)
+
+
+class Tracker:
+    """One seat's state across updates (protocol 3): its view, and every countdown as the instant it runs to.
+
+    ``Tracker(snapshot_view, at)`` starts from a snapshot built at ``at``; ``update(events, clock, own, at)``
+    applies one delta and returns the view at its ``at`` (milliseconds on the server's clock, from the update). An
+    update with a ``clock`` sets the table's countdowns and the seat's cooldowns (``own`` None there: both free).
+    One without runs them on from before: a countdown falls to 0 and stays there, ``last_pulse_ms`` grows, a held
+    channel's ``next_pulse_ms`` starts again at the view's ``pulse_interval_ms`` each beat, a ``pulse`` event
+    restarts its seat's ``last_pulse_ms`` from the beat it fell on (the nearest: the server sends a clock instead
+    when a pulse came half an interval late or more), and an ``own`` (the seat's cooldowns after its own swap)
+    replaces the cooldowns. Instants, not remaining times, are kept, so rounding never adds up over updates.
+    Raises ``ApplyError`` as ``apply`` does, and leaves the state as it was."""
+
+    __slots__ = ("view", "_phase", "_next", "_last", "_vote", "_vote_free", "_swap_free", "_channel_free", "_pulse")
+
+    def __init__(self, view: SeatView, at: int) -> None:
+        self.view = view
+        self._pulse = view.pulse_interval_ms
+        self._table(
+            Clock(
+                view.phase_ms,
+                tuple(s.next_pulse_ms for s in view.seats),
+                tuple(s.last_pulse_ms for s in view.seats),
+                None if view.vote is None else view.vote.remaining_ms,
+                view.vote_wait_ms,
+            ),
+            at,
+        )
+        self._own(OwnTimers(view.swap_wait_ms, view.channel_wait_ms), at)
+
+    def _table(self, clock: Clock, at: int) -> None:
+        self._phase = None if clock.phase_ms is None else at + clock.phase_ms
+        self._next = [None if ms is None else at + ms for ms in clock.next_pulse_ms]
+        self._last = [None if ms is None else at - ms for ms in clock.last_pulse_ms]
+        self._vote = None if clock.vote_ms is None else at + clock.vote_ms
+        self._vote_free = at + clock.vote_wait_ms
+
+    def _own(self, own: OwnTimers, at: int) -> None:
+        self._swap_free = at + own.swap_wait_ms
+        self._channel_free = at + own.channel_wait_ms
+
+    def _beat(self, seat: int, now: int) -> int | None:
+        """Milliseconds to ``seat``'s next pulse beat at ``now``: the engine's own count, a beat every interval."""
+        at = self._next[seat]
+        if at is None:
+            return None
+        if at >= now or self._pulse <= 0:
+            return max(0, at - now)
+        return self._pulse - (now - at) % self._pulse
+
+    def _pulsed(self, seat: int, now: int) -> None:
+        """``seat`` pulsed in an update built at ``now`` without a clock: on its beat nearest ``now``."""
+        at, interval = self._next[seat], self._pulse
+        if at is None or interval <= 0:
+            self._last[seat] = now  # a beat this state never knew of: it fell just now
+            return
+        beat = at + interval * ((now - at + interval // 2) // interval)
+        self._last[seat] = min(beat, now)
+
+    def clock(self, now: int) -> Clock:
+        """The table's countdowns at ``now``."""
+        return Clock(
+            _until(self._phase, now),
+            tuple(self._beat(i, now) for i in range(len(self._next))),
+            tuple(None if at is None else max(0, now - at) for at in self._last),
+            _until(self._vote, now),
+            max(0, self._vote_free - now),
+        )
+
+    def own(self, now: int) -> OwnTimers:
+        """The seat's own cooldowns at ``now``."""
+        return OwnTimers(max(0, self._swap_free - now), max(0, self._channel_free - now))
+
+    def update(self, events: tuple[Event, ...] | list[Event], clock: Clock | None, own: OwnTimers | None, at: int) -> SeatView:
+        """The seat's view after one update that is not a snapshot, built at ``at``."""
+        view = apply(self.view, events, None, None)
+        if clock is not None and not len(clock.next_pulse_ms) == len(clock.last_pulse_ms) == view.players:
+            raise ApplyError(f"a clock for {len(clock.next_pulse_ms)} seats at a table of {view.players}")
+        if clock is not None:
+            self._table(clock, at)
+            self._own(own or NO_WAIT, at)
+        else:
+            for event in events:
+                if isinstance(event, e.Pulse) and 0 <= event.seat < len(self._last):
+                    self._pulsed(event.seat, at)
+            if own is not None:
+                self._own(own, at)
+        self.view = view = with_clock(view, self.clock(at), self.own(at))
+        return view

@@ -6,9 +6,12 @@ arrived (cut anywhere) and returns what they meant, as events:
 
 - ``Answered``: the reply to one of this client's requests, matched by ``id`` (in whatever order replies come),
   with the request it answers and an ``ok``'s payload read as that request kind defines it;
-- ``Updated``: an ``update`` in order (``seq`` checked, protocol section 11), with the seat's view: a snapshot's,
-  or the last one with the update's events and countdowns applied (``quatro_shared.apply``; protocol 2 sends a
-  full view only in a snapshot). Each snapshot that follows in step is also a check of the state built so far;
+- ``Updated``: an ``update`` in order (``seq`` checked, protocol section 11), with the seat's view as the server
+  held it when it built the update: a snapshot's, or the last one with the update's events applied and its
+  countdowns taken from the update or, when it carries none, run on from the last ones to the update's ``at``
+  (``quatro_shared.apply.Tracker``; protocol 3 sends a full view only in a snapshot, and countdowns only when they
+  changed otherwise than by time passing). Each snapshot that follows in step is also a check of the state built
+  so far;
   a mismatch is counted in ``drift`` (and the snapshot taken as the new base). At a Quarto table every update
   carries the seat's full view (Quarto hides nothing): ``Updated.view`` is then a ``quatro_shared.quarto.QuartoView``
   and ``Updated.events`` Quarto's events, so a client tells the two games apart by ``isinstance``;
@@ -34,7 +37,7 @@ from typing import Any, Generic, TypeVar
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.apply import ApplyError, apply, without_countdowns
+from quatro_shared.apply import ApplyError, Tracker, apply, without_countdowns
 from quatro_shared.framing import FrameDecoder, encode
 from quatro_shared.quarto import QuartoView
 from quatro_shared.views import SeatView
@@ -161,6 +164,8 @@ class ClientCore:
         #: The seat's view as of its last update: a snapshot's, with every later update applied (at a Quarto table,
         #: the last update's view).
         self.view: SeatView | QuartoView | None = None
+        #: A Quatro seat's state and the instants its countdowns run to; None with no view (or a Quarto one).
+        self._tracker: Tracker | None = None
         #: Snapshots that came in step yet differed from the state built from events (each is then the new base).
         self.drift = 0
         #: The server replaced this connection at its seat: a shell must not reconnect to it.
@@ -180,7 +185,7 @@ class ClientCore:
             # before the reply, so the count restarts now.
             self.seq = None
             self.resyncing = None
-            self.view = None
+            self.view = self._tracker = None
         data = encode(request_to_wire(request_id, body))
         self.pending[request_id] = body
         self._last_sent = now
@@ -309,7 +314,7 @@ class ClientCore:
         elif isinstance(request, m.Leave):
             self.place = None
             self.seq = None
-            self.view = None
+            self.view = self._tracker = None
 
     def _update(self, frame: dict[str, Any], update: m.Update) -> ClientEvent | None:
         """Check ``seq`` (section 11) and build the seat's view. A snapshot is the new base whatever its number: the
@@ -327,6 +332,7 @@ class ClientCore:
                 if built is None or without_countdowns(built) != without_countdowns(update.view):
                     self.drift += 1
             self.seq, self.view, self.resyncing = update.seq, update.view, None
+            self._tracker = Tracker(update.view, update.at)
             return Updated(frame, update, update.view)
         if self.resyncing is not None:
             return None  # stale until a snapshot
@@ -335,10 +341,10 @@ class ClientCore:
         expected = 1 if self.seq is None else self.seq + 1
         if update.seq != expected and self.place is not None:
             return self._lost_update(frame, update.seq, f"update {update.seq} came where {expected} was due")
-        if self.view is None:
+        if self.view is None or self._tracker is None:
             return self._lost_update(frame, update.seq, "an update with no snapshot before it")
         try:
-            view = apply(self.view, update.events, update.clock, update.own)
+            view = self._tracker.update(update.events, update.clock, update.own, update.at)
         except ApplyError as exc:
             return self._lost_update(frame, update.seq, f"an update that does not follow the seat's state ({exc})")
         self.seq, self.view = update.seq, view
@@ -351,6 +357,7 @@ class ClientCore:
         if not update.snapshot and self.seq is not None and update.seq != self.seq + 1 and self.place is not None:
             self.drift += 1
         self.seq, self.view, self.resyncing = update.seq, update.view, None
+        self._tracker = None
         return Updated(frame, update, update.view)
 
     def _lost_update(self, frame: dict[str, Any], got: int | None, why: str) -> ClientEvent | None:

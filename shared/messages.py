@@ -367,15 +367,18 @@ class Push:
 
 @dataclass(frozen=True, slots=True)
 class Update(Push):
-    """A batch of a table's events this seat may see; ``seq`` numbers the seat's updates (protocol 2).
+    """A batch of a table's events this seat may see; ``seq`` numbers the seat's updates (protocol 3).
 
-    A snapshot carries the seat's full ``view``; any other update carries what changed: the ``events``, the
-    table's countdowns (``clock``) and the seat's own cooldowns (``own``, left out when both are 0). A client
-    applies them to its state (``quatro_shared.apply``)."""
+    A snapshot carries the seat's full ``view``; any other update carries what changed: the ``events`` and, when a
+    countdown moved otherwise than by time passing, the table's countdowns (``clock``) and the seat's own cooldowns
+    (``own``, left out there when both are 0); after only swaps and pulses, no clock, and ``own`` for the swapper
+    alone. ``at`` is when the server built the update, in milliseconds on its clock (only the difference between two
+    updates means anything). A client applies them to its state (``quatro_shared.apply.Tracker``)."""
 
     table: int
     seq: int
     snapshot: bool
+    at: int
     events: tuple[Event, ...]
     view: SeatView | None = None
     clock: Clock | None = None

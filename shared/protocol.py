@@ -18,7 +18,7 @@ from quatro_shared.actions import ACTION_KINDS
 from quatro_shared.quarto import ACTION_KINDS as QUARTO_ACTION_KINDS
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 

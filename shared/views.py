@@ -101,13 +101,17 @@ class SeatView:
     #: The reveal of the round just ended, during the break and after the match.
     summary: RoundSummary | None
     winners: tuple[int, ...]
+    #: How often a held channel pulses (R11), from the take: between two clocks a client runs each seat's
+    #: ``next_pulse_ms`` on with it (protocol 3).
+    pulse_interval_ms: int
 
 
 @dataclass(frozen=True, slots=True)
 class Clock:
-    """The table's public countdowns at one instant (protocol 2): what an update carries so that a client's state,
-    built from events, shows the same countdowns as a fresh view would. Remaining milliseconds, as in ``SeatView``.
-    On the wire, ``vote_ms`` is left out when None and ``vote_wait_ms`` when 0."""
+    """The table's public countdowns at one instant: what an update carries, when a countdown moved otherwise than by
+    time passing (protocol 3), so that a client's state built from events shows the same countdowns as a fresh view
+    would. Remaining milliseconds, as in ``SeatView``. On the wire, ``vote_ms`` is left out when None and
+    ``vote_wait_ms`` when 0."""
 
     phase_ms: int | None
     #: By seat: ``SeatState.next_pulse_ms`` and ``SeatState.last_pulse_ms``.

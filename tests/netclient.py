@@ -39,7 +39,7 @@ class TestClient:
         self.frames: list[dict[str, Any]] = []  # every frame received, in order (for the H1–H3 checks)
         self.pending: list[dict[str, Any]] = []  # received, not yet consumed
         self.view: SeatView | q.QuartoView | None = None
-        #: The seat's state after each update in order, by ``seq``, as the client core built it (protocol 2).
+        #: The seat's state after each update in order, by ``seq``, as the client core built it (protocol 3).
         self.views: dict[int, SeatView | q.QuartoView] = {}
         self.seq: int | None = None
         self.events: list[dict[str, Any]] = []

@@ -62,6 +62,7 @@ def _view(players: int, phase: Phase, **changes) -> SeatView:
         hand=(), center=(), sign=None, seats=seats(players, phase), scores=tuple([2, 1, 0, 3][: players // 2]),
         target_score=5, host=0, phase_ms=None, swap_wait_ms=0, channel_wait_ms=0, channel_held=False,
         channel_sign=None, vote=None, vote_wait_ms=0, reshuffle_used=False, summary=None, winners=(),
+        pulse_interval_ms=5000,
     )
     if phase is Phase.ROUND:
         base.update(

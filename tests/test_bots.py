@@ -78,6 +78,7 @@ def seat_view(
         reshuffle_used=False,
         summary=None,
         winners=(),
+        pulse_interval_ms=5000,
     )
     return replace(base, **fields)
 

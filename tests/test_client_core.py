@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from quatro_server.engine import Table, clock, own_timers, view
+from quatro_server.timing import FAST
 from engine_helpers import new_table
 
 from quatro_shared import messages as m
@@ -49,10 +50,10 @@ def table() -> Table:
 
 
 def update(table: Table, seq: int, snapshot: bool = False) -> bytes:
-    """Seat 0's update ``seq``: a snapshot (the first of a seat is one), or what changed (protocol 2)."""
+    """Seat 0's update ``seq``: a snapshot (the first of a seat is one), or what changed (protocol 3)."""
     if snapshot or seq == 1:
-        return frame(m.Update(1, seq, True, (PlayerReady(0),), view(table, 0, 0.0)))
-    return frame(m.Update(1, seq, False, (PlayerReady(0),), clock=clock(table, 0.0)))
+        return frame(m.Update(1, seq, True, 0, (PlayerReady(0),), view(table, 0, 0.0)))
+    return frame(m.Update(1, seq, False, 0, (PlayerReady(0),), clock=clock(table, 0.0)))
 
 
 def welcomed(now: float = 0.0) -> ClientCore:
@@ -198,7 +199,7 @@ def test_a_snapshot_whose_seq_skips_numbers_is_not_a_gap(table):
 def test_an_update_that_cannot_be_read_is_a_lost_update(table):
     core = seated()
     core.receive_data(update(table, 1), 0.0)
-    broken = to_wire(m.Update(1, 2, False, (), view(table, 0, 0.0)))
+    broken = to_wire(m.Update(1, 2, False, 0, (), view(table, 0, 0.0)))
     broken["view"]["hand"] = "not cards"
     (event,) = core.receive_data(encode(broken), 0.0)
     assert isinstance(event, ResyncNeeded) and event.got is None and "cannot read" in event.why
@@ -206,7 +207,7 @@ def test_an_update_that_cannot_be_read_is_a_lost_update(table):
 
 def test_an_unknown_event_is_skipped_not_the_update(table):
     core = seated()
-    newer = to_wire(m.Update(1, 1, True, (PlayerReady(2),), view(table, 0, 0.0)))
+    newer = to_wire(m.Update(1, 1, True, 0, (PlayerReady(2),), view(table, 0, 0.0)))
     newer["events"].insert(0, {"kind": "fireworks", "colour": "red"})
     newer["added_later"] = True  # keys a client does not know are ignored in the server's messages
     (event,) = core.receive_data(encode(newer), 0.0)
@@ -217,33 +218,73 @@ def test_what_changed_is_applied_to_the_seats_state_with_the_updates_countdowns(
     core = seated()
     core.receive_data(update(table, 1), 0.0)
     outcome = table.act(1, Ready(), 0.5)
-    delta = m.Update(1, 2, False, tuple(e.event for e in outcome.events), clock=clock(table, 0.5), own=own_timers(table, 0, 0.5))
+    delta = m.Update(1, 2, False, 500, tuple(e.event for e in outcome.events), clock=clock(table, 0.5), own=own_timers(table, 0, 0.5))
     (event,) = core.receive_data(frame(delta), 0.5)
     assert isinstance(event, Updated) and event.view == view(table, 0, 0.5) == core.view
 
 
+def test_an_update_without_a_clock_runs_the_countdowns_on_to_when_it_was_built():
+    """Protocol 3: after a swap or a pulse the server sends no clock. The core runs every countdown on from the last
+    one it was sent to the update's ``at`` (a pulse restarting its seat's ``last_pulse_ms`` on its beat), and takes
+    the swapper's cooldowns from ``own``: the view is the server's at that instant, whatever the core's own clock."""
+    from quatro_shared.actions import ChooseEmoji, PickSign, Swap, TakeChannel
+
+    from quatro_server.updates import Batch
+
+    table = new_table(4)
+    table.start(0.0)
+    for seat in range(4):
+        if seat < 2:
+            table.act(seat, PickSign(("fox", "owl")[seat]), 0.0)
+        table.act(seat, Ready(), 0.0)
+    assert table.phase is Phase.ROUND
+    table.act(1, TakeChannel(), 0.1)
+    table.act(1, ChooseEmoji("fox"), 0.1)
+    core = seated()
+    core.receive_data(frame(m.Update(1, 1, True, 100, (), view(table, 0, 0.1))), 0.0)
+    me = view(table, 0, 0.3)
+    give, take = me.hand[0], me.center[2]
+    moves = [lambda: table.act(0, Swap(give, 2, take), 0.3).events, lambda: table.advance(0.1 + FAST.pulse_interval + 0.004)]
+    for seq, move in enumerate(moves, start=2):
+        emits = move()
+        assert [type(emit.event).__name__ for emit in emits] == [("Swapped", "Pulse")[seq - 2]]
+        now = table.now
+        data = Batch(1, table, emits, now).update(0, seq, tuple(range(len(emits))), False)
+        assert "clock" not in sent(data) and ("own" in sent(data)) == (seq == 2)
+        (event,) = core.receive_data(data, 99.0)  # the core's clock plays no part
+        assert isinstance(event, Updated) and event.update.at == round(now * 1000)
+        want = view(table, 0, now)
+        assert event.view.hand == want.hand and event.view.center == want.center
+        assert abs(event.view.phase_ms - want.phase_ms) <= 2  # type: ignore[operator]
+        assert abs(event.view.swap_wait_ms - want.swap_wait_ms) <= 2
+        assert abs(event.view.seats[1].next_pulse_ms - want.seats[1].next_pulse_ms) <= 2  # type: ignore[operator]
+        if seq == 2:
+            assert event.view.swap_wait_ms == round(FAST.swap_cooldown * 1000)  # from its ``own``
+    assert event.view.seats[1].last_pulse == "fox" and event.view.seats[1].last_pulse_ms == 4
+
+
 def test_an_update_before_any_snapshot_or_one_that_does_not_fit_the_state_asks_for_a_resync(table):
     core = seated()
-    (event,) = core.receive_data(frame(m.Update(1, 1, False, (), clock=clock(table, 0.0))), 0.0)
+    (event,) = core.receive_data(frame(m.Update(1, 1, False, 0, (), clock=clock(table, 0.0))), 0.0)
     assert isinstance(event, ResyncNeeded) and "no snapshot" in event.why
     core = seated()
     core.receive_data(update(table, 1), 0.0)
-    odd = m.Update(1, 2, False, (Swapped(0, 1, "AS", "KS"),), clock=clock(table, 0.0))  # nothing dealt yet
+    odd = m.Update(1, 2, False, 0, (Swapped(0, 1, "AS", "KS"),), clock=clock(table, 0.0))  # nothing dealt yet
     (event,) = core.receive_data(frame(odd), 0.0)
     assert isinstance(event, ResyncNeeded) and "does not follow" in event.why
 
 
 def test_a_resync_request_brings_a_snapshot_that_checks_the_state_built_so_far(table):
     core = seated()
-    core.receive_data(frame(m.Update(1, 1, True, (), view(table, 0, 0.0))), 0.0)
+    core.receive_data(frame(m.Update(1, 1, True, 0, (), view(table, 0, 0.0))), 0.0)
     readied = tuple(e.event for e in table.act(0, Ready(), 0.0).events)
-    core.receive_data(frame(m.Update(1, 2, False, readied, clock=clock(table, 0.0))), 0.0)
+    core.receive_data(frame(m.Update(1, 2, False, 0, readied, clock=clock(table, 0.0))), 0.0)
     request_id, data = core.resync(0.0)
     assert sent(data) == {"kind": "resync", "id": request_id}
-    core.receive_data(frame(m.Update(1, 3, True, (), view(table, 0, 0.0))), 0.0)
+    core.receive_data(frame(m.Update(1, 3, True, 0, (), view(table, 0, 0.0))), 0.0)
     assert core.drift == 0 and core.seq == 3  # the snapshot agrees with the state built from events
     honest = view(table, 0, 0.0)
-    lying = m.Update(1, 4, True, (), dataclasses.replace(honest, hand=("AS", "AH", "AD", "AC")))
+    lying = m.Update(1, 4, True, 0, (), dataclasses.replace(honest, hand=("AS", "AH", "AD", "AC")))
     (event,) = core.receive_data(frame(lying), 0.0)
     assert core.drift == 1 and isinstance(event, Updated) and core.view == event.view == lying.view  # the new base
 

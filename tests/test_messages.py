@@ -127,8 +127,8 @@ def test_every_push_round_trips():
     table = new_table(4)
     table.start(0.0)
     pushes = [
-        m.Update(1, 3, True, (PlayerReady(0),), view(table, 0, 0.0)),
-        m.Update(1, 4, False, (PlayerReady(1),), clock=clock(table, 0.5), own=OwnTimers(120, 0)),
+        m.Update(1, 3, True, 0, (PlayerReady(0),), view(table, 0, 0.0)),
+        m.Update(1, 4, False, 0, (PlayerReady(1),), clock=clock(table, 0.5), own=OwnTimers(120, 0)),
         SEATING,
         m.LobbyList((SUMMARY,)),
         m.Bye(m.BYE_SHUTDOWN, "going away"),

@@ -20,10 +20,10 @@ def _view(**fields: object) -> dict:
 
 
 def _update() -> dict:
-    """An update that is not a snapshot (protocol 2): events and the table's countdowns, no view."""
+    """An update that is not a snapshot (protocol 3): events and the table's countdowns, no view."""
     clock = {"phase_ms": 1000, "next_pulse_ms": [0, 0, 0, 0], "last_pulse_ms": [0, 0, 0, 0]}
-    return {"kind": p.UPDATE, "table": 1, "seq": 2, "snapshot": False, "events": [{"kind": "player_ready", "seat": 0}],
-            "clock": clock}
+    return {"kind": p.UPDATE, "table": 1, "seq": 2, "snapshot": False, "at": 5000,
+            "events": [{"kind": "player_ready", "seat": 0}], "clock": clock}
 
 
 def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
@@ -31,7 +31,7 @@ def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
     clean = _update()
     assert update_leaks(clean, 0, 0, known=known) == []
     assert frame_leaks(clean, 0, 0, known=known) == []
-    snapshot = {"kind": p.UPDATE, "table": 1, "seq": 1, "snapshot": True, "events": [], "view": _view()}
+    snapshot = {"kind": p.UPDATE, "table": 1, "seq": 1, "snapshot": True, "at": 4000, "events": [], "view": _view()}
     assert update_leaks(snapshot, 0, 0) == []  # a snapshot carries its own view, and may carry no event
     assert update_leaks(clean, 0, 0) == ["an update that is not a snapshot before any snapshot"]
     assert update_leaks({**clean, "view": _view()}, 0, 0, known=known)  # a full view only in a snapshot
@@ -73,7 +73,7 @@ async def test_a_short_soak_holds_and_exercises_every_scenario(monkeypatch):
                  "guess_rate_limited", "hijack_attempts", "silent_opened", "slow_seats", "honest_tables", "server_killed", "crash_rejoins"):
         assert counts.get(done, 0) > 0, (done, counts)
     assert counts.get("floods_not_cut", 0) == 0 and counts.get("silent_kept_too_long", 0) == 0, counts
-    assert counts.get("updates_out_of_step", 0) == 0, counts  # every player's state built from the updates (protocol 2)
+    assert counts.get("updates_out_of_step", 0) == 0, counts  # every player's state built from the updates (protocol 3)
     assert report["bystander_actions"] > 50 and report["bystander_p99_ms"] is not None
     assert 0 < report["peak_rss_mib"] < 200
 

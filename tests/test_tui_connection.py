@@ -166,7 +166,7 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
     got = []
     conn = Connection("127.0.0.1", 1, "ann", got.append)
     view = round_game(4).view
-    frame = {"kind": "update", "table": 1, "seq": 3, "snapshot": True, "view": to_wire(view),
+    frame = {"kind": "update", "table": 1, "seq": 3, "snapshot": True, "at": 0, "view": to_wire(view),
              "events": [{"kind": "meteor_strike", "seat": 2}, {"kind": "channel_taken", "seat": 1}]}
 
     async def body():
@@ -183,18 +183,18 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
 
 
 def _update(seq: int, snapshot: bool = False) -> bytes:
-    """An update of seat 0: a snapshot (the first of a seat is one), or what changed (protocol 2)."""
+    """An update of seat 0: a snapshot (the first of a seat is one), or what changed (protocol 3)."""
     from quatro_shared.views import Clock
     from quatro_shared.wire import to_wire
     from snapshot_games import round_game
 
     view = round_game(4).view
     if snapshot or seq == 1:
-        return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": True, "view": to_wire(view),
+        return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": True, "at": 0, "view": to_wire(view),
                        "events": [{"kind": "channel_taken", "seat": 1}]})
     clock = Clock(view.phase_ms, tuple(s.next_pulse_ms for s in view.seats), tuple(s.last_pulse_ms for s in view.seats),
                   vote_wait_ms=view.vote_wait_ms)
-    return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": False, "clock": to_wire(clock),
+    return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": False, "at": 0, "clock": to_wire(clock),
                    "events": [{"kind": "channel_taken", "seat": 1}]})
 
 

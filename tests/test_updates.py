@@ -3,9 +3,11 @@ message the protocol describes, for every seat of every batch of many random mat
 
 ``Batch.update`` builds a frame from bytes shared by every seat that sees the same events (the events, the table's
 clock) and packs only ``seq`` and the seat's own cooldowns per seat. Here the same update is written the plain way
-(a dict of ``to_wire`` values, keys in the protocol's order, fields at their default left out) and encoded with
-``quatro_shared.framing.encode``: any drift in the fast path (a cooldown of the wrong seat, a stale clock, a
-``seq`` past the one-byte range, an events array of the wrong audience) shows as different bytes.
+(a dict of ``to_wire`` values, keys in the protocol's order, fields at their default left out; protocol 3: no clock
+after only swaps and pulses on their beat, and then cooldowns for the swappers alone) and encoded with
+``quatro_shared.framing.encode``: any drift in the fast path (a cooldown of the wrong seat, a stale clock, a clock
+left out of a batch that moved a countdown, a ``seq`` past the one-byte range, an events array of the wrong
+audience) shows as different bytes.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 
 from quatro_server.engine import Emit, Table, clock, own_timers, view
 from quatro_server.updates import Batch
+from quatro_shared import events as e
 from quatro_shared import seating
 from quatro_shared.framing import encode
 from quatro_shared.views import Phase
@@ -34,10 +37,15 @@ def _expected(table: Table, table_id: int, emits: list[Emit], seat: int, seq: in
         "table": table_id,
         "seq": seq,
         "snapshot": snapshot,
+        "at": round(max(now, table.now) * 1000),
         "events": [to_wire(emit.event) for emit in emits if emit.visible_to(seat, team)],
     }
     if snapshot:
         message["view"] = to_wire(view(table, seat, now))
+        return encode(message)
+    if _timeless(table, emits, now):
+        if any(isinstance(emit.event, e.Swapped) and emit.event.seat == seat for emit in emits):
+            message["own"] = {k: v for k, v in to_wire(own_timers(table, seat, now)).items() if v}
         return encode(message)
     c = to_wire(clock(table, now))
     message["clock"] = {k: v for k, v in c.items() if not (k == "vote_ms" and v is None) and not (k == "vote_wait_ms" and v == 0)}
@@ -45,6 +53,20 @@ def _expected(table: Table, table_id: int, emits: list[Emit], seat: int, seq: in
     if own:
         message["own"] = own
     return encode(message)
+
+
+def _timeless(table: Table, emits: list[Emit], now: float) -> bool:
+    """The batch moved no countdown but by time passing: only swaps, and pulses less than half an interval late."""
+    now = max(now, table.now)
+    for emit in emits:
+        event = emit.event
+        if isinstance(event, e.Pulse):
+            fell = table._seats[event.seat].last_pulse_at
+            if fell is None or now - fell >= table.timing.pulse_interval / 2:
+                return False
+        elif not isinstance(event, e.Swapped):
+            return False
+    return True
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -57,7 +79,7 @@ def test_every_update_frame_is_the_protocols_message(seed: int) -> None:
     start = driver.start_step()
     table.start(start.now)
     seqs = [r.choice((0, 120, 250, 70_000)) for _ in range(players)]  # one byte, then wider ``seq``s
-    compared = compared_public = 0
+    compared = compared_public = timeless = 0
     for _ in range(400):
         step = driver.step()
         emits = step.play(table)
@@ -81,6 +103,7 @@ def test_every_update_frame_is_the_protocols_message(seed: int) -> None:
             for seat in range(players):
                 assert delta(seat, seqs[seat]) == _expected(table, 7, emits, seat, seqs[seat], step.now, False), (seed, seat)
                 compared_public += 1
+        timeless += _timeless(table, emits, step.now)
         if table.phase is Phase.OVER:
             break
-    assert compared > 100 and compared_public > 10
+    assert compared > 100 and compared_public > 10 and timeless > 10
