@@ -15,8 +15,11 @@ in one process on one thread, so that a run repeats to within a few per cent:
    its pulses, published). Every connection's queued frames are then taken, as the flusher takes them before its one
    write. Time is a ``trio.testing.MockClock`` moved by hand: a step is an eighth of the swap period, so every seat
    swaps at the pace of ``server_fanout.py``'s load, and pulses come at theirs.
-2. ``server+journal``: the same, journalling every table to a fresh data directory (the operator's default): the
-   loop's share of the journal, and the writer thread beside it (its CPU is not counted, its interference is).
+2. ``server+journal``: the same, journalling every table to a fresh data directory (the operator's default). What
+   it adds is the loop's share of the journal: each move's record made of plain values, marshalled and queued. The
+   rest runs beside the loop and its CPU is not counted here: the courier thread that hands the queue over a few
+   dozen times a second (what its turns with the interpreter's lock cost this thread is counted), and the writer
+   process that encodes and commits (its CPU shows in ``server_fanout.py``'s ``+threads`` column only).
 3. ``relay``: the baseline, the Python of ``server_fanout.py``'s flusher relay for the same messages: each request's
    bytes decoded, one update built and encoded for the table, appended to its 8 connections with an ``ok`` for the
    requester, and every connection's frames joined.
