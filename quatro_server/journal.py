@@ -10,9 +10,9 @@ inputs since, checks that each one produces the events recorded beside it, and m
 (``Table.rebase``): hands, center, signs, channels, votes and cooldowns with the time they had left.
 ``docs/journal.md`` says why, and what a crash can cost.
 
-Writes are plain values that the event loop leaves in a queue; once per gathering interval a courier thread hands the
-queue to the writer, a process of its own (``quatro_server.journal_writer``) that encodes and commits them, out of
-the loop's interpreter lock. The one exception is a round's end: the batch holding a won point is committed (and
+Writes are plain values that the event loop leaves in a queue; once per gathering interval the loop itself
+(``Journal.run``) hands the queue to the writer, a process of its own (``quatro_server.journal_writer``) that encodes
+and commits them, out of the loop's interpreter lock. The one exception is a round's end: the batch holding a won point is committed (and
 synced to disk) before the call that scored it returns, so no player, reply or listing can see a point the journal
 does not hold (R20).
 """
@@ -31,7 +31,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from itertools import count
@@ -136,12 +135,6 @@ class JournalError(Exception):
     """A journal that cannot be used: not a Quatro journal, another version, damaged, or in use."""
 
 
-class _Failed(Exception):
-    """The writer said why it cannot go on."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 # --- what a journal holds -----------------------------------------------------------------------------
@@ -300,8 +293,8 @@ def read_journal(path: Path) -> list[SavedTable]:
 
 
 class Journal:
-    """One server's journal: the file, its lock, the tables to restore, and the writer: a process of its own, fed by a
-    courier thread of the server."""
+    """One server's journal: the file, its lock, the tables to restore, and the writer: a process of its own, fed by
+    the event loop."""
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
@@ -313,18 +306,14 @@ class Journal:
         #: Set when a write failed or the writer ended: the server goes on, in memory only from then on (it says so in
         #: its log).
         self.failed: str | None = None
-        #: Items written and not yet handed over. The event loop appends on the right, the courier takes from the
-        #: left: each is one step of the interpreter, so neither needs a lock.
-        self._pending: collections.deque[bytes] = collections.deque()
+        #: Items written and not yet handed over, each marshalled.
+        self._pending: list[bytes] = []
         self._taking = False  # whether ``write`` queues anything: not before the writer starts, after a failure or the close
         self._queued = 0
         self._committed = 0
-        self._done = threading.Condition()
-        self._urgent = False  # a flush is waiting: hand over what is queued without gathering more
-        self._closing = False
-        self._bell_r = self._bell_w = -1  # wakes the courier: a first item queued, a flush, the close
+        self._in_flight: collections.deque[int] = collections.deque()  # items of each transaction not yet answered
+        self._arrived: trio.Event | None = None  # set when a first item is queued, for ``run``
         self._writer: subprocess.Popen[bytes] | None = None
-        self._courier: threading.Thread | None = None
         self._lock: TextIO | None = None
 
     @classmethod
@@ -378,9 +367,9 @@ class Journal:
         return journal
 
     def _start_writer(self) -> None:
-        """The writer process and its courier. The process is started afresh from the interpreter and the package the
-        server runs (never forked from a server that may already have threads), and shares the directory's lock, so
-        that no other server opens the journal until this one's writer has committed its last batch and ended."""
+        """The writer process. It is started afresh from the interpreter and the package the server runs (never forked
+        from a server that may already have threads), and shares the directory's lock, so that no other server opens
+        the journal until this one's writer has committed its last batch and ended."""
         assert self._lock is not None
         self._writer = subprocess.Popen(
             [sys.executable, "-m", "quatro_server.journal_writer", str(self.path.resolve()), str(WRITER_NICENESS)],
@@ -389,103 +378,92 @@ class Journal:
             cwd=Path(__file__).resolve().parent.parent,  # ``-m`` finds this very package first
             pass_fds=(self._lock.fileno(),),
         )
-        self._bell_r, self._bell_w = os.pipe()
-        os.set_blocking(self._bell_r, False)
-        os.set_blocking(self._bell_w, False)
         self._taking = True
-        self._courier = threading.Thread(target=self._carry, name="quatro-journal", daemon=True)
-        self._courier.start()
 
     # --- writing ------------------------------------------------------------------------------------
 
     def write(self, *statements: Statement) -> None:
         """Queue statements to be committed together (never one without the others), with whatever else is queued.
         Their parameters are plain values, as SQLite takes them, except that a list or a dict is stored as its JSON,
-        encoded by the writer: the event loop only queues, with no system call but the first of a gathering."""
+        encoded by the writer. Each item is marshalled as it is queued: a snapshot of its values, and nothing for the
+        collector to scan while it waits."""
         if not self._taking:
             return
         self._queued += 1
         pending = self._pending
-        idle = not pending
         pending.append(marshal.dumps(statements))
-        if idle:
-            self._ring()  # the courier sleeps: the gathering starts now
+        if len(pending) == 1 and self._arrived is not None:
+            self._arrived.set()
+
+    async def run(self) -> None:
+        """Hand what is queued to the writer once per gathering interval and take its answers, on the event loop itself:
+        no thread shares the interpreter's lock with the loop. Without this task (a test, a tool), what is queued goes
+        to the writer at each flush and at the close."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._take_answers)
+            while self._taking:
+                self._arrived = arrived = trio.Event()
+                if not self._pending:
+                    await arrived.wait()
+                await trio.sleep(GATHER)
+                self._ship()
+            nursery.cancel_scope.cancel()
+
+    async def _take_answers(self) -> None:
+        if self._writer is None or self._writer.stdout is None:
+            return
+        answers = self._writer.stdout.fileno()
+        while self._taking:
+            await trio.lowlevel.wait_readable(answers)
+            self._answer(0)
 
     def flush(self, timeout: float = FLUSH_TIMEOUT) -> bool:
         """Wait until everything queued so far is committed. False if a write failed or the disk took too long."""
         if self.failed is not None:
             return False
         target = self._queued
-        if self._committed < target:
-            self._urgent = True
-            self._ring()
-            with self._done:
-                self._done.wait_for(lambda: self._committed >= target or self.failed is not None, timeout)
+        self._ship()
+        deadline = time.monotonic() + timeout
+        while self._committed < target and self.failed is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._answer(left):
+                break
         return self._committed >= target and self.failed is None
 
-    def _ring(self) -> None:
-        try:
-            os.write(self._bell_w, b"\0")
-        except OSError:
-            pass  # full (it has rung), or closed (the journal is)
-
-    def _carry(self) -> None:
-        """The courier: once per gathering interval (at once for a flush or the close), hand what is queued to the
-        writer as one transaction, wait for its answer, and count what is committed. Sleeps in between, so that it
-        takes the interpreter's lock a few dozen times a second, briefly (one ``marshal`` of plain values)."""
-        writer = self._writer
-        assert writer is not None and writer.stdin is not None and writer.stdout is not None
-        orders, answers = writer.stdin.fileno(), writer.stdout.fileno()
+    def _ship(self) -> None:
+        """What is queued, to the writer, as one transaction."""
         pending = self._pending
+        if not pending or not self._taking:
+            return
+        self._pending = []
+        assert self._writer is not None and self._writer.stdin is not None
+        data = marshal.dumps(pending)
+        view = memoryview(HEADER.pack(len(data)) + data)
         try:
-            while True:
-                if not pending:
-                    if self._closing:
-                        return
-                    self._sleep(answers, None)
-                    continue
-                deadline = time.monotonic() + GATHER
-                while not (self._urgent or self._closing):
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._sleep(answers, left)
-                self._urgent = False
-                items = [pending.popleft() for _ in range(len(pending))]
-                data = marshal.dumps(items)
-                view = memoryview(HEADER.pack(len(data)) + data)
-                while view:
-                    view = view[os.write(orders, view) :]
-                reason = read_frame(answers)
-                if reason is not None:
-                    self._fail(str(reason))
-                    return
-                with self._done:
-                    self._committed += len(items)
-                    self._done.notify_all()
-        except (OSError, EOFError):  # the writer is gone: killed, crashed
+            while view:
+                view = view[os.write(self._writer.stdin.fileno(), view) :]
+        except OSError:
             self._fail(self._writer_end())
-        except _Failed as failure:
-            self._fail(failure.reason)
-        except BaseException as exc:  # never leave the loop waiting on a courier that died silently
-            self._fail(f"the journal's courier failed: {exc!r}")
-            raise
-        finally:
-            writer.stdin.close()  # the end of its input: the writer commits what it has and ends
+            return
+        self._in_flight.append(len(pending))
 
-    def _sleep(self, answers: int, timeout: float | None) -> None:
-        """Until the bell rings or ``timeout`` passes. The writer speaks unasked only to say why it cannot go on, and
-        its pipe's end means that it has ended: either raises."""
-        readable = select.select([self._bell_r, answers], [], [], timeout)[0]
-        if answers in readable:
-            reason = read_frame(answers)  # EOFError when it has ended
-            raise _Failed(str(reason))
-        if readable:
-            try:
-                while os.read(self._bell_r, 4096):
-                    pass
-            except BlockingIOError:
-                pass
+    def _answer(self, timeout: float) -> bool:
+        """Take one answer of the writer, waiting at most ``timeout``; False if none came. The writer speaks unasked
+        only to say why it cannot go on, and its pipe's end means that it has ended."""
+        assert self._writer is not None and self._writer.stdout is not None
+        answers = self._writer.stdout.fileno()
+        if not select.select([answers], [], [], timeout)[0]:
+            return False
+        try:
+            reason = read_frame(answers)
+        except (OSError, EOFError, ValueError):
+            self._fail(self._writer_end())
+            return True
+        if reason is not None or not self._in_flight:
+            self._fail(str(reason))
+        else:
+            self._committed += self._in_flight.popleft()
+        return True
 
     def _writer_end(self) -> str:
         """Why the writer stopped answering, said for the log."""
@@ -504,12 +482,12 @@ class Journal:
 
     def _fail(self, reason: str) -> None:
         self._taking = False
+        self._pending = []
+        if self._arrived is not None:
+            self._arrived.set()
         if self.failed is None:
             self.failed = reason
             log.error("journal_failed path=%s error=%r: tables are no longer crash-safe", self.path, reason)
-        self._pending.clear()
-        with self._done:
-            self._done.notify_all()
 
     def prune(self) -> None:
         """Forget the tables that ended more than ``KEEP_FINISHED_DAYS`` ago."""
@@ -523,29 +501,21 @@ class Journal:
 
     def close(self) -> None:
         """Commit what is queued, stop the writer (it ends with its input), release the directory."""
+        writer = self._writer
+        if writer is not None and self._taking:
+            self.flush()
         self._taking = False
-        courier, writer = self._courier, self._writer
-        self._courier = self._writer = None
-        if courier is not None:
-            self._closing = True
-            self._ring()
-            courier.join(FLUSH_TIMEOUT)
-            if courier.is_alive() and writer is not None:  # the disk hangs: what it had not committed is lost
-                log.error("journal_writer_stuck path=%s: stopped after %.0f s", self.path, FLUSH_TIMEOUT)
-                writer.kill()
-                courier.join(FLUSH_TIMEOUT)
+        self._writer = None
         if writer is not None:
+            assert writer.stdin is not None and writer.stdout is not None
+            writer.stdin.close()  # the end of its input: the writer ends
             try:
                 writer.wait(FLUSH_TIMEOUT)
             except subprocess.TimeoutExpired:
+                log.error("journal_writer_stuck path=%s: stopped after %.0f s", self.path, FLUSH_TIMEOUT)
                 writer.kill()
                 writer.wait()
-            if writer.stdout is not None:
-                writer.stdout.close()
-        for fd in (self._bell_r, self._bell_w):
-            if fd >= 0:
-                os.close(fd)
-        self._bell_r = self._bell_w = -1
+            writer.stdout.close()
         self._unlock()
 
     def _unlock(self) -> None:
