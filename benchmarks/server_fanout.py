@@ -365,46 +365,19 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _process_cpu_seconds(pid: int) -> float:
-    """Seconds on the CPU of every thread of the process (the event loop's, any other) and of its child processes
-    (the journal's writer runs in one): the server's whole cost, wherever it runs."""
+    """Seconds on the CPU of every thread of the process (the event loop's, the journal's writer, any other)."""
+    total = 0.0
     try:
-        total = _threads_cpu_seconds(pid)
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return _cpu_seconds(pid)
-    for child in _child_pids(pid):
-        try:
-            total += _threads_cpu_seconds(child)
-        except OSError:
-            continue  # ended meanwhile
-    return total
-
-
-def _threads_cpu_seconds(pid: int) -> float:
-    """Seconds on the CPU of every thread of one process. Raises ``OSError`` when there is no such process."""
-    total = 0.0
-    for task in os.listdir(f"/proc/{pid}/task"):
+    for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat") as f:
                 total += int(f.read().split()[0]) / 1e9
         except (OSError, ValueError, IndexError):
             continue
     return total
-
-
-def _child_pids(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (from /proc: a child that ends within the window takes its CPU along)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if parent == pid:
-            found.append(int(entry))
-    return found
 
 
 @dataclass

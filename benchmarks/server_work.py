@@ -15,11 +15,8 @@ in one process on one thread, so that a run repeats to within a few per cent:
    its pulses, published). Every connection's queued frames are then taken, as the flusher takes them before its one
    write. Time is a ``trio.testing.MockClock`` moved by hand: a step is an eighth of the swap period, so every seat
    swaps at the pace of ``server_fanout.py``'s load, and pulses come at theirs.
-2. ``server+journal``: the same, journalling every table to a fresh data directory (the operator's default). What
-   it adds is the loop's share of the journal: each move's record made of plain values, marshalled and queued, and
-   handed to the writer process once per gathering interval (``Journal.run``, given a pass of the loop after every
-   step). The writer process's own CPU (the JSON, SQLite) is not counted here: ``server_fanout.py``'s ``+threads``
-   column counts it.
+2. ``server+journal``: the same, journalling every table to a fresh data directory (the operator's default): the
+   loop's share of the journal, and the writer thread beside it (its CPU is not counted, its interference is).
 3. ``relay``: the baseline, the Python of ``server_fanout.py``'s flusher relay for the same messages: each request's
    bytes decoded, one update built and encoded for the table, appended to its 8 connections with an ``ok`` for the
    requester, and every connection's frames joined.
@@ -140,13 +137,6 @@ def measure_server(run: _Run, journalled: bool) -> dict[str, float]:
             if journalled:
                 book = journal.Journal.open(Path(data))
                 journal.restore(lobby, book, trio.current_time())
-                handing = trio.CancelScope()
-
-                async def hand_over() -> None:
-                    with handing:
-                        await book.run()
-
-                trio.lowlevel.spawn_system_task(hand_over)
             tables = _seat_all(server, clock, run.tables)
             decoders = {id(conn): FrameDecoder() for _, conns in tables for conn in conns}
             gc.collect()
@@ -177,12 +167,9 @@ def measure_server(run: _Run, journalled: bool) -> dict[str, float]:
                         if chunks:
                             delivered += len(chunks)
                             conn.outbox.sent(len(conn.outbox.take()))
-                await trio.sleep(0)  # a pass of the loop: the journal's hand-over runs when its gathering is over
                 cpu += time.thread_time() - started
             result.update(us_per_msg=cpu / delivered * 1e6, messages=delivered)
             if book is not None:
-                handing.cancel()
-                await trio.sleep(0)
                 book.close()
 
     trio.run(main, clock=clock)

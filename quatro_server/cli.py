@@ -247,7 +247,6 @@ def _serve(args: argparse.Namespace) -> int:
         async with trio.open_nursery() as nursery:
             if book is not None:
                 restored = journal.restore(lobby, book, trio.current_time())
-                nursery.start_soon(book.run)  # hands the moves to the journal's writer as they gather
                 nursery.start_soon(journal.settle, lobby, restored)
                 print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
             trusted = set(args.trusted_address)

@@ -10,28 +10,24 @@ inputs since, checks that each one produces the events recorded beside it, and m
 (``Table.rebase``): hands, center, signs, channels, votes and cooldowns with the time they had left.
 ``docs/journal.md`` says why, and what a crash can cost.
 
-Writes are plain values that the event loop leaves in a queue; once per gathering interval the loop itself
-(``Journal.run``) hands the queue to the writer, a process of its own (``quatro_server.journal_writer``) that encodes
-and commits them, out of the loop's interpreter lock. The one exception is a round's end: the batch holding a won point is committed (and
-synced to disk) before the call that scored it returns, so no player, reply or listing can see a point the journal
-does not hold (R20).
+Writes go to a queue that one writer thread commits in batches, off the event loop. The one exception is a round's
+end: the batch holding a won point is committed (and synced to disk) before the call that scored it returns, so no
+player, reply or listing can see a point the journal does not hold (R20).
 """
 
 from __future__ import annotations
 
-import collections
 import fcntl
 import json
 import logging
-import marshal
 import os
+import queue
 import random
-import select
-import signal
 import sqlite3
-import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
@@ -48,8 +44,6 @@ from quatro_shared.wire import WireError, action_from_wire, to_wire
 from quatro_server.bots import LEVELS, Bot, make_bot
 from quatro_server.datadir import default_data_dir as default_data_dir  # the journal lives in the data directory
 from quatro_server.engine import Emit, Outcome, Table, events_for
-from quatro_server.journal_writer import HEADER, ROWS_PER_INSERT, Statement, compact, read_frame
-from quatro_server.journal_writer import connect as _connect
 from quatro_server.lobby import Lobby, Room, Seat
 from quatro_server.timing import Timing
 
@@ -66,19 +60,18 @@ SCHEMA_VERSION = 1
 KEEP_FINISHED_DAYS = 30
 #: Seconds a won point may wait for the disk before the server gives up waiting (and says so in its log).
 FLUSH_TIMEOUT = 5.0
-#: Seconds moves gather after the first one arrives before they are handed to the writer and committed (a ``flush``
-#: ends the wait at once). Each commit is a sync to the disk and each hand-over wakes a thread of the server;
-#: gathering makes them a few dozen a second instead of hundreds (docs/performance.md).
+#: Seconds the writer lets moves gather after the first one arrives before it commits them (a ``flush`` ends the wait
+#: at once). Each commit is a sync to the disk and each statement hands the interpreter's lock back and forth with
+#: the event loop; gathering makes them a few dozen a second instead of hundreds (docs/performance.md).
 GATHER = 0.050
-#: How many nice levels below the server the writer process runs. The journal is background work: at the server's
-#: own priority, its wake-ups preempted the event loop on the loop's core (a context switch and a cold cache for
-#: every table's next request); measured with ``benchmarks/server_fanout.py`` when the writer was a thread, the
-#: loop's cost per message fell by about 0.6 us. A commit someone waits for (a round's end) still comes at once: the
-#: loop sleeps meanwhile.
+#: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7).
+ROWS_PER_INSERT = 500
+#: How many nice levels below the server the writer thread runs (Linux, where a thread has its own). The journal is
+#: background work: at the server's own priority, its wake-ups preempted the event loop on the loop's core (a context
+#: switch and a cold cache for every table's next request); measured with ``benchmarks/server_fanout.py``, the loop's
+#: cost per message fell by about 0.6 us. A commit someone waits for (a round's end) still comes at once: the loop
+#: sleeps meanwhile.
 WRITER_NICENESS = 10
-#: Seconds a starting server waits for the directory's lock before it refuses to start: a killed server's writer
-#: holds it (it shares the server's descriptor) for the few milliseconds it takes to commit what it had received.
-LOCK_WAIT = 1.0
 #: Seconds after a restart during which the seats of a restored table stay as they were (connected, the host
 #: keeping the role) for their players to come back; then whoever has not is disconnected (R19, R18).
 RESTORE_GRACE = 15.0
@@ -123,6 +116,10 @@ CREATE TABLE moves (
 """
 
 
+#: One SQL statement and its parameters.
+Statement = tuple[str, tuple[Any, ...]]
+
+
 def ended(table_id: int, status: str) -> Statement:
     """A live table's end: ``over``, ``closed`` or ``refused``, from now on (the retention counts from it)."""
     return (
@@ -133,8 +130,6 @@ def ended(table_id: int, status: str) -> Statement:
 
 class JournalError(Exception):
     """A journal that cannot be used: not a Quatro journal, another version, damaged, or in use."""
-
-
 
 
 # --- what a journal holds -----------------------------------------------------------------------------
@@ -176,19 +171,28 @@ class SavedTable:
     moves: list[SavedMove] = field(default_factory=list)
 
 
-def plain_emits(emits: list[Emit] | tuple[Emit, ...]) -> list[list[Any]]:
-    """A batch of events as plain values: ``[team, seat, event]`` per event, who could see it beside it. As a
-    statement's parameter, the writer stores it as its JSON (``encode_emits``)."""
-    return [[emit.team, emit.seat, to_wire(emit.event)] for emit in emits]
-
-
 def encode_emits(emits: list[Emit] | tuple[Emit, ...]) -> str:
-    """A batch of events as the journal keeps it."""
-    return compact(plain_emits(emits))
+    """A batch of events as the journal keeps it: ``[team, seat, event]`` per event, who could see it beside it."""
+    return json.dumps([[emit.team, emit.seat, to_wire(emit.event)] for emit in emits], separators=(",", ":"))
+
+
+class Later:
+    """A statement parameter encoded by the writer thread, not on the event loop: events and actions are frozen
+    dataclasses, safe to hand over as they are."""
+
+    __slots__ = ("encode", "value")
+
+    def __init__(self, encode: Callable[[Any], str], value: Any) -> None:
+        self.encode, self.value = encode, value
+
+
+def encode_checkpoint(table_and_rng: tuple[dict[str, Any], Any]) -> str:
+    table, rng = table_and_rng
+    return json.dumps({"table": table, "rng": rng}, separators=(",", ":"))
 
 
 def encode_action(action: a.Action) -> str:
-    return compact(to_wire(action))
+    return json.dumps(to_wire(action), separators=(",", ":"))
 
 
 def decode_action(text: str) -> a.Action:
@@ -202,6 +206,15 @@ def decode_action(text: str) -> a.Action:
 
 
 # --- the file -----------------------------------------------------------------------------------------
+
+
+def _connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    if read_only:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    else:
+        conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 5000")
+    return conn
 
 
 def _check(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
@@ -292,9 +305,50 @@ def read_journal(path: Path) -> list[SavedTable]:
         conn.close()
 
 
+def _merged(statements: Iterator[Statement]) -> Iterator[Statement]:
+    """The same statements, in the same order, with runs of one single-row ``INSERT ... VALUES (...)`` made into
+    multi-row INSERTs: one statement (one step of SQLite, one hand-over of the interpreter's lock) per run."""
+    run_sql, rows = "", 0
+    run_params: list[Any] = []
+    for sql, params in statements:
+        if sql == run_sql and rows < ROWS_PER_INSERT:
+            run_params.extend(params)
+            rows += 1
+            continue
+        if rows:
+            yield _rows(run_sql, rows), tuple(run_params)
+            rows = 0
+        if sql.startswith("INSERT") and sql.endswith(")") and sql.count("VALUES (") == 1:
+            run_sql, run_params, rows = sql, list(params), 1
+        else:
+            run_sql = ""
+            yield sql, params
+    if rows:
+        yield _rows(run_sql, rows), tuple(run_params)
+
+
+def _rows(sql: str, rows: int) -> str:
+    """``sql`` (one ``VALUES (...)`` group, at its end) with its group repeated for ``rows`` rows."""
+    if rows == 1:
+        return sql
+    group = sql[sql.index("VALUES (") + len("VALUES ") :]
+    return sql + (", " + group) * (rows - 1)
+
+
+def _lower_this_thread(levels: int) -> None:
+    """Run the calling thread ``levels`` nice levels below its process (Linux only: elsewhere the priority is the
+    whole process's, and a thread id is no process id)."""
+    if not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + levels))
+    except OSError:
+        pass  # not allowed here (a sandbox): the writer runs at the server's priority
+
+
 class Journal:
-    """One server's journal: the file, its lock, the tables to restore, and the writer: a process of its own, fed by
-    the event loop."""
+    """One server's journal: the file, its lock, the tables to restore, and the writer thread."""
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
@@ -303,17 +357,14 @@ class Journal:
         self.saved: list[SavedTable] = []
         #: The highest table id the journal has ever held: new tables are numbered after it, so ids stay unique.
         self.last_id = 0
-        #: Set when a write failed or the writer ended: the server goes on, in memory only from then on (it says so in
-        #: its log).
+        #: Set when a write failed: the server goes on, in memory only from then on (it says so in its log).
         self.failed: str | None = None
-        #: Items written and not yet handed over, each marshalled.
-        self._pending: list[bytes] = []
-        self._taking = False  # whether ``write`` queues anything: not before the writer starts, after a failure or the close
+        self._queue: queue.SimpleQueue[tuple[Statement, ...] | None] = queue.SimpleQueue()
         self._queued = 0
         self._committed = 0
-        self._in_flight: collections.deque[int] = collections.deque()  # items of each transaction not yet answered
-        self._arrived: trio.Event | None = None  # set when a first item is queued, for ``run``
-        self._writer: subprocess.Popen[bytes] | None = None
+        self._done = threading.Condition()
+        self._urgent = threading.Event()  # a flush is waiting: commit what is queued without gathering more
+        self._thread: threading.Thread | None = None
         self._lock: TextIO | None = None
 
     @classmethod
@@ -325,18 +376,11 @@ class Journal:
             lock = open(data_dir / LOCK_NAME, "a")  # noqa: SIM115 - held for the life of the server
         except OSError as exc:
             raise JournalError(f"cannot use the data directory {data_dir}: {exc.strerror or exc}") from exc
-        deadline = time.monotonic() + LOCK_WAIT
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() >= deadline:
-                    lock.close()
-                    raise JournalError(
-                        f"another quatro-server is using {data_dir}; give each server its own --data-dir"
-                    ) from None
-                time.sleep(0.02)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise JournalError(f"another quatro-server is using {data_dir}; give each server its own --data-dir") from None
         journal._lock = lock
         try:
             if not journal.path.exists():
@@ -358,136 +402,65 @@ class Journal:
         except JournalError:
             journal._unlock()
             raise
-        try:
-            journal._start_writer()
-        except OSError as exc:
-            journal._unlock()
-            raise JournalError(f"cannot start the journal's writer: {exc.strerror or exc}") from exc
+        journal._thread = threading.Thread(target=journal._write_loop, name="quatro-journal", daemon=True)
+        journal._thread.start()
         journal.prune()
         return journal
-
-    def _start_writer(self) -> None:
-        """The writer process. It is started afresh from the interpreter and the package the server runs (never forked
-        from a server that may already have threads), and shares the directory's lock, so that no other server opens
-        the journal until this one's writer has committed its last batch and ended."""
-        assert self._lock is not None
-        self._writer = subprocess.Popen(
-            [sys.executable, "-m", "quatro_server.journal_writer", str(self.path.resolve()), str(WRITER_NICENESS)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            cwd=Path(__file__).resolve().parent.parent,  # ``-m`` finds this very package first
-            pass_fds=(self._lock.fileno(),),
-        )
-        self._taking = True
 
     # --- writing ------------------------------------------------------------------------------------
 
     def write(self, *statements: Statement) -> None:
-        """Queue statements to be committed together (never one without the others), with whatever else is queued.
-        Their parameters are plain values, as SQLite takes them, except that a list or a dict is stored as its JSON,
-        encoded by the writer. Each item is marshalled as it is queued: a snapshot of its values, and nothing for the
-        collector to scan while it waits."""
-        if not self._taking:
-            return
+        """Queue statements to be committed together (never one without the others), with whatever else is queued,
+        by the writer thread. A ``Later`` parameter is encoded there."""
         self._queued += 1
-        pending = self._pending
-        pending.append(marshal.dumps(statements))
-        if len(pending) == 1 and self._arrived is not None:
-            self._arrived.set()
-
-    async def run(self) -> None:
-        """Hand what is queued to the writer once per gathering interval and take its answers, on the event loop itself:
-        no thread shares the interpreter's lock with the loop. Without this task (a test, a tool), what is queued goes
-        to the writer at each flush and at the close."""
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._take_answers)
-            while self._taking:
-                self._arrived = arrived = trio.Event()
-                if not self._pending:
-                    await arrived.wait()
-                await trio.sleep(GATHER)
-                self._ship()
-            nursery.cancel_scope.cancel()
-
-    async def _take_answers(self) -> None:
-        if self._writer is None or self._writer.stdout is None:
-            return
-        answers = self._writer.stdout.fileno()
-        while self._taking:
-            await trio.lowlevel.wait_readable(answers)
-            self._answer(0)
+        self._queue.put(statements)
 
     def flush(self, timeout: float = FLUSH_TIMEOUT) -> bool:
         """Wait until everything queued so far is committed. False if a write failed or the disk took too long."""
         if self.failed is not None:
             return False
         target = self._queued
-        self._ship()
-        deadline = time.monotonic() + timeout
-        while self._committed < target and self.failed is None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self._answer(left):
-                break
-        return self._committed >= target and self.failed is None
+        self._urgent.set()
+        with self._done:
+            done = self._done.wait_for(lambda: self._committed >= target, timeout)
+        return done and self.failed is None
 
-    def _ship(self) -> None:
-        """What is queued, to the writer, as one transaction."""
-        pending = self._pending
-        if not pending or not self._taking:
-            return
-        self._pending = []
-        assert self._writer is not None and self._writer.stdin is not None
-        data = marshal.dumps(pending)
-        view = memoryview(HEADER.pack(len(data)) + data)
+    def _write_loop(self) -> None:
+        _lower_this_thread(WRITER_NICENESS)
+        conn = _connect(self.path)
+        conn.execute("PRAGMA synchronous = FULL")  # a commit is on the disk, not only in the page cache
         try:
-            while view:
-                view = view[os.write(self._writer.stdin.fileno(), view) :]
-        except OSError:
-            self._fail(self._writer_end())
-            return
-        self._in_flight.append(len(pending))
-
-    def _answer(self, timeout: float) -> bool:
-        """Take one answer of the writer, waiting at most ``timeout``; False if none came. The writer speaks unasked
-        only to say why it cannot go on, and its pipe's end means that it has ended."""
-        assert self._writer is not None and self._writer.stdout is not None
-        answers = self._writer.stdout.fileno()
-        if not select.select([answers], [], [], timeout)[0]:
-            return False
-        try:
-            reason = read_frame(answers)
-        except (OSError, EOFError, ValueError):
-            self._fail(self._writer_end())
-            return True
-        if reason is not None or not self._in_flight:
-            self._fail(str(reason))
-        else:
-            self._committed += self._in_flight.popleft()
-        return True
-
-    def _writer_end(self) -> str:
-        """Why the writer stopped answering, said for the log."""
-        assert self._writer is not None
-        try:
-            code = self._writer.wait(1.0)
-        except subprocess.TimeoutExpired:
-            return "the journal's writer process stopped answering"
-        if code < 0:
-            try:
-                how = signal.Signals(-code).name
-            except ValueError:
-                how = f"signal {-code}"
-            return f"the journal's writer process was killed ({how})"
-        return f"the journal's writer process ended (exit status {code})"
-
-    def _fail(self, reason: str) -> None:
-        self._taking = False
-        self._pending = []
-        if self._arrived is not None:
-            self._arrived.set()
-        if self.failed is None:
-            self.failed = reason
-            log.error("journal_failed path=%s error=%r: tables are no longer crash-safe", self.path, reason)
+            while True:
+                batch = [self._queue.get()]
+                if batch[0] is not None and self._urgent.wait(GATHER):
+                    self._urgent.clear()
+                while True:
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                items = [item for item in batch if item is not None]
+                if items and self.failed is None:
+                    try:
+                        conn.execute("BEGIN IMMEDIATE")
+                        for sql, params in _merged(statement for item in items for statement in item):
+                            conn.execute(sql, [p.encode(p.value) if isinstance(p, Later) else p for p in params])
+                        conn.execute("COMMIT")
+                    except Exception as exc:  # a full disk, an I/O error: never let the writer die silently
+                        self.failed = str(exc) or type(exc).__name__
+                        log.error("journal_failed path=%s error=%r: tables are no longer crash-safe", self.path, self.failed)
+                        try:
+                            if conn.in_transaction:
+                                conn.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
+                with self._done:
+                    self._committed += len(items)
+                    self._done.notify_all()
+                if len(items) < len(batch):
+                    return
+        finally:
+            conn.close()
 
     def prune(self) -> None:
         """Forget the tables that ended more than ``KEEP_FINISHED_DAYS`` ago."""
@@ -500,22 +473,11 @@ class Journal:
         )
 
     def close(self) -> None:
-        """Commit what is queued, stop the writer (it ends with its input), release the directory."""
-        writer = self._writer
-        if writer is not None and self._taking:
-            self.flush()
-        self._taking = False
-        self._writer = None
-        if writer is not None:
-            assert writer.stdin is not None and writer.stdout is not None
-            writer.stdin.close()  # the end of its input: the writer ends
-            try:
-                writer.wait(FLUSH_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                log.error("journal_writer_stuck path=%s: stopped after %.0f s", self.path, FLUSH_TIMEOUT)
-                writer.kill()
-                writer.wait()
-            writer.stdout.close()
+        """Commit what is queued, stop the writer, release the directory."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(FLUSH_TIMEOUT)
+            self._thread = None
         self._unlock()
 
     def _unlock(self) -> None:
@@ -585,13 +547,13 @@ class RoomJournal:
         table.journal = self
         return table
 
-    def move(self, kind: str, seat: int | None, input_: str | dict[str, Any] | None, at: float, emits: list[Emit]) -> bool:
+    def move(self, kind: str, seat: int | None, input_: str | Later | None, at: float, emits: list[Emit]) -> bool:
         """One input of the table and what it produced, with the table's status and scores where it changes them, all
         committed together. A round's end is committed before this returns (R20). Returns whether the move began a
         round's signing (the table then writes a checkpoint)."""
         statements: list[Statement] = [(
             "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (self.table_id, next(self._moves), at, kind, seat, input_, plain_emits(emits)),
+            (self.table_id, next(self._moves), at, kind, seat, input_, Later(encode_emits, tuple(emits))),  # callers extend theirs
         )]
         if kind == "start":
             statements.append(("UPDATE tables SET status = 'playing' WHERE id = ?", (self.table_id,)))
@@ -619,7 +581,7 @@ class RoomJournal:
         """The whole table and its random source's state: a restore replays only the moves after the last one."""
         self.journal.write((
             "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, 'checkpoint', NULL, ?, '[]')",
-            (self.table_id, next(self._moves), table.now, {"table": table.state(), "rng": table.rng.getstate()}),
+            (self.table_id, next(self._moves), table.now, Later(encode_checkpoint, (table.state(), table.rng.getstate()))),
         ))
 
     def closed(self, room: Room) -> None:
@@ -641,7 +603,7 @@ class JournaledTable(Table):
             self._journal("start", None, json.dumps(self.start_input or {}), now, emits)
         return emits
 
-    def _journal(self, kind: str, seat: int | None, input_: str | dict[str, Any] | None, now: float, emits: list[Emit]) -> None:
+    def _journal(self, kind: str, seat: int | None, input_: str | Later | None, now: float, emits: list[Emit]) -> None:
         assert self.journal is not None
         if self.journal.move(kind, seat, input_, now, emits):
             self.journal.checkpoint(self)  # once a round: restoring replays the current round's moves only
@@ -654,7 +616,7 @@ class JournaledTable(Table):
             self._acting = False
         if self.journal is not None and outcome.events:
             if outcome.ok and isinstance(action, a.Action):
-                self._journal("act", seat, to_wire(action), now, outcome.events)
+                self._journal("act", seat, Later(encode_action, action), now, outcome.events)
             else:  # refused: it changed nothing, but time passed before it
                 self._journal("advance", None, None, now, outcome.events)
         return outcome

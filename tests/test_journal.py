@@ -4,9 +4,7 @@ journal, one server per data directory, retention, and the replay notation."""
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -17,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 
 from quatro_shared import actions as a
 from quatro_shared import protocol as p
@@ -489,113 +486,25 @@ def test_a_malformed_state_is_refused():
         Table.from_state({k: v for k, v in state.items() if k != "seats"}, timing=STEADY, rng=random.Random())
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads priorities from Linux's /proc")
-def test_the_writer_process_runs_below_the_servers_priority_and_ends_with_the_close(tmp_path: Path) -> None:
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own priority is Linux's")
+def test_the_writer_thread_runs_below_the_event_loops_priority(tmp_path: Path) -> None:
     """The journal's writer is background work: it must not preempt the thread that serves the tables."""
     book = j.Journal.open(tmp_path)
-    assert book._writer is not None
-    pid = book._writer.pid
     try:
+        assert book._thread is not None
         deadline = time.monotonic() + 5
-        loop_nice = _nice(Path("/proc/thread-self/stat"))
-        while _nice(Path(f"/proc/{pid}/stat")) == loop_nice and time.monotonic() < deadline:
-            time.sleep(0.01)  # the process lowers itself as it starts
-        assert _nice(Path(f"/proc/{pid}/stat")) == min(19, loop_nice + j.WRITER_NICENESS)
-        assert _nice(Path("/proc/thread-self/stat")) == loop_nice  # the server's own thread keeps its priority
+        loop_nice = _nice(None)
+        while _nice(book._thread.native_id) == loop_nice and time.monotonic() < deadline:
+            time.sleep(0.01)  # the thread lowers itself as it starts
+        assert _nice(book._thread.native_id) == min(19, loop_nice + j.WRITER_NICENESS)
+        assert _nice(None) == loop_nice  # the server's own thread keeps its priority
     finally:
         book.close()
-    assert not Path(f"/proc/{pid}").exists()  # ended and reaped: no process outlives the journal
 
 
-def _nice(stat: Path) -> int:
-    """A thread's or a process's nice value, from its /proc stat file."""
-    return int(stat.read_text().rsplit(")", 1)[1].split()[16])
+def _nice(tid: int | None) -> int:
+    """A thread's nice value from /proc (None: this thread)."""
+    import threading
 
-
-def test_a_killed_writer_is_said_in_the_log_and_the_tables_play_on(tmp_path, caplog):
-    """The writer process killed (the out-of-memory killer, an operator's mistake): the server notices at once, says
-    why, and serves every table in memory only, with no wait at a round's end."""
-    lobby, journal, _ = open_lobby(tmp_path, 0.0)
-    ann = Peer("ann")
-    ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")
-    for _ in range(3):
-        ask(lobby, ann, 0.1, p.ADD_BOT, level="random")
-    ask(lobby, ann, 0.2, p.START)
-    assert journal.flush() and journal.failed is None
-    assert journal._writer is not None
-    os.kill(journal._writer.pid, signal.SIGKILL)
-    ask(lobby, ann, 0.3, "ready")
-    assert not journal.flush()  # the hand-over finds the writer gone (the server's run task notices even sooner)
-    assert journal.failed == "the journal's writer process was killed (SIGKILL)"
-    started = time.perf_counter()
-    assert ask(lobby, ann, 0.5, "call")["kind"] == p.OK
-    assert time.perf_counter() - started < 1.0 and not journal.flush()
-    assert "journal_failed" in caplog.text and "killed (SIGKILL)" in caplog.text
-    assert "journal_not_durable" in caplog.text
-    journal.close()
-    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:  # what was committed before the kill stays
-        assert conn.execute("SELECT status FROM tables").fetchone()[0] == "playing"
-
-
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the writer process in Linux's /proc")
-async def test_the_writer_never_outlives_its_server_and_a_killed_writer_leaves_the_server_serving(tmp_path):
-    """A real server: its writer killed, it goes on serving and says why in its log; the server killed, its writer
-    commits what it had received and ends with it (no orphan), and the directory is free for the next server."""
-    from netclient import TestClient
-    from test_server_cli import read_stderr, start_server
-
-    data = tmp_path / "data"
-    proc, port, _ = await start_server("--data-dir", str(data), "--timing", "fast")
-    try:
-        (writer,) = _children(proc.pid)
-        ann = await TestClient.connect(port, "ann")
-        assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
-        await trio.sleep(0.3)  # past a gathering: the table is committed
-        os.kill(writer, signal.SIGKILL)
-        await trio.sleep(0.2)
-        assert (await ann.request(p.ADD_BOT, level="random"))["kind"] == p.OK  # still serving
-        bob = await TestClient.connect(port, "bob")
-        assert (await bob.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
-        proc.send_signal(signal.SIGTERM)
-        with trio.fail_after(10):
-            await proc.wait()
-        log = await read_stderr(proc)
-        assert "journal_failed" in log and "killed (SIGKILL)" in log, log
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-
-    proc, port, _ = await start_server("--data-dir", str(data), "--timing", "fast")
-    try:
-        (writer,) = _children(proc.pid)
-        zed = await TestClient.connect(port, "zed")
-        assert (await zed.request(p.CREATE_TABLE, players=6))["kind"] == p.OK
-        await trio.sleep(0.3)
-        proc.kill()  # SIGKILL: the writer sees its input end
-        await proc.wait()
-        with trio.fail_after(5):
-            while Path(f"/proc/{writer}").exists() and "Z" not in Path(f"/proc/{writer}/stat").read_text().rsplit(")", 1)[1].split()[0]:
-                await trio.sleep(0.01)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    # Table 1 was committed before the first writer was killed; bob's, after, lived in memory only; zed's is 2.
-    tables = {saved.id: saved for saved in j.read_journal(data / j.FILE_NAME)}
-    assert sorted(tables) == [1, 2] and tables[2].players == 6 and tables[2].seats[0].name == "zed"
-    j.Journal.open(data).close()  # the lock went with the server and its writer
+    stat = Path(f"/proc/self/task/{tid or threading.get_native_id()}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[16])
