@@ -291,10 +291,13 @@ async def seat_quatro(
             for seats in tables:
                 for s in seats:
                     if s.stream is not None and s.hello:
+                        # The ping's id is taken now: a request made while this waits for the lock takes the next
+                        # one, and an id read after the wait would be the request's, its reply the ping's.
                         s.ids += 1
+                        ping = encode({"kind": "ping", "id": s.ids})
                         try:
                             async with s.sending:
-                                await s.stream.send_all(encode({"kind": "ping", "id": s.ids}))
+                                await s.stream.send_all(ping)
                         except (trio.BrokenResourceError, trio.ClosedResourceError):
                             pass
 
