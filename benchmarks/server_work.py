@@ -14,7 +14,8 @@ in one process on one thread, so that a run repeats to within a few per cent:
    rules engine, publishing to the 8 seats), and each table whose deadline has come is ticked (``Server._tick``:
    its pulses, published). Every connection's queued frames are then taken, as the flusher takes them before its one
    write. Time is a ``trio.testing.MockClock`` moved by hand: a step is an eighth of the swap period, so every seat
-   swaps at the pace of ``server_fanout.py``'s load, and pulses come at theirs.
+   swaps at the pace of ``server_fanout.py``'s load, and pulses come at theirs. The collector is set as the server
+   sets it once it serves (``quatro_server.quiet.settle_heap``: start-up frozen, a young generation of 70,000).
 2. ``server+journal``: the same, journalling every table to a fresh data directory (the operator's default): the
    loop's share of the journal, and the writer thread beside it (its CPU is not counted, its interference is).
 3. ``relay``: the baseline, the Python of ``server_fanout.py``'s flusher relay for the same messages: each request's
@@ -52,6 +53,7 @@ from quatro_shared.signs import SIGNS  # noqa: E402
 
 from quatro_server import journal  # noqa: E402
 from quatro_server.lobby import Lobby, Room  # noqa: E402
+from quatro_server.quiet import settle_heap  # noqa: E402
 from quatro_server.server import Connection, Server  # noqa: E402
 from quatro_server.timing import PROFILES  # noqa: E402
 from server_fanout import SEATS, paced_timing, sample_update_body  # noqa: E402
@@ -139,8 +141,8 @@ def measure_server(run: _Run, journalled: bool) -> dict[str, float]:
                 journal.restore(lobby, book, trio.current_time())
             tables = _seat_all(server, clock, run.tables)
             decoders = {id(conn): FrameDecoder() for _, conns in tables for conn in conns}
-            gc.collect()
-            gc.freeze()
+            thresholds = gc.get_threshold()
+            settle_heap()  # as the server does once it serves: start-up frozen, the collector's thresholds raised
             step_s = run.timing.swap_cooldown * 1.05 / SEATS  # each seat swaps a little slower than its cooldown
             request_id = 10_000
             delivered = 0
@@ -169,6 +171,8 @@ def measure_server(run: _Run, journalled: bool) -> dict[str, float]:
                             conn.outbox.sent(len(conn.outbox.take()))
                 cpu += time.thread_time() - started
             result.update(us_per_msg=cpu / delivered * 1e6, messages=delivered)
+            gc.set_threshold(*thresholds)
+            gc.unfreeze()
             if book is not None:
                 book.close()
 
