@@ -191,6 +191,18 @@ class Game:
             return None
         return max(0.0, ms / 1000 - self.elapsed())
 
+    def beat_left(self, ms: int | None) -> float | None:
+        """Seconds left now to a held channel's next pulse beat, given in milliseconds by the view: as ``left``, but
+        starting again from the table's pulse interval at each beat (R11). A beat that falls with no emoji chosen
+        brings no update, so without this the countdown would sit at 0 until the next one."""
+        if ms is None:
+            return None
+        left = ms / 1000 - self.elapsed()
+        interval = self.view.pulse_interval_ms / 1000 if self.view is not None else 0.0
+        if left > 0 or interval <= 0:
+            return max(0.0, left)
+        return interval - (-left) % interval
+
     def pulse_on_show(self, seat: int) -> Sign | None:
         """The emoji of ``seat``'s latest pulse while it is still on show (R11: "for a moment")."""
         if self.view is None or self.view.phase is not Phase.ROUND:

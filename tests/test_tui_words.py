@@ -76,6 +76,22 @@ def test_countdowns_move_locally_between_updates():
     assert game.left(game.view.phase_ms) == 0
 
 
+def test_r11_a_held_channels_beat_counts_down_again_from_the_interval_after_each_beat():
+    """A beat with no emoji chosen brings no update: the countdown to the next beat starts again by itself."""
+    now = [NOW]
+    game = round_game(4)
+    game.clock = lambda: now[0]
+    interval = game.view.pulse_interval_ms / 1000
+    assert game.beat_left(1200) == 1.2 and game.beat_left(None) is None
+    now[0] += 1.0
+    assert abs(game.beat_left(1200) - 0.2) < 1e-9
+    now[0] += 0.5  # the beat fell 0.3 s ago
+    assert abs(game.beat_left(1200) - (interval - 0.3)) < 1e-9
+    now[0] += interval  # and the one after it
+    assert abs(game.beat_left(1200) - (interval - 0.3)) < 1e-9
+    assert game.left(1200) == 0  # a plain countdown stays at 0
+
+
 def test_r11_a_pulse_shows_for_pulse_shown_seconds_then_fades():
     now = [NOW]
     game = round_game(4)

@@ -87,10 +87,10 @@ class SeatBox(GameWidget):
             else:
                 second.append(f"{sign_text} {int(last[1])}s ago", style="dim")
             if state is not None and state.channel_held and state.next_pulse_ms is not None:
-                more = f" next {words.seconds(game.left(state.next_pulse_ms) or 0)}"
+                more = f" next {words.seconds(game.beat_left(state.next_pulse_ms) or 0)}"
                 if second.cell_len + len(more) <= PULSE_LINE:
                     second.append(more, style="dim")
         elif state is not None and state.channel_held and state.next_pulse_ms is not None:
-            left = game.left(state.next_pulse_ms)
+            left = game.beat_left(state.next_pulse_ms)
             second.append(f"pulse in {words.seconds(left or 0)}", style="dim")
         return Text("\n").join([line, second])

@@ -48,6 +48,6 @@ class SelfPanel(GameWidget):
             pulse_line.append(f" {words.sign(pulse, ascii_only)} ", style="bold reverse")
             pulse_line.append(" your pulse")
         elif view.channel_held and mine.next_pulse_ms is not None:
-            pulse_line.append(f"next pulse in {words.seconds(game.left(mine.next_pulse_ms) or 0)}", style="dim")
+            pulse_line.append(f"next pulse in {words.seconds(game.beat_left(mine.next_pulse_ms) or 0)}", style="dim")
         lines.append(pulse_line)
         return Text("\n").join(lines)
