@@ -796,6 +796,19 @@ def clock_parts(
     )
 
 
+#: The events of routine play: a swap and a pulse. They change no status, score or round, bring no deadline forward
+#: and move no countdown but by time passing, except the swapper's cooldowns (a pulse keeps its channel's beat).
+#: The room, the journal and the update frames each skip work for a batch of only these.
+ROUTINE_EVENTS = frozenset({e.Swapped, e.Pulse})
+
+
+def pulsed_on_beat(table: Table, seat: int, now: float) -> bool:
+    """Whether ``seat``'s latest pulse fell less than half a pulse interval before ``now``: close enough to its beat
+    that a client running the beat on can tell which one it was (protocol 3 sends such a pulse without a clock)."""
+    fell = table._seats[seat].last_pulse_at
+    return fell is not None and (max(now, table.now) - fell) * 2 < table.timing.pulse_interval
+
+
 def own_timers(table: Table, seat: int, now: float) -> OwnTimers:
     """The seat's own cooldowns at ``now``, as its ``view`` shows them (private to that seat)."""
     return OwnTimers(*own_waits(table, seat, now))

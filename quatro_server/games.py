@@ -28,7 +28,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from quatro_shared import actions as a
-from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
@@ -153,10 +152,6 @@ class Game(ABC):
         return view
 
 
-#: Quatro's routine events (``QuatroGame.routine``).
-_ROUTINE = frozenset({e.Swapped, e.Pulse})
-
-
 class QuatroGame(Game):
     """Quatro (R1–R20): 4, 6 or 8 seats in teams of two, hidden hands, signs and pulses."""
 
@@ -195,8 +190,9 @@ class QuatroGame(Game):
     def routine(self, emits: Sequence[engine.Emit]) -> bool:
         # A swap moves no deadline; a pulse only pushes its channel's next one later (and comes from the timer's
         # own tick, which re-arms). Asked after every batch: a loop, no generator.
+        routine = engine.ROUTINE_EVENTS
         for emit in emits:
-            if type(emit.event) not in _ROUTINE:
+            if type(emit.event) not in routine:
                 return False
         return True
 

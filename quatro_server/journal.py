@@ -43,7 +43,7 @@ from quatro_shared.wire import WireError, action_from_wire, to_wire
 
 from quatro_server.bots import LEVELS, Bot, make_bot
 from quatro_server.datadir import default_data_dir as default_data_dir  # the journal lives in the data directory
-from quatro_server.engine import Emit, Outcome, Table, events_for
+from quatro_server.engine import ROUTINE_EVENTS, Emit, Outcome, Table, events_for
 from quatro_server.lobby import Lobby, Room, Seat
 from quatro_server.timing import Timing
 
@@ -502,10 +502,6 @@ class Journal:
         self.write(ended(table_id, status))
 
 
-#: Events that change nothing ``RoomJournal.move`` records beside the move itself (no status, scores or round).
-_PLAIN_EVENTS = frozenset({e.Swapped, e.Pulse})
-
-
 class RoomJournal:
     """The journal of one room: the Room and its table call it at the points below."""
 
@@ -560,7 +556,7 @@ class RoomJournal:
         scored = signing = False
         for emit in emits:
             event = emit.event
-            if type(event) in _PLAIN_EVENTS:  # most moves: a swap, a pulse
+            if type(event) in ROUTINE_EVENTS:  # most moves: a swap, a pulse: no status, scores or round to record
                 continue
             if isinstance(event, e.SigningStarted):
                 signing = True

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import msgpack
 
-from quatro_server.engine import Emit, Table, clock_parts, own_waits, view
+from quatro_server.engine import ROUTINE_EVENTS, Emit, Table, clock_parts, own_waits, pulsed_on_beat, view
 from quatro_shared.events import Pulse, Swapped
 from quatro_shared import protocol as p
 from quatro_shared.framing import MAX_FRAME_BYTES, PREFIX_BYTES, frame
@@ -80,6 +80,8 @@ def _uint(n: int) -> bytes:
 
 
 _FIXINTS = [bytes((i,)) for i in range(128)]
+#: A timeless batch holds only routine events, which ``Batch`` tests one by one.
+assert ROUTINE_EVENTS == {Swapped, Pulse}
 
 
 class Batch:
@@ -119,16 +121,13 @@ class Batch:
         #: client runs its countdowns on (protocol 3). A pulse half an interval late or more (a stalled server, a
         #: test's jump in time) is sent with the clock: a client could not tell which beat it fell on.
         self.timeless = bool(emits)
-        interval = table.timing.pulse_interval
         for emit in emits:
             event = emit.event
             kind = type(event)
             if kind is Swapped:
                 continue
-            if kind is Pulse:
-                fell = table._seats[event.seat].last_pulse_at  # type: ignore[attr-defined]
-                if fell is not None and (max(now, table.now) - fell) * 2 < interval:
-                    continue
+            if kind is Pulse and pulsed_on_beat(table, event.seat, now):  # type: ignore[attr-defined]
+                continue
             self.timeless = False
             if emit.seat is not None or emit.team is not None:
                 self._public = None

@@ -40,10 +40,14 @@ def apply(view: SeatView, events: tuple[Event, ...] | list[Event], clock: Clock 
     return view
 
 
-def with_clock(view: SeatView, clock: Clock, own: OwnTimers) -> SeatView:
-    """``view`` with the countdowns of one instant."""
+def _check_clock(view: SeatView, clock: Clock) -> None:
     if len(clock.next_pulse_ms) != view.players or len(clock.last_pulse_ms) != view.players:
         raise ApplyError(f"a clock for {len(clock.next_pulse_ms)} seats at a table of {view.players}")
+
+
+def with_clock(view: SeatView, clock: Clock, own: OwnTimers) -> SeatView:
+    """``view`` with the countdowns of one instant."""
+    _check_clock(view, clock)
     seats = tuple(
         replace(s, next_pulse_ms=clock.next_pulse_ms[i], last_pulse_ms=clock.last_pulse_ms[i])
         for i, s in enumerate(view.seats)
@@ -248,9 +252,8 @@ class Tracker:
     def update(self, events: tuple[Event, ...] | list[Event], clock: Clock | None, own: OwnTimers | None, at: int) -> SeatView:
         """The seat's view after one update that is not a snapshot, built at ``at``."""
         view = apply(self.view, events, None, None)
-        if clock is not None and not len(clock.next_pulse_ms) == len(clock.last_pulse_ms) == view.players:
-            raise ApplyError(f"a clock for {len(clock.next_pulse_ms)} seats at a table of {view.players}")
         if clock is not None:
+            _check_clock(view, clock)  # before anything changes
             self._table(clock, at)
             self._own(own or NO_WAIT, at)
         else:
