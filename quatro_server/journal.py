@@ -62,8 +62,10 @@ KEEP_FINISHED_DAYS = 30
 FLUSH_TIMEOUT = 5.0
 #: Seconds the writer lets moves gather after the first one arrives before it commits them (a ``flush`` ends the wait
 #: at once). Each commit is a sync to the disk and each statement hands the interpreter's lock back and forth with
-#: the event loop; gathering makes them a few dozen a second instead of hundreds (docs/performance.md).
-GATHER = 0.050
+#: the event loop; gathering makes them ten a second instead of hundreds. What a crash can lose (never a point,
+#: docs/journal.md): the last tenth of a second of moves. Measured at 50 busy tables, alternating: 50 ms cost the
+#: loop about 0.5 µs more per delivered message than 100 ms (docs/performance.md, fourth round).
+GATHER = 0.100
 #: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7).
 ROWS_PER_INSERT = 500
 #: How many nice levels below the server the writer thread runs (Linux, where a thread has its own). The journal is
@@ -124,7 +126,7 @@ _INSERT_MOVE = "INSERT INTO moves (table_id, n, at, kind, seat, input, events) V
 #: A routine move as the event loop hands it over (nearly every move: a swap, a pulse): the ``moves`` row's values,
 #: its input and events not yet encoded (the writer encodes them: ``_move_params``). Built with no more than one
 #: tuple, since the loop builds one for every move of every table.
-MoveRow = tuple[int, int, float, str, "int | None", "a.Action | str | None", "tuple[Emit, ...]"]
+MoveRow = tuple[int, int, float, str, int | None, a.Action | str | None, tuple[Emit, ...]]
 
 
 def ended(table_id: int, status: str) -> Statement:
