@@ -341,10 +341,9 @@ def _statements(items: list[tuple[Statement, ...] | MoveRow]) -> Iterator[Statem
     encoded here, on the writer's thread."""
     for item in items:
         if type(item[0]) is int:  # a MoveRow (its table id first); statements start with their SQL
-            table_id, n, at, kind, seat, input_, emits = item  # type: ignore[misc]
-            if input_ is not None and type(input_) is not str:
-                input_ = encode_action(input_)
-            yield _INSERT_MOVE, (table_id, n, at, kind, seat, input_, encode_emits(emits))
+            table_id, n, at, kind, seat, input_, emits = item
+            encoded = encode_action(input_) if isinstance(input_, a.Action) else input_
+            yield _INSERT_MOVE, (table_id, n, at, kind, seat, encoded, encode_emits(emits))
         else:
             yield from item  # type: ignore[misc]
 
@@ -592,9 +591,8 @@ class RoomJournal:
     def _notable(self, row: MoveRow, emits: list[Emit]) -> bool:
         """A move that changes the table's status, scores or round, or begins a round's signing."""
         table_id, n, at, kind, seat, input_, events = row
-        if input_ is not None and not isinstance(input_, str):
-            input_ = Later(encode_action, input_)
-        statements: list[Statement] = [(_INSERT_MOVE, (table_id, n, at, kind, seat, input_, Later(encode_emits, events)))]
+        encoded = Later(encode_action, input_) if isinstance(input_, a.Action) else input_
+        statements: list[Statement] = [(_INSERT_MOVE, (table_id, n, at, kind, seat, encoded, Later(encode_emits, events)))]
         if kind == "start":
             statements.append(("UPDATE tables SET status = 'playing' WHERE id = ?", (self.table_id,)))
         scored = signing = False
