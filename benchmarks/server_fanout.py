@@ -73,6 +73,7 @@ from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E4
 from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
 
+from quatro_server.server import TIMER_SLACK  # noqa: E402
 from quatro_server.timing import STANDARD, Timing  # noqa: E402
 
 SEATS = 8
@@ -772,12 +773,14 @@ def _quantile_ms(values: list[float], q: float) -> float | None:
 
 #: Starts the operator's command with the connection cap raised when the run needs more connections than it
 #: allows (500 tables are 4,000 connections; the cap is 2,000): the command's ``ServerConfig`` gets the larger cap.
-#: ``--gc-thresholds`` replaces the server's collector thresholds, to measure them against others.
+#: ``--gc-thresholds`` replaces the server's collector thresholds, ``--timer-slack`` its timer's slack, to measure
+#: them against others.
 _SERVE = (
     "import functools, sys; from quatro_server import cli, quiet, server;"
-    " cli.ServerConfig = functools.partial(server.ServerConfig, max_connections=max(server.MAX_CONNECTIONS, int(sys.argv[1])));"
+    " cli.ServerConfig = functools.partial(server.ServerConfig, max_connections=max(server.MAX_CONNECTIONS, int(sys.argv[1])),"
+    " timer_slack=float(sys.argv[3]) if sys.argv[3] else server.TIMER_SLACK);"
     " quiet.GC_THRESHOLDS = tuple(map(int, sys.argv[2].split(','))) if sys.argv[2] else quiet.GC_THRESHOLDS;"
-    " from quatro_server.cli import main; sys.exit(main(sys.argv[3:]))"
+    " from quatro_server.cli import main; sys.exit(main(sys.argv[4:]))"
 )
 
 
@@ -791,7 +794,7 @@ def _target_command(target: str, tables: int, args: argparse.Namespace, timing_f
             serve += ["--no-journal"]
         else:
             serve += ["--data-dir", tempfile.mkdtemp(prefix=f"data-{tables}-", dir=timing_file.parent)]
-        command = [sys.executable, "-c", _SERVE, str(tables * SEATS + 100), args.gc_thresholds, *serve]
+        command = [sys.executable, "-c", _SERVE, str(tables * SEATS + 100), args.gc_thresholds, args.timer_slack, *serve]
     else:
         writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
         command = [sys.executable, str(Path(__file__).resolve()), "--serve-relay", writer, "--pace", str(args.pace)]
@@ -1132,6 +1135,12 @@ def main() -> int:
     )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document (the table to stderr)")
     parser.add_argument("--gc-thresholds", default="", help="the server's collector thresholds, e.g. 700,10,10 (Python's)")
+    parser.add_argument(
+        "--timer-slack",
+        default="",
+        help="the server's timer slack in seconds (its default: quatro_server.server.TIMER_SLACK), e.g. 0: every table "
+        "woken at its own deadline",
+    )
     parser.add_argument("--log-level", default="info", help="the Quatro server's log level (its default: info)")
     parser.add_argument("--no-journal", action="store_true", help="serve without the table journal (to see its cost)")
     parser.add_argument(
@@ -1197,7 +1206,8 @@ def main() -> int:
     print_summary(results, sizes, relays, args.pace, out, rounds)
     if args.json:
         report = summary_json(results, sizes, relays, args.pace, rounds)
-        report.update(load_processes=args.procs, boost=args.boost, rounds=args.rounds)
+        slack = float(args.timer_slack) if args.timer_slack else TIMER_SLACK
+        report.update(load_processes=args.procs, boost=args.boost, rounds=args.rounds, timer_slack=slack)
         print(json.dumps(report, indent=2), flush=True)
     return 0
 

@@ -62,8 +62,10 @@ KEEP_FINISHED_DAYS = 30
 FLUSH_TIMEOUT = 5.0
 #: Seconds the writer lets moves gather after the first one arrives before it commits them (a ``flush`` ends the wait
 #: at once). Each commit is a sync to the disk and each statement hands the interpreter's lock back and forth with
-#: the event loop; gathering makes them a few dozen a second instead of hundreds (docs/performance.md).
-GATHER = 0.050
+#: the event loop; gathering makes them ten a second instead of hundreds. What a crash can lose (never a point,
+#: docs/journal.md): the last tenth of a second of moves. Measured at 50 busy tables, alternating: 50 ms cost the
+#: loop about 0.5 µs more per delivered message than 100 ms (docs/performance.md, fourth round).
+GATHER = 0.100
 #: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7).
 ROWS_PER_INSERT = 500
 #: How many nice levels below the server the writer thread runs (Linux, where a thread has its own). The journal is
@@ -118,6 +120,13 @@ CREATE TABLE moves (
 
 #: One SQL statement and its parameters.
 Statement = tuple[str, tuple[Any, ...]]
+
+_INSERT_MOVE = "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+#: A routine move as the event loop hands it over (nearly every move: a swap, a pulse): the ``moves`` row's values,
+#: its input and events not yet encoded (the writer encodes them: ``_move_params``). Built with no more than one
+#: tuple, since the loop builds one for every move of every table.
+MoveRow = tuple[int, int, float, str, int | None, a.Action | str | None, tuple[Emit, ...]]
 
 
 def ended(table_id: int, status: str) -> Statement:
@@ -327,6 +336,18 @@ def _merged(statements: Iterator[Statement]) -> Iterator[Statement]:
         yield _rows(run_sql, rows), tuple(run_params)
 
 
+def _statements(items: list[tuple[Statement, ...] | MoveRow]) -> Iterator[Statement]:
+    """The statements of the queued items, in order: a routine move's row as its ``INSERT``, its input and events
+    encoded here, on the writer's thread."""
+    for item in items:
+        if type(item[0]) is int:  # a MoveRow (its table id first); statements start with their SQL
+            table_id, n, at, kind, seat, input_, emits = item
+            encoded = encode_action(input_) if isinstance(input_, a.Action) else input_
+            yield _INSERT_MOVE, (table_id, n, at, kind, seat, encoded, encode_emits(emits))
+        else:
+            yield from item  # type: ignore[misc]
+
+
 def _rows(sql: str, rows: int) -> str:
     """``sql`` (one ``VALUES (...)`` group, at its end) with its group repeated for ``rows`` rows."""
     if rows == 1:
@@ -359,7 +380,8 @@ class Journal:
         self.last_id = 0
         #: Set when a write failed: the server goes on, in memory only from then on (it says so in its log).
         self.failed: str | None = None
-        self._queue: queue.SimpleQueue[tuple[Statement, ...] | None] = queue.SimpleQueue()
+        #: What the writer commits, in order: statements to commit together, or a routine move's row.
+        self._queue: queue.SimpleQueue[tuple[Statement, ...] | MoveRow | None] = queue.SimpleQueue()
         self._queued = 0
         self._committed = 0
         self._done = threading.Condition()
@@ -415,6 +437,11 @@ class Journal:
         self._queued += 1
         self._queue.put(statements)
 
+    def write_move(self, row: MoveRow) -> None:
+        """Queue a routine move's row (``RoomJournal.move``), committed like ``write``'s statements."""
+        self._queued += 1
+        self._queue.put(row)
+
     def flush(self, timeout: float = FLUSH_TIMEOUT) -> bool:
         """Wait until everything queued so far is committed. False if a write failed or the disk took too long."""
         if self.failed is not None:
@@ -443,7 +470,7 @@ class Journal:
                 if items and self.failed is None:
                     try:
                         conn.execute("BEGIN IMMEDIATE")
-                        for sql, params in _merged(statement for item in items for statement in item):
+                        for sql, params in _merged(_statements(items)):
                             conn.execute(sql, [p.encode(p.value) if isinstance(p, Later) else p for p in params])
                         conn.execute("COMMIT")
                     except Exception as exc:  # a full disk, an I/O error: never let the writer die silently
@@ -543,14 +570,29 @@ class RoomJournal:
         table.journal = self
         return table
 
-    def move(self, kind: str, seat: int | None, input_: str | Later | None, at: float, emits: list[Emit]) -> bool:
-        """One input of the table and what it produced, with the table's status and scores where it changes them, all
-        committed together. A round's end is committed before this returns (R20). Returns whether the move began a
-        round's signing (the table then writes a checkpoint)."""
-        statements: list[Statement] = [(
-            "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (self.table_id, next(self._moves), at, kind, seat, input_, Later(encode_emits, tuple(emits))),  # callers extend theirs
-        )]
+    def move(self, kind: str, seat: int | None, input_: a.Action | str | None, at: float, emits: list[Emit]) -> bool:
+        """One input of the table (an action, the start's JSON, or None for time passing) and what it produced, with
+        the table's status and scores where it changes them, all committed together. A round's end is committed
+        before this returns (R20). Returns whether the move began a round's signing (the table then writes a
+        checkpoint).
+
+        Nearly every move is routine (a swap, a pulse: nothing but the move to record); its row goes to the writer
+        as it is, which encodes it there (the loop builds one tuple per move)."""
+        row = (self.table_id, next(self._moves), at, kind, seat, input_, tuple(emits))
+        if kind != "start":
+            for emit in emits:
+                if type(emit.event) not in ROUTINE_EVENTS:
+                    break
+            else:
+                self.journal.write_move(row)
+                return False
+        return self._notable(row, emits)
+
+    def _notable(self, row: MoveRow, emits: list[Emit]) -> bool:
+        """A move that changes the table's status, scores or round, or begins a round's signing."""
+        table_id, n, at, kind, seat, input_, events = row
+        encoded = Later(encode_action, input_) if isinstance(input_, a.Action) else input_
+        statements: list[Statement] = [(_INSERT_MOVE, (table_id, n, at, kind, seat, encoded, Later(encode_emits, events)))]
         if kind == "start":
             statements.append(("UPDATE tables SET status = 'playing' WHERE id = ?", (self.table_id,)))
         scored = signing = False
@@ -591,7 +633,6 @@ class JournaledTable(Table):
 
     journal: RoomJournal | None = None
     start_input: dict[str, Any] | None = None  # what the start move records: seed, bots, host, seating order
-    _acting = False
 
     def start(self, now: float) -> list[Emit]:
         emits = super().start(now)
@@ -599,27 +640,23 @@ class JournaledTable(Table):
             self._journal("start", None, json.dumps(self.start_input or {}), now, emits)
         return emits
 
-    def _journal(self, kind: str, seat: int | None, input_: str | Later | None, now: float, emits: list[Emit]) -> None:
+    def _journal(self, kind: str, seat: int | None, input_: a.Action | str | None, now: float, emits: list[Emit]) -> None:
         assert self.journal is not None
         if self.journal.move(kind, seat, input_, now, emits):
             self.journal.checkpoint(self)  # once a round: restoring replays the current round's moves only
 
     def act(self, seat: int, action: object, now: float) -> Outcome:
-        self._acting = True  # the advance inside act is journalled as part of the act
-        try:
-            outcome = super().act(seat, action, now)
-        finally:
-            self._acting = False
+        outcome = super().act(seat, action, now)  # the time passing before it is part of the act (``_run_to``)
         if self.journal is not None and outcome.events:
-            if outcome.ok and isinstance(action, a.Action):
-                self._journal("act", seat, Later(encode_action, action), now, outcome.events)
+            if outcome.refusal is None:  # accepted: an action the engine knows (``_HANDLERS``)
+                self._journal("act", seat, action, now, outcome.events)  # type: ignore[arg-type]
             else:  # refused: it changed nothing, but time passed before it
                 self._journal("advance", None, None, now, outcome.events)
         return outcome
 
     def advance(self, now: float) -> list[Emit]:
         emits = super().advance(now)
-        if self.journal is not None and emits and not self._acting:
+        if self.journal is not None and emits:
             self._journal("advance", None, None, now, emits)
         return emits
 

@@ -52,3 +52,59 @@ def test_settling_the_heap_freezes_start_up_and_raises_the_thresholds() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+class _Due:
+    """A table for the timer: its next deadline, until it is ticked."""
+
+    def __init__(self, room_id: int, at: float) -> None:
+        self.id, self.at = room_id, at
+
+    def next_wake(self) -> float | None:
+        return self.at
+
+
+async def _ticks(slack: float, offsets: list[float]) -> tuple[float, list[tuple[int, float]]]:
+    """Tables due at ``offsets`` seconds from now, served by the server's timer with ``slack``: when each was ticked."""
+    from quatro_server.lobby import Lobby
+    from quatro_server.server import Server, ServerConfig
+
+    srv = Server(Lobby(), ServerConfig(timer_slack=slack))
+    ticks: list[tuple[int, float]] = []
+
+    def tick(room: _Due, now: float) -> None:
+        ticks.append((room.id, now))
+        room.at = None  # nothing more to do there
+
+    srv._tick = tick  # type: ignore[method-assign, assignment]
+    start = trio.current_time()
+    for i, offset in enumerate(offsets):
+        room = _Due(1000 + i, start + offset)
+        srv.lobby.rooms[room.id] = room  # type: ignore[assignment]
+        srv._room_created(room)  # type: ignore[arg-type]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(srv._run_timers)
+        await trio.sleep(max(offsets) + 1)
+        nursery.cancel_scope.cancel()
+    return start, ticks
+
+
+async def test_tables_due_within_the_timer_slack_share_one_wake_up_none_ticked_early_or_past_it(autojump_clock) -> None:
+    """The tables' timer sleeps up to ``timer_slack`` past the earliest deadline, so that tables due close together
+    share one wake-up of the loop: none is ticked before its deadline, nor later than the slack after it."""
+    slack = 0.010
+    offsets = [1.000, 1.004, 1.009, 1.030]
+    start, ticks = await _ticks(slack, offsets)
+    assert sorted(room for room, _ in ticks) == [1000, 1001, 1002, 1003]
+    for room, now in ticks:
+        due = start + offsets[room - 1000]
+        assert due <= now <= due + slack + 1e-9, (room, now - start)
+    wake_ups = sorted({now for _, now in ticks})
+    assert len(wake_ups) == 2  # the first three together, the last on its own
+    assert {room for room, now in ticks if now == wake_ups[0]} == {1000, 1001, 1002}
+
+
+async def test_without_slack_each_table_is_ticked_at_its_own_deadline(autojump_clock) -> None:
+    offsets = [1.000, 1.004, 1.009]
+    start, ticks = await _ticks(0.0, offsets)
+    assert [(room, round(now - start, 6)) for room, now in ticks] == [(1000, 1.0), (1001, 1.004), (1002, 1.009)]
