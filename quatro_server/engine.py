@@ -18,7 +18,7 @@ state leaves the engine (H1); see ``docs/rules-engine.md`` for how a round flows
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
 from math import inf
@@ -804,6 +804,14 @@ def clock_parts(
 #: and move no countdown but by time passing, except the swapper's cooldowns (a pulse keeps its channel's beat).
 #: The room, the journal and the update frames each skip work for a batch of only these.
 ROUTINE_EVENTS = frozenset({e.Swapped, e.Pulse})
+
+
+def routine(emits: Sequence[Emit]) -> bool:
+    """Whether a batch holds only routine events (``ROUTINE_EVENTS``). Asked after every batch: a loop, no generator."""
+    for emit in emits:
+        if type(emit.event) not in ROUTINE_EVENTS:
+            return False
+    return True
 
 
 def pulsed_on_beat(table: Table, seat: int, now: float) -> bool:

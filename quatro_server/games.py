@@ -189,12 +189,8 @@ class QuatroGame(Game):
 
     def routine(self, emits: Sequence[engine.Emit]) -> bool:
         # A swap moves no deadline; a pulse only pushes its channel's next one later (and comes from the timer's
-        # own tick, which re-arms). Asked after every batch: a loop, no generator.
-        routine = engine.ROUTINE_EVENTS
-        for emit in emits:
-            if type(emit.event) not in routine:
-                return False
-        return True
+        # own tick, which re-arms).
+        return engine.routine(emits)
 
     def over(self, table: engine.Table) -> bool:
         return table.phase is Phase.OVER

@@ -43,7 +43,7 @@ from quatro_shared.wire import WireError, action_from_wire, to_wire
 
 from quatro_server.bots import LEVELS, Bot, make_bot
 from quatro_server.datadir import default_data_dir as default_data_dir  # the journal lives in the data directory
-from quatro_server.engine import ROUTINE_EVENTS, Emit, Outcome, Table, events_for
+from quatro_server.engine import ROUTINE_EVENTS, Emit, Outcome, Table, events_for, routine
 from quatro_server.lobby import Lobby, Room, Seat
 from quatro_server.timing import Timing
 
@@ -124,7 +124,7 @@ Statement = tuple[str, tuple[Any, ...]]
 _INSERT_MOVE = "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 #: A routine move as the event loop hands it over (nearly every move: a swap, a pulse): the ``moves`` row's values,
-#: its input and events not yet encoded (the writer encodes them: ``_move_params``). Built with no more than one
+#: its input and events not yet encoded (the writer encodes them: ``_statements``). Built with no more than one
 #: tuple, since the loop builds one for every move of every table.
 MoveRow = tuple[int, int, float, str, int | None, a.Action | str | None, tuple[Emit, ...]]
 
@@ -579,13 +579,9 @@ class RoomJournal:
         Nearly every move is routine (a swap, a pulse: nothing but the move to record); its row goes to the writer
         as it is, which encodes it there (the loop builds one tuple per move)."""
         row = (self.table_id, next(self._moves), at, kind, seat, input_, tuple(emits))
-        if kind != "start":
-            for emit in emits:
-                if type(emit.event) not in ROUTINE_EVENTS:
-                    break
-            else:
-                self.journal.write_move(row)
-                return False
+        if kind != "start" and routine(emits):
+            self.journal.write_move(row)
+            return False
         return self._notable(row, emits)
 
     def _notable(self, row: MoveRow, emits: list[Emit]) -> bool:
@@ -598,7 +594,7 @@ class RoomJournal:
         scored = signing = False
         for emit in emits:
             event = emit.event
-            if type(event) in ROUTINE_EVENTS:  # most moves: a swap, a pulse: no status, scores or round to record
+            if type(event) in ROUTINE_EVENTS:  # a swap or a pulse beside the notable events: nothing more to record
                 continue
             if isinstance(event, e.SigningStarted):
                 signing = True

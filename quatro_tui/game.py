@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from quatro_shared import events as e
+from quatro_shared.apply import beat_left
 from quatro_shared import quarto as q
 from quatro_shared.cards import is_four_of_a_kind
 from quatro_shared.messages import Seating
@@ -197,11 +198,8 @@ class Game:
         brings no update, so without this the countdown would sit at 0 until the next one."""
         if ms is None:
             return None
-        left = ms / 1000 - self.elapsed()
         interval = self.view.pulse_interval_ms / 1000 if self.view is not None else 0.0
-        if left > 0 or interval <= 0:
-            return max(0.0, left)
-        return interval - (-left) % interval
+        return float(beat_left(ms / 1000 - self.elapsed(), interval))
 
     def pulse_on_show(self, seat: int) -> Sign | None:
         """The emoji of ``seat``'s latest pulse while it is still on show (R11: "for a moment")."""

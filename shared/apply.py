@@ -171,6 +171,14 @@ def _step(view: SeatView, event: Event) -> SeatView:
 # --- countdowns that run on between clocks (protocol 3) ---------------------------------------------------
 
 
+def beat_left(left: float, interval: float) -> float:
+    """Time to a held channel's next pulse beat, given the time ``left`` to one of its beats (negative once that one
+    has fallen) and the pulse interval, in any one unit: beats fall every interval from there on (R11)."""
+    if left >= 0 or interval <= 0:
+        return max(0, left)
+    return interval - (-left) % interval
+
+
 def _until(at: int | None, now: int) -> int | None:
     """Milliseconds from ``now`` to ``at`` (None stays None), never negative."""
     return None if at is None else max(0, at - now)
@@ -220,11 +228,7 @@ class Tracker:
     def _beat(self, seat: int, now: int) -> int | None:
         """Milliseconds to ``seat``'s next pulse beat at ``now``: the engine's own count, a beat every interval."""
         at = self._next[seat]
-        if at is None:
-            return None
-        if at >= now or self._pulse <= 0:
-            return max(0, at - now)
-        return self._pulse - (now - at) % self._pulse
+        return None if at is None else int(beat_left(at - now, self._pulse))
 
     def _pulsed(self, seat: int, now: int) -> None:
         """``seat`` pulsed in an update built at ``now`` without a clock: on its beat nearest ``now``."""
