@@ -184,7 +184,7 @@ class Batch:
             for emit in self.emits:
                 event = emit.event
                 if type(event) is Swapped:
-                    own[event.seat] = own_waits(self.table, event.seat, self.now)  # type: ignore[attr-defined]
+                    own[event.seat] = own_waits(self.table, event.seat, self.now)
         return own
 
     def _tail(self, seen: tuple[int, ...], timeless: bool) -> bytes:

@@ -652,3 +652,30 @@ def test_no_constant_has_two_rows():
     rows = re.findall(r"^\| `([A-Z][A-Z0-9_]*)`", _doc(), flags=re.M)
     twice = sorted({name for name in rows if rows.count(name) > 1})
     assert not twice, twice
+
+
+def test_a_move_onto_ones_own_seat_answers_ok_with_it_and_pushes_nothing():
+    """As section 6 says of ``move``: the seat already held is no change."""
+    room_lobby = lobby.Lobby(seed=3)
+    ann, bob = _Peer("ann"), _Peer("bob")
+    ask = lambda peer, kind, **fields: wire.to_wire(  # noqa: E731
+        room_lobby.handle(peer, wire.request_from_wire({"kind": kind, "id": 1, **fields}), 0.0)
+    )
+    assert ask(ann, protocol.CREATE_TABLE, players=4)["kind"] == protocol.OK
+    assert ask(bob, protocol.JOIN, table=1)["seat"] == 1
+    before = len(ann.sent), len(bob.sent)
+    assert ask(bob, protocol.MOVE, seat=1) == {"kind": protocol.OK, "id": 1, "seat": 1}
+    assert (len(ann.sent), len(bob.sent)) == before
+    said = re.sub(r"\s+", " ", _doc())
+    assert "A `move` onto the seat the sender already holds answers `ok` with that `seat` and pushes nothing." in said
+
+
+def test_where_a_client_meets_the_tables_per_address_limit_the_operators_exemption_is_named():
+    """``create_table``'s section says how long a table counts against its address and names the option that
+    exempts one (a load generator meets the limit first); the option is the server's own."""
+    from quatro_server import cli
+
+    doc = _doc()
+    section = doc[doc.index("### `create_table`") : doc.index("### `join`")]
+    assert "--trusted-address IP`" in section and "`ABANDON_AFTER`" in section, section
+    assert "--trusted-address" in Path(cli.__file__).read_text(encoding="utf-8")
