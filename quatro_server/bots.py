@@ -9,8 +9,9 @@ simulator (``quatro_server.sim``). Bots react at a person's pace (``THINK_TIME``
 they are given (``now``), so they never win by reflexes a person cannot match.
 
 The ladder (``quatro_shared.levels``), weakest first:
-- ``easy``: collects toward the rank it holds most; holding four of a kind it takes its channel and shows the
-  team's sign; calls when its partner's channel pulses the team's sign. Slow, honest, readable: for learning.
+- ``easy``: collects toward the rank it holds most, at a new player's pace (``READING_TIME``); holding four of a
+  kind it takes its channel and shows the team's sign; calls when its partner's channel pulses the team's sign.
+  Slow, honest, readable: for learning.
 - ``normal``: the same, but it holds its channel from the start of the round, so that taking it says nothing.
 - ``hard``: ``normal`` plus reading the table (``TableReader``): every public swap tells it part of each hand,
   every reveal teaches it how each seat signals; it counters, calls early, blocks, reshuffles and sends decoys.
@@ -54,8 +55,9 @@ THINK_TIME: dict[str, tuple[float, float]] = {
 }
 #: A level's time to find the swap that helps, in seconds (low, high), drawn afresh for every swap: after the
 #: cooldown and the reaction between two swaps, and after a fresh deal before the first. A new player reads
-#: the cards before each swap, so ``easy`` swaps at their pace (one swap every 5.4-7.3 s, the first 3.4-5.3 s after
-#: the deal): a newcomer partnered with it is not a spectator (``docs/bots.md``, "A newcomer's first match").
+#: the cards before each swap, so ``easy`` swaps at their pace (one swap every 4.9-6.8 s, the cooldown included; the
+#: first 2.9-4.8 s after it sees the deal): a newcomer partnered with it is not a spectator (``docs/bots.md``, "A
+#: newcomer's first match").
 #: The other levels know the cards at a glance.
 READING_TIME: dict[str, tuple[float, float]] = {
     "random": (0.0, 0.0),

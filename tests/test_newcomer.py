@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -193,3 +194,13 @@ def test_normal_stays_a_step_up_from_easy():
 def test_the_newcomer_is_named_in_the_sims_errors(capsys):
     assert main(["sim", "--teams", "genius,easy", "--matches", "1"]) == 2
     assert "newcomer" in capsys.readouterr().err
+
+
+def test_the_figure_is_documented_with_the_command_that_measures_it():
+    """docs/bots.md gives the newcomer's figure with a command anyone can rerun, and easy's pace as the code has it."""
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "bots.md").read_text()
+    assert "quatro-server sim --players 4 --matches 300 --teams newcomer/easy,easy --seed 1" in docs
+    (low, high), (read_low, read_high) = bots.THINK_TIME["easy"], bots.READING_TIME["easy"]
+    gap = f"{STANDARD.swap_cooldown + low + read_low:.1f}–{STANDARD.swap_cooldown + high + read_high:.1f} s"
+    first = f"{low + read_low:.1f}–{high + read_high:.1f} s"
+    assert f"a swap every {gap}" in docs and f"first {first}" in docs, (gap, first)
