@@ -167,3 +167,28 @@ def test_only_the_host_sees_the_hosts_keys_in_the_waiting_room(quatro_server, ho
             await other.close()
 
     run(body)
+
+
+def test_a_table_just_created_shows_as_active_in_the_pushed_lobby_list(quatro_server):
+    """The list a watcher is pushed when a table is created says it is active now, not idle since the clock began."""
+    from quatro_tui.connection import ServerLobby
+
+    async def body():
+        cy = await Player(quatro_server, "cy").start()
+        ann = await Player(quatro_server, "ann").start()
+        try:
+            table = (await ann.act(p.CREATE_TABLE, players=4))["table"]
+
+            def pushed() -> m.TableSummary | None:
+                for message in reversed(cy.messages):
+                    if isinstance(message, ServerLobby):
+                        return next((t for t in message.tables if t.table == table), None)
+                return None
+
+            summary = await until(pushed, what="the new table in cy's pushed lobby list")
+            assert summary.idle_s == 0
+        finally:
+            await ann.close()
+            await cy.close()
+
+    run(body)
