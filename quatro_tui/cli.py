@@ -45,10 +45,13 @@ def choose_server(
     look: Callable[[], list[Found]] | None = None,
     ask: Callable[[str], str] = input,
     interactive: bool | None = None,
+    local: str = f"127.0.0.1:{DEFAULT_PORT}",
 ) -> str | None:
     """``quatro join`` without an address: the servers announced on the LAN (zeroconf, about two seconds),
-    this machine's, and the last one used, to pick from by number. Without a terminal to ask on: the last
-    one used, else the first found. None when the player picks none."""
+    this machine's (``local``: said so when nothing answers there), and the last one used, to pick from by
+    number. Without a terminal to ask on: the last one used, else the first found. None when the player picks none."""
+    from quatro_tui.discover import answers
+
     if look is None:
         from quatro_tui.discover import discover
 
@@ -64,8 +67,10 @@ def choose_server(
     except NoMulticast as exc:
         print(f"Cannot look for servers: {exc}. Carrying on without.", flush=True)
     announced = [address for address, _ in choices]
-    local = f"127.0.0.1:{DEFAULT_PORT}"
-    for address, label in ((last, f"the last one used ({last})"), (local, f"this machine ({local})")):
+    here = f"this machine ({local})"
+    if interactive and local not in announced and local != last and not answers(*parse_address(local)):
+        here += ": nothing answers there now"
+    for address, label in ((last, f"the last one used ({last})"), (local, here)):
         if address and address not in (a for a, _ in choices):
             choices.append((address, label))
     if not interactive:
