@@ -425,6 +425,7 @@ class QuatroApp(App[str | None]):
     def on_server_bye(self, message: ServerBye) -> None:
         if self.stale(message):
             return
+        self.game.stop_clocks()
         if message.reason == m.BYE_REPLACED:
             self.game.link = "this seat is now played from another connection"
             self.show_link("Your seat is now played from another connection.",
@@ -438,6 +439,7 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
+        self.game.stop_clocks()
         if message.attempt == 1:
             self.game.say("Connection lost: trying again.")
         self.show_link("The connection to the server was lost.",
@@ -465,6 +467,7 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.link = "seat lost"
+        self.game.stop_clocks()
         self.show_link("Your seat is gone.",
                        "The server no longer has your seat: it restarted, or the seat was given up "
                        f"({message.why.rstrip('.')}).")
