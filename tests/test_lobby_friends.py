@@ -154,7 +154,7 @@ def test_only_the_host_sees_the_hosts_keys_in_the_waiting_room(quatro_server, ho
                 footer = " ".join(str(key.render()) for key in app.screen.query("FooterKey"))
                 assert ("add a bot" in footer) is host and ("start" in footer) is host
                 assert "chat" in footer and "leave" in footer
-                await pilot.press("b")
+                await pilot.press("b", "enter")  # the host's level question, answered with its default
                 await pilot.pause(0.3)
                 assert not any("only the host" in line for line in app.game.feed)
                 bots = sum(s.bot is not None for s in app.game.seating.seats)

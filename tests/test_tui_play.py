@@ -17,10 +17,11 @@ from quatro_tui.app import Join, Play, QuatroApp
 from quatro_shared.levels import PLAY_LEVEL
 from quatro_tui.cli import parse_address, parser, play_seats
 from quatro_tui.screens.lobby import LobbyScreen
-from quatro_tui.screens.room import RoomScreen
+from quatro_tui.screens.room import BotLevel, RoomScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
 from quatro_tui.settings import RememberedSeat, Settings, config_path, default_name, wants_ascii
+from test_tui_names import screen_text
 from tui_helpers import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
@@ -179,15 +180,29 @@ def test_the_host_seats_and_unseats_bots_with_keys_then_starts(quatro_server):
             await pilot.pause()
             await pilot.press("c")
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.is_host(), what="our room")
-            bots = lambda: sum(bool(s.bot) for s in app.game.seating.seats)  # noqa: E731
-            await pilot.press("b", "b")
-            await until(lambda: bots() == 2, what="two bots")
+            bots = lambda: [s.bot for s in app.game.seating.seats if s.bot]  # noqa: E731
+            # b asks the level: its number chooses one, enter the one highlighted (the server's default).
+            await pilot.press("b")
+            await until(lambda: isinstance(app.screen, BotLevel), what="the level question")
+            await pilot.pause()
+            assert "expert" in screen_text(app) and "random" not in screen_text(app)
+            await pilot.press("3")
+            await until(lambda: bots() == ["hard"], what="a hard bot")
+            await until(lambda: isinstance(app.screen, RoomScreen), what="the room again")
+            await until(lambda: "bot hard" in screen_text(app), what="the level on its seat")
+            await pilot.press("b", "enter")
+            await until(lambda: bots() == ["hard", "normal"], what="a normal bot")
+            await pilot.press("b", "escape")
+            await pilot.pause(0.3)
+            assert bots() == ["hard", "normal"]  # escape adds none
             await pilot.press("r")
-            await until(lambda: bots() == 1, what="one bot removed")
+            await until(lambda: bots() == ["hard"], what="one bot removed")
             await pilot.press("s")
             await until(lambda: any("every seat" in line for line in app.game.feed), what="the refusal to start")
-            await pilot.press("b", "b")
-            await until(lambda: bots() == 3, what="a full table")
+            await pilot.press("b", "1")
+            await until(lambda: len(bots()) == 2, what="an easy bot")
+            await pilot.press("b", "4")
+            await until(lambda: sorted(bots()) == ["easy", "expert", "hard"], what="a full table")
             await pilot.press("s")
             await until(lambda: isinstance(app.screen, SigningScreen), what="the match")
             await pilot.press("ctrl+q")
