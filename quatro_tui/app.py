@@ -146,6 +146,8 @@ class QuatroApp(App[str | None]):
         self.remember_seat = remember_seat
         #: Ring the terminal's bell when the partner shows the team's sign and at one's own four of a kind.
         self.bell_on = bell
+        #: ``quatro play`` went back to its server's lobby: tables made there start when their host says.
+        self.left_play_table = False
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
@@ -396,7 +398,7 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.seat(message.seating)
-        if isinstance(self.plan, Play) and self.plan.open and self.game.view is None:
+        if isinstance(self.plan, Play) and self.plan.open and self.game.view is None and not self.left_play_table:
             # Everyone is seated: the match starts by itself, as `quatro play` promises.
             if all(s.taken for s in message.seating.seats) and self.game.is_host():
                 self.send(m.Start())
@@ -498,7 +500,35 @@ class QuatroApp(App[str | None]):
         self.run_worker(self._restart(place), name="begin", exclusive=True, exit_on_error=False)
 
     def action_back_to_lobby(self) -> None:
+        if isinstance(self.plan, Play) and self.conn is not None and not self.game.link \
+                and not isinstance(self.screen, LinkScreen):
+            # The private server has a lobby like any server's: leave the table for it, on the same connection.
+            self.run_worker(self._to_lobby(self.conn), name="lobby", group="lobby", exclusive=True, exit_on_error=False)
+            return
         self.run_worker(self._restart(None, leave=True), name="begin", exclusive=True, exit_on_error=False)
+
+    async def _to_lobby(self, conn: Connection) -> None:
+        """Leave the table and show the server's lobby: its tables, and creating one (bots at every level)."""
+        try:
+            if self.game.me is not None:
+                await conn.request(m.Leave())
+            listing = await conn.request(m.ListTables())
+        except ConnectionLost:
+            await self._restart(None)
+            return
+        self.left_play_table = True
+        # Queued behind whatever the table pushed before it let go of this connection: that is dropped, not shown.
+        self.call_later(self._show_lobby, listing.payload.tables if isinstance(listing, m.Ok)
+                        and isinstance(listing.payload, m.Tables) else self.tables)
+
+    def _show_lobby(self, tables: tuple[m.TableSummary, ...]) -> None:
+        old = self.game
+        self.game = Game(ascii_only=old.ascii_only, clock=old.clock, rng=old.rng)
+        self.tables = tables
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.push_screen(LobbyScreen())
+        self.check_size()
 
     async def _restart(self, place: object, leave: bool = False) -> None:
         """Close the link, forget the table, and begin again: ``quatro join`` to the server's lobby (or the seat

@@ -290,3 +290,41 @@ def test_play_quarto_is_two_seats_against_a_perfect_bot_by_default():
     assert "no 'easy' bots" in str(play_seats(parser().parse_args(["play", "--game", "quarto", "--level", "easy"])))
     assert "no 'perfect' bots" in str(play_seats(parser().parse_args(["play", "--level", "perfect"])))
     assert "--open takes 0 to 1" in str(play_seats(parser().parse_args(["play", "--game", "quarto", "--open", "2"])))
+
+
+def test_play_back_to_the_lobby_at_the_match_end_shows_the_private_servers_lobby(tmp_path):
+    """``l back to the lobby`` after a ``quatro play`` match is the lobby of its server, where the player makes the next
+    table themselves: not a new match begun behind a blank screen."""
+    from quatro_tui.screens.dialogs import ConfirmCall
+    from quatro_tui.screens.reveal import MatchEndScreen
+    from tui_helpers import PATIENT_TIMING
+
+    timing = tmp_path / "quick.toml"
+    timing.write_text("".join(f"{k} = {v}\n" for k, v in {**PATIENT_TIMING, "target_score": 1}.items()))
+
+    async def body():
+        app = QuatroApp(Play(players=4, level="easy", timing=str(timing), name="ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match")
+            if isinstance(app.screen, SigningScreen):
+                await armed(app)
+                await pilot.press("enter")
+            await until(lambda: isinstance(app.screen, TableScreen) and app.game.view.hand, what="the round")
+            await armed(app)
+            await pilot.press("space")  # right or wrong, a team scores the one point the match is played to
+            if isinstance(app.screen, ConfirmCall):
+                await pilot.press("y")
+            await until(lambda: isinstance(app.screen, MatchEndScreen), what="the match end")
+            server, conn = app.server.process, app.conn
+            await armed(app)
+            await pilot.press("l")
+            await until(lambda: isinstance(app.screen, LobbyScreen), timeout=5, what="the lobby")
+            assert app.server.process is server and app.conn is conn  # the same private server, the same link
+            assert app.game.view is None and app.game.seating is None
+            await pilot.pause(1.0)
+            assert isinstance(app.screen, LobbyScreen)  # no match begins by itself
+            await pilot.press("c")  # the next table is the player's to make
+            await until(lambda: isinstance(app.screen, RoomScreen) and app.game.is_host(), what="a new table's room")
+            await pilot.press("ctrl+q")
+
+    run(body)
