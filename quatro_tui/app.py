@@ -128,10 +128,11 @@ class QuatroApp(App[str | None]):
         remember_seat: Callable[[int, str, str], None] | None = None,
         idle_exit: float | None = None,
         bell: bool = False,
-        ask_name: Callable[[str], None] | None = None,
+        ask_name: Callable[[str], tuple[int, str] | None] | None = None,
     ) -> None:
         super().__init__()
-        #: Ask the player's name before joining (a browser door's newcomer), and tell it to this callable.
+        #: Ask the player's name before joining (``quatro join`` without ``--name``, a browser door's newcomer), starting
+        #: from the plan's, and tell it to this callable: it answers with the seat remembered for that name (R19).
         self.ask_name = ask_name
         #: Seconds without a key press, outside a match, after which the app closes itself (None: never).
         self.idle_exit = idle_exit
@@ -215,8 +216,10 @@ class QuatroApp(App[str | None]):
                 assert isinstance(plan, Join)
                 if self.ask_name is not None:
                     self._splash("")
-                    plan.name = await self.push_screen(AskName(), wait_for_dismiss=True)
-                    self.ask_name(plan.name)
+                    plan.name = await self.push_screen(AskName(plan.name), wait_for_dismiss=True)
+                    remembered = self.ask_name(plan.name)
+                    if remembered is not None:
+                        plan.rejoin_table, plan.rejoin_secret = remembered
                     self.ask_name = None  # asked once: a restart keeps the name
                 host, port, name = plan.host, plan.port, plan.name
             self._splash(f"Connecting to {host}:{port}…")
@@ -259,8 +262,9 @@ class QuatroApp(App[str | None]):
         reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret))
         if isinstance(reply, m.Refused) and reply.reason == p.SEAT_IN_USE:
             # The same person plays this seat elsewhere (another terminal, a connection not yet timed out).
-            self._splash("Your seat is in play from another terminal.")
-            if not await self.push_screen(TakeOver(), wait_for_dismiss=True):
+            question = TakeOver(plan.rejoin_table, plan.name, self.seat_named(plan.rejoin_table, plan.name))
+            self._splash(question.question().split("\n")[0])
+            if not await self.push_screen(question, wait_for_dismiss=True):
                 return False
             reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret, takeover=True))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Rejoined)):
@@ -268,6 +272,12 @@ class QuatroApp(App[str | None]):
         self.game.my_seat = reply.payload.seat
         self.game.say("Back in your seat.")
         return True
+
+    def seat_named(self, table: int, name: str) -> int | None:
+        """The one seat at ``table`` that the server's list shows under ``name`` (None: none, or more than one)."""
+        summary = next((t for t in self.tables if t.table == table), None)
+        seats = [i for i, held in enumerate(summary.names if summary else ()) if held == name]
+        return seats[0] if len(seats) == 1 else None
 
     async def _set_up_play(self, plan: Play) -> None:
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
