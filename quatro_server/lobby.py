@@ -563,6 +563,7 @@ class Lobby:
             abandon_after=self.abandon_after,
             unstarted_abandon_after=self.unstarted_abandon_after,
             game=game,
+            last_active=now,  # its creator is active now: the list pushed as it is seated must not call it idle
         )
         if self.journal is not None and game.journalled:  # a Quarto table lives in memory only
             room.journal = self.journal.room(room)

@@ -128,10 +128,11 @@ class QuatroApp(App[str | None]):
         remember_seat: Callable[[int, str, str], None] | None = None,
         idle_exit: float | None = None,
         bell: bool = False,
-        ask_name: Callable[[str], None] | None = None,
+        ask_name: Callable[[str], tuple[int, str] | None] | None = None,
     ) -> None:
         super().__init__()
-        #: Ask the player's name before joining (a browser door's newcomer), and tell it to this callable.
+        #: Ask the player's name before joining (``quatro join`` without ``--name``, a browser door's newcomer), starting
+        #: from the plan's, and tell it to this callable: it answers with the seat remembered for that name (R19).
         self.ask_name = ask_name
         #: Seconds without a key press, outside a match, after which the app closes itself (None: never).
         self.idle_exit = idle_exit
@@ -146,6 +147,8 @@ class QuatroApp(App[str | None]):
         self.remember_seat = remember_seat
         #: Ring the terminal's bell when the partner shows the team's sign and at one's own four of a kind.
         self.bell_on = bell
+        #: ``quatro play`` went back to its server's lobby: tables made there start when their host says.
+        self.left_play_table = False
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
@@ -213,8 +216,10 @@ class QuatroApp(App[str | None]):
                 assert isinstance(plan, Join)
                 if self.ask_name is not None:
                     self._splash("")
-                    plan.name = await self.push_screen(AskName(), wait_for_dismiss=True)
-                    self.ask_name(plan.name)
+                    plan.name = await self.push_screen(AskName(plan.name), wait_for_dismiss=True)
+                    remembered = self.ask_name(plan.name)
+                    if remembered is not None:
+                        plan.rejoin_table, plan.rejoin_secret = remembered
                     self.ask_name = None  # asked once: a restart keeps the name
                 host, port, name = plan.host, plan.port, plan.name
             self._splash(f"Connecting to {host}:{port}…")
@@ -257,8 +262,9 @@ class QuatroApp(App[str | None]):
         reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret))
         if isinstance(reply, m.Refused) and reply.reason == p.SEAT_IN_USE:
             # The same person plays this seat elsewhere (another terminal, a connection not yet timed out).
-            self._splash("Your seat is in play from another terminal.")
-            if not await self.push_screen(TakeOver(), wait_for_dismiss=True):
+            question = TakeOver(plan.rejoin_table, plan.name, self.seat_named(plan.rejoin_table, plan.name))
+            self._splash(question.question().split("\n")[0])
+            if not await self.push_screen(question, wait_for_dismiss=True):
                 return False
             reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret, takeover=True))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Rejoined)):
@@ -266,6 +272,12 @@ class QuatroApp(App[str | None]):
         self.game.my_seat = reply.payload.seat
         self.game.say("Back in your seat.")
         return True
+
+    def seat_named(self, table: int, name: str) -> int | None:
+        """The one seat at ``table`` that the server's list shows under ``name`` (None: none, or more than one)."""
+        summary = next((t for t in self.tables if t.table == table), None)
+        seats = [i for i, held in enumerate(summary.names if summary else ()) if held == name]
+        return seats[0] if len(seats) == 1 else None
 
     async def _set_up_play(self, plan: Play) -> None:
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
@@ -396,7 +408,7 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.seat(message.seating)
-        if isinstance(self.plan, Play) and self.plan.open and self.game.view is None:
+        if isinstance(self.plan, Play) and self.plan.open and self.game.view is None and not self.left_play_table:
             # Everyone is seated: the match starts by itself, as `quatro play` promises.
             if all(s.taken for s in message.seating.seats) and self.game.is_host():
                 self.send(m.Start())
@@ -425,6 +437,7 @@ class QuatroApp(App[str | None]):
     def on_server_bye(self, message: ServerBye) -> None:
         if self.stale(message):
             return
+        self.game.stop_clocks()
         if message.reason == m.BYE_REPLACED:
             self.game.link = "this seat is now played from another connection"
             self.show_link("Your seat is now played from another connection.",
@@ -438,6 +451,7 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
+        self.game.stop_clocks()
         if message.attempt == 1:
             self.game.say("Connection lost: trying again.")
         self.show_link("The connection to the server was lost.",
@@ -465,6 +479,7 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.link = "seat lost"
+        self.game.stop_clocks()
         self.show_link("Your seat is gone.",
                        "The server no longer has your seat: it restarted, or the seat was given up "
                        f"({message.why.rstrip('.')}).")
@@ -495,7 +510,35 @@ class QuatroApp(App[str | None]):
         self.run_worker(self._restart(place), name="begin", exclusive=True, exit_on_error=False)
 
     def action_back_to_lobby(self) -> None:
+        if isinstance(self.plan, Play) and self.conn is not None and not self.game.link \
+                and not isinstance(self.screen, LinkScreen):
+            # The private server has a lobby like any server's: leave the table for it, on the same connection.
+            self.run_worker(self._to_lobby(self.conn), name="lobby", group="lobby", exclusive=True, exit_on_error=False)
+            return
         self.run_worker(self._restart(None, leave=True), name="begin", exclusive=True, exit_on_error=False)
+
+    async def _to_lobby(self, conn: Connection) -> None:
+        """Leave the table and show the server's lobby: its tables, and creating one (bots at every level)."""
+        try:
+            if self.game.me is not None:
+                await conn.request(m.Leave())
+            listing = await conn.request(m.ListTables())
+        except ConnectionLost:
+            await self._restart(None)
+            return
+        self.left_play_table = True
+        # Queued behind whatever the table pushed before it let go of this connection: that is dropped, not shown.
+        self.call_later(self._show_lobby, listing.payload.tables if isinstance(listing, m.Ok)
+                        and isinstance(listing.payload, m.Tables) else self.tables)
+
+    def _show_lobby(self, tables: tuple[m.TableSummary, ...]) -> None:
+        old = self.game
+        self.game = Game(ascii_only=old.ascii_only, clock=old.clock, rng=old.rng)
+        self.tables = tables
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.push_screen(LobbyScreen())
+        self.check_size()
 
     async def _restart(self, place: object, leave: bool = False) -> None:
         """Close the link, forget the table, and begin again: ``quatro join`` to the server's lobby (or the seat

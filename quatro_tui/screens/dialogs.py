@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
@@ -52,28 +53,45 @@ class ConfirmCall(KeyGuard, ModalScreen[bool]):
 
 
 class TakeOver(ModalScreen[bool]):
-    """R19: the seat ``quatro join`` came back to is played from another connection. Asked, never taken unasked."""
+    """R19: the seat ``quatro join`` came back to is played from another connection. Asked, never taken unasked,
+    and named: under one account, "your seat" could be anyone's."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "take it over", id="takeover-yes"),
         Binding("n,escape", "answer(False)", "leave it", id="takeover-no"),
     ]
 
+    def __init__(self, table: int, player: str, seat: int | None = None) -> None:
+        super().__init__()
+        self.table, self.player, self.seat = table, player, seat
+
+    def question(self) -> str:
+        """In plain words (the player's name is theirs, not markup): whose seat, where, and what taking it does."""
+        seat = f"Seat {self.seat + 1} at table {self.table}" if self.seat is not None else f"A seat at table {self.table}"
+        return (f"{seat}, {self.player}'s, is in play from another terminal.\n\n"
+                f"Take it over as {self.player}? The other terminal leaves the table.\n\n"
+                "y take it over    n leave it")
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static("[b]Your seat is in play from another terminal.[/b] Take it over? y/n")
+            yield Static(Content(words.plain(self.question(), self.app.game.ascii_only)))  # type: ignore[attr-defined]
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
 
 
 class AskName(ModalScreen[str]):
-    """A visitor who came through the browser door, the first time: the name to play under (remembered after)."""
+    """The name to play under: ``quatro join`` without ``--name`` (``name``: the login name, to keep with enter), or a
+    visitor who came through the browser door, the first time (remembered after)."""
+
+    def __init__(self, name: str = "") -> None:
+        super().__init__()
+        self.name_given = name
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static("[b]Welcome to Quatro![/b]\n\nYour name at the tables (enter to go on):")
-            yield Input(placeholder="your name", max_length=MAX_NAME_LEN, id="ask-name")
+            yield Input(value=self.name_given, placeholder="your name", max_length=MAX_NAME_LEN, id="ask-name")
             yield Static("", id="ask-name-note")
 
     def on_mount(self) -> None:
