@@ -45,7 +45,7 @@ from quatro_tui.connection import (
 from quatro_tui.game import Game
 from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
-from quatro_tui.screens.dialogs import AskName, LeaveRunning, TakeOver
+from quatro_tui.screens.dialogs import LEAVE, STOP, AskName, LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
@@ -635,9 +635,12 @@ class QuatroApp(App[str | None]):
         """Quit. The opener of a table others play at is asked whether to leave it running; anyone else in the middle
         of a match is asked first too (ctrl+q twice also quits)."""
         others = self.others_playing() if isinstance(self.plan, Play) and self.plan.open and self.server else 0
-        if others and not isinstance(self.screen, LeaveRunning):
-            # The private server is this terminal's: quitting would end the others' game with it.
-            self.push_screen(LeaveRunning(others), self._quit_answered)
+        if isinstance(self.screen, LeaveRunning):
+            self.screen.dismiss(LEAVE)  # ctrl+q twice: quit, and the others play on
+            return
+        if others and self.server is not None:
+            # The private server is this terminal's: quitting must not end the others' game unasked.
+            self.push_screen(LeaveRunning(others, self.server.idle_stop), self._quit_answered)
             return
         in_match = self.in_match()
         if others or self.conn is None or not in_match or isinstance(self.screen, (ConfirmQuit, LinkScreen)):
@@ -650,12 +653,15 @@ class QuatroApp(App[str | None]):
 
         self.push_screen(ConfirmQuit(private=isinstance(self.plan, Play)), answered)
 
-    async def _quit_answered(self, answer: bool | None) -> None:
+    async def _quit_answered(self, answer: str | None) -> None:
         if answer is None:
             self.route()  # not quitting after all: to the screen of the phase the table is in now
             return
-        if answer and self.server is not None:
-            self.server.detach()
+        if self.server is not None:
+            if answer == LEAVE:
+                self.server.detach()
+            elif answer == STOP:
+                self.server.stop(wait=False)
         await self._quit()
 
     async def _quit(self, message: str | None = None) -> None:
@@ -675,4 +681,7 @@ class QuatroApp(App[str | None]):
             ScrollBar.renderer = self._scrollbar_renderer
             self._scrollbar_renderer = None
         if self.server is not None:
-            self.server.stop(wait=False)
+            if isinstance(self.plan, Play) and self.plan.open and self.others_playing():
+                self.server.detach()  # the app ends unasked (its terminal went): the others play on
+            else:
+                self.server.stop(wait=False)

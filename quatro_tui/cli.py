@@ -17,7 +17,7 @@ from quatro_shared.protocol import DEFAULT_PORT, GAMES, MAX_NAME_LEN, MAX_PASSWO
 from quatro_shared.quarto import DEFAULT_LEVEL as QUARTO_LEVEL
 from quatro_shared.quarto import LEVELS as QUARTO_LEVELS
 
-from quatro_tui.local_server import LocalServer
+from quatro_tui.local_server import QUIET_STOP, LocalServer, minutes
 from quatro_tui.settings import RememberedSeat, Settings, default_name, wants_ascii
 from quatro_tui.settings import remember_seat as store_seat
 
@@ -114,7 +114,10 @@ def parser() -> argparse.ArgumentParser:
                            f"player's pace); Quarto's {', '.join(QUARTO_LEVELS)} (default {QUARTO_LEVEL})")
     play.add_argument("--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations")
     play.add_argument("--open", type=int, default=0, metavar="N",
-                      help="leave N seats for other people on this machine or LAN; shows the address they join with")
+                      help="leave N seats for other people on this machine or LAN; shows the address they join with. "
+                           "If you quit or your terminal closes, the table runs on for them and quatro join brings you "
+                           "back; the server stops once the match is over and everyone has gone, or "
+                           f"{minutes(QUIET_STOP)} after the last one left")
     play.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
     play.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
     play.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)

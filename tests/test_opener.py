@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import os
+import socket
 import time
+from pathlib import Path
 
 import pytest
 import trio
@@ -12,9 +16,11 @@ from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
 from quatro_server.idle import stop_when_idle
-from quatro_server.lobby import Lobby
+from quatro_server.lobby import ABANDON_AFTER, Lobby
 from quatro_tui.app import Play, QuatroApp
+from quatro_tui.cli import parser
 from quatro_tui.connection import ServerBye
+from quatro_tui.local_server import QUIET_STOP, LocalServer
 from quatro_tui.screens.dialogs import LeaveRunning
 from quatro_tui.screens.room import RoomScreen
 from tui_helpers import Player, run, until
@@ -53,7 +59,7 @@ def test_r19_the_opener_quits_and_the_others_play_on_to_the_match_end(tmp_path):
             process = app.server.process
             await pilot.press("ctrl+q")
             await until(lambda: isinstance(app.screen, LeaveRunning), what="the question")
-            assert "1 other is still playing: leave the table running for them? y/n" in str(
+            assert "1 other is still playing. Quit and leave the table running for them? y/n" in str(
                 app.screen.query_one("Static").render()
             )
             await pilot.press("y")
@@ -76,7 +82,7 @@ def test_r19_the_opener_quits_and_the_others_play_on_to_the_match_end(tmp_path):
     run(body)
 
 
-def test_the_opener_who_says_no_stops_the_table_for_everyone(tmp_path):
+def test_the_opener_who_says_n_stays_and_only_s_stops_the_table_for_everyone(tmp_path):
     async def body():
         app = QuatroApp(Play(players=4, level="normal", timing=short_match(tmp_path), name="opal", open=1))
         async with app.run_test(size=(80, 24)) as pilot:
@@ -89,13 +95,79 @@ def test_the_opener_who_says_no_stops_the_table_for_everyone(tmp_path):
             assert app.is_running
             await pilot.press("ctrl+q")
             await until(lambda: isinstance(app.screen, LeaveRunning), what="the question again")
-            await pilot.press("n")
+            await pilot.press("n")  # no: stay, as n means in every dialog
+            await until(lambda: not isinstance(app.screen, LeaveRunning), what="the question to go again")
+            assert app.is_running and process.poll() is None
+            await pilot.press("ctrl+q")
+            await until(lambda: isinstance(app.screen, LeaveRunning), what="the question a third time")
+            await pilot.press("s")
         await until(lambda: any(isinstance(m, ServerBye) and m.reason == "shutdown" for m in bob.messages),
                     what="bob told the server is going")
         await until(lambda: process.poll() is not None, what="the server to stop")
         await bob.close()
 
     run(body)
+
+
+def test_ctrl_q_twice_quits_and_leaves_the_table_running_for_the_others(tmp_path):
+    async def body():
+        app = QuatroApp(Play(players=4, level="normal", timing=short_match(tmp_path), name="opal", open=1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            bob = await open_table_with_bob(app)
+            process = app.server.process
+            await pilot.press("ctrl+q")
+            await until(lambda: isinstance(app.screen, LeaveRunning), what="the question")
+            await pilot.press("ctrl+q")
+            await until(lambda: app.return_code is not None or not app.is_running, what="the opener to quit")
+        await asyncio.sleep(1.0)
+        assert process.poll() is None, "the second ctrl+q stopped the table for everyone"
+        assert not any(isinstance(m, ServerBye) for m in bob.messages)
+        assert (await bob.request("list_tables"))["kind"] == p.OK  # the server still answers
+        await bob.close()
+        process.terminate()
+        process.wait(5)
+
+    run(body)
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_the_open_private_server_outlives_a_client_gone_without_a_word_and_a_solo_one_does_not():
+    """The client's end without a word (its terminal closed, the process killed) closes the server's stdin. A
+    server with open seats runs on for the others (in a session of its own, the terminal's hang-up never
+    reaches it) and stops by itself once nobody is left; a solo game's stops with its player."""
+    open_server = LocalServer("fast", public=True, idle_stop=2.0)
+    solo = LocalServer("fast")
+    try:
+        open_port, solo_port = open_server.start(), solo.start()
+        assert open_server.process is not None and solo.process is not None
+        assert os.getsid(open_server.process.pid) != os.getsid(0)  # not the terminal's session
+        open_process, solo_process = open_server.process, solo.process
+        for process in (open_process, solo_process):
+            assert process.stdin is not None
+            process.stdin.close()  # what the client's death does
+        solo_process.wait(10)
+        time.sleep(0.5)
+        assert open_process.poll() is None and _answers(open_port)
+        assert not _answers(solo_port)
+        open_process.wait(15)  # nobody connected: it stops after its quiet time
+    finally:
+        open_server.stop()
+        solo.stop()
+
+
+def test_the_quiet_time_is_shorter_than_a_tables_and_said_where_the_opener_looks():
+    assert QUIET_STOP < ABANDON_AFTER
+    said = f"{QUIET_STOP / 60:g} minutes"
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert said in " ".join(commands.choices["play"].format_help().split())
+    assert said in " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
 
 
 # --- the idle rule itself, on trio's virtual clock ------------------------------------------------------------

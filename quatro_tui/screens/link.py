@@ -60,8 +60,8 @@ class ConfirmQuit(ModalScreen[bool]):
     """Quitting in the middle of a match asks first: the seat is kept a while (R19), but the team plays short."""
 
     BINDINGS = [
-        Binding("y", "answer(True)", "quit", id="quit-yes"),
-        Binding("n,escape", "answer(False)", "stay", id="quit-no"),
+        Binding("y", "yes", "quit", id="quit-yes"),
+        Binding("n,escape", "no", "stay", id="quit-no"),
     ]
 
     def __init__(self, private: bool) -> None:
@@ -79,8 +79,11 @@ class ConfirmQuit(ModalScreen[bool]):
                 "([b]ctrl+q[/b] again quits too)"
             )
 
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
 
 
 #: The smallest terminal the screens are laid out for (columns, rows): the sign grid takes 76 columns, the
