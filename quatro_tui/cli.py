@@ -223,12 +223,21 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     def remember_seat(table: int, secret: str, player: str) -> None:
         store_seat(RememberedSeat(settings.server or "", table, player, secret, person))
 
+    def remember_opener_seat(table: int, secret: str, player: str) -> None:
+        # The opener of an open table may leave it running and come back with ``quatro join``: under every
+        # address she may type (those the server printed, and this machine's own names).
+        assert server is not None and server.port is not None
+        for address in dict.fromkeys([*server.addresses, f"127.0.0.1:{server.port}", f"localhost:{server.port}"]):
+            store_seat(RememberedSeat(address, table, player, secret, person))
+
     def remember_name(asked: str) -> None:
         now = Settings.load()
         now.name = asked
         now.save()
 
-    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None,
+    # A solo game's seat ends with its server: only an open table's is worth coming back to.
+    keep = remember_seat if server is None else remember_opener_seat if args.command == "play" and args.open else None
+    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=keep,
                     idle_exit=getattr(args, "idle_exit", None), bell=settings.bell,
                     ask_name=remember_name if ask_name else None)
     if settings.keys:

@@ -18,9 +18,10 @@ from quatro_shared.views import Phase
 from quatro_server.idle import stop_when_idle
 from quatro_server.lobby import ABANDON_AFTER, Lobby
 from quatro_tui.app import Play, QuatroApp
-from quatro_tui.cli import parser
+from quatro_tui.cli import make_app, parser
 from quatro_tui.connection import ServerBye
 from quatro_tui.local_server import QUIET_STOP, LocalServer
+from quatro_tui.settings import Settings
 from quatro_tui.screens.dialogs import LeaveRunning
 from quatro_tui.screens.room import RoomScreen
 from tui_helpers import Player, run, until
@@ -123,6 +124,40 @@ def test_ctrl_q_twice_quits_and_leaves_the_table_running_for_the_others(tmp_path
         assert process.poll() is None, "the second ctrl+q stopped the table for everyone"
         assert not any(isinstance(m, ServerBye) for m in bob.messages)
         assert (await bob.request("list_tables"))["kind"] == p.OK  # the server still answers
+        await bob.close()
+        process.terminate()
+        process.wait(5)
+
+    run(body)
+
+
+def test_r19_the_opener_who_left_it_running_comes_back_to_her_seat_with_quatro_join(tmp_path, monkeypatch):
+    """Her seat is remembered like anyone's, under every address she may type: ``quatro join HOST:PORT`` brings
+    her back to it mid-match (not "only its players can come back")."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+
+    async def body():
+        app = make_app(["play", "--open", "1", "--timing", short_match(tmp_path), "--name", "cleo", "--level", "hard"])
+        assert isinstance(app, QuatroApp)
+        async with app.run_test(size=(80, 24)) as pilot:
+            bob = await open_table_with_bob(app)
+            await bob.wait_view(lambda v: v.phase is not Phase.LOBBY, "the match")
+            process, seat, table = app.server.process, app.game.my_seat, app.game.seating.table
+            port, addresses = app.server.port, list(app.server.addresses)
+            await pilot.press("ctrl+q")
+            await until(lambda: isinstance(app.screen, LeaveRunning), what="the question")
+            await pilot.press("y")
+        settings = Settings.load()
+        for address in [*addresses, f"127.0.0.1:{port}", f"localhost:{port}"]:
+            remembered = settings.remembered_seat(address, "cleo")
+            assert remembered is not None and remembered.table == table, address
+        again = make_app(["join", f"127.0.0.1:{port}", "--name", "cleo"])
+        assert isinstance(again, QuatroApp)
+        async with again.run_test(size=(80, 24)) as pilot:
+            await until(lambda: again.game.my_seat == seat and again.game.view is not None, what="her seat again")
+            assert "Back in your seat." in again.game.feed
+            await until(lambda: bob.seating is not None and bob.seating.seats[seat].connected, what="bob sees her back")
+            await again.conn.close()
         await bob.close()
         process.terminate()
         process.wait(5)
