@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from quatro_shared.addresses import parse_address
 from quatro_shared.protocol import MAX_NAME_LEN, printable
 
 from quatro_shared.signs import SIGNS
@@ -93,6 +95,30 @@ class AskName(ModalScreen[str]):
             self.dismiss(name)
         else:
             self.query_one("#ask-name-note", Static).update("A name needs something printable.")
+
+
+class AskAddress(ModalScreen[tuple[str, int] | None]):
+    """Another server to join (its host and port), when the one played on has shut down."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel", id="ask-address-cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("[b]Join another server[/b]\n\nIts address, HOST or HOST:PORT (enter joins, escape cancels):")
+            yield Input(placeholder="HOST[:PORT]", max_length=300, id="ask-address")
+            yield Static("", id="ask-address-note")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            self.dismiss(parse_address(event.value.strip()))
+        except ValueError as exc:
+            self.query_one("#ask-address-note", Static).update(Content(words.sentence(str(exc))))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 #: What the opener of ``quatro play --open N`` chose: quit and leave the table running, or quit and stop it.
