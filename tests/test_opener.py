@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
+import shlex
 import socket
+import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -24,6 +28,7 @@ from quatro_tui.local_server import QUIET_STOP, LocalServer
 from quatro_tui.settings import Settings
 from quatro_tui.screens.dialogs import LeaveRunning
 from quatro_tui.screens.room import RoomScreen
+from terminal_helpers import WAIT, Tmux, on_the_table, wait_for
 from tui_helpers import Player, run, until
 
 pytestmark = pytest.mark.timeout(120)
@@ -203,6 +208,94 @@ def test_the_quiet_time_is_shorter_than_a_tables_and_said_where_the_opener_looks
     commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert said in " ".join(commands.choices["play"].format_help().split())
     assert said in " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+
+
+# --- in a real terminal ------------------------------------------------------------------------------------
+
+
+def _quatro(home: Path, *args: str) -> str:
+    return " ".join(["env", f"XDG_CONFIG_HOME={shlex.quote(str(home))}", "LANG=C.UTF-8",
+                     shlex.quote(sys.executable), "-m", "quatro_tui", *map(shlex.quote, args)])
+
+
+def _over(screen: str) -> bool:
+    """The match end's screen: its way on is playing again."""
+    return "play again" in screen or "plays again" in screen
+
+
+def _play_on(tmux: Tmux, session: str, screen: str) -> None:
+    """One step of a player who wants the match over: ready at signing, Counter! at the table (right or wrong, a
+    team scores: R14), the next round at the reveal when hosting."""
+    if "pick this sign" in screen:
+        tmux("send-keys", "-t", session, "Enter")
+    elif on_the_table(screen):
+        tmux("send-keys", "-t", session, "x")
+    elif "starts the next round now" in screen:
+        tmux("send-keys", "-t", session, "n")
+
+
+@pytest.mark.timeout(240)
+def test_r19_in_tmux_the_openers_window_is_killed_mid_round_the_guest_finishes_and_the_opener_comes_back(tmp_path, tmux):
+    opener_home, guest_home = tmp_path / "cleo", tmp_path / "ben"
+    tag = uuid.uuid4().hex[:8]
+    opener, guest, back = f"cleo-{tag}", f"ben-{tag}", f"cleo-back-{tag}"
+    cwd = os.getcwd()
+    tmux("-u", "new-session", "-d", "-s", opener, "-x", "80", "-y", "24", "-c", cwd,
+         _quatro(opener_home, "play", "--open", "1", "--timing", "fast", "--name", "cleo"))
+    try:
+        room = wait_for(tmux, opener, lambda t: "Others join with:" in t and "--table" in t, "the join address")
+        found = re.search(r"quatro join 127\.0\.0\.1:(\d+) --table (\d+)", room)
+        assert found, room
+        port, table = int(found.group(1)), found.group(2)
+        address = f"127.0.0.1:{port}"
+        tmux("-u", "new-session", "-d", "-s", guest, "-x", "80", "-y", "24", "-c", cwd,
+             _quatro(guest_home, "join", address, "--table", table, "--name", "ben"))
+        # Everyone seated: the match starts by itself. Mid-round, the opener's window goes.
+        deadline = time.monotonic() + WAIT
+        while not on_the_table(tmux("capture-pane", "-p", "-t", opener)):
+            assert time.monotonic() < deadline, tmux("capture-pane", "-p", "-t", opener)
+            _play_on(tmux, guest, tmux("capture-pane", "-p", "-t", guest))
+            time.sleep(0.3)
+        tmux("kill-window", "-t", opener)
+        assert opener not in tmux("list-sessions", "-F", "#{session_name}")
+        time.sleep(1.0)
+        assert _answers(port), "the private server stopped with its opener's terminal"
+
+        # The guest plays on; after a round or two the opener comes back to her seat.
+        deadline = time.monotonic() + 150
+        came_back = False
+        rounds_seen = 0
+        screen = ""
+        while not _over(screen):
+            assert time.monotonic() < deadline, f"the match never ended; the guest's screen:\n{screen}"
+            screen = tmux("capture-pane", "-p", "-t", guest)
+            assert "shutting down" not in screen and "Nobody is serving" not in screen, screen
+            if "starts the next round now" in screen or "next round" in screen:
+                rounds_seen += 1  # a round has ended since the opener left
+            if not came_back and rounds_seen:
+                tmux("-u", "new-session", "-d", "-s", back, "-x", "80", "-y", "24", "-c", cwd,
+                     _quatro(opener_home, "join", address, "--name", "cleo"))
+                again = wait_for(tmux, back, lambda t: "Back in your seat" in t or "only its players" in t,
+                                 "the opener back in her seat")
+                assert "only its players can come back" not in again, again
+                came_back = True
+            _play_on(tmux, guest, screen)
+            time.sleep(0.3)
+        assert came_back
+        wait_for(tmux, back, _over, "the match end on the opener's screen too")
+        # Everyone leaves once the match is over: the server stops by itself.
+        for session in (guest, back):
+            tmux("send-keys", "-t", session, "C-q")
+        deadline = time.monotonic() + 20
+        while _answers(port):
+            assert time.monotonic() < deadline, "the private server never stopped by itself"
+            time.sleep(0.3)
+    finally:
+        for session in (opener, guest, back):
+            tmux("kill-session", "-t", session)
+        deadline = time.monotonic() + 10
+        while _answers(port if "port" in locals() else 0) and time.monotonic() < deadline:
+            time.sleep(0.3)
 
 
 # --- the idle rule itself, on trio's virtual clock ------------------------------------------------------------
