@@ -38,6 +38,7 @@ from quatro_tui.connection import (
     SeqGap,
     ServerBye,
     ServerChat,
+    ServerGone,
     ServerLobby,
     ServerSeating,
     ServerUpdate,
@@ -45,7 +46,7 @@ from quatro_tui.connection import (
 from quatro_tui.game import Game
 from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
-from quatro_tui.screens.dialogs import AskName, LeaveRunning, TakeOver
+from quatro_tui.screens.dialogs import LEAVE, STOP, AskAddress, AskName, LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
@@ -442,18 +443,60 @@ class QuatroApp(App[str | None]):
             self.game.link = "this seat is now played from another connection"
             self.show_link("Your seat is now played from another connection.",
                            "Someone (you, elsewhere?) came back to this seat with its secret.")
+        elif message.reason == m.BYE_SHUTDOWN:
+            self.game.link = "the server is shutting down"
+            self.game.say("The server says goodbye: it is shutting down.")
+            self.show_link(*self.goodbye_words(), retrying=True)
         else:
             self.game.say(f"The server says goodbye: {message.text or message.reason}.")
             self.show_link("The server closed the connection.", words.sentence(message.text or message.reason), retrying=True)
         self.game_changed()
+
+    def server_address(self) -> str:
+        conn = self.conn
+        host, port = (conn.host, conn.port) if conn is not None else ("", 0)
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    def goodbye_words(self, retry: str = "") -> tuple[str, str]:
+        """What a player is told while a server that said goodbye is tried again."""
+        return ("The server is shutting down.",
+                f"The server at {self.server_address()} said goodbye. If it is restarting, you will be back in "
+                f"your seat by itself.{retry}")
+
+    def on_server_gone(self, message: ServerGone) -> None:
+        if self.stale(message):
+            return
+        self.game.link = "the server has shut down"
+        self.show_link("The server has shut down.",
+                       f"The server at {self.server_address()} said goodbye ({message.text.rstrip('.')}) "
+                       "and has not come back.", gone=True)
+        self.game_changed()
+
+    def action_another_server(self) -> None:
+        """Join another server's lobby (the player's name goes along)."""
+        plan = self.plan
+        if not isinstance(plan, Join):
+            return
+
+        def chosen(address: tuple[str, int] | None) -> None:
+            if address is not None:
+                self.plan = Join(address[0], address[1], plan.name)
+                self.run_worker(self._restart(None), name="begin", exclusive=True, exit_on_error=False)
+
+        self.push_screen(AskAddress(), chosen)
 
     def on_link_dropped(self, message: LinkDropped) -> None:
         if self.stale(message):
             return
         self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
         self.game.stop_clocks()
-        if message.attempt == 1:
+        if message.attempt == 1 and not message.goodbye:
             self.game.say("Connection lost: trying again.")
+        if message.goodbye:
+            self.show_link(*self.goodbye_words(f"\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt})."),
+                           retrying=True)
+            self.game_changed()
+            return
         self.show_link("The connection to the server was lost.",
                        f"{words.sentence(message.why)}\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
                        retrying=True)
@@ -487,7 +530,8 @@ class QuatroApp(App[str | None]):
 
     # --- ways on ------------------------------------------------------------------------------
 
-    def show_link(self, title: str, detail: str, *, retrying: bool = False, lobby: bool | None = None) -> None:
+    def show_link(self, title: str, detail: str, *, retrying: bool = False, lobby: bool | None = None,
+                  gone: bool = False) -> None:
         """Cover whatever shows with what happened and the ways on (one screen, updated, however often it is told)."""
         if lobby is None:
             lobby = not isinstance(self.plan, Play)
@@ -497,7 +541,7 @@ class QuatroApp(App[str | None]):
             return
         if isinstance(screen, LinkScreen):
             self.pop_screen()
-        self.push_screen(LinkScreen(title, detail, retrying=retrying, lobby=lobby))
+        self.push_screen(LinkScreen(title, detail, retrying=retrying, lobby=lobby, gone=gone))
         self.check_size()
 
     def hide_link(self) -> None:
@@ -678,9 +722,12 @@ class QuatroApp(App[str | None]):
         """Quit. The opener of a table others play at is asked whether to leave it running; anyone else in the middle
         of a match is asked first too (ctrl+q twice also quits)."""
         others = self.others_playing() if isinstance(self.plan, Play) and self.plan.open and self.server else 0
-        if others and not isinstance(self.screen, LeaveRunning):
-            # The private server is this terminal's: quitting would end the others' game with it.
-            self.push_screen(LeaveRunning(others), self._quit_answered)
+        if isinstance(self.screen, LeaveRunning):
+            self.screen.dismiss(LEAVE)  # ctrl+q twice: quit, and the others play on
+            return
+        if others and self.server is not None:
+            # The private server is this terminal's: quitting must not end the others' game unasked.
+            self.push_screen(LeaveRunning(others, self.server.idle_stop), self._quit_answered)
             return
         in_match = self.in_match()
         if others or self.conn is None or not in_match or isinstance(self.screen, (ConfirmQuit, LinkScreen)):
@@ -693,12 +740,15 @@ class QuatroApp(App[str | None]):
 
         self.push_screen(ConfirmQuit(private=isinstance(self.plan, Play)), answered)
 
-    async def _quit_answered(self, answer: bool | None) -> None:
+    async def _quit_answered(self, answer: str | None) -> None:
         if answer is None:
             self.route()  # not quitting after all: to the screen of the phase the table is in now
             return
-        if answer and self.server is not None:
-            self.server.detach()
+        if self.server is not None:
+            if answer == LEAVE:
+                self.server.detach()
+            elif answer == STOP:
+                self.server.stop(wait=False)
         await self._quit()
 
     async def _quit(self, message: str | None = None) -> None:
@@ -718,4 +768,7 @@ class QuatroApp(App[str | None]):
             ScrollBar.renderer = self._scrollbar_renderer
             self._scrollbar_renderer = None
         if self.server is not None:
-            self.server.stop(wait=False)
+            if isinstance(self.plan, Play) and self.plan.open and self.others_playing():
+                self.server.detach()  # the app ends unasked (its terminal went): the others play on
+            else:
+                self.server.stop(wait=False)

@@ -17,7 +17,7 @@ from quatro_shared.protocol import DEFAULT_PORT, GAMES, MAX_NAME_LEN, MAX_PASSWO
 from quatro_shared.quarto import DEFAULT_LEVEL as QUARTO_LEVEL
 from quatro_shared.quarto import LEVELS as QUARTO_LEVELS
 
-from quatro_tui.local_server import LocalServer
+from quatro_tui.local_server import QUIET_STOP, LocalServer, minutes
 from quatro_tui.settings import RememberedSeat, Settings, login_name, wants_ascii
 from quatro_tui.settings import remember_seat as store_seat
 
@@ -119,7 +119,10 @@ def parser() -> argparse.ArgumentParser:
                            f"player's pace); Quarto's {', '.join(QUARTO_LEVELS)} (default {QUARTO_LEVEL})")
     play.add_argument("--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations")
     play.add_argument("--open", type=int, default=0, metavar="N",
-                      help="leave N seats for other people on this machine or LAN; shows the address they join with")
+                      help="leave N seats for other people on this machine or LAN; shows the address they join with. "
+                           "If you quit or your terminal closes, the table runs on for them and quatro join brings you "
+                           "back; the server stops once the match is over and everyone has gone, or "
+                           f"{minutes(QUIET_STOP)} after the last one left")
     play.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
     play.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
     play.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
@@ -237,6 +240,13 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
 
     table = getattr(args, "table", None)
 
+    def remember_opener_seat(table: int, secret: str, player: str) -> None:
+        # The opener of an open table may leave it running and come back with ``quatro join``: under every
+        # address she may type (those the server printed, and this machine's own names).
+        assert server is not None and server.port is not None
+        for address in dict.fromkeys([*server.addresses, f"127.0.0.1:{server.port}", f"localhost:{server.port}"]):
+            store_seat(RememberedSeat(address, table, player, secret, person))
+
     def remember_name(asked: str) -> tuple[int, str] | None:
         """Keep the name given, and find the seat this person took under it (R19)."""
         now = Settings.load()
@@ -245,7 +255,9 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         seat = now.remembered_seat(settings.server or "", asked, table, person)
         return None if seat is None else (seat.table, seat.secret)
 
-    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None,
+    # A solo game's seat ends with its server: only an open table's is worth coming back to.
+    keep = remember_seat if server is None else remember_opener_seat if args.command == "play" and args.open else None
+    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=keep,
                     idle_exit=getattr(args, "idle_exit", None), bell=settings.bell,
                     ask_name=remember_name if ask_name else None)
     if settings.keys:
