@@ -25,6 +25,7 @@ from quatro_shared.wire import request_from_wire, to_wire
 from quatro_server import journal as j
 from quatro_server.engine import Table, view
 from quatro_server.lobby import Lobby, Room
+from quatro_server.server import RESTORE_GRACE
 
 from conftest import STEADY
 from lobby_peer import RecordingPeer as Peer, decoded
@@ -40,7 +41,7 @@ def open_lobby(data_dir: Path, now: float) -> tuple[Lobby, j.Journal, list[Room]
     """A lobby on the journal of ``data_dir``, as a (re)started server has it at ``now``."""
     lobby = Lobby(timing_profiles={"steady": STEADY}, seed=7)
     journal = j.Journal.open(data_dir)
-    return lobby, journal, j.restore(lobby, journal, now)
+    return lobby, journal, lobby.restore(journal, now)
 
 
 def views(room: Room) -> dict[int, dict[str, Any]]:
@@ -262,7 +263,7 @@ def play_to_the_end(tmp_path: Path) -> int:
     """A whole match (two points) between one caller and three bots; returns its table id."""
     lobby = Lobby(timing_profiles={"steady": replace(STEADY, target_score=2)}, seed=3)
     journal = j.Journal.open(tmp_path)
-    j.restore(lobby, journal, 0.0)
+    lobby.restore(journal, 0.0)
     ann = Peer("ann")
     table_id = ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")["table"]
     for _ in range(3):
@@ -354,7 +355,7 @@ def test_r18_r19_after_the_restart_grace_absent_seats_are_disconnected_and_the_h
     back = Peer("bob")
     assert ask(lobby2, back, 51.0, p.REJOIN, table=room.id, secret=bob_secret)["kind"] == p.OK
     assert room.table.host == 0 and room.table.is_connected(0)  # the grace: ann's seat waits as it was
-    j.end_grace(lobby2, [room], 50.0 + j.RESTORE_GRACE)
+    lobby2.end_grace([room], 50.0 + RESTORE_GRACE)
     assert not room.table.is_connected(0) and room.table.is_connected(1)
     assert room.table.host == 1
     kinds = [ev["kind"] for m in back.sent if m["kind"] == p.UPDATE for ev in m["events"]]
@@ -410,24 +411,25 @@ def test_a_restored_table_is_the_same_table_now_and_ever_after(tmp_path, seed):
     for peer in peers[1:]:
         ask(lobby, peer, 0.0, p.JOIN, table=peers[0].room.id)
     ask(lobby, peers[0], 0.1, p.START)
-    original = lobby.rooms[peers[0].room.id].table
+    rooms = [lobby.rooms[peers[0].room.id]]  # the original, then each restored one: the same inputs to all
+    original = rooms[0].table
     now = 0.1
-    tables = [original]
     offsets = [0.0]
 
     def step() -> None:
         nonlocal now
         now += rng.uniform(0.01, 0.5)
         if rng.random() < 0.3:
-            for table, offset in zip(tables, offsets):
-                table.advance(now + offset)
+            for room, offset in zip(rooms, offsets):
+                room.advance(now + offset)
         else:
             seat = rng.randrange(4)
             action = random_action(original, seat, rng)
-            for table, offset in zip(tables, offsets):
-                table.act(seat, action, now + offset)
+            for room, offset in zip(rooms, offsets):
+                room.act(seat, action, now + offset)
         reference = [to_wire(view(original, s, original.now)) for s in range(4)]
-        for table in tables[1:]:
+        for room in rooms[1:]:
+            table = room.table
             assert [to_wire(view(table, s, table.now)) for s in range(4)] == reference, (seed, now)
 
     for _ in range(rng.randrange(20, 120)):
@@ -439,14 +441,10 @@ def test_a_restored_table_is_the_same_table_now_and_ever_after(tmp_path, seed):
         # The table comes back as it was at its last journalled input (an input that changed nothing is not
         # journalled): on the original's clock, that input's time, from the clock of the table that wrote it.
         last = journal.saved[0].moves[-1].at - offsets[-1]
-        (room,) = j.restore(lobby, journal, last + rng.uniform(-500.0, 5000.0))
-        tables.append(room.table)
+        (room,) = lobby.restore(journal, last + rng.uniform(-500.0, 5000.0))
         offsets.append(room.table.now - last)
-        if crash == 0:
-            # the first restored table journals from here on; the original stops writing (its journal is closed)
-            original.journal = None
-        else:
-            tables[1].journal = None
+        rooms[-1].recorder = None  # the latest restored room journals from here on; the one before stops writing
+        rooms.append(room)
         for _ in range(rng.randrange(10, 80)):
             step()
     journal.close()
