@@ -71,7 +71,8 @@ class Notes:
 
 
 class RulesTable(Protocol):
-    """A game's rules table as the journal drives it (``quatro_server.engine.Table``, ``quatro_server.quarto.QuartoTable``)."""
+    """A game's rules table as the journal drives it: the two doors every game's engine has (``act``, ``advance``),
+    its start, its clock and its scores."""
 
     now: float
 
