@@ -581,6 +581,7 @@ class Lobby:
             id=saved.id, players=saved.players, timing_name=saved.timing_name, timing=saved.timing,
             password=saved.password, rng=rng, seats=seats, host=saved.host,
             abandon_after=self.abandon_after, unstarted_abandon_after=self.unstarted_abandon_after, game=game,
+            last_active=now,  # the lobby list counts its quiet from the restart, not from the clock's zero
         )
         room.idle_since = now  # nobody is connected yet: the room closes if nobody comes back (ABANDON_AFTER)
         recorder = Recorder(journal, saved.id, game.journal, next_move=saved.next_move)

@@ -128,6 +128,7 @@ def test_a_table_before_its_match_comes_back_with_its_seats_host_and_password(tm
     journal.close()
     lobby2, journal2, (room,) = open_lobby(tmp_path, 10.0)
     assert room.phase is Phase.LOBBY and room.host == 0
+    assert room.summary(10.5).idle_s == 0  # back since the restart, not idle since the clock's zero
     assert [s.bot.level if s.bot else None for s in room.seats] == [None, None, "hard", None, None, None]
     assert room.password is not None and "pw" not in room.password  # a hash, never the password
     wrong = ask(lobby2, Peer("eve"), 11.0, p.JOIN, table=room.id, password="nope")
