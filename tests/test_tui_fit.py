@@ -64,7 +64,7 @@ def test_the_connection_screen_says_it_whole_at_80x24():
             await pilot.pause()
             text = screen_text(app)
             assert not CUT.findall(text), text
-            for sentence in [*detail.split("\n"), "r try again now l back to the lobby q quit"]:
+            for sentence in [*detail.split("\n"), "r try again now l back to the lobby j another server q quit"]:
                 assert sentence in flat(text), f"{sentence!r} is not whole:\n{text}"
 
     run(body)

@@ -53,7 +53,7 @@ class LinkScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         ascii_only = self.app.game.ascii_only  # type: ignore[attr-defined]
-        with Vertical(classes="dialog"):
+        with Vertical(classes="dialog wide"):  # four ways on, and a whole sentence a line, at 80 columns
             yield Static(Content.from_markup("[b]$title[/b]", title=words.plain(self.title_text, ascii_only)),
                          id="link-title")
             yield Static(Content(words.plain(self.detail, ascii_only)), id="link-detail")
