@@ -602,6 +602,12 @@ class QuatroApp(App[str | None]):
             self._last_key = self._clock()
         await super().on_event(event)
 
+    def on_app_blur(self, event: events.AppBlur) -> None:
+        """The app stays focused for Textual when its terminal is not. Textual stops drawing the key bar of an
+        unfocused app, and a browser page's client starts unfocused until its first key press: a seat that came
+        back after a reload would show a blank key bar until the next screen."""
+        event.prevent_default()
+
     def in_match(self) -> bool:
         if self.game.quarto is not None:
             return self.game.in_quarto_match()

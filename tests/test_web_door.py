@@ -147,6 +147,8 @@ def test_a_visitor_names_themself_plays_bots_by_keys_and_mouse_and_a_reload_retu
         ann.page.reload()
         ann.wait_for("Back in your seat", "ann back in her seat")
         assert NAME_QUESTION not in ann.text() and LOBBY not in ann.text()
+        # The key bar is there at once, before any key is pressed on the new page.
+        ann.wait_for(lambda t: "quit" in t.splitlines()[-1], "the key bar after the reload", timeout=5)
         server.wait_clients(1)
         swap(ann, by_mouse=False)
     finally:
