@@ -1,0 +1,37 @@
+"""A terminal below the smallest size: the notice that says so is a box of its own over the screens, in ASCII too."""
+
+from __future__ import annotations
+
+import pytest
+
+from quatro_tui.app import QuatroApp
+from quatro_tui.screens.link import TooSmall
+from snapshot_games import round_game
+from test_tui_ascii import screen_text
+from tui_helpers import run, until
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+def test_the_too_small_notice_has_a_box_of_its_own(ascii_only):
+    async def body():
+        app = QuatroApp(game=round_game(4), ascii_only=ascii_only)
+        app.send = lambda body: None
+        async with app.run_test(size=(60, 20)) as pilot:
+            await until(lambda: isinstance(app.screen, TooSmall), what="the notice")
+            await pilot.pause()
+            lines = screen_text(app).split("\n")
+            [row] = [r for r, line in enumerate(lines) if "This terminal is 60x20." in line]
+            edge = ("-" if ascii_only else "━") * 30
+            assert any(edge in line for line in lines[max(0, row - 3):row]), "no box above the notice:\n" + "\n".join(lines)
+            [end] = [r for r, line in enumerate(lines) if "ctrl+q quits." in line]
+            assert any(edge in line for line in lines[end + 1:end + 4]), "no box under the notice:\n" + "\n".join(lines)
+            if ascii_only:
+                assert all(c.isascii() for c in "".join(lines))
+
+    run(body)
+
+
+def test_the_too_small_notice_looks(snap_compare):
+    assert snap_compare(QuatroApp(game=round_game(4)), terminal_size=(60, 20))
