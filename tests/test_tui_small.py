@@ -35,3 +35,31 @@ def test_the_too_small_notice_has_a_box_of_its_own(ascii_only):
 
 def test_the_too_small_notice_looks(snap_compare):
     assert snap_compare(QuatroApp(game=round_game(4)), terminal_size=(60, 20))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+@pytest.mark.parametrize("players", [6, 8])
+def test_the_counter_team_picker_leaves_every_seat_in_sight(players, size):
+    """Choosing whom to accuse is done watching their channels: the picker covers no seat."""
+    from quatro_tui.screens.dialogs import CounterTeam
+    from quatro_tui.screens.table import TableScreen
+    from quatro_tui.widgets import SeatBox
+
+    async def body():
+        app = QuatroApp(game=round_game(players))
+        app.send = lambda body: None
+        async with app.run_test(size=size) as pilot:
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table")
+            table = app.screen
+            await pilot.pause(0.7)  # the table's keys are armed
+            await pilot.press("x")
+            await until(lambda: isinstance(app.screen, CounterTeam), what="the team picker")
+            await pilot.pause()
+            picker = app.screen.query_one(".dialog").region
+            seats = list(table.query(SeatBox))
+            assert len(seats) == players - 1
+            for seat in seats:
+                assert not seat.region.overlaps(picker), f"the picker {picker} covers {seat.region}"
+            await pilot.press("escape")
+
+    run(body)
