@@ -1,4 +1,5 @@
-"""A terminal below the smallest size: the notice that says so is a box of its own over the screens, in ASCII too."""
+"""What covers the table and what it must leave in sight: the too-small notice is a box of its own (in ASCII too);
+the counter's team picker covers no seat."""
 
 from __future__ import annotations
 
