@@ -138,7 +138,7 @@ def measure_server(run: _Run, journalled: bool) -> dict[str, float]:
         with tempfile.TemporaryDirectory() as data:
             if journalled:
                 book = journal.Journal.open(Path(data))
-                journal.restore(lobby, book, trio.current_time())
+                lobby.restore(book, trio.current_time())
             tables = _seat_all(server, clock, run.tables)
             decoders = {id(conn): FrameDecoder() for _, conns in tables for conn in conns}
             thresholds = gc.get_threshold()

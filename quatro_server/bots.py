@@ -9,8 +9,9 @@ simulator (``quatro_server.sim``). Bots react at a person's pace (``THINK_TIME``
 they are given (``now``), so they never win by reflexes a person cannot match.
 
 The ladder (``quatro_shared.levels``), weakest first:
-- ``easy``: collects toward the rank it holds most; holding four of a kind it takes its channel and shows the
-  team's sign; calls when its partner's channel pulses the team's sign. Slow, honest, readable: for learning.
+- ``easy``: collects toward the rank it holds most, at a new player's pace (``READING_TIME``); holding four of a
+  kind it takes its channel and shows the team's sign; calls when its partner's channel pulses the team's sign.
+  Slow, honest, readable: for learning.
 - ``normal``: the same, but it holds its channel from the start of the round, so that taking it says nothing.
 - ``hard``: ``normal`` plus reading the table (``TableReader``): every public swap tells it part of each hand,
   every reveal teaches it how each seat signals; it counters, calls early, blocks, reshuffles and sends decoys.
@@ -52,6 +53,19 @@ THINK_TIME: dict[str, tuple[float, float]] = {
     "hard": (0.35, 0.8),
     "expert": (0.25, 0.5),
 }
+#: A level's time to find the swap that helps, in seconds (low, high), drawn afresh for every swap: after the
+#: cooldown and the reaction between two swaps, and after a fresh deal before the first. A new player reads
+#: the cards before each swap, so ``easy`` swaps at their pace (one swap every 4.9-6.8 s, the cooldown included; the
+#: first 2.9-4.8 s after it sees the deal): a newcomer partnered with it is not a spectator (``docs/bots.md``, "A
+#: newcomer's first match").
+#: The other levels know the cards at a glance.
+READING_TIME: dict[str, tuple[float, float]] = {
+    "random": (0.0, 0.0),
+    "easy": (2.0, 3.0),
+    "normal": (0.0, 0.0),
+    "hard": (0.0, 0.0),
+    "expert": (0.0, 0.0),
+}
 #: While nothing can be played (the break after a round), a bot glances at the table this often at most,
 #: and looks again as the break ends. A host who starts the next round early (R18) waits no longer than this.
 IDLE_GLANCE = 2.0
@@ -82,6 +96,9 @@ class Bot:
     level = "random"
     #: Reaction time (low, high) in seconds; ``None``: the level's entry in ``THINK_TIME``.
     pace: tuple[float, float] | None = None
+    #: Time to find a swap (low, high) in seconds; ``None``: the level's entry in ``READING_TIME`` (none for a level
+    #: not listed there).
+    reading: tuple[float, float] | None = None
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self.rng = rng if rng is not None else random.Random()
@@ -90,6 +107,7 @@ class Bot:
         self._due: float | None = None  # a moment this look wants the next one (a reaction falling due)
         self._swap_due: tuple[float, float] | None = None  # (the swap cooldown ends, the next swap may go)
         self._call_due: tuple[float, float] | None = None  # (the partner's pulse fell, the call goes)
+        self._new_cards = False  # a fresh deal not yet read (``cards_dealt``)
 
     def reaction(self) -> float:
         """One reaction time of this level, in seconds."""
@@ -112,12 +130,27 @@ class Bot:
         """Make sure the next look comes no later than ``moment`` (a reaction falling due)."""
         self._due = moment if self._due is None else min(self._due, moment)
 
+    def reading_time(self) -> float:
+        """One time to find a swap, in seconds: 0 for a level that reads the cards at a glance."""
+        low, high = self.reading if self.reading is not None else READING_TIME.get(self.level, (0.0, 0.0))
+        return self.rng.uniform(low, high) if high > 0 else 0.0  # no draw at all for a glance: the rest stays the same
+
+    def cards_dealt(self) -> None:
+        """A fresh deal (a round's, a reshuffle's): the first swap waits until the new cards are read."""
+        self._new_cards = True
+
     def swap_ready(self, view: SeatView, now: float) -> bool:
-        """Whether a swap may go now: the cooldown (R9) is over and a reaction time has passed since."""
+        """Whether a swap may go now: the cooldown (R9) is over and a reaction time (and a reading time) has passed
+        since; after a fresh deal, a reaction and a reading time after the first look at the new cards."""
+        if self._new_cards:
+            self._new_cards = False
+            reading = self.reading_time()
+            if reading > 0:
+                self._swap_due = (now, now + reading + self.reaction())
         if view.swap_wait_ms > 0:
             ends = now + view.swap_wait_ms / 1000
             if self._swap_due is None or abs(self._swap_due[0] - ends) > SAME_MOMENT:
-                self._swap_due = (ends, ends + self.reaction())
+                self._swap_due = (ends, ends + self.reaction() + self.reading_time())
         if self._swap_due is not None and now < self._swap_due[1]:
             self.look_at(self._swap_due[1])
             return False
@@ -232,6 +265,7 @@ class EasyBot(Bot):
             elif isinstance(event, e.Dealt):
                 self._pulsed.clear()  # a pulse before a reshuffle spoke of a hand that is gone (R16)
                 self._swaps = {}
+                self.cards_dealt()
             elif isinstance(event, e.SigningStarted):
                 self._pulsed.clear()
             elif isinstance(event, e.ChannelReleased):

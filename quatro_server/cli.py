@@ -33,7 +33,7 @@ from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
 from quatro_server.idle import stop_when_idle
 from quatro_server.lobby import Lobby
-from quatro_server.server import ServerConfig, run
+from quatro_server.server import ServerConfig, run, settle
 from quatro_server.timing import PROFILES, load_timing
 
 if TYPE_CHECKING:
@@ -266,8 +266,8 @@ def _serve(args: argparse.Namespace) -> int:
         nonlocal door_thread, web_thread, announcement
         async with trio.open_nursery() as nursery:
             if book is not None:
-                restored = journal.restore(lobby, book, trio.current_time())
-                nursery.start_soon(journal.settle, lobby, restored)
+                restored = lobby.restore(book, trio.current_time())
+                nursery.start_soon(settle, lobby, restored)
                 print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
             trusted = set(args.trusted_address)
             if args.ssh is not None or args.web is not None:

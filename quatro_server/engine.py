@@ -169,7 +169,7 @@ class Table:
 
         A ``now`` earlier than the table's (a late caller) is taken as the table's own time.
         """
-        out = self._run_to(now)
+        out = self.advance(now)
         refusal = self._dispatch(seat, action, out)
         return Outcome(out, refusal)
 
@@ -189,10 +189,6 @@ class Table:
                 _DUE[what](self)(out)
         self.now = now
         return out
-
-    #: What ``act`` lets time pass with: this class's ``advance`` whatever a subclass makes of it (the journal's
-    #: records an advance as a move of its own, and the time passing before an act as part of that act).
-    _run_to = advance
 
     def next_deadline(self) -> float | None:
         """When the table next needs ``advance``: a pulse, the sign window, a vote, the round or the break end."""

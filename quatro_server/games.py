@@ -13,7 +13,9 @@ A game is what the lobby and its rooms need to know to host it, and nothing more
 - its **bots**: ``levels``, ``default_level`` and ``make_bot``; which of them think long (``slow_bot``: the server
   makes their decisions in a worker thread, off its event loop) and what of a view a decision depends on
   (``decision_key``: a decision that comes back after the table moved on is dropped);
-- whether its tables are **journalled** (Quatro's are; Quarto's live in memory only).
+- its **journal encoding** (``journal``, a ``quatro_server.journal.Codec`` from the game's own module): how its
+  actions, events and checkpoints are written to the journal and read back, and the one constructor of its rules
+  table (``new_table``), for a live match and a restored one alike.
 
 The room (``quatro_server.lobby.Room``) holds seats, secrets and peers the same way for every game, and asks its
 game for the rest. What each phase of a game accepts stays in that game's own table (``engine``'s handlers,
@@ -25,7 +27,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
 from quatro_shared import actions as a
 from quatro_shared import messages as m
@@ -41,16 +43,42 @@ from quatro_shared.wire import to_wire
 from quatro_server import engine
 from quatro_server import quarto as quarto_engine
 from quatro_server.bots import Bot, make_bot
+from quatro_server.journal import Codec, Opening
+from quatro_server.quarto_journal import QuartoCodec
+from quatro_server.quatro_journal import QuatroCodec
+from quatro_server.timing import Timing
 from quatro_server.updates import Batch
 
 if TYPE_CHECKING:
-    from quatro_server.lobby import Room
     from quatro_server.quarto_bots import QuartoBot
 
 #: A seat's bot, of either game.
 SeatBot: TypeAlias = "Bot | QuartoBot"
 #: A table's rules engine, of either game.
 GameTable = engine.Table | quarto_engine.QuartoTable
+
+
+class SeatState(Protocol):
+    """What a game reads of one of its room's seats (``quatro_server.lobby.Seat``)."""
+
+    @property
+    def bot(self) -> object: ...
+
+    @property
+    def peer(self) -> object: ...
+
+
+class RoomState(Protocol):
+    """What a game reads of its room (``quatro_server.lobby.Room``): the lobby imports the games, not the reverse."""
+
+    @property
+    def host(self) -> int | None: ...
+
+    @property
+    def table(self) -> GameTable | None: ...
+
+    @property
+    def seats(self) -> Sequence[SeatState]: ...
 
 
 class UpdateBatch(Protocol):
@@ -74,8 +102,8 @@ class Game(ABC):
     actions: tuple[type, ...] = ()
     levels: tuple[str, ...] = ()
     default_level: str = ""
-    #: Its tables outlive the process in the journal (``quatro_server.journal``).
-    journalled: bool = False
+    #: How its matches are journalled (``quatro_server.journal``): its tables outlive the process.
+    journal: ClassVar[Codec]
     #: ``create_table`` must give ``players`` (else it is an ``error`` ``bad_request``).
     players_required: bool = False
 
@@ -87,9 +115,11 @@ class Game(ABC):
     def seats(self, players: int | None) -> int | str:
         """The seat count of a new table asked with ``players`` (None: not given), or why it is refused."""
 
-    @abstractmethod
-    def new_table(self, room: Room) -> GameTable:
-        """The rules engine of ``room``'s match, every seat filled, not started yet."""
+    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> GameTable:
+        """The rules engine of a match starting from ``opening`` (every seat filled), not started yet; its random
+        source seeded from the opening's seed when it has one (a journalled match), else ``rng``."""
+        table: GameTable = self.journal.new_table(opening, timing, opening.rng(rng))
+        return table
 
     @abstractmethod
     def view(self, table: Any, seat: int, now: float) -> Any:
@@ -121,7 +151,7 @@ class Game(ABC):
         """The scores the lobby list shows before the match."""
 
     @abstractmethod
-    def host(self, room: Room) -> int | None:
+    def host(self, room: RoomState) -> int | None:
         """Who hosts the room during its match (starts a rematch)."""
 
     @abstractmethod
@@ -160,7 +190,7 @@ class QuatroGame(Game):
     actions = a.PLAYER_ACTIONS
     levels = LEVELS
     default_level = DEFAULT_LEVEL
-    journalled = True
+    journal = QuatroCodec()
     players_required = True
 
     def seats(self, players: int | None) -> int | str:
@@ -168,12 +198,6 @@ class QuatroGame(Game):
             return "a table has 4, 6 or 8 seats"
         assert players is not None
         return players
-
-    def new_table(self, room: Room) -> engine.Table:
-        bots = {i for i, s in enumerate(room.seats) if s.bot is not None}
-        order = [i for _, i in sorted((s.order, i) for i, s in enumerate(room.seats))]
-        make_table = engine.Table if room.journal is None else room.journal.open_table
-        return make_table(room.players, timing=room.timing, rng=room.rng, bots=bots, host=room.host, seat_order=order)
 
     def view(self, table: engine.Table, seat: int, now: float) -> Any:
         return engine.view(table, seat, now)
@@ -201,7 +225,7 @@ class QuatroGame(Game):
     def no_scores(self, players: int) -> tuple[int, ...]:
         return (0,) * seating.team_count(players)
 
-    def host(self, room: Room) -> int | None:
+    def host(self, room: RoomState) -> int | None:
         table = room.table
         return table.host if isinstance(table, engine.Table) else room.host
 
@@ -249,24 +273,19 @@ class QuartoBatch:
 
 
 class QuartoGame(Game):
-    """Quarto (Q1–Q7): two seats, a 4x4 board, 16 pieces; nothing hidden. Its tables are not journalled: they live
-    in memory only, and a server restart ends them (``docs/protocol.md`` says so)."""
+    """Quarto (Q1–Q7): two seats, a 4x4 board, 16 pieces; nothing hidden."""
 
     name = p.QUARTO
     title = "Quarto"
     actions = q.PLAYER_ACTIONS
     levels = q.LEVELS
     default_level = q.DEFAULT_LEVEL
-    journalled = False
+    journal = QuartoCodec()
 
     def seats(self, players: int | None) -> int | str:
         if players is not None and players != q.SEATS:
             return f"a Quarto table has {q.SEATS} seats"
         return q.SEATS
-
-    def new_table(self, room: Room) -> quarto_engine.QuartoTable:
-        bots = {i for i, s in enumerate(room.seats) if s.bot is not None}
-        return quarto_engine.QuartoTable(timing=room.timing, rng=room.rng, bots=bots)
 
     def view(self, table: quarto_engine.QuartoTable, seat: int, now: float) -> Any:
         return quarto_engine.view(table, seat, now)
@@ -289,7 +308,7 @@ class QuartoGame(Game):
     def no_scores(self, players: int) -> tuple[int, ...]:
         return (0,) * q.SEATS
 
-    def host(self, room: Room) -> int | None:
+    def host(self, room: RoomState) -> int | None:
         """The room's host while connected; when the host has gone, the other player (two seats: no order to keep)."""
         if room.host is not None and room.seats[room.host].peer is not None:
             return room.host
@@ -328,6 +347,13 @@ DEFAULT_GAME = QUATRO
 
 #: The request kinds that are game actions, of any game: the lobby routes each to the table's game.
 ACTION_KINDS: frozenset[str] = frozenset().union(*(game.action_kinds for game in GAMES.values()))
+
+
+def journal_codec(name: str | None) -> Codec | None:
+    """The journal encoding of the game the journal names ``name``; None for a game this server does not host. A table
+    of a journal of version 1 names none: that version hosted the default game alone."""
+    game = DEFAULT_GAME if name is None else GAMES.get(name)
+    return None if game is None else game.journal
 
 
 def game_of(action: object) -> Game | None:

@@ -12,9 +12,9 @@ import math
 import random
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import count
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from quatro_shared import actions as a
 from quatro_shared import messages as m
@@ -28,10 +28,9 @@ from quatro_shared import seating
 from quatro_server import games
 from quatro_server.credentials import digest_secret, hash_password, password_matches, secret_matches
 from quatro_server.games import DEFAULT_GAME, Game, GameTable, SeatBot
+from quatro_server.journal import Journal, Opening, Recorder, RestoredTable
+from quatro_server.journal import restore as restore_tables
 from quatro_server.timing import PROFILES, Timing
-
-if TYPE_CHECKING:
-    from quatro_server.journal import Journal, RoomJournal
 
 log = logging.getLogger("quatro.lobby")
 
@@ -189,13 +188,18 @@ class Room:
     _armed: float | None = None
     #: When anyone at the table last sent anything (the lobby list tells how long ago: an abandoned table shows).
     last_active: float = 0.0
-    _orders: Any = field(default_factory=lambda: count(1))
-    journal: RoomJournal | None = None  # where the room's match is journalled (None: in memory only)
+    #: Where the room's seats and matches are journalled (None: in memory only). The room tells it every input it
+    #: gives the table, with the events that came of it, before it tells anyone (``act``, ``advance``, ``start``).
+    recorder: Recorder | None = None
     game: Game = DEFAULT_GAME
     #: Where a slow bot's decision goes (``Game.slow_bot``): the network shell runs it in a worker thread and
     #: calls ``bot_decided`` when it is done. None: every bot decides at once, inline (the simulator, tests that
     #: drive a lobby directly, deterministic).
     think: Callable[[BotJob], None] | None = None
+
+    def __post_init__(self) -> None:
+        # When each seat was taken, counted on from the seats the room is made with (a restored room's).
+        self._orders = count(max((s.order for s in self.seats), default=0) + 1)
 
     # --- what the room tells people ------------------------------------------------------------
 
@@ -245,8 +249,11 @@ class Room:
         )
 
     def broadcast_seating(self) -> None:
-        if self.journal is not None:
-            self.journal.seating(self)  # every change of seats, names or host passes here
+        if self.recorder is not None:  # every change of seats, names or host passes here
+            self.recorder.seating(
+                self.game.host(self) if self.table is not None else self.host,
+                [(s.name, None if s.bot is None else s.bot.level, s.secret, s.order) for s in self.seats],
+            )
         message = encode(to_wire(self.seating()))  # encoded once for the whole table
         for s in self.seats:
             if s.peer is not None:
@@ -317,6 +324,26 @@ class Room:
         if wake is not None and (self._armed is None or wake < self._armed):
             self.on_change()
 
+    # --- the table's two doors, journalled --------------------------------------------------------
+
+    def act(self, seat: int, action: Any, now: float) -> Any:
+        """The table's ``act`` (its ``Outcome``), recorded in the journal before the caller tells anyone of it."""
+        assert self.table is not None
+        outcome = self.table.act(seat, action, now)
+        recorder = self.recorder
+        if recorder is not None and outcome.events:
+            recorder.acted(seat, action, now, outcome)
+        return outcome
+
+    def advance(self, now: float) -> list[Any]:
+        """The table's ``advance`` (the events due by ``now``), recorded as ``act`` is."""
+        assert self.table is not None
+        emits: list[Any] = list(self.table.advance(now))
+        recorder = self.recorder
+        if recorder is not None and emits:
+            recorder.advanced(now, emits)
+        return emits
+
     # --- time and bots -------------------------------------------------------------------------
 
     def next_wake(self) -> float | None:
@@ -344,7 +371,7 @@ class Room:
         (``bot_decided``); until then the seat's bot is not asked again."""
         if self.table is None:
             return
-        emits: list[Any] = list(self.table.advance(now))
+        emits = self.advance(now)
         for i, s in enumerate(self.seats):
             if s.bot is None or s.thinking is not None or s.bot_wake > now or self.game.over(self.table):
                 continue
@@ -362,7 +389,7 @@ class Room:
         assert self.table is not None
         emits: list[Any] = []
         for action in actions:
-            outcome = self.table.act(seat, action, now)
+            outcome = self.act(seat, action, now)
             emits.extend(outcome.events)
             if not outcome.ok:
                 break
@@ -382,7 +409,7 @@ class Room:
         if table is None or table is not job.table or s.bot is not job.bot:
             self.on_change()  # the seat's bot (if any) may look again now
             return False
-        emits: list[Any] = list(table.advance(now))
+        emits = self.advance(now)
         fresh = not self.game.over(table) and self.game.decision_key(self.game.view(table, job.seat, now)) == self.game.decision_key(job.view)
         if fresh:
             emits.extend(self._play_bot(job.seat, actions, now))
@@ -423,15 +450,30 @@ class Room:
         humans = [(s.order, i) for i, s in enumerate(self.seats) if s.secret is not None and s.peer is not None]
         self.host = min(humans)[1] if humans else None
 
+    def opening(self, seed: int | None = None) -> Opening:
+        """What a match of this room starts from: its seats' bots, its host, the seating order (R18)."""
+        return Opening(
+            players=self.players,
+            bots=frozenset(i for i, s in enumerate(self.seats) if s.bot is not None),
+            host=self.host,
+            order=tuple(i for _, i in sorted((s.order, i) for i, s in enumerate(self.seats))),
+            seed=seed,
+        )
+
     def start(self, now: float) -> None:
-        """Every seat is filled: the match begins (the game's engine takes over)."""
-        self.table = self.game.new_table(self)
-        emits: list[Any] = list(self.table.start(now))
+        """Every seat is filled: the match begins (the game's engine takes over). A journalled match's random source
+        is seeded from the room's, and the seed recorded: the journal can replay it."""
+        recorder = self.recorder
+        opening = self.opening(None if recorder is None else recorder.seed(self.rng))
+        self.table = table = self.game.new_table(opening, self.timing, self.rng)
+        emits: list[Any] = list(table.start(now))
+        if recorder is not None:
+            recorder.started(opening, table, now, emits)
         for s in self.seats:
             s.synced = False  # a match's first update is a snapshot (a rematch's too: nothing of the last match carries over)
         for i, s in enumerate(self.seats):
             if s.bot is None and s.peer is None:
-                emits.extend(self.table.act(i, a.Disconnect(), now).events)  # R19: the match starts without them
+                emits.extend(self.act(i, a.Disconnect(), now).events)  # R19: the match starts without them
             if s.bot is not None:
                 s.bot_wake = now + s.bot.think_time()
         self.broadcast_seating()
@@ -498,6 +540,79 @@ class Lobby:
         for peer in list(self.watchers):
             peer.send(message)
 
+    # --- the journal ---------------------------------------------------------------------------
+
+    def restore(self, journal: Journal, now: float) -> list[Room]:
+        """Journal every table from now on in ``journal``, and put back the tables that were live when its last server
+        stopped, as they were, on the clock's ``now``: seats, names, secrets, bots, host, password, and a match in
+        progress where it stood, every countdown with the time it had left. A table that cannot be rebuilt is refused
+        alone (``Journal.refuse``); the others are restored. New tables are numbered after every id the journal held."""
+        rooms = []
+        for saved in restore_tables(journal, games.journal_codec):
+            try:
+                room = self._restored_room(journal, saved, now)
+            except ValueError as exc:
+                journal.refuse(saved.id, str(exc))
+                continue
+            self.rooms[room.id] = room
+            rooms.append(room)
+            log.info("table_restored table=%d phase=%s", room.id, room.phase)
+        self._ids = count(max([journal.last_id, *self.rooms]) + 1)
+        self.journal = journal
+        journal.flush()
+        return rooms
+
+    def _restored_room(self, journal: Journal, saved: RestoredTable, now: float) -> Room:
+        game = games.DEFAULT_GAME if saved.game is None else games.GAMES[saved.game]
+        for kept in saved.seats:
+            if kept.bot is not None and kept.bot not in game.levels:  # never a class named by the file
+                raise ValueError(f"seat {kept.seat} has an unknown bot level {kept.bot!r}")
+        rng = self._rng()
+        seats = [
+            Seat(
+                name=kept.name,
+                bot=None if kept.bot is None else game.make_bot(kept.bot, random.Random(rng.getrandbits(64))),
+                secret=kept.secret,
+                order=kept.order,
+            )
+            for kept in saved.seats
+        ]
+        room = Room(
+            id=saved.id, players=saved.players, timing_name=saved.timing_name, timing=saved.timing,
+            password=saved.password, rng=rng, seats=seats, host=saved.host,
+            abandon_after=self.abandon_after, unstarted_abandon_after=self.unstarted_abandon_after, game=game,
+            last_active=now,  # the lobby list counts its quiet from the restart, not from the clock's zero
+        )
+        room.idle_since = now  # nobody is connected yet: the room closes if nobody comes back (ABANDON_AFTER)
+        recorder = Recorder(journal, saved.id, game.journal, next_move=saved.next_move)
+        if saved.table is not None:
+            room.table = saved.table
+            for emits in saved.replayed:  # the current round's: nobody is connected, so only the bots are told
+                room.publish(list(emits), saved.table.now)  # what their seat saw (H2: nothing more)
+            recorder.resumed(saved.table, now)
+            for s in seats:
+                if s.bot is not None:
+                    s.bot_wake = now + s.bot.think_time()
+        room.recorder = recorder
+        return room
+
+    def end_grace(self, rooms: list[Room], now: float) -> None:
+        """A restart's grace is over: seats nobody came back to are disconnected (R19) and lose the host role (R18)."""
+        for room in rooms:
+            if self.rooms.get(room.id) is not room:
+                continue
+            if room.table is None:
+                if room.host is not None and room.seats[room.host].peer is None:
+                    room.lobby_host_leaves()
+                    room.broadcast_seating()
+                continue
+            emits: list[Any] = []
+            for i, s in enumerate(room.seats):
+                if s.bot is None and s.peer is None:
+                    emits.extend(room.act(i, a.Disconnect(), now).events)
+            room.publish(emits, now)
+        self.announce()
+
     # --- requests ------------------------------------------------------------------------------
 
     def handle(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
@@ -563,9 +678,14 @@ class Lobby:
             abandon_after=self.abandon_after,
             unstarted_abandon_after=self.unstarted_abandon_after,
             game=game,
+            last_active=now,  # its creator is active now: the list pushed as it is seated must not call it idle
         )
-        if self.journal is not None and game.journalled:  # a Quarto table lives in memory only
-            room.journal = self.journal.room(room)
+        if self.journal is not None:
+            self.journal.add_table(
+                room.id, game=game.name, players=room.players, timing_name=room.timing_name, timing=room.timing,
+                password=room.password, host=room.host, scores=game.no_scores(room.players),
+            )
+            room.recorder = Recorder(self.journal, room.id, game.journal)
         self.rooms[room.id] = room
         self.on_room_created(room)
         secret = self._seat(peer, room, 0)
@@ -658,7 +778,7 @@ class Lobby:
         self.watchers.discard(peer)
         log.debug("seat_rejoined table=%d seat=%d", room.id, seat)
         if room.table is not None:
-            outcome = room.table.act(seat, a.Connect(), now)
+            outcome = room.act(seat, a.Connect(), now)
             room.publish(outcome.events, now, snapshot_for=seat)  # also tells the seating (seat_connected)
             if not outcome.events:
                 room.broadcast_seating()  # a replaced connection: the seat never looked disconnected
@@ -687,7 +807,7 @@ class Lobby:
                 room.lobby_host_leaves()
             room.broadcast_seating()
         else:
-            room.publish(room.table.act(seat, a.Disconnect(), now).events, now)
+            room.publish(room.act(seat, a.Disconnect(), now).events, now)
         log.debug("seat_left table=%d seat=%d leaving=%s", room.id, seat, leaving)
         if not room.humans_connected():
             room.idle_since = now
@@ -701,8 +821,8 @@ class Lobby:
         """Remove a room: its timer task sees it gone and stops."""
         if self.rooms.pop(room.id, None) is not None:
             log.info("table_closed table=%d", room.id)
-            if room.journal is not None:
-                room.journal.closed(room)
+            if room.recorder is not None:
+                room.recorder.closed()
             room.on_change()
             self.announce()
 
@@ -858,7 +978,7 @@ class Lobby:
             )
         if room.table is None:
             return m.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
-        outcome = room.table.act(seat, action, now)
+        outcome = room.act(seat, action, now)
         room.publish(outcome.events, now)
         if outcome.refusal is not None:
             log.debug("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)

@@ -151,6 +151,13 @@ class QuartoTable:
         at, _ = self._next_due()
         return None if at == inf else at
 
+    def rebase(self, delta: float) -> None:
+        """Move the table onto another clock, ``delta`` seconds ahead of the old one: the move clock and the break
+        keep the time they had left. A restarted server resumes a journalled table this way."""
+        self.now += delta
+        self.step_ends_at += delta
+        self.break_ends_at += delta
+
     # --- time ----------------------------------------------------------------------------------
 
     def _next_due(self) -> tuple[float, Callable[[list[q.Event]], None]]:

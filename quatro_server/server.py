@@ -42,6 +42,9 @@ from quatro_server.quiet import LoopWatch, settle_heap
 
 log = logging.getLogger("quatro.server")
 
+#: Seconds after a restart during which the seats of a table restored from the journal stay as they were (connected,
+#: the host keeping the role) for their players to come back; then whoever has not is disconnected (R19, R18).
+RESTORE_GRACE = 15.0
 #: Connections one server accepts at once; more are told the server is full and closed.
 MAX_CONNECTIONS = 2000
 #: Connections from one remote address (IP) at once. A household or a LAN party behind one router seats a few
@@ -594,6 +597,14 @@ class Server:
     def goodbye(self, reason: str = m.BYE_SHUTDOWN) -> None:
         for conn in list(self.connections):
             conn.send(to_wire(m.Bye(reason, "the server is shutting down")))
+
+
+async def settle(lobby: Lobby, rooms: list[Room], grace: float = RESTORE_GRACE) -> None:
+    """After a restart, wait out the grace the restored ``rooms`` get for their players to come back, then
+    ``Lobby.end_grace``: whoever has not is disconnected (R19) and loses the host role (R18)."""
+    if rooms:
+        await trio.sleep(grace)
+        lobby.end_grace(rooms, trio.current_time())
 
 
 async def _read_socket(fd: int) -> bytes:

@@ -7,7 +7,9 @@ run through exactly the code path they run in the server. Same seed, same matche
 
 ``quatro-server sim --players 4 --matches 200 --teams hard,random --seed 1 [--json]``;
 ``quatro-server sim --gauntlet normal --players 4 --matches 300 [--json]`` plays a level against every scripted
-exploiter (``quatro_server.exploiters``). A team may be a bot from outside the project: ``--teams mybots:MyBot,hard``.
+exploiter (``quatro_server.exploiters``). A team may be a bot from outside the project: ``--teams mybots:MyBot,hard``,
+or two different players, seat ``t`` first, then its partner: ``--teams newcomer/easy,easy`` (the scripted newcomer
+partnered with ``easy``, against two ``easy`` bots).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from quatro_shared.seating import team_count, team_of
 
 from quatro_server.bots import THINK_TIME, Bot, is_outside_bot, load_bot_class, make_bot
 from quatro_server.engine import Emit
-from quatro_server.exploiters import GAUNTLET, is_exploiter, make_exploiter
+from quatro_server.exploiters import GAUNTLET, SCRIPTED, is_scripted, make_scripted
 from quatro_server.lobby import Room, Seat
 from quatro_server.timing import STANDARD
 
@@ -45,6 +47,8 @@ MAX_MATCH_SECONDS = 24 * 3600.0
 #: Wake-ups at one instant before a room counts as stuck (a deadline that never fires): a bug, reported, not a hang.
 #: Every bot waking at once, each acting, is a handful; a thousand is a loop.
 STUCK_TICKS = 1000
+#: Between the two players of a team given as a pair: ``newcomer/easy`` (seat ``t``, then its partner ``t + n/2``).
+PAIR = "/"
 
 
 def wilson(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -161,7 +165,7 @@ def play_match(players: int, levels: list[str], seed: int, tally: Tally, pace: t
     )
     room.tally = tally
     for seat in range(players):
-        level = levels[team_of(seat, players)]
+        level = seat_player(levels[team_of(seat, players)], seat, players)
         bot = make_player(level, random.Random(rng.getrandbits(64)), pace)
         times = tally.decision_ns_by_level.setdefault(level, [])
         room.sit(seat, None, f"{level}-{seat}", bot=_Stopwatch(bot, times, tally.observe_ns))
@@ -185,10 +189,17 @@ def play_match(players: int, levels: list[str], seed: int, tally: Tally, pace: t
             tally.teams[t].shared_wins += 1
 
 
+def seat_player(team: str, seat: int, players: int) -> str:
+    """The player of ``seat`` in a team named ``team``: one name for both seats, or a pair (``newcomer/easy``)."""
+    names = team.split(PAIR)
+    return names[0] if len(names) == 1 or seat < players // 2 else names[1]
+
+
 def make_player(name: str, rng: random.Random, pace: tuple[float, float] | None = None) -> Bot:
-    """A bot of a level, an exploiter of the gauntlet (reacting at ``pace``), or an outside bot (``module:Class``)."""
-    if is_exploiter(name):
-        return make_exploiter(name, rng, pace)
+    """A bot of a level, a scripted player (an exploiter of the gauntlet reacting at ``pace``, or the newcomer), or an
+    outside bot (``module:Class``)."""
+    if is_scripted(name):
+        return make_scripted(name, rng, pace)
     return make_bot(name, rng)
 
 
@@ -314,9 +325,13 @@ def levels_for(players: int, teams_arg: str | None) -> list[str]:
     count = team_count(players)
     if teams_arg is None:
         return [DEFAULT_FIELD[t % len(DEFAULT_FIELD)] for t in range(count)]
-    levels = [level.strip() for level in teams_arg.split(",") if level.strip()]
-    for level in levels:
-        check_player(level)
+    levels = [PAIR.join(name.strip() for name in team.split(PAIR)) for team in teams_arg.split(",") if team.strip()]
+    for team in levels:
+        names = team.split(PAIR)
+        if len(names) > 2:
+            raise ValueError(f"a team is two players: {team!r} names {len(names)}")
+        for name in names:
+            check_player(name)
     if len(levels) != count:
         raise ValueError(f"{players} players make {count} teams: give {count} levels, not {len(levels)}")
     return levels
@@ -326,10 +341,10 @@ def check_player(name: str) -> None:
     """Raise ``ValueError`` unless ``name`` is a level, an exploiter, or an outside bot that loads."""
     if is_outside_bot(name):
         load_bot_class(name)
-    elif name not in LEVELS and not is_exploiter(name):
+    elif name not in LEVELS and not is_scripted(name):
         raise ValueError(
             f"unknown bot level {name!r} (levels: {', '.join(LEVELS)}; exploiters: {', '.join(GAUNTLET)}; "
-            "or an outside bot, module:Class)"
+            f"scripted: {', '.join(SCRIPTED)}; or an outside bot, module:Class)"
         )
 
 
@@ -367,7 +382,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--teams",
         default=None,
         help=f"one bot per team, team 0 first: e.g. hard,random (levels: {', '.join(LEVELS)}; an exploiter of the "
-        "gauntlet; or an outside bot, module:Class; default: a mixed field of hard, normal, random)",
+        f"gauntlet; {', '.join(SCRIPTED)}; or an outside bot, module:Class; default: a mixed field of hard, normal, "
+        "random); two players make a team as A/B (seat t, then its partner): newcomer/easy,easy",
     )
     parser.add_argument(
         "--gauntlet",

@@ -8,7 +8,8 @@ map header followed by key/value pairs, the events an array header followed by t
 
 Most batches are a swap or a pulse, which move no countdown otherwise than by time passing (a pulse keeps its
 channel's beat): their updates carry no clock, and only the swapper gets its cooldowns (``Batch.timeless``). Every
-other batch carries the table's clock, and every seat its cooldowns.
+other update carries the table's clock, and the seat its cooldowns. Which of the two an update is depends on the
+events its seat is sent alone (``Batch.timeless_for``): a private event elsewhere in the batch has no say (H3).
 
 Which events a seat gets is decided by ``Emit.visible_to``, the engine's one gate of hidden information (H1, H3);
 this module only encodes what it is handed.
@@ -89,12 +90,16 @@ class Batch:
 
     A delta update is assembled as: map header, ``kind`` and ``table`` (the batch's), the seat's ``seq``, then the
     part shared by every seat that sees the same events (``snapshot`` false, ``at``, the events, the table's clock
-    unless the batch is ``timeless``), then the seat's own cooldowns if any is running (in a timeless batch: only
-    the swappers'). Only ``seq`` and the cooldowns are packed per seat."""
+    unless what the seat sees is ``timeless``), then the seat's own cooldowns if any is running (without a clock:
+    only a swapper's). Only ``seq`` and the cooldowns are packed per seat.
+
+    Whether a seat's update carries the clock and its cooldowns is decided from the events that seat is sent, never
+    from the whole batch (H3): another seat's emoji chosen in the same tick as a swap must not turn the swap's
+    update into one with a clock, which would tell the table when the private choice was made."""
 
     __slots__ = (
-        "table_id", "table", "emits", "now", "timeless", "_at", "_events", "_blobs", "_tails", "_clock", "_head", "_public",
-        "_own",
+        "table_id", "table", "emits", "now", "timeless", "_at", "_events", "_blobs", "_tails", "_clock", "_head",
+        "_public", "_moved", "_waits", "_ran_on",
     )
 
     def __init__(self, table_id: int, table: Table, emits: Sequence[Emit], now: float) -> None:
@@ -105,8 +110,9 @@ class Batch:
         self._events: list[bytes | None] = [None] * len(emits)
         self._blobs: dict[tuple[int, ...], bytes] = {}
         self._tails: dict[tuple[int, ...], bytes] = {}
-        self._clock: bytes | None = None
-        self._own: list[tuple[int, int]] | None = None  # every seat's own cooldowns, worked out with the clock
+        self._clock: bytes | None = None  # the packed ``clock`` key and map, built with ``_waits``
+        self._waits: list[tuple[int, int]] | None = None  # every seat's cooldowns, beside a clock
+        self._ran_on: list[tuple[int, int]] | None = None  # every seat's cooldowns in an update without a clock
         #: ``at``: when the batch was built, in milliseconds on the server's clock (a late caller's: the table's).
         self._at = _AT + _packb(round(max(now, table.now) * 1000))
         head = _HEADS.get(table_id)
@@ -116,28 +122,37 @@ class Batch:
             head = _HEADS[table_id] = _KIND + _TABLE + _packb(table_id) + _SEQ
         self._head = head
         #: Every event public (most batches: a swap, a pulse): every seat sees all of them.
-        self._public: tuple[int, ...] | None = tuple(range(len(emits)))
-        #: Only swaps and pulses on their beat: no countdown moved but by time passing, so no clock is sent and a
-        #: client runs its countdowns on (protocol 3). A pulse half an interval late or more (a stalled server, a
-        #: test's jump in time) is sent with the clock: a client could not tell which beat it fell on.
-        self.timeless = bool(emits)
-        for emit in emits:
+        public = True
+        #: The positions of the events that moved a countdown otherwise than by time passing: any but swaps and
+        #: pulses on their beat. An update holding none of them carries no clock and a client runs its countdowns
+        #: on (protocol 3). A pulse half an interval late or more (a stalled server, a test's jump in time) is sent
+        #: with the clock: a client could not tell which beat it fell on.
+        moved: list[int] = []
+        for i, emit in enumerate(emits):
+            if emit.seat is not None or emit.team is not None:
+                public = False
             event = emit.event
             kind = type(event)
             if kind is Swapped:
                 continue
             if kind is Pulse and pulsed_on_beat(table, event.seat, now):  # type: ignore[attr-defined]
                 continue
-            self.timeless = False
-            if emit.seat is not None or emit.team is not None:
-                self._public = None
-                break
+            moved.append(i)
+        self._public: tuple[int, ...] | None = tuple(range(len(emits))) if public else None
+        self._moved = frozenset(moved)
+        #: What a seat that sees every event of the batch is sent: no clock (only swaps and pulses on their beat).
+        self.timeless = bool(emits) and not moved
 
     def seen_by(self, seat: int, team: int) -> tuple[int, ...]:
         """The positions of the events ``seat`` may see (H1)."""
         if self._public is not None:
             return self._public
         return tuple(i for i, emit in enumerate(self.emits) if emit.visible_to(seat, team))
+
+    def timeless_for(self, seen: tuple[int, ...]) -> bool:
+        """Whether the update of a seat that sees ``seen`` goes without a clock: none of those events moved a
+        countdown otherwise than by time passing (what the seat does not see has no say)."""
+        return bool(seen) and self._moved.isdisjoint(seen)
 
     def _events_blob(self, seen: tuple[int, ...]) -> bytes:
         """The ``events`` array for one audience: the same bytes for every seat that sees the same events."""
@@ -152,35 +167,42 @@ class Batch:
             blob = self._blobs[seen] = b"".join(parts)
         return blob
 
-    def _timers(self) -> list[tuple[int, int]]:
-        """The table's clock (packed, once) and every seat's own cooldowns, from one pass over the seats. In a
-        timeless batch, no clock, and the cooldowns of the seats that swapped (the others' run on: (-1, -1))."""
-        own: list[tuple[int, int]] = []
-        if self.timeless:
-            own = [_RUN_ON] * self.table.players
+    def _clocked(self) -> list[tuple[int, int]]:
+        """The table's clock (packed, once) and every seat's own cooldowns, from one pass over the seats."""
+        waits = self._waits
+        if waits is None:
+            waits = self._waits = []
+            self._clock = _CLOCK + _clock_bytes(*clock_parts(self.table, self.now, waits))
+        return waits
+
+    def _running_on(self) -> list[tuple[int, int]]:
+        """Every seat's cooldowns in an update without a clock: a swapper's after its swap; the others' run on
+        (-1, -1: not sent)."""
+        own = self._ran_on
+        if own is None:
+            own = self._ran_on = [_RUN_ON] * self.table.players
             for emit in self.emits:
                 event = emit.event
                 if type(event) is Swapped:
                     own[event.seat] = own_waits(self.table, event.seat, self.now)
-            self._clock = b""
-        else:
-            self._clock = _CLOCK + _clock_bytes(*clock_parts(self.table, self.now, own))
-        self._own = own
         return own
 
-    def _tail(self, seen: tuple[int, ...]) -> bytes:
+    def _tail(self, seen: tuple[int, ...], timeless: bool) -> bytes:
         """What follows ``seq`` in a delta update, the same for every seat that sees ``seen``."""
         tail = self._tails.get(seen)
         if tail is None:
-            if self._clock is None:
-                self._timers()
-            assert self._clock is not None
-            tail = self._tails[seen] = _DELTA + self._at + _EVENTS + self._events_blob(seen) + self._clock
+            clock = b""
+            if not timeless:
+                self._clocked()
+                assert self._clock is not None
+                clock = self._clock
+            tail = self._tails[seen] = _DELTA + self._at + _EVENTS + self._events_blob(seen) + clock
         return tail
 
-    def _end(self, swap_ms: int, channel_ms: int) -> tuple[bytes, bytes]:
+    @staticmethod
+    def _end(swap_ms: int, channel_ms: int, timeless: bool) -> tuple[bytes, bytes]:
         """A seat's map header, and what follows the shared tail: its cooldowns, when the update carries them."""
-        if not self.timeless:
+        if not timeless:
             if swap_ms or channel_ms:
                 return _MAPS[8], _OWN + _own_bytes(swap_ms, channel_ms)
             return _MAPS[7], b""  # with a clock, cooldowns left out are both free
@@ -195,11 +217,12 @@ class Batch:
         seen = self._public
         if not seen:
             return None
-        own = self._own or self._timers()
-        head, tail = self._head, self._tails.get(seen) or self._tail(seen)
+        timeless = self.timeless
+        own = self._running_on() if timeless else self._clocked()
+        head, tail = self._head, self._tails.get(seen) or self._tail(seen, timeless)
         # Per seat: its map header, and what follows the shared tail (its cooldowns, if the update carries them).
         end = self._end
-        ends = [end(swap_ms, channel_ms) for swap_ms, channel_ms in own]
+        ends = [end(swap_ms, channel_ms, timeless) for swap_ms, channel_ms in own]
         size = 1 + len(head) + len(tail)
         fixints = _FIXINTS
 
@@ -218,8 +241,10 @@ class Batch:
         if snapshot:
             body = _MAPS[7] + self._head + _uint(seq) + _SNAPSHOT + self._at + _EVENTS + self._events_blob(seen) + _VIEW
             return frame(body + _packb(to_wire(view(self.table, seat, self.now))))
-        header, end = self._end(*(self._own or self._timers())[seat])
-        tail = self._tails.get(seen) or self._tail(seen)
+        timeless = self.timeless_for(seen)
+        swap_ms, channel_ms = (self._running_on() if timeless else self._clocked())[seat]
+        header, end = self._end(swap_ms, channel_ms, timeless)
+        tail = self._tails.get(seen) or self._tail(seen, timeless)
         seq_bytes = _FIXINTS[seq] if seq < 128 else _packb(seq)
         body = b"".join((header, self._head, seq_bytes, tail, end))
         if len(body) > MAX_FRAME_BYTES:

@@ -39,6 +39,7 @@ from quatro_tui.connection import (
     SeqGap,
     ServerBye,
     ServerChat,
+    ServerGone,
     ServerLobby,
     ServerSeating,
     ServerUpdate,
@@ -46,7 +47,7 @@ from quatro_tui.connection import (
 from quatro_tui.game import Game
 from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
-from quatro_tui.screens.dialogs import AskName, LeaveRunning, TakeOver
+from quatro_tui.screens.dialogs import LEAVE, STOP, AskAddress, AskName, LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
@@ -129,10 +130,11 @@ class QuatroApp(App[str | None]):
         remember_seat: Callable[[int, str, str], None] | None = None,
         idle_exit: float | None = None,
         bell: bool = False,
-        ask_name: Callable[[str], None] | None = None,
+        ask_name: Callable[[str], tuple[int, str] | None] | None = None,
     ) -> None:
         super().__init__()
-        #: Ask the player's name before joining (a browser door's newcomer), and tell it to this callable.
+        #: Ask the player's name before joining (``quatro join`` without ``--name``, a browser door's newcomer), starting
+        #: from the plan's, and tell it to this callable: it answers with the seat remembered for that name (R19).
         self.ask_name = ask_name
         #: Seconds without a key press, outside a match, after which the app closes itself (None: never).
         self.idle_exit = idle_exit
@@ -147,6 +149,8 @@ class QuatroApp(App[str | None]):
         self.remember_seat = remember_seat
         #: Ring the terminal's bell when the partner shows the team's sign and at one's own four of a kind.
         self.bell_on = bell
+        #: ``quatro play`` went back to its server's lobby: tables made there start when their host says.
+        self.left_play_table = False
         #: Addresses others join with (``quatro play --open N``).
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
@@ -214,8 +218,10 @@ class QuatroApp(App[str | None]):
                 assert isinstance(plan, Join)
                 if self.ask_name is not None:
                     self._splash("")
-                    plan.name = await self.push_screen(AskName(), wait_for_dismiss=True)
-                    self.ask_name(plan.name)
+                    plan.name = await self.push_screen(AskName(plan.name), wait_for_dismiss=True)
+                    remembered = self.ask_name(plan.name)
+                    if remembered is not None:
+                        plan.rejoin_table, plan.rejoin_secret = remembered
                     self.ask_name = None  # asked once: a restart keeps the name
                 host, port, name = plan.host, plan.port, plan.name
             self._splash(f"Connecting to {host}:{port}…")
@@ -258,8 +264,9 @@ class QuatroApp(App[str | None]):
         reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret))
         if isinstance(reply, m.Refused) and reply.reason == p.SEAT_IN_USE:
             # The same person plays this seat elsewhere (another terminal, a connection not yet timed out).
-            self._splash("Your seat is in play from another terminal.")
-            if not await self.push_screen(TakeOver(), wait_for_dismiss=True):
+            question = TakeOver(plan.rejoin_table, plan.name, self.seat_named(plan.rejoin_table, plan.name))
+            self._splash(question.question().split("\n")[0])
+            if not await self.push_screen(question, wait_for_dismiss=True):
                 return False
             reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret, takeover=True))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Rejoined)):
@@ -267,6 +274,12 @@ class QuatroApp(App[str | None]):
         self.game.my_seat = reply.payload.seat
         self.game.say("Back in your seat.")
         return True
+
+    def seat_named(self, table: int, name: str) -> int | None:
+        """The one seat at ``table`` that the server's list shows under ``name`` (None: none, or more than one)."""
+        summary = next((t for t in self.tables if t.table == table), None)
+        seats = [i for i, held in enumerate(summary.names if summary else ()) if held == name]
+        return seats[0] if len(seats) == 1 else None
 
     async def _set_up_play(self, plan: Play) -> None:
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
@@ -397,7 +410,7 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.seat(message.seating)
-        if isinstance(self.plan, Play) and self.plan.open and self.game.view is None:
+        if isinstance(self.plan, Play) and self.plan.open and self.game.view is None and not self.left_play_table:
             # Everyone is seated: the match starts by itself, as `quatro play` promises.
             if all(s.taken for s in message.seating.seats) and self.game.is_host():
                 self.send(m.Start())
@@ -426,21 +439,65 @@ class QuatroApp(App[str | None]):
     def on_server_bye(self, message: ServerBye) -> None:
         if self.stale(message):
             return
+        self.game.stop_clocks()
         if message.reason == m.BYE_REPLACED:
             self.game.link = "this seat is now played from another connection"
             self.show_link("Your seat is now played from another connection.",
                            "Someone (you, elsewhere?) came back to this seat with its secret.")
+        elif message.reason == m.BYE_SHUTDOWN:
+            self.game.link = "the server is shutting down"
+            self.game.say("The server says goodbye: it is shutting down.")
+            self.show_link(*self.goodbye_words(), retrying=True)
         else:
             self.game.say(f"The server says goodbye: {message.text or message.reason}.")
             self.show_link("The server closed the connection.", words.sentence(message.text or message.reason), retrying=True)
         self.game_changed()
 
+    def server_address(self) -> str:
+        conn = self.conn
+        host, port = (conn.host, conn.port) if conn is not None else ("", 0)
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    def goodbye_words(self, retry: str = "") -> tuple[str, str]:
+        """What a player is told while a server that said goodbye is tried again."""
+        return ("The server is shutting down.",
+                f"The server at {self.server_address()} said goodbye. If it is restarting, you will be back in "
+                f"your seat by itself.{retry}")
+
+    def on_server_gone(self, message: ServerGone) -> None:
+        if self.stale(message):
+            return
+        self.game.link = "the server has shut down"
+        self.show_link("The server has shut down.",
+                       f"The server at {self.server_address()} said goodbye ({message.text.rstrip('.')}) "
+                       "and has not come back.", gone=True)
+        self.game_changed()
+
+    def action_another_server(self) -> None:
+        """Join another server's lobby (the player's name goes along)."""
+        plan = self.plan
+        if not isinstance(plan, Join):
+            return
+
+        def chosen(address: tuple[str, int] | None) -> None:
+            if address is not None:
+                self.plan = Join(address[0], address[1], plan.name)
+                self.run_worker(self._restart(None), name="begin", exclusive=True, exit_on_error=False)
+
+        self.push_screen(AskAddress(), chosen)
+
     def on_link_dropped(self, message: LinkDropped) -> None:
         if self.stale(message):
             return
         self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
-        if message.attempt == 1:
+        self.game.stop_clocks()
+        if message.attempt == 1 and not message.goodbye:
             self.game.say("Connection lost: trying again.")
+        if message.goodbye:
+            self.show_link(*self.goodbye_words(f"\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt})."),
+                           retrying=True)
+            self.game_changed()
+            return
         self.show_link("The connection to the server was lost.",
                        f"{words.sentence(message.why)}\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
                        retrying=True)
@@ -466,6 +523,7 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.link = "seat lost"
+        self.game.stop_clocks()
         self.show_link("Your seat is gone.",
                        "The server no longer has your seat: it restarted, or the seat was given up "
                        f"({message.why.rstrip('.')}).")
@@ -473,7 +531,8 @@ class QuatroApp(App[str | None]):
 
     # --- ways on ------------------------------------------------------------------------------
 
-    def show_link(self, title: str, detail: str, *, retrying: bool = False, lobby: bool | None = None) -> None:
+    def show_link(self, title: str, detail: str, *, retrying: bool = False, lobby: bool | None = None,
+                  gone: bool = False) -> None:
         """Cover whatever shows with what happened and the ways on (one screen, updated, however often it is told)."""
         if lobby is None:
             lobby = not isinstance(self.plan, Play)
@@ -483,7 +542,7 @@ class QuatroApp(App[str | None]):
             return
         if isinstance(screen, LinkScreen):
             self.pop_screen()
-        self.push_screen(LinkScreen(title, detail, retrying=retrying, lobby=lobby))
+        self.push_screen(LinkScreen(title, detail, retrying=retrying, lobby=lobby, gone=gone))
         self.check_size()
 
     def hide_link(self) -> None:
@@ -496,7 +555,35 @@ class QuatroApp(App[str | None]):
         self.run_worker(self._restart(place), name="begin", exclusive=True, exit_on_error=False)
 
     def action_back_to_lobby(self) -> None:
+        if isinstance(self.plan, Play) and self.conn is not None and not self.game.link \
+                and not isinstance(self.screen, LinkScreen):
+            # The private server has a lobby like any server's: leave the table for it, on the same connection.
+            self.run_worker(self._to_lobby(self.conn), name="lobby", group="lobby", exclusive=True, exit_on_error=False)
+            return
         self.run_worker(self._restart(None, leave=True), name="begin", exclusive=True, exit_on_error=False)
+
+    async def _to_lobby(self, conn: Connection) -> None:
+        """Leave the table and show the server's lobby: its tables, and creating one (bots at every level)."""
+        try:
+            if self.game.me is not None:
+                await conn.request(m.Leave())
+            listing = await conn.request(m.ListTables())
+        except ConnectionLost:
+            await self._restart(None)
+            return
+        self.left_play_table = True
+        # Queued behind whatever the table pushed before it let go of this connection: that is dropped, not shown.
+        self.call_later(self._show_lobby, listing.payload.tables if isinstance(listing, m.Ok)
+                        and isinstance(listing.payload, m.Tables) else self.tables)
+
+    def _show_lobby(self, tables: tuple[m.TableSummary, ...]) -> None:
+        old = self.game
+        self.game = Game(ascii_only=old.ascii_only, clock=old.clock, rng=old.rng)
+        self.tables = tables
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.push_screen(LobbyScreen())
+        self.check_size()
 
     async def _restart(self, place: object, leave: bool = False) -> None:
         """Close the link, forget the table, and begin again: ``quatro join`` to the server's lobby (or the seat
@@ -643,9 +730,12 @@ class QuatroApp(App[str | None]):
         """Quit. The opener of a table others play at is asked whether to leave it running; anyone else in the middle
         of a match is asked first too (ctrl+q twice also quits)."""
         others = self.others_playing() if isinstance(self.plan, Play) and self.plan.open and self.server else 0
-        if others and not isinstance(self.screen, LeaveRunning):
-            # The private server is this terminal's: quitting would end the others' game with it.
-            self.push_screen(LeaveRunning(others), self._quit_answered)
+        if isinstance(self.screen, LeaveRunning):
+            self.screen.dismiss(LEAVE)  # ctrl+q twice: quit, and the others play on
+            return
+        if others and self.server is not None:
+            # The private server is this terminal's: quitting must not end the others' game unasked.
+            self.push_screen(LeaveRunning(others, self.server.idle_stop), self._quit_answered)
             return
         in_match = self.in_match()
         if others or self.conn is None or not in_match or isinstance(self.screen, (ConfirmQuit, LinkScreen)):
@@ -658,12 +748,15 @@ class QuatroApp(App[str | None]):
 
         self.push_screen(ConfirmQuit(private=isinstance(self.plan, Play)), answered)
 
-    async def _quit_answered(self, answer: bool | None) -> None:
+    async def _quit_answered(self, answer: str | None) -> None:
         if answer is None:
             self.route()  # not quitting after all: to the screen of the phase the table is in now
             return
-        if answer and self.server is not None:
-            self.server.detach()
+        if self.server is not None:
+            if answer == LEAVE:
+                self.server.detach()
+            elif answer == STOP:
+                self.server.stop(wait=False)
         await self._quit()
 
     async def _quit(self, message: str | None = None, return_code: int = 0) -> None:
@@ -683,4 +776,7 @@ class QuatroApp(App[str | None]):
             ScrollBar.renderer = self._scrollbar_renderer
             self._scrollbar_renderer = None
         if self.server is not None:
-            self.server.stop(wait=False)
+            if isinstance(self.plan, Play) and self.plan.open and self.others_playing():
+                self.server.detach()  # the app ends unasked (its terminal went): the others play on
+            else:
+                self.server.stop(wait=False)

@@ -17,8 +17,8 @@ from quatro_shared.protocol import DEFAULT_PORT, GAMES, MAX_NAME_LEN, MAX_PASSWO
 from quatro_shared.quarto import DEFAULT_LEVEL as QUARTO_LEVEL
 from quatro_shared.quarto import LEVELS as QUARTO_LEVELS
 
-from quatro_tui.local_server import LocalServer
-from quatro_tui.settings import RememberedSeat, Settings, default_name, wants_ascii
+from quatro_tui.local_server import QUIET_STOP, LocalServer, minutes
+from quatro_tui.settings import RememberedSeat, Settings, login_name, wants_ascii
 from quatro_tui.settings import remember_seat as store_seat
 
 if TYPE_CHECKING:
@@ -45,10 +45,13 @@ def choose_server(
     look: Callable[[], list[Found]] | None = None,
     ask: Callable[[str], str] = input,
     interactive: bool | None = None,
+    local: str = f"127.0.0.1:{DEFAULT_PORT}",
 ) -> str | None:
     """``quatro join`` without an address: the servers announced on the LAN (zeroconf, about two seconds),
-    this machine's, and the last one used, to pick from by number. Without a terminal to ask on: the last
-    one used, else the first found. None when the player picks none."""
+    this machine's (``local``: said so when nothing answers there), and the last one used, to pick from by
+    number. Without a terminal to ask on: the last one used, else the first found. None when the player picks none."""
+    from quatro_tui.discover import answers
+
     if look is None:
         from quatro_tui.discover import discover
 
@@ -64,8 +67,10 @@ def choose_server(
     except NoMulticast as exc:
         print(f"Cannot look for servers: {exc}. Carrying on without.", flush=True)
     announced = [address for address, _ in choices]
-    local = f"127.0.0.1:{DEFAULT_PORT}"
-    for address, label in ((last, f"the last one used ({last})"), (local, f"this machine ({local})")):
+    here = f"this machine ({local})"
+    if interactive and local not in announced and local != last and not answers(*parse_address(local)):
+        here += ": nothing answers there now"
+    for address, label in ((last, f"the last one used ({last})"), (local, here)):
         if address and address not in (a for a, _ in choices):
             choices.append((address, label))
     if not interactive:
@@ -114,7 +119,10 @@ def parser() -> argparse.ArgumentParser:
                            f"player's pace); Quarto's {', '.join(QUARTO_LEVELS)} (default {QUARTO_LEVEL})")
     play.add_argument("--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations")
     play.add_argument("--open", type=int, default=0, metavar="N",
-                      help="leave N seats for other people on this machine or LAN; shows the address they join with")
+                      help="leave N seats for other people on this machine or LAN; shows the address they join with. "
+                           "If you quit or your terminal closes, the table runs on for them and quatro join brings you "
+                           "back; the server stops once the match is over and everyone has gone, or "
+                           f"{minutes(QUIET_STOP)} after the last one left")
     play.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
     play.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
     play.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
@@ -125,7 +133,8 @@ def parser() -> argparse.ArgumentParser:
                            f"one used; port {DEFAULT_PORT} if left out)")
     join.add_argument("--table", type=int, default=None, help="join this table at once")
     join.add_argument("--password", type=_password, default=None, help="the table's password, if it has one")
-    join.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
+    join.add_argument("--name", type=_name, default=None,
+                      help="your name at the table (default: asked, your login name filled in)")
     join.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
     # Who the player is beyond their name, for coming back to their own seat: the SSH door passes the
     # fingerprint of the key a player logged in with. Not for people to type.
@@ -170,10 +179,19 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     """The app the command line asks for (its private server launched for ``play``), or an exit status."""
     args = parser().parse_args(argv)
     settings = Settings.load()
-    name = args.name or default_name(settings)
     ascii_only = wants_ascii(args.ascii)
     person = getattr(args, "person", "")
-    ask_name = bool(getattr(args, "ask_name", False)) and not args.name and not settings.name
+    door_visitor = bool(getattr(args, "ask_name", False))
+    if args.name:
+        name, ask_name = args.name, False
+    elif args.command == "play":
+        name, ask_name = login_name(), False  # as its --help says
+    elif door_visitor:
+        # A browser door's visitor has a settings file of their own: the name they gave last time, else asked.
+        name, ask_name = settings.name or "", not settings.name
+    else:
+        # Under one account several people may play: the last name used there may be someone else's.
+        name, ask_name = login_name(), True
     if args.command == "play":
         seats = play_seats(args)
         if isinstance(seats, str):
@@ -206,7 +224,7 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         server = None
         plan = Join(host, port, name, args.table, args.password)
         # Only this person's seat: two people under one account never come back to each other's.
-        remembered = settings.remembered_seat(address, name, args.table, person)
+        remembered = None if ask_name else settings.remembered_seat(address, name, args.table, person)
         if remembered is not None:
             plan.rejoin_table, plan.rejoin_secret = remembered.table, remembered.secret
         settings.server = address
@@ -220,12 +238,26 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     def remember_seat(table: int, secret: str, player: str) -> None:
         store_seat(RememberedSeat(settings.server or "", table, player, secret, person))
 
-    def remember_name(asked: str) -> None:
+    table = getattr(args, "table", None)
+
+    def remember_opener_seat(table: int, secret: str, player: str) -> None:
+        # The opener of an open table may leave it running and come back with ``quatro join``: under every
+        # address she may type (those the server printed, and this machine's own names).
+        assert server is not None and server.port is not None
+        for address in dict.fromkeys([*server.addresses, f"127.0.0.1:{server.port}", f"localhost:{server.port}"]):
+            store_seat(RememberedSeat(address, table, player, secret, person))
+
+    def remember_name(asked: str) -> tuple[int, str] | None:
+        """Keep the name given, and find the seat this person took under it (R19)."""
         now = Settings.load()
         now.name = asked
         now.save()
+        seat = now.remembered_seat(settings.server or "", asked, table, person)
+        return None if seat is None else (seat.table, seat.secret)
 
-    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=remember_seat if server is None else None,
+    # A solo game's seat ends with its server: only an open table's is worth coming back to.
+    keep = remember_seat if server is None else remember_opener_seat if args.command == "play" and args.open else None
+    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=keep,
                     idle_exit=getattr(args, "idle_exit", None), bell=settings.bell,
                     ask_name=remember_name if ask_name else None)
     if settings.keys:

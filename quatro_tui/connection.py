@@ -7,7 +7,9 @@ is meant to run in a Textual worker: it reads, resolves each request's future wi
 ``ping`` when the core says one is due, and hands every push to ``deliver`` as a Textual message. When the
 connection drops (or the server goes silent for ``HEARTBEAT_TIMEOUT``) it says so (``LinkDropped``) and
 reconnects by itself with the seat secret (R19), waiting longer after each failure, until it succeeds
-(``LinkBack``), the server says the seat is gone (``SeatLost``), or the player quits.
+(``LinkBack``), the server says the seat is gone (``SeatLost``), or the player quits. A server that said
+goodbye because it is shutting down (``bye`` ``shutdown``) is tried for ``RESTART_PATIENCE`` only, long
+enough for a restart to bring the seat back; then the connection stops and says so (``ServerGone``).
 
 When the core finds an update missing (protocol section 11) the connection says so (``SeqGap``) and resyncs the
 way the protocol says, by reconnecting and rejoining with the seat's secret, which brings a snapshot
@@ -49,6 +51,9 @@ REPLY_TIMEOUT = 10.0
 #: Reconnection backoff: the first retry comes quickly (most drops are blips), then doubles up to the cap.
 BACKOFF_FIRST = 0.25
 BACKOFF_CAP = 5.0
+#: Seconds a server that said goodbye (``bye`` ``shutdown``) is tried again before the connection gives up: a
+#: restart (which keeps every seat, docs/journal.md) listens again within a few seconds.
+RESTART_PATIENCE = 20.0
 READ_BYTES = 65536
 
 
@@ -111,11 +116,22 @@ class ServerBye(LinkMessage):
 
 
 class LinkDropped(LinkMessage):
-    """The link is down; the next attempt comes in ``retry_in`` seconds."""
+    """The link is down; the next attempt comes in ``retry_in`` seconds. ``goodbye``: the server said it was
+    shutting down (it may be restarting)."""
 
-    def __init__(self, attempt: int, retry_in: float, why: str):
+    def __init__(self, attempt: int, retry_in: float, why: str, goodbye: bool = False):
         super().__init__()
         self.attempt, self.retry_in, self.why = attempt, retry_in, why
+        self.goodbye = goodbye
+
+
+class ServerGone(LinkMessage):
+    """The server said goodbye (shutting down) and has not come back within ``RESTART_PATIENCE``: no more
+    retries. ``text``: its words."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
 
 
 class LinkBack(LinkMessage):
@@ -157,10 +173,14 @@ class Connection:
         *,
         backoff_first: float = BACKOFF_FIRST,
         backoff_cap: float = BACKOFF_CAP,
+        restart_patience: float | None = None,
     ) -> None:
         self.host, self.port, self.name = host, port, name
         self.deliver = deliver
         self.backoff_first, self.backoff_cap = backoff_first, backoff_cap
+        self.restart_patience = RESTART_PATIENCE if restart_patience is None else restart_patience
+        #: The server's words when it said goodbye because it is shutting down (None: it has not).
+        self.goodbye: str | None = None
         self.core = ClientCore(name)
         self.connected = False
         self._pending: dict[int, asyncio.Future[m.Reply]] = {}
@@ -313,12 +333,18 @@ class Connection:
             # was cut on purpose) tries at once, and only counts as a lost connection if that fails.
             delay = self.backoff_first
             at_once = resync
+            goodbye, give_up_at = self.goodbye, self._now() + self.restart_patience
             while not self._closing:
                 if at_once:
                     at_once = False
                 else:
+                    if goodbye is not None and self._now() + delay > give_up_at:
+                        # It said it was going, and it has not come back: stop, and say so.
+                        self._closing = True
+                        self._tell(ServerGone(goodbye))
+                        return
                     attempt += 1
-                    self._tell(LinkDropped(attempt, delay, why))
+                    self._tell(LinkDropped(attempt, delay, why, goodbye=goodbye is not None))
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, self.backoff_cap)
                 try:
@@ -336,6 +362,7 @@ class Connection:
                     self._drop_link()
                     continue
                 attempt = 0
+                self.goodbye = None
                 self._tell(LinkBack(resynced=resync))
                 break
 
@@ -360,5 +387,8 @@ class Connection:
         elif isinstance(event, ChatSaid):
             self._tell(ServerChat(event.line))
         elif isinstance(event, ByeReceived):
-            # After "replaced" another connection holds the seat: the core forgets it, and ``run`` stops.
+            # After "replaced" another connection holds the seat: the core forgets it, and ``run`` stops. After
+            # "shutdown" the server is going: ``run`` tries again for ``restart_patience`` only.
+            if event.bye.reason == m.BYE_SHUTDOWN:
+                self.goodbye = event.bye.message or "the server is shutting down"
             self._tell(ServerBye(event.bye.reason, event.bye.message))

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any
 
 from quatro_shared.discovery import LOOK_SECONDS, SERVICE_TYPE, Found, NoMulticast
+
+
+#: Seconds to wait for a server to accept a connection before saying nothing answers there.
+ANSWER_SECONDS = 0.5
+
+
+def answers(host: str, port: int, seconds: float = ANSWER_SECONDS) -> bool:
+    """Whether something accepts a TCP connection at ``host``:``port`` (opened and closed at once, nothing sent)."""
+    try:
+        with socket.create_connection((host, port), timeout=seconds):
+            return True
+    except OSError:
+        return False
 
 
 def _interfaces(host: str | None) -> Any:

@@ -56,6 +56,9 @@ class Game:
     #: A Quarto table's latest view, its events, and when it arrived (None at a Quatro table).
     quarto: q.QuartoView | None = None
     quarto_events: list[q.Event] = field(default_factory=list)
+    #: When the link went down (on ``clock``), None while it is up. Every countdown stands where it was then: nobody
+    #: can act on it, and the table's clock cannot be known from here. The next view starts them again.
+    stopped_at: float | None = None
     #: The feed's last line if it tells a pulse: as shown, the pulse's own line, and how many times it repeated.
     _pulse_line: tuple[str, str, int] | None = None
 
@@ -65,7 +68,7 @@ class Game:
         """Take a view and its events. True when the player must not miss it (the bell rings, if asked for):
         the partner showed the team's sign, or one's own hand just became four of a kind."""
         before = self.view
-        self.view, self.received_at = view, received_at
+        self.view, self.received_at, self.stopped_at = view, received_at, None
         if view.sign is not None:
             self.signs[view.round] = view.sign
         self.events.extend(events)
@@ -92,7 +95,7 @@ class Game:
     def apply_quarto(self, view: q.QuartoView, events: list[q.Event], received_at: float) -> None:
         """Take a Quarto table's view (every update carries the whole of it) and its events."""
         self.kind = "quarto"
-        self.quarto, self.quarto_events, self.received_at = view, list(events), received_at
+        self.quarto, self.quarto_events, self.received_at, self.stopped_at = view, list(events), received_at, None
         for ev in events:
             line = words.quarto_event(ev, self.name, view.seat)
             if line:
@@ -182,9 +185,19 @@ class Game:
             return float(self.seating.timing[key])
         return default
 
+    def stop_clocks(self) -> None:
+        """The link is down: the countdowns stop where they are, until a view arrives."""
+        if self.stopped_at is None:
+            self.stopped_at = self.clock()
+
+    @property
+    def stopped(self) -> bool:
+        return self.stopped_at is not None
+
     def elapsed(self) -> float:
-        """Seconds since the view arrived."""
-        return max(0.0, self.clock() - self.received_at)
+        """Seconds since the view arrived (until the link went down, while it is down)."""
+        now = self.clock() if self.stopped_at is None else self.stopped_at
+        return max(0.0, now - self.received_at)
 
     def left(self, ms: int | None) -> float | None:
         """Seconds left now of a countdown the view gave in milliseconds."""

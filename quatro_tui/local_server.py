@@ -23,19 +23,27 @@ STOP_TIMEOUT = 3.0
 
 _JOIN_LINE = re.compile(r"quatro join (\S+):(\d+)")
 
-#: Seconds a private server left running for others (``detach``) goes on with nobody connected before it
-#: stops by itself; the same as a table's life with nobody connected (the server's ``ABANDON_AFTER``). It
-#: stops at once when its tables have closed (the match over and everyone gone).
-DETACHED_IDLE_STOP = 600.0
+#: Seconds a private server that runs on without its opener (``quatro play --open N``) waits with nobody
+#: connected before it stops by itself: long enough to come back after a closed window or a dropped link,
+#: short enough that nothing lingers once the evening is over. It stops at once when its tables have closed
+#: (the match over and everyone gone).
+QUIET_STOP = 180.0
+
+#: The first argument of ``_BOOT`` when the server is to outlive a client that goes without a word.
+_OUTLIVE = "--outlive"
 
 #: Runs the server, stopping it (SIGTERM: it says goodbye) when its stdin closes, which happens when the
-#: client exits in any way, even killed. A private server never outlives the game that started it, unless
-#: the client says ``detach`` first: then it runs on by itself, its output to /dev/null (nobody reads it),
-#: until ``--stop-when-idle`` stops it.
-_BOOT = """
+#: client exits in any way, even killed. The client's ``detach`` first, or the client's end without a word
+#: for a server started to outlive it (its terminal closed while others play at its tables), leave it
+#: running by itself instead, its output to /dev/null (nobody reads it), until ``--stop-when-idle`` stops it.
+_BOOT = f"""
 import os, runpy, signal, sys, threading
+outlive = sys.argv[1:2] == ["{_OUTLIVE}"]
+if outlive:
+    del sys.argv[1]
 def watch():
-    if sys.stdin.buffer.readline().strip() == b"detach":
+    said = sys.stdin.buffer.readline().strip()
+    if said == b"detach" or (outlive and not said):
         quiet = os.open(os.devnull, os.O_WRONLY)
         os.dup2(quiet, 1)
         os.dup2(quiet, 2)
@@ -46,6 +54,14 @@ runpy.run_module("quatro_server", run_name="__main__")
 """
 
 
+def minutes(seconds: float) -> str:
+    """A quiet time in words: "3 minutes", "1 minute", "45 s"."""
+    if seconds < 60 or seconds % 60:
+        return f"{seconds:g} s"
+    count = int(seconds // 60)
+    return "1 minute" if count == 1 else f"{count} minutes"
+
+
 class ServerFailed(Exception):
     """The private server did not start; the message holds what it printed."""
 
@@ -53,11 +69,13 @@ class ServerFailed(Exception):
 class LocalServer:
     """One ``quatro-server`` child process. Use ``start()`` and ``stop()``, or ``with LocalServer(...)``."""
 
-    def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False, idle_stop: float = DETACHED_IDLE_STOP) -> None:
+    def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False, idle_stop: float = QUIET_STOP) -> None:
         self.timing = timing
         #: Seconds with nobody connected before the server stops by itself (it matters once detached).
         self.idle_stop = idle_stop
-        #: Listen on every interface so others on the LAN can join (``quatro play --open N``).
+        #: Listen on every interface so others on the LAN can join (``quatro play --open N``). Such a server
+        #: also outlives a client that ends without a word (its terminal closed, the process killed): the
+        #: others' match goes on, and the opener can come back to her seat.
         self.public = public
         self.port: int | None = None
         #: Where others join: the addresses the server printed.
@@ -68,12 +86,14 @@ class LocalServer:
     def command(self) -> list[str]:
         host = "0.0.0.0" if self.public else "127.0.0.1"
         # A private game stays in memory: no journal, nothing left behind in the player's data directory.
-        return [sys.executable, "-c", _BOOT, "--host", host, "--port", "0", "--timing", self.timing,
+        outlive = [_OUTLIVE] if self.public else []
+        return [sys.executable, "-c", _BOOT, *outlive, "--host", host, "--port", "0", "--timing", self.timing,
                 "--no-journal", "--log-level", "warning", "--stop-when-idle", str(self.idle_stop)]
 
     def launch(self) -> None:
         """Start the process without waiting for it: it boots while the client loads (``wait`` collects the port)."""
-        # A session of its own: a terminal's hang-up or ctrl+c reaches the client, which decides for its server.
+        # A session of its own: a terminal's hang-up or ctrl+c reaches the client, never the server, whose fate
+        # the client decides (or, if the client is gone without a word, ``_BOOT``).
         self.process = subprocess.Popen(
             self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE, text=True,
             start_new_session=True,

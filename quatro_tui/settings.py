@@ -170,11 +170,16 @@ def default_name(settings: Settings | None = None) -> str:
     """The remembered name, else the login name, cut to what the protocol allows."""
     if settings is not None and settings.name:
         return settings.name[:MAX_NAME_LEN]
+    return login_name()
+
+
+def login_name() -> str:
+    """The login name, cut to what the protocol allows ("player" when there is none)."""
     try:
         name = getpass.getuser()
     except (KeyError, OSError):
         name = ""
-    return (name or "player")[:MAX_NAME_LEN]
+    return (name.strip() or "player")[:MAX_NAME_LEN]
 
 
 def wants_ascii(flag: bool = False, environ: Mapping[str, str] | None = None) -> bool:

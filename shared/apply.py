@@ -160,7 +160,16 @@ def _step(view: SeatView, event: Event) -> SeatView:
     if isinstance(event, e.MatchOver):
         return replace(view, phase=Phase.OVER, winners=event.winners, scores=event.scores)
     if isinstance(event, e.MatchStarted):
-        return replace(view, target_score=event.target_score)
+        # A new match (the first, or a rematch at the same seats): nothing of the last one carries over.
+        return replace(
+            view,
+            target_score=event.target_score,
+            scores=(0,) * len(view.scores),
+            winners=(),
+            summary=None,
+            vote=None,
+            reshuffle_used=False,
+        )
     if isinstance(event, (e.SeatConnected, e.SeatDisconnected)):
         return replace(view, seats=_seat(view, event.seat, connected=isinstance(event, e.SeatConnected)))
     if isinstance(event, e.HostChanged):

@@ -94,3 +94,79 @@ def test_the_clients_look_lives_in_its_one_stylesheet():
                     targets = statement.targets if isinstance(statement, ast.Assign) else []
                     names = {t.id for t in targets if isinstance(t, ast.Name)}
                     assert not names & {"DEFAULT_CSS", "CSS"}, f"{path.name}: {node.name} styles itself; use quatro.tcss"
+
+
+def _server_import_graph() -> dict[str, set[str]]:
+    """Every module of the server and the modules of the server it imports, ``if TYPE_CHECKING:`` imports included
+    (a cycle of type hints is still a cycle of knowledge)."""
+    package = ROOT / "quatro_server"
+    modules = {
+        ".".join(("quatro_server", *path.relative_to(package).with_suffix("").parts)).removesuffix(".__init__"): path
+        for path in package.rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+                imported.update(f"{node.module}.{alias.name}" for alias in node.names)  # ``from package import module``
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+        graph[name] = {other for other in imported if other in modules and other != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_server_s_modules_import_each_other_without_a_cycle():
+    """Tables (``lobby``), games (``games``) and the journal stand in layers: the lobby knows the games and the
+    journal, the games know the journal's interface (``journal.codec``), the journal knows neither."""
+    graph = _server_import_graph()
+    assert _cycles(graph) == []
+    assert {"quatro_server.games", "quatro_server.journal"} <= graph["quatro_server.lobby"]
+    journal = {name for name in graph if name.startswith("quatro_server.journal")}
+    assert {"quatro_server.journal.store", "quatro_server.journal.recorder", "quatro_server.journal.restore"} <= journal
+    for name in journal:
+        assert not graph[name] & {"quatro_server.lobby", "quatro_server.games", "quatro_server.server"}, name
+
+
+def test_the_journal_never_names_a_game():
+    """A game's journal encoding is its own module's (``quatro_journal``, ``quarto_journal``), supplied by its
+    registry entry: the journal's own modules import no game's engine, bots or encoding, and speak of no game."""
+    games = {"engine", "quarto", "bots", "quarto_bots", "updates", "quatro_journal", "quarto_journal"}
+    for path in (ROOT / "quatro_server" / "journal").glob("*.py"):
+        imported = {name.split(".")[-1] for name in imported_modules(path) if name.startswith(("quatro_server", "quatro_shared"))}
+        assert not imported & (games | {"actions", "events", "quarto", "wire"}), (path.name, imported)
+        text = path.read_text().lower()
+        assert "quarto" not in text, path.name

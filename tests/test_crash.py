@@ -1,7 +1,7 @@
 """Crash tests: the real server process, journalling to a data directory, killed with SIGKILL at random moments of
 random matches (network players and server bots) and restarted on the same directory. No won point is lost (R20),
 every seat secret still opens its seat (R19), the tables, names, teams and host come back, and the match goes on to
-its end."""
+its end. A Quarto game comes back the same way, both players to the same position."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 import trio
 
 from quatro_shared import protocol as p
+from quatro_shared import quarto as q
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 
@@ -234,6 +235,79 @@ async def test_r19_after_kill_9_the_round_comes_back_exactly_and_the_downtime_is
             assert [s.channel_held for s in after.seats] == [s.channel_held for s in was.seats] == [False, True, False, False]
             assert after.host == 0
             assert 0 <= was.phase_ms - after.phase_ms < 1200, (was.phase_ms, after.phase_ms)  # not 2 s less
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+#: Quarto with a move clock that does not run out during the test, so that its countdown is there to carry over.
+QUARTO_TIMING = STILL_TIMING + "quarto_move_clock = 30.0\n"
+
+
+async def play_quarto_until(clients: list[TestClient], rng: random.Random, done) -> None:
+    """Both seats play legal moves at random (``quatro_shared.quarto.legal``), ready for each next game, until
+    ``done(view)`` holds for the first client's view."""
+    with trio.fail_after(60):
+        while not done(clients[0].view):
+            for c in clients:
+                moves = q.legal(c.view) if isinstance(c.view, q.QuartoView) else []
+                if moves:
+                    reply = await c.act(rng.choice(moves))
+                    assert reply["kind"] == p.OK, reply
+            for c in clients:
+                await c.drain(0.02)
+
+
+async def test_q_a_quarto_game_survives_kill_9_with_both_seats_and_its_position(tmp_path):
+    """A Quarto game in its second game, a few turns in: SIGKILL, a restart two seconds later on the same data
+    directory, and both players rejoin with their seats' secrets to the same board, pool, piece in hand, turn and
+    step, scores and moves, the move clock where it stood; then they play the match to its end."""
+    timing = tmp_path / "quarto.toml"
+    timing.write_text(QUARTO_TIMING)
+    args = ("--data-dir", str(tmp_path / "data"), "--timing", str(timing))
+    proc, port, _ = await start_server(*args)
+    rng = random.Random(23)
+    try:
+        ann = await TestClient.connect(port, "ann")
+        assert (await ann.request(p.CREATE_TABLE, game="quarto"))["kind"] == p.OK
+        bob = await TestClient.connect(port, "bob")
+        assert (await bob.request(p.JOIN, table=ann.table))["kind"] == p.OK
+        assert (await ann.request(p.START))["kind"] == p.OK
+        for c in (ann, bob):
+            await c.wait_view(lambda v: isinstance(v, q.QuartoView) and v.phase is q.Phase.PLAYING)
+        await play_quarto_until(
+            [ann, bob], rng, lambda v: v.phase is q.Phase.PLAYING and v.game == 2 and len(v.moves) >= 3
+        )
+        await trio.sleep(0.3)  # every move committed (the writer gathers for a tenth of a second)
+        for c in (ann, bob):
+            await c.drain(0.05)
+        before = {c.name: c.view for c in (ann, bob)}
+        assert sum(before["ann"].scores) + before["ann"].draws == 1  # the first game is over and counted
+        proc.kill()  # SIGKILL: no goodbye, no flush
+        await proc.wait()
+        await trio.sleep(2.0)  # the server is down for a while: that time is nobody's
+
+        proc, port, out = await start_server(*args)
+        assert "1 tables restored" in out, out
+        returned = []  # kept open: a dropped connection would be a disconnection
+        for c in (ann, bob):
+            back = await TestClient.connect(port, c.name)
+            returned.append(back)
+            reply = await back.request(p.REJOIN, table=c.table, secret=c.secret)
+            assert reply["kind"] == p.OK and reply["seat"] == c.seat, reply
+            after = await back.wait_view(lambda v: isinstance(v, q.QuartoView))
+            was = before[c.name]
+            assert (after.board, after.pool, after.in_hand, after.turn, after.step, after.game, after.starter) == (
+                was.board, was.pool, was.in_hand, was.turn, was.step, was.game, was.starter
+            )
+            assert (after.scores, after.draws, after.moves, after.phase) == (was.scores, was.draws, was.moves, was.phase)
+            assert [(s.bot, s.connected) for s in after.seats] == [(False, True), (False, True)]
+            assert 0 <= was.clock_ms - after.clock_ms < 1500, (was.clock_ms, after.clock_ms)  # not 2 s less
+        await play_quarto_until(returned, rng, lambda v: v.phase is q.Phase.OVER)
+        final = returned[0].view
+        assert sum(final.scores) + final.draws == final.games
+        assert all(end >= was for end, was in zip(final.scores, before["ann"].scores))
     finally:
         if proc.returncode is None:
             proc.kill()

@@ -70,7 +70,7 @@ def test_seat_counts_per_game():
     assert quarto_game.seats(None) == quarto_game.seats(2) == 2
     assert all(isinstance(quarto_game.seats(n), str) for n in (1, 3, 4))
     assert quatro.players_required and not quarto_game.players_required
-    assert quatro.journalled and not quarto_game.journalled  # Quarto tables live in memory only
+    assert quatro.journal is not quarto_game.journal  # each game writes its own matches to the journal
     assert q.LEVELS is quarto_bots.LEVELS and q.DEFAULT_LEVEL == quarto_bots.DEFAULT_LEVEL
 
 
@@ -92,7 +92,7 @@ def test_a_quarto_room_plays_by_its_game_and_its_bots_move_on_the_tick():
     ann = RecordingPeer("ann")
     assert ask(ann, p.CREATE_TABLE, game="quarto")["kind"] == p.OK
     room = lobby.rooms[1]
-    assert room.game is games.GAMES["quarto"] and room.players == 2 and room.journal is None
+    assert room.game is games.GAMES["quarto"] and room.players == 2 and room.recorder is None
     assert ask(ann, p.ADD_BOT, level="random")["seat"] == 1
     assert ask(ann, p.START, now=1.0)["kind"] == p.OK
     assert isinstance(room.table, QuartoTable)

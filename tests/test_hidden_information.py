@@ -121,6 +121,10 @@ class Recording:
     bots: dict[tuple[int, int], Any] = field(default_factory=dict)
     rounds_ended: int = 0
     teams: dict[int, int] = field(default_factory=dict)  # table -> number of teams
+    #: Frames built from a batch that held events their seat may not see, and those of them whose bytes differ
+    #: from the frame of the same batch without those events: (table, seat, seq, frame, frame without).
+    in_hidden_company: int = 0
+    hinted: list[tuple[int, int, int, bytes, bytes]] = field(default_factory=list)
 
 
 # --- playing ------------------------------------------------------------------------------------------------------
@@ -145,7 +149,15 @@ def wrap_update(recording: Recording, original):
 
     def _update(self: Room, batch: Any, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         message = original(self, batch, seat, seen, snapshot)
-        record_truth(recording, self.id, self.table, seat, self.seats[seat].seq, batch.now)
+        seq = self.seats[seat].seq
+        record_truth(recording, self.id, self.table, seat, seq, batch.now)
+        if isinstance(batch, Batch) and len(seen) < len(batch.emits):
+            # The same batch as if only what this seat sees had happened: the seat's frame must not differ (H3).
+            alone = Batch(self.id, batch.table, [batch.emits[i] for i in seen], batch.now)
+            without = alone.update(seat, seq, tuple(range(len(seen))), snapshot)
+            recording.in_hidden_company += 1
+            if without != message:
+                recording.hinted.append((self.id, seat, seq, message, without))
         return message
 
     return _update
@@ -565,6 +577,26 @@ def test_h3_updates_hold_nothing_but_the_declared_fields(recording):
     assert snapshots > len(GAMES) and deltas > 10 * snapshots and deltas > clockless > deltas // 4, (snapshots, deltas, clockless, note)
 
 
+def test_h3_a_seats_frame_tells_nothing_of_the_events_of_its_batch_it_may_not_see(recording):
+    """Every frame of a batch that held another seat's or team's private event (an emoji chosen, a sign picked, a
+    hand dealt) is byte for byte the frame the same batch would have given without it: whether an update carries a
+    ``clock`` or ``own`` depends only on what the seat is shown, else a swap's update would tell the other seats
+    that the swapper (or a bot acting in the same tick) had just chosen an emoji."""
+    note = seed_note(recording)
+    assert recording.in_hidden_company > 50, (recording.in_hidden_company, note)
+    shown = [
+        (table, seat, seq, _frame_map(frame), _frame_map(without))
+        for table, seat, seq, frame, without in recording.hinted[:3]
+    ]
+    assert not recording.hinted, (len(recording.hinted), recording.in_hidden_company, shown, note)
+
+
+def _frame_map(data: bytes) -> Any:
+    import msgpack
+
+    return msgpack.unpackb(data[4:], raw=False)
+
+
 def test_each_clients_state_built_from_events_equals_the_servers_view_at_every_update(recording):
     """Protocol 3 over TCP: the state the client core built from updates (``quatro_shared.apply.Tracker``) is, at
     every update it received, the view the engine held for that seat when the update was built: exactly when the
@@ -627,3 +659,56 @@ def test_h3_a_private_emoji_choice_changes_no_other_seats_view_before_the_pulse(
         for seat in (1, 2, 3):
             acted, did_not = engine_module.view(table, seat, now), engine_module.view(twin, seat, now)
             assert acted == did_not, (seat, now, acted.seats[0], did_not.seats[0])
+
+
+def _batch_frames(table: Table, emits: list[Any], now: float) -> dict[int, bytes]:
+    """Each seat's update frame for one batch (numbered 5), as the room sends it; a seat that sees none of the batch
+    has no frame."""
+    from quatro_shared import seating
+
+    batch = Batch(1, table, emits, now)
+    frames = {}
+    for seat in range(table.players):
+        seen = batch.seen_by(seat, seating.team_of(seat, table.players))
+        if seen:
+            frames[seat] = batch.update(seat, 5, seen, False)
+    return frames
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [(2, "fox"), (1, "fox"), (2, None)],
+    ids=["another_seat_chose", "the_swapper_chose", "another_seat_cleared"],
+)
+def test_h3_a_seats_frame_is_the_same_whether_or_not_a_hidden_action_shared_its_batch(hidden):
+    """One batch (a timer tick where several bots act, or a bot that swaps and raises its emoji at once) holds seat 1's
+    swap and a private emoji choice; its twin holds the swap alone. Every seat that may not see the choice gets the
+    very same bytes from both: a clock or cooldowns sent only because of the choice would tell when it was made."""
+    import copy
+
+    from quatro_server.timing import FAST
+    from quatro_shared import actions as a
+
+    table = Table(4, timing=FAST, rng=random.Random(11))
+    table.start(0.0)
+    for seat in range(4):
+        table.act(seat, a.Ready(), 0.1)
+    assert table.phase is Phase.ROUND
+    chooser, sign = hidden
+    assert table.act(chooser, a.TakeChannel(), 0.5).ok
+    twin = copy.deepcopy(table)
+    now = 0.5 + FAST.pulse_interval / 3  # between two beats: no pulse in the batch
+    hand, center = table.hand(1), table.center
+    swap = a.Swap(hand[0], 0, center[0])
+    acted = table.act(1, swap, now)
+    assert acted.ok
+    chose = table.act(chooser, a.ChooseEmoji(sign), now)
+    assert chose.ok and [type(emit.event) for emit in chose.events] == [e.EmojiChosen]
+    alone = twin.act(1, swap, now)
+    assert alone.ok
+    with_choice = _batch_frames(table, acted.events + chose.events, now)
+    without = _batch_frames(twin, alone.events, now)
+    others = [seat for seat in range(4) if seat != chooser]
+    assert set(with_choice) == set(without) | {chooser}
+    for seat in others:
+        assert with_choice[seat] == without[seat], (seat, _frame_map(with_choice[seat]), _frame_map(without[seat]))

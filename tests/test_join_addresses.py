@@ -47,3 +47,22 @@ def test_join_lines_carry_the_port_and_bracket_ipv6():
 def test_this_machines_interfaces_are_read():
     found = reachable_addresses(machine_interfaces())
     assert found[-1] in ("127.0.0.1", "::1") and "127.0.0.1" in found
+
+
+def test_join_without_an_address_says_when_nothing_answers_on_this_machine(capsys):
+    """``quatro join`` offers this machine's server only as what it is: one that answers, or marked as not answering."""
+    from quatro_tui.cli import choose_server
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        assert choose_server(None, look=lambda: [], ask=lambda prompt: "", interactive=True,
+                             local=f"127.0.0.1:{port}") == f"127.0.0.1:{port}"
+        out = capsys.readouterr().out
+        assert f"1. this machine (127.0.0.1:{port})\n" in out
+    # The same port once nobody listens there: still offered (a server may be about to start), but said so.
+    assert choose_server(None, look=lambda: [], ask=lambda prompt: "", interactive=True,
+                         local=f"127.0.0.1:{port}") == f"127.0.0.1:{port}"
+    out = capsys.readouterr().out
+    assert f"1. this machine (127.0.0.1:{port}): nothing answers there now\n" in out

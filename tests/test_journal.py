@@ -18,13 +18,18 @@ import pytest
 
 from quatro_shared import actions as a
 from quatro_shared import protocol as p
+from quatro_shared import quarto as q
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 from quatro_shared.wire import request_from_wire, to_wire
 
+from quatro_server import games
 from quatro_server import journal as j
 from quatro_server.engine import Table, view
+from quatro_server.quarto import QuartoTable
+from quatro_server.quarto import view as quarto_view
 from quatro_server.lobby import Lobby, Room
+from quatro_server.server import RESTORE_GRACE
 
 from conftest import STEADY
 from lobby_peer import RecordingPeer as Peer, decoded
@@ -40,7 +45,7 @@ def open_lobby(data_dir: Path, now: float) -> tuple[Lobby, j.Journal, list[Room]
     """A lobby on the journal of ``data_dir``, as a (re)started server has it at ``now``."""
     lobby = Lobby(timing_profiles={"steady": STEADY}, seed=7)
     journal = j.Journal.open(data_dir)
-    return lobby, journal, j.restore(lobby, journal, now)
+    return lobby, journal, lobby.restore(journal, now)
 
 
 def views(room: Room) -> dict[int, dict[str, Any]]:
@@ -123,6 +128,7 @@ def test_a_table_before_its_match_comes_back_with_its_seats_host_and_password(tm
     journal.close()
     lobby2, journal2, (room,) = open_lobby(tmp_path, 10.0)
     assert room.phase is Phase.LOBBY and room.host == 0
+    assert room.summary(10.5).idle_s == 0  # back since the restart, not idle since the clock's zero
     assert [s.bot.level if s.bot else None for s in room.seats] == [None, None, "hard", None, None, None]
     assert room.password is not None and "pw" not in room.password  # a hash, never the password
     wrong = ask(lobby2, Peer("eve"), 11.0, p.JOIN, table=room.id, password="nope")
@@ -262,7 +268,7 @@ def play_to_the_end(tmp_path: Path) -> int:
     """A whole match (two points) between one caller and three bots; returns its table id."""
     lobby = Lobby(timing_profiles={"steady": replace(STEADY, target_score=2)}, seed=3)
     journal = j.Journal.open(tmp_path)
-    j.restore(lobby, journal, 0.0)
+    lobby.restore(journal, 0.0)
     ann = Peer("ann")
     table_id = ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")["table"]
     for _ in range(3):
@@ -354,7 +360,7 @@ def test_r18_r19_after_the_restart_grace_absent_seats_are_disconnected_and_the_h
     back = Peer("bob")
     assert ask(lobby2, back, 51.0, p.REJOIN, table=room.id, secret=bob_secret)["kind"] == p.OK
     assert room.table.host == 0 and room.table.is_connected(0)  # the grace: ann's seat waits as it was
-    j.end_grace(lobby2, [room], 50.0 + j.RESTORE_GRACE)
+    lobby2.end_grace([room], 50.0 + RESTORE_GRACE)
     assert not room.table.is_connected(0) and room.table.is_connected(1)
     assert room.table.host == 1
     kinds = [ev["kind"] for m in back.sent if m["kind"] == p.UPDATE for ev in m["events"]]
@@ -410,24 +416,25 @@ def test_a_restored_table_is_the_same_table_now_and_ever_after(tmp_path, seed):
     for peer in peers[1:]:
         ask(lobby, peer, 0.0, p.JOIN, table=peers[0].room.id)
     ask(lobby, peers[0], 0.1, p.START)
-    original = lobby.rooms[peers[0].room.id].table
+    rooms = [lobby.rooms[peers[0].room.id]]  # the original, then each restored one: the same inputs to all
+    original = rooms[0].table
     now = 0.1
-    tables = [original]
     offsets = [0.0]
 
     def step() -> None:
         nonlocal now
         now += rng.uniform(0.01, 0.5)
         if rng.random() < 0.3:
-            for table, offset in zip(tables, offsets):
-                table.advance(now + offset)
+            for room, offset in zip(rooms, offsets):
+                room.advance(now + offset)
         else:
             seat = rng.randrange(4)
             action = random_action(original, seat, rng)
-            for table, offset in zip(tables, offsets):
-                table.act(seat, action, now + offset)
+            for room, offset in zip(rooms, offsets):
+                room.act(seat, action, now + offset)
         reference = [to_wire(view(original, s, original.now)) for s in range(4)]
-        for table in tables[1:]:
+        for room in rooms[1:]:
+            table = room.table
             assert [to_wire(view(table, s, table.now)) for s in range(4)] == reference, (seed, now)
 
     for _ in range(rng.randrange(20, 120)):
@@ -439,14 +446,10 @@ def test_a_restored_table_is_the_same_table_now_and_ever_after(tmp_path, seed):
         # The table comes back as it was at its last journalled input (an input that changed nothing is not
         # journalled): on the original's clock, that input's time, from the clock of the table that wrote it.
         last = journal.saved[0].moves[-1].at - offsets[-1]
-        (room,) = j.restore(lobby, journal, last + rng.uniform(-500.0, 5000.0))
-        tables.append(room.table)
+        (room,) = lobby.restore(journal, last + rng.uniform(-500.0, 5000.0))
         offsets.append(room.table.now - last)
-        if crash == 0:
-            # the first restored table journals from here on; the original stops writing (its journal is closed)
-            original.journal = None
-        else:
-            tables[1].journal = None
+        rooms[-1].recorder = None  # the latest restored room journals from here on; the one before stops writing
+        rooms.append(room)
         for _ in range(rng.randrange(10, 80)):
             step()
     journal.close()
@@ -508,3 +511,288 @@ def _nice(tid: int | None) -> int:
 
     stat = Path(f"/proc/self/task/{tid or threading.get_native_id()}/stat").read_text()
     return int(stat.rsplit(")", 1)[1].split()[16])
+
+
+# --- Quarto: the same journal, the game's own encoding -----------------------------------------------
+
+#: A Quarto move clock that does not run out during a test, so that its countdown is there to be carried over.
+QUARTO_TIMING = replace(STEADY, quarto_move_clock=30.0, break_length=5.0)
+
+
+def open_quarto_lobby(data_dir: Path, now: float) -> tuple[Lobby, j.Journal, list[Room]]:
+    lobby = Lobby(timing_profiles={"steady": QUARTO_TIMING}, seed=5)
+    journal = j.Journal.open(data_dir)
+    return lobby, journal, lobby.restore(journal, now)
+
+
+def quarto_views(room: Room) -> list[dict[str, Any]]:
+    assert isinstance(room.table, QuartoTable)
+    return [to_wire(quarto_view(room.table, seat, room.table.now)) for seat in range(2)]
+
+
+def quarto_move(room: Room, rng: random.Random) -> tuple[int, Any] | None:
+    """A legal move of whichever seat may move now (``quatro_shared.quarto.legal``), or None."""
+    assert isinstance(room.table, QuartoTable)
+    for seat in rng.sample(range(2), 2):
+        moves = q.legal(quarto_view(room.table, seat, room.table.now))
+        if moves:
+            return seat, rng.choice(moves)
+    return None
+
+
+def quarto_pair(lobby: Lobby, now: float) -> tuple[Peer, Peer, dict[int, str]]:
+    """A Quarto table of two people, started."""
+    ann, bob = Peer("ann"), Peer("bob")
+    created = ask(lobby, ann, now, p.CREATE_TABLE, game="quarto", timing="steady")
+    joined = ask(lobby, bob, now, p.JOIN, table=created["table"])
+    assert ask(lobby, ann, now, p.START)["kind"] == p.OK
+    return ann, bob, {0: created["secret"], 1: joined["secret"]}
+
+
+def test_q_a_quarto_game_in_progress_resumes_exactly_and_its_secrets_still_hold(tmp_path):
+    """Board, pool, the piece in hand, whose turn and step, scores, the moves in Q7 and the move clock's time left."""
+    lobby, journal, _ = open_quarto_lobby(tmp_path, 0.0)
+    ann, bob, secrets = quarto_pair(lobby, 1.0)
+    room = ann.room
+    rng = random.Random(4)
+    now = 1.0
+    while not (room.table.phase is q.Phase.PLAYING and room.table.game.number == 2 and len(room.table.moves_text()) >= 3):
+        now += 0.5
+        seat, move = quarto_move(room, rng)
+        peer = ann if seat == 0 else bob
+        assert ask(lobby, peer, now, move.kind, **{k: v for k, v in to_wire(move).items() if k != "kind"})["kind"] == p.OK
+    before = quarto_views(room)
+    assert sum(before[0]["scores"]) + before[0]["draws"] == 1 and before[0]["clock_ms"] == 30_000
+    journal.close()
+
+    lobby2, journal2, (room2,) = open_quarto_lobby(tmp_path, 9000.0)
+    assert room2.game is games.GAMES["quarto"] and room2.id == room.id
+    assert room2.table.now == pytest.approx(9000.0)
+    assert quarto_views(room2) == before
+    for seat, secret in secrets.items():
+        back = Peer(("ann", "bob")[seat])
+        assert ask(lobby2, back, 9000.5, p.REJOIN, table=room.id, secret=secret)["seat"] == seat
+        snapshot = next(m for m in back.sent if m["kind"] == p.UPDATE)
+        assert snapshot["view"]["board"] == before[seat]["board"] and snapshot["view"]["turn"] == before[seat]["turn"]
+    journal2.close()
+
+
+def test_q_a_won_game_is_on_disk_before_anyone_is_told(tmp_path):
+    lobby, journal, _ = open_quarto_lobby(tmp_path, 0.0)
+    seen: list[tuple[list[int], list[int]]] = []
+
+    class Watching(Peer):
+        def send(self, message: dict[str, Any] | bytes) -> None:
+            for event in decoded(message).get("events", []):
+                if event["kind"] == "quarto_game_ended":
+                    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+                        stored = json.loads(conn.execute("SELECT scores FROM tables").fetchone()[0])
+                    seen.append((event["scores"], stored))
+            super().send(message)
+
+    ann = Watching("ann")
+    ask(lobby, ann, 0.0, p.CREATE_TABLE, game="quarto", timing="steady")
+    ask(lobby, ann, 0.0, p.ADD_BOT, level="random")
+    ask(lobby, ann, 0.0, p.START)
+    room, rng, now = ann.room, random.Random(2), 0.0
+    while not seen:
+        now += 0.5
+        room.tick(now)
+        moves = q.legal(quarto_view(room.table, 0, now))
+        if moves:
+            move = rng.choice(moves)
+            ask(lobby, ann, now, move.kind, **{k: v for k, v in to_wire(move).items() if k != "kind"})
+    assert all(told == stored for told, stored in seen)
+    journal.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_q_a_restored_quarto_table_is_the_same_table_now_and_ever_after(tmp_path, seed):
+    """Random legal play (and connections dropping), two crashes at random moments, each restore on another clock:
+    the same inputs to the original and the restored tables give the same views, to the match's end."""
+    rng = random.Random(seed)
+    lobby, journal, _ = open_quarto_lobby(tmp_path, 0.0)
+    quarto_pair(lobby, 0.0)
+    rooms = list(lobby.rooms.values())
+    offsets = [0.0]
+    now = 0.0
+
+    def step() -> None:
+        nonlocal now
+        now += rng.uniform(0.05, 2.0) if rng.random() < 0.9 else rng.uniform(20.0, 40.0)  # sometimes the clock runs out
+        roll = rng.random()
+        chosen = quarto_move(rooms[0], rng)
+        if roll < 0.25 or chosen is None:
+            for room, offset in zip(rooms, offsets):
+                room.advance(now + offset)
+        else:
+            seat, action = chosen if roll > 0.05 else (rng.randrange(2), rng.choice([a.Connect(), a.Disconnect()]))
+            for room, offset in zip(rooms, offsets):
+                room.act(seat, action, now + offset)
+        reference = quarto_views(rooms[0])
+        for room in rooms[1:]:
+            assert quarto_views(room) == reference, (seed, now)
+
+    for crash in range(3):
+        for _ in range(rng.randrange(5, 60)):
+            if rooms[0].table.phase is q.Phase.OVER:
+                break
+            step()
+        if crash == 2:
+            break
+        journal.close()
+        lobby = Lobby(timing_profiles={"steady": QUARTO_TIMING}, seed=5)
+        journal = j.Journal.open(tmp_path)
+        if rooms[0].table.phase is q.Phase.OVER:  # the match ended: kept for replay, not restored
+            assert lobby.restore(journal, 100.0) == []
+            break
+        last = journal.saved[0].moves[-1].at - offsets[-1]
+        (room,) = lobby.restore(journal, last + rng.uniform(-500.0, 5000.0))
+        offsets.append(room.table.now - last)
+        rooms[-1].recorder = None  # the latest restored room journals from here on
+        rooms.append(room)
+    journal.close()
+
+
+def test_q_a_rematch_is_restored_from_its_own_start_with_its_own_scores(tmp_path):
+    """After a whole match and a rematch's first moves, a restart finds the rematch (not the match before it)."""
+    lobby, journal, _ = open_quarto_lobby(tmp_path, 0.0)
+    ann = Peer("ann")
+    ask(lobby, ann, 0.0, p.CREATE_TABLE, game="quarto", timing="steady")
+    ask(lobby, ann, 0.0, p.ADD_BOT, level="random")
+    ask(lobby, ann, 0.0, p.START)
+    room, rng, now = ann.room, random.Random(8), 0.0
+    while room.table.phase is not q.Phase.OVER:
+        now += 0.5
+        room.tick(now)
+        for move in q.legal(quarto_view(room.table, 0, now))[:1]:
+            ask(lobby, ann, now, move.kind, **{k: v for k, v in to_wire(move).items() if k != "kind"})
+    assert sum(room.table.scores) + room.table.draws == q.DEFAULT_GAMES
+    assert ask(lobby, ann, now + 1.0, p.REMATCH)["kind"] == p.OK
+    for _ in range(6):
+        now += 0.5
+        room.tick(now)
+        for move in q.legal(quarto_view(room.table, 0, now))[:1]:
+            ask(lobby, ann, now, move.kind, **{k: v for k, v in to_wire(move).items() if k != "kind"})
+    assert room.table.phase is q.Phase.PLAYING and room.table.scores == [0, 0]
+    before = quarto_views(room)
+    journal.close()
+    lobby2, journal2, (room2,) = open_quarto_lobby(tmp_path, 50.0)
+    assert quarto_views(room2) == before
+    assert [s.bot.level if s.bot else None for s in room2.seats] == [None, "random"]
+    journal2.close()
+
+
+def test_a_quatro_rematch_is_restored_from_its_own_start(tmp_path):
+    lobby = Lobby(timing_profiles={"steady": replace(STEADY, target_score=1)}, seed=3)
+    journal = j.Journal.open(tmp_path)
+    lobby.restore(journal, 0.0)
+    ann = Peer("ann")
+    ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")
+    for _ in range(3):
+        ask(lobby, ann, 0.1, p.ADD_BOT, level="random")
+    ask(lobby, ann, 0.2, p.START)
+    ask(lobby, ann, 0.3, "ready")
+    assert ask(lobby, ann, 0.5, "call")["kind"] == p.OK
+    assert ann.room.table.phase is Phase.OVER
+    assert ask(lobby, ann, 1.0, p.REMATCH)["kind"] == p.OK
+    ask(lobby, ann, 1.1, "ready")
+    assert ann.room.table.phase is Phase.ROUND and list(ann.room.table.scores) == [0, 0]
+    before = views(ann.room)
+    journal.close()
+    _, journal2, (room,) = open_lobby(tmp_path, 30.0)
+    assert views(room) == before
+    journal2.close()
+
+
+def test_a_table_of_a_game_this_server_does_not_host_is_refused_alone(tmp_path, caplog):
+    lobby, journal, _ = open_quarto_lobby(tmp_path, 0.0)
+    quarto_pair(lobby, 0.0)
+    quarto_pair(lobby, 0.0)
+    journal.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        conn.execute("UPDATE tables SET game = 'chess' WHERE id = 1")
+    lobby2, journal2, restored = open_quarto_lobby(tmp_path, 10.0)
+    assert [room.id for room in restored] == [2]
+    assert "table_refused table=1" in caplog.text and "'chess'" in caplog.text
+    journal2.close()
+
+
+def test_q_a_tampered_quarto_move_refuses_its_table(tmp_path):
+    lobby, journal, _ = open_quarto_lobby(tmp_path, 0.0)
+    ann, bob, _ = quarto_pair(lobby, 0.0)
+    first = ann if ann.room.table.game.turn == 0 else bob
+    piece = q.legal(quarto_view(first.room.table, first.seat, 0.0))[0]
+    assert ask(lobby, first, 0.5, "give", piece=piece.piece)["kind"] == p.OK
+    journal.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        conn.execute("UPDATE moves SET input = ? WHERE kind = 'act' AND input LIKE '%give%'", (json.dumps({"kind": "give", "piece": 99}),))
+    _, journal2, restored = open_quarto_lobby(tmp_path, 10.0)
+    assert restored == []
+    journal2.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        assert conn.execute("SELECT status FROM tables").fetchone()[0] == "refused"
+
+
+def test_a_journal_of_version_1_is_upgraded_and_its_tables_are_quatro_s(tmp_path):
+    """A journal written before tables named their game: its tables come back as Quatro tables, and the file is
+    brought to this version; ``replay`` reads a version 1 file as it is."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    ann = Peer("ann")
+    secret = ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")["secret"]
+    for _ in range(3):
+        ask(lobby, ann, 0.1, p.ADD_BOT, level="random")
+    ask(lobby, ann, 0.2, p.START)
+    before = views(ann.room)
+    journal.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:  # the layout of version 1
+        conn.execute("ALTER TABLE tables DROP COLUMN game")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the whole file in one, to be copied
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / j.FILE_NAME).write_bytes((tmp_path / j.FILE_NAME).read_bytes())
+    (saved,) = j.read_journal(old / j.FILE_NAME)
+    assert saved.game is None and saved.moves[0].kind == "start"
+    printed = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "replay", str(old / j.FILE_NAME)], capture_output=True, text=True, timeout=30
+    )
+    assert printed.returncode == 0 and printed.stdout.startswith("# Quatro table 1: 4 players"), printed.stderr
+    lobby2, journal2, (room,) = open_lobby(tmp_path, 100.0)
+    assert room.game is games.GAMES["quatro"] and views(room) == before
+    assert ask(lobby2, Peer("ann"), 100.1, p.REJOIN, table=room.id, secret=secret)["kind"] == p.OK
+    journal2.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == str(j.SCHEMA_VERSION)
+        assert "game" in {row[1] for row in conn.execute("PRAGMA table_info(tables)")}
+
+
+def test_replay_prints_a_quarto_match_in_q7(tmp_path):
+    lobby, journal, _ = open_quarto_lobby(tmp_path, 0.0)
+    ann = Peer("ann")
+    table_id = ask(lobby, ann, 0.0, p.CREATE_TABLE, game="quarto", timing="steady")["table"]
+    ask(lobby, ann, 0.0, p.ADD_BOT, level="normal")
+    ask(lobby, ann, 0.0, p.START)
+    room, now = ann.room, 0.0
+    while room.table.phase is not q.Phase.OVER:
+        now += 0.5
+        room.tick(now)
+        for move in q.legal(quarto_view(room.table, 0, now))[-1:]:
+            ask(lobby, ann, now, move.kind, **{k: v for k, v in to_wire(move).items() if k != "kind"})
+    journal.close()
+    printed = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "replay", str(table_id), "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert printed.returncode == 0, printed.stderr
+    lines = printed.stdout.splitlines()
+    assert lines[0].startswith(f"# Quarto table {table_id}: 2 players, timing steady, opened ")
+    assert lines[1] == "# s0 ann: human" and lines[2] == "# s1 normal-bot-1: bot normal"
+    body = [line for line in lines if not line.startswith("#")]
+    assert body[0].startswith("00:00.000 -- match starts: 4 games, s")
+    assert any(" gives " in line and "(turn " in line for line in body)
+    placed = [line for line in body if " places " in line]
+    assert placed and all(line.split(" on ")[1][:2] in {f"{c}{r}" for c in "abcd" for r in "1234"} for line in placed)
+    assert sum(" game " in line and " over: " in line for line in body) == q.DEFAULT_GAMES
+    assert "match over:" in body[-1]

@@ -43,7 +43,7 @@ TOLERANCE = 0.002
 def test_the_levels_are_named_once_and_every_one_has_a_bot_and_a_pace():
     assert LADDER == ("easy", "normal", "hard", "expert") and LEVELS == ("random", *LADDER)
     assert DEFAULT_LEVEL in LEVELS and PLAY_LEVEL in LADDER
-    assert bots.LEVELS is LEVELS and tuple(bots.THINK_TIME) == LEVELS
+    assert bots.LEVELS is LEVELS and tuple(bots.THINK_TIME) == LEVELS and tuple(bots.READING_TIME) == LEVELS
     for level in LEVELS:
         assert make_bot(level).level == level
     with pytest.raises(ValueError, match="unknown bot level 'genius'"):
@@ -54,6 +54,9 @@ def test_the_ladder_reacts_ever_faster_and_at_a_persons_pace():
     bands = [bots.THINK_TIME[level] for level in LADDER]
     assert all(0.2 <= low < high <= 2.0 for low, high in bands)  # a person: a fifth of a second at the quickest
     assert [high for _, high in bands] == sorted((high for _, high in bands), reverse=True)
+    # From one swap to the next (a reaction and a time to find the swap): each rung swaps no slower than the one below.
+    gaps = [(bots.THINK_TIME[level][0] + bots.READING_TIME[level][0], bots.THINK_TIME[level][1] + bots.READING_TIME[level][1]) for level in LADDER]
+    assert gaps == sorted(gaps, reverse=True)
 
 
 # --- reaction times on the virtual clock ----------------------------------------------------------------
@@ -90,9 +93,12 @@ def test_a_call_comes_one_reaction_time_after_the_partners_sign_pulses(level, se
 
 @pytest.mark.parametrize("level", LADDER)
 def test_swaps_come_one_reaction_time_after_the_cooldown(level):
-    """From one swap to the next: the 2 s cooldown (R9), then a reaction time of the level."""
+    """From one swap to the next: the 2 s cooldown (R9), then a reaction time of the level, and its time to find the
+    swap (``easy`` reads the cards like a new player; the others at a glance)."""
     bot = make_bot(level, random.Random(3))
     low, high = bots.THINK_TIME[level]
+    read_low, read_high = bots.READING_TIME[level]
+    low, high = low + read_low, high + read_high
     cooldown = STANDARD.swap_cooldown
     view = seat_view(hand=("KS", "KH", "QS", "JS"), center=("KD", "AH", "10S", "AC"), channel_held=level != "easy")
     swaps: list[float] = []

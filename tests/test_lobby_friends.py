@@ -154,7 +154,7 @@ def test_only_the_host_sees_the_hosts_keys_in_the_waiting_room(quatro_server, ho
                 footer = " ".join(str(key.render()) for key in app.screen.query("FooterKey"))
                 assert ("add a bot" in footer) is host and ("start" in footer) is host
                 assert "chat" in footer and "leave" in footer
-                await pilot.press("b")
+                await pilot.press("b", "enter")  # the host's level question, answered with its default
                 await pilot.pause(0.3)
                 assert not any("only the host" in line for line in app.game.feed)
                 bots = sum(s.bot is not None for s in app.game.seating.seats)
@@ -165,5 +165,30 @@ def test_only_the_host_sees_the_hosts_keys_in_the_waiting_room(quatro_server, ho
                 await pilot.press("ctrl+q")
         finally:
             await other.close()
+
+    run(body)
+
+
+def test_a_table_just_created_shows_as_active_in_the_pushed_lobby_list(quatro_server):
+    """The list a watcher is pushed when a table is created says it is active now, not idle since the clock began."""
+    from quatro_tui.connection import ServerLobby
+
+    async def body():
+        cy = await Player(quatro_server, "cy").start()
+        ann = await Player(quatro_server, "ann").start()
+        try:
+            table = (await ann.act(p.CREATE_TABLE, players=4))["table"]
+
+            def pushed() -> m.TableSummary | None:
+                for message in reversed(cy.messages):
+                    if isinstance(message, ServerLobby):
+                        return next((t for t in message.tables if t.table == table), None)
+                return None
+
+            summary = await until(pushed, what="the new table in cy's pushed lobby list")
+            assert summary.idle_s == 0
+        finally:
+            await ann.close()
+            await cy.close()
 
     run(body)

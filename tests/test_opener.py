@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import os
+import re
+import shlex
+import socket
+import sys
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 import trio
@@ -12,11 +20,15 @@ from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
 from quatro_server.idle import stop_when_idle
-from quatro_server.lobby import Lobby
+from quatro_server.lobby import ABANDON_AFTER, Lobby
 from quatro_tui.app import Play, QuatroApp
+from quatro_tui.cli import make_app, parser
 from quatro_tui.connection import ServerBye
+from quatro_tui.local_server import QUIET_STOP, LocalServer
+from quatro_tui.settings import Settings
 from quatro_tui.screens.dialogs import LeaveRunning
 from quatro_tui.screens.room import RoomScreen
+from terminal_helpers import WAIT, Tmux, on_the_table, wait_for
 from tui_helpers import Player, run, until
 
 pytestmark = pytest.mark.timeout(120)
@@ -53,7 +65,7 @@ def test_r19_the_opener_quits_and_the_others_play_on_to_the_match_end(tmp_path):
             process = app.server.process
             await pilot.press("ctrl+q")
             await until(lambda: isinstance(app.screen, LeaveRunning), what="the question")
-            assert "1 other is still playing: leave the table running for them? y/n" in str(
+            assert "1 other is still playing. Quit and leave the table running for them? y/n" in str(
                 app.screen.query_one("Static").render()
             )
             await pilot.press("y")
@@ -76,7 +88,7 @@ def test_r19_the_opener_quits_and_the_others_play_on_to_the_match_end(tmp_path):
     run(body)
 
 
-def test_the_opener_who_says_no_stops_the_table_for_everyone(tmp_path):
+def test_the_opener_who_says_n_stays_and_only_s_stops_the_table_for_everyone(tmp_path):
     async def body():
         app = QuatroApp(Play(players=4, level="normal", timing=short_match(tmp_path), name="opal", open=1))
         async with app.run_test(size=(80, 24)) as pilot:
@@ -89,13 +101,201 @@ def test_the_opener_who_says_no_stops_the_table_for_everyone(tmp_path):
             assert app.is_running
             await pilot.press("ctrl+q")
             await until(lambda: isinstance(app.screen, LeaveRunning), what="the question again")
-            await pilot.press("n")
+            await pilot.press("n")  # no: stay, as n means in every dialog
+            await until(lambda: not isinstance(app.screen, LeaveRunning), what="the question to go again")
+            assert app.is_running and process.poll() is None
+            await pilot.press("ctrl+q")
+            await until(lambda: isinstance(app.screen, LeaveRunning), what="the question a third time")
+            await pilot.press("s")
         await until(lambda: any(isinstance(m, ServerBye) and m.reason == "shutdown" for m in bob.messages),
                     what="bob told the server is going")
         await until(lambda: process.poll() is not None, what="the server to stop")
         await bob.close()
 
     run(body)
+
+
+def test_ctrl_q_twice_quits_and_leaves_the_table_running_for_the_others(tmp_path):
+    async def body():
+        app = QuatroApp(Play(players=4, level="normal", timing=short_match(tmp_path), name="opal", open=1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            bob = await open_table_with_bob(app)
+            process = app.server.process
+            await pilot.press("ctrl+q")
+            await until(lambda: isinstance(app.screen, LeaveRunning), what="the question")
+            await pilot.press("ctrl+q")
+            await until(lambda: app.return_code is not None or not app.is_running, what="the opener to quit")
+        await asyncio.sleep(1.0)
+        assert process.poll() is None, "the second ctrl+q stopped the table for everyone"
+        assert not any(isinstance(m, ServerBye) for m in bob.messages)
+        assert (await bob.request("list_tables"))["kind"] == p.OK  # the server still answers
+        await bob.close()
+        process.terminate()
+        process.wait(5)
+
+    run(body)
+
+
+def test_r19_the_opener_who_left_it_running_comes_back_to_her_seat_with_quatro_join(tmp_path, monkeypatch):
+    """Her seat is remembered like anyone's, under every address she may type: ``quatro join HOST:PORT`` brings
+    her back to it mid-match (not "only its players can come back")."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+
+    async def body():
+        app = make_app(["play", "--open", "1", "--timing", short_match(tmp_path), "--name", "cleo", "--level", "hard"])
+        assert isinstance(app, QuatroApp)
+        async with app.run_test(size=(80, 24)) as pilot:
+            bob = await open_table_with_bob(app)
+            await bob.wait_view(lambda v: v.phase is not Phase.LOBBY, "the match")
+            process, seat, table = app.server.process, app.game.my_seat, app.game.seating.table
+            port, addresses = app.server.port, list(app.server.addresses)
+            await pilot.press("ctrl+q")
+            await until(lambda: isinstance(app.screen, LeaveRunning), what="the question")
+            await pilot.press("y")
+        settings = Settings.load()
+        for address in [*addresses, f"127.0.0.1:{port}", f"localhost:{port}"]:
+            remembered = settings.remembered_seat(address, "cleo")
+            assert remembered is not None and remembered.table == table, address
+        again = make_app(["join", f"127.0.0.1:{port}", "--name", "cleo"])
+        assert isinstance(again, QuatroApp)
+        async with again.run_test(size=(80, 24)) as pilot:
+            await until(lambda: again.game.my_seat == seat and again.game.view is not None, what="her seat again")
+            assert "Back in your seat." in again.game.feed
+            await until(lambda: bob.seating is not None and bob.seating.seats[seat].connected, what="bob sees her back")
+            await again.conn.close()
+        await bob.close()
+        process.terminate()
+        process.wait(5)
+
+    run(body)
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_the_open_private_server_outlives_a_client_gone_without_a_word_and_a_solo_one_does_not():
+    """The client's end without a word (its terminal closed, the process killed) closes the server's stdin. A
+    server with open seats runs on for the others (in a session of its own, the terminal's hang-up never
+    reaches it) and stops by itself once nobody is left; a solo game's stops with its player."""
+    open_server = LocalServer("fast", public=True, idle_stop=2.0)
+    solo = LocalServer("fast")
+    try:
+        open_port, solo_port = open_server.start(), solo.start()
+        assert open_server.process is not None and solo.process is not None
+        assert os.getsid(open_server.process.pid) != os.getsid(0)  # not the terminal's session
+        open_process, solo_process = open_server.process, solo.process
+        for process in (open_process, solo_process):
+            assert process.stdin is not None
+            process.stdin.close()  # what the client's death does
+        solo_process.wait(10)
+        time.sleep(0.5)
+        assert open_process.poll() is None and _answers(open_port)
+        assert not _answers(solo_port)
+        open_process.wait(15)  # nobody connected: it stops after its quiet time
+    finally:
+        open_server.stop()
+        solo.stop()
+
+
+def test_the_quiet_time_is_shorter_than_a_tables_and_said_where_the_opener_looks():
+    assert QUIET_STOP < ABANDON_AFTER
+    said = f"{QUIET_STOP / 60:g} minutes"
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert said in " ".join(commands.choices["play"].format_help().split())
+    assert said in " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+
+
+# --- in a real terminal ------------------------------------------------------------------------------------
+
+
+def _quatro(home: Path, *args: str) -> str:
+    return " ".join(["env", f"XDG_CONFIG_HOME={shlex.quote(str(home))}", "LANG=C.UTF-8",
+                     shlex.quote(sys.executable), "-m", "quatro_tui", *map(shlex.quote, args)])
+
+
+def _over(screen: str) -> bool:
+    """The match end's screen: its way on is playing again."""
+    return "play again" in screen or "plays again" in screen
+
+
+def _play_on(tmux: Tmux, session: str, screen: str) -> None:
+    """One step of a player who wants the match over: ready at signing, Counter! at the table (right or wrong, a
+    team scores: R14), the next round at the reveal when hosting."""
+    if "pick this sign" in screen:
+        tmux("send-keys", "-t", session, "Enter")
+    elif on_the_table(screen):
+        tmux("send-keys", "-t", session, "x")
+    elif "starts the next round now" in screen:
+        tmux("send-keys", "-t", session, "n")
+
+
+@pytest.mark.timeout(240)
+def test_r19_in_tmux_the_openers_window_is_killed_mid_round_the_guest_finishes_and_the_opener_comes_back(tmp_path, tmux):
+    opener_home, guest_home = tmp_path / "cleo", tmp_path / "ben"
+    tag = uuid.uuid4().hex[:8]
+    opener, guest, back = f"cleo-{tag}", f"ben-{tag}", f"cleo-back-{tag}"
+    cwd = os.getcwd()
+    tmux("-u", "new-session", "-d", "-s", opener, "-x", "80", "-y", "24", "-c", cwd,
+         _quatro(opener_home, "play", "--open", "1", "--timing", "fast", "--name", "cleo"))
+    try:
+        room = wait_for(tmux, opener, lambda t: "Others join with:" in t and "--table" in t, "the join address")
+        found = re.search(r"quatro join 127\.0\.0\.1:(\d+) --table (\d+)", room)
+        assert found, room
+        port, table = int(found.group(1)), found.group(2)
+        address = f"127.0.0.1:{port}"
+        tmux("-u", "new-session", "-d", "-s", guest, "-x", "80", "-y", "24", "-c", cwd,
+             _quatro(guest_home, "join", address, "--table", table, "--name", "ben"))
+        # Everyone seated: the match starts by itself. Mid-round, the opener's window goes.
+        deadline = time.monotonic() + WAIT
+        while not on_the_table(tmux("capture-pane", "-p", "-t", opener)):
+            assert time.monotonic() < deadline, tmux("capture-pane", "-p", "-t", opener)
+            _play_on(tmux, guest, tmux("capture-pane", "-p", "-t", guest))
+            time.sleep(0.3)
+        tmux("kill-window", "-t", opener)
+        assert opener not in tmux("list-sessions", "-F", "#{session_name}")
+        time.sleep(1.0)
+        assert _answers(port), "the private server stopped with its opener's terminal"
+
+        # The guest plays on; after a round or two the opener comes back to her seat.
+        deadline = time.monotonic() + 150
+        came_back = False
+        rounds_seen = 0
+        screen = ""
+        while not _over(screen):
+            assert time.monotonic() < deadline, f"the match never ended; the guest's screen:\n{screen}"
+            screen = tmux("capture-pane", "-p", "-t", guest)
+            assert "shutting down" not in screen and "Nobody is serving" not in screen, screen
+            if "starts the next round now" in screen or "next round" in screen:
+                rounds_seen += 1  # a round has ended since the opener left
+            if not came_back and rounds_seen:
+                tmux("-u", "new-session", "-d", "-s", back, "-x", "80", "-y", "24", "-c", cwd,
+                     _quatro(opener_home, "join", address, "--name", "cleo"))
+                again = wait_for(tmux, back, lambda t: "Back in your seat" in t or "only its players" in t,
+                                 "the opener back in her seat")
+                assert "only its players can come back" not in again, again
+                came_back = True
+            _play_on(tmux, guest, screen)
+            time.sleep(0.3)
+        assert came_back
+        wait_for(tmux, back, _over, "the match end on the opener's screen too")
+        # Everyone leaves once the match is over: the server stops by itself.
+        for session in (guest, back):
+            tmux("send-keys", "-t", session, "C-q")
+        deadline = time.monotonic() + 20
+        while _answers(port):
+            assert time.monotonic() < deadline, "the private server never stopped by itself"
+            time.sleep(0.3)
+    finally:
+        for session in (opener, guest, back):
+            tmux("kill-session", "-t", session)
+        deadline = time.monotonic() + 10
+        while _answers(port if "port" in locals() else 0) and time.monotonic() < deadline:
+            time.sleep(0.3)
 
 
 # --- the idle rule itself, on trio's virtual clock ------------------------------------------------------------

@@ -179,6 +179,7 @@ def _lobby_messages() -> list[dict[str, Any]]:
     ask(ann, protocol.ADD_BOT)
     ask(eve, protocol.LIST_TABLES)
     ask(eve, protocol.PING)
+    assert ask(ann, protocol.CHAT, now=0.5, text="ready?")["kind"] == protocol.OK
     assert ask(ann, protocol.START, now=1.0)["kind"] == protocol.OK
     assert ask(bob, "swap", now=1.1, give="QH", slot=0, take="KS")["kind"] == protocol.REFUSED
     assert ask(bob, "swap", now=1.1, give="ZZ", slot=0, take="KS")["kind"] == protocol.ERROR
@@ -186,7 +187,15 @@ def _lobby_messages() -> list[dict[str, Any]]:
     assert ask(bob, protocol.RESYNC, now=1.25)["kind"] == protocol.OK
     assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret)["reason"] == protocol.SEAT_IN_USE
     assert ask(twin, protocol.REJOIN, now=1.3, table=1, secret=secret, takeover=True)["kind"] == protocol.OK
-    ask(ann, protocol.LEAVE, now=1.4)
+    # The sign window runs out: the round opens; a swap (its update without a clock, the swapper's with ``own``) and
+    # a channel taken (an update with a clock and cooldowns).
+    quatro = room_lobby.rooms[1]
+    quatro.tick(40.0)
+    assert quatro.table is not None and quatro.table.phase is views.Phase.ROUND
+    hand, center = quatro.table.hand(0), quatro.table.center
+    assert ask(ann, "swap", now=40.1, give=hand[0], slot=0, take=center[0])["kind"] == protocol.OK
+    assert ask(ann, "take_channel", now=40.2)["kind"] == protocol.OK
+    ask(ann, protocol.LEAVE, now=41.0)
 
     # A Quarto table: its seating, its bot, its updates with their whole view, an accepted and a refused action.
     cy = _Peer("cy")
@@ -416,3 +425,257 @@ def test_every_timing_field_has_a_row_with_its_standard_value(field):
     assert any(f"| {value} |" in row for row in _rows(_doc(), field.name)), (
         f"timing `{field.name}` (standard {value}) has no row giving its value"
     )
+
+
+# --- the examples, decoded and held against real messages ------------------------------------------
+
+
+class _Partial(dict):  # type: ignore[type-arg]
+    """A map (or, as ``_PartialList``, an array) of an example that elides some of its members with ``…``."""
+
+
+class _PartialList(list):  # type: ignore[type-arg]
+    pass
+
+
+class _Unreadable(ValueError):
+    pass
+
+
+_ELLIPSES = ("…", "...")
+
+
+class _ExampleReader:
+    """JSON as the document writes its examples: ``…`` (or ``...``) may stand for elided members of a map or an
+    array, or for a whole value (``{…}``); commas around an elision are optional. Anything else is refused."""
+
+    def __init__(self, text: str, at: int) -> None:
+        self.text, self.at = text, at
+
+    def _space(self) -> None:
+        while self.at < len(self.text) and self.text[self.at].isspace():
+            self.at += 1
+
+    def _ellipsis(self) -> bool:
+        self._space()
+        for mark in _ELLIPSES:
+            if self.text.startswith(mark, self.at):
+                self.at += len(mark)
+                return True
+        return False
+
+    def _peek(self) -> str:
+        self._space()
+        if self.at >= len(self.text):
+            raise _Unreadable("the example ends early")
+        return self.text[self.at]
+
+    def value(self) -> Any:
+        c = self._peek()
+        if c == "{":
+            return self._map()
+        if c == "[":
+            return self._array()
+        if c == '"':
+            return self._string()
+        match = re.compile(r"-?\d+(?:\.\d+)?|true|false|null").match(self.text, self.at)
+        if not match:
+            raise _Unreadable(f"not a value at {self.text[self.at:self.at + 20]!r}")
+        self.at = match.end()
+        return {"true": True, "false": False, "null": None}.get(match.group(), match.group())
+
+    def _string(self) -> str:
+        match = re.compile(r'"((?:[^"\\]|\\.)*)"').match(self.text, self.at)
+        if not match:
+            raise _Unreadable("an unterminated string")
+        self.at = match.end()
+        return match.group(1)
+
+    def _map(self) -> dict[str, Any]:
+        self.at += 1
+        members: dict[str, Any] = {}
+        partial = False
+        while True:
+            if self._ellipsis():
+                partial = True
+            elif self._peek() == "}":
+                self.at += 1
+                return _Partial(members) if partial else members
+            else:
+                key = self._string() if self._peek() == '"' else None
+                if key is None or self._peek() != ":":
+                    raise _Unreadable(f"not a member at {self.text[self.at:self.at + 20]!r}")
+                self.at += 1
+                members[key] = None if self._ellipsis() else self.value()  # "key": … elides the value alone
+            if self._peek() == ",":
+                self.at += 1
+
+    def _array(self) -> list[Any]:
+        self.at += 1
+        items: list[Any] = []
+        partial = False
+        while True:
+            if self._ellipsis():
+                partial = True
+            elif self._peek() == "]":
+                self.at += 1
+                return _PartialList(items) if partial else items
+            else:
+                items.append(self.value())
+            if self._peek() == ",":
+                self.at += 1
+
+
+def _without_comments(block: str) -> str:
+    """A code block without its ``//`` comments (outside strings)."""
+    lines = []
+    for line in block.splitlines():
+        quoted, cut = False, len(line)
+        for i, c in enumerate(line):
+            if c == '"' and (i == 0 or line[i - 1] != "\\"):
+                quoted = not quoted
+            elif not quoted and line.startswith("//", i):
+                cut = i
+                break
+        lines.append(line[:cut])
+    return "\n".join(lines)
+
+
+def _examples(doc: str) -> list[tuple[str, Any]]:
+    """Every message example of the document's code blocks: (its section's number, the map read), or (section, the
+    text) for one that cannot be read."""
+    found: list[tuple[str, Any]] = []
+    section = ""
+    for part in re.split(r"^(```.*?^```)", doc, flags=re.S | re.M):
+        if not part.startswith("```"):
+            headings = re.findall(r"^## (\d+)\.", part, flags=re.M)
+            section = headings[-1] if headings else section
+            continue
+        text = _without_comments(part.split("\n", 1)[1].rsplit("```", 1)[0])
+        at = 0
+        while (start := text.find("{", at)) >= 0:
+            reader = _ExampleReader(text, start)
+            try:
+                found.append((section, reader.value()))
+                at = reader.at
+            except _Unreadable:
+                depth, at = 0, start  # skip the whole example
+                for at in range(start, len(text)):
+                    depth += {"{": 1, "}": -1}.get(text[at], 0)
+                    if depth == 0:
+                        break
+                found.append((section, text[start:at + 1]))
+                at += 1
+    return found
+
+
+def _labelled_maps(value: Any, label: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """Every map within ``value`` with its label: its ``kind`` (a Quarto update's ``update/quarto``), else the
+    label of the map holding it and its key there (``ok.tables``, ``table.seats``, ``view.seats``)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(value, dict):
+        kind = value.get("kind")
+        if isinstance(kind, str):
+            label = f"{kind}/{value['game']}" if kind == protocol.UPDATE and "game" in value else kind
+        found.append((label, value))
+        for key, inner in value.items():
+            found.extend(_labelled_maps(inner, f"{label}.{key}"))
+    elif isinstance(value, list):
+        for inner in value:
+            found.extend(_labelled_maps(inner, label))
+    return found
+
+
+def _real_key_sets() -> dict[str, list[frozenset[str]]]:
+    """The key sets of every map of the messages a real lobby sends, by label."""
+    sets: dict[str, list[frozenset[str]]] = {}
+    for message in _lobby_messages():
+        for label, found in _labelled_maps(message):
+            keys = frozenset(found)
+            if keys not in sets.setdefault(label, []):
+                sets[label].append(keys)
+    return sets
+
+
+EXAMPLES = _examples(_doc())
+#: Keys a map of that label carries only when they are not at their default (an update's ``clock`` and ``own``).
+_OPTIONAL_KEYS = {
+    "update.clock": frozenset({"vote_ms", "vote_wait_ms"}),
+    "update.own": frozenset(_fields(views.OwnTimers)),
+}
+
+
+def test_the_examples_are_read():
+    """Guards the reader: the sections a client author copies from hold only examples it can read."""
+    unread = [(section, text[:60]) for section, text in EXAMPLES if isinstance(text, str) and section in {"4", "5", "8", "15"}]
+    assert not unread, unread
+    read = [example for _, example in EXAMPLES if isinstance(example, dict)]
+    assert len(read) > 60, len(read)
+
+
+def test_every_example_has_the_keys_of_a_real_message():
+    """Each example map holds exactly the keys the server sends in a map of its kind (a map eliding members with
+    ``…``: only such keys): a field added to the wire and left out of an example, or a removed one still shown,
+    fails here. Checked against a real session through a real ``Lobby`` (``_lobby_messages``)."""
+    real = _real_key_sets()
+    wrong, checked = [], set()
+    for section, example in EXAMPLES:
+        if isinstance(example, str):
+            continue
+        for label, found in _labelled_maps(example):
+            if label not in real:
+                continue
+            keys = frozenset(found)
+            optional = _OPTIONAL_KEYS.get(label, frozenset())
+            if isinstance(found, _Partial):
+                fits = keys <= frozenset().union(optional, *real[label])
+            else:
+                fits = keys - optional in {k - optional for k in real[label]} and keys <= frozenset().union(optional, *real[label])
+            if not fits:
+                closest = min(real[label], key=lambda k: len(k ^ keys))
+                wrong.append((section, label, sorted(closest - keys), sorted(keys - closest)))
+            checked.add(label)
+    assert not wrong, f"examples unlike the server's messages (section, map, keys missing, keys extra): {wrong}"
+    assert {"ok", "ok.tables", "table", "table.timing", "table.seats", "lobby.tables", "update", "view", "view.seats",
+            "update.clock", "update.own", "refused", "error", "swapped", "update/quarto"} <= checked, sorted(checked)
+
+
+def test_the_view_key_count_is_the_views():
+    """Section 1 counts the widest real message's keys: a view's fields and its ``kind``."""
+    keys = len(dataclasses.fields(views.SeatView)) + 1
+    said = re.findall(r"a view, has (\d+) keys", _doc())
+    assert said == [str(keys)], (said, keys)
+
+
+def test_no_constant_has_two_rows():
+    """A limit is said once: two rows for one constant drift apart."""
+    rows = re.findall(r"^\| `([A-Z][A-Z0-9_]*)`", _doc(), flags=re.M)
+    twice = sorted({name for name in rows if rows.count(name) > 1})
+    assert not twice, twice
+
+
+def test_a_move_onto_ones_own_seat_answers_ok_with_it_and_pushes_nothing():
+    """As section 6 says of ``move``: the seat already held is no change."""
+    room_lobby = lobby.Lobby(seed=3)
+    ann, bob = _Peer("ann"), _Peer("bob")
+    ask = lambda peer, kind, **fields: wire.to_wire(  # noqa: E731
+        room_lobby.handle(peer, wire.request_from_wire({"kind": kind, "id": 1, **fields}), 0.0)
+    )
+    assert ask(ann, protocol.CREATE_TABLE, players=4)["kind"] == protocol.OK
+    assert ask(bob, protocol.JOIN, table=1)["seat"] == 1
+    before = len(ann.sent), len(bob.sent)
+    assert ask(bob, protocol.MOVE, seat=1) == {"kind": protocol.OK, "id": 1, "seat": 1}
+    assert (len(ann.sent), len(bob.sent)) == before
+    said = re.sub(r"\s+", " ", _doc())
+    assert "A `move` onto the seat the sender already holds answers `ok` with that `seat` and pushes nothing." in said
+
+
+def test_where_a_client_meets_the_tables_per_address_limit_the_operators_exemption_is_named():
+    """``create_table``'s section says how long a table counts against its address and names the option that
+    exempts one (a load generator meets the limit first); the option is the server's own."""
+    from quatro_server import cli
+
+    doc = _doc()
+    section = doc[doc.index("### `create_table`") : doc.index("### `join`")]
+    assert "--trusted-address IP`" in section and "`ABANDON_AFTER`" in section, section
+    assert "--trusted-address" in Path(cli.__file__).read_text(encoding="utf-8")

@@ -137,3 +137,79 @@ def test_r19_a_take_over_without_the_flag_is_refused(quatro_server):
         await twin.close()
 
     run(body)
+
+
+def test_join_without_a_name_asks_it_from_the_login_name_and_a_take_over_names_whose_seat(quatro_server, tmp_path,
+                                                                                           monkeypatch):
+    """Under one account the last name used is someone else's: ``quatro join`` without ``--name`` asks (the login
+    name filled in), comes back to the seat of the name given, and asks about it by seat, player and table."""
+    from textual.widgets import Input
+
+    from quatro_tui.screens.dialogs import AskName
+    from test_tui_names import screen_text
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setattr("getpass.getuser", lambda: "friends")
+    address = f"127.0.0.1:{quatro_server}"
+
+    async def body():
+        host = await Player(quatro_server, "hal").start()
+        table = (await host.act(p.CREATE_TABLE, players=4))["table"]
+        async with AsyncExitStack() as stack:
+            ann = make_app(["join", address, "--table", str(table), "--name", "ann"])
+            assert isinstance(ann, QuatroApp)
+            await stack.enter_async_context(ann.run_test(size=(80, 24)))
+            await until(lambda: isinstance(ann.screen, RoomScreen) and ann.game.my_seat is not None, what="ann's seat")
+            ben = make_app(["join", address, "--table", str(table), "--name", "ben"])  # the last name used here
+            assert isinstance(ben, QuatroApp)
+            await stack.enter_async_context(ben.run_test(size=(80, 24)))
+            await until(lambda: isinstance(ben.screen, RoomScreen) and ben.game.my_seat is not None, what="ben's seat")
+            await until(lambda: len(Settings.load().seats) == 2, what="two remembered seats")
+            assert Settings.load().name == "ben"
+
+            # ann, from another terminal of the same account, no name given: asked, from the login name.
+            again = make_app(["join", address])
+            assert isinstance(again, QuatroApp)
+            pilot = await stack.enter_async_context(again.run_test(size=(80, 24)))
+            await until(lambda: isinstance(again.screen, AskName), what="the name question")
+            field = again.screen.query_one(Input)
+            assert field.value == "friends"
+            field.value = "ann"
+            await pilot.press("enter")
+            await until(lambda: isinstance(again.screen, TakeOver), what="the take-over question")
+            await pilot.pause()
+            asked = again.screen.question()
+            assert asked.startswith(f"Seat {ann.game.my_seat + 1} at table {table}, ann's, is in play from another")
+            assert f"Seat {ann.game.my_seat + 1} at table {table}, ann's" in screen_text(again)
+            assert "ben" not in asked
+            await pilot.press("y")
+            await until(lambda: isinstance(again.screen, RoomScreen) and again.game.my_seat == ann.game.my_seat,
+                        what="ann's own seat")
+            await until(lambda: said_goodbye(ann), what="ann's first terminal told it was replaced")
+            assert not said_goodbye(ben)
+        await host.close()
+
+    run(body)
+
+
+def test_play_uses_the_name_its_help_names(tmp_path, monkeypatch):
+    """``quatro play --help``: "default: your login name", and so it is, whatever name was used last."""
+    from quatro_tui.cli import parser
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setattr("getpass.getuser", lambda: "cleo")
+    Settings(name="ben").save()
+    play = parser()._subparsers._group_actions[0].choices["play"]  # type: ignore[union-attr]
+    assert "default: your login name" in play.format_help()
+    app = make_app(["play"])
+    assert isinstance(app, QuatroApp)
+    try:
+        assert app.plan.name == "cleo"
+    finally:
+        app.server.stop()
+    app = make_app(["play", "--name", "dora"])
+    assert isinstance(app, QuatroApp)
+    try:
+        assert app.plan.name == "dora"
+    finally:
+        app.server.stop()

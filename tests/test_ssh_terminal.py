@@ -97,9 +97,13 @@ def test_ssh_door_with_openssh_two_players_a_resize_a_killed_session_and_a_key_b
         tmux("send-keys", "-t", "ann", "c")
         wait_for(tmux, "ann", lambda t: "ann (you) (host)" in t, "ann's table")
         tmux("send-keys", "-t", "ann", "b")
+        wait_for(tmux, "ann", lambda t: "Add a bot at which level?" in t, "the level question")
+        tmux("send-keys", "-t", "ann", "Enter")
         wait_for(tmux, "ann", lambda t: t.count("bot normal") == 1, "a bot")
         tmux("send-keys", "-t", "ann", "b")
-        wait_for(tmux, "ann", lambda t: t.count("bot normal") == 2, "two bots")
+        wait_for(tmux, "ann", lambda t: "Add a bot at which level?" in t, "the level question")
+        tmux("send-keys", "-t", "ann", "3")
+        wait_for(tmux, "ann", lambda t: t.count("bot normal") == 1 and "bot hard" in t, "a hard bot")
 
         tmux("-u", "new-session", "-d", "-s", "ben", "-x", "100", "-y", "30",
              ssh_command(ssh_client, door, "ben", ben_key))

@@ -141,8 +141,8 @@ def test_an_idle_connection_pings_when_the_heartbeat_is_due(quatro_server, monke
         opened = conn.core.ping_due()
         assert opened is not None
         reader = asyncio.create_task(conn.run())
-        await until(lambda: conn.core.ping_due() > opened + 0.3, what="two pings")
-        assert not conn.core.pending  # every ping answered, the replies kept from the app
+        # Two pings sent, and the last one answered: a ping may be on its way back at any instant.
+        await until(lambda: conn.core.ping_due() > opened + 0.3 and not conn.core.pending, what="two pings answered")
         assert conn.connected
         await conn.close()
         reader.cancel()
@@ -290,3 +290,89 @@ def test_the_feed_says_an_update_went_missing_and_that_the_table_is_resynced():
             await pilot.press("ctrl+q")
 
     run(body)
+
+
+# --- a server that says goodbye ----------------------------------------------------------------------------
+
+
+def test_a_server_that_said_goodbye_is_tried_for_a_while_then_the_connection_stops_and_says_so(tmp_path):
+    """``bye`` ``shutdown`` (protocol section 8): a restart may bring the seat back, so the connection tries
+    again, but for ``restart_patience`` only; then ``ServerGone``, and no endless retries."""
+    from quatro_tui.connection import ServerBye, ServerGone
+    from test_tui_manners import _free_port, _serve
+    from tui_helpers import timing_file
+
+    port = _free_port()
+    server = _serve(port, str(timing_file(tmp_path)))
+
+    async def body():
+        got: list[object] = []
+        conn = Connection("127.0.0.1", port, "ann", got.append, backoff_cap=0.2, restart_patience=1.5)
+        await conn.open()
+        reader = asyncio.create_task(conn.run())
+        assert isinstance(await conn.request(m.CreateTable(4)), m.Ok)
+        server.terminate()  # an operator's stop: the server says goodbye
+        await asyncio.wait_for(reader, 10)  # run() ends by itself
+        byes = [message for message in got if isinstance(message, ServerBye)]
+        assert byes and byes[0].reason == m.BYE_SHUTDOWN
+        drops = [message for message in got if isinstance(message, LinkDropped)]
+        assert drops and all(drop.goodbye for drop in drops)
+        assert isinstance(got[-1], ServerGone)
+        count = len(got)
+        await asyncio.sleep(1.0)
+        assert len(got) == count  # nothing more: no endless "trying again"
+
+    try:
+        run(body)
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_guest_whose_server_shut_down_is_told_so_and_joins_another_server(tmp_path, monkeypatch):
+    """The link screen says the server has shut down, in plain words, with the ways on: try again, another
+    server (j, an address typed), quit; not the lobby of a server that is gone, nor "trying again" for ever."""
+    from quatro_tui import connection
+    from quatro_tui.app import Join, QuatroApp
+    from quatro_tui.screens.dialogs import AskAddress
+    from quatro_tui.screens.link import LinkScreen
+    from quatro_tui.screens.lobby import LobbyScreen
+    from test_tui_manners import _free_port, _serve
+    from tui_helpers import timing_file
+
+    monkeypatch.setattr(connection, "RESTART_PATIENCE", 1.5)
+    timing = str(timing_file(tmp_path))
+    first, second = _free_port(), _free_port()
+    server, other = _serve(first, timing), _serve(second, timing)
+
+    def told(app: QuatroApp) -> str:
+        return "\n".join(str(w.render()) for w in app.screen.query("Static"))
+
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", first, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            assert isinstance(await app.request(m.CreateTable(4)), m.Ok)
+            server.terminate()
+            await until(lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "The server is shutting down.",
+                        what="the goodbye told")
+            assert "said goodbye" in told(app) and "Nobody is serving" not in told(app), told(app)
+            await until(lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "The server has shut down.",
+                        timeout=10, what="the server gone told")
+            text = await until(lambda: "has not come back" in told(app) and told(app), what="its words")
+            assert f"The server at 127.0.0.1:{first} said goodbye" in text and "has not come back" in text, text
+            assert "r try again" in text and "j another server" in text and "q quit" in text, text
+            assert "back to the lobby" not in text and "Trying again" not in text, text
+            await pilot.press("j")
+            await until(lambda: isinstance(app.screen, AskAddress), what="the address asked")
+            await pilot.press(*f"127.0.0.1:{second}", "enter")
+            await until(lambda: isinstance(app.screen, LobbyScreen), timeout=15, what="the other server's lobby")
+            assert app.conn is not None and app.conn.port == second
+            await pilot.press("ctrl+q")
+
+    try:
+        run(body)
+    finally:
+        for process in (server, other):
+            process.kill()
+            process.wait()

@@ -17,10 +17,11 @@ from quatro_tui.app import Join, Play, QuatroApp
 from quatro_shared.levels import PLAY_LEVEL
 from quatro_tui.cli import parse_address, parser, play_seats
 from quatro_tui.screens.lobby import LobbyScreen
-from quatro_tui.screens.room import RoomScreen
+from quatro_tui.screens.room import BotLevel, RoomScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
 from quatro_tui.settings import RememberedSeat, Settings, config_path, default_name, wants_ascii
+from test_tui_names import screen_text
 from tui_helpers import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
@@ -179,15 +180,29 @@ def test_the_host_seats_and_unseats_bots_with_keys_then_starts(quatro_server):
             await pilot.pause()
             await pilot.press("c")
             await until(lambda: isinstance(app.screen, RoomScreen) and app.game.is_host(), what="our room")
-            bots = lambda: sum(bool(s.bot) for s in app.game.seating.seats)  # noqa: E731
-            await pilot.press("b", "b")
-            await until(lambda: bots() == 2, what="two bots")
+            bots = lambda: [s.bot for s in app.game.seating.seats if s.bot]  # noqa: E731
+            # b asks the level: its number chooses one, enter the one highlighted (the server's default).
+            await pilot.press("b")
+            await until(lambda: isinstance(app.screen, BotLevel), what="the level question")
+            await pilot.pause()
+            assert "expert" in screen_text(app) and "random" not in screen_text(app)
+            await pilot.press("3")
+            await until(lambda: bots() == ["hard"], what="a hard bot")
+            await until(lambda: isinstance(app.screen, RoomScreen), what="the room again")
+            await until(lambda: "bot hard" in screen_text(app), what="the level on its seat")
+            await pilot.press("b", "enter")
+            await until(lambda: bots() == ["hard", "normal"], what="a normal bot")
+            await pilot.press("b", "escape")
+            await pilot.pause(0.3)
+            assert bots() == ["hard", "normal"]  # escape adds none
             await pilot.press("r")
-            await until(lambda: bots() == 1, what="one bot removed")
+            await until(lambda: bots() == ["hard"], what="one bot removed")
             await pilot.press("s")
             await until(lambda: any("every seat" in line for line in app.game.feed), what="the refusal to start")
-            await pilot.press("b", "b")
-            await until(lambda: bots() == 3, what="a full table")
+            await pilot.press("b", "1")
+            await until(lambda: len(bots()) == 2, what="an easy bot")
+            await pilot.press("b", "4")
+            await until(lambda: sorted(bots()) == ["easy", "expert", "hard"], what="a full table")
             await pilot.press("s")
             await until(lambda: isinstance(app.screen, SigningScreen), what="the match")
             await pilot.press("ctrl+q")
@@ -275,3 +290,41 @@ def test_play_quarto_is_two_seats_against_a_perfect_bot_by_default():
     assert "no 'easy' bots" in str(play_seats(parser().parse_args(["play", "--game", "quarto", "--level", "easy"])))
     assert "no 'perfect' bots" in str(play_seats(parser().parse_args(["play", "--level", "perfect"])))
     assert "--open takes 0 to 1" in str(play_seats(parser().parse_args(["play", "--game", "quarto", "--open", "2"])))
+
+
+def test_play_back_to_the_lobby_at_the_match_end_shows_the_private_servers_lobby(tmp_path):
+    """``l back to the lobby`` after a ``quatro play`` match is the lobby of its server, where the player makes the next
+    table themselves: not a new match begun behind a blank screen."""
+    from quatro_tui.screens.dialogs import ConfirmCall
+    from quatro_tui.screens.reveal import MatchEndScreen
+    from tui_helpers import PATIENT_TIMING
+
+    timing = tmp_path / "quick.toml"
+    timing.write_text("".join(f"{k} = {v}\n" for k, v in {**PATIENT_TIMING, "target_score": 1}.items()))
+
+    async def body():
+        app = QuatroApp(Play(players=4, level="easy", timing=str(timing), name="ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match")
+            if isinstance(app.screen, SigningScreen):
+                await armed(app)
+                await pilot.press("enter")
+            await until(lambda: isinstance(app.screen, TableScreen) and app.game.view.hand, what="the round")
+            await armed(app)
+            await pilot.press("space")  # right or wrong, a team scores the one point the match is played to
+            if isinstance(app.screen, ConfirmCall):
+                await pilot.press("y")
+            await until(lambda: isinstance(app.screen, MatchEndScreen), what="the match end")
+            server, conn = app.server.process, app.conn
+            await armed(app)
+            await pilot.press("l")
+            await until(lambda: isinstance(app.screen, LobbyScreen), timeout=5, what="the lobby")
+            assert app.server.process is server and app.conn is conn  # the same private server, the same link
+            assert app.game.view is None and app.game.seating is None
+            await pilot.pause(1.0)
+            assert isinstance(app.screen, LobbyScreen)  # no match begins by itself
+            await pilot.press("c")  # the next table is the player's to make
+            await until(lambda: isinstance(app.screen, RoomScreen) and app.game.is_host(), what="a new table's room")
+            await pilot.press("ctrl+q")
+
+    run(body)

@@ -100,7 +100,9 @@ def test_the_lobby_lists_and_creates_both_games(quatro_server):
             quarto_table = app.game.seating.table
             mine = [t for t in reply["tables"] if t["table"] == quarto_table]
             assert mine and mine[0]["game"] == "quarto" and mine[0]["players"] == 2
-            await pilot.press("b")  # a bot (perfect, the Quarto default)
+            await pilot.press("b")  # a bot: the level question offers Quarto's own levels, perfect first in line
+            await until(lambda: "perfect" in screen_text(app) and "expert" not in screen_text(app), what="the levels")
+            await pilot.press("enter")
             await until(lambda: app.game.seating and all(s.taken for s in app.game.seating.seats), what="the bot")
             await pilot.press("s")
             await until(lambda: isinstance(app.screen, QuartoScreen) and app.screen.view is not None, what="the board")

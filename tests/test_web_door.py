@@ -133,6 +133,8 @@ def test_a_visitor_names_themself_plays_bots_by_keys_and_mouse_and_a_reload_retu
         ann.wait_for("ann (you) (host)", "ann's table")
         for count in (1, 2, 3):
             ann.press("b")
+            ann.wait_for("Add a bot at which level?", "the level question")
+            ann.press("Enter")  # the level highlighted: the server's default
             ann.wait_for(lambda t, n=count: t.count("bot normal") == n, f"{count} bots")
         ann.press("s")
         ann.wait_for("pick this sign", "the sign screen (the sign window outlasts the page's drawing)")
@@ -165,6 +167,8 @@ def test_two_visitors_at_one_table_and_one_clients_death_leaves_the_other_playin
         ann.wait_for("ann (you) (host)", "ann's table")
         for count in (1, 2):
             ann.press("b")
+            ann.wait_for("Add a bot at which level?", "the level question")
+            ann.press("Enter")  # the level highlighted: the server's default
             ann.wait_for(lambda t, n=count: t.count("bot normal") == n, f"{count} bots")
         arrive(ben, "ben")
         ben.wait_for(lambda t: "ann" in t and "1/4" not in t, "ann's table in ben's lobby")

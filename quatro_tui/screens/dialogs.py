@@ -1,5 +1,9 @@
 """Small dialogs: the R13 reminder before a call, taking over one's own seat, the team to counter, the emoji picker,
-and a newcomer's name (the browser door's first screen)."""
+and a newcomer's name (the browser door's first screen).
+
+A letter means one thing in every dialog: ``y`` is yes (do what the question asks), ``n`` is no (nothing
+changes: the same as escape), and no other letter answers two questions differently (tests/test_dialog_keys.py).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,17 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from quatro_shared.addresses import parse_address
 from quatro_shared.protocol import MAX_NAME_LEN, printable
 
 from quatro_shared.signs import SIGNS
 
 from quatro_tui import words
+from quatro_tui.local_server import minutes
 from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets.signs import SignGrid
 
@@ -29,10 +36,10 @@ class ConfirmCall(KeyGuard, ModalScreen[bool]):
     """R13: a call checks the partner's hand, never one's own. A reminder, not a ban: the partner may hold four too."""
 
     #: A second press of the call key must not confirm the call it asks about.
-    GUARDED = frozenset({"confirm"})
+    GUARDED = frozenset({"yes"})
     BINDINGS = [
-        Binding("y,enter,space", "confirm", "call anyway", id="confirm-yes"),
-        Binding("n,escape", "answer(False)", "don't call", id="confirm-no"),
+        Binding("y,enter,space", "yes", "call anyway", id="confirm-yes"),
+        Binding("n,escape", "no", "don't call", id="confirm-no"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -44,36 +51,56 @@ class ConfirmCall(KeyGuard, ModalScreen[bool]):
                 "and let your partner call.\n\n[b]y[/b] call anyway    [b]n[/b] don't call"
             )
 
-    def action_confirm(self) -> None:
+    def action_yes(self) -> None:
         self.dismiss(True)
 
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+    def action_no(self) -> None:
+        self.dismiss(False)
 
 
 class TakeOver(ModalScreen[bool]):
-    """R19: the seat ``quatro join`` came back to is played from another connection. Asked, never taken unasked."""
+    """R19: the seat ``quatro join`` came back to is played from another connection. Asked, never taken unasked,
+    and named: under one account, "your seat" could be anyone's."""
 
     BINDINGS = [
-        Binding("y", "answer(True)", "take it over", id="takeover-yes"),
-        Binding("n,escape", "answer(False)", "leave it", id="takeover-no"),
+        Binding("y", "yes", "take it over", id="takeover-yes"),
+        Binding("n,escape", "no", "leave it", id="takeover-no"),
     ]
+
+    def __init__(self, table: int, player: str, seat: int | None = None) -> None:
+        super().__init__()
+        self.table, self.player, self.seat = table, player, seat
+
+    def question(self) -> str:
+        """In plain words (the player's name is theirs, not markup): whose seat, where, and what taking it does."""
+        seat = f"Seat {self.seat + 1} at table {self.table}" if self.seat is not None else f"A seat at table {self.table}"
+        return (f"{seat}, {self.player}'s, is in play from another terminal.\n\n"
+                f"Take it over as {self.player}? The other terminal leaves the table.\n\n"
+                "y take it over    n leave it")
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static("[b]Your seat is in play from another terminal.[/b] Take it over? y/n")
+            yield Static(Content(words.plain(self.question(), self.app.game.ascii_only)))  # type: ignore[attr-defined]
 
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
 
 
 class AskName(ModalScreen[str]):
-    """A visitor who came through the browser door, the first time: the name to play under (remembered after)."""
+    """The name to play under: ``quatro join`` without ``--name`` (``name``: the login name, to keep with enter), or a
+    visitor who came through the browser door, the first time (remembered after)."""
+
+    def __init__(self, name: str = "") -> None:
+        super().__init__()
+        self.name_given = name
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static("[b]Welcome to Quatro![/b]\n\nYour name at the tables (enter to go on):")
-            yield Input(placeholder="your name", max_length=MAX_NAME_LEN, id="ask-name")
+            yield Input(value=self.name_given, placeholder="your name", max_length=MAX_NAME_LEN, id="ask-name")
             yield Static("", id="ask-name-note")
 
     def on_mount(self) -> None:
@@ -87,30 +114,71 @@ class AskName(ModalScreen[str]):
             self.query_one("#ask-name-note", Static).update("A name needs something printable.")
 
 
-class LeaveRunning(ModalScreen[bool | None]):
-    """The opener of ``quatro play --open N`` quits while others play on its private server: keep it running?"""
+class AskAddress(ModalScreen[tuple[str, int] | None]):
+    """Another server to join (its host and port), when the one played on has shut down."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel", id="ask-address-cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("[b]Join another server[/b]\n\nIts address, HOST or HOST:PORT (enter joins, escape cancels):")
+            yield Input(placeholder="HOST[:PORT]", max_length=300, id="ask-address")
+            yield Static("", id="ask-address-note")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            self.dismiss(parse_address(event.value.strip()))
+        except ValueError as exc:
+            self.query_one("#ask-address-note", Static).update(Content(words.sentence(str(exc))))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+#: What the opener of ``quatro play --open N`` chose: quit and leave the table running, or quit and stop it.
+LEAVE, STOP = "leave", "stop"
+
+
+class LeaveRunning(ModalScreen[str | None]):
+    """The opener of ``quatro play --open N`` quits while others play on its private server. Quitting leaves
+    the table running for them (ctrl+q again does too: a group's match never ends by a key pressed twice);
+    stopping it for everyone takes a letter of its own. Answers ``LEAVE``, ``STOP``, or None (stay)."""
 
     BINDINGS = [
-        Binding("y", "answer(True)", "leave it running", id="leave-running-yes"),
-        Binding("n", "answer(False)", "stop it", id="leave-running-no"),
-        Binding("escape", "answer(None)", "don't quit", id="leave-running-cancel"),
+        Binding("y", "yes", "quit, the table runs on", id="leave-running-yes"),
+        Binding("n,escape", "no", "stay", id="leave-running-no"),
+        Binding("s", "stop", "quit and stop the table for everyone", id="leave-running-stop"),
     ]
 
-    def __init__(self, others: int) -> None:
+    def __init__(self, others: int, quiet_stop: float) -> None:
         super().__init__()
         self.others = others
+        #: Seconds the server goes on with nobody connected before it stops by itself.
+        self.quiet_stop = quiet_stop
 
     def compose(self) -> ComposeResult:
         who = "1 other is" if self.others == 1 else f"{self.others} others are"
         with Vertical(classes="dialog"):
             yield Static(
-                f"[b]{who} still playing: leave the table running for them? y/n[/b]\n\n"
-                "y: quit, the table goes on without you (the server stops once everyone has gone)\n"
-                "n: quit and stop the table for everyone    escape: don't quit"
+                f"[b]{who} still playing. Quit and leave the table running for them? y/n[/b]\n\n"
+                "[b]y[/b] (or [b]ctrl+q[/b] again): quit; the table goes on without you, and [b]quatro join[/b] "
+                "brings you back to your seat. The server stops once the match is over and everyone has gone, "
+                f"or {minutes(self.quiet_stop)} after the last one left.\n"
+                "[b]n[/b] or [b]escape[/b]: stay\n"
+                "[b]s[/b]: quit and stop the table for everyone"
             )
 
-    def action_answer(self, answer: bool | None) -> None:
-        self.dismiss(answer)
+    def action_yes(self) -> None:
+        self.dismiss(LEAVE)
+
+    def action_no(self) -> None:
+        self.dismiss(None)
+
+    def action_stop(self) -> None:
+        self.dismiss(STOP)
 
 
 class CounterTeam(KeyGuard, ModalScreen[int | None]):

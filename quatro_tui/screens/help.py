@@ -149,7 +149,8 @@ def key_rows(screen: Screen[Any]) -> list[Row]:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,f1,q", "close", "close help", id="help-close")]
+    # Not q: in every other dialog q quits, and a letter means one thing everywhere.
+    BINDINGS = [Binding("escape,question_mark,f1", "close", "close help", id="help-close")]
 
     def __init__(self, under: Screen[Any]) -> None:
         super().__init__()

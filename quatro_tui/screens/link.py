@@ -1,4 +1,5 @@
-"""When the table is out of reach: what happened, in plain words, and every way on (try again, the lobby, quit).
+"""When the table is out of reach: what happened, in plain words, and every way on (try again, the lobby, another
+server, quit).
 
 The screen covers the table while the connection is down, so that no round clock seems to count for a player
 who cannot act; it goes by itself when the link comes back.
@@ -21,17 +22,34 @@ class LinkScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("r", "app.try_again", "try again", id="link-retry"),
-        Binding("l", "app.back_to_lobby", "back to the lobby", id="link-lobby"),
+        Binding("l", "lobby", "back to the lobby", id="link-lobby"),
+        Binding("j", "another_server", "another server", id="link-another"),
         Binding("q", "app.quit_now", "quit", id="link-quit"),
     ]
 
-    def __init__(self, title: str, detail: str, *, retrying: bool = False, lobby: bool = True) -> None:
+    def __init__(self, title: str, detail: str, *, retrying: bool = False, lobby: bool = True,
+                 gone: bool = False) -> None:
         super().__init__()
         self.title_text, self.detail = title, detail
         #: The connection tries again by itself: the screen says so, and goes when it succeeds.
         self.retrying = retrying
         #: Whether a lobby exists to go back to (a private server that stopped has none).
         self.lobby = lobby
+        #: The server has shut down: its lobby is gone too, and another server is the way on.
+        self.gone = gone
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "another_server":
+            return self.lobby  # a server to join: not for ``quatro play``, whose server is its own
+        if action == "lobby":
+            return not (self.gone and self.lobby)  # a server that has shut down has no lobby
+        return True
+
+    def action_lobby(self) -> None:
+        self.app.action_back_to_lobby()  # type: ignore[attr-defined]
+
+    def action_another_server(self) -> None:
+        self.app.action_another_server()  # type: ignore[attr-defined]
 
     def compose(self) -> ComposeResult:
         ascii_only = self.app.game.ascii_only  # type: ignore[attr-defined]
@@ -43,10 +61,12 @@ class LinkScreen(ModalScreen[None]):
 
     def choices(self) -> str:
         options = ["[b]r[/b] try again now" if self.retrying else "[b]r[/b] try again"]
-        if self.lobby:
-            options.append("[b]l[/b] back to the lobby")
-        else:
+        if not self.lobby:
             options.append("[b]l[/b] start a new game")
+        elif not self.gone:
+            options.append("[b]l[/b] back to the lobby")
+        if self.lobby:
+            options.append("[b]j[/b] another server")
         options.append("[b]q[/b] quit")
         return "\n" + "    ".join(options)
 
@@ -60,8 +80,8 @@ class ConfirmQuit(ModalScreen[bool]):
     """Quitting in the middle of a match asks first: the seat is kept a while (R19), but the team plays short."""
 
     BINDINGS = [
-        Binding("y", "answer(True)", "quit", id="quit-yes"),
-        Binding("n,escape", "answer(False)", "stay", id="quit-no"),
+        Binding("y", "yes", "quit", id="quit-yes"),
+        Binding("n,escape", "no", "stay", id="quit-no"),
     ]
 
     def __init__(self, private: bool) -> None:
@@ -79,8 +99,11 @@ class ConfirmQuit(ModalScreen[bool]):
                 "([b]ctrl+q[/b] again quits too)"
             )
 
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
 
 
 #: The smallest terminal the screens are laid out for (columns, rows): the sign grid takes 76 columns, the

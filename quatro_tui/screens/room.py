@@ -7,10 +7,15 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import Footer
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
 
 from quatro_shared import messages as m
+from quatro_shared import protocol as p
+from quatro_shared import quarto as q
+from quatro_shared.levels import DEFAULT_LEVEL, LADDER
 from quatro_shared.seating import team_of
 
 from quatro_tui import words
@@ -67,7 +72,7 @@ class SeatList(GameWidget):
         if game.is_host():
             text.append("\nYou host: ")
             text.append("b", style="bold underline")
-            text.append(" add a bot  ")
+            text.append(" add a bot (its level)  ")
             text.append("r", style="bold underline")
             text.append(" remove a bot  ")
             text.append("s", style="bold underline")
@@ -75,6 +80,52 @@ class SeatList(GameWidget):
         else:
             text.append("\nWaiting for the host to start the match.", style="dim")
         return text
+
+
+#: The bots a host can seat, weakest first, with what each is like (``docs/bots.md``), by game. Quatro's random
+#: baseline is for tests and simulations, not an opponent.
+BOT_LEVELS: dict[str, tuple[tuple[str, str], ...]] = {
+    p.QUATRO: tuple(zip(LADDER, ("slow, for learning", "quicker, for learning", "reads the table: a good player",
+                                 "the strongest there is"), strict=True)),
+    p.QUARTO: tuple(zip(q.LEVELS, ("any legal move", "takes a win, never hands one over",
+                                   "plays exactly near the end"), strict=True)),
+}
+DEFAULT_LEVELS = {p.QUATRO: DEFAULT_LEVEL, p.QUARTO: q.DEFAULT_LEVEL}
+
+
+class BotLevel(ModalScreen[str | None]):
+    """The host adds a bot: at which level (the server's default highlighted). Its number or enter chooses."""
+
+    BINDINGS = [
+        *[Binding(str(n), f"level({n - 1})", show=False, id=f"bot-level-{n}") for n in range(1, 5)],
+        Binding("escape", "cancel", "no bot", id="bot-level-cancel"),
+    ]
+
+    def __init__(self, game: str) -> None:
+        super().__init__()
+        self.levels = BOT_LEVELS.get(game, BOT_LEVELS[p.QUATRO])
+        self.default = DEFAULT_LEVELS.get(game, DEFAULT_LEVEL)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("[b]Add a bot at which level?[/b]  (its number, or arrows and enter; escape: no bot)")
+            yield OptionList(*[Option(f"{n}  {level:<8} {what}", id=level)
+                               for n, (level, what) in enumerate(self.levels, 1)], id="bot-levels")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.highlighted = [level for level, _ in self.levels].index(self.default)
+        options.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_level(self, index: int) -> None:
+        if index < len(self.levels):
+            self.dismiss(self.levels[index][0])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 #: The host's actions: only the host sees (and has) their keys.
@@ -125,7 +176,11 @@ class RoomScreen(Screen[None]):
         self.app.game_changed()
 
     def action_add_bot(self) -> None:
-        self.app.send(m.AddBot())
+        def chosen(level: str | None) -> None:
+            if level is not None:
+                self.app.send(m.AddBot(level=level))
+
+        self.app.push_screen(BotLevel(self.app.game.kind), chosen)
 
     def action_remove_bot(self) -> None:
         seating = self.app.game.seating

@@ -1,4 +1,5 @@
-"""A labelled countdown that moves on its own between updates: the sign window, the round, the break."""
+"""A labelled countdown that moves on its own between updates: the sign window, the round, the break. While the link
+is down it stands still, marked as stopped."""
 
 from __future__ import annotations
 
@@ -44,4 +45,7 @@ class Countdown(GameWidget):
         if found is None:
             return Text("")
         label, seconds = found
+        if self.game.stopped:
+            # The link is down: the count stands still, and says so, until the table is heard from again.
+            return Text.assemble(f"{label} ", (words.seconds(seconds), "bold"), (" stopped", "bold reverse"))
         return Text.assemble(f"{label} ", (words.seconds(seconds), "bold"))

@@ -49,5 +49,7 @@ class SelfPanel(GameWidget):
             pulse_line.append(" your pulse")
         elif view.channel_held and mine.next_pulse_ms is not None:
             pulse_line.append(f"next pulse in {words.seconds(game.beat_left(mine.next_pulse_ms) or 0)}", style="dim")
+            if game.stopped:
+                pulse_line.append(" stopped", style="bold")
         lines.append(pulse_line)
         return Text("\n").join(lines)

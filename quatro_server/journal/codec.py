@@ -1,0 +1,143 @@
+"""What the journal asks of a game: how its matches are written and read back (``Codec``).
+
+The journal stores any game's match the same way: a ``start`` (the ``Opening``: the seats' bots, the host, the
+seating order and the seed of the table's random source), then every input the rules table was given (``act``,
+``advance``, ``rebase``) with the events it produced, and for a game that has them, ``checkpoint``s. What an action,
+an event batch or a checkpoint looks like in the file, which batches change a table's scores or end its match, and
+how the events read in ``quatro-server replay`` are the game's: each game of the registry (``quatro_server.games``)
+supplies a ``Codec``, and this package never names a game.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from quatro_server.journal.saved import SavedTable
+from quatro_server.timing import Timing
+
+
+def json_text(value: Any) -> str:
+    """A value as the journal writes JSON: compact."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """What a match starts from, for every game: the seats played by bots, the host, the seating order (who became
+    host next, longest seated first) and the seed of the table's random source (None: a table in memory only, whose
+    source is the room's own). The ``start`` move records it; a restore builds the same table from it."""
+
+    players: int
+    bots: frozenset[int]
+    host: int | None
+    order: tuple[int, ...]
+    seed: int | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The ``start`` move's input."""
+        assert self.seed is not None
+        return {"seed": f"{self.seed:032x}", "bots": sorted(self.bots), "host": self.host, "order": list(self.order)}
+
+    @classmethod
+    def from_record(cls, players: int, record: dict[str, Any]) -> Opening:
+        """The opening a ``start`` move recorded. Raises ``KeyError``, ``TypeError`` or ``ValueError`` if malformed."""
+        return cls(
+            players=players,
+            bots=frozenset(int(seat) for seat in record["bots"]),
+            host=None if record["host"] is None else int(record["host"]),
+            order=tuple(int(seat) for seat in record["order"]),
+            seed=int(record["seed"], 16),
+        )
+
+    def rng(self, default: random.Random) -> random.Random:
+        """The table's random source: seeded from ``seed`` when there is one (a journalled table), else ``default``."""
+        return default if self.seed is None else random.Random(self.seed)
+
+
+@dataclass(frozen=True, slots=True)
+class Notes:
+    """What a batch of events changes beyond the move itself. ``scores`` (with ``round``): a point was won, and the
+    batch is committed before the room tells anyone (R20); ``over``: the match ended; ``checkpoint``: a checkpoint
+    follows the move (restoring then replays only what came after)."""
+
+    scores: tuple[int, ...] | None = None
+    round: int = 0
+    over: bool = False
+    checkpoint: bool = False
+
+
+class RulesTable(Protocol):
+    """A game's rules table as the journal drives it: the two doors every game's engine has (``act``, ``advance``),
+    its start, its clock and its scores."""
+
+    now: float
+
+    @property
+    def players(self) -> int: ...
+
+    @property
+    def scores(self) -> Sequence[int]: ...
+
+    def start(self, now: float) -> Sequence[Any]: ...
+
+    def act(self, seat: int, action: Any, now: float) -> Any:
+        """An ``Outcome``: ``events`` and ``refusal`` (None when accepted)."""
+
+    def advance(self, now: float) -> Sequence[Any]: ...
+
+    def rebase(self, delta: float) -> None:
+        """Shift every deadline ``delta`` seconds: the table moves onto another clock with the time it had left."""
+
+
+class Checkpoints(Protocol):
+    """A game whose tables can be saved whole: a restore rebuilds the last one and replays only the moves after it."""
+
+    def save(self, table: Any) -> Any:
+        """The table and its random source's state as plain values (lists, numbers, strings), JSON-encoded by the
+        journal's writer thread."""
+
+    def load(self, data: Any, timing: Timing) -> Any:
+        """The table ``save`` gave ``data`` for. Raises ``ValueError`` (or ``KeyError``, ``TypeError``) if malformed."""
+
+
+class Codec(Protocol):
+    """How one game's matches are written to the journal and read back."""
+
+    @property
+    def checkpoints(self) -> Checkpoints | None:
+        """How its tables are saved whole; None: they are replayed from their match's start (short matches)."""
+
+    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> Any:
+        """The rules table a match of ``opening`` starts with (not started yet): the live room's and the restore's."""
+
+    def encode_action(self, action: Any) -> str:
+        """An accepted action (a player's, or the server's connect and disconnect) as the ``moves`` row keeps it."""
+
+    def decode_action(self, text: str) -> Any:
+        """The action ``encode_action`` wrote. Raises ``ValueError`` (a ``WireError`` is one) if malformed."""
+
+    def encode_events(self, emits: Sequence[Any]) -> str:
+        """A batch of the table's events as the ``moves`` row keeps it; a replayed move must encode the same."""
+
+    def events(self, text: str) -> list[dict[str, Any]]:
+        """The events ``encode_events`` wrote, as their wire dicts (``replay`` prints them)."""
+
+    def routine(self, emits: Sequence[Any]) -> bool:
+        """Whether the batch changes nothing but the table's play (no score, no end, no checkpoint): asked for every
+        move, on the event loop, so it must be cheap. ``notes`` is asked only when it says no."""
+
+    def notes(self, emits: Sequence[Any]) -> Notes:
+        """What the batch changes beyond the move."""
+
+    def over(self, table: Any) -> bool:
+        """Whether the table's match has ended (such a table is not restored)."""
+
+    def header(self, saved: SavedTable) -> Iterator[str]:
+        """``replay``'s header lines (each starting ``#``): the table, then one per seat."""
+
+    def describe(self, event: dict[str, Any]) -> tuple[str, str]:
+        """One event in ``replay``'s notation: who (``s3``, or ``--`` for the table) and what."""

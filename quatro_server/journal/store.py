@@ -1,0 +1,473 @@
+"""The journal's file and its writer: one SQLite file per server, and the thread that commits to it.
+
+``DATA_DIR/journal.sqlite3`` (WAL mode, the standard library's ``sqlite3``) holds for each table its game, its
+configuration (seats, timing values, the password's hash), its seats (names, bot levels, the digests of the seat
+secrets), its host and scores, and its match as the inputs its rules table was given, with the events each produced
+(``quatro_server.journal.recorder`` writes them, ``quatro_server.journal.restore`` reads them back).
+
+Writes go to a queue that one writer thread commits in batches, off the event loop; the items are handed over as
+they are and encoded (by the game's ``Codec``) on the writer's thread. ``flush`` waits for everything queued so far:
+a won point is committed this way before anyone is told of it (R20). ``docs/journal.md`` says why, and what a crash
+can cost.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import queue
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from quatro_server.datadir import default_data_dir as default_data_dir  # the journal lives in the data directory
+from quatro_server.journal.codec import Codec, json_text
+from quatro_server.journal.saved import SavedMove, SavedSeat, SavedTable
+from quatro_server.timing import Timing
+
+log = logging.getLogger("quatro.journal")
+
+FILE_NAME = "journal.sqlite3"
+LOCK_NAME = "journal.lock"
+#: Written in the SQLite header (``PRAGMA application_id``): a file without it is not a Quatro journal.
+APPLICATION_ID = 0x51545231  # "QTR1"
+FORMAT = "quatro-journal"
+#: The layout below. A journal of another version is refused, never guessed at; one of version 1 (before tables
+#: named their game) is brought to this version when a server opens it, and read as it is by ``replay``.
+SCHEMA_VERSION = 2
+#: Versions this server reads.
+READABLE_VERSIONS = ("1", "2")
+#: Days the journal of a finished (or abandoned) table is kept for ``replay``; older ones are deleted.
+KEEP_FINISHED_DAYS = 30
+#: Seconds a won point may wait for the disk before the server gives up waiting (and says so in its log).
+FLUSH_TIMEOUT = 5.0
+#: Seconds the writer lets moves gather after the first one arrives before it commits them (a ``flush`` ends the wait
+#: at once). Each commit is a sync to the disk and each statement hands the interpreter's lock back and forth with
+#: the event loop; gathering makes them ten a second instead of hundreds. What a crash can lose (never a point,
+#: docs/journal.md): the last tenth of a second of moves. Measured at 50 busy tables, alternating: 50 ms cost the
+#: loop about 0.5 µs more per delivered message than 100 ms (docs/performance.md, fourth round).
+GATHER = 0.100
+#: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7).
+ROWS_PER_INSERT = 500
+#: How many nice levels below the server the writer thread runs (Linux, where a thread has its own). The journal is
+#: background work: at the server's own priority, its wake-ups preempted the event loop on the loop's core (a context
+#: switch and a cold cache for every table's next request); measured with ``benchmarks/server_fanout.py``, the loop's
+#: cost per message fell by about 0.6 us. A commit someone waits for (a round's end) still comes at once: the loop
+#: sleeps meanwhile.
+WRITER_NICENESS = 10
+#: Tables in these states are restored on start; the others are kept for ``replay`` only.
+LIVE = ("lobby", "playing")
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE tables (
+    id INTEGER PRIMARY KEY,
+    game TEXT,  -- the game's name in the registry; NULL for the tables of version 1, which hosted one game
+    players INTEGER NOT NULL,
+    timing_name TEXT NOT NULL,
+    timing TEXT NOT NULL,
+    password TEXT,
+    host INTEGER,
+    status TEXT NOT NULL CHECK (status IN ('lobby', 'playing', 'over', 'closed', 'refused')),
+    round INTEGER NOT NULL DEFAULT 0,
+    scores TEXT NOT NULL,
+    created REAL NOT NULL,
+    ended REAL
+);
+CREATE TABLE seats (
+    table_id INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    name TEXT,
+    bot TEXT,
+    secret TEXT,
+    ord INTEGER NOT NULL,
+    PRIMARY KEY (table_id, seat)
+);
+CREATE TABLE moves (
+    table_id INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('start', 'act', 'advance', 'rebase', 'checkpoint')),
+    seat INTEGER,
+    input TEXT,
+    events TEXT NOT NULL,
+    PRIMARY KEY (table_id, n)
+);
+"""
+
+
+#: One SQL statement and its parameters.
+Statement = tuple[str, tuple[Any, ...]]
+
+INSERT_MOVE = "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+#: A routine move as the event loop hands it over (nearly every move: a swap, a pulse): the ``moves`` row's values,
+#: its input and events not yet encoded, and the game's codec, which encodes them on the writer's thread
+#: (``_statements``). Built with no more than one tuple, since the loop builds one for every move of every table.
+MoveRow = tuple[int, int, float, str, int | None, Any, tuple[Any, ...], Codec]
+
+
+def ended(table_id: int, status: str) -> Statement:
+    """A live table's end: ``over``, ``closed`` or ``refused``, from now on (the retention counts from it)."""
+    return (
+        "UPDATE tables SET status = ?, ended = ? WHERE id = ? AND status IN ('lobby', 'playing')",
+        (status, time.time(), table_id),
+    )
+
+
+class JournalError(Exception):
+    """A journal that cannot be used: not a Quatro journal, another version, damaged, or in use."""
+
+
+class Later:
+    """A statement parameter encoded by the writer thread, not on the event loop: events and actions are frozen
+    dataclasses, and checkpoints fresh plain values, safe to hand over as they are."""
+
+    __slots__ = ("encode", "value")
+
+    def __init__(self, encode: Callable[[Any], str], value: Any) -> None:
+        self.encode, self.value = encode, value
+
+
+# --- the file -----------------------------------------------------------------------------------------
+
+
+def _connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    if read_only:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    else:
+        conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 5000")
+    return conn
+
+
+def _check(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
+    """Refuse anything but an intact journal of this version; make a fresh one in an empty file."""
+    try:
+        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise JournalError(f"{path} is not a Quatro journal ({exc}); move it away or choose another --data-dir") from exc
+    if application_id == 0 and objects == 0 and create:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.executescript(  # one transaction: a journal is made whole or not at all
+            f"BEGIN IMMEDIATE; {_SCHEMA}"
+            f"INSERT INTO meta VALUES ('format', '{FORMAT}'), ('schema', '{SCHEMA_VERSION}');"
+            f"PRAGMA application_id = {APPLICATION_ID}; COMMIT;"
+        )
+        return
+    if application_id != APPLICATION_ID:
+        raise JournalError(
+            f"{path} is not a Quatro journal (an SQLite file of another application); "
+            "move it away or choose another --data-dir"
+        )
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        raise JournalError(f"{path} is damaged ({exc}); move it away or choose another --data-dir") from exc
+    if meta.get("format") != FORMAT:
+        raise JournalError(f"{path} is not a Quatro journal (format {meta.get('format')!r})")
+    if meta.get("schema") not in READABLE_VERSIONS:
+        raise JournalError(
+            f"{path} is a Quatro journal of version {meta.get('schema')}; "
+            f"this server reads versions {' and '.join(READABLE_VERSIONS)}"
+        )
+    if problems != ["ok"]:
+        raise JournalError(f"{path} is damaged ({'; '.join(problems[:3])}); move it away or choose another --data-dir")
+    if meta["schema"] == "1" and create:  # a writable open: the tables of version 1 are of the one game it hosted
+        conn.executescript(
+            "BEGIN IMMEDIATE; ALTER TABLE tables ADD COLUMN game TEXT;"
+            f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema'; COMMIT;"
+        )
+
+
+def _load_tables(conn: sqlite3.Connection, where: str, *, current: bool = False) -> list[SavedTable]:
+    """Tables, their seats and their moves (``current``: from the current match's last start or checkpoint on, what a
+    restore needs), read in one transaction (one consistent state of the file)."""
+    conn.execute("BEGIN")
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(tables)")}
+        game = "game" if "game" in columns else "NULL"  # a journal of version 1, read as it is
+        tables = [
+            SavedTable(
+                id=row[0], game=row[1], players=row[2], timing_name=row[3], timing=json.loads(row[4]), password=row[5],
+                host=row[6], status=row[7], round=row[8], scores=json.loads(row[9]), created=row[10], ended=row[11],
+            )
+            for row in conn.execute(
+                f"SELECT id, {game}, players, timing_name, timing, password, host, status, round, scores, created, ended "
+                f"FROM tables WHERE {where} ORDER BY id"
+            )
+        ]
+        for table in tables:
+            table.seats = [
+                SavedSeat(*row)
+                for row in conn.execute(
+                    "SELECT seat, name, bot, secret, ord FROM seats WHERE table_id = ? ORDER BY seat", (table.id,)
+                )
+            ]
+            first = 0
+            if current:
+                first = conn.execute(
+                    "SELECT coalesce(max(n), 0) FROM moves WHERE table_id = ? AND kind IN ('start', 'checkpoint')",
+                    (table.id,),
+                ).fetchone()[0]
+            table.moves = [
+                SavedMove(*row)
+                for row in conn.execute(
+                    "SELECT n, at, kind, seat, input, events FROM moves WHERE table_id = ? AND n >= ? ORDER BY n",
+                    (table.id, first),
+                )
+            ]
+    finally:
+        conn.execute("COMMIT")
+    return tables
+
+
+def read_journal(path: Path) -> list[SavedTable]:
+    """Every table of the journal at ``path``, read-only (for ``replay``). Raises ``JournalError``."""
+    if not path.is_file():
+        raise JournalError(f"no journal at {path}")
+    conn = _connect(path, read_only=True)
+    try:
+        _check(conn, path, create=False)
+        return _load_tables(conn, "1")
+    except (sqlite3.DatabaseError, ValueError) as exc:
+        raise JournalError(f"{path} is damaged ({exc})") from exc
+    finally:
+        conn.close()
+
+
+def _merged(statements: Iterator[Statement]) -> Iterator[Statement]:
+    """The same statements, in the same order, with runs of one single-row ``INSERT ... VALUES (...)`` made into
+    multi-row INSERTs: one statement (one step of SQLite, one hand-over of the interpreter's lock) per run."""
+    run_sql, rows = "", 0
+    run_params: list[Any] = []
+    for sql, params in statements:
+        if sql == run_sql and rows < ROWS_PER_INSERT:
+            run_params.extend(params)
+            rows += 1
+            continue
+        if rows:
+            yield _rows(run_sql, rows), tuple(run_params)
+            rows = 0
+        if sql.startswith("INSERT") and sql.endswith(")") and sql.count("VALUES (") == 1:
+            run_sql, run_params, rows = sql, list(params), 1
+        else:
+            run_sql = ""
+            yield sql, params
+    if rows:
+        yield _rows(run_sql, rows), tuple(run_params)
+
+
+def _statements(items: list[tuple[Statement, ...] | MoveRow]) -> Iterator[Statement]:
+    """The statements of the queued items, in order: a routine move's row as its ``INSERT``, its action and events
+    encoded here, on the writer's thread, by the game's codec."""
+    for item in items:
+        if type(item[0]) is int:  # a MoveRow (its table id first); statements start with their SQL
+            table_id, n, at, kind, seat, action, emits, codec = item
+            encoded = None if action is None else codec.encode_action(action)  # None: time passing
+            yield INSERT_MOVE, (table_id, n, at, kind, seat, encoded, codec.encode_events(emits))
+        else:
+            yield from item  # type: ignore[misc]
+
+
+def _rows(sql: str, rows: int) -> str:
+    """``sql`` (one ``VALUES (...)`` group, at its end) with its group repeated for ``rows`` rows."""
+    if rows == 1:
+        return sql
+    group = sql[sql.index("VALUES (") + len("VALUES ") :]
+    return sql + (", " + group) * (rows - 1)
+
+
+def _lower_this_thread(levels: int) -> None:
+    """Run the calling thread ``levels`` nice levels below its process (Linux only: elsewhere the priority is the
+    whole process's, and a thread id is no process id)."""
+    if not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + levels))
+    except OSError:
+        pass  # not allowed here (a sandbox): the writer runs at the server's priority
+
+
+class Journal:
+    """One server's journal: the file, its lock, the tables to restore, and the writer thread."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.path = data_dir / FILE_NAME
+        #: The tables that were live when the last server stopped, to restore (``restore``).
+        self.saved: list[SavedTable] = []
+        #: The highest table id the journal has ever held: new tables are numbered after it, so ids stay unique.
+        self.last_id = 0
+        #: Set when a write failed: the server goes on, in memory only from then on (it says so in its log).
+        self.failed: str | None = None
+        #: What the writer commits, in order: statements to commit together, or a routine move's row.
+        self._queue: queue.SimpleQueue[tuple[Statement, ...] | MoveRow | None] = queue.SimpleQueue()
+        self._queued = 0
+        self._committed = 0
+        self._done = threading.Condition()
+        self._urgent = threading.Event()  # a flush is waiting: commit what is queued without gathering more
+        self._thread: threading.Thread | None = None
+        self._lock: TextIO | None = None
+
+    @classmethod
+    def open(cls, data_dir: Path) -> Journal:
+        """Lock ``data_dir``, check or create its journal, read the live tables, start the writer. Raises ``JournalError``."""
+        journal = cls(data_dir)
+        try:
+            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            lock = open(data_dir / LOCK_NAME, "a")  # noqa: SIM115 - held for the life of the server
+        except OSError as exc:
+            raise JournalError(f"cannot use the data directory {data_dir}: {exc.strerror or exc}") from exc
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise JournalError(f"another quatro-server is using {data_dir}; give each server its own --data-dir") from None
+        journal._lock = lock
+        try:
+            if not journal.path.exists():
+                journal.path.touch(mode=0o600)  # hands and seeds are in there: for the operator's eyes only
+            conn = _connect(journal.path)
+            try:
+                _check(conn, journal.path, create=True)
+                conn.execute("PRAGMA journal_mode = WAL")
+                journal.saved = _load_tables(conn, "status IN ('lobby', 'playing')", current=True)
+                journal.last_id = conn.execute("SELECT coalesce(max(id), 0) FROM tables").fetchone()[0]
+            finally:
+                conn.close()
+        except OSError as exc:
+            journal._unlock()
+            raise JournalError(f"cannot use {journal.path}: {exc.strerror or exc}") from exc
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # TypeError: a row of the wrong shape
+            journal._unlock()
+            raise JournalError(f"{journal.path} is damaged ({exc}); move it away or choose another --data-dir") from exc
+        except JournalError:
+            journal._unlock()
+            raise
+        journal._thread = threading.Thread(target=journal._write_loop, name="quatro-journal", daemon=True)
+        journal._thread.start()
+        journal.prune()
+        return journal
+
+    # --- writing ------------------------------------------------------------------------------------
+
+    def write(self, *statements: Statement) -> None:
+        """Queue statements to be committed together (never one without the others), with whatever else is queued,
+        by the writer thread. A ``Later`` parameter is encoded there."""
+        self._queued += 1
+        self._queue.put(statements)
+
+    def write_move(self, row: MoveRow) -> None:
+        """Queue a routine move's row (``Recorder``), committed like ``write``'s statements."""
+        self._queued += 1
+        self._queue.put(row)
+
+    def flush(self, timeout: float = FLUSH_TIMEOUT) -> bool:
+        """Wait until everything queued so far is committed. False if a write failed or the disk took too long."""
+        if self.failed is not None:
+            return False
+        target = self._queued
+        self._urgent.set()
+        with self._done:
+            done = self._done.wait_for(lambda: self._committed >= target, timeout)
+        return done and self.failed is None
+
+    def _write_loop(self) -> None:
+        _lower_this_thread(WRITER_NICENESS)
+        conn = _connect(self.path)
+        conn.execute("PRAGMA synchronous = FULL")  # a commit is on the disk, not only in the page cache
+        try:
+            while True:
+                batch = [self._queue.get()]
+                if batch[0] is not None and self._urgent.wait(GATHER):
+                    self._urgent.clear()
+                while True:
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                items = [item for item in batch if item is not None]
+                if items and self.failed is None:
+                    try:
+                        conn.execute("BEGIN IMMEDIATE")
+                        for sql, params in _merged(_statements(items)):
+                            conn.execute(sql, [p.encode(p.value) if isinstance(p, Later) else p for p in params])
+                        conn.execute("COMMIT")
+                    except Exception as exc:  # a full disk, an I/O error: never let the writer die silently
+                        self.failed = str(exc) or type(exc).__name__
+                        log.error("journal_failed path=%s error=%r: tables are no longer crash-safe", self.path, self.failed)
+                        try:
+                            if conn.in_transaction:
+                                conn.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
+                with self._done:
+                    self._committed += len(items)
+                    self._done.notify_all()
+                if len(items) < len(batch):
+                    return
+        finally:
+            conn.close()
+
+    def prune(self) -> None:
+        """Forget the tables that ended more than ``KEEP_FINISHED_DAYS`` ago."""
+        cutoff = time.time() - KEEP_FINISHED_DAYS * 86400
+        old = "SELECT id FROM tables WHERE status NOT IN ('lobby', 'playing') AND ended < ?"
+        self.write(
+            (f"DELETE FROM moves WHERE table_id IN ({old})", (cutoff,)),
+            (f"DELETE FROM seats WHERE table_id IN ({old})", (cutoff,)),
+            ("DELETE FROM tables WHERE status NOT IN ('lobby', 'playing') AND ended < ?", (cutoff,)),
+        )
+
+    def close(self) -> None:
+        """Commit what is queued, stop the writer, release the directory."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(FLUSH_TIMEOUT)
+            self._thread = None
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    # --- tables -------------------------------------------------------------------------------------
+
+    def add_table(
+        self,
+        table_id: int,
+        *,
+        game: str,
+        players: int,
+        timing_name: str,
+        timing: Timing,
+        password: str | None,
+        host: int | None,
+        scores: Sequence[int],
+    ) -> None:
+        """A new table's row: its game and configuration (its moves follow, ``quatro_server.journal.Recorder``)."""
+        values = {name: getattr(timing, name) for name in timing.__slots__}
+        self.write((
+            "INSERT INTO tables (id, game, players, timing_name, timing, password, host, status, scores, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 'lobby', ?, ?)",
+            (table_id, game, players, timing_name, json.dumps(values), password, host, json_text(list(scores)), time.time()),
+        ))
+
+    def set_status(self, table_id: int, status: str) -> None:
+        self.write(ended(table_id, status))
+
+    def refuse(self, table_id: int, reason: str) -> None:
+        """A live table that cannot be restored as it was: kept for inspection and ``replay``, never half-loaded."""
+        log.error("table_refused table=%d reason=%r: its journal does not replay; it is kept, not restored", table_id, reason)
+        self.set_status(table_id, "refused")
