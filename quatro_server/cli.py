@@ -2,8 +2,9 @@
 (``sim``), or print a journalled match (``replay``).
 
 ``quatro-server [serve] [--host H] [--port P] [--timing T] [--seed N] [--data-dir DIR | --no-journal] [--log-level L]``
-serves; with no subcommand the arguments are the server's, as they always were. ``quatro-server bot --help``,
-``quatro-server sim --help`` and ``quatro-server replay --help`` describe the others.
+serves; with no subcommand the arguments are the server's, as they always were. ``quatro-server --help`` shows
+the serving options (the doors' too) beside the commands; ``quatro-server bot --help``, ``quatro-server sim --help``
+and ``quatro-server replay --help`` describe the others.
 """
 
 from __future__ import annotations
@@ -49,72 +50,19 @@ SUBCOMMANDS = ("serve", "bot", "sim", "soak", "replay")
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quatro-server",
+        usage="%(prog)s [serve] [--port PORT] [--ssh PORT] [--web PORT] [options]\n"
+              "       %(prog)s {bot,sim,soak,replay} [options]",
         description="Serve Quatro tables on this machine (the default), run network bots, simulate bot matches, "
         "or replay a journalled match.",
-        epilog="With no subcommand, quatro-server serves: quatro-server --port 7777 is quatro-server serve --port 7777.",
+        epilog="With no subcommand, quatro-server serves: quatro-server --port 7777 is quatro-server serve --port 7777. "
+        "quatro-server COMMAND --help describes a command's options.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak,replay}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak,replay}", title="commands",
+                                     prog="quatro-server")
+    # The serving options where an operator looks first: shown here too (serving is the default), parsed by serve.
+    _serving_options(parser, "serving (the default; quatro-server serve takes the same)", shown_only=True)
     serve = commands.add_parser("serve", help="serve tables over TCP (the default)", description="Serve Quatro tables on this machine.")
-    serve.add_argument("--host", default=None, help="address to listen on (default: every interface, for LAN play)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
-    serve.add_argument(
-        "--timing",
-        default=STANDARD_PROFILE,
-        help="default timing profile of new tables: standard, fast, or a TOML file of durations",
-    )
-    serve.add_argument("--seed", type=int, default=None, help="seed every shuffle (tests and replays only: predictable!)")
-    serve.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="the server's data directory: its journal of every table, restored after a crash or restart, and the "
-        f"SSH door's host key (default: $XDG_DATA_HOME/quatro, else ~/.local/share/quatro; here {default_data_dir()})",
-    )
-    serve.add_argument(
-        "--no-journal", action="store_true", help="keep tables in memory only: they end with the process"
-    )
-    serve.add_argument("--log-level", default="info", choices=logs.LOG_LEVELS)
-    serve.add_argument(
-        "--trusted-address",
-        action="append",
-        default=[],
-        metavar="IP",
-        help="exempt this remote address from the per-address limits on connections and tables "
-        "(a load generator, or a gateway that relays many people from one address); repeatable",
-    )
-    serve.add_argument(
-        "--stop-when-idle",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="stop once nobody has been connected for SECONDS, or at once when nobody is and every table has closed",
-    )
-    door = serve.add_argument_group("SSH door", "players reach the lobby with a plain ssh client (docs/ssh.md)")
-    door.add_argument("--ssh", type=int, default=None, metavar="PORT", help="open the SSH door on PORT (0 picks a free one)")
-    door.add_argument("--ssh-keys", type=Path, default=None, metavar="FILE",
-                      help="admit only the keys in FILE (authorized_keys format); default: anyone, with a key or without")
-    door.add_argument("--ssh-max-sessions", type=int, default=doors.SSH_MAX_SESSIONS, metavar="N",
-                      help=f"SSH sessions at once (default {doors.SSH_MAX_SESSIONS}); the next one is told so and closed")
-    door.add_argument("--ssh-idle", type=float, default=doors.SSH_IDLE_TIMEOUT, metavar="SECONDS",
-                      help=f"close an SSH session after SECONDS without a key press outside a match "
-                           f"(default {doors.SSH_IDLE_TIMEOUT:g})")
-    web = serve.add_argument_group("browser door", "players reach the lobby with a web browser (docs/web.md)")
-    web.add_argument("--web", type=int, default=None, metavar="PORT",
-                     help="serve the game to web browsers on PORT (0 picks a free one)")
-    web.add_argument("--web-max-visitors", type=int, default=doors.WEB_MAX_VISITORS, metavar="N",
-                     help=f"browser pages at once (default {doors.WEB_MAX_VISITORS}; at most "
-                          f"{doors.WEB_MAX_PER_ADDRESS} from one address); the next is shown that the game is full")
-    web.add_argument("--web-idle", type=float, default=doors.WEB_IDLE_TIMEOUT, metavar="SECONDS",
-                     help=f"close a browser page's game after SECONDS without a key press outside a match "
-                          f"(default {doors.WEB_IDLE_TIMEOUT:g})")
-    serve.add_argument(
-        "--announce",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="announce the server on the LAN with zeroconf, for quatro join without an address "
-             f"(default: yes, unless it listens on loopback only or {NO_ANNOUNCE_ENV}=1)",
-    )
+    _serving_options(serve, "serving")
     serve.set_defaults(run=_serve)
     bot = commands.add_parser(
         "bot",
@@ -149,6 +97,78 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_arguments(replaying)
     replaying.set_defaults(run=replay.run)
     return parser
+
+
+def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only: bool = False) -> None:
+    """The server's options, in groups: serving, the SSH door, the browser door. ``shown_only``: for the help of
+    ``quatro-server`` itself, where nothing is parsed (its arguments go to ``serve``), so no defaults are set."""
+
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if shown_only else value
+
+    serve = parser.add_argument_group(title)
+    serve.add_argument("--host", default=default(None), help="address to listen on (default: every interface, for LAN play)")
+    serve.add_argument("--port", type=int, default=default(DEFAULT_PORT), help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serve.add_argument(
+        "--timing",
+        default=default(STANDARD_PROFILE),
+        help="default timing profile of new tables: standard, fast, or a TOML file of durations",
+    )
+    serve.add_argument("--seed", type=int, default=default(None), help="seed every shuffle (tests and replays only: predictable!)")
+    serve.add_argument(
+        "--data-dir",
+        type=Path,
+        default=default(None),
+        metavar="DIR",
+        help="the server's data directory: its journal of every table, restored after a crash or restart, and the "
+        f"SSH door's host key (default: $XDG_DATA_HOME/quatro, else ~/.local/share/quatro; here {default_data_dir()})",
+    )
+    serve.add_argument(
+        "--no-journal", action="store_true", default=default(False),
+        help="keep tables in memory only: they end with the process",
+    )
+    serve.add_argument("--log-level", default=default("info"), choices=logs.LOG_LEVELS,
+                       help="what the log on stderr tells (default info)")
+    serve.add_argument(
+        "--trusted-address",
+        action="append",
+        default=default([]),
+        metavar="IP",
+        help="exempt this remote address from the per-address limits on connections and tables "
+        "(a load generator, or a gateway that relays many people from one address); repeatable",
+    )
+    serve.add_argument(
+        "--stop-when-idle",
+        type=float,
+        default=default(None),
+        metavar="SECONDS",
+        help="stop once nobody has been connected for SECONDS, or at once when nobody is and every table has closed",
+    )
+    door = parser.add_argument_group("SSH door", "players reach the lobby with a plain ssh client (docs/ssh.md)")
+    door.add_argument("--ssh", type=int, default=default(None), metavar="PORT", help="open the SSH door on PORT (0 picks a free one)")
+    door.add_argument("--ssh-keys", type=Path, default=default(None), metavar="FILE",
+                      help="admit only the keys in FILE (authorized_keys format); default: anyone, with a key or without")
+    door.add_argument("--ssh-max-sessions", type=int, default=default(doors.SSH_MAX_SESSIONS), metavar="N",
+                      help=f"SSH sessions at once (default {doors.SSH_MAX_SESSIONS}); the next one is told so and closed")
+    door.add_argument("--ssh-idle", type=float, default=default(doors.SSH_IDLE_TIMEOUT), metavar="SECONDS",
+                      help=f"close an SSH session after SECONDS without a key press outside a match "
+                           f"(default {doors.SSH_IDLE_TIMEOUT:g})")
+    web = parser.add_argument_group("browser door", "players reach the lobby with a web browser (docs/web.md)")
+    web.add_argument("--web", type=int, default=default(None), metavar="PORT",
+                     help="serve the game to web browsers on PORT (0 picks a free one)")
+    web.add_argument("--web-max-visitors", type=int, default=default(doors.WEB_MAX_VISITORS), metavar="N",
+                     help=f"browser pages at once (default {doors.WEB_MAX_VISITORS}; at most "
+                          f"{doors.WEB_MAX_PER_ADDRESS} from one address); the next is shown that the game is full")
+    web.add_argument("--web-idle", type=float, default=default(doors.WEB_IDLE_TIMEOUT), metavar="SECONDS",
+                     help=f"close a browser page's game after SECONDS without a key press outside a match "
+                          f"(default {doors.WEB_IDLE_TIMEOUT:g})")
+    serve.add_argument(
+        "--announce",
+        action=argparse.BooleanOptionalAction,
+        default=default(None),
+        help="announce the server on the LAN with zeroconf, for quatro join without an address "
+             f"(default: yes, unless it listens on loopback only or {NO_ANNOUNCE_ENV}=1)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,6 +45,8 @@ from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
+from quatro_shared import exits
+
 from quatro_server.doors import (
     STOP_GRACE,
     WEB_IDLE_TIMEOUT as IDLE_TIMEOUT,
@@ -69,6 +71,13 @@ FONT_SIZES = (10, 32)
 #: The client's size in cells, as the page asks for it, is clamped to these.
 COLUMNS = (20, 400)
 ROWS = (8, 200)
+#: The websocket close code the door ends a page's game with; the close's reason is one of WHY_CLOSED, and the page
+#: says it (a page closed any other way lost its link to the server).
+CLOSE_CODE = 4000
+#: Why a page's game closed: its visitor quit; its client closed itself, idle; another page of the same visitor
+#: took the game over; the server stopped; the client stopped unexpectedly (a crash, a kill, a failure it printed).
+QUIT, IDLE, REPLACED, STOPPED, ENDED = "quit", "idle", "replaced", "stopped", "ended"
+WHY_CLOSED = (QUIT, IDLE, REPLACED, STOPPED, ENDED)
 #: The largest message a page may send (keys, mouse, sizes are tiny); seconds between heartbeats.
 MAX_MESSAGE = 64 * 1024
 HEARTBEAT = 15.0
@@ -117,11 +126,35 @@ class Visit(AppService):
         )
         self.door, self.person, self.address, self.page = door, person, address, page
         self.ended = asyncio.Event()
-        #: Why the page was closed by the door, shown on it (a newer page of the same visitor).
-        self.replaced = False
+        #: Why the door ends this visit (REPLACED, STOPPED), before its client has gone; None: the client went
+        #: by itself, or the page did.
+        self.ending: str | None = None
+        #: The client said it is leaving (its "exit" message): a quit, or its idle limit.
+        self.leaving = False
 
     async def _close_page(self) -> None:
-        await self.page.close()
+        # The client's "exit": the page is closed once the client has exited, its status telling why.
+        self.leaving = True
+
+    async def close_page(self, why: str) -> None:
+        """Close the page, telling it why its game closed (the page shows it)."""
+        if not self.page.closed:
+            log.info("web_page_closed person=%s why=%s", self.person, why)
+            await self.page.close(code=CLOSE_CODE, message=why.encode())
+
+    async def why_closed(self) -> str:
+        """Why the game closed, once the client's output has ended: the door's reason, or the client's exit."""
+        if self.ending is not None:
+            return self.ending
+        status = None
+        if self._process is not None:
+            try:
+                status = await asyncio.wait_for(self._process.wait(), STOP_GRACE)
+            except TimeoutError:
+                pass
+        if status == exits.IDLE:
+            return IDLE
+        return QUIT if self.leaving and status == 0 else ENDED
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
         """The fixed command, each argument apart (no shell), its own session (killed as a group), its own
@@ -151,12 +184,12 @@ class Visit(AppService):
         return process
 
     async def run(self) -> None:
-        """The client's output to the page until it exits; then the page is closed (it shows why)."""
+        """The client's output to the page until it exits; then the page is closed, told why."""
         try:
             await super().run()
         finally:
             if not self.page.closed:
-                await self.page.close()
+                await self.close_page(await self.why_closed())
 
     @property
     def pid(self) -> int | None:
@@ -227,6 +260,7 @@ class WebDoor:
         app.add_routes([
             web.get("/", self.handle_page),
             web.get("/ws", self.handle_websocket),
+            web.get("/favicon.ico", self.handle_icon),
             web.static("/page", _HERE),
             web.static("/static", _TEXTUAL_SERVE),
         ])
@@ -244,8 +278,9 @@ class WebDoor:
         return int(server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
-        """Stop serving; every visitor's client is told to quit."""
-        await asyncio.gather(*(self._end(visit) for visit in list(self.visits.values())), return_exceptions=True)
+        """Stop serving; every visitor's client is told to quit, and their pages that the server stopped."""
+        await asyncio.gather(*(self._end(visit, STOPPED) for visit in list(self.visits.values())),
+                             return_exceptions=True)
         if self.runner is not None:
             await self.runner.cleanup()
 
@@ -278,7 +313,8 @@ class WebDoor:
             response = web.Response(text=body, content_type="text/html", status=503, headers={"Retry-After": "60"})
         else:
             font = _clamp(request.query.get("fontsize"), FONT_SIZES, FONT_SIZE)
-            body = _template("index.html").replace("{font_size}", str(font))
+            body = (_template("index.html").replace("{font_size}", str(font))
+                    .replace("{idle}", html.escape(_duration(self.idle_timeout))))
             response = web.Response(text=body, content_type="text/html")
         response.headers["Cache-Control"] = "no-store"
         response.headers["Content-Security-Policy"] = (
@@ -288,6 +324,10 @@ class WebDoor:
         response.headers["Referrer-Policy"] = "no-referrer"
         response.set_cookie(COOKIE, token, max_age=COOKIE_AGE, httponly=True, samesite="Strict", path="/")
         return response
+
+    async def handle_icon(self, request: web.Request) -> web.FileResponse:
+        """The page's icon, at the address browsers ask for by default too."""
+        return web.FileResponse(_HERE / "favicon.svg", headers={"Content-Type": "image/svg+xml"})
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         """A page's websocket: its visitor's client, from start to end."""
@@ -304,8 +344,7 @@ class WebDoor:
         person = person_of(token)
         earlier = self.visits.get(person)
         if earlier is not None:
-            earlier.replaced = True  # one visitor, one page: the newest takes the seat over
-            await self._end(earlier)
+            await self._end(earlier, REPLACED)  # one visitor, one page: the newest takes the seat over
         refusal = self.refusal(address)
         if refusal is not None:
             log.info("web_full peer=%s visits=%d", address, len(self.visits))
@@ -326,9 +365,8 @@ class WebDoor:
             await visit.stop()
             if self.visits.get(person) is visit:
                 del self.visits[person]
-            if visit.replaced and not page.closed:
-                await _say_and_close(page, "This game was opened on another page of this browser.")
-            await page.close()
+            if not page.closed:
+                await visit.close_page(visit.ending or ENDED)
             visit.ended.set()
             log.info("web_visit_ended peer=%s person=%s visits=%d", address, person, len(self.visits))
         return page
@@ -356,16 +394,23 @@ class WebDoor:
             elif kind == "focus":
                 await visit.focus()
 
-    async def _end(self, visit: Visit) -> None:
-        """Close a visit's page; its handler stops the client. Returns once it has."""
+    async def _end(self, visit: Visit, why: str) -> None:
+        """Close a visit's page, saying ``why``; its handler stops the client. Returns once it has."""
+        visit.ending = why
         if not visit.page.closed:
-            if visit.replaced:
-                await _say(visit.page, "This game was opened on another page of this browser.")
-            await visit.page.close()
+            await visit.close_page(why)
         try:
             await asyncio.wait_for(visit.ended.wait(), STOP_GRACE + 2)
         except TimeoutError:
             await visit.stop()
+
+
+def _duration(seconds: float) -> str:
+    """``600`` as "10 minutes", ``4`` as "4 seconds", for the page."""
+    if seconds >= 60:
+        minutes = seconds / 60
+        return f"{minutes:g} minute" + ("" if minutes == 1 else "s")
+    return f"{seconds:g} second" + ("" if seconds == 1 else "s")
 
 
 def _template(name: str) -> str:

@@ -21,6 +21,7 @@ from textual.screen import ModalScreen, Screen
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Static
 
+from quatro_shared import exits
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
@@ -689,6 +690,12 @@ class QuatroApp(App[str | None]):
             self._last_key = self._clock()
         await super().on_event(event)
 
+    def on_app_blur(self, event: events.AppBlur) -> None:
+        """The app stays focused for Textual when its terminal is not. Textual stops drawing the key bar of an
+        unfocused app, and a browser page's client starts unfocused until its first key press: a seat that came
+        back after a reload would show a blank key bar until the next screen."""
+        event.prevent_default()
+
     def in_match(self) -> bool:
         if self.game.quarto is not None:
             return self.game.in_quarto_match()
@@ -702,7 +709,8 @@ class QuatroApp(App[str | None]):
             self._last_key = now
         elif self.idle_exit is not None and now - self._last_key >= self.idle_exit:
             minutes = self.idle_exit / 60
-            self.run_worker(self._quit(f"Closed after {minutes:g} minutes without a key press."), exit_on_error=False)
+            self.run_worker(self._quit(f"Closed after {minutes:g} minutes without a key press.", exits.IDLE),
+                            exit_on_error=False)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -751,10 +759,10 @@ class QuatroApp(App[str | None]):
                 self.server.stop(wait=False)
         await self._quit()
 
-    async def _quit(self, message: str | None = None) -> None:
+    async def _quit(self, message: str | None = None, return_code: int = 0) -> None:
         if self.conn is not None:
             await self.conn.close()
-        self.exit(message)
+        self.exit(message, return_code=return_code)
 
     def get_key_display(self, binding: Binding) -> str:
         """Keys as the footer shows them: Textual's symbols (arrows, a return sign), or their names in ASCII mode."""

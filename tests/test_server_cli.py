@@ -10,6 +10,7 @@ import pytest
 import trio
 
 from quatro_shared import protocol as p
+from quatro_server import cli
 
 from netclient import TestClient
 
@@ -105,3 +106,20 @@ def test_a_bad_timing_profile_is_a_clear_error(tmp_path):
     bad.write_text("round_lenght = 10\n")
     result = subprocess.run([sys.executable, "-m", "quatro_server", "--timing", str(bad)], capture_output=True, text=True)
     assert result.returncode == 2 and "round_lenght" in result.stderr
+
+
+def test_the_servers_help_shows_the_serving_and_door_options_beside_the_commands(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--help"])
+    assert done.value.code == 0
+    shown = capsys.readouterr().out
+    for option in ("--port PORT", "--host HOST", "--ssh PORT", "--web PORT", "--web-idle SECONDS", "--data-dir DIR",
+                   "--trusted-address IP"):
+        assert option in shown, f"{option} is not in quatro-server --help"
+    for command in cli.SUBCOMMANDS:
+        assert f"    {command} " in shown
+    assert shown.index("commands:") < shown.index("\n  --port PORT")
+    # Shown there, parsed by serve: the defaults are serve's, and a subcommand's namespace holds nothing of serving.
+    served = cli._parser().parse_args(["serve"])
+    assert (served.port, served.ssh, served.web, served.no_journal, served.trusted_address) == (7777, None, None, False, [])
+    assert not hasattr(cli._parser().parse_args(["replay", "1"]), "web")

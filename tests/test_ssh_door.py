@@ -9,6 +9,8 @@ import time
 import asyncssh
 import pytest
 
+from quatro_shared import exits
+
 from quatro_server.ssh_door import authorized_fingerprints, player_name, ssh_commands
 from ssh_helpers import DoorServer, player_key, start_door
 from tui_helpers import run
@@ -193,7 +195,7 @@ def test_an_idle_session_outside_a_match_is_closed(tmp_path):
         ann = await Terminal.open(server.ssh_port, "ann")
         await ann.wait_for(LOBBY)
         await ann.wait_for(b"without a key press", timeout=20)
-        assert await ann.ended() == 0
+        assert await ann.ended() == exits.IDLE
         ann.close()
 
     try:

@@ -104,10 +104,19 @@ def test_a_whole_game_by_mouse():
             while local.view().phase is Phase.PLAYING:
                 action = rng.choice(q.legal(screen.view))
                 if isinstance(action, q.Place):
-                    await pilot.click(QuartoBoard, offset=square_offset(action.square))
+                    where = (QuartoBoard, square_offset(action.square))
                 else:
                     assert isinstance(action, q.Give)
-                    await pilot.click(QuartoPool, offset=piece_offset(action.piece))
+                    where = (QuartoPool, piece_offset(action.piece))
+                # As with the keys, choose then confirm: the first click moves the cursor, the second confirms.
+                await pilot.click(where[0], offset=where[1])
+                await pilot.pause()
+                assert len(local.sent) == clicks, "one click sent a move"
+                if isinstance(action, q.Place):
+                    assert screen.picture.board_cursor == action.square
+                else:
+                    assert POOL_ORDER[screen.picture.pool_cursor] == action.piece
+                await pilot.click(where[0], offset=where[1])
                 clicks += 1
                 await sent_and_shown(local, screen, clicks)
                 assert local.sent[-1] == action
@@ -145,6 +154,9 @@ def test_only_legal_moves_are_offered():
             # Now place, then try to give a piece that is gone.
             free = next(s for s, p in enumerate(local.view().board) if p is None)
             await pilot.click(QuartoBoard, offset=square_offset(free))
+            await pilot.pause()
+            assert len(local.sent) == 1
+            await pilot.press("enter")  # a clicked square, confirmed by the key
             await sent_and_shown(local, screen, 2)
             if screen.picture.giving():
                 await pilot.press(*q.format_piece(gone).lower())

@@ -30,9 +30,9 @@ async def play_a_move(app: QuatroApp, pilot, screen: QuartoScreen, rng: random.R
     assert view is not None
     action = rng.choice(q.legal(view))
     if how == "mouse" and isinstance(action, q.Place):
-        await pilot.click(QuartoBoard, offset=square_offset(action.square))
+        await pilot.click(QuartoBoard, offset=square_offset(action.square), times=2)  # choose, then confirm
     elif how == "mouse" and isinstance(action, q.Give):
-        await pilot.click(QuartoPool, offset=piece_offset(action.piece))
+        await pilot.click(QuartoPool, offset=piece_offset(action.piece), times=2)
     else:
         await pilot.press(*keys_for(action, screen, by_arrows=how == "arrows", rng=rng))
     try:

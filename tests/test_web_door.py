@@ -144,11 +144,14 @@ def test_a_visitor_names_themself_plays_bots_by_keys_and_mouse_and_a_reload_retu
         ann.shot("web-table")
         assert "♠" in ann.text() or "♥" in ann.text() or "♦" in ann.text() or "♣" in ann.text(), "no suits: not UTF-8"
         assert Page.blocked == [], "the page asked for something beyond this machine"
+        assert ann.failed == [], "the page asked for something this server does not have"
 
         # A reload: the cookie tells who it is; the same seat, with no name asked and no lobby on the way.
         ann.page.reload()
         ann.wait_for("Back in your seat", "ann back in her seat")
         assert NAME_QUESTION not in ann.text() and LOBBY not in ann.text()
+        # The key bar is there at once, before any key is pressed on the new page.
+        ann.wait_for(lambda t: "quit" in t.splitlines()[-1], "the key bar after the reload", timeout=5)
         server.wait_clients(1)
         swap(ann, by_mouse=False)
     finally:
@@ -181,7 +184,7 @@ def test_two_visitors_at_one_table_and_one_clients_death_leaves_the_other_playin
         [ben_pid] = [pid for pid in server.clients()
                      if f"{person_of_page(ben)}" in Path(f"/proc/{pid}/cmdline").read_bytes().decode()]
         os.kill(ben_pid, signal.SIGKILL)
-        ben.page.wait_for_selector(".closed-notice", state="visible", timeout=15000)
+        assert "Your game stopped unexpectedly" in ben.closed_why()
         server.wait_clients(1)
         swap(ann, by_mouse=False)
         assert server.process.poll() is None
@@ -216,8 +219,9 @@ def test_the_visitor_cap_shows_a_full_page_an_idle_page_is_closed_and_no_client_
         assert "Quatro is full" in second.page.inner_text("body")
         assert "1 people are playing" in second.page.inner_text("#message")
         # Nobody presses a key on the first page: its client closes itself, and the page says so.
-        first.page.wait_for_selector(".closed-notice", state="visible", timeout=15000)
-        assert "reload to come back" in first.page.inner_text(".closed-notice")
+        said = first.closed_why()
+        assert "closed after 4 seconds without a key press" in said and "reload to come back" in said
+        assert "quit" not in said and "another page" not in said
         capped.wait_clients(0)
         response = second.open()  # the place is free again
         assert response is not None and response.status == 200
@@ -236,6 +240,32 @@ def test_the_visitor_cap_shows_a_full_page_an_idle_page_is_closed_and_no_client_
         capped.stop()
 
 
+def test_the_page_says_why_its_game_closed_a_quit_another_page_the_server_stopping(browser, tmp_path):
+    own = start_web(tmp_path)
+    ann = Page(browser, own.url)
+    again = None
+    try:
+        arrive(ann, "ann")
+        ann.press("Control+q")  # in the lobby: quits at once
+        said = ann.closed_why()
+        assert "You quit the game" in said and "unexpectedly" not in said and "idle" not in said
+        own.wait_clients(0)
+        ann.page.reload()
+        ann.wait_for(LOBBY, "the lobby again, the name remembered")
+        # The same visitor opens the game in another tab: the first says where the game went.
+        again = Page(browser, own.url, context=ann.context)
+        again.open()
+        again.wait_for(LOBBY, "the lobby on the second page")
+        assert "opened on another page of this browser" in ann.closed_why()
+        # The server stops: the page says so.
+        own.stop()
+        said = again.closed_why()
+        assert "The server stopped" in said and "another page" not in said
+    finally:
+        ann.close()
+        own.stop()
+
+
 # --- without a browser -------------------------------------------------------------------------------------
 
 
@@ -247,6 +277,11 @@ def test_the_page_sets_an_httponly_cookie_and_loads_nothing_from_elsewhere(serve
     assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
     assert "default-src 'self'" in policy
     assert not re.search(r"(src|href)=\"(https?:)?//", page), "the page links something of another host"
+    icon = re.search(r'<link rel="icon" href="([^"]+)"', page)
+    assert icon is not None, "the page names no icon (browsers then ask for /favicon.ico)"
+    for path in (icon.group(1), "/favicon.ico"):
+        with urllib.request.urlopen(server.url.rstrip("/") + path) as response:
+            assert response.headers["Content-Type"].startswith("image/svg+xml") and b"<svg" in response.read()
 
 
 def test_a_websocket_from_another_sites_page_is_refused(server):

@@ -68,15 +68,20 @@ def loopback_only(route: Any) -> None:
 
 
 class Page:
-    """One visitor: a browser context of its own (its own cookies), a page on the door, and the screen the page
-    received, rebuilt by pyte from the websocket's bytes at the size the page asked for."""
+    """One visitor: a browser context of its own (its own cookies; ``context``: another page of the same visitor),
+    a page on the door, the screen the page received, rebuilt by pyte from the websocket's bytes at the size the
+    page asked for, and the requests the server answered with an error."""
 
     blocked: list[str] = []
 
-    def __init__(self, browser: Any, url: str, viewport: dict[str, int] = VIEWPORT) -> None:
-        self.context = browser.new_context(viewport=viewport, locale="en-GB")
-        self.context.route("**/*", loopback_only)
+    def __init__(self, browser: Any, url: str, viewport: dict[str, int] = VIEWPORT, context: Any = None) -> None:
+        if context is None:
+            context = browser.new_context(viewport=viewport, locale="en-GB")
+            context.route("**/*", loopback_only)
+        self.context = context
         self.page = self.context.new_page()
+        self.failed: list[str] = []
+        self.page.on("response", lambda r: self.failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
         self.url = url
         self.screen = pyte.Screen(80, 24)
         self.stream = pyte.ByteStream(self.screen)
@@ -147,6 +152,11 @@ class Page:
         path = ARTIFACTS / f"{name}.png"
         self.page.screenshot(path=str(path))
         return path
+
+    def closed_why(self) -> str:
+        """What the page says once its game has closed."""
+        self.page.wait_for_selector(".closed-notice", state="visible", timeout=15000)
+        return str(self.page.inner_text(".closed-notice"))
 
     def close(self) -> None:
         self.context.close()

@@ -1,10 +1,16 @@
-"""Help: the rules in short and the keys, listed from the live bindings so the page never drifts from them."""
+"""Help: the rules in short and the keys, listed from the live bindings so the page never drifts from them.
+
+The marks and the keys are two columns: a line too long for the window wraps under its meaning, not under its
+mark or key.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -14,6 +20,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from quatro_tui import words
+
+#: A line of the marks or the keys: (the mark or keys, what it means), each in Textual markup.
+Row = tuple[str, str]
 
 RULES = (
     "[b]Quatro in short[/b]\n"
@@ -95,38 +104,48 @@ def _group_line(group: tuple[str, list[str], list[str]]) -> tuple[str, str]:
     return " ".join(keys), f"{base} {span}"
 
 
-def symbols_text(screen: Screen[Any], ascii_only: bool) -> str:
+def symbols_rows(screen: Screen[Any], ascii_only: bool) -> list[Row]:
     """What every mark on the screens means, and which emoji each channel key shows this round."""
     from quatro_tui.screens.table import DECOY_KEYS, decoys
 
     game = getattr(screen.app, "game", None)
     sign = game.view.sign if game is not None and game.view is not None else None
     held, on, away = ("[CH]", "on", "AWAY") if ascii_only else ("◉ CH", "● on", "○ AWAY")
-    lines = [
-        "[b]What the marks mean[/b]",
-        "  A B C D      the teams; [b]A*[/b] in the score line is your team",
-        f"  {on:<12} connected    [b]{away}[/b] not connected (the seat waits for them)",
-        "  bot          a bot plays this seat",
-        f"  {held:<12} the seat holds its channel; its emoji pulses for everyone",
-        "  pulse        a channel's emoji, shown now; dimmed, how long ago the latest was",
-        "  [b]YOUR SIGN[/b]    your partner showed your team's sign: by the convention, four of a kind",
-        "  partner      the seat across the table (double border), your teammate",
-        "  *            your team's sign in the sign grid",
+    rows: list[Row] = [
+        ("A B C D", "the teams; [b]A*[/b] in the score line is your team"),
+        (escape(on), "connected"),
+        (f"[b]{escape(away)}[/b]", "not connected (the seat waits for them)"),
+        ("bot", "a bot plays this seat"),
+        (escape(held), "the seat holds its channel; its emoji pulses for everyone"),
+        ("pulse", "a channel's emoji, shown now; dimmed, how long ago the latest was"),
+        ("[b]YOUR SIGN[/b]", "your partner showed your team's sign: by the convention, four of a kind"),
+        ("partner", "the seat across the table (double border), your teammate"),
+        ("*", "your team's sign in the sign grid"),
     ]
     if sign is not None:
-        shown = ", ".join(f"{key} {words.sign(s, ascii_only)} {s}" if not ascii_only else f"{key} {s}"
-                          for key, s in zip(DECOY_KEYS, decoys(sign), strict=False))
-        lines.append(f"  channel keys 1 {words.sign(sign, ascii_only)} {sign} (your sign)" if not ascii_only
-                     else f"  channel keys 1 {sign} (your sign)")
-        lines.append(f"  decoys       {shown}; 0 shows nothing")
+        named = (lambda s: s) if ascii_only else (lambda s: f"{words.sign(s, ascii_only)} {s}")
+        shown = ", ".join(f"{key} {named(s)}" for key, s in zip(DECOY_KEYS, decoys(sign), strict=False))
+        rows.append(("channel keys", f"1 {named(sign)} (your sign)"))
+        rows.append(("decoys", f"{shown}; 0 shows nothing"))
     else:
-        lines.append("  channel keys 1 shows your team's sign, 2-9 the first eight other signs (decoys), 0 nothing")
-    return "\n".join(words.plain(line, ascii_only) for line in lines)
+        rows.append(("channel keys", "1 shows your team's sign, 2-9 the first eight other signs (decoys), 0 nothing"))
+    return [(words.plain(mark, ascii_only), words.plain(what, ascii_only)) for mark, what in rows]
 
 
-def keys_text(screen: Screen[Any]) -> str:
+def columns(rows: list[Row], *, right: bool = False) -> Table:
+    """``rows`` as two columns, indented: the first as wide as its widest (``right``: aligned right), the second
+    taking the rest of the line and wrapping within it."""
+    table = Table.grid(padding=(0, 2), pad_edge=True, expand=True)
+    table.add_column(no_wrap=True, justify="right" if right else "left")
+    table.add_column(ratio=1)
+    for mark, what in rows:
+        table.add_row(Text.from_markup(mark), Text.from_markup(what))
+    return table
+
+
+def key_rows(screen: Screen[Any]) -> list[Row]:
     # Escaped: keys come from the player's key map, which may name "[" or "]".
-    return "\n".join(f"  [b]{escape(f'{keys:>15}')}[/b]  {escape(what)}" for keys, what in key_lines(screen))
+    return [(f"[b]{escape(keys)}[/b]", escape(what)) for keys, what in key_lines(screen)]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -142,11 +161,15 @@ class HelpScreen(ModalScreen[None]):
         # A game's screen may bring its own rules and marks (Quarto's does); the rest are Quatro's.
         rules = getattr(self.under, "HELP_RULES", RULES)
         marks = getattr(self.under, "help_marks", None)
+        title, rows = marks(ascii_only) if marks is not None else ("What the marks mean",
+                                                                   symbols_rows(self.under, ascii_only))
         with VerticalScroll(classes="dialog wide tall"):
             yield Static(words.plain(rules, ascii_only))
+            yield Static(f"\n[b]{title}[/b]")
+            yield Static(columns(rows), classes="help-columns")
             mouse = getattr(self.under, "MOUSE_HELP", "")
-            yield Static("\n" + (marks(ascii_only) if marks is not None else symbols_text(self.under, ascii_only)))
-            yield Static("\n[b]Keys here[/b]" + (f" (mouse: {mouse})" if mouse else "") + "\n" + keys_text(self.under))
+            yield Static("\n[b]Keys here[/b]" + (f" (mouse: {escape(mouse)})" if mouse else ""))
+            yield Static(columns(key_rows(self.under), right=True), classes="help-columns")
             yield Static("\n[dim]escape closes this page[/dim]")
 
     def action_close(self) -> None:

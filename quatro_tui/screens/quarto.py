@@ -61,25 +61,24 @@ RULES = (
     "never give one that completes it."
 )
 
+#: How a piece is drawn, for the help: (mark, meaning), in Textual markup.
+MARKS_TITLE = "How a piece is drawn"
+_LETTERS = "T/S tall/short, D/L dark/light, R/Q round/square, F/H solid/hollow, in that order"
 MARKS_UNICODE = (
-    "[b]How a piece is drawn[/b]\n"
-    "  (●) (●)      tall: two glyphs high; short: one\n"
-    "  (●) [■]      round in round brackets, square in square ones\n"
-    "  ● ■ / ○ □    solid pieces are filled, hollow ones empty\n"
-    "  colour       dark and light pieces differ in colour\n"
-    "  TDRH         and every piece is written by its letters (Q7):\n"
-    "               T/S tall/short, D/L dark/light, R/Q round/square, F/H solid/hollow\n"
-    "  b3           an empty square shows its name: columns a-d, rows 1-4"
+    ("(●) (●)", "tall: two glyphs high; short: one"),
+    ("(●) \\[■]", "round in round brackets, square in square ones"),
+    ("● ■ / ○ □", "solid pieces are filled, hollow ones empty"),
+    ("colour", "dark and light pieces differ in colour"),
+    ("TDRH", f"every piece is also written by its letters: {_LETTERS}"),
+    ("b3", "an empty square shows its name: columns a-d, rows 1-4"),
 )
 MARKS_ASCII = (
-    "[b]How a piece is drawn[/b]\n"
-    "  (#) (#)      tall: two glyphs high; short: one\n"
-    "  (#) [#]      round in round brackets, square in square ones\n"
-    "  # / blank    solid pieces are filled, hollow ones empty\n"
-    "  colour       dark and light pieces differ in colour\n"
-    "  TDRH         and every piece is written by its letters (Q7):\n"
-    "               T/S tall/short, D/L dark/light, R/Q round/square, F/H solid/hollow\n"
-    "  b3           an empty square shows its name: columns a-d, rows 1-4"
+    ("(#) (#)", "tall: two glyphs high; short: one"),
+    ("(#) \\[#]", "round in round brackets, square in square ones"),
+    ("# / blank", "solid pieces are filled, hollow ones empty"),
+    ("colour", "dark and light pieces differ in colour"),
+    ("TDRH", f"every piece is also written by its letters: {_LETTERS}"),
+    ("b3", "an empty square shows its name: columns a-d, rows 1-4"),
 )
 
 
@@ -88,7 +87,8 @@ class QuartoScreen(KeyGuard, Screen[None]):
 
     GUARDED = frozenset({"confirm", "next_game", "way_on"})
 
-    MOUSE_HELP = "click a square to place the piece you were given, a piece of the pool to give it"
+    MOUSE_HELP = ("as with the keys, choose then confirm: click a square or a piece of the pool to move the cursor "
+                  "there, click it again (or press enter) to place or give it")
     HELP_RULES = RULES
 
     BINDINGS = [
@@ -137,6 +137,9 @@ class QuartoScreen(KeyGuard, Screen[None]):
         #: they were typed (backspace takes back the latest).
         self._piece_typed: list[bool | None] = [None] * len(q.ATTRIBUTES)
         self._typed_order: list[int] = []
+        #: The player put the cursor where it is during this step (a click, the arrows, typing): a click there
+        #: confirms, as enter does. The cursor's starting place confirms only by enter.
+        self._pointed = False
 
     # --- building -----------------------------------------------------------------------------------
 
@@ -184,6 +187,7 @@ class QuartoScreen(KeyGuard, Screen[None]):
                 p.news = line
         if before is None or before.step is not view.step or before.turn != view.turn or before.phase is not view.phase:
             self._clear_typed()
+            self._pointed = False
         self._settle_cursors()
         if self.is_mounted:
             self.redraw()
@@ -306,18 +310,32 @@ class QuartoScreen(KeyGuard, Screen[None]):
             p.pool_cursor = ((row - dy) % rows) * POOL_COLUMNS + (col + dx) % POOL_COLUMNS
         else:
             return
+        self._pointed = True
         self._clear_typed()
         self.redraw()
 
     def on_quarto_board_clicked(self, message: QuartoBoard.Clicked) -> None:
-        if self.picture.placing():
-            self.picture.board_cursor = message.square
-        self._send(q.Place(message.square))
+        """A click chooses the square (the cursor goes there); a click on the square chosen confirms it."""
+        p = self.picture
+        if not p.placing() or (self._pointed and p.board_cursor == message.square):
+            self._send(q.Place(message.square))  # placed, or told why not
+            return
+        p.board_cursor = message.square
+        self._point()
 
     def on_quarto_pool_clicked(self, message: QuartoPool.Clicked) -> None:
-        if self.picture.giving():
-            self.picture.pool_cursor = POOL_ORDER.index(message.piece)
-        self._send(q.Give(message.piece))
+        """A click chooses the piece (the cursor goes there); a click on the piece chosen gives it."""
+        p, index = self.picture, POOL_ORDER.index(message.piece)
+        if not p.giving() or (self._pointed and p.pool_cursor == index):
+            self._send(q.Give(message.piece))
+            return
+        p.pool_cursor = index
+        self._point()
+
+    def _point(self) -> None:
+        self._pointed = True
+        self._clear_typed()
+        self.redraw()
 
     # --- typing a square or a piece ---------------------------------------------------------------
 
@@ -341,6 +359,7 @@ class QuartoScreen(KeyGuard, Screen[None]):
             square = q.parse_square(p.typed + char)
             p.typed = ""
             p.board_cursor = square
+            self._pointed = True
             view = p.view
             if view is not None and view.board[square] is not None:
                 p.news = f"{q.format_square(square)} is taken: choose an empty square."
@@ -364,6 +383,7 @@ class QuartoScreen(KeyGuard, Screen[None]):
             view = p.view
             if view is not None and piece in view.pool:
                 p.pool_cursor = POOL_ORDER.index(piece)
+                self._pointed = True
             else:
                 p.news = f"{q.format_piece(piece)} is not in the pool."
         self.redraw()
@@ -396,5 +416,5 @@ class QuartoScreen(KeyGuard, Screen[None]):
 
     # --- help ---------------------------------------------------------------------------------------
 
-    def help_marks(self, ascii_only: bool) -> str:
-        return MARKS_ASCII if ascii_only else MARKS_UNICODE
+    def help_marks(self, ascii_only: bool) -> tuple[str, list[tuple[str, str]]]:
+        return MARKS_TITLE, list(MARKS_ASCII if ascii_only else MARKS_UNICODE)

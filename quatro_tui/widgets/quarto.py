@@ -355,9 +355,9 @@ def hint(picture: QuartoPicture) -> str:
         return ""
     typed = f"  typed: {picture.typed}" if picture.typed else ""
     if picture.placing():
-        return f"arrows or a square (b3), enter places; or click a square{typed}"
+        return f"arrows, b3 or a click choose; enter or a second click places{typed}"
     if picture.giving():
-        return f"arrows or four letters (TDRH), enter gives; or click a piece{typed}"
+        return f"arrows, TDRH or a click choose; enter or a second click gives{typed}"
     if view.phase is Phase.BETWEEN:
         me = view.seats[view.seat] if view.seat < len(view.seats) else None
         if me is not None and me.ready:
