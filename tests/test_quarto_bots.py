@@ -141,6 +141,26 @@ def test_every_level_plays_legal_moves_through_whole_matches(level):
             assert outcome.ok, (level, action, outcome.refusal)
 
 
+def test_random_takes_only_moves_legal_offers():
+    """Each step of the baseline's turns is one of ``legal``'s: the placement from the seat's view, the give from
+    the view after it (``placed``); on the other seat's turn and between games too."""
+    bots = [make_quarto_bot("random", random.Random(i)) for i in (0, 1)]
+    turns = 0
+    for seed in range(6):
+        table = QuartoTable(rng=random.Random(seed), bots={0, 1}, games=2)
+        table.start(0.0)
+        while table.phase is not Phase.OVER:
+            for seat in (0, 1):
+                seat_view = view(table, seat, 0.0)
+                step = seat_view
+                for action in bots[seat].decide(seat_view, 0.0):
+                    assert step is not None and action in q.legal(step), (step, action)
+                    step = q.placed(step, action.square) if isinstance(action, Place) else None
+                    assert table.act(seat, action, 0.0).ok
+                turns += step is not seat_view
+    assert turns > 6 * 2 * 8
+
+
 def test_a_bot_between_games_says_it_is_ready():
     table = QuartoTable(rng=random.Random(5), games=2)
     table.start(0.0)
