@@ -126,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     simulate = commands.add_parser(
         "sim",
         help="simulate matches between bot levels",
-        description="Play whole matches between bot teams on a virtual clock (no network, no waiting) and measure them.",
+        description="Play whole matches between bots on a virtual clock (no network, no waiting) and measure them.",
     )
     sim.add_arguments(simulate)
     simulate.set_defaults(run=sim.run)
@@ -155,39 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["serve", *argv]  # serving is the default: the server's own arguments work as they always did
-    # --- the game a simulation plays: Quatro (the default) or Quarto (quatro_server.quarto_sim) ---
     if argv[:1] == ["sim"]:
-        game, rest = _game_argument(argv[1:])
-        if game == "quarto":
-            from quatro_server import quarto_sim
-
-            return quarto_sim.main(rest)
-        if game != "quatro":
-            print(f"quatro-server sim: --game is quatro or quarto, not {game!r}", file=sys.stderr)
-            return 2
-        argv = ["sim", *rest]
-    # --- end of the game choice ---
+        return sim.main(argv[1:])  # the game is read first: its options depend on it (quatro_server.sim)
     args = _parser().parse_args(argv)
     status: int = args.run(args)
     return status
-
-
-def _game_argument(argv: list[str]) -> tuple[str, list[str]]:
-    """``--game NAME`` (or ``--game=NAME``) taken out of ``argv``; ``quatro`` when absent."""
-    rest: list[str] = []
-    game = "quatro"
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--game" and i + 1 < len(argv):
-            game, i = argv[i + 1], i + 2
-            continue
-        if arg.startswith("--game="):
-            game = arg.split("=", 1)[1]
-        else:
-            rest.append(arg)
-        i += 1
-    return game, rest
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -13,7 +13,9 @@ A game is what the lobby and its rooms need to know to host it, and nothing more
 - its **bots**: ``levels``, ``default_level`` and ``make_bot``; which of them think long (``slow_bot``: the server
   makes their decisions in a worker thread, off its event loop) and what of a view a decision depends on
   (``decision_key``: a decision that comes back after the table moved on is dropped);
-- whether its tables are **journalled** (Quatro's are; Quarto's live in memory only).
+- whether its tables are **journalled** (Quatro's are; Quarto's live in memory only);
+- its part of the **bot simulator** (``simulation``: ``quatro_server.sim`` drives its rooms, the game says who sits
+  where and what to count).
 
 The room (``quatro_server.lobby.Room``) holds seats, secrets and peers the same way for every game, and asks its
 game for the rest. What each phase of a game accepts stays in that game's own table (``engine``'s handlers,
@@ -46,6 +48,7 @@ from quatro_server.updates import Batch
 if TYPE_CHECKING:
     from quatro_server.lobby import Room
     from quatro_server.quarto_bots import QuartoBot
+    from quatro_server.sim import Simulation
 
 #: A seat's bot, of either game.
 SeatBot: TypeAlias = "Bot | QuartoBot"
@@ -151,6 +154,13 @@ class Game(ABC):
         key it was made for (``Room.bot_decided``). By default the whole view."""
         return view
 
+    def simulation(self) -> Simulation:
+        """The game's part of the bot simulator (``quatro-server sim --game NAME``): who sits where, what it counts,
+        how it reports. By default every seat is a side and plays one of ``levels``."""
+        from quatro_server.sim import Simulation
+
+        return Simulation(self)
+
 
 class QuatroGame(Game):
     """Quatro (R1–R20): 4, 6 or 8 seats in teams of two, hidden hands, signs and pulses."""
@@ -215,6 +225,11 @@ class QuatroGame(Game):
 
     def make_bot(self, level: str, rng: random.Random) -> Bot:
         return make_bot(level, rng)
+
+    def simulation(self) -> Simulation:
+        from quatro_server.sim_quatro import QuatroSimulation
+
+        return QuatroSimulation(self)
 
 
 #: A Quarto table's phases in the lobby's words: a game under way is a ``round``, the pause between games a ``break``.
@@ -307,6 +322,11 @@ class QuartoGame(Game):
         from quatro_server.quarto_bots import make_quarto_bot
 
         return make_quarto_bot(level, rng)
+
+    def simulation(self) -> Simulation:
+        from quatro_server.sim_quarto import QuartoSimulation
+
+        return QuartoSimulation(self)
 
     def slow_bot(self, bot: SeatBot, view: q.QuartoView) -> bool:
         """``perfect`` on its own turn: it searches within ``quatro_server.quarto_bots.EXACT_BUDGET`` positions (up to
