@@ -7,8 +7,8 @@ send broken frames, flood requests, fill the lobby with watchers that never read
 open idle connections past the per-address share, guess passwords, try to take seats with guessed secrets,
 and go silent without a FIN. Every frame any of them receives is audited for hidden information. Each player
 holds its seat's state as a client does (since protocol 2, a full view only in a snapshot): the snapshot's view,
-with every later update applied by ``quatro_shared.apply``; its scores and its choices are read from that
-state (an update that does not fit it is counted ``updates_out_of_step``).
+with every later update applied by ``quatro_shared.apply``; its scores are read from that state (an update
+that does not fit it is counted ``updates_out_of_step``), and its moves are drawn from what ``legal`` offers on it.
 
 The report (``--json`` for a machine)::
 
