@@ -35,6 +35,7 @@ from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.cards import HAND_SIZE, Card, rank_counts, rank_of
 from quatro_shared.cards import is_four_of_a_kind as is_four
+from quatro_shared.legal import legal
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
@@ -205,35 +206,35 @@ class Bot:
 
 
 class RandomBot(Bot):
-    """Legal actions at random: the baseline every other level must beat."""
+    """Legal actions at random: the baseline every other level must beat. Every action it takes is one of
+    ``legal(view)``'s; the shares below say how often each kind is picked on a look at the table."""
 
     level = "random"
 
+    #: Each kind of round action with its share of the looks (the rest do nothing).
+    SHARES: tuple[tuple[tuple[type[a.Action], ...], float], ...] = (
+        ((a.Swap,), RANDOM_SWAP),
+        ((a.TakeChannel, a.ReleaseChannel, a.ChooseEmoji), RANDOM_CHANNEL),
+        ((a.Call,), RANDOM_CALL),
+        ((a.Counter,), RANDOM_COUNTER),
+        ((a.AskReshuffle,), RANDOM_RESHUFFLE),
+    )
+
     def play(self, view: SeatView, now: float) -> list[a.Action]:
         roll = self.rng.random()
-        if roll < RANDOM_SWAP:
-            if view.swap_wait_ms == 0 and view.hand and view.center:
-                slot = self.rng.randrange(len(view.center))
-                return [a.Swap(self.rng.choice(view.hand), slot, view.center[slot])]
-            return []
-        roll -= RANDOM_SWAP
-        if roll < RANDOM_CHANNEL:
-            if view.channel_held:
-                if self.rng.random() < 0.5:
-                    return [a.ChooseEmoji(self.rng.choice(SIGNS))]
-                return [a.ReleaseChannel()] if view.channel_wait_ms == 0 else []
-            return [a.TakeChannel(), a.ChooseEmoji(self.rng.choice(SIGNS))] if view.channel_wait_ms == 0 else []
-        roll -= RANDOM_CHANNEL
-        if roll < RANDOM_CALL:
-            return [a.Call()]
-        roll -= RANDOM_CALL
-        if roll < RANDOM_COUNTER:
-            others = [t for t in range(team_count(view.players)) if t != view.team]
-            return [a.Counter(self.rng.choice(others))]
-        roll -= RANDOM_COUNTER
-        if roll < RANDOM_RESHUFFLE and not view.reshuffle_used and view.vote is None and view.vote_wait_ms == 0:
-            return [a.AskReshuffle()]
+        for kinds, share in self.SHARES:
+            if roll < share:
+                moves = [move for move in legal(view) if isinstance(move, kinds)]
+                return [self.rng.choice(moves)] if moves else []
+            roll -= share
         return []
+
+    def sign(self, view: SeatView) -> list[a.Action]:
+        """The team's sign at random when the partner is a bot too (a human partner may want to pick it), and ready."""
+        moves = legal(view)
+        picks = [move for move in moves if isinstance(move, a.PickSign)]
+        chosen: list[a.Action] = [self.rng.choice(picks)] if picks and view.seats[view.partner].bot else []
+        return chosen + [move for move in moves if isinstance(move, a.Ready)]
 
 
 class EasyBot(Bot):

@@ -26,7 +26,7 @@ from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
-from quatro_server import doors, journal, logs, netbot, replay, sim, soak
+from quatro_server import doors, journal, logs, netbot, replay, simulators, soak
 from quatro_server.addresses import join_addresses
 from quatro_server.doors import Door, DoorThread, loopback, trusted_for_doors
 from quatro_server.announce import Announcement
@@ -74,10 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     simulate = commands.add_parser(
         "sim",
         help="simulate matches between bot levels",
-        description="Play whole matches between bot teams on a virtual clock (no network, no waiting) and measure them.",
+        description="Play whole matches between bots on a virtual clock (no network, no waiting) and measure them.",
     )
-    sim.add_arguments(simulate)
-    simulate.set_defaults(run=sim.run)
+    simulators.add_arguments(simulate)
+    simulate.set_defaults(run=simulators.run)
     soaking = commands.add_parser(
         "soak",
         help="attack a live server for a while and report whether it held",
@@ -175,39 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["serve", *argv]  # serving is the default: the server's own arguments work as they always did
-    # --- the game a simulation plays: Quatro (the default) or Quarto (quatro_server.quarto_sim) ---
     if argv[:1] == ["sim"]:
-        game, rest = _game_argument(argv[1:])
-        if game == "quarto":
-            from quatro_server import quarto_sim
-
-            return quarto_sim.main(rest)
-        if game != "quatro":
-            print(f"quatro-server sim: --game is quatro or quarto, not {game!r}", file=sys.stderr)
-            return 2
-        argv = ["sim", *rest]
-    # --- end of the game choice ---
+        return simulators.main(argv[1:])  # the game is read first: its options depend on it
     args = _parser().parse_args(argv)
     status: int = args.run(args)
     return status
-
-
-def _game_argument(argv: list[str]) -> tuple[str, list[str]]:
-    """``--game NAME`` (or ``--game=NAME``) taken out of ``argv``; ``quatro`` when absent."""
-    rest: list[str] = []
-    game = "quatro"
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--game" and i + 1 < len(argv):
-            game, i = argv[i + 1], i + 2
-            continue
-        if arg.startswith("--game="):
-            game = arg.split("=", 1)[1]
-        else:
-            rest.append(arg)
-        i += 1
-    return game, rest
 
 
 def _serve(args: argparse.Namespace) -> int:

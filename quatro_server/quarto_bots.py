@@ -126,9 +126,18 @@ def _completes(board: Cells, square: int) -> bool:
 
 
 class RandomQuartoBot(QuartoBot):
-    """Any empty square, any piece: the baseline."""
+    """Any move ``legal`` offers: any empty square, then any piece of the pool (the baseline)."""
 
     level = "random"
+
+    def decide(self, view: QuartoView, now: float) -> list[q.Action]:
+        """A whole turn at once, each step chosen from ``legal``: the second step from the view after the first."""
+        moves = q.legal(view)
+        if not moves:
+            return []
+        first = self.rng.choice(moves)
+        rest = q.legal(q.placed(view, first.square)) if isinstance(first, q.Place) else []
+        return [first, self.rng.choice(rest)] if rest else [first]
 
 
 class NormalQuartoBot(QuartoBot):

@@ -7,8 +7,8 @@ send broken frames, flood requests, fill the lobby with watchers that never read
 open idle connections past the per-address share, guess passwords, try to take seats with guessed secrets,
 and go silent without a FIN. Every frame any of them receives is audited for hidden information. Each player
 holds its seat's state as a client does (since protocol 2, a full view only in a snapshot): the snapshot's view,
-with every later update applied by ``quatro_shared.apply``; its scores and its choices are read from that
-state (an update that does not fit it is counted ``updates_out_of_step``).
+with every later update applied by ``quatro_shared.apply``; its scores are read from that state (an update
+that does not fit it is counted ``updates_out_of_step``), and its moves are drawn from what ``legal`` offers on it.
 
 The report (``--json`` for a machine)::
 
@@ -46,13 +46,14 @@ from typing import Any
 
 import trio
 
+from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import seating
 from quatro_shared.apply import ApplyError, Tracker
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import SeatView
+from quatro_shared.legal import legal
+from quatro_shared.views import Phase, SeatView
 from quatro_shared.wire import WireError, push_from_wire, to_wire
 
 from quatro_server.audit import frame_leaks
@@ -395,38 +396,46 @@ class Soak:
 # --- honest players ----------------------------------------------------------------------------------------------
 
 
-def _action(view: dict[str, Any], rng: random.Random) -> tuple[str, dict[str, Any]] | None:
-    phase = view.get("phase")
-    seat = view["seat"]
-    if phase == "signing":
-        if view.get("sign") is None and rng.random() < 0.4:
-            return "pick_sign", {"sign": rng.choice(SIGNS)}
-        return ("ready", {}) if not view["seats"][seat]["ready"] else None
-    if phase == "break":
-        return ("next_round", {}) if view.get("host") == seat and rng.random() < 0.3 else None
-    if phase != "round" or not view.get("hand") or not view.get("center"):
-        return None
+#: How often an honest player, looking at its table, does each kind of thing ``legal`` offers: (kinds, share).
+#: Calls are rare (mostly wrong: a point for the others, which is a point all the same); the rest does nothing.
+HONEST_ROUND: tuple[tuple[tuple[type[a.Action], ...], float], ...] = (
+    ((a.Swap,), 0.6),
+    ((a.TakeChannel, a.ReleaseChannel), 0.15),
+    ((a.ChooseEmoji,), 0.1),
+    ((a.Call,), 0.03),
+)
+
+
+def _action(view: SeatView, rng: random.Random) -> a.Action | None:
+    """What an honest player does now, drawn from what its view allows (``legal``), or nothing."""
+    moves = legal(view)
+    if view.phase is Phase.SIGNING:
+        picks = [move for move in moves if isinstance(move, a.PickSign)]
+        if picks and rng.random() < 0.4:
+            return rng.choice(picks)
+        return next((move for move in moves if isinstance(move, a.Ready)), None)
+    if view.phase is Phase.BREAK:
+        return moves[0] if moves and rng.random() < 0.3 else None  # the host starts the next round early (R18)
     roll = rng.random()
-    if roll < 0.6:
-        slot = rng.randrange(4)
-        return "swap", {"give": rng.choice(view["hand"]), "slot": slot, "take": view["center"][slot]}
-    if roll < 0.75:
-        return ("release_channel" if view.get("channel_held") else "take_channel"), {}
-    if roll < 0.85 and view.get("channel_held"):
-        return "choose_emoji", {"sign": rng.choice([view.get("sign"), rng.choice(SIGNS)])}
-    if roll < 0.88:
-        return "call", {}  # mostly wrong: a point for the others, which is a point all the same
+    for kinds, share in HONEST_ROUND:
+        if roll < share:
+            chosen = [move for move in moves if isinstance(move, kinds)]
+            own = a.ChooseEmoji(view.sign)
+            if own in chosen and rng.random() < 0.5:
+                return own  # the team's sign half the time: partners call on it, and rounds end with a point
+            return rng.choice(chosen) if chosen else None
+        roll -= share
     return None
 
 
 async def _play(soak: Soak, peer: Peer, rng: random.Random) -> None:
     while soak.running() and not peer.closed:
         view = peer.view
-        action = None if view is None else _action(view, rng)
+        action = None if peer.state is None else _action(peer.state, rng)
         if action is not None:
-            kind, fields = action
+            fields = to_wire(action)
             start = trio.current_time()
-            reply = await peer.request(kind, **fields)
+            reply = await peer.request(fields.pop("kind"), **fields)
             if reply is not None:
                 soak.latencies.append(trio.current_time() - start)
                 if reply["kind"] == p.ERROR:

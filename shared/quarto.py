@@ -22,7 +22,7 @@ Encodings (compact, used on the wire, by the engine and by the solver):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import ClassVar
 
@@ -474,10 +474,14 @@ def pool_of(view: QuartoView) -> int:
 
 
 def legal(view: QuartoView) -> list[Action]:
-    """The actions the seat of ``view`` may take now, by the rules (Q3) and ``ACCEPTS``; empty when it is not to act."""
+    """The actions the seat of ``view`` may take now, by the rules (Q3) and ``ACCEPTS``; empty when it is not to act.
+
+    A turn is two steps (Q3): what the seat may give after a placement is ``legal(placed(view, square))``."""
+    me = view.seats[view.seat] if view.seat < len(view.seats) else None
+    if me is None or not me.connected:
+        return []  # a seat that is gone plays nothing until it comes back
     if view.phase is Phase.BETWEEN:
-        me = view.seats[view.seat] if view.seat < len(view.seats) else None
-        return [] if me is None or me.ready else [NextGame()]
+        return [] if me.ready else [NextGame()]
     if view.phase is not Phase.PLAYING or view.turn != view.seat:
         return []
     if view.step is Step.PLACE:
@@ -485,3 +489,23 @@ def legal(view: QuartoView) -> list[Action]:
     if view.step is Step.GIVE:
         return [Give(p) for p in view.pool]
     return []
+
+
+def placed(view: QuartoView, square: int) -> QuartoView:
+    """The seat's view once its piece in hand is on ``square`` (a ``Place`` that ``legal(view)`` offers), as far as
+    the view tells before the table answers: nothing in hand, and the seat to give (Q3). A placement that completes
+    a line (Q4) or fills the board (Q5) ends the game: no step is left, and ``legal`` offers nothing more."""
+    if view.phase is not Phase.PLAYING or view.turn != view.seat or view.step is not Step.PLACE:
+        raise ValueError(f"seat {view.seat} has no piece to place now")
+    if view.in_hand is None or not is_square(square) or view.board[square] is not None:
+        raise ValueError(f"seat {view.seat} cannot place on square {square!r}")
+    board = list(view.board)
+    board[square] = view.in_hand
+    ends = winning_line(board, square) is not None or all(p is not None for p in board)
+    return replace(
+        view,
+        board=tuple(board),
+        in_hand=None,
+        turn=None if ends else view.turn,
+        step=None if ends else Step.GIVE,
+    )

@@ -17,13 +17,17 @@ from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.actions import PLAYER_ACTIONS
 from quatro_shared.events import Event
+from quatro_shared.legal import legal
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase, SeatState, SeatView, VoteState
 
 from quatro_server import bots
 from quatro_server.bots import HardBot, NormalBot, RandomBot, make_bot
+from quatro_server.engine import view as engine_view
 from quatro_server.lobby import Room, Seat
 from quatro_server.timing import FAST
+
+from engine_helpers import new_table, random_play
 
 SIGN = "fox"
 
@@ -407,6 +411,24 @@ def test_random_plays_every_kind_of_action_and_calls_rarely():
             seen[type(action)] = seen.get(type(action), 0) + 1
     assert {a.Swap, a.TakeChannel, a.ChooseEmoji, a.ReleaseChannel, a.Call, a.Counter, a.AskReshuffle} <= set(seen)
     assert seen[a.Call] < looks * 0.03  # a guess now and then, not whenever it is cooling down
+
+
+def test_random_takes_only_actions_legal_offers_in_every_phase():
+    """Every action the baseline takes is one of ``legal(view)``'s, whatever the table shows (humans' and bots'
+    seats, held channels, votes, cooldowns, the break): it never works legality out for itself."""
+    rng = random.Random(5)
+    looks: dict[Phase, int] = {}
+    for players in (4, 6, 8):
+        bots = [RandomBot(random.Random(players * 10 + seat)) for seat in range(players)]
+        table = new_table(players, seed=players, bots=range(1, players, 2))
+        for now, _ in random_play(table, rng, steps=1500):
+            for seat, bot in enumerate(bots):
+                seat_view = engine_view(table, seat, now)
+                moves = legal(seat_view)
+                for action in bot.decide(seat_view, now):
+                    assert action in moves, (seat_view.phase, action)
+                looks[seat_view.phase] = looks.get(seat_view.phase, 0) + 1
+    assert looks.get(Phase.SIGNING) and looks.get(Phase.ROUND) and looks.get(Phase.BREAK), looks
 
 
 # --- H2: a bot is given a view and events, and nothing else --------------------------------------------------

@@ -22,7 +22,7 @@ from quatro_shared.levels import DEFAULT_LEVEL, LADDER, LEVELS, PLAY_LEVEL
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import SeatState, SeatView
 
-from quatro_server import bots, sim
+from quatro_server import bots, sim_quatro
 from quatro_server.bots import ExpertBot, make_bot
 from quatro_server.cli import main
 from quatro_server.exploiters import GAUNTLET, ONE_HABIT, Exploiter
@@ -232,7 +232,7 @@ def test_normal_loses_to_no_one_habit_exploiter():
         # never-swap scores only on normal's mistakes, and its tables draw often (half the deck never moves): a
         # couple of matches show a mistake; the other habits get a dozen.
         matches = 2 if habit == "never-swap" else 12
-        (row,) = sim.gauntlet("normal", 4, matches, seed=13, exploiters=[habit])["rows"]
+        (row,) = sim_quatro.gauntlet("normal", 4, matches, seed=13, exploiters=[habit])["rows"]
         assert row["exploiter"] == habit and row["matches"] == matches
         rates[habit] = row["win_rate"]
     assert all(rate >= 0.5 for rate in rates.values()), rates
@@ -240,7 +240,7 @@ def test_normal_loses_to_no_one_habit_exploiter():
 
 def test_easy_is_farmed_by_countering_every_channel_take():
     """The habit the gauntlet exists to catch: it must be able to catch it (``easy`` keeps it, for learning)."""
-    result = sim.gauntlet("easy", 4, 4, seed=2, exploiters=["counter-take"])
+    result = sim_quatro.gauntlet("easy", 4, 4, seed=2, exploiters=["counter-take"])
     assert result["rows"][0]["win_rate"] < 0.5
 
 
@@ -301,7 +301,7 @@ def test_an_outside_bot_plays_a_simulated_match(capsys, examples_importable):
 
 
 def test_an_outside_bot_runs_the_gauntlet_and_a_bad_name_is_a_clear_error(capsys, examples_importable):
-    result = sim.gauntlet("pair_bot:PairBot", 4, 2, seed=3, exploiters=["counter-take", "track-swaps"])
+    result = sim_quatro.gauntlet("pair_bot:PairBot", 4, 2, seed=3, exploiters=["counter-take", "track-swaps"])
     assert result["level"] == "pair_bot:PairBot" and [row["matches"] for row in result["rows"]] == [2, 2]
     for spec, complaint in (("pair_bot:Nope", "no 'Nope'"), ("no_such_module:Bot", "cannot import"), ("json:JSONDecoder", "not a bot")):
         assert main(["sim", "--teams", f"{spec},hard", "--matches", "1"]) == 2

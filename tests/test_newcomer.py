@@ -19,7 +19,7 @@ from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.views import SeatView
 
-from quatro_server import bots, sim
+from quatro_server import bots, sim_quatro
 from quatro_server.cli import main
 from quatro_server.exploiters import NEWCOMER_CALL_AFTER, NEWCOMER_SWAP_EVERY, Newcomer
 from quatro_server.timing import STANDARD
@@ -158,8 +158,8 @@ def test_the_sim_seats_a_pair_as_one_team(capsys):
     result = json.loads(capsys.readouterr().out)
     assert [t["level"] for t in result["teams"]] == ["newcomer/easy", "easy"]
     assert set(result["performance"]["by_level"]) == {"newcomer", "easy"}
-    assert sim.seat_player("newcomer/easy", 0, 4) == "newcomer" and sim.seat_player("newcomer/easy", 2, 4) == "easy"
-    assert sim.seat_player("newcomer/easy", 3, 6) == "easy" and sim.seat_player("hard", 3, 6) == "hard"
+    assert sim_quatro.seat_player("newcomer/easy", 0, 4) == "newcomer" and sim_quatro.seat_player("newcomer/easy", 2, 4) == "easy"
+    assert sim_quatro.seat_player("newcomer/easy", 3, 6) == "easy" and sim_quatro.seat_player("hard", 3, 6) == "hard"
     for teams, complaint in (
         ("newcomer/easy/hard,easy", "a team is two players"),
         ("newcomer/genius,easy", "unknown bot level 'genius'"),
@@ -174,7 +174,7 @@ def test_a_newcomer_partnered_with_easy_is_not_hopeless():
     With ``easy`` swapping every 2.9-3.8 s from the deal on, the newcomer's team took a third of the rounds and
     about one match in six: rounds ended before the newcomer had read its cards.
     """
-    tally, _ = sim.simulate(4, ["newcomer/easy", "easy"], MATCHES, SEED)
+    tally, _ = sim_quatro.simulate(4, ["newcomer/easy", "easy"], MATCHES, SEED)
     newcomers, field = tally.teams
     assert tally.unfinished == 0 and newcomers.calls_wrong == field.calls_wrong == 0
     assert newcomers.points / (newcomers.points + field.points) >= 0.42, (newcomers.points, field.points)
@@ -184,10 +184,10 @@ def test_a_newcomer_partnered_with_easy_is_not_hopeless():
 def test_normal_stays_a_step_up_from_easy():
     """``normal`` beats ``easy`` (quicker, and it counters the channel ``easy`` takes on four), and partnered with it
     the newcomer wins less than with ``easy``: the next step is a step."""
-    tally, _ = sim.simulate(4, ["normal", "easy"], 6, SEED)
+    tally, _ = sim_quatro.simulate(4, ["normal", "easy"], 6, SEED)
     assert tally.teams[0].wins == 6
-    easy, _ = sim.simulate(4, ["newcomer/easy", "easy"], 12, SEED)
-    normal, _ = sim.simulate(4, ["newcomer/normal", "normal"], 12, SEED)
+    easy, _ = sim_quatro.simulate(4, ["newcomer/easy", "easy"], 12, SEED)
+    normal, _ = sim_quatro.simulate(4, ["newcomer/normal", "normal"], 12, SEED)
     assert normal.teams[0].wins < easy.teams[0].wins, (normal.teams[0].wins, easy.teams[0].wins)
 
 

@@ -14,10 +14,10 @@ from quatro_shared import quarto as q
 from quatro_shared.quarto import Give, Phase, Place
 
 from quatro_server import quarto_bots
-from quatro_server.cli import _game_argument
+from quatro_server.cli import main
 from quatro_server.quarto import QuartoTable, view
 from quatro_server.quarto_bots import LEVELS, PerfectQuartoBot, make_quarto_bot
-from quatro_server.quarto_sim import simulate
+from quatro_server.sim_quarto import simulate
 from quarto_helpers import placing_view, played_position, safe_pieces
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,6 +141,26 @@ def test_every_level_plays_legal_moves_through_whole_matches(level):
             assert outcome.ok, (level, action, outcome.refusal)
 
 
+def test_random_takes_only_moves_legal_offers():
+    """Each step of the baseline's turns is one of ``legal``'s: the placement from the seat's view, the give from
+    the view after it (``placed``); on the other seat's turn and between games too."""
+    bots = [make_quarto_bot("random", random.Random(i)) for i in (0, 1)]
+    turns = 0
+    for seed in range(6):
+        table = QuartoTable(rng=random.Random(seed), bots={0, 1}, games=2)
+        table.start(0.0)
+        while table.phase is not Phase.OVER:
+            for seat in (0, 1):
+                seat_view = view(table, seat, 0.0)
+                step = seat_view
+                for action in bots[seat].decide(seat_view, 0.0):
+                    assert step is not None and action in q.legal(step), (step, action)
+                    step = q.placed(step, action.square) if isinstance(action, Place) else None
+                    assert table.act(seat, action, 0.0).ok
+                turns += step is not seat_view
+    assert turns > 6 * 2 * 8
+
+
 def test_a_bot_between_games_says_it_is_ready():
     table = QuartoTable(rng=random.Random(5), games=2)
     table.start(0.0)
@@ -186,10 +206,14 @@ def test_quarto_sim_from_the_command_line():
     assert bad.returncode == 2 and "unknown Quarto bot level 'genius'" in bad.stderr
 
 
-def test_the_sim_picks_its_game_from_the_arguments():
-    assert _game_argument(["--matches", "3"]) == ("quatro", ["--matches", "3"])
-    assert _game_argument(["--game", "quarto", "--json"]) == ("quarto", ["--json"])
-    assert _game_argument(["--json", "--game=quatro"]) == ("quatro", ["--json"])
+def test_the_sim_picks_its_game_from_the_arguments(capsys):
+    assert main(["sim", "--matches", "1", "--json", "--games", "1", "--seed", "2", "--teams", "random,random", "--game=quarto"]) == 0
+    assert json.loads(capsys.readouterr().out)["game"] == "quarto"
+    assert main(["sim", "--json", "--game", "quatro", "--matches", "1", "--teams", "random,random", "--seed", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["game"] == "quatro"
+    with pytest.raises(SystemExit):
+        main(["sim", "--game", "quatro", "--games", "2"])  # a Quarto option is not Quatro's
+    assert "unrecognized arguments: --games" in capsys.readouterr().err
 
 
 def test_quarto_bots_decide_from_the_view_alone():

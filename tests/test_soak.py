@@ -5,10 +5,17 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import random
+
 from quatro_server.audit import frame_leaks, update_leaks
+from quatro_server.engine import view as engine_view
 from quatro_server import soak
 from quatro_server.soak import soak_server
 from quatro_shared import protocol as p
+from quatro_shared.legal import legal
+from quatro_shared.views import Phase
+
+from engine_helpers import new_table, random_play
 
 
 def _view(**fields: object) -> dict:
@@ -81,3 +88,19 @@ async def test_a_short_soak_holds_and_exercises_every_scenario(monkeypatch):
 def test_the_soak_command_is_wired():
     result = subprocess.run([sys.executable, "-m", "quatro_server", "soak", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "--minutes" in result.stdout and "--json" in result.stdout
+
+
+def test_the_honest_players_play_only_what_legal_offers():
+    """The soak's honest players draw their moves from ``legal``: a refusal they get is the server's doing (a card
+    another player took first, R10), never their own mistake, and they play in every phase."""
+    rng = random.Random(8)
+    played: dict[Phase, int] = {}
+    table = new_table(4, seed=8)
+    for now, _ in random_play(table, rng, steps=1500):
+        for seat in range(4):
+            view = engine_view(table, seat, now)
+            action = soak._action(view, rng)
+            if action is not None:
+                assert action in legal(view), (view.phase, action)
+                played[view.phase] = played.get(view.phase, 0) + 1
+    assert played.get(Phase.SIGNING) and played.get(Phase.ROUND) and played.get(Phase.BREAK), played
