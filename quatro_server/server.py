@@ -36,7 +36,8 @@ from quatro_shared.framing import frame as _frame
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
 from quatro_server.games import GAMES
-from quatro_server.lobby import BotJob, Lobby, Room
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import BotJob, Room
 from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
 from quatro_server.quiet import LoopWatch, settle_heap
 

@@ -34,7 +34,7 @@ from quatro_shared.seating import team_count, team_of
 from quatro_server.bots import THINK_TIME, Bot, is_outside_bot, load_bot_class, make_bot
 from quatro_server.engine import Emit
 from quatro_server.exploiters import GAUNTLET, SCRIPTED, is_scripted, make_scripted
-from quatro_server.lobby import Room, Seat
+from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import STANDARD
 
 #: z for a two-sided 95% confidence interval.

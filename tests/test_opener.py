@@ -20,7 +20,8 @@ from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
 from quatro_server.idle import stop_when_idle
-from quatro_server.lobby import ABANDON_AFTER, Lobby
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import ABANDON_AFTER
 from quatro_tui.app import Play, QuatroApp
 from quatro_tui.cli import make_app, parser
 from quatro_tui.connection import ServerBye

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from quatro_server import bots, engine, lobby, outbound, server, timing
+from quatro_server import bots, engine, outbound, server, timing
+from quatro_server.tables import lobby
 from lobby_peer import RecordingPeer as _Peer
 from vocabulary import exported_subclasses
 
