@@ -25,6 +25,7 @@ from quatro_server.credentials import hash_password, password_matches
 from quatro_server.games import DEFAULT_GAME
 from quatro_server.journal import Journal, Recorder, RestoredTable
 from quatro_server.journal import restore as restore_tables
+from quatro_server.tables import accepts
 from quatro_server.tables.limits import (
     GUESS_DELAY,
     GUESS_DELAY_CAP,
@@ -68,6 +69,25 @@ class Lobby:
         self.now: float | None = None
         #: When each connection last chatted (``CHAT_INTERVAL``).
         self._chatted: dict[Peer, float] = {}
+        #: The handler of each request kind, reached once the acceptance table took the request.
+        self._handlers: dict[str, Callable[[Peer, m.Request, float], m.Reply]] = {
+            p.HELLO: self._hello,
+            p.PING: self._ping,
+            p.LIST_TABLES: self._list_tables,
+            p.RENAME: self._rename,
+            p.CHAT: self._chat,
+            p.CREATE_TABLE: self._create_table,
+            p.JOIN: self._join,
+            p.REJOIN: self._rejoin,
+            p.LEAVE: self._leave,
+            p.MOVE: self._move,
+            p.ADD_BOT: self._add_bot,
+            p.REMOVE_BOT: self._remove_bot,
+            p.START: self._start,
+            p.REMATCH: self._rematch,
+            p.RESYNC: self._resync,
+            **dict.fromkeys(games.ACTION_KINDS, self._act),
+        }
 
     def _rng(self) -> random.Random:
         if self._seed_source is None:
@@ -161,17 +181,78 @@ class Lobby:
 
     # --- requests ------------------------------------------------------------------------------
 
-    def handle(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
-        """Answer one request from ``peer``. Exactly one reply, always; the room's pushes go out on the side."""
+    def handle(self, peer: Peer, request: m.Request, now: float, *, greeted: bool = True) -> m.Reply:
+        """Answer one request from ``peer``. Exactly one reply, always; the room's pushes go out on the side.
+
+        ``greeted``: whether the connection said hello (the network shell's connections say it first; a caller in
+        the same process is greeted). What the peer's state takes is read once from the acceptance table
+        (``accepts.ACCEPTS``); a seated peer's game action is judged for its own form first (protocol section 7:
+        the seat, then the fields, then the state)."""
         self.now = now
-        if request.kind in games.ACTION_KINDS:
-            reply = self._act(peer, request, now)
+        kind = request.kind
+        state = accepts.state_of(peer, greeted)
+        verdict = accepts.verdict(state, kind)
+        unfit = self._unfit(peer, request) if kind in games.ACTION_KINDS and state in accepts.SEATED else None
+        if unfit is not None:
+            reply = unfit
+        elif verdict is accepts.TAKE or (verdict is accepts.HOST and self._hosts(peer)):
+            reply = self._handlers[kind](peer, request, now)
+        elif verdict is accepts.HOST:
+            reply = accepts.NOT_HOST.reply(request.id)
         else:
-            handler: Callable[[Peer, m.Request, float], m.Reply] = getattr(self, f"_{request.kind}")
-            reply = handler(peer, request, now)
-        if peer.room is not None and request.kind != p.PING:
+            assert isinstance(verdict, accepts.Refusal)
+            reply = verdict.reply(request.id)
+        if peer.room is not None and kind != p.PING:
             peer.room.last_active = now
         return reply
+
+    @staticmethod
+    def _hosts(peer: Peer) -> bool:
+        room = peer.room
+        return room is not None and room.host_now() == peer.seat
+
+    @staticmethod
+    def _unfit(peer: Peer, request: m.Request) -> m.Reply | None:
+        """Why a seated peer's game action does not fit its table, whatever the table's state: fields that do not
+        fit the action (judged at the edge, ``request.invalid``), or another game's action."""
+        if request.invalid is not None:
+            code = getattr(request.invalid, "code", p.BAD_REQUEST)
+            return m.Error(request.id, code, str(request.invalid))
+        room = peer.room
+        assert room is not None
+        game = games.game_of(request.body)
+        assert game is not None
+        if game is not room.game:
+            # Another game's action: refused by the table's game, in its words (``unknown_action`` in both games).
+            return m.refused(
+                request.id,
+                a.Reason.UNKNOWN_ACTION,
+                f"{request.kind} is a {game.title} action; this table plays {room.game.title}",
+            )
+        return None
+
+    def _hello(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """The connection's first request: the protocol's version agreed on, the player's name, the lobby's list."""
+        hello = request.body
+        assert isinstance(hello, m.Hello)
+        if hello.version != p.PROTOCOL_VERSION:
+            return m.refused(
+                request.id,
+                p.INCOMPATIBLE_VERSION,
+                f"this server speaks protocol {p.PROTOCOL_VERSION}; the client speaks {hello.version}",
+            )
+        peer.name = hello.name
+        self.watchers.add(peer)
+        return m.Ok(
+            request.id,
+            m.Welcome(
+                version=p.PROTOCOL_VERSION,
+                server="quatro",
+                profiles=tuple(sorted(self.profiles)),
+                tables=self.listing(),
+                games=tuple(games.GAMES),
+            ),
+        )
 
     def _ping(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         return m.Ok(request.id)
@@ -179,10 +260,7 @@ class Lobby:
     def _resync(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         """A snapshot of the seat's view, for a client that doubts its state (protocol 2). It comes before the ok."""
         room, seat = peer.room, peer.seat
-        if room is None or seat is None:
-            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
-        if room.table is None:
-            return m.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
+        assert room is not None and seat is not None
         room.publish([], now, snapshot_for=seat)
         return m.Ok(request.id)
 
@@ -192,8 +270,6 @@ class Lobby:
     def _create_table(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         f = request.body
         assert isinstance(f, m.CreateTable)
-        if peer.room is not None:
-            return m.refused(request.id, p.ALREADY_SEATED, "leave your table before creating another")
         game = games.GAMES.get(f.game or DEFAULT_GAME.name)
         if game is None:
             return m.refused(request.id, p.UNKNOWN_GAME, f"games here: {', '.join(games.GAMES)}")
@@ -241,14 +317,12 @@ class Lobby:
     def _join(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         f = request.body
         assert isinstance(f, m.Join)
-        if peer.room is not None:
-            return m.refused(request.id, p.ALREADY_SEATED, "leave your table before joining another")
         room = self.rooms.get(f.table)
         if room is None:
             return m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
         # A started table says so before any password is checked: nothing to guess at, nothing to learn.
         if room.table is not None:
-            return m.refused(request.id, p.MATCH_STARTED, "the match has started; only its players can come back")
+            return accepts.MATCH_STARTED.reply(request.id)
         if room.password is not None:
             refusal = self._check_password(peer, room, f.password, now, request.id)
             if refusal is not None:
@@ -301,8 +375,6 @@ class Lobby:
     def _rejoin(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         f = request.body
         assert isinstance(f, m.Rejoin)
-        if peer.room is not None:
-            return m.refused(request.id, p.ALREADY_SEATED, "leave your table first")
         room = self.rooms.get(f.table)
         seat = None if room is None else room.seat_of_secret(f.secret)
         if room is None or seat is None:
@@ -373,8 +445,6 @@ class Lobby:
             self.announce()
 
     def _leave(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
-        if peer.room is None:
-            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
         self.detach(peer, now, leaving=True)
         self.watchers.add(peer)
         return m.Ok(request.id)
@@ -387,22 +457,11 @@ class Lobby:
             peer.room.broadcast_seating()
         return m.Ok(request.id, m.Renamed(peer.name))
 
-    def _host_room(self, peer: Peer, request: m.Request) -> Room | m.Reply:
-        room = peer.room
-        if room is None:
-            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
-        if room.table is not None:
-            return m.refused(request.id, p.MATCH_STARTED, "the match has started")
-        if room.host != peer.seat:
-            return m.refused(request.id, p.NOT_HOST, "only the host can do that")
-        return room
-
     def _add_bot(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         f = request.body
         assert isinstance(f, m.AddBot)
-        room = self._host_room(peer, request)
-        if not isinstance(room, Room):
-            return room
+        room = peer.room
+        assert room is not None
         game = room.game
         level = f.level or game.default_level
         if level not in game.levels:
@@ -423,9 +482,8 @@ class Lobby:
 
     def _remove_bot(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         assert isinstance(request.body, m.RemoveBot)
-        room = self._host_room(peer, request)
-        if not isinstance(room, Room):
-            return room
+        room = peer.room
+        assert room is not None
         seat = request.body.seat
         if not 0 <= seat < room.players or room.seats[seat].bot is None:
             return m.refused(request.id, p.NOT_A_BOT, f"seat {seat} holds no bot")
@@ -435,9 +493,8 @@ class Lobby:
         return m.Ok(request.id)
 
     def _start(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
-        room = self._host_room(peer, request)
-        if not isinstance(room, Room):
-            return room
+        room = peer.room
+        assert room is not None
         if any(s.empty for s in room.seats):
             return m.refused(request.id, p.SEATS_EMPTY, "every seat needs a player or a bot")
         room.start(now)
@@ -450,10 +507,7 @@ class Lobby:
         f = request.body
         assert isinstance(f, m.Move)
         room, old = peer.room, peer.seat
-        if room is None or old is None:
-            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
-        if room.table is not None:
-            return m.refused(request.id, p.MATCH_STARTED, "the match has started: seats are fixed")
+        assert room is not None and old is not None
         if not 0 <= f.seat < room.players:
             return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
         if f.seat != old:
@@ -494,36 +548,17 @@ class Lobby:
         """The match is over: the host plays it again with the same seats (bots, and players who are gone
         start disconnected, as at any start)."""
         room = peer.room
-        if room is None or peer.seat is None:
-            return m.refused(request.id, p.NOT_SEATED, "you are not at a table")
-        if room.table is None or not room.game.over(room.table):
-            return m.refused(request.id, p.NOT_OVER, "the match is not over")
-        if room.game.host(room) != peer.seat:
-            return m.refused(request.id, p.NOT_HOST, "only the host can do that")
+        assert room is not None
         room.start(now)
         log.info("match_restarted table=%d", room.id)
         self.announce()
         return m.Ok(request.id)
 
     def _act(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """A game action from a seat of a table whose match has started (its form was judged: ``_unfit``)."""
         room, seat = peer.room, peer.seat
-        if room is None or seat is None:
-            return m.refused(request.id, p.NOT_SEATED, "take a seat first")
-        if request.invalid is not None:  # the fields were judged at the edge; the seat comes first (protocol §7)
-            code = getattr(request.invalid, "code", p.BAD_REQUEST)
-            return m.Error(request.id, code, str(request.invalid))
+        assert room is not None and seat is not None
         action = request.body
-        game = games.game_of(action)
-        assert game is not None
-        if game is not room.game:
-            # Another game's action: refused by the table's game, in its words (``unknown_action`` in both games).
-            return m.refused(
-                request.id,
-                a.Reason.UNKNOWN_ACTION,
-                f"{request.kind} is a {game.title} action; this table plays {room.game.title}",
-            )
-        if room.table is None:
-            return m.refused(request.id, a.Reason.NOT_STARTED, "the match has not started")
         outcome = room.act(seat, action, now)
         room.publish(outcome.events, now)
         if outcome.refusal is not None:

@@ -161,9 +161,13 @@ class Room:
             idle_s=0 if now is None else max(0, int(now - self.last_active)),
         )
 
+    def host_now(self) -> int | None:
+        """Who hosts now: the room's host while seats fill, the match's (its game's, R18) once it started."""
+        return self.host if self.table is None else self.game.host(self)
+
     def seating(self) -> m.Seating:
         """The ``table`` message: who sits where, who hosts, the durations in force."""
-        host = self.game.host(self) if self.table else self.host
+        host = self.host_now()
         return m.Seating(
             table=self.id,
             players=self.players,
@@ -187,7 +191,7 @@ class Room:
     def broadcast_seating(self) -> None:
         if self.recorder is not None:  # every change of seats, names or host passes here
             self.recorder.seating(
-                self.game.host(self) if self.table is not None else self.host,
+                self.host_now(),
                 [(s.name, None if s.bot is None else s.bot.level, s.secret, s.order) for s in self.seats],
             )
         message = encode(to_wire(self.seating()))  # encoded once for the whole table
