@@ -51,7 +51,8 @@ from quatro_shared.views import Phase  # noqa: E402
 
 from quatro_server import quarto_bots  # noqa: E402
 from quatro_server.bots import make_bot  # noqa: E402
-from quatro_server.lobby import Lobby, Room  # noqa: E402
+from quatro_server.tables.lobby import Lobby  # noqa: E402
+from quatro_server.tables.room import Room  # noqa: E402
 from quatro_server.netbot import _Client  # noqa: E402
 from quatro_server.quiet import LoopWatch  # noqa: E402
 from quatro_server.server import Server  # noqa: E402

@@ -52,7 +52,8 @@ from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
 
 from quatro_server import journal  # noqa: E402
-from quatro_server.lobby import Lobby, Room  # noqa: E402
+from quatro_server.tables.lobby import Lobby  # noqa: E402
+from quatro_server.tables.room import Room  # noqa: E402
 from quatro_server.quiet import settle_heap  # noqa: E402
 from quatro_server.server import Connection, Server  # noqa: E402
 from quatro_server.timing import PROFILES  # noqa: E402

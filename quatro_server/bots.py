@@ -4,7 +4,7 @@ A bot is ``observe(events)`` (the events its seat was sent, in order), ``decide(
 and ``think_time()`` (seconds until it wants to look again). It never sees a ``Table``. The types make that
 structural: both take the shared types a network client receives (``quatro_shared.views.SeatView``,
 ``quatro_shared.events.Event``), and nothing in this module imports the rules engine. The same classes drive
-the server's fillers (``quatro_server.lobby.Room``), the network bots (``quatro_server.netbot``) and the
+the server's fillers (``quatro_server.tables.room.Room``), the network bots (``quatro_server.netbot``) and the
 simulator (``quatro_server.sim``). Bots react at a person's pace (``THINK_TIME``), measured on the clock
 they are given (``now``), so they never win by reflexes a person cannot match.
 

@@ -32,7 +32,7 @@ from quatro_server.doors import Door, DoorThread, loopback, trusted_for_doors
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
 from quatro_server.idle import stop_when_idle
-from quatro_server.lobby import Lobby
+from quatro_server.tables.lobby import Lobby
 from quatro_server.server import ServerConfig, run, settle
 from quatro_server.timing import PROFILES, load_timing
 

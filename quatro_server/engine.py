@@ -334,11 +334,44 @@ class Table:
             return Refusal(Reason.NOT_STARTED)
         if self.phase is Phase.OVER:
             return Refusal(Reason.MATCH_OVER)
+        # The action's own values first (protocol section 7 lists each action's refusals in order), then the one
+        # table of what the phase accepts, looked up here alone.
+        judge = _JUDGES.get(type(action))
+        if judge is not None and (refusal := judge(self, seat, action)) is not None:
+            return refusal
+        if (reason := phase_refusal(self.phase, type(action))) is not None:
+            return Refusal(reason)
         return handler(self, seat, action, out)
 
+    # Each ``_judge_*`` judges an action's values alone, before the phase is asked: ``_JUDGES``.
+
+    def _judge_pick_sign(self, seat: int, action: a.PickSign) -> Refusal | None:
+        return None if is_sign(action.sign) else Refusal(Reason.BAD_ARGUMENT)
+
+    def _judge_swap(self, seat: int, action: a.Swap) -> Refusal | None:
+        # The fields' types were checked where the action came in (quatro_shared.wire); the rules judge values.
+        return None if 0 <= action.slot < CENTER_SIZE else Refusal(Reason.BAD_ARGUMENT)
+
+    def _judge_choose_emoji(self, seat: int, action: a.ChooseEmoji) -> Refusal | None:
+        return None if action.sign is None or is_sign(action.sign) else Refusal(Reason.BAD_ARGUMENT)
+
+    def _judge_counter(self, seat: int, action: a.Counter) -> Refusal | None:
+        accused = self._accused(seat, action)
+        if accused is None:
+            return Refusal(Reason.TEAM_REQUIRED)
+        if not 0 <= accused < self.teams:
+            return Refusal(Reason.BAD_ARGUMENT)
+        if accused == self.team_of(seat):
+            return Refusal(Reason.NOT_OPPONENT)
+        return None
+
+    def _accused(self, seat: int, action: a.Counter) -> int | None:
+        """The team a counter names: with two teams, no team named means the other one (R14)."""
+        if action.team is None:
+            return 1 - self.team_of(seat) if self.teams == 2 else None
+        return action.team
+
     def _ready(self, seat: int, action: a.Ready, out: list[Emit]) -> Refusal | None:
-        if refusal := self._phase_refusal(action):
-            return refusal
         s = self._seats[seat]
         if not s.ready:
             s.ready = True
@@ -347,10 +380,6 @@ class Table:
         return None
 
     def _pick_sign(self, seat: int, action: a.PickSign, out: list[Emit]) -> Refusal | None:
-        if not is_sign(action.sign):
-            return Refusal(Reason.BAD_ARGUMENT)
-        if refusal := self._phase_refusal(action):
-            return refusal
         team = self.team_of(seat)
         if self.signs[team] is not None:
             return Refusal(Reason.SIGN_SET)  # R6: the first pick stands for the round
@@ -359,12 +388,7 @@ class Table:
         return None
 
     def _swap(self, seat: int, action: a.Swap, out: list[Emit]) -> Refusal | None:
-        # The fields' types were checked where the action came in (quatro_shared.wire); the rules judge values.
         slot = action.slot
-        if not 0 <= slot < CENTER_SIZE:
-            return Refusal(Reason.BAD_ARGUMENT)
-        if refusal := self._phase_refusal(action):
-            return refusal
         s = self._seats[seat]
         if action.give not in s.hand:
             return Refusal(Reason.NOT_IN_HAND)
@@ -379,8 +403,6 @@ class Table:
         return None
 
     def _take_channel(self, seat: int, action: a.TakeChannel, out: list[Emit]) -> Refusal | None:
-        if refusal := self._phase_refusal(action):
-            return refusal
         s = self._seats[seat]
         if s.channel_held:
             return Refusal(Reason.CHANNEL_HELD)
@@ -393,8 +415,6 @@ class Table:
         return None
 
     def _release_channel(self, seat: int, action: a.ReleaseChannel, out: list[Emit]) -> Refusal | None:
-        if refusal := self._phase_refusal(action):
-            return refusal
         s = self._seats[seat]
         if not s.channel_held:
             return Refusal(Reason.CHANNEL_NOT_HELD)
@@ -406,10 +426,6 @@ class Table:
         return None
 
     def _choose_emoji(self, seat: int, action: a.ChooseEmoji, out: list[Emit]) -> Refusal | None:
-        if action.sign is not None and not is_sign(action.sign):
-            return Refusal(Reason.BAD_ARGUMENT)
-        if refusal := self._phase_refusal(action):
-            return refusal
         s = self._seats[seat]
         if not s.channel_held:
             return Refusal(Reason.CHANNEL_NOT_HELD)
@@ -425,8 +441,6 @@ class Table:
         return None
 
     def _call(self, seat: int, action: a.Call, out: list[Emit]) -> Refusal | None:
-        if refusal := self._phase_refusal(action):
-            return refusal
         team = self.team_of(seat)
         right = is_four_of_a_kind(self._seats[self.partner_of(seat)].hand)  # R13: the partner's hand only
         scorers = [team] if right else [t for t in range(self.teams) if t != team]
@@ -434,25 +448,13 @@ class Table:
         return None
 
     def _counter(self, seat: int, action: a.Counter, out: list[Emit]) -> Refusal | None:
-        accused = action.team
-        own = self.team_of(seat)
-        if accused is None:
-            if self.teams != 2:
-                return Refusal(Reason.TEAM_REQUIRED)
-            accused = 1 - own
-        if not 0 <= accused < self.teams:
-            return Refusal(Reason.BAD_ARGUMENT)
-        if accused == own:
-            return Refusal(Reason.NOT_OPPONENT)
-        if refusal := self._phase_refusal(action):
-            return refusal
+        accused, own = self._accused(seat, action), self.team_of(seat)
+        assert accused is not None  # judged: _judge_counter
         right = any(is_four_of_a_kind(self._seats[i].hand) for i in self.team_seats(accused))  # R14
         self._end_round("counter", seat, accused, right, [own] if right else [accused], out)
         return None
 
     def _ask_reshuffle(self, seat: int, action: a.AskReshuffle, out: list[Emit]) -> Refusal | None:
-        if refusal := self._phase_refusal(action):
-            return refusal
         if self._vote is not None:
             return Refusal(Reason.VOTE_PENDING)
         if self.reshuffle_used:
@@ -469,8 +471,6 @@ class Table:
         return None
 
     def _answer_vote(self, seat: int, action: a.Vote, out: list[Emit]) -> Refusal | None:
-        if refusal := self._phase_refusal(action):
-            return refusal
         vote = self._vote
         if vote is None:
             return Refusal(Reason.NO_VOTE)
@@ -488,8 +488,6 @@ class Table:
         return None
 
     def _next_round(self, seat: int, action: a.NextRound, out: list[Emit]) -> Refusal | None:
-        if refusal := self._phase_refusal(action):
-            return refusal
         if seat != self.host:
             return Refusal(Reason.NOT_HOST)
         self._begin_signing(out)  # R18: the host may start the next round early
@@ -520,12 +518,6 @@ class Table:
         return None
 
     # --- phases --------------------------------------------------------------------------------
-
-    def _phase_refusal(self, action: a.Action) -> Refusal | None:
-        """Whether the phase takes ``action``, by the one table of what each phase accepts (``ACCEPTS``; R17's
-        ``round_over`` for a round's action in the break). Handlers ask after judging the action's own values."""
-        reason = phase_refusal(self.phase, type(action))
-        return None if reason is None else Refusal(reason)
 
     def _begin_signing(self, out: list[Emit]) -> None:
         self.round += 1
@@ -675,6 +667,14 @@ _HANDLERS: dict[type[object], Callable[[Table, int, Any, list[Emit]], Refusal | 
     a.NextRound: Table._next_round,
     a.Connect: Table._connect,
     a.Disconnect: Table._disconnect,
+}
+
+#: The actions whose values are judged before the phase is asked (the others have no values the rules judge).
+_JUDGES: dict[type[object], Callable[[Table, int, Any], Refusal | None]] = {
+    a.PickSign: Table._judge_pick_sign,
+    a.Swap: Table._judge_swap,
+    a.ChooseEmoji: Table._judge_choose_emoji,
+    a.Counter: Table._judge_counter,
 }
 
 

@@ -17,7 +17,7 @@ A game is what the lobby and its rooms need to know to host it, and nothing more
   actions, events and checkpoints are written to the journal and read back, and the one constructor of its rules
   table (``new_table``), for a live match and a restored one alike.
 
-The room (``quatro_server.lobby.Room``) holds seats, secrets and peers the same way for every game, and asks its
+The room (``quatro_server.tables.room.Room``) holds seats, secrets and peers the same way for every game, and asks its
 game for the rest. What each phase of a game accepts stays in that game's own table (``engine``'s handlers,
 ``quatro_shared.quarto.ACCEPTS``).
 """
@@ -59,7 +59,7 @@ GameTable = engine.Table | quarto_engine.QuartoTable
 
 
 class SeatState(Protocol):
-    """What a game reads of one of its room's seats (``quatro_server.lobby.Seat``)."""
+    """What a game reads of one of its room's seats (``quatro_server.tables.room.Seat``)."""
 
     @property
     def bot(self) -> object: ...
@@ -69,7 +69,7 @@ class SeatState(Protocol):
 
 
 class RoomState(Protocol):
-    """What a game reads of its room (``quatro_server.lobby.Room``): the lobby imports the games, not the reverse."""
+    """What a game reads of its room (``quatro_server.tables.room.Room``): the lobby imports the games, not the reverse."""
 
     @property
     def host(self) -> int | None: ...

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import trio
 
-from quatro_server.lobby import Lobby
+from quatro_server.tables.lobby import Lobby
 
 #: Seconds between two looks at who is connected. Stopping a few tenths of a second late costs nothing.
 POLL_INTERVAL = 0.5

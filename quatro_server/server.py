@@ -35,8 +35,8 @@ from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.framing import frame as _frame
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
-from quatro_server.games import GAMES
-from quatro_server.lobby import BotJob, Lobby, Room
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import BotJob, Room
 from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
 from quatro_server.quiet import LoopWatch, settle_heap
 
@@ -513,43 +513,18 @@ class Server:
             return
         if request.kind != p.PING:
             conn.last_active = now
-        if not conn.hello:
-            conn.send(to_wire(self._hello(conn, request)))
-            if request.kind == p.HELLO and not conn.hello:
+        reply = self.lobby.handle(conn, request, now, greeted=conn.hello)
+        if request.kind == p.HELLO and not conn.hello:
+            if type(reply) is not m.Ok:
+                conn.send(to_wire(reply))
                 conn.close("incompatible_version")
-            return
-        if request.kind == p.HELLO:
-            conn.send(to_wire(m.Error(request.id, p.ALREADY_HELLO, "hello was already said on this connection")))
-            return
-        reply = self.lobby.handle(conn, request, now)
+                return
+            conn.hello = True
+            log.debug("hello peer=%s name=%s", conn.address, quote(conn.name))
         if type(reply) is m.Ok and type(reply.payload) is m.Done:
             conn.send(_frame(_OK_HEAD + _packb(reply.id)))  # the commonest reply (every accepted action), pre-encoded
         else:
             conn.send(to_wire(reply))
-
-    def _hello(self, conn: Connection, request: m.Request) -> m.Reply:
-        hello = request.body
-        if not isinstance(hello, m.Hello):
-            return m.Error(request.id, p.HELLO_FIRST, "the first request must be hello")
-        if hello.version != p.PROTOCOL_VERSION:
-            return m.refused(
-                request.id,
-                p.INCOMPATIBLE_VERSION,
-                f"this server speaks protocol {p.PROTOCOL_VERSION}; the client speaks {hello.version}",
-            )
-        conn.hello, conn.name = True, hello.name
-        self.lobby.watchers.add(conn)
-        log.debug("hello peer=%s name=%s", conn.address, quote(conn.name))
-        return m.Ok(
-            request.id,
-            m.Welcome(
-                version=p.PROTOCOL_VERSION,
-                server="quatro",
-                profiles=tuple(sorted(self.lobby.profiles)),
-                tables=self.lobby.listing(),
-                games=tuple(GAMES),
-            ),
-        )
 
     # --- the whole server ------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from quatro_server.bots import Bot
 from quatro_server.games import Game, SeatBot
-from quatro_server.lobby import Room, Seat
+from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import STANDARD, Timing
 
 #: z for a two-sided 95% confidence interval.

@@ -21,7 +21,7 @@ from quatro_shared import quarto as q
 from quatro_server import quarto as quarto_engine
 from quatro_server.games import QUARTO, QuartoGame, SeatBot
 from quatro_server.journal import Opening
-from quatro_server.lobby import Room
+from quatro_server.tables.room import Room
 from quatro_server.sim import Lineup, SideTally, Simulation, Tally, split_teams, wilson
 from quatro_server.sim import simulate as simulate_lineup
 from quatro_server.timing import Timing

@@ -27,7 +27,7 @@ from quatro_server.bots import THINK_TIME, Bot, is_outside_bot, load_bot_class, 
 from quatro_server.engine import Emit
 from quatro_server.exploiters import GAUNTLET, SCRIPTED, is_scripted, make_scripted
 from quatro_server.games import QUATRO, Game
-from quatro_server.lobby import Room
+from quatro_server.tables.room import Room
 from quatro_server.sim import Lineup, SideTally, Simulation, Tally, simulate as simulate_lineup, wilson
 
 #: The field of levels a team list is filled from when ``--teams`` is not given: a mixed table.

@@ -12,21 +12,22 @@ from quatro_shared import actions as a
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase, SeatView
 
-#: The actions each phase takes from a player (R5–R18); any other is refused ``wrong_phase``, or ``round_over``
-#: for a round's action during the break (R17). Connect and Disconnect come from the server in every phase.
+#: The actions each phase of a match in play takes from a player (R5–R18); any other is refused ``wrong_phase``, or
+#: ``round_over`` for a round's action during the break (R17). Before the match and after it the engine takes no
+#: action at all (``not_started``, ``match_over``) and never asks this table. Connect and Disconnect come from the
+#: server in every phase.
 ACCEPTS: dict[Phase, frozenset[type[a.Action]]] = {
-    Phase.LOBBY: frozenset(),
     Phase.SIGNING: frozenset({a.Ready, a.PickSign}),
     Phase.ROUND: frozenset(
         {a.Swap, a.TakeChannel, a.ReleaseChannel, a.ChooseEmoji, a.Call, a.Counter, a.AskReshuffle, a.Vote}
     ),
     Phase.BREAK: frozenset({a.NextRound}),
-    Phase.OVER: frozenset(),
 }
 
 
-def phase_refusal(phase: Phase, action: type[a.Action]) -> a.Reason | None:
-    """Why ``phase`` refuses an action of this class, by ``ACCEPTS`` (None: it takes it)."""
+def phase_refusal(phase: Phase, action: type[object]) -> a.Reason | None:
+    """Why ``phase`` (signing, the round or the break) refuses an action of this class, by ``ACCEPTS`` (None: it
+    takes it)."""
     if action in ACCEPTS[phase]:
         return None
     if phase is Phase.BREAK and action in ACCEPTS[Phase.ROUND]:

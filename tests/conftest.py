@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from quatro_server.lobby import Lobby
+from quatro_server.tables.lobby import Lobby
 from quatro_server.server import Server
 from quatro_server.timing import FAST, PROFILES
 from quatro_shared.discovery import NO_ANNOUNCE_ENV

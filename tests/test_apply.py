@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from quatro_server.engine import Table, clock, events_for, own_timers, view
-from quatro_server.lobby import Lobby
+from quatro_server.tables.lobby import Lobby
 from quatro_server.quarto import view as quarto_view
 from quatro_server.timing import FAST
 from quatro_server.updates import Batch

@@ -150,15 +150,24 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_server_s_modules_import_each_other_without_a_cycle():
-    """Tables (``lobby``), games (``games``) and the journal stand in layers: the lobby knows the games and the
-    journal, the games know the journal's interface (``journal.codec``), the journal knows neither."""
+    """Tables (``tables``), games (``games``) and the journal stand in layers: the tables know the games and the
+    journal, the games know the journal's interface (``journal.codec``), the journal knows neither. Within the
+    tables, the lobby stands on its rooms, the acceptance table and the limits; a room knows no lobby, and the
+    limits know nothing of the server at all."""
     graph = _server_import_graph()
     assert _cycles(graph) == []
-    assert {"quatro_server.games", "quatro_server.journal"} <= graph["quatro_server.lobby"]
+    tables = {name for name in graph if name.startswith("quatro_server.tables")}
+    assert {"quatro_server.tables.lobby", "quatro_server.tables.room", "quatro_server.tables.limits"} <= tables
+    assert {"quatro_server.games", "quatro_server.journal"} <= graph["quatro_server.tables.lobby"]
+    assert {"quatro_server.tables.room", "quatro_server.tables.limits"} <= graph["quatro_server.tables.lobby"]
+    assert not graph["quatro_server.tables.room"] & {"quatro_server.tables.lobby", "quatro_server.tables.limits"}
+    assert graph["quatro_server.tables.limits"] == set()
     journal = {name for name in graph if name.startswith("quatro_server.journal")}
     assert {"quatro_server.journal.store", "quatro_server.journal.recorder", "quatro_server.journal.restore"} <= journal
+    for name in journal | {"quatro_server.games"}:
+        assert not graph[name] & (tables | {"quatro_server.server"}), name
     for name in journal:
-        assert not graph[name] & {"quatro_server.lobby", "quatro_server.games", "quatro_server.server"}, name
+        assert "quatro_server.games" not in graph[name], name
 
 
 def test_the_journal_never_names_a_game():

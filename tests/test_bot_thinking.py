@@ -15,7 +15,8 @@ import trio
 from lobby_peer import RecordingPeer
 from netclient import TestClient
 from quatro_server import games, quarto_bots
-from quatro_server.lobby import BotJob, Lobby, Room
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import BotJob, Room
 from quatro_server.quarto import view
 from quatro_server.quiet import LoopWatch
 from quatro_server.timing import FAST, PROFILES

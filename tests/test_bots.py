@@ -24,7 +24,7 @@ from quatro_shared.views import Phase, SeatState, SeatView, VoteState
 from quatro_server import bots
 from quatro_server.bots import HardBot, NormalBot, RandomBot, make_bot
 from quatro_server.engine import view as engine_view
-from quatro_server.lobby import Room, Seat
+from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import FAST
 
 from engine_helpers import new_table, random_play

@@ -15,7 +15,7 @@ import pytest
 from lobby_peer import RecordingPeer
 from quatro_server import games, quarto_bots
 from quatro_server.bots import Bot
-from quatro_server.lobby import Lobby
+from quatro_server.tables.lobby import Lobby
 from quatro_server.quarto import QuartoTable, view
 from quatro_server.quarto_bots import QuartoBot
 from quatro_shared import actions as a

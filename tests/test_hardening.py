@@ -17,7 +17,7 @@ import trio
 
 from quatro_server import server as server_module
 from quatro_server.credentials import digest_secret
-from quatro_server.lobby import GUESSES_PER_ADDRESS, GUESSES_PER_TABLE, GuessLimiter
+from quatro_server.tables.limits import GUESSES_PER_ADDRESS, GUESSES_PER_TABLE, GuessLimiter
 from quatro_server.server import QuietLog, Server
 from quatro_shared import protocol as p
 from quatro_shared import messages as m
@@ -387,7 +387,7 @@ async def test_accept_failing_for_lack_of_file_descriptors_logs_quietly_and_reco
     """EMFILE from accept(): the server waits a moment and retries, logging a line now and then, no traceback."""
     import errno
 
-    from quatro_server.lobby import Lobby
+    from quatro_server.tables.lobby import Lobby
 
     caplog.set_level(logging.DEBUG)
 

@@ -36,7 +36,8 @@ from quatro_server import engine as engine_module
 from quatro_server.audit import PRIVATE_KEYS, keys, update_leaks, values
 from quatro_server.bots import LEVELS
 from quatro_server.engine import Table
-from quatro_server.lobby import Lobby, Room
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import Room
 from quatro_server.updates import Batch
 from quatro_server.server import Server, ServerConfig
 from quatro_server.timing import PROFILES

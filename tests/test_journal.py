@@ -28,7 +28,8 @@ from quatro_server import journal as j
 from quatro_server.engine import Table, view
 from quatro_server.quarto import QuartoTable
 from quatro_server.quarto import view as quarto_view
-from quatro_server.lobby import Lobby, Room
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import Room
 from quatro_server.server import RESTORE_GRACE
 
 from conftest import STEADY

@@ -26,7 +26,7 @@ from quatro_server import bots, sim_quatro
 from quatro_server.bots import ExpertBot, make_bot
 from quatro_server.cli import main
 from quatro_server.exploiters import GAUNTLET, ONE_HABIT, Exploiter
-from quatro_server.lobby import Room, Seat
+from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import FAST, STANDARD
 
 from test_bots import SIGN, dealt, seat_view
@@ -353,7 +353,7 @@ def test_outside_bots_and_exploiters_are_handed_views_and_events_only():
 
 def test_the_example_bot_is_documented_and_imports_no_engine():
     source = (EXAMPLES / "pair_bot.py").read_text()
-    assert "quatro_server.engine" not in source and "quatro_server.lobby" not in source
+    assert "quatro_server.engine" not in source and "quatro_server.tables" not in source
     docs = (ROOT / "docs" / "bots.md").read_text()
     assert "examples/pair_bot.py" in docs and "pair_bot:PairBot" in docs
 

@@ -5,6 +5,7 @@ from it, so these tests stand for them too."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 
 import pytest
@@ -14,11 +15,11 @@ from quatro_server.engine import Table, view
 from quatro_shared import actions as a
 from quatro_shared import quarto as q
 from quatro_shared.cards import CENTER_SIZE
-from quatro_shared.legal import legal
+from quatro_shared.legal import ACCEPTS, legal
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 
-from engine_helpers import new_table, random_play
+from engine_helpers import FAST, new_table, open_round, random_play
 
 
 def some_action(table: Table, seat: int, rng: random.Random) -> a.Action:
@@ -159,3 +160,26 @@ def test_q3_the_give_after_a_placement_is_legal_of_the_placed_view():
     assert checked > 20 and ended > 0, (checked, ended)
     with pytest.raises(ValueError):
         q.placed(seat_view, 0)  # not a placing view (the last one seen above was a give or a break)
+
+
+#: One of every player action, values that the rules would refuse included.
+_EVERY_ACTION = [
+    a.Ready(), a.PickSign("no-such-sign"), a.Swap("AS", 9, "KS"), a.TakeChannel(), a.ReleaseChannel(),
+    a.ChooseEmoji("no-such-sign"), a.Call(), a.Counter(99), a.AskReshuffle(), a.Vote(True), a.NextRound(),
+]
+
+
+def test_r20_before_and_after_the_match_every_action_is_refused_whatever_its_values():
+    """No phase table is asked before the match (``not_started``) or once it is over (``match_over``, R20): the
+    reason comes before the action's own values are judged, and the table holds only the phases in play."""
+    assert set(ACCEPTS) == {Phase.SIGNING, Phase.ROUND, Phase.BREAK}
+    assert {type(action) for action in _EVERY_ACTION} == set(a.PLAYER_ACTIONS)
+    waiting = new_table(4, seed=1)
+    assert waiting.phase is Phase.LOBBY
+    over = new_table(4, seed=1, timing=dataclasses.replace(FAST, target_score=1))
+    open_round(over)
+    assert over.act(0, a.Call(), 0.1).refusal is None  # right or wrong, a team reaches 1
+    assert over.phase is Phase.OVER
+    for action in _EVERY_ACTION:
+        assert waiting.act(0, action, 1.0).refusal == a.Refusal(a.Reason.NOT_STARTED), action
+        assert over.act(0, action, over.now).refusal == a.Refusal(a.Reason.MATCH_OVER), action

@@ -14,7 +14,7 @@ from quatro_shared import protocol as p
 from quatro_shared import wire
 from quatro_shared.views import Phase
 
-from quatro_server import lobby
+from quatro_server.tables import lobby
 from quatro_server.timing import Timing
 from lobby_peer import RecordingPeer as Peer
 from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture

@@ -20,7 +20,8 @@ from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
 from quatro_server.idle import stop_when_idle
-from quatro_server.lobby import ABANDON_AFTER, Lobby
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import ABANDON_AFTER
 from quatro_tui.app import Play, QuatroApp
 from quatro_tui.cli import make_app, parser
 from quatro_tui.connection import ServerBye
@@ -138,7 +139,7 @@ def test_ctrl_q_twice_quits_and_leaves_the_table_running_for_the_others(tmp_path
 
 def test_r19_the_opener_who_left_it_running_comes_back_to_her_seat_with_quatro_join(tmp_path, monkeypatch):
     """Her seat is remembered like anyone's, under every address she may type: ``quatro join HOST:PORT`` brings
-    her back to it mid-match (not "only its players can come back")."""
+    her back to it mid-match (not refused "the match has started: its seats are fixed")."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
 
     async def body():
@@ -275,9 +276,9 @@ def test_r19_in_tmux_the_openers_window_is_killed_mid_round_the_guest_finishes_a
             if not came_back and rounds_seen:
                 tmux("-u", "new-session", "-d", "-s", back, "-x", "80", "-y", "24", "-c", cwd,
                      _quatro(opener_home, "join", address, "--name", "cleo"))
-                again = wait_for(tmux, back, lambda t: "Back in your seat" in t or "only its players" in t,
+                again = wait_for(tmux, back, lambda t: "Back in your seat" in t or "its seats are fixed" in t,
                                  "the opener back in her seat")
-                assert "only its players can come back" not in again, again
+                assert "its seats are fixed" not in again, again
                 came_back = True
             _play_on(tmux, guest, screen)
             time.sleep(0.3)

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from quatro_server import bots, engine, lobby, outbound, server, timing
+from quatro_server import bots, engine, outbound, server, timing
+from quatro_server.tables import lobby
 from lobby_peer import RecordingPeer as _Peer
 from vocabulary import exported_subclasses
 
@@ -213,10 +214,9 @@ def _lobby_messages() -> list[dict[str, Any]]:
     room.tick(10.0)
     ask(cy, protocol.RESYNC, now=10.1)
 
-    hello_server = server.Server(lobby.Lobby())
     conn = _Conn("dee")
     hello = wire.request_from_wire({"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION, "name": "dee"})
-    replies.append(wire.to_wire(hello_server._hello(conn, hello)))
+    replies.append(wire.to_wire(lobby.Lobby().handle(conn, hello, 0.0, greeted=False)))
     return replies + [m for peer in (ann, bob, eve, twin, cy) for m in peer.sent]
 
 
@@ -679,3 +679,50 @@ def test_where_a_client_meets_the_tables_per_address_limit_the_operators_exempti
     section = doc[doc.index("### `create_table`") : doc.index("### `join`")]
     assert "--trusted-address IP`" in section and "`ABANDON_AFTER`" in section, section
     assert "--trusted-address" in Path(cli.__file__).read_text(encoding="utf-8")
+
+
+# --- what each state of a connection takes ---------------------------------------------------------------
+
+
+def _section(doc: str, heading: str) -> str:
+    start = doc.index(f"### {heading}\n")
+    return doc[start : doc.index("\n#", start + 1)]
+
+
+def _table(text: str) -> list[list[str]]:
+    """The cells of each row of the first markdown table in ``text``, its head and rule left out."""
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]
+
+
+def test_the_doc_s_acceptance_table_is_the_lobby_s_and_each_refusal_has_its_one_message():
+    """The table of what each state of a connection takes, and the message of each of its refusals, say exactly
+    what ``quatro_server.tables.accepts`` does."""
+    from quatro_server.tables import accepts
+
+    section = _section(_doc(), "What a connection may ask, state by state")
+    acceptance, wordings = section.split("Each of these answers has one `message`")
+    said = {
+        "every game action" if row[0] == "every game action" else row[0].strip("`"): row[1:] for row in _table(acceptance)
+    }
+
+    def cell(verdict: accepts.Verdict) -> str:
+        if verdict is accepts.TAKE:
+            return "taken"
+        if verdict is accepts.HOST:
+            return "host only"
+        assert isinstance(verdict, accepts.Refusal)
+        return f"`{verdict.reason}`"
+
+    rows = {"every game action" if kind == accepts.ACTION else kind for kind in accepts.ACCEPTS[accepts.PeerState.LOBBY]}
+    assert set(said) == rows
+    assert rows - {"every game action"} == set(protocol.LOBBY_KINDS)  # every lobby request has its row
+    for kind in accepts.ACCEPTS[accepts.PeerState.LOBBY]:
+        name = "every game action" if kind == accepts.ACTION else kind
+        assert said[name] == [cell(accepts.ACCEPTS[state][kind]) for state in accepts.PeerState], name
+    refusals = {v for row in accepts.ACCEPTS.values() for v in row.values() if isinstance(v, accepts.Refusal)}
+    refusals.add(accepts.NOT_HOST)
+    assert len({r.reason for r in refusals}) == len(refusals)  # one message per reason
+    assert {(row[0].strip("`"), row[1].strip("`"), row[2]) for row in _table(wordings)} == {
+        (r.reason, "error" if r.error else "refused", r.message) for r in refusals
+    }

@@ -14,7 +14,7 @@ import trio
 
 from netclient import TestClient
 from quatro_server import quarto_bots
-from quatro_server.lobby import Lobby
+from quatro_server.tables.lobby import Lobby
 from quatro_server.netbot import run_bot, run_bots
 from quatro_server.server import Server
 from quatro_server.timing import FAST, PROFILES

@@ -66,7 +66,7 @@ class _Due:
 
 async def _ticks(slack: float, offsets: list[float]) -> tuple[float, list[tuple[int, float]]]:
     """Tables due at ``offsets`` seconds from now, served by the server's timer with ``slack``: when each was ticked."""
-    from quatro_server.lobby import Lobby
+    from quatro_server.tables.lobby import Lobby
     from quatro_server.server import Server, ServerConfig
 
     srv = Server(Lobby(), ServerConfig(timer_slack=slack))

@@ -11,7 +11,7 @@ import pytest
 from quatro_server import sim, sim_quatro, simulators
 from quatro_server.cli import main
 from quatro_server.games import GAMES, QUARTO
-from quatro_server.lobby import Room
+from quatro_server.tables.room import Room
 
 
 def run_json(capsys, *args: str) -> dict:

@@ -1,6 +1,6 @@
 """The journal of one table as it happens: the room tells its ``Recorder`` what it did, after each thing it did.
 
-The room (``quatro_server.lobby.Room``) owns the rules table and drives it; after every input it gives the table
+The room (``quatro_server.tables.room.Room``) owns the rules table and drives it; after every input it gives the table
 (the match's start, an action, time passing) it hands the recorder the input and the events it produced, before it
 tells anyone. The recorder writes the move, the table's status and scores where the move changes them, and once in a
 while a checkpoint, through the journal's writer (``quatro_server.journal.store``). Which events matter and how they

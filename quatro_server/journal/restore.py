@@ -4,7 +4,7 @@ A rules table is a deterministic state machine: given the same inputs at the sam
 it produces the same table. ``restore`` rebuilds every table that was live when the last server stopped from its
 current match's start (or its last checkpoint), replays the inputs since, and checks that each one produces the very
 events recorded beside it. What it returns is data (``RestoredTable``: the table's configuration, its seats, its
-rebuilt rules table, the events replayed); the lobby builds its rooms from it (``quatro_server.lobby.Lobby.restore``)
+rebuilt rules table, the events replayed); the lobby builds its rooms from it (``quatro_server.tables.lobby.Lobby.restore``)
 and moves each table onto its own clock (``Recorder.resumed``).
 
 A table that does not replay as recorded is refused alone: not returned, marked ``refused`` in the journal, kept

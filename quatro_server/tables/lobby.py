@@ -1,0 +1,568 @@
+"""The lobby: every room of one server, and the requests that create, fill, start and play them.
+
+This layer is synchronous and owns no clock and no socket: the network shell (``quatro_server.server``) hands it
+requests with ``now`` and gives it ``Peer`` objects to send to. What a connection may ask in its state is one table
+(``quatro_server.tables.accepts``), read once per request before the request's handler runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from itertools import count
+from typing import Any
+
+from quatro_shared import actions as a
+from quatro_shared import messages as m
+from quatro_shared import protocol as p
+from quatro_shared import seating
+from quatro_shared.profiles import STANDARD_PROFILE
+from quatro_shared.wire import to_wire
+
+from quatro_server import games
+from quatro_server.credentials import hash_password, password_matches
+from quatro_server.games import DEFAULT_GAME
+from quatro_server.journal import Journal, Recorder, RestoredTable
+from quatro_server.journal import restore as restore_tables
+from quatro_server.tables import accepts
+from quatro_server.tables.limits import (
+    GUESS_DELAY,
+    GUESS_DELAY_CAP,
+    GUESS_DELAY_CAP_TABLE,
+    GUESSES_PER_ADDRESS,
+    GUESSES_PER_TABLE,
+    MAX_TABLES,
+    MAX_TABLES_PER_ADDRESS,
+    GuessLimiter,
+)
+from quatro_server.tables.room import ABANDON_AFTER, UNSTARTED_ABANDON_AFTER, Peer, Room, Seat
+from quatro_server.timing import PROFILES, Timing
+
+log = logging.getLogger("quatro.lobby")
+
+#: Tables listed in one lobby message: open tables first. Stays under the codec's array limit.
+MAX_LISTED = 200
+
+
+class Lobby:
+    """Every room of one server, and the requests that create, fill, start and play them."""
+
+    def __init__(self, *, timing_profiles: dict[str, Timing] | None = None, seed: int | None = None) -> None:
+        self.rooms: dict[int, Room] = {}
+        self.profiles = dict(PROFILES if timing_profiles is None else timing_profiles)
+        self.default_timing = STANDARD_PROFILE if STANDARD_PROFILE in self.profiles else next(iter(self.profiles))
+        self._ids = count(1)
+        # R3: the operating system's randomness, unless a seed was asked for (tests, replays).
+        self._seed_source = random.Random(seed) if seed is not None else None
+        self.watchers: set[Peer] = set()  # connections in the lobby, told when the list changes
+        self.on_room_created: Callable[[Room], None] = lambda room: None
+        # Limits, as attributes so that a server (or a test) can set its own before tables are made.
+        self.max_tables = MAX_TABLES
+        self.max_tables_per_address = MAX_TABLES_PER_ADDRESS
+        self.abandon_after = ABANDON_AFTER
+        self.unstarted_abandon_after = UNSTARTED_ABANDON_AFTER
+        self.guesses_by_address = GuessLimiter(GUESSES_PER_ADDRESS, GUESS_DELAY, GUESS_DELAY_CAP)
+        self.guesses_by_table = GuessLimiter(GUESSES_PER_TABLE, GUESS_DELAY, GUESS_DELAY_CAP_TABLE)
+        self.journal: Journal | None = None  # set to journal every table (quatro_server.journal)
+        #: The latest ``now`` a request brought: the lobby list's "idle for" counts to it.
+        self.now: float | None = None
+        #: When each connection last chatted (``CHAT_INTERVAL``).
+        self._chatted: dict[Peer, float] = {}
+        #: The handler of each request kind, reached once the acceptance table took the request.
+        self._handlers: dict[str, Callable[[Peer, m.Request, float], m.Reply]] = {
+            p.HELLO: self._hello,
+            p.PING: self._ping,
+            p.LIST_TABLES: self._list_tables,
+            p.RENAME: self._rename,
+            p.CHAT: self._chat,
+            p.CREATE_TABLE: self._create_table,
+            p.JOIN: self._join,
+            p.REJOIN: self._rejoin,
+            p.LEAVE: self._leave,
+            p.MOVE: self._move,
+            p.ADD_BOT: self._add_bot,
+            p.REMOVE_BOT: self._remove_bot,
+            p.START: self._start,
+            p.REMATCH: self._rematch,
+            p.RESYNC: self._resync,
+            **dict.fromkeys(games.ACTION_KINDS, self._act),
+        }
+
+    def _rng(self) -> random.Random:
+        if self._seed_source is None:
+            return random.SystemRandom()
+        return random.Random(self._seed_source.getrandbits(64))
+
+    def listing(self) -> tuple[m.TableSummary, ...]:
+        """The tables to show in a lobby: the ones still seating players first, at most ``MAX_LISTED``."""
+        rooms = sorted(self.rooms.values(), key=lambda room: (room.table is not None, room.id))
+        return tuple(room.summary(self.now) for room in rooms[:MAX_LISTED])
+
+    def announce(self) -> None:
+        # One message for every watcher: the shell encodes it once, and a list still waiting for a watcher is
+        # replaced by this one (a ``lobby`` push is state: the latest is all a watcher needs).
+        message = to_wire(m.LobbyList(self.listing()))
+        for peer in list(self.watchers):
+            peer.send(message)
+
+    # --- the journal ---------------------------------------------------------------------------
+
+    def restore(self, journal: Journal, now: float) -> list[Room]:
+        """Journal every table from now on in ``journal``, and put back the tables that were live when its last server
+        stopped, as they were, on the clock's ``now``: seats, names, secrets, bots, host, password, and a match in
+        progress where it stood, every countdown with the time it had left. A table that cannot be rebuilt is refused
+        alone (``Journal.refuse``); the others are restored. New tables are numbered after every id the journal held."""
+        rooms = []
+        for saved in restore_tables(journal, games.journal_codec):
+            try:
+                room = self._restored_room(journal, saved, now)
+            except ValueError as exc:
+                journal.refuse(saved.id, str(exc))
+                continue
+            self.rooms[room.id] = room
+            rooms.append(room)
+            log.info("table_restored table=%d phase=%s", room.id, room.phase)
+        self._ids = count(max([journal.last_id, *self.rooms]) + 1)
+        self.journal = journal
+        journal.flush()
+        return rooms
+
+    def _restored_room(self, journal: Journal, saved: RestoredTable, now: float) -> Room:
+        game = games.DEFAULT_GAME if saved.game is None else games.GAMES[saved.game]
+        for kept in saved.seats:
+            if kept.bot is not None and kept.bot not in game.levels:  # never a class named by the file
+                raise ValueError(f"seat {kept.seat} has an unknown bot level {kept.bot!r}")
+        rng = self._rng()
+        seats = [
+            Seat(
+                name=kept.name,
+                bot=None if kept.bot is None else game.make_bot(kept.bot, random.Random(rng.getrandbits(64))),
+                secret=kept.secret,
+                order=kept.order,
+            )
+            for kept in saved.seats
+        ]
+        room = Room(
+            id=saved.id, players=saved.players, timing_name=saved.timing_name, timing=saved.timing,
+            password=saved.password, rng=rng, seats=seats, host=saved.host,
+            abandon_after=self.abandon_after, unstarted_abandon_after=self.unstarted_abandon_after, game=game,
+            last_active=now,  # the lobby list counts its quiet from the restart, not from the clock's zero
+        )
+        room.idle_since = now  # nobody is connected yet: the room closes if nobody comes back (ABANDON_AFTER)
+        recorder = Recorder(journal, saved.id, game.journal, next_move=saved.next_move)
+        if saved.table is not None:
+            room.table = saved.table
+            for emits in saved.replayed:  # the current round's: nobody is connected, so only the bots are told
+                room.publish(list(emits), saved.table.now)  # what their seat saw (H2: nothing more)
+            recorder.resumed(saved.table, now)
+            for s in seats:
+                if s.bot is not None:
+                    s.bot_wake = now + s.bot.think_time()
+        room.recorder = recorder
+        return room
+
+    def end_grace(self, rooms: list[Room], now: float) -> None:
+        """A restart's grace is over: seats nobody came back to are disconnected (R19) and lose the host role (R18)."""
+        for room in rooms:
+            if self.rooms.get(room.id) is not room:
+                continue
+            if room.table is None:
+                if room.host is not None and room.seats[room.host].peer is None:
+                    room.lobby_host_leaves()
+                    room.broadcast_seating()
+                continue
+            emits: list[Any] = []
+            for i, s in enumerate(room.seats):
+                if s.bot is None and s.peer is None:
+                    emits.extend(room.act(i, a.Disconnect(), now).events)
+            room.publish(emits, now)
+        self.announce()
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def handle(self, peer: Peer, request: m.Request, now: float, *, greeted: bool = True) -> m.Reply:
+        """Answer one request from ``peer``. Exactly one reply, always; the room's pushes go out on the side.
+
+        ``greeted``: whether the connection said hello (the network shell's connections say it first; a caller in
+        the same process is greeted). What the peer's state takes is read once from the acceptance table
+        (``accepts.ACCEPTS``); a seated peer's game action is judged for its own form first (protocol section 7:
+        the seat, then the fields, then the state)."""
+        self.now = now
+        kind = request.kind
+        state = accepts.state_of(peer, greeted)
+        verdict = accepts.verdict(state, kind)
+        unfit = self._unfit(peer, request) if kind in games.ACTION_KINDS and state in accepts.SEATED else None
+        if unfit is not None:
+            reply = unfit
+        elif verdict is accepts.TAKE or (verdict is accepts.HOST and self._hosts(peer)):
+            reply = self._handlers[kind](peer, request, now)
+        elif verdict is accepts.HOST:
+            reply = accepts.NOT_HOST.reply(request.id)
+        else:
+            assert isinstance(verdict, accepts.Refusal)
+            reply = verdict.reply(request.id)
+        if peer.room is not None and kind != p.PING:
+            peer.room.last_active = now
+        return reply
+
+    @staticmethod
+    def _hosts(peer: Peer) -> bool:
+        room = peer.room
+        return room is not None and room.host_now() == peer.seat
+
+    @staticmethod
+    def _unfit(peer: Peer, request: m.Request) -> m.Reply | None:
+        """Why a seated peer's game action does not fit its table, whatever the table's state: fields that do not
+        fit the action (judged at the edge, ``request.invalid``), or another game's action."""
+        if request.invalid is not None:
+            code = getattr(request.invalid, "code", p.BAD_REQUEST)
+            return m.Error(request.id, code, str(request.invalid))
+        room = peer.room
+        assert room is not None
+        game = games.game_of(request.body)
+        assert game is not None
+        if game is not room.game:
+            # Another game's action: refused by the table's game, in its words (``unknown_action`` in both games).
+            return m.refused(
+                request.id,
+                a.Reason.UNKNOWN_ACTION,
+                f"{request.kind} is a {game.title} action; this table plays {room.game.title}",
+            )
+        return None
+
+    def _hello(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """The connection's first request: the protocol's version agreed on, the player's name, the lobby's list."""
+        hello = request.body
+        assert isinstance(hello, m.Hello)
+        if hello.version != p.PROTOCOL_VERSION:
+            return m.refused(
+                request.id,
+                p.INCOMPATIBLE_VERSION,
+                f"this server speaks protocol {p.PROTOCOL_VERSION}; the client speaks {hello.version}",
+            )
+        peer.name = hello.name
+        self.watchers.add(peer)
+        return m.Ok(
+            request.id,
+            m.Welcome(
+                version=p.PROTOCOL_VERSION,
+                server="quatro",
+                profiles=tuple(sorted(self.profiles)),
+                tables=self.listing(),
+                games=tuple(games.GAMES),
+            ),
+        )
+
+    def _ping(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        return m.Ok(request.id)
+
+    def _resync(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """A snapshot of the seat's view, for a client that doubts its state (protocol 2). It comes before the ok."""
+        room, seat = peer.room, peer.seat
+        assert room is not None and seat is not None
+        room.publish([], now, snapshot_for=seat)
+        return m.Ok(request.id)
+
+    def _list_tables(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        return m.Ok(request.id, m.Tables(self.listing()))
+
+    def _create_table(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.CreateTable)
+        game = games.GAMES.get(f.game or DEFAULT_GAME.name)
+        if game is None:
+            return m.refused(request.id, p.UNKNOWN_GAME, f"games here: {', '.join(games.GAMES)}")
+        if f.players is None and game.players_required:  # a malformed request, as when players was required by all
+            return m.Error(request.id, p.BAD_REQUEST, f"create_table: players: required for a {game.title} table")
+        players = game.seats(f.players)
+        if isinstance(players, str):
+            return m.refused(request.id, p.BAD_REQUEST, players)
+        timing_name = f.timing or self.default_timing
+        if timing_name not in self.profiles:
+            return m.refused(request.id, p.BAD_TIMING, f"timing profiles here: {', '.join(self.profiles)}")
+        origin = getattr(peer, "origin", None)
+        if origin is not None and sum(r.origin == origin for r in self.rooms.values()) >= self.max_tables_per_address:
+            return m.refused(
+                request.id, p.TOO_MANY_TABLES, f"your address already has {self.max_tables_per_address} open tables"
+            )
+        if len(self.rooms) >= self.max_tables:
+            return m.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
+        room = Room(
+            id=next(self._ids),
+            players=players,
+            timing_name=timing_name,
+            timing=self.profiles[timing_name],
+            password=None if f.password is None else hash_password(f.password),
+            rng=self._rng(),
+            seats=[Seat() for _ in range(players)],
+            origin=origin,
+            abandon_after=self.abandon_after,
+            unstarted_abandon_after=self.unstarted_abandon_after,
+            game=game,
+            last_active=now,  # its creator is active now: the list pushed as it is seated must not call it idle
+        )
+        if self.journal is not None:
+            self.journal.add_table(
+                room.id, game=game.name, players=room.players, timing_name=room.timing_name, timing=room.timing,
+                password=room.password, host=room.host, scores=game.no_scores(room.players),
+            )
+            room.recorder = Recorder(self.journal, room.id, game.journal)
+        self.rooms[room.id] = room
+        self.on_room_created(room)
+        secret = self._seat(peer, room, 0)
+        log.info("table_created table=%d game=%s players=%d timing=%s", room.id, game.name, room.players, timing_name)
+        return m.Ok(request.id, m.Seated(room.id, 0, secret))
+
+    def _join(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.Join)
+        room = self.rooms.get(f.table)
+        if room is None:
+            return m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
+        # A started table says so before any password is checked: nothing to guess at, nothing to learn.
+        if room.table is not None:
+            return accepts.MATCH_STARTED.reply(request.id)
+        if room.password is not None:
+            refusal = self._check_password(peer, room, f.password, now, request.id)
+            if refusal is not None:
+                return refusal
+        seat = f.seat
+        if seat is not None:
+            if not 0 <= seat < room.players:
+                return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
+            if not room.seats[seat].empty:
+                return m.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
+        else:
+            team = f.team
+            if team is not None and not 0 <= team < seating.team_count(room.players):
+                return m.refused(request.id, p.BAD_REQUEST, f"teams are 0 to {seating.team_count(room.players) - 1}")
+            seat = room.free_seat(team)
+            if seat is None:
+                return m.refused(request.id, p.TABLE_FULL, "no free seat" + ("" if team is None else " in that team"))
+        secret = self._seat(peer, room, seat)
+        return m.Ok(request.id, m.Seated(room.id, seat, secret))
+
+    def _check_password(
+        self, peer: Peer, room: Room, password: str | None, now: float, request_id: int
+    ) -> m.Reply | None:
+        """None when the password is right; otherwise the refusal: ``rate_limited`` while this address or this
+        table must wait after too many misses (the guess is not even looked at), else ``bad_password``."""
+        assert room.password is not None
+        origin = getattr(peer, "origin", None)
+        wait = max(self.guesses_by_address.wait(origin, now), self.guesses_by_table.wait(room.id, now))
+        if wait > 0:
+            return m.refused(request_id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
+        if password_matches(room.password, password or ""):
+            self.guesses_by_address.forget(origin)
+            return None
+        self.guesses_by_address.missed(origin, now)
+        self.guesses_by_table.missed(room.id, now)
+        log.debug("bad_password table=%d", room.id)
+        return m.refused(request_id, p.BAD_PASSWORD, "wrong or missing password")
+
+    def _seat(self, peer: Peer, room: Room, seat: int) -> str:
+        secret = room.sit(seat, peer, peer.name)
+        room.idle_since = None
+        peer.room, peer.seat = room, seat
+        self.watchers.discard(peer)
+        log.debug("seat_taken table=%d seat=%d", room.id, seat)
+        room.broadcast_seating()
+        self.announce()
+        assert secret is not None
+        return secret
+
+    def _rejoin(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.Rejoin)
+        room = self.rooms.get(f.table)
+        seat = None if room is None else room.seat_of_secret(f.secret)
+        if room is None or seat is None:
+            # One answer for a wrong table and a wrong secret: nothing to learn by probing.
+            return m.refused(request.id, p.BAD_SECRET, "no seat with that secret at that table")
+        s = room.seats[seat]
+        if s.peer is not None and s.peer is not peer:
+            if not f.takeover:
+                # The seat is in play from another connection: replace it only when the rejoiner says so,
+                # so that a second terminal never throws the first out unasked.
+                return m.refused(request.id, p.SEAT_IN_USE, "this seat is in play from another connection")
+            old = s.peer
+            old.room = old.seat = None
+            old.send(to_wire(m.Bye(m.BYE_REPLACED, "this seat was taken over by a new connection")))
+            old.close("replaced")
+        s.peer, s.name, s.synced = peer, peer.name, False
+        room.idle_since = None
+        peer.room, peer.seat = room, seat
+        self.watchers.discard(peer)
+        log.debug("seat_rejoined table=%d seat=%d", room.id, seat)
+        if room.table is not None:
+            outcome = room.act(seat, a.Connect(), now)
+            room.publish(outcome.events, now, snapshot_for=seat)  # also tells the seating (seat_connected)
+            if not outcome.events:
+                room.broadcast_seating()  # a replaced connection: the seat never looked disconnected
+        else:
+            if room.host is None:
+                room.host = seat
+            room.broadcast_seating()
+        return m.Ok(request.id, m.Rejoined(room.id, seat))
+
+    def detach(self, peer: Peer, now: float, leaving: bool) -> None:
+        """``peer`` leaves its seat (``leaving``) or its connection dropped. In a match, the seat stays (R19)."""
+        self.watchers.discard(peer)
+        self._chatted.pop(peer, None)
+        room, seat = peer.room, peer.seat
+        if room is None or seat is None:
+            return
+        peer.room = peer.seat = None
+        s = room.seats[seat]
+        if s.peer is not peer:
+            return
+        s.peer, s.synced = None, False
+        if room.table is None and leaving:
+            room.seats[seat] = Seat()  # before the match, leaving frees the seat (and voids its secret)
+        if room.table is None:
+            if room.host == seat:
+                room.lobby_host_leaves()
+            room.broadcast_seating()
+        else:
+            room.publish(room.act(seat, a.Disconnect(), now).events, now)
+        log.debug("seat_left table=%d seat=%d leaving=%s", room.id, seat, leaving)
+        if not room.humans_connected():
+            room.idle_since = now
+            room.on_change()  # the timer task learns the room's new deadline
+        if room.expired(now):
+            self.close(room)  # tells the lobby
+        else:
+            self.announce()
+
+    def close(self, room: Room) -> None:
+        """Remove a room: its timer task sees it gone and stops."""
+        if self.rooms.pop(room.id, None) is not None:
+            log.info("table_closed table=%d", room.id)
+            if room.recorder is not None:
+                room.recorder.closed()
+            room.on_change()
+            self.announce()
+
+    def _leave(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        self.detach(peer, now, leaving=True)
+        self.watchers.add(peer)
+        return m.Ok(request.id)
+
+    def _rename(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        assert isinstance(request.body, m.Rename)
+        peer.name = request.body.name
+        if peer.room is not None and peer.seat is not None:
+            peer.room.seats[peer.seat].name = peer.name
+            peer.room.broadcast_seating()
+        return m.Ok(request.id, m.Renamed(peer.name))
+
+    def _add_bot(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.AddBot)
+        room = peer.room
+        assert room is not None
+        game = room.game
+        level = f.level or game.default_level
+        if level not in game.levels:
+            return m.refused(request.id, p.BAD_LEVEL, f"{game.title} bot levels: {', '.join(game.levels)}")
+        seat = f.seat
+        if seat is None:
+            seat = room.free_seat()
+            if seat is None:
+                return m.refused(request.id, p.TABLE_FULL, "no free seat")
+        elif not 0 <= seat < room.players:
+            return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
+        elif not room.seats[seat].empty:
+            return m.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
+        room.sit(seat, None, f"{level}-bot-{seat}", bot=game.make_bot(level, random.Random(room.rng.getrandbits(64))))
+        room.broadcast_seating()
+        self.announce()
+        return m.Ok(request.id, m.BotAdded(seat))
+
+    def _remove_bot(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        assert isinstance(request.body, m.RemoveBot)
+        room = peer.room
+        assert room is not None
+        seat = request.body.seat
+        if not 0 <= seat < room.players or room.seats[seat].bot is None:
+            return m.refused(request.id, p.NOT_A_BOT, f"seat {seat} holds no bot")
+        room.seats[seat] = Seat()
+        room.broadcast_seating()
+        self.announce()
+        return m.Ok(request.id)
+
+    def _start(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        room = peer.room
+        assert room is not None
+        if any(s.empty for s in room.seats):
+            return m.refused(request.id, p.SEATS_EMPTY, "every seat needs a player or a bot")
+        room.start(now)
+        log.info("match_started table=%d", room.id)
+        self.announce()
+        return m.Ok(request.id)
+
+    def _move(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """Before the match, to another free seat of the same table: friends choose to sit as partners (R1)."""
+        f = request.body
+        assert isinstance(f, m.Move)
+        room, old = peer.room, peer.seat
+        assert room is not None and old is not None
+        if not 0 <= f.seat < room.players:
+            return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
+        if f.seat != old:
+            if not room.seats[f.seat].empty:
+                return m.refused(request.id, p.SEAT_TAKEN, f"seat {f.seat} is taken")
+            room.seats[f.seat], room.seats[old] = room.seats[old], Seat()
+            if room.host == old:
+                room.host = f.seat
+            peer.seat = f.seat
+            room.broadcast_seating()
+            self.announce()
+        return m.Ok(request.id, m.Moved(f.seat))
+
+    def _chat(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """A line to the lobby, or to one's table in its waiting room, at a break or after the match; never
+        while a team signs or plays, where it would carry signals (R11: the channel is the only one)."""
+        f = request.body
+        assert isinstance(f, m.Chat)
+        room = peer.room
+        if room is not None and room.table is not None and not room.game.chat_open(room.table):
+            return m.refused(request.id, p.CHAT_CLOSED, "no chat during a round: it would carry signals")
+        last = self._chatted.get(peer)
+        if last is not None and now < last + p.CHAT_INTERVAL:
+            return m.refused(request.id, p.RATE_LIMITED, "one chat line a second", last + p.CHAT_INTERVAL - now)
+        self._chatted[peer] = now
+        if room is None or peer.seat is None:
+            line, listeners = m.ChatLine(None, None, peer.name, f.text), list(self.watchers)
+        else:
+            name = room.seats[peer.seat].name or peer.name
+            line = m.ChatLine(room.id, peer.seat, name, f.text)
+            listeners = [s.peer for s in room.seats if s.peer is not None]
+        message = to_wire(line)
+        for listener in listeners:
+            listener.send(message)
+        return m.Ok(request.id)
+
+    def _rematch(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """The match is over: the host plays it again with the same seats (bots, and players who are gone
+        start disconnected, as at any start)."""
+        room = peer.room
+        assert room is not None
+        room.start(now)
+        log.info("match_restarted table=%d", room.id)
+        self.announce()
+        return m.Ok(request.id)
+
+    def _act(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """A game action from a seat of a table whose match has started (its form was judged: ``_unfit``)."""
+        room, seat = peer.room, peer.seat
+        assert room is not None and seat is not None
+        action = request.body
+        outcome = room.act(seat, action, now)
+        room.publish(outcome.events, now)
+        if outcome.refusal is not None:
+            log.debug("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
+            return room.game.refused(request.id, action, outcome.refusal)
+        return m.Ok(request.id)
+
