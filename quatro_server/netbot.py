@@ -63,8 +63,8 @@ AnyBot: TypeAlias = "Bot | QuartoBot"
 #: A seat's view, of either game.
 AnyView = SeatView | q.QuartoView
 #: The bot levels of each game (a Quatro bot may also be a class of your own, ``module:Class``).
-GAME_LEVELS: dict[str, tuple[str, ...]] = {p.QUATRO: LEVELS, p.QUARTO: q.LEVELS}
-GAME_DEFAULT_LEVEL: dict[str, str] = {p.QUATRO: DEFAULT_LEVEL, p.QUARTO: q.DEFAULT_LEVEL}
+GAME_LEVELS: dict[str, tuple[str, ...]] = {p.QUATRO: LEVELS, q.NAME: q.LEVELS}
+GAME_DEFAULT_LEVEL: dict[str, str] = {p.QUATRO: DEFAULT_LEVEL, q.NAME: q.DEFAULT_LEVEL}
 
 #: Seconds to wait for the reply to one request before giving the connection up.
 REPLY_TIMEOUT = 10.0
@@ -155,7 +155,7 @@ class _Client:
         elif isinstance(event, ServerError):
             log.warning("server error: %s %s", event.why, event.reply)
 
-    def _update(self, update: m.Update | m.QuartoUpdate, view: AnyView) -> None:
+    def _update(self, update: m.Update | q.QuartoUpdate, view: AnyView) -> None:
         if update.events:
             self.bot.observe(list(update.events))  # type: ignore[arg-type]  # the table's game is the bot's
             # A Quatro round, or a Quarto game, ended: ``--rounds`` counts them.
@@ -230,14 +230,14 @@ async def _take_seat(
                 reply = await client.request(m.Join(entry.table))
                 if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated):
                     return reply.payload, False
-        if game == p.QUARTO:
-            request = m.CreateTable(None, timing, game=p.QUARTO)
+        if game == q.NAME:
+            request = m.CreateTable(None, timing, game=q.NAME)
         else:
             request = m.CreateTable(players, timing)
         created = _expect_ok(await client.request(request), "create a table")
         assert isinstance(created, m.Seated)
         if against is not None:
-            seats = q.SEATS if game == p.QUARTO else players
+            seats = q.SEATS if game == q.NAME else players
             for _ in range(seats - 1):
                 _expect_ok(await client.request(m.AddBot(level=against)), f"add a {against} bot")
         return created, True
@@ -325,7 +325,7 @@ async def run_bot(
     it is seated, so that several bots can be seated one after another at the same table. ``level`` is the game's
     default when not given; ``against`` fills the other seats of a table this bot creates with server bots."""
     level = level or GAME_DEFAULT_LEVEL[game]
-    if game == p.QUARTO:
+    if game == q.NAME:
         # Quarto's search and its tables (9 MB, 0.1 s to build) load with a Quarto bot, not with every server's
         # command line, which builds this command's parser.
         from quatro_server.quarto_bots import make_quarto_bot
