@@ -85,7 +85,7 @@ def _bots_table(lobby: Lobby, now: float, placed: list[int]) -> Room:
     def ask(body: m.RequestBody) -> m.Reply:
         return lobby.handle(host, m.Request(next(ids), body.kind, body), now)
 
-    seated = ask(m.CreateTable(game=p.QUARTO))
+    seated = ask(m.CreateTable(game=q.NAME))
     assert isinstance(seated, m.Ok) and isinstance(seated.payload, m.Seated), seated
     room = lobby.rooms[seated.payload.table]
     assert isinstance(ask(m.AddBot(level="perfect")), m.Ok)

@@ -252,7 +252,7 @@ _QUARTO_LOBBY_PHASE = {
 
 class QuartoBatch:
     """A batch of a Quarto table's events: every seat sees all of them (Quarto hides nothing), and every update
-    carries the seat's full view beside them (``quatro_shared.messages.QuartoUpdate``)."""
+    carries the seat's full view beside them (``quatro_shared.quarto.QuartoUpdate``)."""
 
     __slots__ = ("table_id", "table", "events", "now", "_all")
 
@@ -269,13 +269,13 @@ class QuartoBatch:
     def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         events = tuple(self.events[k] for k in seen)
         view = quarto_engine.view(self.table, seat, self.now)
-        return encode(to_wire(m.QuartoUpdate(self.table_id, seq, snapshot, events, view)))
+        return encode(to_wire(q.QuartoUpdate(self.table_id, seq, snapshot, events, view)))
 
 
 class QuartoGame(Game):
     """Quarto (Q1–Q7): two seats, a 4x4 board, 16 pieces; nothing hidden."""
 
-    name = p.QUARTO
+    name = q.NAME
     title = "Quarto"
     actions = q.PLAYER_ACTIONS
     levels = q.LEVELS

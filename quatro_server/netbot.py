@@ -33,6 +33,7 @@ from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.addresses import parse_address
+from quatro_shared.games import CONTRACTS
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.client import (
     Answered,
@@ -46,7 +47,6 @@ from quatro_shared.client import (
 )
 from quatro_shared.framing import ProtocolError
 from quatro_shared.views import Phase, SeatView
-from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
 from quatro_server.logs import LOG_LEVELS, configure as configure_logging
 from quatro_server.bots import Bot, is_outside_bot, load_bot_class, make_bot
@@ -62,9 +62,10 @@ RECEIVE_BYTES = 65536
 AnyBot: TypeAlias = "Bot | QuartoBot"
 #: A seat's view, of either game.
 AnyView = SeatView | q.QuartoView
-#: The bot levels of each game (a Quatro bot may also be a class of your own, ``module:Class``).
-GAME_LEVELS: dict[str, tuple[str, ...]] = {p.QUATRO: LEVELS, p.QUARTO: q.LEVELS}
-GAME_DEFAULT_LEVEL: dict[str, str] = {p.QUATRO: DEFAULT_LEVEL, p.QUARTO: q.DEFAULT_LEVEL}
+#: The bot levels of each game, and the level of a bot with none named: its contract's (a Quatro bot may also be a
+#: class of your own, ``module:Class``).
+GAME_LEVELS: dict[str, tuple[str, ...]] = {name: contract.levels for name, contract in CONTRACTS.items()}
+GAME_DEFAULT_LEVEL: dict[str, str] = {name: contract.default_level for name, contract in CONTRACTS.items()}
 
 #: Seconds to wait for the reply to one request before giving the connection up.
 REPLY_TIMEOUT = 10.0
@@ -155,7 +156,7 @@ class _Client:
         elif isinstance(event, ServerError):
             log.warning("server error: %s %s", event.why, event.reply)
 
-    def _update(self, update: m.Update | m.QuartoUpdate, view: AnyView) -> None:
+    def _update(self, update: m.Update | q.QuartoUpdate, view: AnyView) -> None:
         if update.events:
             self.bot.observe(list(update.events))  # type: ignore[arg-type]  # the table's game is the bot's
             # A Quatro round, or a Quarto game, ended: ``--rounds`` counts them.
@@ -230,15 +231,16 @@ async def _take_seat(
                 reply = await client.request(m.Join(entry.table))
                 if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated):
                     return reply.payload, False
-        if game == p.QUARTO:
-            request = m.CreateTable(None, timing, game=p.QUARTO)
+        sizes = CONTRACTS[game].seats
+        if len(sizes) == 1:
+            players = sizes[0]  # a game of one table size: nothing to ask
+            request = m.CreateTable(None, timing, game=game)
         else:
-            request = m.CreateTable(players, timing)
+            request = m.CreateTable(players, timing, game=None if game == p.QUATRO else game)
         created = _expect_ok(await client.request(request), "create a table")
         assert isinstance(created, m.Seated)
         if against is not None:
-            seats = q.SEATS if game == p.QUARTO else players
-            for _ in range(seats - 1):
+            for _ in range(players - 1):
                 _expect_ok(await client.request(m.AddBot(level=against)), f"add a {against} bot")
         return created, True
     listed = next((entry for entry in listing.tables if entry.table == table), None)
@@ -325,7 +327,7 @@ async def run_bot(
     it is seated, so that several bots can be seated one after another at the same table. ``level`` is the game's
     default when not given; ``against`` fills the other seats of a table this bot creates with server bots."""
     level = level or GAME_DEFAULT_LEVEL[game]
-    if game == p.QUARTO:
+    if game == q.NAME:
         # Quarto's search and its tables (9 MB, 0.1 s to build) load with a Quarto bot, not with every server's
         # command line, which builds this command's parser.
         from quatro_server.quarto_bots import make_quarto_bot
@@ -413,8 +415,9 @@ def _level(text: str) -> str:
             load_bot_class(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
-    elif text not in LEVELS and text not in q.LEVELS:
-        raise argparse.ArgumentTypeError(f"levels: {', '.join(LEVELS)} (Quatro), {', '.join(q.LEVELS)} (Quarto), or module:Class")
+    elif not any(text in contract.levels for contract in CONTRACTS.values()):
+        every = ", ".join(f"{', '.join(contract.levels)} ({contract.title})" for contract in CONTRACTS.values())
+        raise argparse.ArgumentTypeError(f"levels: {every}, or module:Class")
     return text
 
 
@@ -427,8 +430,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--level",
         default=None,
         type=_level,
-        help=f"bot level: Quatro {', '.join(LEVELS)}, or a bot of your own, module:Class (default {DEFAULT_LEVEL}); "
-        f"Quarto {', '.join(q.LEVELS)} (default {q.DEFAULT_LEVEL})",
+        help="bot level: "
+        + "; ".join(f"{c.title} {', '.join(c.levels)} (default {c.default_level})" for c in CONTRACTS.values())
+        + "; or a Quatro bot of your own, module:Class",
     )
     parser.add_argument(
         "--against",

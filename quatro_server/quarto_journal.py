@@ -16,7 +16,7 @@ from typing import Any
 
 from quatro_shared import actions as a
 from quatro_shared import quarto as q
-from quatro_shared.wire import WireError, quarto_action_from_wire, to_wire
+from quatro_shared.wire import WireError, codec, to_wire
 
 from quatro_server.journal.codec import Notes, Opening, json_text
 from quatro_server.journal.saved import SavedTable
@@ -24,6 +24,8 @@ from quatro_server.quarto import QuartoTable
 from quatro_server.timing import Timing
 
 #: The events that change more than the play: a game's end scores, the match's end closes the table.
+#: How Quarto's actions read back from the journal: the contract's own wire reading.
+_WIRE = codec(q.CONTRACT)
 _NOTABLE = frozenset({q.GameEnded, q.MatchOver})
 
 
@@ -54,7 +56,7 @@ class QuartoCodec:
         if kind == a.Disconnect.kind:
             return a.Disconnect()
         try:
-            return quarto_action_from_wire(data)
+            return _WIRE.action(data)
         except WireError as exc:
             raise ValueError(str(exc)) from exc
 

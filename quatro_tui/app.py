@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from quatro_shared import exits
 from quatro_shared import messages as m
+from quatro_shared import games
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
@@ -158,7 +159,7 @@ class QuatroApp(App[str | None]):
         #: The timing profiles the server offers (its hello says; a server started with ``--timing FILE`` adds one).
         self.profiles: list[str] = list(PROFILE_NAMES)
         #: The games the server hosts (its hello says; a server from before Quarto: Quatro alone).
-        self.games: list[str] = list(p.GAMES)
+        self.games: list[str] = list(games.names())
         #: ASCII mode draws ASCII borders too (quatro.tcss, ``.-ascii``).
         self.set_class(self.game.ascii_only, "-ascii")
         self._scrollbar_renderer: type[ScrollBarRender] | None = None
@@ -283,7 +284,7 @@ class QuatroApp(App[str | None]):
 
     async def _set_up_play(self, plan: Play) -> None:
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
-        if plan.game == p.QUARTO:
+        if plan.game == q.NAME:
             await self._set_up_quarto(plan)
             return
         reply = await self.request(m.CreateTable(plan.players, self.table_timing(plan.timing)))
@@ -306,13 +307,13 @@ class QuatroApp(App[str | None]):
 
     async def _set_up_quarto(self, plan: Play) -> None:
         """A Quarto table: oneself and a bot of ``plan.level``, the match started."""
-        reply = await self.request(m.CreateTable(timing=self.table_timing(plan.timing), game=p.QUARTO))
+        reply = await self.request(m.CreateTable(timing=self.table_timing(plan.timing), game=q.NAME))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             why = getattr(reply, "message", None) or "the connection was lost"
             self.exit(f"quatro: cannot create a Quarto table: {words.ended(why)}", return_code=1)
             return
         self.game.my_seat = reply.payload.seat
-        self.game.kind = p.QUARTO
+        self.game.kind = q.NAME
         if plan.open == 0:
             await self.request(m.AddBot(level=plan.level))
             await self.request(m.Start())
@@ -633,7 +634,7 @@ class QuatroApp(App[str | None]):
         if self.game.quarto is not None:
             return QuartoScreen
         phase = self.game.phase
-        if self.game.kind == p.QUARTO and phase is not Phase.LOBBY:
+        if self.game.kind == q.NAME and phase is not Phase.LOBBY:
             return None  # a Quarto match under way: its screen comes with the first update
         return None if phase is None else self.phase_screen(phase)
 

@@ -13,7 +13,9 @@ from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
 from quatro_shared.levels import LEVELS, PLAY_LEVEL
-from quatro_shared.protocol import DEFAULT_PORT, GAMES, MAX_NAME_LEN, MAX_PASSWORD_LEN, QUARTO, QUATRO
+from quatro_shared import games
+from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
+from quatro_shared.quarto import NAME as QUARTO
 from quatro_shared.quarto import DEFAULT_LEVEL as QUARTO_LEVEL
 from quatro_shared.quarto import LEVELS as QUARTO_LEVELS
 
@@ -110,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
 
     play = commands.add_parser("play", help="play against bots on a private server (one command, nothing else to run)")
-    play.add_argument("--game", choices=GAMES, default=QUATRO,
+    play.add_argument("--game", choices=games.names(), default=games.DEFAULT.name,
                       help="quatro (the team card game, the default) or quarto (the board game for two, against a bot)")
     play.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=4,
                       help="seats at the table (default 4; Quarto has 2)")

@@ -6,15 +6,14 @@ arrived (cut anywhere) and returns what they meant, as events:
 
 - ``Answered``: the reply to one of this client's requests, matched by ``id`` (in whatever order replies come),
   with the request it answers and an ``ok``'s payload read as that request kind defines it;
-- ``Updated``: an ``update`` in order (``seq`` checked, protocol section 11), with the seat's view as the server
-  held it when it built the update: a snapshot's, or the last one with the update's events applied and its
-  countdowns taken from the update or, when it carries none, run on from the last ones to the update's ``at``
-  (``quatro_shared.apply.Tracker``; protocol 3 sends a full view only in a snapshot, and countdowns only when they
-  changed otherwise than by time passing). Each snapshot that follows in step is also a check of the state built
-  so far;
-  a mismatch is counted in ``drift`` (and the snapshot taken as the new base). At a Quarto table every update
-  carries the seat's full view (Quarto hides nothing): ``Updated.view`` is then a ``quatro_shared.quarto.QuartoView``
-  and ``Updated.events`` Quarto's events, so a client tells the two games apart by ``isinstance``;
+- ``Updated``: an ``update`` in order (``seq`` checked, protocol section 11), with its ``game`` and the seat's view
+  as the server held it when it built the update. The update is read, and the seat's state built, through its
+  game's contract (``quatro_shared.games``; ``GameContract.follow``): a snapshot starts the state, every later
+  update advances it (Quatro: the update's events applied and its countdowns taken from it or run on to its
+  ``at``, ``quatro_shared.apply.Tracker``, since protocol 3 sends a full view only in a snapshot). Each snapshot
+  that follows in step is also a check of the state built so far; a mismatch is counted in ``drift`` (and the
+  snapshot taken as the new base). A game whose every update carries the whole view (``whole_views``) takes each
+  as a new base: a gap in its ``seq`` only means missed events, counted in ``drift``, never a resync;
 - ``ResyncNeeded``: an update went missing (a gap or a repeat, or one that cannot be read): the state can no
   longer be trusted, the I/O shell must reconnect and rejoin (``rejoin()``), which brings a snapshot. Updates
   are dropped until then;
@@ -35,12 +34,11 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from quatro_shared import games as g
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.apply import ApplyError, Tracker, apply, without_countdowns
 from quatro_shared.framing import FrameDecoder, encode
-from quatro_shared.quarto import QuartoView
-from quatro_shared.views import SeatView
+from quatro_shared.game import Follower, FollowError, GameUpdate
 from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, request_to_wire
 
 # --- what the core tells its shell ---------------------------------------------------------------------
@@ -66,23 +64,23 @@ class Answered(ClientEvent):
         return isinstance(self.reply, m.Ok)
 
 
-#: The update and the view of a Quatro table (``m.Update``, ``SeatView``) or a Quarto table's (``m.QuartoUpdate``,
-#: ``QuartoView``).
-UpdateT = TypeVar("UpdateT", m.Update, m.QuartoUpdate)
-ViewT = TypeVar("ViewT", SeatView, QuartoView)
+#: The update and the view of a table's game (its contract's ``update`` and ``view``).
+UpdateT = TypeVar("UpdateT", bound=GameUpdate)
+ViewT = TypeVar("ViewT")
 
 
 @dataclass(frozen=True, slots=True)
 class Updated(ClientEvent, Generic[UpdateT, ViewT]):
-    """An update in order: draw ``view`` (the seat's state after it), tell its events. At a Quatro table ``update``
-    is an ``Update`` and ``view`` a ``SeatView``; at a Quarto table a ``QuartoUpdate`` and a ``QuartoView``."""
+    """An update in order: draw ``view`` (the seat's state after it), tell its events. ``game`` is the table's game
+    (``quatro_shared.games.CONTRACTS``); ``update`` and ``view`` are of its contract's ``update`` and ``view`` classes."""
 
     update: UpdateT
     view: ViewT
+    game: str
 
     @property
     def events(self) -> Any:
-        """The update's events: ``quatro_shared.events``' for Quatro, ``quatro_shared.quarto``'s for Quarto."""
+        """The update's events, of its game's ``events`` classes."""
         return self.update.events
 
 
@@ -161,11 +159,11 @@ class ClientCore:
         self.seq: int | None = None
         #: Why updates are being dropped until the next snapshot (an update went missing); None when in step.
         self.resyncing: str | None = None
-        #: The seat's view as of its last update: a snapshot's, with every later update applied (at a Quarto table,
-        #: the last update's view).
-        self.view: SeatView | QuartoView | None = None
-        #: A Quatro seat's state and the instants its countdowns run to; None with no view (or a Quarto one).
-        self._tracker: Tracker | None = None
+        #: The seat's view as of its last update: a snapshot's, with every later update taken (its game's view class).
+        self.view: Any = None
+        #: The game of the seat's state (None with no view), and that state, followed through the game's contract.
+        self.contract: g.AnyContract | None = None
+        self._follower: Follower[Any, Any] | None = None
         #: Snapshots that came in step yet differed from the state built from events (each is then the new base).
         self.drift = 0
         #: The server replaced this connection at its seat: a shell must not reconnect to it.
@@ -185,7 +183,7 @@ class ClientCore:
             # before the reply, so the count restarts now.
             self.seq = None
             self.resyncing = None
-            self.view = self._tracker = None
+            self._forget()
         data = encode(request_to_wire(request_id, body))
         self.pending[request_id] = body
         self._last_sent = now
@@ -268,10 +266,9 @@ class ClientCore:
             if kind == p.UPDATE:
                 return self._lost_update(frame, None, f"an update this client cannot read ({exc.code})")
             return ServerError(frame, None, f"a {kind!r} this client cannot read: {exc}")
-        if isinstance(push, m.Update):
-            return self._update(frame, push)
-        if isinstance(push, m.QuartoUpdate):
-            return self._quarto_update(frame, push)
+        contract = g.of_update(push)
+        if contract is not None:
+            return self._update(frame, push, contract)  # type: ignore[arg-type]
         if isinstance(push, m.Seating):
             return SeatingChanged(frame, push)
         if isinstance(push, m.LobbyList):
@@ -314,51 +311,46 @@ class ClientCore:
         elif isinstance(request, m.Leave):
             self.place = None
             self.seq = None
-            self.view = self._tracker = None
+            self._forget()
 
-    def _update(self, frame: dict[str, Any], update: m.Update) -> ClientEvent | None:
-        """Check ``seq`` (section 11) and build the seat's view. A snapshot is the new base whatever its number: the
-        seat's count went on while it was away (updates written to a socket already dropped still count), so a skip
-        there is no gap; it is also the base after a gap (``resync``)."""
-        if update.snapshot:
-            if update.view is None:
-                return self._lost_update(frame, update.seq, "a snapshot without a view")
-            expected = None if self.seq is None else self.seq + 1
-            if isinstance(self.view, SeatView) and self.resyncing is None and update.seq == expected:
-                try:
-                    built = apply(self.view, update.events, None, None)
-                except ApplyError:
-                    built = None
-                if built is None or without_countdowns(built) != without_countdowns(update.view):
+    def _forget(self) -> None:
+        self.view = self._follower = self.contract = None
+
+    def _update(self, frame: dict[str, Any], update: GameUpdate, contract: g.AnyContract) -> ClientEvent | None:
+        """Check ``seq`` (section 11) and build the seat's view through the game's contract. A snapshot is the new
+        base whatever its number: the seat's count went on while it was away (updates written to a socket already
+        dropped still count), so a skip there is no gap; it is also the base after a gap (``resync``). At a game
+        whose updates carry the whole view, every update is a new base: a gap there is counted in ``drift``."""
+        expected = None if self.seq is None else self.seq + 1
+        if update.snapshot or contract.whole_views:
+            try:
+                follower = contract.follow(update)
+            except FollowError as exc:
+                return self._lost_update(frame, update.seq, str(exc))
+            in_step = update.seq == expected and self.resyncing is None
+            if update.snapshot and in_step and self._follower is not None and self.contract is contract:
+                if not self._follower.agrees(update):
                     self.drift += 1
-            self.seq, self.view, self.resyncing = update.seq, update.view, None
-            self._tracker = Tracker(update.view, update.at)
-            return Updated(frame, update, update.view)
+            elif not update.snapshot and expected is not None and update.seq != expected and self.place is not None:
+                self.drift += 1  # events missed; the view beside them is whole
+            self.seq, self.resyncing = update.seq, None
+            self.contract, self._follower, self.view = contract, follower, follower.view
+            return Updated(frame, update, follower.view, contract.name)
         if self.resyncing is not None:
             return None  # stale until a snapshot
-        if not isinstance(self.view, SeatView | None):
-            return self._lost_update(frame, update.seq, "a Quatro update at a Quarto table")
-        expected = 1 if self.seq is None else self.seq + 1
+        if self.contract is not None and self.contract is not contract:
+            return self._lost_update(frame, update.seq, f"an update of {contract.title} at a table of {self.contract.title}")
+        expected = 1 if expected is None else expected
         if update.seq != expected and self.place is not None:
             return self._lost_update(frame, update.seq, f"update {update.seq} came where {expected} was due")
-        if self.view is None or self._tracker is None:
+        if self._follower is None:
             return self._lost_update(frame, update.seq, "an update with no snapshot before it")
         try:
-            view = self._tracker.update(update.events, update.clock, update.own, update.at)
-        except ApplyError as exc:
-            return self._lost_update(frame, update.seq, f"an update that does not follow the seat's state ({exc})")
+            view = self._follower.advance(update)
+        except FollowError as exc:
+            return self._lost_update(frame, update.seq, str(exc))
         self.seq, self.view = update.seq, view
-        return Updated(frame, update, view)
-
-    def _quarto_update(self, frame: dict[str, Any], update: m.QuartoUpdate) -> ClientEvent | None:
-        """A Quarto update carries the seat's whole view (Quarto hides nothing): it replaces the state. A gap in ``seq``
-        means only that events were missed; the view beside them is complete, so the client goes on (the gap is
-        counted in ``drift``) and never needs to reconnect for it."""
-        if not update.snapshot and self.seq is not None and update.seq != self.seq + 1 and self.place is not None:
-            self.drift += 1
-        self.seq, self.view, self.resyncing = update.seq, update.view, None
-        self._tracker = None
-        return Updated(frame, update, update.view)
+        return Updated(frame, update, view, contract.name)
 
     def _lost_update(self, frame: dict[str, Any], got: int | None, why: str) -> ClientEvent | None:
         if self.resyncing is not None:

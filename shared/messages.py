@@ -18,12 +18,9 @@ from dataclasses import dataclass
 from typing import ClassVar, TypeAlias
 
 from quatro_shared import protocol as p
-from quatro_shared.actions import PLAYER_ACTIONS, Action
+from quatro_shared.actions import Action
 from quatro_shared.events import Event
-from quatro_shared.quarto import PLAYER_ACTIONS as QUARTO_ACTIONS
-from quatro_shared.quarto import Action as QuartoAction
-from quatro_shared.quarto import Event as QuartoEvent
-from quatro_shared.quarto import QuartoView
+from quatro_shared.game import GameAction
 from quatro_shared.views import Clock, OwnTimers, Phase, SeatView
 
 # --- constrained strings -----------------------------------------------------------------------------
@@ -40,7 +37,7 @@ Secret = str
 ProfileName = str
 #: A bot level's name: printable, 1 to ``MAX_LEVEL_LEN`` characters.
 LevelName = str
-#: A game's name (``quatro``, ``quarto``): printable, 1 to ``MAX_GAME_LEN`` characters.
+#: A game's name (a contract's, ``quatro_shared.games``): printable, 1 to ``MAX_GAME_LEN`` characters.
 GameName = str
 #: A chat line: printable, 1 to ``MAX_CHAT_LEN`` characters.
 ChatText = str
@@ -72,8 +69,8 @@ class ListTables(LobbyRequest):
 
 @dataclass(frozen=True, slots=True)
 class CreateTable(LobbyRequest):
-    """A new table, the creator at seat 0. ``game`` is ``quatro`` when left out; ``players`` is 4, 6 or 8 for
-    Quatro (required), 2 or left out for Quarto."""
+    """A new table, the creator at seat 0. ``game`` is ``quatro`` when left out; ``players`` is one of the game's
+    table sizes (its contract's ``seats``): 4, 6 or 8 for Quatro (required there), left out for a game of one size."""
 
     players: int | None = None
     timing: ProfileName | None = None
@@ -183,8 +180,8 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Resync,
 )
 
-#: What a client may send: a lobby request or a player action (of Quatro or of Quarto).
-RequestBody: TypeAlias = LobbyRequest | Action | QuartoAction
+#: What a client may send: a lobby request or a player action (of any game: ``quatro_shared.games``).
+RequestBody: TypeAlias = LobbyRequest | Action | GameAction
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +284,7 @@ class BotAdded(Payload):
     seat: int
 
 
-#: The payload of each request kind's ``ok``; game actions' is ``Done``.
+#: The payload of each lobby request kind's ``ok``; a game action's is ``GAME_ACTION_PAYLOAD``.
 REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.HELLO: Welcome,
     p.LIST_TABLES: Tables,
@@ -304,9 +301,9 @@ REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.CHAT: Done,
     p.PING: Done,
     p.RESYNC: Done,
-    **{cls.kind: Done for cls in PLAYER_ACTIONS},
-    **{cls.kind: Done for cls in QUARTO_ACTIONS},
 }
+#: What the ``ok`` to a game action carries (of every game): nothing.
+GAME_ACTION_PAYLOAD: type[Payload] = Done
 
 
 # --- server → client: replies ------------------------------------------------------------------------
@@ -387,21 +384,6 @@ class Update(Push):
 
 
 @dataclass(frozen=True, slots=True)
-class QuartoUpdate(Push):
-    """A Quarto table's ``update``: its events (Quarto hides nothing: a seat is sent all of them) and, in every one,
-    the seat's full ``view``: a client replaces its view with it. ``snapshot`` marks the first update a connection
-    gets at its seat (and after a rejoin or ``resync``), as for Quatro; ``seq`` counts the seat's updates."""
-
-    table: int
-    seq: int
-    snapshot: bool
-    events: tuple[QuartoEvent, ...]
-    view: QuartoView
-    game: str = p.QUARTO
-    kind: ClassVar[str] = p.UPDATE
-
-
-@dataclass(frozen=True, slots=True)
 class SeatInfo:
     """One seat as the ``table`` push shows it."""
 
@@ -423,7 +405,7 @@ class Seating(Push):
     timing: Durations
     timing_name: str
     seats: tuple[SeatInfo, ...]
-    #: The game the table plays (``quatro``, ``quarto``). Version 2.
+    #: The game the table plays (its contract's name). Version 2.
     game: str = p.QUATRO
     kind: ClassVar[str] = p.TABLE
 

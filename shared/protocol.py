@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import unicodedata
 
-from quatro_shared.actions import ACTION_KINDS
-from quatro_shared.quarto import ACTION_KINDS as QUARTO_ACTION_KINDS
-
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
 PROTOCOL_VERSION = 3
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
@@ -67,18 +64,16 @@ CHAT = "chat"
 PING = "ping"
 RESYNC = "resync"
 
-#: The requests that are not game actions. The game actions are requests too (``ACTION_KINDS``, their fields
-#: those of their ``quatro_shared.actions`` class; Quarto's ``QUARTO_ACTION_KINDS``, of ``quatro_shared.quarto``).
+#: The requests that are not game actions. Each game's player actions are requests too, one kind per action
+#: class (``quatro_shared.games.request_kinds()`` lists them all).
 LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
                                MOVE, CHAT, PING, RESYNC)
-REQUEST_KINDS: frozenset[str] = frozenset(LOBBY_KINDS) | ACTION_KINDS | QUARTO_ACTION_KINDS
 
 # --- the games a table plays (``create_table``'s ``game``, the lobby list's ``game``) --------------------
 
+#: The game a table plays when ``create_table`` names none (each game's name is its contract's,
+#: ``quatro_shared.games.CONTRACTS``).
 QUATRO = "quatro"
-QUARTO = "quarto"
-#: Every game a server hosts, the default first.
-GAMES: tuple[str, ...] = (QUATRO, QUARTO)
 
 # --- server → client ------------------------------------------------------------------------------
 

@@ -26,6 +26,13 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import ClassVar
 
+from quatro_shared import protocol as p
+from quatro_shared.game import GameContract
+from quatro_shared.messages import Push
+
+#: The game's name on the wire (``create_table``'s ``game``, the ``table`` and ``lobby`` pushes, its updates).
+NAME = "quarto"
+
 # --- Q1: material --------------------------------------------------------------------------------
 
 SIZE = 4
@@ -509,3 +516,65 @@ def placed(view: QuartoView, square: int) -> QuartoView:
         turn=None if ends else view.turn,
         step=None if ends else Step.GIVE,
     )
+
+
+# --- the update ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QuartoUpdate(Push):
+    """A Quarto table's ``update``: its events (Quarto hides nothing: a seat is sent all of them) and, in every one,
+    the seat's full ``view``: a client replaces its view with it. ``snapshot`` marks the first update a connection
+    gets at its seat (and after a rejoin or ``resync``), as for Quatro; ``seq`` counts the seat's updates."""
+
+    table: int
+    seq: int
+    snapshot: bool
+    events: tuple[Event, ...]
+    view: QuartoView
+    game: str = NAME
+    kind: ClassVar[str] = p.UPDATE
+
+
+class Follower:
+    """A Quarto seat across its updates: each carries the whole view, which replaces the last."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, update: QuartoUpdate) -> None:
+        self.view = update.view
+
+    def advance(self, update: QuartoUpdate) -> QuartoView:
+        self.view = update.view
+        return self.view
+
+    def agrees(self, snapshot: QuartoUpdate) -> bool:
+        return True  # nothing is built from events: the view is the state
+
+
+def _event_classes() -> tuple[type[Event], ...]:
+    return tuple(
+        obj
+        for obj in globals().values()
+        if isinstance(obj, type) and issubclass(obj, Event) and obj is not Event and obj.__module__ == __name__
+    )
+
+
+CONTRACT: GameContract[Action, Event, QuartoView, QuartoUpdate] = GameContract(
+    name=NAME,
+    title="Quarto",
+    seats=(SEATS,),
+    actions=PLAYER_ACTIONS,
+    events=_event_classes(),
+    view=QuartoView,
+    update=QuartoUpdate,
+    accepts=ACCEPTS,
+    legal=legal,
+    levels=LEVELS,
+    default_level=DEFAULT_LEVEL,
+    follow=Follower,
+    whole_views=True,
+    wire_names={"Phase": Phase, "Step": Step, "SeatState": SeatState, "QuartoView": QuartoView},
+    view_parts=(QuartoView, SeatState),
+    lenient=True,
+)

@@ -5,14 +5,18 @@ their string values; a ``SeatView`` gets ``"kind": "view"`` so it can be framed 
 its payload's fields beside ``kind`` and ``id``, and a lobby request leaves out its optional fields that are
 None. Coming in, this module is the one place where a peer's message is checked field by field:
 ``request_from_wire`` (the server's door: every request, lobby request or game action),
-``push_from_wire`` and ``reply_from_wire`` (the clients' doors), and ``action_from_wire``,
-``event_from_wire`` and ``view_from_wire`` for the game's own types. Anything that does not fit raises
-``WireError`` with a stable ``code`` and a message naming the field (or, for a request, the protocol's
-``RequestError``).
+``push_from_wire`` and ``reply_from_wire`` (the clients' doors), and, for a game's own types, its codec
+(``codec(contract)``: ``action``, ``event``, ``view``, ``update``; ``action_from_wire``, ``event_from_wire`` and
+``view_from_wire`` are the default game's). Anything that does not fit raises ``WireError`` with a stable
+``code`` and a message naming the field (or, for a request, the protocol's ``RequestError``).
+
+No game is named here: a game action is read by its kind through the game that declares it, and an ``update`` by
+its ``game`` (the default game's when left out), each through the game's contract in ``quatro_shared.games``.
 
 Nothing is listed twice: the fields and their types are read from the dataclasses themselves (their
 annotations, such as ``Card``, ``Name``, ``Sign | None`` or ``tuple[int, ...]``), so a new message, or a
-new field, is checked as soon as it is declared. A type this module does not know fails at import.
+new field, is checked as soon as it is declared. A type this module does not know fails when its schema is
+first built (at import for the shared messages, on a game's first use for its own).
 """
 
 from __future__ import annotations
@@ -20,23 +24,25 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-from quatro_shared import actions, events
-from quatro_shared import quarto as q
+from quatro_shared import actions
+from quatro_shared import games as g
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.actions import ACTION_KINDS, PLAYER_ACTIONS, Action, Reason
+from quatro_shared.actions import Action, Reason
 from quatro_shared.cards import is_card
 from quatro_shared.events import Event
+from quatro_shared.game import GameContract
+from quatro_shared.quatro import CONTRACT as _DEFAULT
 from quatro_shared.signs import is_sign
 from quatro_shared.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 
-#: The ``kind`` of a framed view. Views carry no ``kind`` of their own.
+#: The ``kind`` of a framed view of the default game. Its views carry no ``kind`` of their own.
 VIEW_KIND = "view"
+assert _DEFAULT.view_kind == VIEW_KIND
 
-#: Actions that only the server may issue for a seat (R19). A peer sending one is refused like an unknown kind.
-SERVER_ONLY_ACTIONS: tuple[type[Action], ...] = (actions.Connect, actions.Disconnect)
 
 #: Longest rendering of a bad value quoted in an error message: enough to recognise it, never a flood.
 _QUOTE_CHARS = 40
@@ -111,7 +117,11 @@ _PLANS: dict[type, _Plan] = {}
 
 
 def _plan(cls: type) -> _Plan:
-    kind = VIEW_KIND if cls is SeatView else None if issubclass(cls, m.Payload) else getattr(cls, "kind", None)
+    owner = _owner(cls)
+    if owner is not None and cls is owner.view:
+        kind = owner.view_kind
+    else:
+        kind = None if issubclass(cls, m.Payload) else getattr(cls, "kind", None)
     where = cls.__name__
     names = _names_for(cls)
     fields = tuple((f.name, _encoder(_parse(f.type, f"{where}.{f.name}", names))) for f in dataclasses.fields(cls))
@@ -137,7 +147,7 @@ def _encoder(spec: _Spec) -> Encoder | None:
         return lambda value: [x if item is None or x is None else item(x) for item, x in zip(items, value)]
     if isinstance(inner, type) and issubclass(inner, Enum):
         return _enum_value
-    if inner in _NESTED or inner in ("Event", "QuartoEvent"):
+    if _is_nested(inner) or isinstance(inner, _EventsOf):
         return to_wire
     return None
 
@@ -266,8 +276,9 @@ class _Schema:
         self.names = frozenset(name for name, _, _ in self.fields)
         kind = getattr(cls, "kind", None)
         self.described = f'"{kind}"' if kind else cls.__name__
-        #: A view framed inside an update keeps its ``"kind": "view"``.
-        self.kinded = cls is SeatView
+        #: A view framed inside an update keeps its ``"kind"`` (``"view"``), where its game frames views.
+        owner = _owner(cls)
+        self.kinded = owner is not None and cls is owner.view and owner.view_kind is not None
 
     def build(self, data: Any, top: bool = False) -> Any:
         """The dataclass from ``data``; a top-level message may also hold its ``"kind"``."""
@@ -317,7 +328,6 @@ _BASE: dict[str, Any] = {
     "LevelName": "LevelName",
     "ChatText": "ChatText",
     "Durations": "Durations",
-    "Event": "Event",
     "Phase": Phase,
     "Reason": Reason,
     "SeatState": SeatState,
@@ -329,25 +339,46 @@ _BASE: dict[str, Any] = {
     "TableSummary": m.TableSummary,
     "SeatInfo": m.SeatInfo,
     "GameName": "GameName",
-    "QuartoView": q.QuartoView,
-    "QuartoEvent": "QuartoEvent",
 }
-#: Quarto's own classes (``quatro_shared.quarto``) name their phase, step and seat state as Quatro's do: their
-#: annotations are read with these names in place of Quatro's.
-_QUARTO_BASE: dict[str, Any] = {**_BASE, "Phase": q.Phase, "Step": q.Step, "SeatState": q.SeatState}
-_NESTED = (
-    SeatState, VoteState, RoundSummary, SeatView, Clock, OwnTimers, m.TableSummary, m.SeatInfo, q.SeatState, q.QuartoView
-)
-#: Nested classes of the server's own messages, read leniently by a client (keys it does not know are skipped).
-_LENIENT = (m.TableSummary, m.SeatInfo, q.SeatState, q.QuartoView)
+#: Nested classes of the lobby's own messages, read leniently by a client (keys it does not know are skipped).
+#: Each game's nested classes are its contract's ``view_parts``.
+_LOBBY_NESTED = (m.TableSummary, m.SeatInfo)
 
 #: A parsed annotation: ("optional", spec), ("tuple", spec), ("fixed", (spec, ...)) for ``tuple[X, Y]``, or
 #: ("base", what ``_BASE`` maps the name to).
 _Spec = tuple[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class _EventsOf:
+    """What ``Event`` stands for in a game's own annotations (its update's ``events``): that game's events."""
+
+    game: str
+
+
+def _owner(cls: type) -> GameContract[Any, Any, Any, Any] | None:
+    """The game whose own class ``cls`` is, if any."""
+    for contract in g.CONTRACTS.values():
+        if contract.owns(cls):
+            return contract
+    return None
+
+
+def _is_nested(inner: Any) -> bool:
+    return isinstance(inner, type) and (inner in _LOBBY_NESTED or any(inner in c.view_parts for c in g.CONTRACTS.values()))
+
+
+def _is_lenient(inner: type) -> bool:
+    owner = _owner(inner)
+    return inner in _LOBBY_NESTED or (owner is not None and owner.lenient)
+
+
 def _names_for(cls: type) -> dict[str, Any]:
-    return _QUARTO_BASE if cls.__module__ == q.__name__ else _BASE
+    """The names a class's annotations use: the shared ones, and for a game's own class its game's in their place."""
+    owner = _owner(cls)
+    if owner is None:
+        return _BASE
+    return {**_BASE, **owner.wire_names, "Event": _EventsOf(owner.name)}
 
 
 def _parse(annotation: object, where: str, names: dict[str, Any] = _BASE) -> _Spec:
@@ -412,45 +443,35 @@ def _converter(spec: _Spec, absent_only: bool = False) -> Converter:
     if shape == "optional":
         return _converter(inner) if absent_only else _optional(_converter(inner))
     if shape == "tuple":
-        if inner == ("base", "Event"):
-            return _known_events
-        if inner == ("base", "QuartoEvent"):
-            return _known_quarto_events
+        if inner[0] == "base" and isinstance(inner[1], _EventsOf):
+            return _known_events(inner[1].game)
         return _tuple_of(_converter(inner))
     if shape == "fixed":
         return _fixed_tuple(tuple(_converter(spec) for spec in inner))
     if isinstance(inner, type) and issubclass(inner, Enum):
         return _enum(inner)
-    if inner in _NESTED:
-        return _Schema(inner, lenient=inner in _LENIENT).build
+    if _is_nested(inner):
+        return _Schema(inner, lenient=_is_lenient(inner)).build
     return _BASE_CONVERTERS[inner]()
 
 
-def _known_events(value: Any) -> tuple[Event, ...]:
-    """An update's events: the ones this side knows and can read. One it cannot (a newer server's) is left out,
-    never the update: the view beside them holds everything a client needs."""
-    if type(value) not in (list, tuple):
-        raise _Refused("bad_field", f"expected an array, got {quote(value)}")
-    out = []
-    for item in value:
-        try:
-            out.append(event_from_wire(item))
-        except WireError:
-            continue
-    return tuple(out)
+def _known_events(game: str) -> Converter:
+    """An update's events, of its game: the ones this side knows and can read. One it cannot (a newer server's) is
+    left out, never the update: the view beside them (or the snapshot that follows) holds what a client needs."""
 
+    def convert(value: Any) -> tuple[Any, ...]:
+        if type(value) not in (list, tuple):
+            raise _Refused("bad_field", f"expected an array, got {quote(value)}")
+        events = _codec_of(game).events
+        out = []
+        for item in value:
+            try:
+                out.append(_schema_for(item, events, "an event").build_message(item))
+            except WireError:
+                continue
+        return tuple(out)
 
-def _known_quarto_events(value: Any) -> tuple[q.Event, ...]:
-    """A Quarto update's events, as ``_known_events``: one this side cannot read is left out (the view has it all)."""
-    if type(value) not in (list, tuple):
-        raise _Refused("bad_field", f"expected an array, got {quote(value)}")
-    out = []
-    for item in value:
-        try:
-            out.append(quarto_event_from_wire(item))
-        except WireError:
-            continue
-    return tuple(out)
+    return convert
 
 
 def _fixed_tuple(items: tuple[Converter, ...]) -> Converter:
@@ -477,47 +498,90 @@ def _by_kind(classes: tuple[type[Any], ...], family: str) -> dict[str, _Schema]:
     return table
 
 
-def _event_classes() -> tuple[type[Event], ...]:
-    """Every event declared in quatro_shared.events, in declaration order."""
-    return tuple(
-        obj
-        for obj in vars(events).values()
-        if isinstance(obj, type) and issubclass(obj, Event) and obj is not Event and obj.__module__ == events.__name__
-    )
-
-
-_ACTIONS = _by_kind(PLAYER_ACTIONS, "actions")
-_QUARTO_ACTIONS = _by_kind(q.PLAYER_ACTIONS, "Quarto actions")
-if set(_ACTIONS) & set(_QUARTO_ACTIONS):
-    raise TypeError(f"Quatro and Quarto share action kinds: {set(_ACTIONS) & set(_QUARTO_ACTIONS)}")
-#: Every game action a request may be, by kind: Quatro's and Quarto's (the lobby routes each to its table's game).
-_GAME_ACTIONS = {**_ACTIONS, **_QUARTO_ACTIONS}
-_SERVER_ONLY_KINDS = frozenset(cls.kind for cls in SERVER_ONLY_ACTIONS)
-_EVENTS = _by_kind(_event_classes(), "events")
-_VIEW = _Schema(SeatView)
-_QUARTO_EVENTS = _by_kind(
-    tuple(
-        obj
-        for obj in vars(q).values()
-        if isinstance(obj, type) and issubclass(obj, q.Event) and obj is not q.Event and obj.__module__ == q.__name__
-    ),
-    "Quarto events",
-)
-if set(_EVENTS) & set(_QUARTO_EVENTS):
-    raise TypeError(f"Quatro and Quarto share event kinds: {set(_EVENTS) & set(_QUARTO_EVENTS)}")
-_QUARTO_VIEW = _Schema(q.QuartoView, lenient=True)
-_QUARTO_UPDATE = _Schema(m.QuartoUpdate, lenient=True)
 _LOBBY_REQUESTS = {cls.kind: _Schema(cls, absent_only=True) for cls in m.LOBBY_REQUESTS}
-_PUSHES = {cls.kind: _Schema(cls, lenient=True) for cls in m.PUSHES}
+_PUSHES = {cls.kind: _Schema(cls, lenient=True) for cls in m.PUSHES if cls is not _DEFAULT.update}
 _REPLIES = {cls.kind: _Schema(cls, lenient=True) for cls in (m.Refused, m.Error)}
-_PAYLOADS = {cls: _Schema(cls, lenient=True) for cls in set(m.REPLY_PAYLOADS.values())}
+_PAYLOADS = {cls: _Schema(cls, lenient=True) for cls in {*m.REPLY_PAYLOADS.values(), m.GAME_ACTION_PAYLOAD}}
 
-#: The kinds a server sends as events.
-EVENT_KINDS: frozenset[str] = frozenset(_EVENTS)
-#: The kinds a server sends as events of a Quarto table.
-QUARTO_EVENT_KINDS: frozenset[str] = frozenset(_QUARTO_EVENTS)
-#: The kinds of Quarto's player actions.
-QUARTO_ACTION_KINDS: frozenset[str] = frozenset(_QUARTO_ACTIONS)
+
+# --- a game's own messages ------------------------------------------------------------------------------
+
+ActionT = TypeVar("ActionT")
+EventT = TypeVar("EventT")
+ViewT = TypeVar("ViewT")
+UpdateT = TypeVar("UpdateT")
+
+
+class GameCodec(Generic[ActionT, EventT, ViewT, UpdateT]):
+    """How one game's messages are read: its player actions and events by kind, its view and its update, each
+    checked field by field from the classes its contract names. Raises ``WireError``."""
+
+    def __init__(self, contract: GameContract[ActionT, EventT, ViewT, UpdateT]) -> None:
+        self.contract = contract
+        title = contract.title
+        self.actions = _by_kind(contract.actions, f"{title} actions")
+        self.events = _by_kind(contract.events, f"{title} events")
+        self._server_only = frozenset(getattr(cls, "kind") for cls in contract.server_actions)
+        self._view = _Schema(contract.view, lenient=contract.lenient)
+        self._update = _Schema(contract.update, lenient=True)
+        self._families = (f"a {title} player action", f"a {title} event")
+
+    def action(self, data: Any) -> ActionT:
+        """A player's action from a peer's message. Actions the server alone issues (Quatro's ``connect`` and
+        ``disconnect``, R19) are refused as an unknown kind."""
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if type(kind) is str and kind in self._server_only:
+            raise WireError("unknown_kind", f"kind: {kind!r} is issued by the server only, never by a player", "kind")
+        action: ActionT = _schema_for(data, self.actions, self._families[0]).build_message(data)
+        return action
+
+    def event(self, data: Any) -> EventT:
+        """An event from the server's message, rebuilt as its dataclass."""
+        event: EventT = _schema_for(data, self.events, self._families[1]).build_message(data)
+        return event
+
+    def view(self, data: Any) -> ViewT:
+        """A seat's view from the server's message (a framed one with its ``kind``, or without)."""
+        kind = self.contract.view_kind
+        if kind is not None and isinstance(data, dict) and "kind" in data and data["kind"] != kind:
+            raise WireError("unknown_kind", f"kind: {quote(data['kind'])} is not a view", "kind")
+        seat_view: ViewT = self._view.build_message(data)
+        return seat_view
+
+    def update(self, data: Any) -> UpdateT:
+        """An ``update`` push of this game's tables."""
+        update: UpdateT = self._update.build_message(data)
+        return update
+
+
+_CODECS: dict[str, GameCodec[Any, Any, Any, Any]] = {}
+
+
+def codec(contract: GameContract[ActionT, EventT, ViewT, UpdateT]) -> GameCodec[ActionT, EventT, ViewT, UpdateT]:
+    """The codec of a registered game (built on first use, so that a game registered later has one too)."""
+    found = _CODECS.get(contract.name)
+    if found is None or found.contract is not contract:
+        found = _CODECS[contract.name] = GameCodec(contract)
+    return found
+
+
+def _codec_of(game: str) -> GameCodec[Any, Any, Any, Any]:
+    return codec(g.CONTRACTS[game])
+
+
+def _game_action(kind: str) -> _Schema | None:
+    """The schema of a game action by its kind, whichever game declares it (the registry keeps kinds apart)."""
+    for contract in g.CONTRACTS.values():
+        schema = codec(contract).actions.get(kind)
+        if schema is not None:
+            return schema
+    return None
+
+
+_DEFAULT_CODEC = codec(_DEFAULT)
+#: The kinds of the default game's player actions, and the kinds a server sends as its events.
+ACTION_KINDS: frozenset[str] = frozenset(_DEFAULT_CODEC.actions)
+EVENT_KINDS: frozenset[str] = frozenset(_DEFAULT_CODEC.events)
 
 
 def _schema_for(data: Any, table: dict[str, _Schema], family: str) -> _Schema:
@@ -536,47 +600,21 @@ def _schema_for(data: Any, table: dict[str, _Schema], family: str) -> _Schema:
 
 
 def action_from_wire(data: Any) -> Action:
-    """A player's action from a peer's message, checked field by field. Raises ``WireError``.
+    """A player's action of the default game from a peer's message, checked field by field. Raises ``WireError``.
 
-    Only ``PLAYER_ACTIONS`` are accepted: ``connect`` and ``disconnect`` come from the server alone (R19).
+    Only its player actions are accepted: ``connect`` and ``disconnect`` come from the server alone (R19).
     """
-    kind = data.get("kind") if isinstance(data, dict) else None
-    if type(kind) is str and kind in _SERVER_ONLY_KINDS:
-        raise WireError("unknown_kind", f"kind: {kind!r} is issued by the server only, never by a player", "kind")
-    action: Action = _schema_for(data, _ACTIONS, "a player action").build_message(data)
-    return action
+    return _DEFAULT_CODEC.action(data)
 
 
 def event_from_wire(data: Any) -> Event:
-    """An event from the server's message, rebuilt as its dataclass. Raises ``WireError``."""
-    event: Event = _schema_for(data, _EVENTS, "an event").build_message(data)
-    return event
-
-
-def quarto_action_from_wire(data: Any) -> q.Action:
-    """A Quarto player's action (``place``, ``give``, ``next_game``), checked field by field. Raises ``WireError``."""
-    action: q.Action = _schema_for(data, _QUARTO_ACTIONS, "a Quarto action").build_message(data)
-    return action
-
-
-def quarto_event_from_wire(data: Any) -> q.Event:
-    """An event of a Quarto table, rebuilt as its dataclass (``quatro_shared.quarto``). Raises ``WireError``."""
-    event: q.Event = _schema_for(data, _QUARTO_EVENTS, "a Quarto event").build_message(data)
-    return event
-
-
-def quarto_view_from_wire(data: Any) -> q.QuartoView:
-    """A seat's view of a Quarto table. Raises ``WireError``."""
-    quarto_view: q.QuartoView = _QUARTO_VIEW.build_message(data)
-    return quarto_view
+    """An event of the default game from the server's message, rebuilt as its dataclass. Raises ``WireError``."""
+    return _DEFAULT_CODEC.event(data)
 
 
 def view_from_wire(data: Any) -> SeatView:
-    """A seat's view from the server's message (with or without ``"kind": "view"``). Raises ``WireError``."""
-    if isinstance(data, dict) and "kind" in data and data["kind"] != VIEW_KIND:
-        raise WireError("unknown_kind", f"kind: {quote(data['kind'])} is not a view", "kind")
-    seat_view: SeatView = _VIEW.build_message(data)
-    return seat_view
+    """A seat's view of the default game (with or without ``"kind": "view"``). Raises ``WireError``."""
+    return _DEFAULT_CODEC.view(data)
 
 
 def request_from_wire(frame: Any) -> m.Request:
@@ -598,9 +636,10 @@ def request_from_wire(frame: Any) -> m.Request:
         if type(slot) is int and is_card(give) and is_card(take):
             return m.Request(request_id, kind, actions.Swap(give, slot, take))
     data = {key: value for key, value in frame.items() if key != "id"}
-    if type(kind) is str and kind in _GAME_ACTIONS:
+    game_action = _game_action(kind) if type(kind) is str else None
+    if game_action is not None:
         try:
-            return m.Request(request_id, kind, _GAME_ACTIONS[kind].build_message(data))
+            return m.Request(request_id, kind, game_action.build_message(data))
         except WireError as exc:
             return m.Request(request_id, kind, None, exc)
     schema = _LOBBY_REQUESTS.get(kind) if type(kind) is str else None
@@ -613,19 +652,25 @@ def request_from_wire(frame: Any) -> m.Request:
 
 
 def push_from_wire(data: Any) -> m.Push:
-    """A push from the server (``update``, ``table``, ``lobby``, ``bye``), checked and rebuilt. Raises ``WireError``.
+    """A push from the server (``update``, ``table``, ``lobby``, ``bye``, ``chat``), checked and rebuilt. Raises
+    ``WireError``.
 
-    An ``update`` whose ``game`` is ``quarto`` is a Quarto table's (``QuartoUpdate``); any other is Quatro's."""
-    if isinstance(data, dict) and data.get("kind") == p.UPDATE and data.get("game") == p.QUARTO:
-        quarto_update: m.QuartoUpdate = _QUARTO_UPDATE.build_message(data)
-        return quarto_update
+    An ``update`` is read as its ``game``'s (the contract's ``update`` class); one with no ``game`` is the default
+    game's."""
+    if isinstance(data, dict) and data.get("kind") == p.UPDATE:
+        game = data.get("game", _DEFAULT.name)
+        contract = g.CONTRACTS.get(game) if type(game) is str else None
+        if contract is None:
+            raise WireError("bad_field", f"game: {quote(game)} is no game this side knows", "game")
+        update: m.Push = codec(contract).update(data)
+        return update
     push: m.Push = _schema_for(data, _PUSHES, "a push").build_message(data)
     return push
 
 
 def reply_from_wire(data: Any, payload: type[m.Payload] = m.Done) -> m.Reply:
     """A reply from the server; an ``ok`` is read with the payload of the request it answers
-    (``quatro_shared.messages.REPLY_PAYLOADS``). Raises ``WireError``."""
+    (``quatro_shared.messages.REPLY_PAYLOADS``, ``GAME_ACTION_PAYLOAD`` for a game action). Raises ``WireError``."""
     if isinstance(data, dict) and data.get("kind") == p.OK:
         request_id = data.get("id")
         if request_id is not None and type(request_id) is not int:

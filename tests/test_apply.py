@@ -225,7 +225,7 @@ def test_a_quarto_view_agrees_with_its_events_at_every_update_across_rematches()
     def ask(kind: str, now: float, **fields: Any) -> dict[str, Any]:
         return wire.to_wire(lobby.handle(ann, wire.request_from_wire({"kind": kind, "id": next(ids), **fields}), now))
 
-    assert ask(p.CREATE_TABLE, 0.0, game=p.QUARTO)["kind"] == p.OK
+    assert ask(p.CREATE_TABLE, 0.0, game=q.NAME)["kind"] == p.OK
     assert ask(p.ADD_BOT, 0.0, level="random")["kind"] == p.OK
     assert ask(p.START, 1.0)["kind"] == p.OK
     room = lobby.rooms[1]
@@ -250,7 +250,7 @@ def test_a_quarto_view_agrees_with_its_events_at_every_update_across_rematches()
         if frame["kind"] != p.UPDATE:
             continue
         update = push_from_wire(frame)
-        assert isinstance(update, m.QuartoUpdate) and update.seq == seq + 1, (update.seq, seq)
+        assert isinstance(update, q.QuartoUpdate) and update.seq == seq + 1, (update.seq, seq)
         if before is not None:
             folded = _quarto_folded(before, update.events)
             differ = [name for name in _QUARTO_FOLDED if getattr(folded, name) != getattr(update.view, name)]

@@ -179,3 +179,55 @@ def test_the_journal_never_names_a_game():
         assert not imported & (games | {"actions", "events", "quarto", "wire"}), (path.name, imported)
         text = path.read_text().lower()
         assert "quarto" not in text, path.name
+
+
+# --- a game is a descriptor: generic code never names a game ----------------------------------------------
+
+#: The files that may name a game other than the default one: each game's own modules, and the registries that
+#: list the games (one line per game).
+GAME_OWN_FILES = {
+    "shared/quarto.py",  # Quarto's contract
+    "shared/games.py",  # the contract's registry
+}
+#: Folders whose every file is a game's own.
+GAME_OWN_FOLDERS: tuple[str, ...] = ()
+
+
+def naming_a_game(folders: tuple[str, ...], word: str = "quarto", root: Path = ROOT) -> list[str]:
+    """The product files under ``folders`` outside the allow-list whose text names ``word`` (any case)."""
+    found = []
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            name = path.relative_to(root).as_posix()
+            if name in GAME_OWN_FILES or name.startswith(GAME_OWN_FOLDERS):
+                continue
+            if word in path.read_text().lower():
+                found.append(name)
+    return found
+
+
+def test_the_shared_contract_names_a_game_only_in_its_own_modules_and_the_registry():
+    """The wire, the messages, the protocol's words and the client core read a game's descriptor
+    (``quatro_shared.game.GameContract``) from the registry; only a game's own modules and the registry name it."""
+    assert naming_a_game(("shared",)) == []
+
+
+def test_the_game_check_finds_a_game_named_outside_its_modules(tmp_path):
+    """Guards the check itself: a file that names the game is found, in any case; the game's own are not."""
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "quarto.py").write_text("QUARTO = 1\n")
+    (tmp_path / "shared" / "wire.py").write_text('"""Reads a QuArTo view."""\n')
+    (tmp_path / "shared" / "client.py").write_text("GAME = 'quatro'\n")
+    assert naming_a_game(("shared",), root=tmp_path) == ["shared/wire.py"]
+
+
+def test_every_registered_game_is_a_contract_whose_classes_the_wire_reads():
+    from quatro_shared import games, wire
+
+    assert list(games.CONTRACTS)[0] == games.DEFAULT.name
+    for contract in games.CONTRACTS.values():
+        codec = wire.codec(contract)
+        assert set(codec.actions) == contract.action_kinds and set(codec.events) == contract.event_kinds
+        assert contract.default_level in contract.levels and contract.seats
+        for cls in (*contract.actions, *contract.events, contract.view, contract.update):
+            assert games.CONTRACTS[contract.name].owns(cls)

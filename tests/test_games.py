@@ -24,29 +24,24 @@ from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import ClientCore, ResyncNeeded, Updated
 from quatro_shared.framing import encode
-from quatro_shared.wire import (
-    QUARTO_ACTION_KINDS,
-    QUARTO_EVENT_KINDS,
-    WireError,
-    push_from_wire,
-    quarto_action_from_wire,
-    quarto_event_from_wire,
-    quarto_view_from_wire,
-    request_from_wire,
-    to_wire,
-)
+from quatro_shared import games as contracts
+from quatro_shared.wire import WireError, codec, push_from_wire, request_from_wire, to_wire
+
+QUARTO_WIRE = codec(q.CONTRACT)
+quarto_action_from_wire, quarto_event_from_wire, quarto_view_from_wire = QUARTO_WIRE.action, QUARTO_WIRE.event, QUARTO_WIRE.view
+QUARTO_ACTION_KINDS, QUARTO_EVENT_KINDS = q.CONTRACT.action_kinds, q.CONTRACT.event_kinds
 
 # --- the registry ------------------------------------------------------------------------------------
 
 
 def test_the_registry_holds_both_games_in_the_protocols_order_and_their_actions_do_not_overlap():
-    assert tuple(games.GAMES) == p.GAMES == ("quatro", "quarto")
+    assert tuple(games.GAMES) == contracts.names() == ("quatro", "quarto")
     assert games.DEFAULT_GAME is games.GAMES["quatro"]
     quatro, quarto_game = games.GAMES["quatro"], games.GAMES["quarto"]
     assert quatro.action_kinds == a.ACTION_KINDS and quarto_game.action_kinds == q.ACTION_KINDS == QUARTO_ACTION_KINDS
     assert not quatro.action_kinds & quarto_game.action_kinds
     assert games.ACTION_KINDS == quatro.action_kinds | quarto_game.action_kinds
-    assert p.REQUEST_KINDS >= games.ACTION_KINDS
+    assert contracts.request_kinds() >= games.ACTION_KINDS
     assert games.game_of(q.Place(3)) is quarto_game and games.game_of(a.Ready()) is quatro
     assert games.game_of(a.Connect()) is None  # the server's own actions belong to no request
 
@@ -176,7 +171,7 @@ def test_every_quarto_event_and_the_view_round_trip():
 
 def test_a_quarto_update_decodes_as_one_and_a_quatro_update_never_does():
     table = _table()
-    update = m.QuartoUpdate(1, 1, True, (q.MatchStarted(4, 0),), view(table, 0, 0.0))
+    update = q.QuartoUpdate(1, 1, True, (q.MatchStarted(4, 0),), view(table, 0, 0.0))
     wire = to_wire(update)
     assert wire["game"] == "quarto" and wire["kind"] == "update"
     assert push_from_wire(wire) == update
@@ -199,17 +194,17 @@ def test_the_client_core_replaces_its_view_with_each_quarto_update():
     events = table.start(0.0)
     core = ClientCore("ann")
     core.place = None
-    (first,) = core.receive_data(_frame(m.QuartoUpdate(1, 1, True, tuple(events), view(table, 0, 0.0))), 0.0)
+    (first,) = core.receive_data(_frame(q.QuartoUpdate(1, 1, True, tuple(events), view(table, 0, 0.0))), 0.0)
     assert isinstance(first, Updated) and isinstance(first.view, q.QuartoView)
     assert first.events == tuple(events) and all(isinstance(e, q.Event) for e in first.events)
     mover = table.game.turn
     outcome = table.act(mover, q.Give(5), 1.0)
-    (second,) = core.receive_data(_frame(m.QuartoUpdate(1, 2, False, tuple(outcome.events), view(table, 0, 1.0))), 1.0)
+    (second,) = core.receive_data(_frame(q.QuartoUpdate(1, 2, False, tuple(outcome.events), view(table, 0, 1.0))), 1.0)
     assert isinstance(second, Updated) and second.view.in_hand == 5 and core.view == second.view and core.seq == 2
     assert core.drift == 0
     # A gap loses events only: the view is whole, so the core goes on and counts it.
     core.place = object()  # seated: gaps count
     outcome = table.act(1 - mover, q.Place(0), 2.0)
-    (third,) = core.receive_data(_frame(m.QuartoUpdate(1, 5, False, tuple(outcome.events), view(table, 0, 2.0))), 2.0)
+    (third,) = core.receive_data(_frame(q.QuartoUpdate(1, 5, False, tuple(outcome.events), view(table, 0, 2.0))), 2.0)
     assert isinstance(third, Updated) and not isinstance(third, ResyncNeeded)
     assert third.view.board[0] == 5 and core.seq == 5 and core.drift == 1

@@ -120,7 +120,8 @@ def test_an_ok_carries_its_payload_beside_kind_and_id():
 
 
 def test_every_request_kind_has_a_reply_payload():
-    assert set(m.REPLY_PAYLOADS) == set(p.REQUEST_KINDS)
+    assert set(m.REPLY_PAYLOADS) == set(p.LOBBY_KINDS)
+    assert m.GAME_ACTION_PAYLOAD is m.Done
 
 
 def test_every_push_round_trips():

@@ -21,7 +21,7 @@ from quatro_server.tables import lobby
 from lobby_peer import RecordingPeer as _Peer
 from vocabulary import exported_subclasses
 
-from quatro_shared import actions, events, framing, messages, protocol, quarto, signs, views, wire
+from quatro_shared import actions, events, framing, games, messages, protocol, quarto, signs, views, wire
 from quatro_shared.cards import RANKS, SUITS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,7 +200,7 @@ def _lobby_messages() -> list[dict[str, Any]]:
 
     # A Quarto table: its seating, its bot, its updates with their whole view, an accepted and a refused action.
     cy = _Peer("cy")
-    created = ask(cy, protocol.CREATE_TABLE, now=2.0, game=protocol.QUARTO)
+    created = ask(cy, protocol.CREATE_TABLE, now=2.0, game=quarto.NAME)
     assert created["kind"] == protocol.OK
     ask(cy, protocol.ADD_BOT, now=2.0, level="perfect")
     ask(cy, protocol.START, now=2.1)
@@ -236,7 +236,7 @@ def _required() -> dict[str, set[str]]:
     return {
         "request kinds": set(REQUEST_FIELDS) | set(protocol.LOBBY_KINDS),
         "request fields": {name for spec in REQUEST_FIELDS.values() for name in spec},
-        "action kinds": set(protocol.ACTION_KINDS) | set(wire.ACTION_KINDS),
+        "action kinds": set(actions.ACTION_KINDS) | set(wire.ACTION_KINDS),
         "action fields": {name for cls in actions.PLAYER_ACTIONS for name in _fields(cls)},
         "server kinds": set(protocol.SERVER_KINDS) | {wire.VIEW_KIND},
         "event kinds": {cls.kind for cls in EVENT_CLASSES} | set(wire.EVENT_KINDS),
@@ -258,10 +258,10 @@ def _required() -> dict[str, set[str]]:
         "timing fields": {f.name for f in dataclasses.fields(timing.Timing)},
         "timing profiles": set(timing.PROFILES),
         "bot levels": set(bots.LEVELS),
-        "games": set(protocol.GAMES),
-        "Quarto action kinds": set(quarto.ACTION_KINDS) | set(wire.QUARTO_ACTION_KINDS),
+        "games": set(games.names()),
+        "Quarto action kinds": set(quarto.ACTION_KINDS) | set(wire.codec(quarto.CONTRACT).actions),
         "Quarto action fields": {name for cls in quarto.PLAYER_ACTIONS for name in _fields(cls)},
-        "Quarto event kinds": {cls.kind for cls in QUARTO_EVENT_CLASSES} | set(wire.QUARTO_EVENT_KINDS),
+        "Quarto event kinds": {cls.kind for cls in QUARTO_EVENT_CLASSES} | set(wire.codec(quarto.CONTRACT).events),
         "Quarto event fields": {name for cls in QUARTO_EVENT_CLASSES for name in _fields(cls)},
         "Quarto reasons": {reason.value for reason in quarto.Reason},
         "Quarto view fields": {name for cls in (quarto.QuartoView, quarto.SeatState) for name in _fields(cls)},
@@ -291,7 +291,7 @@ def test_the_enumeration_finds_what_it_should():
     assert len(EVENT_CLASSES) == len(wire.EVENT_KINDS)
     assert {"place", "give", "next_game"} == REQUIRED["Quarto action kinds"]
     assert {"piece_given", "piece_placed", "quarto_game_ended"} <= REQUIRED["Quarto event kinds"]
-    assert len(QUARTO_EVENT_CLASSES) == len(wire.QUARTO_EVENT_KINDS) >= 9
+    assert len(QUARTO_EVENT_CLASSES) == len(wire.codec(quarto.CONTRACT).events) >= 9
     assert {"not_your_turn", "wrong_step", "square_taken"} <= REQUIRED["Quarto reasons"]
     assert {"board", "pool", "in_hand", "step", "ready"} <= REQUIRED["Quarto view fields"]
     assert {"piece_given", "quarto_game_started"} <= REQUIRED["kinds of the lobby's messages"]

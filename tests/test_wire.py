@@ -578,7 +578,7 @@ def test_a_swap_is_checked_as_every_game_action_is(fields: dict) -> None:
     frame = {"kind": "swap", "id": 5, **fields}
     got = request_from_wire(frame)
     try:
-        expected = m.Request(5, "swap", wire._GAME_ACTIONS["swap"].build_message(dict(fields, kind="swap")))
+        expected = m.Request(5, "swap", wire._game_action("swap").build_message(dict(fields, kind="swap")))
     except WireError as exc:
         expected = m.Request(5, "swap", None, exc)
     assert (got.id, got.kind, got.body, type(got.invalid), str(got.invalid)) == (

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Input, Select, Static
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared import quarto as q
 from quatro_shared.profiles import STANDARD_PROFILE
 
 from quatro_tui import words
@@ -198,7 +199,7 @@ class LobbyScreen(Screen[None]):
         timing = self.query_one("#timing", Select).value
         password = self.query_one("#password", Input).value or None
         assert isinstance(game, str) and isinstance(players, int) and isinstance(timing, str)
-        if game == p.QUARTO:
+        if game == q.NAME:
             request = m.CreateTable(timing=timing, password=password, game=game)
         else:
             request = m.CreateTable(players, timing, password)  # no game named: any server makes a Quatro table

@@ -15,7 +15,8 @@ from textual.widgets.option_list import Option
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
-from quatro_shared.levels import DEFAULT_LEVEL, LADDER
+from quatro_shared.games import CONTRACTS
+from quatro_shared.levels import LADDER
 from quatro_shared.seating import team_of
 
 from quatro_tui import words
@@ -87,10 +88,11 @@ class SeatList(GameWidget):
 BOT_LEVELS: dict[str, tuple[tuple[str, str], ...]] = {
     p.QUATRO: tuple(zip(LADDER, ("slow, for learning", "quicker, for learning", "reads the table: a good player",
                                  "the strongest there is"), strict=True)),
-    p.QUARTO: tuple(zip(q.LEVELS, ("any legal move", "takes a win, never hands one over",
+    q.NAME: tuple(zip(q.LEVELS, ("any legal move", "takes a win, never hands one over",
                                    "plays exactly near the end"), strict=True)),
 }
-DEFAULT_LEVELS = {p.QUATRO: DEFAULT_LEVEL, p.QUARTO: q.DEFAULT_LEVEL}
+#: The level a host's new bot has, by game: its contract's.
+DEFAULT_LEVELS = {name: contract.default_level for name, contract in CONTRACTS.items()}
 
 
 class BotLevel(ModalScreen[str | None]):
@@ -104,7 +106,7 @@ class BotLevel(ModalScreen[str | None]):
     def __init__(self, game: str) -> None:
         super().__init__()
         self.levels = BOT_LEVELS.get(game, BOT_LEVELS[p.QUATRO])
-        self.default = DEFAULT_LEVELS.get(game, DEFAULT_LEVEL)
+        self.default = DEFAULT_LEVELS.get(game, DEFAULT_LEVELS[p.QUATRO])
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
