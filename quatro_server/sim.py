@@ -179,7 +179,7 @@ class Simulation:
         word = self.side_word
         width = max([7] + [len(s["level"]) for s in result[word + "s"]])
         lines = [
-            f"{self.game.title} simulation: {n} matches, {result['seats']} seats, {result['timing']} timing, seed {result['seed']}",
+            f"{self.game.title} simulation: {n} matches, {result['players']} seats, {result['timing']} timing, seed {result['seed']}",
             "",
             f"{word:<5} {'level':<{width}} {'won/shared/lost':>17}  {'95% CI (won)':<16} {'points/match':>12}",
         ]
@@ -339,7 +339,7 @@ def report(simulation: Simulation, tally: Tally, wall: float, seed: int) -> dict
     result: dict[str, Any] = {
         "game": simulation.game.name,
         "matches": n,
-        "seats": tally.lineup.seats,
+        "players": tally.lineup.seats,  # not "seats": a game whose sides are seats lists them under that key
         "seed": seed,
         "timing": tally.lineup.timing_name,
         word + "s": sides,

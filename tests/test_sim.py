@@ -106,6 +106,7 @@ def test_a_game_with_no_simulation_of_its_own_is_simulated_seat_by_seat():
     assert [s["level"] for s in result["seats"]] == ["normal", "random"] and result["matches"] == 2
     assert sum(s["wins"] for s in result["seats"]) >= 2
     assert "won/shared/lost" in sim.render(simulation, result)
+    assert result["players"] == 2 and "2 matches, 2 seats," in sim.render(simulation, result)
     with pytest.raises(ValueError, match="unknown Quarto bot level 'genius'"):
         simulation.lineup(simulators.parser_for(QUARTO).parse_args(["--teams", "normal,genius"]))
 
