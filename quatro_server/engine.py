@@ -695,7 +695,7 @@ def _next_beat(next_pulse_at: float, now: float, interval: float) -> float:
 
 def _ms(seconds: float) -> int:
     """Seconds to whole milliseconds, never negative (an elapsed deadline is 0)."""
-    return int(round(seconds * 1000)) if seconds > 0 else 0
+    return round(seconds * 1000) if seconds > 0 else 0  # a float rounds to an int
 
 
 def view(table: Table, seat: int, now: float) -> SeatView:
