@@ -691,15 +691,18 @@ def _next_beat(next_pulse_at: float, now: float, interval: float) -> float:
 
 def _ms(seconds: float) -> int:
     """Seconds to whole milliseconds, never negative (an elapsed deadline is 0)."""
-    return int(round(seconds * 1000)) if seconds > 0 else 0
+    return round(seconds * 1000) if seconds > 0 else 0  # a float rounds to an int
 
 
 def view(table: Table, seat: int, now: float) -> SeatView:
-    """Everything ``seat`` may know at ``now``, and nothing more (H1). The only snapshot of a table that leaves it."""
+    """Everything ``seat`` may know at ``now``, and nothing more (H1). The only snapshot of a table that leaves it.
+    Its countdowns are the table's ``clock`` and the seat's ``own_waits``, worked out by the same code: an update that
+    carries those two shows what a fresh view would."""
     now = max(now, table.now)
     me = table._seats[seat]
     team = table.team_of(seat)
-    in_round = table.phase is Phase.ROUND
+    phase_ms, next_pulse, last_pulse, vote_ms, vote_wait_ms = _countdowns(table, now)
+    swap_wait_ms, channel_wait_ms = own_waits(table, seat, now)
     seats = tuple(
         SeatState(
             seat=i,
@@ -709,12 +712,10 @@ def view(table: Table, seat: int, now: float) -> SeatView:
             ready=s.ready,
             channel_held=s.channel_held,
             last_pulse=s.last_pulse,
-            last_pulse_ms=None if s.last_pulse_at is None else _ms(now - s.last_pulse_at),
-            next_pulse_ms=_ms(_next_beat(s.next_pulse_at, now, table.timing.pulse_interval))
-            if s.channel_held and in_round
-            else None,
+            last_pulse_ms=last_pulse_ms,
+            next_pulse_ms=next_pulse_ms,
         )
-        for i, s in enumerate(table._seats)
+        for i, (s, next_pulse_ms, last_pulse_ms) in enumerate(zip(table._seats, next_pulse, last_pulse))
     )
     vote = table._vote
     return SeatView(
@@ -731,15 +732,15 @@ def view(table: Table, seat: int, now: float) -> SeatView:
         scores=tuple(table.scores),
         target_score=int(table.timing.target_score),
         host=table.host,
-        phase_ms=_ms(table.phase_ends_at - now) if table.phase_ends_at != inf else None,
-        swap_wait_ms=_ms(me.swap_free_at - now) if in_round else 0,
-        channel_wait_ms=_ms(me.channel_free_at - now) if in_round else 0,
+        phase_ms=phase_ms,
+        swap_wait_ms=swap_wait_ms,
+        channel_wait_ms=channel_wait_ms,
         channel_held=me.channel_held,
         channel_sign=me.channel_sign,
         vote=None
-        if vote is None
-        else VoteState(vote.by, vote.voters, tuple(sorted(vote.yes)), _ms(vote.ends_at - now)),
-        vote_wait_ms=_ms(table._last_vote_end + table.timing.vote_gap - now),
+        if vote is None or vote_ms is None  # a vote's countdown is there when a vote runs
+        else VoteState(vote.by, vote.voters, tuple(sorted(vote.yes)), vote_ms),
+        vote_wait_ms=vote_wait_ms,
         reshuffle_used=table.reshuffle_used,
         summary=table.summary,
         winners=table.winners,
@@ -749,48 +750,27 @@ def view(table: Table, seat: int, now: float) -> SeatView:
 
 def clock(table: Table, now: float) -> Clock:
     """The table's public countdowns at ``now``, as ``view`` shows them to every seat (an update's ``clock``)."""
-    phase_ms, next_pulse, last_pulse, vote_ms, vote_wait_ms = clock_parts(table, now)
-    return Clock(phase_ms, tuple(next_pulse), tuple(last_pulse), vote_ms, vote_wait_ms)
+    return Clock(*_countdowns(table, max(now, table.now)))
 
 
-def clock_parts(
-    table: Table, now: float, waits: list[tuple[int, int]] | None = None
-) -> tuple[int | None, list[int | None], list[int | None], int | None, int]:
-    """``clock``'s fields as plain values, in ``Clock``'s order (the server packs them without building a ``Clock``).
-    With ``waits``, every seat's own cooldowns (``own_waits``, in seat order) are appended to it in the same loop: a
-    batch told to the whole table needs both, and every batch of every table comes here."""
-    if now < table.now:
-        now = table.now
+def _countdowns(
+    table: Table, now: float
+) -> tuple[int | None, tuple[int | None, ...], tuple[int | None, ...], int | None, int]:
+    """The table's public countdowns at ``now`` (not before the table's own time), in ``Clock``'s order: the one
+    place they are worked out, for ``view`` and ``clock`` alike."""
     in_round = table.phase is Phase.ROUND
     interval = table.timing.pulse_interval
     next_pulse: list[int | None] = []
     last_pulse: list[int | None] = []
-    for s in table._seats:  # ``_ms``, ``_next_beat`` and ``own_waits`` written out (a float's round is an int)
-        if in_round:
-            if s.channel_held:
-                at = s.next_pulse_at
-                beat = at - now if at > now else interval - (now - at) % interval
-                next_pulse.append(round(beat * 1000) if beat > 0 else 0)
-            else:
-                next_pulse.append(None)
-            if waits is not None:
-                swap, channel = s.swap_free_at - now, s.channel_free_at - now
-                waits.append((round(swap * 1000) if swap > 0 else 0, round(channel * 1000) if channel > 0 else 0))
-        else:
-            next_pulse.append(None)
-            if waits is not None:
-                waits.append((0, 0))
-        since = s.last_pulse_at
-        if since is None:
-            last_pulse.append(None)
-        else:
-            since = now - since
-            last_pulse.append(round(since * 1000) if since > 0 else 0)
+    for s in table._seats:
+        next_pulse.append(_ms(_next_beat(s.next_pulse_at, now, interval)) if in_round and s.channel_held else None)
+        fell = s.last_pulse_at
+        last_pulse.append(None if fell is None else _ms(now - fell))
     vote = table._vote
     return (
         _ms(table.phase_ends_at - now) if table.phase_ends_at != inf else None,
-        next_pulse,
-        last_pulse,
+        tuple(next_pulse),
+        tuple(last_pulse),
         None if vote is None else _ms(vote.ends_at - now),
         _ms(table._last_vote_end + table.timing.vote_gap - now),
     )
@@ -823,15 +803,14 @@ def own_timers(table: Table, seat: int, now: float) -> OwnTimers:
 
 
 def own_waits(table: Table, seat: int, now: float) -> tuple[int, int]:
-    """``own_timers``' two figures, swap then channel, as a plain pair (the server asks for them once per seat
-    per update)."""
+    """The seat's own cooldowns at ``now``, swap then channel, as a plain pair: the one place they are worked out,
+    for ``view``, ``own_timers`` and the update frames (which pack them without building an ``OwnTimers``)."""
     if table.phase is not Phase.ROUND:
         return 0, 0
     if now < table.now:
         now = table.now
     me = table._seats[seat]
-    swap, channel = me.swap_free_at - now, me.channel_free_at - now
-    return (int(round(swap * 1000)) if swap > 0 else 0), (int(round(channel * 1000)) if channel > 0 else 0)
+    return _ms(me.swap_free_at - now), _ms(me.channel_free_at - now)
 
 
 def events_for(emits: list[Emit], seat: int, players: int) -> list[e.Event]:

@@ -1,5 +1,10 @@
 """The bytes of a batch's updates, built once per audience (protocol 3).
 
+Every frame here is a ``quatro_shared.messages.Update`` as ``to_wire`` and ``framing.encode`` would write it: a
+snapshot is built that way; a delta, far more frequent, is assembled by hand from pre-encoded parts, byte for byte
+the same (``tests/test_updates.py`` compares the two for every seat of every batch of many random matches). The
+countdowns come from the engine's ``clock`` and ``own_waits``, the figures every view shows.
+
 One batch of engine events reaches up to 8 seats. What the whole table sees (a public event, the table's
 countdowns) is converted and encoded once and the same bytes go into every seat's frame; a team's event is
 encoded once for both partners; only what is private to a seat (its hand, its chosen emoji, its cooldowns, its
@@ -17,15 +22,17 @@ this module only encodes what it is handed.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Sequence
 
 import msgpack
 
-from quatro_server.engine import ROUTINE_EVENTS, Emit, Table, clock_parts, own_waits, pulsed_on_beat, view
+from quatro_server.engine import ROUTINE_EVENTS, Emit, Table, clock, own_waits, pulsed_on_beat, view
+from quatro_shared import messages as m
 from quatro_shared.events import Pulse, Swapped
 from quatro_shared import protocol as p
-from quatro_shared.framing import MAX_FRAME_BYTES, PREFIX_BYTES, frame
+from quatro_shared.framing import MAX_FRAME_BYTES, PREFIX_BYTES, encode, frame
 from quatro_shared.wire import to_wire
 
 _packb: Callable[[object], bytes] = msgpack.Packer(use_bin_type=True, autoreset=True).pack
@@ -38,36 +45,24 @@ def _array_header(n: int) -> bytes:
 
 
 def _map_header(n: int) -> bytes:
-    return bytes((0x80 | n,))  # an update has at most 8 keys
+    return bytes((0x80 | n,))  # a delta has at most 8 keys
 
 
 _KIND = _packb("kind") + _packb(p.UPDATE)
 _TABLE = _packb("table")
 _SEQ = _packb("seq")
-_SNAPSHOT = _packb("snapshot") + _packb(True)
 _DELTA = _packb("snapshot") + _packb(False)
 _AT = _packb("at")
 _EVENTS = _packb("events")
 _CLOCK = _packb("clock")
 _OWN = _packb("own")
-_VIEW = _packb("view")
 _OWN_SWAP = _packb("swap_wait_ms")
 _OWN_CHANNEL = _packb("channel_wait_ms")
 
 
-def _clock_bytes(phase_ms: int | None, next_pulse_ms: list[int | None], last_pulse_ms: list[int | None], vote_ms: int | None, vote_wait_ms: int) -> bytes:
-    """A clock's map (``clock_parts``' fields), its fields at their default (``vote_ms`` None, ``vote_wait_ms`` 0)
-    left out: most batches have no vote running and none waiting. Packed in one call, keys in ``Clock``'s order."""
-    fields: dict[str, object] = {"phase_ms": phase_ms, "next_pulse_ms": next_pulse_ms, "last_pulse_ms": last_pulse_ms}
-    if vote_ms is not None:
-        fields["vote_ms"] = vote_ms
-    if vote_wait_ms:
-        fields["vote_wait_ms"] = vote_wait_ms
-    return _packb(fields)
-
-
 def _own_bytes(swap_wait_ms: int, channel_wait_ms: int) -> bytes:
-    """The seat's own cooldowns, a field that is 0 left out (the caller leaves the map out when both are)."""
+    """The seat's own cooldowns (``OwnTimers``), a field that is 0 left out (the caller leaves the map out when both
+    are)."""
     if swap_wait_ms and channel_wait_ms:
         return b"\x82" + _OWN_SWAP + _packb(swap_wait_ms) + _OWN_CHANNEL + _packb(channel_wait_ms)
     if swap_wait_ms:
@@ -75,11 +70,15 @@ def _own_bytes(swap_wait_ms: int, channel_wait_ms: int) -> bytes:
     return b"\x81" + _OWN_CHANNEL + _packb(channel_wait_ms)
 
 
-def _uint(n: int) -> bytes:
-    """A ``seq`` as msgpack writes it (a fixint below 128: one byte)."""
-    return _FIXINTS[n] if n < 128 else _packb(n)
+@functools.lru_cache(maxsize=4096)
+def _head(table_id: int) -> bytes:
+    """An update's first keys: ``kind``, ``table`` and the ``seq`` key. Remembered for the last tables that had a
+    batch, since every batch starts with them: the bytes depend on the table id alone, so a remembered one is never
+    stale (a table id used again gets the same bytes)."""
+    return _KIND + _TABLE + _packb(table_id) + _SEQ
 
 
+#: A ``seq`` below 128 as msgpack writes it (a fixint: one byte).
 _FIXINTS = [bytes((i,)) for i in range(128)]
 #: A timeless batch holds only routine events, which ``Batch`` tests one by one.
 assert ROUTINE_EVENTS == {Swapped, Pulse}
@@ -98,7 +97,7 @@ class Batch:
     update into one with a clock, which would tell the table when the private choice was made."""
 
     __slots__ = (
-        "table_id", "table", "emits", "now", "timeless", "_at", "_events", "_blobs", "_tails", "_clock", "_head",
+        "table_id", "table", "emits", "now", "timeless", "at", "_at", "_events", "_blobs", "_tails", "_clock", "_head",
         "_public", "_moved", "_waits", "_ran_on",
     )
 
@@ -110,17 +109,13 @@ class Batch:
         self._events: list[bytes | None] = [None] * len(emits)
         self._blobs: dict[tuple[int, ...], bytes] = {}
         self._tails: dict[tuple[int, ...], bytes] = {}
-        self._clock: bytes | None = None  # the packed ``clock`` key and map, built with ``_waits``
+        self._clock: bytes | None = None  # the ``clock`` key and the table's ``Clock``, packed, built with ``_waits``
         self._waits: list[tuple[int, int]] | None = None  # every seat's cooldowns, beside a clock
         self._ran_on: list[tuple[int, int]] | None = None  # every seat's cooldowns in an update without a clock
         #: ``at``: when the batch was built, in milliseconds on the server's clock (a late caller's: the table's).
-        self._at = _AT + _packb(round(max(now, table.now) * 1000))
-        head = _HEADS.get(table_id)
-        if head is None:
-            if len(_HEADS) >= _HEADS_KEPT:
-                _HEADS.clear()
-            head = _HEADS[table_id] = _KIND + _TABLE + _packb(table_id) + _SEQ
-        self._head = head
+        self.at = round(max(now, table.now) * 1000)
+        self._at = _AT + _packb(self.at)
+        self._head = _head(table_id)
         #: Every event public (most batches: a swap, a pulse): every seat sees all of them.
         public = True
         #: The positions of the events that moved a countdown otherwise than by time passing: any but swaps and
@@ -168,11 +163,12 @@ class Batch:
         return blob
 
     def _clocked(self) -> list[tuple[int, int]]:
-        """The table's clock (packed, once) and every seat's own cooldowns, from one pass over the seats."""
+        """The table's clock (packed, once) and every seat's own cooldowns."""
         waits = self._waits
         if waits is None:
-            waits = self._waits = []
-            self._clock = _CLOCK + _clock_bytes(*clock_parts(self.table, self.now, waits))
+            table, now = self.table, self.now
+            waits = self._waits = [own_waits(table, seat, now) for seat in range(table.players)]
+            self._clock = _CLOCK + _packb(to_wire(clock(table, now)))
         return waits
 
     def _running_on(self) -> list[tuple[int, int]]:
@@ -239,8 +235,8 @@ class Batch:
     def update(self, seat: int, seq: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         """The frame of ``seat``'s update: a snapshot (its full view), or what changed."""
         if snapshot:
-            body = _MAPS[7] + self._head + _uint(seq) + _SNAPSHOT + self._at + _EVENTS + self._events_blob(seen) + _VIEW
-            return frame(body + _packb(to_wire(view(self.table, seat, self.now))))
+            events = tuple(self.emits[i].event for i in seen)
+            return encode(to_wire(m.Update(self.table_id, seq, True, self.at, events, view(self.table, seat, self.now))))
         timeless = self.timeless_for(seen)
         swap_ms, channel_ms = (self._running_on() if timeless else self._clocked())[seat]
         header, end = self._end(swap_ms, channel_ms, timeless)
@@ -252,13 +248,7 @@ class Batch:
         return _pack_length(len(body)) + body
 
 
-#: A batch's first keys by table id (``kind``, ``table`` and the ``seq`` key), built once per table; forgotten all
-#: at once past ``_HEADS_KEPT`` tables (rebuilt on the next batch: a few bytes each).
-_HEADS: dict[int, bytes] = {}
-_HEADS_KEPT = 4096
-
-
-#: Map headers by key count: an update without a clock has 6 or 7 keys, one with a clock 7 or 8, a snapshot 7.
+#: Map headers by key count: a delta without a clock has 6 or 7 keys, one with a clock 7 or 8.
 _MAPS = {n: _map_header(n) for n in (6, 7, 8)}
 #: A seat's cooldowns in a timeless batch when it did not swap: not sent, they run on.
 _RUN_ON = (-1, -1)

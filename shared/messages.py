@@ -14,14 +14,14 @@ past it, server and clients handle these objects and never read a map by key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, TypeAlias
 
 from quatro_shared import protocol as p
 from quatro_shared.actions import Action
 from quatro_shared.events import Event
 from quatro_shared.game import GameAction
-from quatro_shared.views import Clock, OwnTimers, Phase, SeatView
+from quatro_shared.views import LEFT_OUT_AT_DEFAULT, Clock, OwnTimers, Phase, SeatView
 
 # --- constrained strings -----------------------------------------------------------------------------
 # Each is ``str`` to Python; quatro_shared.wire checks it by its name: printable, and within its length
@@ -369,17 +369,18 @@ class Update(Push):
     A snapshot carries the seat's full ``view``; any other update carries what changed: the ``events`` and, when a
     countdown moved otherwise than by time passing, the table's countdowns (``clock``) and the seat's own cooldowns
     (``own``, left out there when both are 0); after only swaps and pulses, no clock, and ``own`` for the swapper
-    alone. ``at`` is when the server built the update, in milliseconds on its clock (only the difference between two
-    updates means anything). A client applies them to its state (``quatro_shared.apply.Tracker``)."""
+    alone; on the wire a part that is None is left out. ``at`` is when the server built the update, in milliseconds
+    on its clock (only the difference between two updates means anything). A client applies them to its state
+    (``quatro_shared.apply.Tracker``)."""
 
     table: int
     seq: int
     snapshot: bool
     at: int
     events: tuple[Event, ...]
-    view: SeatView | None = None
-    clock: Clock | None = None
-    own: OwnTimers | None = None
+    view: SeatView | None = field(default=None, metadata=LEFT_OUT_AT_DEFAULT)
+    clock: Clock | None = field(default=None, metadata=LEFT_OUT_AT_DEFAULT)
+    own: OwnTimers | None = field(default=None, metadata=LEFT_OUT_AT_DEFAULT)
     kind: ClassVar[str] = p.UPDATE
 
 

@@ -7,11 +7,19 @@ player's screen (over the wire) and a bot's decision code (H2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 
 from quatro_shared.cards import Card
 from quatro_shared.signs import Sign
+
+
+#: A field's metadata: on the wire the field is left out while it holds its default (``quatro_shared.wire.to_wire``),
+#: and a peer reading it takes a field left out for its default. An update's optional parts, the clock's vote, a
+#: cooldown that is 0.
+LEFT_OUT_AT_DEFAULT: Mapping[str, bool] = MappingProxyType({"left_out_at_default": True})
 
 
 class Phase(StrEnum):
@@ -117,8 +125,8 @@ class Clock:
     #: By seat: ``SeatState.next_pulse_ms`` and ``SeatState.last_pulse_ms``.
     next_pulse_ms: tuple[int | None, ...]
     last_pulse_ms: tuple[int | None, ...]
-    vote_ms: int | None = None
-    vote_wait_ms: int = 0
+    vote_ms: int | None = field(default=None, metadata=LEFT_OUT_AT_DEFAULT)
+    vote_wait_ms: int = field(default=0, metadata=LEFT_OUT_AT_DEFAULT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,5 +134,5 @@ class OwnTimers:
     """The seat's own cooldowns (R9, R12) at one instant: private, so built for that seat alone.
     An update leaves out the map when both are 0, and on the wire a field that is 0."""
 
-    swap_wait_ms: int = 0
-    channel_wait_ms: int = 0
+    swap_wait_ms: int = field(default=0, metadata=LEFT_OUT_AT_DEFAULT)
+    channel_wait_ms: int = field(default=0, metadata=LEFT_OUT_AT_DEFAULT)

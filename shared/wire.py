@@ -37,7 +37,7 @@ from quatro_shared.events import Event
 from quatro_shared.game import GameContract
 from quatro_shared.quatro import CONTRACT as _DEFAULT
 from quatro_shared.signs import is_sign
-from quatro_shared.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.views import LEFT_OUT_AT_DEFAULT, Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 
 #: The ``kind`` of a framed view of the default game. Its views carry no ``kind`` of their own.
 VIEW_KIND = "view"
@@ -80,15 +80,18 @@ def to_wire(obj: object) -> dict[str, Any]:
         if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
             raise TypeError(f"to_wire takes a shared dataclass, not {type(obj).__name__}")
         plan = _PLANS[type(obj)] = _plan(type(obj))
-    kind, fields, omit_none = plan
+    kind, fields, left_out = plan
     out: dict[str, Any] = {"kind": kind} if kind is not None else {}
+    if left_out:
+        for name, encode in fields:
+            value = getattr(obj, name)
+            if name in left_out and value == left_out[name]:
+                continue
+            out[name] = value if value is None or encode is None else encode(value)
+        return out
     for name, encode in fields:
         value = getattr(obj, name)
-        if value is None:
-            if name not in omit_none:
-                out[name] = None
-        else:
-            out[name] = value if encode is None else encode(value)
+        out[name] = value if value is None or encode is None else encode(value)
     return out
 
 
@@ -110,9 +113,10 @@ Encoder = Callable[[Any], Any]
 #: The outbound form of each class, worked out once from its annotations: its kind, and for each field
 #: how to turn its value into plain msgpack values (None where the value already is one). The server
 #: encodes every event and view it sends, so this path is kept free of per-value type tests.
-#: A lobby request leaves out its optional fields when they are None (``omit_none``): the server refuses ``null``
-#: for them, since "absent" is what they mean.
-_Plan = tuple[str | None, tuple[tuple[str, "Encoder | None"], ...], frozenset[str]]
+#: The fields left out while they hold their default, by name with that default: a lobby request's optional fields
+#: when they are None (the server refuses ``null`` for them, since "absent" is what they mean), and every field
+#: declared ``LEFT_OUT_AT_DEFAULT`` (an update's optional parts, the clock's vote, a cooldown that is 0).
+_Plan = tuple[str | None, tuple[tuple[str, "Encoder | None"], ...], dict[str, object]]
 _PLANS: dict[type, _Plan] = {}
 
 
@@ -125,10 +129,13 @@ def _plan(cls: type) -> _Plan:
     where = cls.__name__
     names = _names_for(cls)
     fields = tuple((f.name, _encoder(_parse(f.type, f"{where}.{f.name}", names))) for f in dataclasses.fields(cls))
-    omit = frozenset(
-        f.name for f in dataclasses.fields(cls) if issubclass(cls, m.LobbyRequest) and f.default is None
-    )
-    return kind, fields, omit
+    lobby_request = issubclass(cls, m.LobbyRequest)
+    left_out = {
+        f.name: f.default
+        for f in dataclasses.fields(cls)
+        if (lobby_request and f.default is None) or LEFT_OUT_AT_DEFAULT.items() <= f.metadata.items()
+    }
+    return kind, fields, left_out
 
 
 def _encoder(spec: _Spec) -> Encoder | None:
