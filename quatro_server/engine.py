@@ -33,6 +33,7 @@ from quatro_shared.legal import phase_refusal
 from quatro_shared.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared import seating
 
+from quatro_server.rules import Outcome
 from quatro_server.timing import STANDARD, Timing
 
 #: A deal is redone until no hand holds three of a rank (R4). The odds of needing this many are nil
@@ -54,18 +55,6 @@ class Emit:
         if self.team is not None:
             return self.team == team
         return True
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The result of an action: the events that happened, and the refusal if it was refused."""
-
-    events: list[Emit]
-    refusal: Refusal | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.refusal is None
 
 
 @dataclass(slots=True)
@@ -164,7 +153,7 @@ class Table:
         self._begin_signing(out)
         return out
 
-    def act(self, seat: int, action: object, now: float) -> Outcome:
+    def act(self, seat: int, action: object, now: float) -> Outcome[Emit, Refusal]:
         """Apply ``action`` from ``seat`` at time ``now``. Never raises: a bad request is refused.
 
         A ``now`` earlier than the table's (a late caller) is taken as the table's own time.

@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from quatro_shared import actions as a
 from quatro_shared import messages as m
@@ -46,16 +46,13 @@ from quatro_server.bots import Bot, make_bot
 from quatro_server.journal import Codec, Opening
 from quatro_server.quarto_journal import QuartoCodec
 from quatro_server.quatro_journal import QuatroCodec
+from quatro_server.rules import RulesTable
+from quatro_server.rules import SeatBot as SeatBot  # the simulator names the bots of a seat by it
 from quatro_server.timing import Timing
 from quatro_server.updates import Batch
 
 if TYPE_CHECKING:
     from quatro_server.quarto_bots import QuartoBot
-
-#: A seat's bot, of either game.
-SeatBot: TypeAlias = "Bot | QuartoBot"
-#: A table's rules engine, of either game.
-GameTable = engine.Table | quarto_engine.QuartoTable
 
 
 class SeatState(Protocol):
@@ -75,7 +72,7 @@ class RoomState(Protocol):
     def host(self) -> int | None: ...
 
     @property
-    def table(self) -> GameTable | None: ...
+    def table(self) -> RulesTable | None: ...
 
     @property
     def seats(self) -> Sequence[SeatState]: ...
@@ -115,11 +112,10 @@ class Game(ABC):
     def seats(self, players: int | None) -> int | str:
         """The seat count of a new table asked with ``players`` (None: not given), or why it is refused."""
 
-    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> GameTable:
+    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> RulesTable:
         """The rules engine of a match starting from ``opening`` (every seat filled), not started yet; its random
         source seeded from the opening's seed when it has one (a journalled match), else ``rng``."""
-        table: GameTable = self.journal.new_table(opening, timing, opening.rng(rng))
-        return table
+        return self.journal.new_table(opening, timing, opening.rng(rng))
 
     @abstractmethod
     def view(self, table: Any, seat: int, now: float) -> Any:
@@ -331,7 +327,9 @@ class QuartoGame(Game):
         """``perfect`` on its own turn: it searches within ``quatro_server.quarto_bots.EXACT_BUDGET`` positions (up to
         about a second of CPU a turn), too long to hold up every other table. Its other looks (the opponent's turn,
         between games) and the other levels take microseconds."""
-        return not isinstance(bot, Bot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
+        from quatro_server.quarto_bots import QuartoBot  # loaded already: the bot is one
+
+        return isinstance(bot, QuartoBot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
 
     def decision_key(self, view: q.QuartoView) -> Any:
         """The position and whose step it is; the clocks and the seats' connections change nothing a bot decides."""

@@ -24,19 +24,8 @@ from quatro_shared import actions as qa
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, Reason, Refusal, Step
 
+from quatro_server.rules import Outcome
 from quatro_server.timing import STANDARD, Timing
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The result of an action: the events that happened, and the refusal if it was refused."""
-
-    events: list[q.Event]
-    refusal: Refusal | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.refusal is None
 
 
 @dataclass(slots=True)
@@ -127,7 +116,7 @@ class QuartoTable:
         self._begin_game(1, self.first, out)
         return out
 
-    def act(self, seat: int, action: object, now: float) -> Outcome:
+    def act(self, seat: int, action: object, now: float) -> Outcome[q.Event, Refusal]:
         """Apply ``action`` from ``seat`` at ``now``. Never raises: a bad request is refused."""
         out = self.advance(now)
         refusal = self._dispatch(seat, action, out)
