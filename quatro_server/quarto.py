@@ -25,7 +25,11 @@ from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, Reason, Refusal, Step
 
 from quatro_server.rules import Outcome
-from quatro_server.timing import STANDARD, Timing
+from quatro_server.timing import STANDARD, Timing, declare
+
+#: Quarto's move clock (docs/quarto.md): seconds for each step of a turn, in every timing profile; 0 (the standard
+#: value) is no clock.
+MOVE_CLOCK = declare("quarto_move_clock", 0.0, optional=True)
 
 
 @dataclass(slots=True)
@@ -97,7 +101,7 @@ class QuartoTable:
     @property
     def clock(self) -> float:
         """Seconds per step of a turn; 0 means no clock (the default)."""
-        return float(self.timing.quarto_move_clock)
+        return float(self.timing.of(MOVE_CLOCK))
 
     def accepts(self) -> frozenset[type[q.Action]]:
         """What the current phase and step accept (``quatro_shared.quarto.ACCEPTS``)."""

@@ -174,7 +174,7 @@ class Room:
             players=self.players,
             phase=self.phase,
             host=host,
-            timing={name: getattr(self.timing, name) for name in self.timing.__slots__},
+            timing=self.timing.values(),
             timing_name=self.timing_name,
             seats=tuple(
                 m.SeatInfo(
