@@ -11,8 +11,10 @@ current time ``now`` (seconds on any monotonic scale the caller chooses):
 
 ``table.next_deadline()`` tells the caller when to call ``advance`` next; ``table.seat_deadline(seat)``
 adds the seat's own cooldowns (useful to bots). Events are addressed (``Emit``): to everyone, to one
-team, or to one seat. ``view(table, seat, now)`` and ``events_for(emits, seat)`` are the only ways game
-state leaves the engine (H1); see ``docs/rules-engine.md`` for how a round flows through it.
+team, or to one seat, and a seat is told only those ``Emit.visible_to`` it (H1). What a seat is sent is built
+from the seat's ``view(table, seat, now)``, the events it may see, and, for the server's update frames
+(``quatro_server.updates``), the per-seat figures of the view read one by one (``clock_parts``, ``own_waits``,
+``pulsed_on_beat``); see ``docs/rules-engine.md`` for how a round flows through it.
 """
 
 from __future__ import annotations

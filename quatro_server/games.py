@@ -4,22 +4,25 @@ A game is what the lobby and its rooms need to know to host it, and nothing more
 
 - its **name** on the wire (``create_table``'s ``game``, the lobby list's ``game``) and the **seats** a table of it
   has (``seats``);
-- its **rules engine**: ``new_table`` builds a pure table (``start``, ``act``, ``advance``, ``next_deadline``, as
-  ``quatro_server.engine.Table`` and ``quatro_server.quarto.QuartoTable``), whose ``phase`` the lobby reads only
-  through ``over``, ``lobby_phase`` and ``chat_open``;
+- its **rules engine**: ``new_table`` builds a pure table, a ``quatro_server.rules.RulesTable`` (``start``, ``act``
+  returning the one ``rules.Outcome``, ``advance``, ``next_deadline``, ``rebase``), as ``quatro_server.engine.Table``
+  and ``quatro_server.quarto.QuartoTable`` are; the lobby reads its phase only through ``over``, ``lobby_phase`` and
+  ``chat_open``, and the durations it adds to the timing profile are declared in its own module
+  (``quatro_server.timing.declare``);
 - the seat's **view** (``view``) and **which events reach which seat**, as the update frames of a batch (``batch``:
   Quatro's deltas built once per audience, ``quatro_server.updates``; Quarto's full view in every update);
 - its **actions** on the wire (``actions``: the request kinds a table of this game takes) and how a refusal reads;
-- its **bots**: ``levels``, ``default_level`` and ``make_bot``; which of them think long (``slow_bot``: the server
-  makes their decisions in a worker thread, off its event loop) and what of a view a decision depends on
-  (``decision_key``: a decision that comes back after the table moved on is dropped);
+- its **bots**: ``levels``, ``default_level`` and ``make_bot`` (each a ``quatro_server.rules.SeatBot``); which of
+  them think long (``slow_bot``: the server makes their decisions in a worker thread, off its event loop) and what
+  of a view a decision depends on (``decision_key``: a decision that comes back after the table moved on is
+  dropped);
 - its **journal encoding** (``journal``, a ``quatro_server.journal.Codec`` from the game's own module): how its
   actions, events and checkpoints are written to the journal and read back, and the one constructor of its rules
   table (``new_table``), for a live match and a restored one alike.
 
 The room (``quatro_server.tables.room.Room``) holds seats, secrets and peers the same way for every game, and asks its
-game for the rest. What each phase of a game accepts stays in that game's own table (``engine``'s handlers,
-``quatro_shared.quarto.ACCEPTS``).
+game for the rest. What each phase of a game accepts is that game's own table, in its contract
+(``quatro_shared.legal.ACCEPTS``, ``quatro_shared.quarto.ACCEPTS``), read by its engine.
 """
 
 from __future__ import annotations

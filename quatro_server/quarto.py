@@ -9,8 +9,8 @@ touches a socket, and draws randomness only from the source it is given. Two doo
   break between games ending.
 
 ``table.next_deadline()`` says when ``advance`` is next needed. What each phase and step accepts is the one
-table ``quatro_shared.quarto.ACCEPTS``. Quarto hides nothing, so every event goes to both seats; ``view`` and
-``events_for`` are still the only ways state leaves the engine, as for Quatro (H1).
+table ``quatro_shared.quarto.ACCEPTS``. Quarto hides nothing: every event goes to both seats, and every update
+carries the seat's ``view`` (``quatro_server.games.QuartoBatch``), the one way the table's state leaves it.
 """
 
 from __future__ import annotations
@@ -369,8 +369,3 @@ def view(table: QuartoTable, seat: int, now: float) -> q.QuartoView:
         phase_ms=_ms(table.break_ends_at - now) if table.phase is Phase.BETWEEN and table.break_ends_at < inf else None,
         winners=table.winners,
     )
-
-
-def events_for(events: list[q.Event], seat: int) -> list[q.Event]:
-    """The events ``seat`` may see: all of them (Quarto hides nothing), in order."""
-    return list(events)

@@ -727,3 +727,30 @@ def test_the_doc_s_acceptance_table_is_the_lobby_s_and_each_refusal_has_its_one_
     assert {(row[0].strip("`"), row[1].strip("`"), row[2]) for row in _table(wordings)} == {
         (r.reason, "error" if r.error else "refused", r.message) for r in refusals
     }
+
+
+# --- the other docs' code examples -------------------------------------------------------------------------
+
+
+def _python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("doc", sorted(p.name for p in (Path(__file__).resolve().parent.parent / "docs").glob("*.md")))
+def test_every_import_in_a_doc_s_python_example_names_what_exists(doc):
+    """An example that imports a module or a name the code does not have (``from shared import …``: the contract
+    installs as ``quatro_shared``) teaches the reader something untrue."""
+    import importlib
+    import importlib.util
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / doc).read_text()
+    for block in _python_blocks(text):
+        for node in ast.walk(ast.parse(block)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("quatro"):
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    assert hasattr(module, alias.name) or importlib.util.find_spec(f"{node.module}.{alias.name}"), (
+                        doc, node.module, alias.name
+                    )
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                assert node.module.split(".")[0] not in {"shared", "server", "tui"}, (doc, node.module)

@@ -13,7 +13,8 @@ from quatro_shared import actions as qa
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Give, NextGame, Phase, Place, Reason, Step
 
-from quatro_server.quarto import MOVE_CLOCK, QuartoTable, events_for, view
+from quatro_server.games import QUARTO
+from quatro_server.quarto import MOVE_CLOCK, QuartoTable, view
 from quatro_server.timing import FAST, STANDARD, Timing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -315,7 +316,8 @@ def test_quarto_hides_nothing_the_two_views_differ_only_by_seat_and_events_go_to
     a, b = view(table, 0, 1.0), view(table, 1, 1.0)
     assert a.seat == 0 and b.seat == 1
     assert dataclasses.replace(a, seat=1) == b
-    assert events_for(events, 0) == events_for(events, 1) == events
+    batch = QUARTO.batch(1, table, events, 1.0)  # what the room tells each seat
+    assert batch.seen_by(0, 0) == batch.seen_by(1, 1) == tuple(range(len(events)))
 
 
 def test_legal_lists_exactly_what_the_engine_accepts_in_random_games():
