@@ -26,9 +26,10 @@ pulses the team's sign.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from quatro_shared import actions as a
@@ -1217,3 +1218,41 @@ def make_bot(level: str = DEFAULT_LEVEL, rng: random.Random | None = None) -> Bo
         return _CLASSES[level](rng)
     except KeyError:
         raise ValueError(f"unknown bot level {level!r} (levels: {', '.join(LEVELS)}, or module:Class)") from None
+
+
+class QuatroBotGame:
+    """Quatro's part of a network bot (``quatro_server.bot_games.BotGame``): its bots decide in microseconds, and
+    a view's countdowns run down while no update comes."""
+
+    outside_bots = True
+
+    def make_bot(self, level: str, rng: random.Random | None) -> Bot:
+        return make_bot(level, rng)
+
+    def slow(self, bot: object, view: object) -> bool:
+        return False
+
+    def aged(self, view: SeatView, seconds: float) -> SeatView:
+        if seconds <= 0:
+            return view
+        ms = int(seconds * 1000)
+
+        def down(value: int | None) -> int | None:
+            return None if value is None else max(0, value - ms)
+
+        return dataclasses.replace(
+            view,
+            phase_ms=down(view.phase_ms),
+            swap_wait_ms=down(view.swap_wait_ms) or 0,
+            channel_wait_ms=down(view.channel_wait_ms) or 0,
+            vote_wait_ms=down(view.vote_wait_ms) or 0,
+        )
+
+    def over(self, view: SeatView) -> bool:
+        return view.phase is Phase.OVER
+
+    def ended(self, events: Sequence[e.Event]) -> int:
+        return sum(isinstance(event, e.RoundEnded) for event in events)
+
+
+BOT_GAME = QuatroBotGame()

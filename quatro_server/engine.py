@@ -11,8 +11,10 @@ current time ``now`` (seconds on any monotonic scale the caller chooses):
 
 ``table.next_deadline()`` tells the caller when to call ``advance`` next; ``table.seat_deadline(seat)``
 adds the seat's own cooldowns (useful to bots). Events are addressed (``Emit``): to everyone, to one
-team, or to one seat. ``view(table, seat, now)`` and ``events_for(emits, seat)`` are the only ways game
-state leaves the engine (H1); see ``docs/rules-engine.md`` for how a round flows through it.
+team, or to one seat, and a seat is told only those ``Emit.visible_to`` it (H1). What a seat is sent is built
+from the seat's ``view(table, seat, now)``, the events it may see, and, for the server's update frames
+(``quatro_server.updates``), the per-seat figures of the view read one by one (``clock_parts``, ``own_waits``,
+``pulsed_on_beat``); see ``docs/rules-engine.md`` for how a round flows through it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from quatro_shared.legal import phase_refusal
 from quatro_shared.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared import seating
 
+from quatro_server.rules import Outcome
 from quatro_server.timing import STANDARD, Timing
 
 #: A deal is redone until no hand holds three of a rank (R4). The odds of needing this many are nil
@@ -54,18 +57,6 @@ class Emit:
         if self.team is not None:
             return self.team == team
         return True
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The result of an action: the events that happened, and the refusal if it was refused."""
-
-    events: list[Emit]
-    refusal: Refusal | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.refusal is None
 
 
 @dataclass(slots=True)
@@ -164,7 +155,7 @@ class Table:
         self._begin_signing(out)
         return out
 
-    def act(self, seat: int, action: object, now: float) -> Outcome:
+    def act(self, seat: int, action: object, now: float) -> Outcome[Emit, Refusal]:
         """Apply ``action`` from ``seat`` at time ``now``. Never raises: a bad request is refused.
 
         A ``now`` earlier than the table's (a late caller) is taken as the table's own time.

@@ -4,22 +4,25 @@ A game is what the lobby and its rooms need to know to host it, and nothing more
 
 - its **name** on the wire (``create_table``'s ``game``, the lobby list's ``game``) and the **seats** a table of it
   has (``seats``);
-- its **rules engine**: ``new_table`` builds a pure table (``start``, ``act``, ``advance``, ``next_deadline``, as
-  ``quatro_server.engine.Table`` and ``quatro_server.quarto.QuartoTable``), whose ``phase`` the lobby reads only
-  through ``over``, ``lobby_phase`` and ``chat_open``;
+- its **rules engine**: ``new_table`` builds a pure table, a ``quatro_server.rules.RulesTable`` (``start``, ``act``
+  returning the one ``rules.Outcome``, ``advance``, ``next_deadline``, ``rebase``), as ``quatro_server.engine.Table``
+  and ``quatro_server.quarto.QuartoTable`` are; the lobby reads its phase only through ``over``, ``lobby_phase`` and
+  ``chat_open``, and the durations it adds to the timing profile are declared in its own module
+  (``quatro_server.timing.declare``);
 - the seat's **view** (``view``) and **which events reach which seat**, as the update frames of a batch (``batch``:
   Quatro's deltas built once per audience, ``quatro_server.updates``; Quarto's full view in every update);
 - its **actions** on the wire (``actions``: the request kinds a table of this game takes) and how a refusal reads;
-- its **bots**: ``levels``, ``default_level`` and ``make_bot``; which of them think long (``slow_bot``: the server
-  makes their decisions in a worker thread, off its event loop) and what of a view a decision depends on
-  (``decision_key``: a decision that comes back after the table moved on is dropped);
+- its **bots**: ``levels``, ``default_level`` and ``make_bot`` (each a ``quatro_server.rules.SeatBot``); which of
+  them think long (``slow_bot``: the server makes their decisions in a worker thread, off its event loop) and what
+  of a view a decision depends on (``decision_key``: a decision that comes back after the table moved on is
+  dropped);
 - its **journal encoding** (``journal``, a ``quatro_server.journal.Codec`` from the game's own module): how its
   actions, events and checkpoints are written to the journal and read back, and the one constructor of its rules
   table (``new_table``), for a live match and a restored one alike.
 
 The room (``quatro_server.tables.room.Room``) holds seats, secrets and peers the same way for every game, and asks its
-game for the rest. What each phase of a game accepts stays in that game's own table (``engine``'s handlers,
-``quatro_shared.quarto.ACCEPTS``).
+game for the rest. What each phase of a game accepts is that game's own table, in its contract
+(``quatro_shared.legal.ACCEPTS``, ``quatro_shared.quarto.ACCEPTS``), read by its engine.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from quatro_shared import actions as a
 from quatro_shared import messages as m
@@ -46,16 +49,13 @@ from quatro_server.bots import Bot, make_bot
 from quatro_server.journal import Codec, Opening
 from quatro_server.quarto_journal import QuartoCodec
 from quatro_server.quatro_journal import QuatroCodec
+from quatro_server.rules import RulesTable
+from quatro_server.rules import SeatBot as SeatBot  # the simulator names the bots of a seat by it
 from quatro_server.timing import Timing
 from quatro_server.updates import Batch
 
 if TYPE_CHECKING:
     from quatro_server.quarto_bots import QuartoBot
-
-#: A seat's bot, of either game.
-SeatBot: TypeAlias = "Bot | QuartoBot"
-#: A table's rules engine, of either game.
-GameTable = engine.Table | quarto_engine.QuartoTable
 
 
 class SeatState(Protocol):
@@ -75,7 +75,7 @@ class RoomState(Protocol):
     def host(self) -> int | None: ...
 
     @property
-    def table(self) -> GameTable | None: ...
+    def table(self) -> RulesTable | None: ...
 
     @property
     def seats(self) -> Sequence[SeatState]: ...
@@ -115,11 +115,10 @@ class Game(ABC):
     def seats(self, players: int | None) -> int | str:
         """The seat count of a new table asked with ``players`` (None: not given), or why it is refused."""
 
-    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> GameTable:
+    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> RulesTable:
         """The rules engine of a match starting from ``opening`` (every seat filled), not started yet; its random
         source seeded from the opening's seed when it has one (a journalled match), else ``rng``."""
-        table: GameTable = self.journal.new_table(opening, timing, opening.rng(rng))
-        return table
+        return self.journal.new_table(opening, timing, opening.rng(rng))
 
     @abstractmethod
     def view(self, table: Any, seat: int, now: float) -> Any:
@@ -331,7 +330,9 @@ class QuartoGame(Game):
         """``perfect`` on its own turn: it searches within ``quatro_server.quarto_bots.EXACT_BUDGET`` positions (up to
         about a second of CPU a turn), too long to hold up every other table. Its other looks (the opponent's turn,
         between games) and the other levels take microseconds."""
-        return not isinstance(bot, Bot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
+        from quatro_server.quarto_bots import QuartoBot  # loaded already: the bot is one
+
+        return isinstance(bot, QuartoBot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
 
     def decision_key(self, view: q.QuartoView) -> Any:
         """The position and whose step it is; the clocks and the seats' connections change nothing a bot decides."""

@@ -1,5 +1,5 @@
-"""Network bots: each one a real client over TCP, playing Quatro or Quarto with the same decision code as the server's
-fillers.
+"""Network bots: each one a real client over TCP, playing any game the server hosts with the same decision code as the
+server's fillers.
 
 A network bot says hello, takes a seat (at the table it is given, or the first open table, or one it creates
 and starts once every seat is taken), then plays: it hands the events of every update to ``Bot.observe``,
@@ -9,31 +9,29 @@ wait the time the server names. To the server it is a player like any other: it 
 to vote on reshuffles. Nothing here reaches the server's state: the bot sees what the protocol carries,
 read by the shared client core (``quatro_shared.client``), so the decision code is fed the same types in the server and over the wire (H2).
 
-A Quarto bot (``--game quarto``) does the same at a Quarto table: it is told the whole view in every update
-(``quatro_shared.quarto.QuartoView``) and decides from it alone; a ``perfect`` bot's search runs in a worker thread,
-so that its connection keeps answering (heartbeats, pushes) while it thinks. ``--against LEVEL`` fills the other
-seats of the table it creates with the server's own bots of that level, so that a bot can be matched with one.
+What a game's bots are, and how they read its views, is the game's part (``quatro_server.bot_games``): ``--game G``
+plays at a table of G, with G's bots; a bot whose decision takes long (a search) decides in a worker thread, so that
+its connection keeps answering (heartbeats, pushes) while it thinks. ``--against LEVEL`` fills the other seats of the
+table it creates with the server's own bots of that level, so that a bot can be matched with one.
 
-``quatro-server bot HOST[:PORT] [--game quatro|quarto] [--table ID] [--count N] [--level L] [--against L]``
+``quatro-server bot HOST[:PORT] [--game G] [--table ID] [--count N] [--level L] [--against L]``
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import random
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any
 
 import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.addresses import parse_address
-from quatro_shared.games import CONTRACTS
+from quatro_shared.games import CONTRACTS, DEFAULT
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.client import (
     Answered,
@@ -46,24 +44,19 @@ from quatro_shared.client import (
     Updated,
 )
 from quatro_shared.framing import ProtocolError
-from quatro_shared.views import Phase, SeatView
+from quatro_shared.views import Phase
 
+from quatro_server.bot_games import BotGame, bot_game
+from quatro_server.bots import is_outside_bot, load_bot_class
 from quatro_server.logs import LOG_LEVELS, configure as configure_logging
-from quatro_server.bots import Bot, is_outside_bot, load_bot_class, make_bot
-
-if TYPE_CHECKING:
-    from quatro_server.quarto_bots import QuartoBot
+from quatro_server.rules import SeatBot
 
 log = logging.getLogger("quatro.netbot")
 
 #: Bytes read per receive call.
 RECEIVE_BYTES = 65536
-#: A bot of either game.
-AnyBot: TypeAlias = "Bot | QuartoBot"
-#: A seat's view, of either game.
-AnyView = SeatView | q.QuartoView
-#: The bot levels of each game, and the level of a bot with none named: its contract's (a Quatro bot may also be a
-#: class of your own, ``module:Class``).
+#: The bot levels of each game, and the level of a bot with none named: its contract's (a bot of a game whose part
+#: says so, ``BotGame.outside_bots``, may also be a class of your own, ``module:Class``).
 GAME_LEVELS: dict[str, tuple[str, ...]] = {name: contract.levels for name, contract in CONTRACTS.items()}
 GAME_DEFAULT_LEVEL: dict[str, str] = {name: contract.default_level for name, contract in CONTRACTS.items()}
 
@@ -83,13 +76,14 @@ class _Client:
     """One connection, a thin trio shell around the bot's ``ClientCore`` (which lives across reconnections):
     requests and their replies, and the pushes (updates, seating) as they come."""
 
-    def __init__(self, stream: trio.abc.Stream, bot: AnyBot, core: ClientCore) -> None:
+    def __init__(self, stream: trio.abc.Stream, game: BotGame, bot: SeatBot, core: ClientCore) -> None:
         self.stream = stream
+        self.game = game
         self.bot = bot
         self.core = core
         self.replies: dict[int, m.Reply] = {}
         self.waiting: dict[int, trio.Event] = {}
-        self.view: AnyView | None = None
+        self.view: Any = None
         self.view_at = 0.0
         self.seating: m.Seating | None = None
         self.seating_changed = trio.Event()
@@ -156,11 +150,10 @@ class _Client:
         elif isinstance(event, ServerError):
             log.warning("server error: %s %s", event.why, event.reply)
 
-    def _update(self, update: m.Update | q.QuartoUpdate, view: AnyView) -> None:
+    def _update(self, update: Any, view: Any) -> None:
         if update.events:
-            self.bot.observe(list(update.events))  # type: ignore[arg-type]  # the table's game is the bot's
-            # A Quatro round, or a Quarto game, ended: ``--rounds`` counts them.
-            self.rounds_ended += sum(event.kind in ("round_ended", q.GameEnded.kind) for event in update.events)
+            self.bot.observe(list(update.events))  # the table's game is the bot's
+            self.rounds_ended += self.game.ended(update.events)  # ``--rounds`` counts them
         self.view = view
         self.view_at = trio.current_time()
 
@@ -183,26 +176,6 @@ class _Client:
         return reply
 
 
-def aged(view: AnyView, seconds: float) -> AnyView:
-    """The view as it stands ``seconds`` after it arrived: countdowns run down (the server sends durations,
-    never clock times, and no update at all while nothing the seat may see happens). A Quarto view is taken as it
-    came: its bots never read its clocks."""
-    if seconds <= 0 or isinstance(view, q.QuartoView):
-        return view
-    ms = int(seconds * 1000)
-
-    def down(value: int | None) -> int | None:
-        return None if value is None else max(0, value - ms)
-
-    return dataclasses.replace(
-        view,
-        phase_ms=down(view.phase_ms),
-        swap_wait_ms=down(view.swap_wait_ms) or 0,
-        channel_wait_ms=down(view.channel_wait_ms) or 0,
-        vote_wait_ms=down(view.vote_wait_ms) or 0,
-    )
-
-
 @dataclass
 class BotResult:
     """Where a network bot played, and how the match stood when it left."""
@@ -218,7 +191,7 @@ class BotResult:
 
 
 async def _take_seat(
-    client: _Client, table: int | None, players: int, timing: str | None, game: str = p.QUATRO, against: str | None = None
+    client: _Client, table: int | None, players: int, timing: str | None, game: str = DEFAULT.name, against: str | None = None
 ) -> tuple[m.Seated, bool]:
     """Join ``table``, or the first open table of ``game``, or create one (its other seats filled with the server's
     bots of level ``against``, if given). Returns the seat and whether we created its table. A table of another
@@ -236,7 +209,7 @@ async def _take_seat(
             players = sizes[0]  # a game of one table size: nothing to ask
             request = m.CreateTable(None, timing, game=game)
         else:
-            request = m.CreateTable(players, timing, game=None if game == p.QUATRO else game)
+            request = m.CreateTable(players, timing, game=None if game == DEFAULT.name else game)
         created = _expect_ok(await client.request(request), "create a table")
         assert isinstance(created, m.Seated)
         if against is not None:
@@ -270,24 +243,20 @@ async def _start_when_full(client: _Client) -> None:
         await client.seating_changed.wait()
 
 
-def _over(view: AnyView | None) -> bool:
-    return view is not None and view.phase in (Phase.OVER, q.Phase.OVER)
+def _over(game: BotGame, view: Any) -> bool:
+    return view is not None and game.over(view)
 
 
-async def _decide(bot: AnyBot, view: AnyView, now: float) -> list[Any]:
-    """The bot's actions; a slow bot (a Quarto ``perfect`` search) thinks in a worker thread, so that the connection
+async def _decide(game: BotGame, bot: SeatBot, view: Any, now: float) -> list[Any]:
+    """The bot's actions; a slow bot (``BotGame.slow``: a search) thinks in a worker thread, so that the connection
     goes on reading and pinging meanwhile."""
-    if isinstance(view, q.QuartoView):
-        assert not isinstance(bot, Bot)  # a Quarto view goes to the Quarto bot this player made for its table
-        if bot.slow:
-            return await trio.to_thread.run_sync(bot.decide, view, now, abandon_on_cancel=True)
-        return bot.decide(view, now)
-    assert isinstance(bot, Bot) and isinstance(view, SeatView)
+    if game.slow(bot, view):
+        return list(await trio.to_thread.run_sync(bot.decide, view, now, abandon_on_cancel=True))
     return list(bot.decide(view, now))
 
 
-async def _play(client: _Client, bot: AnyBot, rounds: int | None) -> None:
-    """Look, decide, act, at the bot's pace, until the match is over (or ``rounds`` rounds, or Quarto games, have
+async def _play(client: _Client, bot: SeatBot, rounds: int | None) -> None:
+    """Look, decide, act, at the bot's pace, until the match is over (or ``rounds`` of the game's rounds have
     ended)."""
     pause = 0.0
     while client.closed is None:
@@ -296,10 +265,11 @@ async def _play(client: _Client, bot: AnyBot, rounds: int | None) -> None:
         view = client.view
         if view is None:
             continue  # the match has not started
-        if _over(view) or (rounds is not None and client.rounds_ended >= rounds):
+        game = client.game
+        if _over(game, view) or (rounds is not None and client.rounds_ended >= rounds):
             return
         now = trio.current_time()
-        for action in await _decide(bot, aged(view, now - client.view_at), now):
+        for action in await _decide(game, bot, game.aged(view, now - client.view_at), now):
             reply = await client.request(action)
             if not isinstance(reply, m.Ok):
                 if isinstance(reply, m.Refused) and reply.wait_ms:
@@ -313,7 +283,7 @@ async def run_bot(
     port: int,
     level: str | None = None,
     *,
-    game: str = p.QUATRO,
+    game: str = DEFAULT.name,
     against: str | None = None,
     table: int | None = None,
     players: int = 4,
@@ -327,14 +297,8 @@ async def run_bot(
     it is seated, so that several bots can be seated one after another at the same table. ``level`` is the game's
     default when not given; ``against`` fills the other seats of a table this bot creates with server bots."""
     level = level or GAME_DEFAULT_LEVEL[game]
-    if game == q.NAME:
-        # Quarto's search and its tables (9 MB, 0.1 s to build) load with a Quarto bot, not with every server's
-        # command line, which builds this command's parser.
-        from quatro_server.quarto_bots import make_quarto_bot
-
-        bot: AnyBot = make_quarto_bot(level, rng)
-    else:
-        bot = make_bot(level, rng)
+    part = bot_game(game)  # loaded here, with the bot: not with every server's command line, which builds the parser
+    bot = part.make_bot(level, rng)
     result = BotResult(name or f"{level}-bot", level)
     core = ClientCore(result.name)
     started = False
@@ -347,7 +311,7 @@ async def run_bot(
             await trio.sleep(RECONNECT_PAUSE)
             continue
         core.connection_lost()  # a fresh decoder; the seat and its secret stay
-        client = _Client(stream, bot, core)
+        client = _Client(stream, part, bot, core)
         failure: RuntimeError | None = None
         async with stream, trio.open_nursery() as nursery:
             nursery.start_soon(client.read)  # the reader handles its own errors: it marks the client closed
@@ -381,7 +345,7 @@ async def run_bot(
         if view is not None:
             result.scores, result.winners = tuple(view.scores), tuple(view.winners)
         result.rounds += client.rounds_ended
-        over = _over(view)
+        over = _over(part, view)
         result.reason = client.closed or ("over" if over else "left")
         if client.closed in (None, "shutdown") or not started or over or core.replaced:
             break
@@ -400,7 +364,7 @@ async def run_bots(
 
         async def one(i: int, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
             rng = random.Random(seeds.getrandbits(64))
-            name = f"{level or GAME_DEFAULT_LEVEL[options.get('game', p.QUATRO)]}-net-{i + 1}"
+            name = f"{level or GAME_DEFAULT_LEVEL[options.get('game', DEFAULT.name)]}-net-{i + 1}"
             results.append(await run_bot(host, port, level, name=name, rng=rng, task_status=task_status, **options))
 
         for i in range(count):
@@ -423,7 +387,9 @@ def _level(text: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("address", metavar="HOST[:PORT]", help=f"the server (port {p.DEFAULT_PORT} if not given)")
-    parser.add_argument("--game", default=p.QUATRO, choices=tuple(GAME_LEVELS), help="the game to play (default quatro)")
+    parser.add_argument(
+        "--game", default=DEFAULT.name, choices=tuple(GAME_LEVELS), help=f"the game to play (default {DEFAULT.name})"
+    )
     parser.add_argument("--table", type=int, default=None, help="join this table (default: the first open one, or a new one)")
     parser.add_argument("--count", type=int, default=1, help="how many bots (default 1), seated one after another")
     parser.add_argument(
@@ -432,7 +398,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_level,
         help="bot level: "
         + "; ".join(f"{c.title} {', '.join(c.levels)} (default {c.default_level})" for c in CONTRACTS.values())
-        + "; or a Quatro bot of your own, module:Class",
+        + "; or, for a game that takes them, a bot class of your own, module:Class",
     )
     parser.add_argument(
         "--against",
@@ -443,7 +409,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats of a table the bots create")
     parser.add_argument("--timing", default=None, help="timing profile of a table the bots create (server's default)")
     parser.add_argument(
-        "--rounds", type=int, default=None, help="leave after this many rounds (Quarto: games) (default: play the match)"
+        "--rounds", type=int, default=None, help="leave after this many of the match's rounds or games (default: play the match)"
     )
     parser.add_argument("--seed", type=int, default=None, help="seed the bots' choices (tests and replays)")
     parser.add_argument("--log-level", default="info", choices=LOG_LEVELS)
@@ -460,7 +426,8 @@ def run(args: argparse.Namespace) -> int:
         print("quatro-server bot: --count must be at least 1", file=sys.stderr)
         return 2
     levels = GAME_LEVELS[args.game]
-    if args.level is not None and args.level not in levels and not (args.game == p.QUATRO and is_outside_bot(args.level)):
+    outside = args.level is not None and is_outside_bot(args.level) and bot_game(args.game).outside_bots
+    if args.level is not None and args.level not in levels and not outside:
         print(f"quatro-server bot: {args.game} bot levels: {', '.join(levels)}", file=sys.stderr)
         return 2
     if args.against is not None:

@@ -9,8 +9,8 @@ touches a socket, and draws randomness only from the source it is given. Two doo
   break between games ending.
 
 ``table.next_deadline()`` says when ``advance`` is next needed. What each phase and step accepts is the one
-table ``quatro_shared.quarto.ACCEPTS``. Quarto hides nothing, so every event goes to both seats; ``view`` and
-``events_for`` are still the only ways state leaves the engine, as for Quatro (H1).
+table ``quatro_shared.quarto.ACCEPTS``. Quarto hides nothing: every event goes to both seats, and every update
+carries the seat's ``view`` (``quatro_server.games.QuartoBatch``), the one way the table's state leaves it.
 """
 
 from __future__ import annotations
@@ -24,19 +24,12 @@ from quatro_shared import actions as qa
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, Reason, Refusal, Step
 
-from quatro_server.timing import STANDARD, Timing
+from quatro_server.rules import Outcome
+from quatro_server.timing import STANDARD, Timing, declare
 
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The result of an action: the events that happened, and the refusal if it was refused."""
-
-    events: list[q.Event]
-    refusal: Refusal | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.refusal is None
+#: Quarto's move clock (docs/quarto.md): seconds for each step of a turn, in every timing profile; 0 (the standard
+#: value) is no clock.
+MOVE_CLOCK = declare("quarto_move_clock", 0.0, optional=True)
 
 
 @dataclass(slots=True)
@@ -108,7 +101,7 @@ class QuartoTable:
     @property
     def clock(self) -> float:
         """Seconds per step of a turn; 0 means no clock (the default)."""
-        return float(self.timing.quarto_move_clock)
+        return float(self.timing.of(MOVE_CLOCK))
 
     def accepts(self) -> frozenset[type[q.Action]]:
         """What the current phase and step accept (``quatro_shared.quarto.ACCEPTS``)."""
@@ -127,7 +120,7 @@ class QuartoTable:
         self._begin_game(1, self.first, out)
         return out
 
-    def act(self, seat: int, action: object, now: float) -> Outcome:
+    def act(self, seat: int, action: object, now: float) -> Outcome[q.Event, Refusal]:
         """Apply ``action`` from ``seat`` at ``now``. Never raises: a bad request is refused."""
         out = self.advance(now)
         refusal = self._dispatch(seat, action, out)
@@ -376,8 +369,3 @@ def view(table: QuartoTable, seat: int, now: float) -> q.QuartoView:
         phase_ms=_ms(table.break_ends_at - now) if table.phase is Phase.BETWEEN and table.break_ends_at < inf else None,
         winners=table.winners,
     )
-
-
-def events_for(events: list[q.Event], seat: int) -> list[q.Event]:
-    """The events ``seat`` may see: all of them (Quarto hides nothing), in order."""
-    return list(events)

@@ -19,6 +19,7 @@ Levels:
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, QuartoView, Step
@@ -331,3 +332,28 @@ def make_quarto_bot(level: str = DEFAULT_LEVEL, rng: random.Random | None = None
         return _CLASSES[level](rng)
     except KeyError:
         raise ValueError(f"unknown Quarto bot level {level!r} (levels: {', '.join(LEVELS)})") from None
+
+
+class QuartoBotGame:
+    """Quarto's part of a network bot (``quatro_server.bot_games.BotGame``): ``perfect``'s search is slow enough to
+    run in a worker thread, and a view is taken as it came (its bots never read its clocks)."""
+
+    outside_bots = False
+
+    def make_bot(self, level: str, rng: random.Random | None) -> QuartoBot:
+        return make_quarto_bot(level, rng)
+
+    def slow(self, bot: object, view: object) -> bool:
+        return isinstance(bot, QuartoBot) and bot.slow
+
+    def aged(self, view: QuartoView, seconds: float) -> QuartoView:
+        return view
+
+    def over(self, view: QuartoView) -> bool:
+        return view.phase is Phase.OVER
+
+    def ended(self, events: Sequence[q.Event]) -> int:
+        return sum(isinstance(event, q.GameEnded) for event in events)
+
+
+BOT_GAME = QuartoBotGame()

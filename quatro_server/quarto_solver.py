@@ -200,15 +200,6 @@ class Solver:
         self._start()
         return self._place(cells, occ, planes, piece, pool, max(alpha, LOSS), min(beta, WIN))
 
-    def place_values(self, board: Sequence[int | None], piece: int, pool: int) -> dict[int, int]:
-        """For each empty square: the value, for the placer, of placing ``piece`` there."""
-        cells, occ, planes = self._encode(board)
-        self._start()
-        out = {}
-        for s in _BITS[~occ & FULL]:
-            out[s] = self._after_place(cells, occ, planes, piece, s, pool, LOSS, WIN)
-        return out
-
     def give_values(self, board: Sequence[int | None], pool: int) -> dict[int, int]:
         """For each piece of ``pool``: the value, for the giver, of giving it."""
         cells, occ, planes = self._encode(board)

@@ -1,4 +1,4 @@
-"""The network shell: trio over TCP, one task per connection, one timer task per table.
+"""The network shell: trio over TCP, one task per connection, one timer for every table.
 
 Everything about the game is decided by the lobby and the engine; this module moves bytes and owns
 the clock (trio's). Each connection has a reader (frames in, one reply per request), an outbox (bytes

@@ -66,11 +66,16 @@ def test_bots_never_import_the_engine():
         if path.stem.startswith("bot") or path.stem in ("netbot", "exploiters", "quarto_bots", "quarto_solver")
     ]
     decision_code += sorted((ROOT / "examples").glob("*.py"))
-    assert {"bots", "netbot", "exploiters", "pair_bot", "quarto_bots", "quarto_solver"} <= {path.stem for path in decision_code}
+    assert {"bots", "bot_games", "netbot", "exploiters", "pair_bot", "quarto_bots", "quarto_solver"} <= {path.stem for path in decision_code}
     allowed = {"quatro_server.bots", "quatro_server.logs", "quatro_server.quarto_bots", "quatro_server.quarto_solver"}
+    # The interfaces a bot is seen through, and the network bot's registry of the games' bot parts: ``rules``
+    # declares protocols and imports nothing of the server, ``bot_games`` only the bot modules above.
+    allowed |= {"quatro_server.rules", "quatro_server.bot_games"}
     for path in decision_code:
         project = {name for name in imported_modules(path) if name.split(".")[0] in ("quatro_server", "quatro_tui")}
         assert project <= allowed, (path, project)  # shared types, the bots' own helpers, log setup
+    assert imported_modules(ROOT / "quatro_server" / "rules.py") & {"quatro_server"} == set()
+    assert not {name for name in imported_modules(ROOT / "quatro_server" / "rules.py") if name.startswith("quatro_")}
 
 
 def test_every_level_is_a_class_of_the_bot_module():

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import replace
 from itertools import count
 from typing import Any
 
@@ -37,7 +36,7 @@ def _asker(lobby: Lobby):
 
 def _quarto_room(levels: tuple[str, ...], *, clock: float = 0.0, executor: list[BotJob] | None = None) -> tuple[Lobby, Room, Any, RecordingPeer]:
     """A started Quarto table: ann at seat 0, a bot of ``levels[0]`` at seat 1; ``executor`` collects the slow bots' jobs."""
-    profiles = {**PROFILES, "clocked": replace(FAST, quarto_move_clock=clock)} if clock else dict(PROFILES)
+    profiles = {**PROFILES, "clocked": FAST.changed(quarto_move_clock=clock)} if clock else dict(PROFILES)
     lobby = Lobby(timing_profiles=profiles, seed=11)
     ask = _asker(lobby)
     ann = RecordingPeer("ann")

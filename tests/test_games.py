@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 
 from lobby_peer import RecordingPeer
-from quatro_server import games, quarto_bots
+from quatro_server import games, quarto_bots, rules
 from quatro_server.bots import Bot
+from quatro_server.journal import Opening
 from quatro_server.tables.lobby import Lobby
 from quatro_server.quarto import QuartoTable, view
 from quatro_server.quarto_bots import QuartoBot
+from quatro_server.timing import FAST
 from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
@@ -56,6 +58,25 @@ def test_each_game_makes_a_bot_of_each_of_its_levels(name):
         assert isinstance(bot, kind) and bot.level == level
     with pytest.raises(ValueError):
         game.make_bot("no-such-level", random.Random(1))
+
+
+
+@pytest.mark.parametrize("name", list(games.GAMES))
+def test_each_game_s_table_and_bots_are_what_the_room_drives_and_its_actions_come_to_the_one_outcome(name):
+    """The room, the journal and the simulator speak of ``rules.RulesTable`` and ``rules.SeatBot``, not of a game's
+    classes: every game's table and bots have their members, and every engine's ``act`` returns ``rules.Outcome``."""
+    game = games.GAMES[name]
+    seats = game.seats(4 if game.players_required else None)
+    assert isinstance(seats, int)
+    opening = Opening(players=seats, bots=frozenset(range(1, seats)), host=0, order=tuple(range(seats)))
+    table = game.new_table(opening, FAST, random.Random(3))
+    assert isinstance(table, rules.RulesTable) and table.players == seats
+    assert table.start(0.0)
+    refused = table.act(0, object(), 0.5)  # not an action of any game: refused, never raised
+    assert type(refused) is rules.Outcome and not refused.ok and refused.refusal is not None
+    assert len(table.scores) == len(game.no_scores(seats)) and tuple(table.winners) == ()
+    for level in game.levels:
+        assert isinstance(game.make_bot(level, random.Random(1)), rules.SeatBot)
 
 
 def test_seat_counts_per_game():

@@ -517,7 +517,7 @@ def _nice(tid: int | None) -> int:
 # --- Quarto: the same journal, the game's own encoding -----------------------------------------------
 
 #: A Quarto move clock that does not run out during a test, so that its countdown is there to be carried over.
-QUARTO_TIMING = replace(STEADY, quarto_move_clock=30.0, break_length=5.0)
+QUARTO_TIMING = STEADY.changed(quarto_move_clock=30.0, break_length=5.0)
 
 
 def open_quarto_lobby(data_dir: Path, now: float) -> tuple[Lobby, j.Journal, list[Room]]:

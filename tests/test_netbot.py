@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import trio
 
+from quatro_shared import events as e
 from quatro_shared import protocol as p
+from quatro_shared import quarto as q
+from quatro_shared.games import CONTRACTS
 from quatro_shared.views import Phase
 
 from netclient import TestClient
 from quatro_server import netbot
+from quatro_server.bot_games import BOT_GAMES, bot_game
+from quatro_server.rules import SeatBot
 from quatro_server.netbot import run_bot, run_bots
 from test_bots import seat_view
 
@@ -67,8 +73,35 @@ async def test_a_network_bot_told_a_table_that_does_not_exist_says_so(server):
 
 
 def test_a_received_view_runs_its_countdowns_down_as_it_ages():
+    aged = bot_game(p.QUATRO).aged
     view = seat_view(swap_wait_ms=1500, channel_wait_ms=300, phase_ms=10_000, vote_wait_ms=0)
-    later = netbot.aged(view, 0.5)
+    later = aged(view, 0.5)
     assert (later.swap_wait_ms, later.channel_wait_ms, later.phase_ms, later.vote_wait_ms) == (1000, 0, 9500, 0)
-    assert netbot.aged(view, 0) is view
-    assert netbot.aged(replace(view, phase_ms=None), 1.0).phase_ms is None
+    assert aged(view, 0) is view
+    assert aged(replace(view, phase_ms=None), 1.0).phase_ms is None
+
+
+def test_the_network_bot_names_no_game_and_reaches_each_game_s_part_through_the_registry():
+    """``netbot.py`` is the same code for every game: what differs (the bots, how a view ages, when the match is
+    over, what ``--rounds`` counts, which decisions think in a thread) is the game's part in ``BOT_GAMES``."""
+    source = (Path(netbot.__file__)).read_text()
+    assert "quarto" not in source.lower() and "p.QUATRO" not in source
+    assert set(BOT_GAMES) == set(CONTRACTS)
+    for name, contract in CONTRACTS.items():
+        part = bot_game(name)
+        for level in contract.levels:
+            assert isinstance(part.make_bot(level, random.Random(1)), SeatBot)
+        with pytest.raises(ValueError):
+            part.make_bot("no-such-level", random.Random(1))
+        assert part.ended([]) == 0
+
+
+def test_each_game_s_part_says_when_its_match_ends_and_what_its_rounds_are():
+    quatro, quarto = bot_game(p.QUATRO), bot_game(q.NAME)
+    assert quatro.over(seat_view(phase=Phase.OVER)) and not quatro.over(seat_view(phase=Phase.ROUND))
+    assert quatro.ended([e.RoundEnded(1, "draw", None, None, None, (), (0, 0), (), (), (), ()), e.PlayerReady(0)]) == 1
+    assert quatro.outside_bots and not quarto.outside_bots
+    assert not quatro.slow(quatro.make_bot("expert", random.Random(1)), seat_view())
+    assert quarto.slow(quarto.make_bot("perfect", random.Random(1)), None)
+    assert not quarto.slow(quarto.make_bot("normal", random.Random(1)), None)
+    assert quarto.ended([q.GameEnded(1, 0, (0, 1, 2, 3), ("tall",), (1, 0), 0, ())]) == 1

@@ -13,7 +13,8 @@ from quatro_shared import actions as qa
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Give, NextGame, Phase, Place, Reason, Step
 
-from quatro_server.quarto import QuartoTable, events_for, view
+from quatro_server.games import QUARTO
+from quatro_server.quarto import MOVE_CLOCK, QuartoTable, view
 from quatro_server.timing import FAST, STANDARD, Timing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -276,14 +277,14 @@ def test_q7_events_and_the_view_carry_the_moves_in_notation():
 
 def test_the_move_clock_is_off_by_default():
     table, _ = started(1)
-    assert STANDARD.quarto_move_clock == FAST.quarto_move_clock == 0
+    assert STANDARD.of(MOVE_CLOCK) == FAST.of(MOVE_CLOCK) == 0
     assert table.next_deadline() is None
     assert view(table, 0, 100.0).clock_ms is None
     assert table.advance(10_000.0) == []
 
 
 def test_the_move_clock_plays_a_step_by_lot_when_it_runs_out():
-    table, _ = started(1, timing=Timing(quarto_move_clock=5.0))
+    table, _ = started(1, timing=Timing().changed(quarto_move_clock=5.0))
     a = table.first
     assert table.next_deadline() == 5.0
     assert view(table, a, 2.0).clock_ms == 3000
@@ -299,7 +300,7 @@ def test_the_move_clock_plays_a_step_by_lot_when_it_runs_out():
 
 
 def test_time_never_runs_backwards():
-    table, _ = started(1, timing=Timing(quarto_move_clock=5.0))
+    table, _ = started(1, timing=Timing().changed(quarto_move_clock=5.0))
     table.advance(3.0)
     assert table.advance(1.0) == []
     assert table.advance(float("nan")) == []
@@ -315,7 +316,8 @@ def test_quarto_hides_nothing_the_two_views_differ_only_by_seat_and_events_go_to
     a, b = view(table, 0, 1.0), view(table, 1, 1.0)
     assert a.seat == 0 and b.seat == 1
     assert dataclasses.replace(a, seat=1) == b
-    assert events_for(events, 0) == events_for(events, 1) == events
+    batch = QUARTO.batch(1, table, events, 1.0)  # what the room tells each seat
+    assert batch.seen_by(0, 0) == batch.seen_by(1, 1) == tuple(range(len(events)))
 
 
 def test_legal_lists_exactly_what_the_engine_accepts_in_random_games():
@@ -373,7 +375,7 @@ def test_the_move_clock_comes_from_a_timing_file_and_is_checked(tmp_path):
 
     path = tmp_path / "quarto.toml"
     path.write_text("quarto_move_clock = 20\n")
-    assert load_timing(str(path)).quarto_move_clock == 20
+    assert load_timing(str(path)).of(MOVE_CLOCK) == 20
     for bad in ("-1", "true", '"10"'):
         path.write_text(f"quarto_move_clock = {bad}\n")
         with pytest.raises(ValueError, match="quarto_move_clock"):

@@ -7,7 +7,6 @@ it reads is checked and decoded into a ``QuartoView`` and Quarto's events.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 import pytest
 import trio
@@ -286,7 +285,7 @@ async def test_a_network_bot_plays_quatro_and_never_sits_at_a_quarto_table(serve
 
 async def test_the_move_clock_when_a_profile_sets_one_plays_a_silent_seats_step_by_lot(nursery):
     """Time is an input: the room's timer task fires the engine's deadline (the move clock, off by default)."""
-    lobby = Lobby(timing_profiles={**PROFILES, "clocked": replace(FAST, quarto_move_clock=0.3)}, seed=4)
+    lobby = Lobby(timing_profiles={**PROFILES, "clocked": FAST.changed(quarto_move_clock=0.3)}, seed=4)
     srv = Server(lobby)
     listeners = await nursery.start(srv.serve, "127.0.0.1", 0)
     port = listeners[0].socket.getsockname()[1]

@@ -10,7 +10,7 @@ What a game's actions, events and checkpoints look like in the file is the game'
 the game registry (``quatro_server.games``) supplies. ``docs/journal.md`` describes the whole.
 """
 
-from quatro_server.journal.codec import Checkpoints, Codec, Notes, Opening, RulesTable, json_text
+from quatro_server.journal.codec import Checkpoints, Codec, Notes, Opening, json_text
 from quatro_server.journal.recorder import Recorder, SeatRecord
 from quatro_server.journal.restore import Mismatch, RestoredTable, replay_table, restore
 from quatro_server.journal.saved import SavedMove, SavedSeat, SavedTable
@@ -27,6 +27,7 @@ from quatro_server.journal.store import (
     default_data_dir,
     read_journal,
 )
+from quatro_server.rules import RulesTable
 
 __all__ = [
     "FILE_NAME", "FLUSH_TIMEOUT", "GATHER", "KEEP_FINISHED_DAYS", "LOCK_NAME", "SCHEMA_VERSION", "WRITER_NICENESS",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from quatro_server.journal.saved import SavedTable
+from quatro_server.rules import RulesTable
 from quatro_server.timing import Timing
 
 
@@ -70,29 +71,6 @@ class Notes:
     checkpoint: bool = False
 
 
-class RulesTable(Protocol):
-    """A game's rules table as the journal drives it: the two doors every game's engine has (``act``, ``advance``),
-    its start, its clock and its scores."""
-
-    now: float
-
-    @property
-    def players(self) -> int: ...
-
-    @property
-    def scores(self) -> Sequence[int]: ...
-
-    def start(self, now: float) -> Sequence[Any]: ...
-
-    def act(self, seat: int, action: Any, now: float) -> Any:
-        """An ``Outcome``: ``events`` and ``refusal`` (None when accepted)."""
-
-    def advance(self, now: float) -> Sequence[Any]: ...
-
-    def rebase(self, delta: float) -> None:
-        """Shift every deadline ``delta`` seconds: the table moves onto another clock with the time it had left."""
-
-
 class Checkpoints(Protocol):
     """A game whose tables can be saved whole: a restore rebuilds the last one and replays only the moves after it."""
 
@@ -100,7 +78,7 @@ class Checkpoints(Protocol):
         """The table and its random source's state as plain values (lists, numbers, strings), JSON-encoded by the
         journal's writer thread."""
 
-    def load(self, data: Any, timing: Timing) -> Any:
+    def load(self, data: Any, timing: Timing) -> RulesTable:
         """The table ``save`` gave ``data`` for. Raises ``ValueError`` (or ``KeyError``, ``TypeError``) if malformed."""
 
 
@@ -111,7 +89,7 @@ class Codec(Protocol):
     def checkpoints(self) -> Checkpoints | None:
         """How its tables are saved whole; None: they are replayed from their match's start (short matches)."""
 
-    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> Any:
+    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> RulesTable:
         """The rules table a match of ``opening`` starts with (not started yet): the live room's and the restore's."""
 
     def encode_action(self, action: Any) -> str:

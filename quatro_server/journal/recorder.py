@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 from itertools import count
 from typing import Any
 
-from quatro_server.journal.codec import Codec, Opening, RulesTable, json_text
+from quatro_server.journal.codec import Codec, Opening, json_text
+from quatro_server.rules import RulesTable
 from quatro_server.journal.store import INSERT_MOVE, Journal, Later, MoveRow, Statement, ended
 
 log = logging.getLogger("quatro.journal")

@@ -117,7 +117,7 @@ def _restored(saved: SavedTable, codec_of: Callable[[str | None], Codec | None])
         raise Mismatch(f"it is a table of {saved.game!r}, a game this server does not host")
     if [s.seat for s in saved.seats] != list(range(saved.players)):
         raise Mismatch("its seats are not all recorded")
-    timing = Timing(**saved.timing)
+    timing = Timing.from_values(saved.timing)
     table, batches = replay_table(saved, codec, timing)
     if table is not None and saved.scores != list(table.scores):
         raise Mismatch(f"its scores {saved.scores} are not those of its moves {list(table.scores)}")

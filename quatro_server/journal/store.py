@@ -457,7 +457,7 @@ class Journal:
         scores: Sequence[int],
     ) -> None:
         """A new table's row: its game and configuration (its moves follow, ``quatro_server.journal.Recorder``)."""
-        values = {name: getattr(timing, name) for name in timing.__slots__}
+        values = timing.values()
         self.write((
             "INSERT INTO tables (id, game, players, timing_name, timing, password, host, status, scores, created) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, 'lobby', ?, ?)",

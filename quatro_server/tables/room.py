@@ -11,7 +11,7 @@ import logging
 import math
 import random
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import count
 from typing import Any, Protocol
@@ -25,8 +25,9 @@ from quatro_shared.wire import to_wire
 
 from quatro_server import games
 from quatro_server.credentials import digest_secret, secret_matches
-from quatro_server.games import DEFAULT_GAME, Game, GameTable, SeatBot
+from quatro_server.games import DEFAULT_GAME, Game
 from quatro_server.journal import Opening, Recorder
+from quatro_server.rules import RulesTable, SeatBot
 from quatro_server.timing import Timing
 
 log = logging.getLogger("quatro.lobby")
@@ -92,7 +93,7 @@ class BotJob:
     view: Any
     now: float
     #: The match it was asked in: a rematch is a new table, and an answer for the old one is stale.
-    table: GameTable
+    table: RulesTable
 
     def decide(self) -> list[Any]:
         return list(self.bot.decide(self.view, self.now))
@@ -111,7 +112,7 @@ class Room:
     rng: random.Random
     seats: list[Seat]
     host: int | None = None
-    table: GameTable | None = None
+    table: RulesTable | None = None
     #: When the last connected human left (None while someone is here): the room closes ``ABANDON_AFTER`` later
     #: (``UNSTARTED_ABANDON_AFTER`` before its match starts).
     idle_since: float | None = None
@@ -173,7 +174,7 @@ class Room:
             players=self.players,
             phase=self.phase,
             host=host,
-            timing={name: getattr(self.timing, name) for name in self.timing.__slots__},
+            timing=self.timing.values(),
             timing_name=self.timing_name,
             seats=tuple(
                 m.SeatInfo(
@@ -324,7 +325,7 @@ class Room:
             emits.extend(self._play_bot(i, s.bot.decide(view, now), now))
         self.publish(emits, now)
 
-    def _play_bot(self, seat: int, actions: list[Any], now: float) -> list[Any]:
+    def _play_bot(self, seat: int, actions: Sequence[Any], now: float) -> list[Any]:
         """Play a bot's actions in order, up to the first refusal; its next look comes after its thinking time."""
         assert self.table is not None
         emits: list[Any] = []

@@ -1,0 +1,86 @@
+"""What every game's rules engine is to the server: a rules table (``RulesTable``), the ``Outcome`` of an action, and
+a seat's bot (``SeatBot``).
+
+A game's engine (``quatro_server.engine.Table`` for Quatro, ``quatro_server.quarto.QuartoTable`` for Quarto) is a
+pure state machine with two doors, each given the current time ``now``: ``act(seat, action, now)`` returns an
+``Outcome``, ``advance(now)`` the events that fell due; ``next_deadline()`` says when ``advance`` is next needed. The
+room (``quatro_server.tables.room``), the journal and the simulator drive any game through this interface alone; what
+the events and refusals are is the game's own (``quatro_server.games`` reads them). This module imports nothing of the
+server: engines, bots, the journal and the tables all stand on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+EventT = TypeVar("EventT")
+RefusalT = TypeVar("RefusalT")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[EventT, RefusalT]):
+    """The result of an action: the events that happened (time-driven ones first), and the refusal if it was refused
+    (a refused action changes nothing)."""
+
+    events: list[EventT]
+    refusal: RefusalT | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.refusal is None
+
+
+@runtime_checkable
+class RulesTable(Protocol):
+    """A game's rules table, as the room, the journal and the simulator drive it: its start, its two doors, its next
+    deadline, its clock and its scores. It never reads a clock and never raises on a bad action."""
+
+    #: The table's time: the latest ``now`` it was given (time never runs backwards).
+    now: float
+
+    @property
+    def players(self) -> int: ...
+
+    @property
+    def scores(self) -> Sequence[int]:
+        """The match's scores, one per side (a team, a player), as the lobby list shows them."""
+
+    @property
+    def winners(self) -> Sequence[int]:
+        """The sides that won the match: none until it is over."""
+
+    def start(self, now: float) -> Sequence[Any]:
+        """Start the match (every seat is filled): its first events."""
+
+    def act(self, seat: int, action: Any, now: float) -> Outcome[Any, Any]:
+        """``seat`` does ``action`` at ``now``: time runs to ``now`` first, then the action is applied or refused."""
+
+    def advance(self, now: float) -> Sequence[Any]:
+        """Time passes: the events due by ``now``, in the order they fell."""
+
+    def next_deadline(self) -> float | None:
+        """When the table next needs ``advance`` (None: nothing is due until someone acts)."""
+
+    def rebase(self, delta: float) -> None:
+        """Shift every deadline ``delta`` seconds: the table moves onto another clock with the time it had left."""
+
+
+@runtime_checkable
+class SeatBot(Protocol):
+    """A seat's bot, of any game: it is told what its seat is told and decides from its seat's view alone (H2), at its
+    own pace. The room (and a network bot, ``quatro_server.netbot``) plays its actions in order, up to the first
+    refusal."""
+
+    @property
+    def level(self) -> str: ...
+
+    def think_time(self) -> float:
+        """Seconds until it looks at the table again."""
+
+    def observe(self, events: list[Any]) -> None:
+        """The events its seat was shown, in order, before its next decision."""
+
+    def decide(self, view: Any, now: float) -> Sequence[Any]:
+        """The actions to take now, from the seat's view."""
