@@ -370,3 +370,26 @@ def game_of(action: object) -> Game | None:
 
 
 _GAME_OF: dict[type, Game] = {}
+
+
+def register_game(game: Game) -> None:
+    """Host one more game (its contract registered in ``quatro_shared.games`` first): its name and its action kinds
+    must be new. A lobby made after this routes the game's actions (a test registers a game of its own this way)."""
+    global ACTION_KINDS
+    if game.name in GAMES:
+        raise ValueError(f"a game named {game.name!r} is hosted already")
+    if game.action_kinds & ACTION_KINDS:
+        raise ValueError(f"{game.name}: action kinds {sorted(game.action_kinds & ACTION_KINDS)} are taken")
+    GAMES[game.name] = game
+    ACTION_KINDS = ACTION_KINDS | game.action_kinds
+
+
+def unregister_game(name: str) -> None:
+    """Stop hosting the game called ``name`` (a test's own, once the test is done). The default game stays."""
+    global ACTION_KINDS
+    if name == DEFAULT_GAME.name:
+        raise ValueError("the default game stays hosted")
+    game = GAMES.pop(name)
+    ACTION_KINDS = frozenset().union(*(other.action_kinds for other in GAMES.values()))
+    for cls in game.actions:
+        _GAME_OF.pop(cls, None)

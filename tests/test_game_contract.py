@@ -3,9 +3,8 @@ followed by the client core through its contract alone (``quatro_shared.game``, 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import ClassVar
 
 import pytest
 
@@ -13,94 +12,20 @@ from quatro_shared import games
 from quatro_shared import protocol as p
 from quatro_shared.client import ClientCore, ResyncNeeded, Updated
 from quatro_shared.framing import encode
-from quatro_shared.game import FollowError, GameContract
-from quatro_shared.messages import Push
+from quatro_shared.game import GameContract
 from quatro_shared.wire import WireError, codec, push_from_wire, request_from_wire, to_wire
 
-# --- a small game of Nim, as a game's own module would declare it -------------------------------------
+from nim_game.contract import CONTRACT as NIM
+from nim_game.contract import NimUpdate, NimView, Phase, Take, Taken
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
-    kind: ClassVar[str] = "nim_action"
-
-
-@dataclass(frozen=True, slots=True)
-class Take(Action):
-    count: int
-    kind: ClassVar[str] = "nim_take"
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    kind: ClassVar[str] = "nim_event"
-
-
-@dataclass(frozen=True, slots=True)
-class Taken(Event):
-    seat: int
-    count: int
-    kind: ClassVar[str] = "nim_taken"
-
-
-@dataclass(frozen=True, slots=True)
-class NimView:
-    seat: int
-    heap: int
-    turn: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class NimUpdate(Push):
-    table: int
-    seq: int
-    snapshot: bool
-    events: tuple[Event, ...]
-    view: NimView
-    game: str = "nim"
-    kind: ClassVar[str] = p.UPDATE
-
-
-class Follower:
-    def __init__(self, update: NimUpdate) -> None:
-        if update.view.heap < 0:
-            raise FollowError("a heap below nothing")
-        self.view = update.view
-
-    def advance(self, update: NimUpdate) -> NimView:
-        self.view = update.view
-        return self.view
-
-    def agrees(self, snapshot: NimUpdate) -> bool:
-        return True
-
-
-def legal(view: NimView) -> list[Take]:
-    return [Take(n) for n in (1, 2, 3) if n <= view.heap] if view.turn == view.seat else []
-
-
-NIM = GameContract(
-    name="nim",
-    title="Nim",
-    seats=(2,),
-    actions=(Take,),
-    events=(Taken,),
-    view=NimView,
-    update=NimUpdate,
-    accepts={"playing": frozenset({Take})},
-    legal=legal,
-    levels=("random",),
-    default_level="random",
-    follow=Follower,
-    whole_views=True,
-    wire_names={"NimView": NimView},
-    view_parts=(NimView,),
-    lenient=True,
-)
+def heap_of(heap: int, turn: int = 0) -> NimView:
+    return NimView(0, Phase.PLAYING, heap, turn, 1, 3, (0, 0), (), (True, True))
 
 
 @pytest.fixture
 def nim() -> Iterator[GameContract[Take, Taken, NimView, NimUpdate]]:
+    """Nim's contract alone (``nim_game.contract``): the shared side, with no server behind it."""
     games.register(NIM)
     try:
         yield NIM
@@ -122,25 +47,29 @@ def test_a_registered_game_is_listed_and_its_actions_become_requests(nim):
 
 def test_a_registered_games_update_is_read_and_followed_by_the_client_core(nim):
     core = ClientCore("ann")
-    first = NimUpdate(1, 1, True, (), NimView(0, 7, 0))
+    first = NimUpdate(1, 1, True, (), heap_of(7))
     wire = to_wire(first)
     assert wire["game"] == "nim" and push_from_wire(wire) == first
     assert push_from_wire({**wire, "events": [{"kind": "nim_fireworks"}]}) == first  # an unknown event is skipped
     (got,) = core.receive_data(encode(wire), 0.0)
-    assert isinstance(got, Updated) and got.game == "nim" and got.view == NimView(0, 7, 0) and core.contract is nim
+    assert isinstance(got, Updated) and got.game == "nim" and got.view == heap_of(7) and core.contract is nim
     core.place = object()  # seated: gaps count
-    later = NimUpdate(1, 3, False, (Taken(0, 2),), NimView(0, 5, 1))
-    (gap,) = core.receive_data(encode(to_wire(later)), 1.0)
-    assert isinstance(gap, Updated) and gap.events == (Taken(0, 2),) and core.drift == 1  # whole views: no resync
-    broken = NimUpdate(1, 4, False, (), NimView(0, -1, 1))
-    (lost,) = core.receive_data(encode(to_wire(broken)), 2.0)
-    assert isinstance(lost, ResyncNeeded) and lost.why == "a heap below nothing"
+    later = NimUpdate(1, 2, False, (Taken(0, 2, 5),))
+    (moved,) = core.receive_data(encode(to_wire(later)), 1.0)
+    assert isinstance(moved, Updated) and moved.events == (Taken(0, 2, 5),) and moved.view == heap_of(5, turn=1)
+    gap = NimUpdate(1, 4, False, (Taken(1, 1, 4),))
+    (lost,) = core.receive_data(encode(to_wire(gap)), 2.0)
+    assert isinstance(lost, ResyncNeeded) and lost.why == "update 4 came where 3 was due"
+    core = ClientCore("bob")
+    broken = NimUpdate(1, 1, True, (), None)
+    (refused,) = core.receive_data(encode(to_wire(broken)), 3.0)
+    assert isinstance(refused, ResyncNeeded) and refused.why == "a snapshot without its view"
 
 
 def test_a_game_is_registered_once_and_never_over_anothers_kinds(nim):
     with pytest.raises(ValueError, match="registered already"):
         games.register(nim)
-    clash = GameContract(**{**{f: getattr(nim, f) for f in nim.__dataclass_fields__}, "name": "nim2"})
+    clash = dataclasses.replace(nim, name="nim2")
     with pytest.raises(ValueError, match="action kinds"):
         games.register(clash)
 
