@@ -2,7 +2,7 @@
 
 Every line is ``TIME WHO WHAT``: the match time (minutes and seconds since the start, the time a server was down
 left out), ``s3`` for seat 3 or ``--`` for the table itself, and what happened, in the words of the table's game
-(its journal encoding, ``quatro_server.quatro_journal``, ``quatro_server.quarto_journal``). The replay shows
+(its journal encoding, ``Game.journal``, from the game's own module). The replay shows
 everything, hidden things included (hands, signs, emoji choices): it is for the operator and for history, never for a
 player during a match.
 """

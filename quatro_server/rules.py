@@ -1,7 +1,7 @@
 """What every game's rules engine is to the server: a rules table (``RulesTable``), the ``Outcome`` of an action, and
 a seat's bot (``SeatBot``).
 
-A game's engine (``quatro_server.engine.Table`` for Quatro, ``quatro_server.quarto.QuartoTable`` for Quarto) is a
+A game's engine (each game's own module, registered in ``quatro_server.games``) is a
 pure state machine with two doors, each given the current time ``now``: ``act(seat, action, now)`` returns an
 ``Outcome``, ``advance(now)`` the events that fell due; ``next_deadline()`` says when ``advance`` is next needed. The
 room (``quatro_server.tables.room``), the journal and the simulator drive any game through this interface alone; what

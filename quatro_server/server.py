@@ -84,7 +84,7 @@ KEEPALIVE_IDLE = 30
 KEEPALIVE_INTERVAL = 10
 KEEPALIVE_COUNT = 3
 TCP_USER_TIMEOUT = 60
-#: Slow bots' decisions (a Quarto ``perfect`` search) made at once, each in a worker thread: one keeps a core for
+#: Slow bots' decisions (``Game.slow_bot``: an exact search) made at once, each in a worker thread: one keeps a core for
 #: the event loop on a small machine; the others queue (docs/bots.md).
 BOT_THINKERS = 1
 

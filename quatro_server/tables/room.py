@@ -142,7 +142,7 @@ class Room:
 
     @property
     def phase(self) -> Phase:
-        """The table's phase in the lobby's words (a Quarto table's, ``games.QuartoGame.lobby_phase``)."""
+        """The table's phase in the lobby's words, as its game says (``Game.lobby_phase``)."""
         return Phase.LOBBY if self.table is None else self.game.lobby_phase(self.table)
 
     def summary(self, now: float | None = None) -> m.TableSummary:
@@ -215,8 +215,8 @@ class Room:
         private thing happened (another team's sign, an opponent's emoji change). ``snapshot_for`` gets
         its update whatever it sees, marked as a snapshot (joining, rejoining, asking to resync), as does a
         seat whose connection has had no snapshot yet; the others get what changed (protocol 2), the bytes
-        of what several seats see built once (``quatro_server.updates``). The frames are the game's (``Game.batch``):
-        a Quarto update carries the seat's whole view every time.
+        of what several seats see built once. The frames are the game's (``Game.batch``): a game may send the
+        seat's whole view in every update.
         """
         if self.table is None or not (emits or snapshot_for is not None):
             return
