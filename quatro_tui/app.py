@@ -52,7 +52,7 @@ from quatro_tui.screens.dialogs import LEAVE, STOP, AskAddress, AskName, LeaveRu
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
-from quatro_tui.screens.quarto import QuartoScreen
+from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SigningScreen

@@ -19,8 +19,8 @@ from quatro_shared.quarto import Phase
 from quatro_tui import words
 from quatro_tui.app import QuatroApp
 from quatro_tui.screens.help import HelpScreen
-from quatro_tui.screens.quarto import QuartoScreen
-from quatro_tui.widgets.quarto import (
+from quatro_tui.games.quarto.screen import QuartoScreen
+from quatro_tui.games.quarto.widgets import (
     POOL_COLUMNS, POOL_ORDER, QuartoBoard, QuartoPool, QuartoStatus, glyph, hint, piece_lines,
 )
 from quarto_tui_helpers import NOW, PICTURES, LocalQuarto, open_quarto, piece_offset, show_picture, square_offset, won_position

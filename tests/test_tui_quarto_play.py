@@ -13,9 +13,9 @@ from quatro_shared.quarto import Phase
 
 from quatro_tui.app import Join, Play, QuatroApp
 from quatro_tui.screens.lobby import LobbyScreen
-from quatro_tui.screens.quarto import QuartoScreen
+from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.screens.room import RoomScreen
-from quatro_tui.widgets.quarto import QuartoBoard, QuartoPool, QuartoTurn
+from quatro_tui.games.quarto.widgets import QuartoBoard, QuartoPool, QuartoTurn
 from quarto_tui_helpers import piece_offset, square_offset
 from test_tui_ascii import screen_text
 from test_tui_quarto import keys_for

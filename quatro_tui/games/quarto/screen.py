@@ -28,7 +28,7 @@ from quatro_shared.quarto import Phase, QuartoView
 
 from quatro_tui import words
 from quatro_tui.guard import KeyGuard
-from quatro_tui.widgets.quarto import (
+from quatro_tui.games.quarto.widgets import (
     POOL_COLUMNS,
     POOL_ORDER,
     QuartoBoard,
