@@ -240,11 +240,11 @@ def test_r19_a_lost_update_is_noticed_and_a_rejoin_resyncs_the_seat(quatro_serve
         core, lost = ann.conn.core, []
         take_update = core._update
 
-        def lossy(frame, update):
+        def lossy(frame, update, *contract):
             if not lost:
                 lost.append(update.seq)
                 return None
-            return take_update(frame, update)
+            return take_update(frame, update, *contract)
 
         core._update = lossy
         await ann.act("pick_sign", sign="owl")  # an update for ann (her team's sign): lost

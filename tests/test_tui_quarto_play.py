@@ -187,7 +187,7 @@ def test_a_closed_client_comes_back_to_its_quarto_seat(quatro_server):
             await app.request(m.Start())
             await until(lambda: isinstance(app.screen, QuartoScreen) and app.screen.view is not None, what="the board")
             if q.legal(app.screen.view):  # this seat starts: give, and let the bot answer
-                app.quarto_act(q.legal(app.screen.view)[0])
+                app.screen.act(q.legal(app.screen.view)[0])  # as a confirmed move hands it over
                 await until(lambda: app.screen.view.moves, what="a move")
             moves = app.screen.view.moves
             await app.conn.close()
