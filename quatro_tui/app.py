@@ -25,9 +25,7 @@ from quatro_shared import exits
 from quatro_shared import messages as m
 from quatro_shared import games
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
-from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.connection import (
@@ -46,17 +44,14 @@ from quatro_tui.connection import (
     ServerUpdate,
 )
 from quatro_tui.game import Game
+from quatro_tui.games import ClientGame, WayOn, client_game
 from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
 from quatro_tui.screens.dialogs import LEAVE, STOP, AskAddress, AskName, LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
-from quatro_tui.screens.quarto import QuartoScreen
-from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
 from quatro_tui.screens.room import RoomScreen
-from quatro_tui.screens.signing import SigningScreen
-from quatro_tui.screens.table import TableScreen
 from quatro_tui.widgets.base import GameWidget
 
 #: Textual's key symbols, spelled out for ASCII mode.
@@ -71,16 +66,6 @@ class AsciiScrollBarRender(ScrollBarRender):
     HORIZONTAL_BARS = [" "] * 8
 
 
-#: The screen of each phase of a table (h11-style: the phases and what shows them, in one place).
-PHASE_SCREENS: dict[Phase, type[Screen[None]]] = {
-    Phase.LOBBY: RoomScreen,
-    Phase.SIGNING: SigningScreen,
-    Phase.ROUND: TableScreen,
-    Phase.BREAK: RevealScreen,
-    Phase.OVER: MatchEndScreen,
-}
-
-
 @dataclass
 class Play:
     """``quatro play``: a private server, bots in every seat but ``open`` ones, the match started."""
@@ -90,7 +75,7 @@ class Play:
     timing: str = STANDARD_PROFILE
     name: str = "player"
     open: int = 0
-    #: The game: "quatro", or "quarto" (two seats: one bot, no seat open).
+    #: The game, a name of the client's registry (``quatro_tui.games``); ``players`` is one of its table sizes.
     game: str = p.QUATRO
 
 
@@ -158,7 +143,7 @@ class QuatroApp(App[str | None]):
         self.tables: tuple[m.TableSummary, ...] = ()
         #: The timing profiles the server offers (its hello says; a server started with ``--timing FILE`` adds one).
         self.profiles: list[str] = list(PROFILE_NAMES)
-        #: The games the server hosts (its hello says; a server from before Quarto: Quatro alone).
+        #: The games the server hosts (its hello says; a server from before it said: the default game alone).
         self.games: list[str] = list(games.names())
         #: ASCII mode draws ASCII borders too (quatro.tcss, ``.-ascii``).
         self.set_class(self.game.ascii_only, "-ascii")
@@ -284,38 +269,27 @@ class QuatroApp(App[str | None]):
 
     async def _set_up_play(self, plan: Play) -> None:
         """Create the table, seat the bots, and start (unless seats are left open for other people)."""
-        if plan.game == q.NAME:
-            await self._set_up_quarto(plan)
-            return
-        reply = await self.request(m.CreateTable(plan.players, self.table_timing(plan.timing)))
+        contract = client_game(plan.game).contract
+        default = contract.name == games.DEFAULT.name
+        players = plan.players if plan.players in contract.seats else contract.seats[0]
+        # A game of one table size takes no size; the default game goes unnamed (any server makes its tables).
+        reply = await self.request(m.CreateTable(players if len(contract.seats) > 1 else None,
+                                                 self.table_timing(plan.timing), game=None if default else contract.name))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             why = getattr(reply, "message", None) or "the connection was lost"
-            self.exit(f"quatro: cannot create a table: {words.ended(why)}", return_code=1)
+            table = "a table" if default else f"a {contract.title} table"
+            self.exit(f"quatro: cannot create {table}: {words.ended(why)}", return_code=1)
             return
         self.game.my_seat = reply.payload.seat
+        self.game.kind = contract.name
         level = plan.level
-        for _ in range(plan.players - 1 - plan.open):
+        for _ in range(players - 1 - plan.open):
             bot = await self.request(m.AddBot(level=level))
-            if isinstance(bot, m.Refused) and bot.reason == p.BAD_LEVEL and level != "normal":
-                self.game.say(f"This server has no {level!r} bots: playing against normal ones.")
-                level = "normal"
+            if isinstance(bot, m.Refused) and bot.reason == p.BAD_LEVEL and level != contract.default_level:
+                self.game.say(f"This server has no {level!r} bots: playing against {contract.default_level} ones.")
+                level = contract.default_level
                 await self.request(m.AddBot(level=level))
         if plan.open == 0:
-            await self.request(m.Start())
-        else:
-            self.route()
-
-    async def _set_up_quarto(self, plan: Play) -> None:
-        """A Quarto table: oneself and a bot of ``plan.level``, the match started."""
-        reply = await self.request(m.CreateTable(timing=self.table_timing(plan.timing), game=q.NAME))
-        if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            why = getattr(reply, "message", None) or "the connection was lost"
-            self.exit(f"quatro: cannot create a Quarto table: {words.ended(why)}", return_code=1)
-            return
-        self.game.my_seat = reply.payload.seat
-        self.game.kind = q.NAME
-        if plan.open == 0:
-            await self.request(m.AddBot(level=plan.level))
             await self.request(m.Start())
         else:
             self.route()
@@ -362,32 +336,15 @@ class QuatroApp(App[str | None]):
     def on_server_update(self, message: ServerUpdate) -> None:
         if self.stale(message):
             return
-        if isinstance(message.view, q.QuartoView):
-            self.on_quarto_update(message.view, [ev for ev in message.events if isinstance(ev, q.Event)],
-                                  message.received_at)
-            return
-        if self.game.apply(message.view, message.events, message.received_at) and self.bell_on:
+        game = client_game(message.game)
+        if game.take(self.game, message.view, message.events, message.received_at) and self.bell_on:
             self.ring()
         self.route()
+        game.updated(self, message.view, message.events, message.received_at)
         self.game_changed()
 
-    def on_quarto_update(self, view: q.QuartoView, events: list[q.Event], received_at: float) -> None:
-        """A Quarto table's update: the whole view, which the Quarto screen draws, and what happened."""
-        self.game.apply_quarto(view, events, received_at)
-        self.route()
-        screen = self.quarto_screen()
-        if screen is not None:
-            screen.show(view, events, received_at)
-        self.game_changed()
-
-    def quarto_screen(self) -> QuartoScreen | None:
-        base = self.base_screen()
-        return base if isinstance(base, QuartoScreen) else None
-
-    def quarto_names(self) -> tuple[str, str]:
-        return self.game.raw_name(0), self.game.raw_name(1)
-
-    def on_quarto_screen_way_on(self, message: QuartoScreen.WayOn) -> None:
+    def on_way_on(self, message: WayOn) -> None:
+        """A game's screen asks for the ways on beyond its moves."""
         if message.what == "rematch":
             self.send(m.Rematch())
         elif message.what == "lobby":
@@ -396,16 +353,6 @@ class QuatroApp(App[str | None]):
             from quatro_tui.screens.chat import ChatBox
 
             self.push_screen(ChatBox())
-
-    def quarto_act(self, action: q.Action) -> None:
-        """The Quarto screen's choice, to the server; a refusal (the screen offers only legal moves) is told there."""
-        self.run_worker(self._quarto_request(action), group="requests", exit_on_error=False)
-
-    async def _quarto_request(self, action: q.Action) -> None:
-        reply = await self.request(action)
-        screen = self.quarto_screen()
-        if screen is not None and not isinstance(reply, m.Ok):
-            screen.refused(getattr(reply, "message", "") or "the connection was lost")
 
     def on_server_seating(self, message: ServerSeating) -> None:
         if self.stale(message):
@@ -425,9 +372,7 @@ class QuatroApp(App[str | None]):
             return
         line = message.line
         self.game.say(f"{line.name}: {line.text}")  # the feed draws it as plain text
-        quarto = self.quarto_screen()
-        if quarto is not None:
-            quarto.say(f"{line.name}: {line.text}")
+        self.client_game().chat(self, f"{line.name}: {line.text}")
         self.game_changed()
 
     def on_server_lobby(self, message: ServerLobby) -> None:
@@ -617,9 +562,9 @@ class QuatroApp(App[str | None]):
 
     # --- screens ------------------------------------------------------------------------------
 
-    @staticmethod
-    def phase_screen(phase: Phase) -> type[Screen[None]]:
-        return PHASE_SCREENS[phase]
+    def client_game(self) -> ClientGame:
+        """The table's game, as this client plays it."""
+        return client_game(self.game.kind)
 
     def base_screen(self) -> Screen[Any] | None:
         """The phase screen under any dialogs (None while only the splash shows)."""
@@ -630,23 +575,11 @@ class QuatroApp(App[str | None]):
         return None
 
     def wanted_screen(self) -> type[Screen[None]] | None:
-        """The screen the table's state calls for: Quarto's for a Quarto table under way, else the phase's."""
-        if self.game.quarto is not None:
-            return QuartoScreen
-        phase = self.game.phase
-        if self.game.kind == q.NAME and phase is not Phase.LOBBY:
-            return None  # a Quarto match under way: its screen comes with the first update
-        return None if phase is None else self.phase_screen(phase)
+        """The screen the table's state calls for, as its game says."""
+        return self.client_game().screen(self.game)
 
     def make_screen(self, wanted: type[Screen[None]]) -> Screen[None]:
-        if wanted is QuartoScreen:
-            screen = QuartoScreen(self.quarto_act, names=self.quarto_names(), ascii_only=self.game.ascii_only,
-                                  clock=self.game.clock)
-            screen.host = self.game.is_host()
-            if self.game.quarto is not None:
-                screen.show(self.game.quarto, [], self.game.received_at)
-            return screen
-        return wanted()
+        return self.client_game().make_screen(self, wanted)
 
     def route(self) -> None:
         """Show the screen of the table's phase; dialogs of a phase that ended go with it."""
@@ -673,10 +606,7 @@ class QuatroApp(App[str | None]):
         for screen in self.screen_stack:
             for widget in screen.query(GameWidget):
                 widget.version += 1
-        quarto = self.quarto_screen()
-        if quarto is not None:
-            quarto.set_names(self.quarto_names(), host=self.game.is_host())
-            quarto.set_link(self.game.link)
+        self.client_game().changed(self)
 
     def ring(self) -> None:
         """The terminal's bell (BEL), even where Textual's ``bell`` stays quiet."""
@@ -698,9 +628,7 @@ class QuatroApp(App[str | None]):
         event.prevent_default()
 
     def in_match(self) -> bool:
-        if self.game.quarto is not None:
-            return self.game.in_quarto_match()
-        return self.game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
+        return self.client_game().in_match(self.game)
 
     def _close_if_idle(self) -> None:
         """Watching a match is playing it; anywhere else (the lobby, a room, a match that is over), a player

@@ -9,16 +9,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from quatro_shared.addresses import parse_address
-from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
-from quatro_shared.levels import LEVELS, PLAY_LEVEL
-from quatro_shared import games
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
-from quatro_shared.quarto import NAME as QUARTO
-from quatro_shared.quarto import DEFAULT_LEVEL as QUARTO_LEVEL
-from quatro_shared.quarto import LEVELS as QUARTO_LEVELS
 
+from quatro_tui.games import CLIENT_GAMES, client_game, default
 from quatro_tui.local_server import QUIET_STOP, LocalServer, minutes
 from quatro_tui.settings import RememberedSeat, Settings, login_name, wants_ascii
 from quatro_tui.settings import remember_seat as store_seat
@@ -100,11 +95,25 @@ def choose_server(
         return answer
 
 
-def _level_order(level: str) -> tuple[int, int]:
-    """Quatro's levels first, then Quarto's own, each weakest first (as the help lists them)."""
-    if level in LEVELS:
-        return 0, LEVELS.index(level)
-    return 1, QUARTO_LEVELS.index(level)
+def _levels() -> list[str]:
+    """Every game's bot levels, the default game's first, each weakest first (as the help lists them)."""
+    levels: list[str] = []
+    for game in CLIENT_GAMES.values():
+        levels += [level for level in game.contract.levels if level not in levels]
+    return levels
+
+
+def _play_help() -> tuple[str, str, str]:
+    """``quatro play``'s help for ``--game``, ``--players`` and ``--level``, from every game's own words."""
+    first = default()
+    game = " or ".join(f"{g.name} ({g.summary}{', the default' if g is first else ''})" for g in CLIENT_GAMES.values())
+    one_size = "".join(f"; {g.title} has {g.contract.seats[0]}" for g in CLIENT_GAMES.values()
+                       if len(g.contract.seats) == 1)
+    players = f"seats at the table (default {first.contract.seats[0]}{one_size})"
+    levels = "; ".join(
+        f"{g.title}'s {', '.join(g.contract.levels)} (default {g.play_level}{': ' + g.play_level_why if g.play_level_why else ''})"
+        for g in CLIENT_GAMES.values())
+    return game, players, f"the bots' level, weakest first: {levels}"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -112,13 +121,11 @@ def parser() -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
 
     play = commands.add_parser("play", help="play against bots on a private server (one command, nothing else to run)")
-    play.add_argument("--game", choices=games.names(), default=games.DEFAULT.name,
-                      help="quatro (the team card game, the default) or quarto (the board game for two, against a bot)")
-    play.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=4,
-                      help="seats at the table (default 4; Quarto has 2)")
-    play.add_argument("--level", choices=sorted(set(LEVELS) | set(QUARTO_LEVELS), key=_level_order), default=None,
-                      help=f"the bots' level, weakest first: Quatro's {', '.join(LEVELS)} (default {PLAY_LEVEL}: a new "
-                           f"player's pace); Quarto's {', '.join(QUARTO_LEVELS)} (default {QUARTO_LEVEL})")
+    game_help, players_help, level_help = _play_help()
+    play.add_argument("--game", choices=list(CLIENT_GAMES), default=default().name, help=game_help)
+    play.add_argument("--players", type=int, choices=sorted({n for g in CLIENT_GAMES.values() for n in g.contract.seats}),
+                      default=None, help=players_help)
+    play.add_argument("--level", choices=_levels(), default=None, help=level_help)
     play.add_argument("--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations")
     play.add_argument("--open", type=int, default=0, metavar="N",
                       help="leave N seats for other people on this machine or LAN; shows the address they join with. "
@@ -150,13 +157,20 @@ def parser() -> argparse.ArgumentParser:
 
 
 def play_seats(args: argparse.Namespace) -> tuple[int, str] | str:
-    """``quatro play``'s seats and bot level for its game (Quarto: two seats, its own levels), or what is wrong."""
-    quarto = args.game == QUARTO
-    players = 2 if quarto else args.players
-    levels = QUARTO_LEVELS if quarto else LEVELS
-    level = args.level or (QUARTO_LEVEL if quarto else PLAY_LEVEL)
+    """``quatro play``'s seats and bot level for its game (each game's own table sizes and levels), or what is wrong."""
+    game = client_game(args.game)
+    seats, levels = game.contract.seats, game.contract.levels
+    if len(seats) == 1:
+        players = seats[0]  # a game of one table size: --players has nothing to choose
+    elif args.players is None:
+        players = seats[0]
+    elif args.players in seats:
+        players = args.players
+    else:
+        return f"{game.title} is played at {', '.join(map(str, seats))} seats, not {args.players}"
+    level = args.level or game.play_level
     if level not in levels:
-        return f"{args.game.capitalize()} has no {level!r} bots; its levels: {', '.join(levels)}"
+        return f"{game.title} has no {level!r} bots; its levels: {', '.join(levels)}"
     if not 0 <= args.open < players:
         return f"--open takes 0 to {players - 1} seats"
     return players, level

@@ -37,9 +37,8 @@ from quatro_shared.client import (
     TablesListed,
     Updated,
 )
-from quatro_shared.events import Event
 from quatro_shared.framing import ProtocolError
-from quatro_shared.views import SeatView
+from quatro_shared.protocol import QUATRO
 
 from quatro_tui.words import unreachable
 
@@ -75,10 +74,12 @@ class LinkMessage(Message):
 class ServerUpdate(LinkMessage):
     """A table's events and the seat's fresh view (the server's ``update`` push)."""
 
-    def __init__(self, table: int, seq: int, snapshot: bool, events: list[Event], view: SeatView, received_at: float):
+    def __init__(self, table: int, seq: int, snapshot: bool, events: list[Any], view: Any, received_at: float,
+                 game: str = QUATRO):
         super().__init__()
         self.table, self.seq, self.snapshot = table, seq, snapshot
-        self.events, self.view = events, view
+        #: The table's game (a name of ``quatro_tui.games``): ``events`` and ``view`` are of its contract's classes.
+        self.events, self.view, self.game = events, view, game
         #: The loop's clock when the frame arrived: countdowns run from here.
         self.received_at = received_at
 
@@ -373,7 +374,7 @@ class Connection:
                 future.set_result(event.reply)
         elif isinstance(event, Updated):
             u = event.update
-            self._tell(ServerUpdate(u.table, u.seq, u.snapshot, list(u.events), event.view, self._now()))
+            self._tell(ServerUpdate(u.table, u.seq, u.snapshot, list(u.events), event.view, self._now(), event.game))
         elif isinstance(event, ResyncNeeded):
             self._tell(SeqGap(event.expected, event.got))
             self._resync_why = event.why

@@ -12,11 +12,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
 from quatro_shared import events as e
 from quatro_shared.apply import beat_left
-from quatro_shared import quarto as q
 from quatro_shared.cards import is_four_of_a_kind
 from quatro_shared.messages import Seating
+from quatro_shared.protocol import QUATRO
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
 from quatro_shared import seating
@@ -51,11 +53,11 @@ class Game:
     rng: random.Random = field(default_factory=random.SystemRandom)
     #: The team's sign of each round this client saw, by round.
     signs: dict[int, Sign] = field(default_factory=dict)
-    #: The table's game: "quatro", or "quarto" (whose views are ``quarto`` below, drawn by the Quarto screen).
-    kind: str = "quatro"
-    #: A Quarto table's latest view, its events, and when it arrived (None at a Quatro table).
-    quarto: q.QuartoView | None = None
-    quarto_events: list[q.Event] = field(default_factory=list)
+    #: The table's game: a name of the client's registry (``quatro_tui.games``), whose part keeps its updates here.
+    kind: str = QUATRO
+    #: The latest view of a game whose own screen draws it whole, and keeps no more here (None at a Quatro table,
+    #: whose view is ``view``).
+    game_view: Any = None
     #: When the link went down (on ``clock``), None while it is up. Every countdown stands where it was then: nobody
     #: can act on it, and the table's clock cannot be known from here. The next view starts them again.
     stopped_at: float | None = None
@@ -91,18 +93,6 @@ class Game:
             self.feed.append(f"You hold four of a kind: show {words.YOUR_SIGN.lower()} (1).")
             alert = True
         return alert
-
-    def apply_quarto(self, view: q.QuartoView, events: list[q.Event], received_at: float) -> None:
-        """Take a Quarto table's view (every update carries the whole of it) and its events."""
-        self.kind = "quarto"
-        self.quarto, self.quarto_events, self.received_at, self.stopped_at = view, list(events), received_at, None
-        for ev in events:
-            line = words.quarto_event(ev, self.name, view.seat)
-            if line:
-                self.feed.append(line)
-
-    def in_quarto_match(self) -> bool:
-        return self.quarto is not None and self.quarto.phase in (q.Phase.PLAYING, q.Phase.BETWEEN)
 
     def _feed_pulse(self, line: str) -> bool:
         """A pulse into the feed; False when it repeats the line before. The same channel showing the same emoji
@@ -140,8 +130,8 @@ class Game:
 
     @property
     def me(self) -> int | None:
-        if self.quarto is not None:
-            return self.quarto.seat
+        if self.game_view is not None:
+            return int(self.game_view.seat)
         return self.my_seat if self.view is None else self.view.seat
 
     @property

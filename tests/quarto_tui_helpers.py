@@ -18,8 +18,8 @@ from quatro_server.quarto import QuartoTable, view
 from quatro_server.quarto_bots import make_quarto_bot
 
 from quatro_tui.app import QuatroApp
-from quatro_tui.screens.quarto import QuartoScreen
-from quatro_tui.widgets.quarto import CELL, POOL_COLUMNS, POOL_GAP, POOL_ORDER, QuartoBoard
+from quatro_tui.games.quarto.screen import QuartoScreen
+from quatro_tui.games.quarto.widgets import CELL, POOL_COLUMNS, POOL_GAP, POOL_ORDER, QuartoBoard
 
 #: The frozen clock of snapshots: every view arrived now, and time never moves.
 NOW = 1000.0

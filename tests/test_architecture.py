@@ -193,16 +193,20 @@ def test_the_journal_never_names_a_game():
 GAME_OWN_FILES = {
     "shared/quarto.py",  # Quarto's contract
     "shared/games.py",  # the contract's registry
+    "quatro_tui/games/__init__.py",  # the client's registry
+    # The client's one stylesheet (the style guide: one .tcss per app), where each game's styles have a section.
+    "quatro_tui/quatro.tcss",
 }
 #: Folders whose every file is a game's own.
-GAME_OWN_FOLDERS: tuple[str, ...] = ()
+GAME_OWN_FOLDERS: tuple[str, ...] = ("quatro_tui/games/quarto/",)
 
 
 def naming_a_game(folders: tuple[str, ...], word: str = "quarto", root: Path = ROOT) -> list[str]:
-    """The product files under ``folders`` outside the allow-list whose text names ``word`` (any case)."""
+    """The product files (code and styles) under ``folders`` outside the allow-list whose text names ``word``
+    (any case)."""
     found = []
     for folder in folders:
-        for path in sorted((root / folder).rglob("*.py")):
+        for path in sorted([*(root / folder).rglob("*.py"), *(root / folder).rglob("*.tcss")]):
             name = path.relative_to(root).as_posix()
             if name in GAME_OWN_FILES or name.startswith(GAME_OWN_FOLDERS):
                 continue
@@ -217,6 +221,27 @@ def test_the_shared_contract_names_a_game_only_in_its_own_modules_and_the_regist
     assert naming_a_game(("shared",)) == []
 
 
+def test_the_client_names_a_game_only_in_its_own_package_and_the_registry():
+    """The app, its screens and widgets, the command line and the game state ask the client's registry
+    (``quatro_tui.games``) for a game's screen, state, words and levels; only a game's own package, the registry and
+    the one stylesheet name it."""
+    assert naming_a_game(("quatro_tui",)) == []
+
+
+def test_every_game_of_the_contract_has_its_part_in_the_client():
+    """The server may host any registered game: the client has a screen, state and words for each."""
+    from quatro_shared import games as contracts
+
+    from quatro_tui import games
+
+    assert list(games.CLIENT_GAMES) == list(contracts.CONTRACTS)
+    for name, client in games.CLIENT_GAMES.items():
+        assert client.contract is contracts.CONTRACTS[name] and client.play_level in client.contract.levels
+        offered = [level for level, _ in client.bot_levels]  # weakest first, as the contract lists them
+        assert offered == [level for level in client.contract.levels if level in offered]
+        assert client.contract.default_level in offered
+
+
 def test_the_game_check_finds_a_game_named_outside_its_modules(tmp_path):
     """Guards the check itself: a file that names the game is found, in any case; the game's own are not."""
     (tmp_path / "shared").mkdir()
@@ -224,6 +249,11 @@ def test_the_game_check_finds_a_game_named_outside_its_modules(tmp_path):
     (tmp_path / "shared" / "wire.py").write_text('"""Reads a QuArTo view."""\n')
     (tmp_path / "shared" / "client.py").write_text("GAME = 'quatro'\n")
     assert naming_a_game(("shared",), root=tmp_path) == ["shared/wire.py"]
+    (tmp_path / "quatro_tui" / "games" / "quarto").mkdir(parents=True)
+    (tmp_path / "quatro_tui" / "games" / "quarto" / "screen.py").write_text("class QuartoScreen: ...\n")
+    (tmp_path / "quatro_tui" / "app.py").write_text("if game == 'quarto': ...\n")
+    (tmp_path / "quatro_tui" / "extra.tcss").write_text("QuartoBoard { width: 4; }\n")
+    assert naming_a_game(("quatro_tui",), root=tmp_path) == ["quatro_tui/app.py", "quatro_tui/extra.tcss"]
 
 
 def test_every_registered_game_is_a_contract_whose_classes_the_wire_reads():

@@ -13,6 +13,7 @@ from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.app import QuatroApp
+from quatro_tui.games.quatro.client import PHASE_SCREENS
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
@@ -59,7 +60,7 @@ def test_every_screen_is_ascii(screen, players):
         app = QuatroApp(game=game, ascii_only=True)
         app.send = lambda body: None
         async with app.run_test(size=(100, 30)) as pilot:
-            wanted = app.phase_screen(GAMES[screen][1])
+            wanted = PHASE_SCREENS[GAMES[screen][1]]
             await until(lambda: isinstance(app.screen, wanted), what=f"the {screen} screen")
             await pilot.pause()
             text = assert_ascii(app, screen)

@@ -4,13 +4,15 @@ ASCII too, and words a player knows (no rule IDs). Quarto's says that a click ch
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
 from quatro_tui.app import QuatroApp
 from quatro_tui.screens.help import HelpScreen
+from quatro_tui.screens.room import RoomScreen
 from quarto_tui_helpers import LocalQuarto, open_quarto
-from snapshot_games import round_game
+from snapshot_games import room_game, round_game
 from test_tui_ascii import screen_text
 from tui_helpers import run, until
 
@@ -77,5 +79,25 @@ def test_the_quarto_help_names_no_rule_and_says_how_the_mouse_confirms(ascii_onl
             assert indent(following) == column
             square = "[#]" if ascii_only else "[■]"
             assert square in text, "the square piece's mark is missing"
+
+    run(body)
+
+
+@pytest.mark.parametrize("game", ["quatro", "quarto"])
+def test_the_help_of_a_table_s_room_tells_the_rules_of_its_game(game):
+    """The waiting room is every game's: its help is the table's game's, rules and marks."""
+
+    async def body():
+        waiting = room_game(4) if game == "quatro" else room_game(2)
+        if game == "quarto":
+            waiting.seat(replace(waiting.seating, game="quarto"))
+        app = QuatroApp(game=waiting)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(lambda: isinstance(app.screen, RoomScreen), what="the room")
+            text = " ".join("\n".join(await help_text(app, pilot)).split())
+            own, other = ("Quatro in short", "Quarto in short") if game == "quatro" else ("Quarto in short", "Quatro in short")
+            assert own in text and other not in text, text
+            marks = "the seat holds its channel" if game == "quatro" else "every piece is also written by its letters"
+            assert marks in text, text
 
     run(body)

@@ -12,6 +12,7 @@ import pytest
 from quatro_shared.views import Phase
 
 from quatro_tui.app import QuatroApp
+from quatro_tui.games.quatro.client import PHASE_SCREENS
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
@@ -77,7 +78,7 @@ def test_hostile_names_show_literally_on_every_screen(screen, players):
         app = QuatroApp(game=game)
         app.send = lambda body: None
         async with app.run_test(size=(120, 40)) as pilot:
-            wanted = app.phase_screen(GAMES[screen][1])
+            wanted = PHASE_SCREENS[GAMES[screen][1]]
             await until(lambda: isinstance(app.screen, wanted), what=f"the {screen} screen")
             # Every seat's name but one's own (shown as "you" in places) somewhere on the screen.
             await shows_names(app, pilot, list(range(1, players)))

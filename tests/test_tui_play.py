@@ -292,6 +292,14 @@ def test_play_quarto_is_two_seats_against_a_perfect_bot_by_default():
     assert "--open takes 0 to 1" in str(play_seats(parser().parse_args(["play", "--game", "quarto", "--open", "2"])))
 
 
+def test_play_takes_each_game_s_own_table_sizes():
+    """``--players`` offers every game's sizes; a game of one size takes its own, a size a game has not is refused."""
+    assert play_seats(parser().parse_args(["play", "--game", "quarto", "--players", "2"])) == (2, "perfect")
+    assert play_seats(parser().parse_args(["play", "--players", "6"]))[0] == 6
+    assert play_seats(parser().parse_args(["play"]))[0] == 4
+    assert play_seats(parser().parse_args(["play", "--players", "2"])) == "Quatro is played at 4, 6, 8 seats, not 2"
+
+
 def test_play_back_to_the_lobby_at_the_match_end_shows_the_private_servers_lobby(tmp_path):
     """``l back to the lobby`` after a ``quatro play`` match is the lobby of its server, where the player makes the next
     table themselves: not a new match begun behind a blank screen."""

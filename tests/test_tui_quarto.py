@@ -19,8 +19,9 @@ from quatro_shared.quarto import Phase
 from quatro_tui import words
 from quatro_tui.app import QuatroApp
 from quatro_tui.screens.help import HelpScreen
-from quatro_tui.screens.quarto import QuartoScreen
-from quatro_tui.widgets.quarto import (
+from quatro_tui.games.quarto import words as quarto_words
+from quatro_tui.games.quarto.screen import QuartoScreen
+from quatro_tui.games.quarto.widgets import (
     POOL_COLUMNS, POOL_ORDER, QuartoBoard, QuartoPool, QuartoStatus, glyph, hint, piece_lines,
 )
 from quarto_tui_helpers import NOW, PICTURES, LocalQuarto, open_quarto, piece_offset, show_picture, square_offset, won_position
@@ -319,9 +320,9 @@ def test_nothing_is_cut_at_80x24(name, ascii_only):
                 assert q.format_piece(piece) in text, f"{q.format_piece(piece)} is missing from the pool:\n{text}"
             # The turn sentence wraps in the right-hand column, beside the board.
             side = "\n".join(line[SIDE:] for line in text.splitlines())
-            turn = words.quarto_turn(view, screen.picture.name)
+            turn = quarto_words.turn(view, screen.picture.name)
             assert " ".join(words.plain(turn, ascii_only).split()) in flat(side), f"{turn!r}:\n{text}"
-            for sentence in [screen.picture.news, hint(screen.picture), words.quarto_score(view, screen.picture.name)]:
+            for sentence in [screen.picture.news, hint(screen.picture), quarto_words.score(view, screen.picture.name)]:
                 assert " ".join(words.plain(sentence, ascii_only).split()) in flat(text), f"{sentence!r}:\n{text}"
             for move in view.moves:
                 assert move in text

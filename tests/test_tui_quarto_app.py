@@ -21,8 +21,8 @@ from quatro_shared.quarto import Phase
 from quatro_tui.app import QuatroApp
 from quatro_tui.connection import ServerUpdate
 from quatro_tui.screens.link import LinkScreen
-from quatro_tui.screens.quarto import QuartoScreen
-from quatro_tui.widgets.quarto import QuartoTurn
+from quatro_tui.games.quarto.screen import QuartoScreen
+from quatro_tui.games.quarto.widgets import QuartoTurn
 from quarto_tui_helpers import LocalQuarto
 from test_tui_ascii import screen_text
 from tui_helpers import run, until
@@ -42,7 +42,8 @@ class EngineBehindTheApp:
     def push(self, events: list[q.Event]) -> None:
         self.seq += 1
         loop_now = self.app.game.clock()
-        self.app.post_message(ServerUpdate(1, self.seq, self.seq == 1, list(events), self.local.view(), loop_now))
+        self.app.post_message(ServerUpdate(1, self.seq, self.seq == 1, list(events), self.local.view(), loop_now,
+                                            game="quarto"))
 
     async def request(self, body: object) -> m.Reply | None:
         self.requests.append(body)

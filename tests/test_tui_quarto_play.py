@@ -13,9 +13,9 @@ from quatro_shared.quarto import Phase
 
 from quatro_tui.app import Join, Play, QuatroApp
 from quatro_tui.screens.lobby import LobbyScreen
-from quatro_tui.screens.quarto import QuartoScreen
+from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.screens.room import RoomScreen
-from quatro_tui.widgets.quarto import QuartoBoard, QuartoPool, QuartoTurn
+from quatro_tui.games.quarto.widgets import QuartoBoard, QuartoPool, QuartoTurn
 from quarto_tui_helpers import piece_offset, square_offset
 from test_tui_ascii import screen_text
 from test_tui_quarto import keys_for
@@ -187,7 +187,7 @@ def test_a_closed_client_comes_back_to_its_quarto_seat(quatro_server):
             await app.request(m.Start())
             await until(lambda: isinstance(app.screen, QuartoScreen) and app.screen.view is not None, what="the board")
             if q.legal(app.screen.view):  # this seat starts: give, and let the bot answer
-                app.quarto_act(q.legal(app.screen.view)[0])
+                app.screen.act(q.legal(app.screen.view)[0])  # as a confirmed move hands it over
                 await until(lambda: app.screen.view.moves, what="a move")
             moves = app.screen.view.moves
             await app.conn.close()

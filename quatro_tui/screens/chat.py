@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -11,9 +13,17 @@ from textual.widgets import Input, Static
 from quatro_shared import messages as m
 from quatro_shared.protocol import MAX_CHAT_LEN
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
+
 
 class ChatBox(ModalScreen[None]):
     """Type a line; enter sends it, escape drops it."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
 
     BINDINGS = [Binding("escape", "close", "cancel", id="chat-cancel")]
 
@@ -28,7 +38,7 @@ class ChatBox(ModalScreen[None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
         if text:
-            self.app.send(m.Chat(text))  # type: ignore[attr-defined]
+            self.app.send(m.Chat(text))
         self.dismiss(None)
 
     def action_close(self) -> None:

@@ -62,6 +62,9 @@ class TakeOver(ModalScreen[bool]):
     """R19: the seat ``quatro join`` came back to is played from another connection. Asked, never taken unasked,
     and named: under one account, "your seat" could be anyone's."""
 
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
     BINDINGS = [
         Binding("y", "yes", "take it over", id="takeover-yes"),
         Binding("n,escape", "no", "leave it", id="takeover-no"),
@@ -80,7 +83,7 @@ class TakeOver(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(Content(words.plain(self.question(), self.app.game.ascii_only)))  # type: ignore[attr-defined]
+            yield Static(Content(words.plain(self.question(), self.app.game.ascii_only)))
 
     def action_yes(self) -> None:
         self.dismiss(True)

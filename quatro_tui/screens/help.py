@@ -7,7 +7,7 @@ mark or key.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
@@ -20,6 +20,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from quatro_tui import words
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
 
 #: A line of the marks or the keys: (the mark or keys, what it means), each in Textual markup.
 Row = tuple[str, str]
@@ -149,6 +154,9 @@ def key_rows(screen: Screen[Any]) -> list[Row]:
 
 
 class HelpScreen(ModalScreen[None]):
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
     # Not q: in every other dialog q quits, and a letter means one thing everywhere.
     BINDINGS = [Binding("escape,question_mark,f1", "close", "close help", id="help-close")]
 
@@ -158,11 +166,11 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         ascii_only = _ascii(self.under)
-        # A game's screen may bring its own rules and marks (Quarto's does); the rest are Quatro's.
-        rules = getattr(self.under, "HELP_RULES", RULES)
+        # A game's own screen brings its rules and marks; any other screen shows those of the table's game.
+        game = self.app.client_game()
+        rules = getattr(self.under, "HELP_RULES", None) or game.help_rules
         marks = getattr(self.under, "help_marks", None)
-        title, rows = marks(ascii_only) if marks is not None else ("What the marks mean",
-                                                                   symbols_rows(self.under, ascii_only))
+        title, rows = marks(ascii_only) if marks is not None else game.help_marks(self.under, ascii_only)
         with VerticalScroll(classes="dialog wide tall"):
             yield Static(words.plain(rules, ascii_only))
             yield Static(f"\n[b]{title}[/b]")

@@ -7,6 +7,8 @@ who cannot act; it goes by itself when the link comes back.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -16,9 +18,17 @@ from textual.widgets import Static
 
 from quatro_tui import words
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
+
 
 class LinkScreen(ModalScreen[None]):
     """What happened (``title``, ``detail``) and the ways on this situation has."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
 
     BINDINGS = [
         Binding("r", "app.try_again", "try again", id="link-retry"),
@@ -46,13 +56,13 @@ class LinkScreen(ModalScreen[None]):
         return True
 
     def action_lobby(self) -> None:
-        self.app.action_back_to_lobby()  # type: ignore[attr-defined]
+        self.app.action_back_to_lobby()
 
     def action_another_server(self) -> None:
-        self.app.action_another_server()  # type: ignore[attr-defined]
+        self.app.action_another_server()
 
     def compose(self) -> ComposeResult:
-        ascii_only = self.app.game.ascii_only  # type: ignore[attr-defined]
+        ascii_only = self.app.game.ascii_only
         with Vertical(classes="dialog wide"):  # four ways on, and a whole sentence a line, at 80 columns
             yield Static(Content.from_markup("[b]$title[/b]", title=words.plain(self.title_text, ascii_only)),
                          id="link-title")
@@ -73,7 +83,7 @@ class LinkScreen(ModalScreen[None]):
     def tell(self, detail: str) -> None:
         """A new word on the same trouble (the next attempt's countdown)."""
         self.detail = detail
-        self.query_one("#link-detail", Static).update(Content(words.plain(detail, self.app.game.ascii_only)))  # type: ignore[attr-defined]
+        self.query_one("#link-detail", Static).update(Content(words.plain(detail, self.app.game.ascii_only)))
 
 
 class ConfirmQuit(ModalScreen[bool]):

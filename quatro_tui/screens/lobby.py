@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Input, Select, Static
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
+from quatro_shared import games
 from quatro_shared.profiles import STANDARD_PROFILE
 
 from quatro_tui import words
@@ -39,9 +39,11 @@ class PasswordInput(Input):
         return super()._value
 
 
-#: The seat counts the create row offers for each game.
-QUATRO_SEATS = [("4 players", 4), ("6 players", 6), ("8 players", 8)]
-QUARTO_SEATS = [("2 players", 2)]
+def seat_choices(game: str) -> list[tuple[str, int]]:
+    """The table sizes the create row offers for ``game``, the smallest first (as its contract lists them)."""
+    contract = games.CONTRACTS.get(game, games.DEFAULT)
+    return [(f"{n} players", n) for n in contract.seats]
+
 
 #: Cells of the lobby list's "who sits there" column: names beyond it are counted, not cut.
 WHO_WIDTH = 28
@@ -94,9 +96,10 @@ class LobbyScreen(Screen[None]):
             name = self.app.conn.name if self.app.conn is not None else ""
             yield Input(value=name, placeholder="your name", max_length=p.MAX_NAME_LEN, id="name")
             # The games this server hosts (its hello says), by name.
-            games = [(game.capitalize(), game) for game in self.app.games]
-            yield Select(games, value=self.app.games[0], allow_blank=False, id="game")
-            yield Select(QUATRO_SEATS, value=4, allow_blank=False, id="players")
+            hosted = [(game.capitalize(), game) for game in self.app.games]
+            yield Select(hosted, value=self.app.games[0], allow_blank=False, id="game")
+            seats = seat_choices(self.app.games[0])
+            yield Select(seats, value=seats[0][1], allow_blank=False, id="players")
             # The server's profiles, by name: plain text, they are the server's words.
             profiles = [(Text(words.plain(name, ascii_only)), name) for name in self.app.profiles]
             default = STANDARD_PROFILE if STANDARD_PROFILE in self.app.profiles else self.app.profiles[0]
@@ -141,11 +144,11 @@ class LobbyScreen(Screen[None]):
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id != "game":
             return
-        # Quarto is for two; Quatro for four, six or eight.
+        # Each game's own table sizes.
         players = self.query_one("#players", Select)
-        quarto = event.value == "quarto"
-        players.set_options(QUARTO_SEATS if quarto else QUATRO_SEATS)
-        players.value = 2 if quarto else 4
+        seats = seat_choices(str(event.value))
+        players.set_options(seats)
+        players.value = seats[0][1]
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "name":
@@ -199,10 +202,10 @@ class LobbyScreen(Screen[None]):
         timing = self.query_one("#timing", Select).value
         password = self.query_one("#password", Input).value or None
         assert isinstance(game, str) and isinstance(players, int) and isinstance(timing, str)
-        if game == q.NAME:
-            request = m.CreateTable(timing=timing, password=password, game=game)
-        else:
-            request = m.CreateTable(players, timing, password)  # no game named: any server makes a Quatro table
+        contract = games.CONTRACTS.get(game, games.DEFAULT)
+        # A game of one table size takes no size; the default game goes unnamed (any server makes its tables).
+        request = m.CreateTable(players if len(contract.seats) > 1 else None, timing, password,
+                                None if contract is games.DEFAULT else game)
         reply = await self.app.request(request)
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             self.note(f"Cannot create: {getattr(reply, 'message', None) or 'the connection was lost'}.")

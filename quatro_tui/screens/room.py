@@ -13,10 +13,6 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from quatro_shared import messages as m
-from quatro_shared import protocol as p
-from quatro_shared import quarto as q
-from quatro_shared.games import CONTRACTS
-from quatro_shared.levels import LADDER
 from quatro_shared.seating import team_of
 
 from quatro_tui import words
@@ -38,8 +34,8 @@ class SeatList(GameWidget):
         if seating is None:
             return text.append(words.plain("Waiting for the table…", game.ascii_only), style="dim")
         timing = words.plain(seating.timing_name, game.ascii_only)
-        quarto = game.kind == "quarto"  # two seats, no teams
-        what = "Quarto, 2 seats" if quarto else f"{seating.players} seats"
+        client = self.app.client_game()
+        what = client.table_words(seating.players)
         text.append(f"Table {seating.table}: {what}, timing {timing}\n\n", style="bold")
         for seat in seating.seats:
             i = seat.seat
@@ -49,7 +45,7 @@ class SeatList(GameWidget):
             if seating.host == i:
                 who += " (host)"
             kind = f"bot {seat.bot}" if seat.bot else ("" if not seat.taken else ("on" if seat.connected else "AWAY"))
-            team = "" if quarto else f"team {words.team_letter(team_of(i, game.players))}  "
+            team = "" if not client.teams else f"team {words.team_letter(team_of(i, game.players))}  "
             text.append(f"  seat {i + 1}  {team}{who:<30} {kind}\n",
                         style="bold" if i == game.my_seat else ("dim" if not seat.taken else ""))
         addresses = getattr(self.app, "join_addresses", [])
@@ -61,7 +57,7 @@ class SeatList(GameWidget):
             text.append("\n")
             text.append("1", style="bold underline")
             text.append(f"-{seating.players}", style="bold underline")
-            if quarto:
+            if not client.teams:
                 text.append(" sit in a free seat   ")
             else:
                 text.append(" sit in a free seat (partners: seats ")
@@ -83,18 +79,6 @@ class SeatList(GameWidget):
         return text
 
 
-#: The bots a host can seat, weakest first, with what each is like (``docs/bots.md``), by game. Quatro's random
-#: baseline is for tests and simulations, not an opponent.
-BOT_LEVELS: dict[str, tuple[tuple[str, str], ...]] = {
-    p.QUATRO: tuple(zip(LADDER, ("slow, for learning", "quicker, for learning", "reads the table: a good player",
-                                 "the strongest there is"), strict=True)),
-    q.NAME: tuple(zip(q.LEVELS, ("any legal move", "takes a win, never hands one over",
-                                   "plays exactly near the end"), strict=True)),
-}
-#: The level a host's new bot has, by game: its contract's.
-DEFAULT_LEVELS = {name: contract.default_level for name, contract in CONTRACTS.items()}
-
-
 class BotLevel(ModalScreen[str | None]):
     """The host adds a bot: at which level (the server's default highlighted). Its number or enter chooses."""
 
@@ -103,10 +87,10 @@ class BotLevel(ModalScreen[str | None]):
         Binding("escape", "cancel", "no bot", id="bot-level-cancel"),
     ]
 
-    def __init__(self, game: str) -> None:
+    def __init__(self, levels: tuple[tuple[str, str], ...], default: str) -> None:
         super().__init__()
-        self.levels = BOT_LEVELS.get(game, BOT_LEVELS[p.QUATRO])
-        self.default = DEFAULT_LEVELS.get(game, DEFAULT_LEVELS[p.QUATRO])
+        #: The levels offered, weakest first, each with what its bots are like; ``default`` is highlighted.
+        self.levels, self.default = levels, default
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -182,7 +166,8 @@ class RoomScreen(Screen[None]):
             if level is not None:
                 self.app.send(m.AddBot(level=level))
 
-        self.app.push_screen(BotLevel(self.app.game.kind), chosen)
+        game = self.app.client_game()
+        self.app.push_screen(BotLevel(game.bot_levels, game.contract.default_level), chosen)
 
     def action_remove_bot(self) -> None:
         seating = self.app.game.seating

@@ -6,6 +6,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 
+from quatro_shared.games import CONTRACTS, DEFAULT
+
 from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.countdown import Countdown
@@ -18,7 +20,8 @@ class RoundLabel(GameWidget):
     def draw(self) -> Text:
         game = self.game
         text = Text()
-        text.append(" QUARTO " if game.kind == "quarto" else " QUATRO ", style="bold reverse")
+        contract = CONTRACTS.get(game.kind, DEFAULT)
+        text.append(f" {contract.title.upper()} ", style="bold reverse")
         if game.link:
             text.append(f" {words.plain(game.link, game.ascii_only)} ", style="bold reverse")
         elif game.view is not None:

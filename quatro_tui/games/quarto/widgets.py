@@ -29,6 +29,7 @@ from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, QuartoView, Step
 
 from quatro_tui import words
+from quatro_tui.games.quarto import words as quarto_words
 from quatro_tui.widgets.base import DrawnWidget
 
 #: A square's (and a pool slot's) width in cells: a bracketed glyph, or a piece's four letters, and a margin.
@@ -311,7 +312,7 @@ class QuartoTurn(QuartoWidget):
         picture, view = self.picture, self.picture.view
         if view is None:
             return Text("")
-        text = words.quarto_turn(view, picture.name)
+        text = quarto_words.turn(view, picture.name)
         style = "bold" if view.turn == view.seat or view.phase is not Phase.PLAYING else ""
         return Text(picture.plain(text), style=style)
 
@@ -387,7 +388,7 @@ class QuartoStatus(QuartoWidget):
         if view.game:
             text.append(f"  game {view.game} of {view.games}")
         text.append("   ")
-        text.append(picture.plain(words.quarto_score(view, picture.name)), style="bold")
+        text.append(picture.plain(quarto_words.score(view, picture.name)), style="bold")
         clock = ""
         if view.phase is Phase.PLAYING and view.clock_ms is not None:
             clock = f"move clock {words.seconds(picture.left(view.clock_ms) or 0.0)}"

@@ -19,16 +19,16 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer
 
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, QuartoView
 
-from quatro_tui import words
+from quatro_tui.games.base import WayOn
+from quatro_tui.games.quarto import words as quarto_words
 from quatro_tui.guard import KeyGuard
-from quatro_tui.widgets.quarto import (
+from quatro_tui.games.quarto.widgets import (
     POOL_COLUMNS,
     POOL_ORDER,
     QuartoBoard,
@@ -110,13 +110,6 @@ class QuartoScreen(KeyGuard, Screen[None]):
         Binding("m", "way_on('chat')", "chat", tooltip="say something to the other player", id="quarto-chat"),
     ]
 
-    class WayOn(Message):
-        """The player asks for something beyond the game's moves: ``rematch``, ``lobby`` or ``chat``."""
-
-        def __init__(self, what: str) -> None:
-            super().__init__()
-            self.what = what
-
     def __init__(
         self,
         act: Callable[[q.Action], None],
@@ -182,7 +175,7 @@ class QuartoScreen(KeyGuard, Screen[None]):
                 p.last_square = ev.square
             elif isinstance(ev, q.GameStarted):
                 p.last_square = None
-            line = words.quarto_event(ev, p.name, view.seat)
+            line = quarto_words.event(ev, p.name, view.seat)
             if line:
                 p.news = line
         if before is None or before.step is not view.step or before.turn != view.turn or before.phase is not view.phase:
@@ -294,7 +287,7 @@ class QuartoScreen(KeyGuard, Screen[None]):
         self._send(q.NextGame())
 
     def action_way_on(self, what: str) -> None:
-        self.post_message(self.WayOn(what))
+        self.post_message(WayOn(what))
 
     def action_cursor(self, dx: int, dy: int) -> None:
         p = self.picture

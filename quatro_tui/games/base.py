@@ -1,0 +1,100 @@
+"""What the app asks of a game: one ``ClientGame`` per game, found in the registry (``quatro_tui.games``).
+
+The app, the lobby, the room, the help and the command line hold a ``ClientGame`` and never a game's name: which
+screen a table in a given state calls for, how an update is kept, what the bots of each level are like, how
+``quatro play --game G`` reads its options, and the rules the help page shows. Everything else about a game (its
+actions, views, table sizes and levels) is its contract's (``quatro_shared.game.GameContract``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+from textual.screen import Screen
+
+from quatro_shared.games import AnyContract
+
+if TYPE_CHECKING:
+    from quatro_tui.app import QuatroApp
+    from quatro_tui.game import Game
+
+#: A line of the help's marks: (the mark, what it means), each in Textual markup.
+MarkRow = tuple[str, str]
+
+
+class WayOn(Message):
+    """A game's screen asks for something beyond the game's moves: ``rematch``, ``lobby`` or ``chat``."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+
+class ClientGame(ABC):
+    """One game as this client plays it. Subclasses set the class attributes and implement the abstract methods;
+    the others do what most games need."""
+
+    #: The game's contract: its name, title, table sizes and bot levels.
+    contract: AnyContract
+    #: What the game is, for ``quatro play --help`` ("the board game for two, against a bot").
+    summary: str
+    #: The bots a host may seat, weakest first: (level, what it is like). The levels are the contract's.
+    bot_levels: tuple[tuple[str, str], ...]
+    #: The level of the bots ``quatro play`` seats unless told, and why that one (said in ``--help``; "" for none).
+    play_level: str
+    play_level_why: str = ""
+    #: Whether a table's seats form teams of partners (the room shows each seat's team).
+    teams: bool = False
+    #: The rules in short, in Textual markup, for the help page of a screen that brings none of its own.
+    help_rules: str
+
+    @property
+    def name(self) -> str:
+        return self.contract.name
+
+    @property
+    def title(self) -> str:
+        return self.contract.title
+
+    # --- a table's state ----------------------------------------------------------------------------
+
+    @abstractmethod
+    def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
+        """Keep an update of this game's table (``view``: the seat's view after ``events``) in ``game``. True when
+        the player must not miss it (the bell rings, if asked for)."""
+
+    @abstractmethod
+    def screen(self, game: Game) -> type[Screen[None]] | None:
+        """The screen the table's state calls for (None: none yet, whatever shows stays)."""
+
+    @abstractmethod
+    def in_match(self, game: Game) -> bool:
+        """Whether a match is under way at the table (quitting asks first; the session does not close when idle)."""
+
+    @abstractmethod
+    def help_marks(self, screen: Screen[Any], ascii_only: bool) -> tuple[str, list[MarkRow]]:
+        """The title and the rows of the help's marks for ``screen``, a screen that brings none of its own."""
+
+    # --- its screens, told by the app ---------------------------------------------------------------
+
+    def make_screen(self, app: QuatroApp, wanted: type[Screen[None]]) -> Screen[None]:
+        """A new screen of the class ``screen`` asked for."""
+        return wanted()
+
+    def updated(self, app: QuatroApp, view: Any, events: Sequence[Any], received_at: float) -> None:
+        """An update was kept and the screen it calls for shows: tell a screen that draws the view itself."""
+
+    def changed(self, app: QuatroApp) -> None:
+        """Names, the host or the link changed: tell a screen that does not redraw from ``app.game`` by itself."""
+
+    def chat(self, app: QuatroApp, line: str) -> None:
+        """A chat line (already in the feed): show it on a screen that has no feed."""
+
+    # --- how its words read -------------------------------------------------------------------------
+
+    def table_words(self, players: int) -> str:
+        """The table's game and size as the room's heading says them: the title, then the seats."""
+        return f"{self.title}, {players} seats"

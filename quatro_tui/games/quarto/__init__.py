@@ -1,0 +1,1 @@
+"""Quarto in the client: its screen and the widgets that draw it."""

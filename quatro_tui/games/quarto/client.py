@@ -1,0 +1,106 @@
+"""Quarto as this client plays it: the waiting room until the first view, then Quarto's own screen, which draws
+the whole view every update carries and hands its moves to the app."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from textual.screen import Screen
+
+from quatro_shared import messages as m
+from quatro_shared import quarto as q
+from quatro_shared.views import Phase as TablePhase
+
+from quatro_tui.games.base import ClientGame, MarkRow
+from quatro_tui.games.quarto import words
+from quatro_tui.games.quarto.screen import MARKS_ASCII, MARKS_TITLE, MARKS_UNICODE, RULES, QuartoScreen
+from quatro_tui.screens.room import RoomScreen
+
+if TYPE_CHECKING:
+    from quatro_tui.app import QuatroApp
+    from quatro_tui.game import Game
+
+
+class QuartoClient(ClientGame):
+    contract = q.CONTRACT
+    summary = "the board game for two, against a bot"
+    bot_levels = tuple(zip(q.LEVELS, ("any legal move", "takes a win, never hands one over",
+                                      "plays exactly near the end"), strict=True))
+    play_level = q.DEFAULT_LEVEL
+    help_rules = RULES
+
+    def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
+        """Every update carries the whole view: it replaces the last one; its events go to the feed."""
+        assert isinstance(view, q.QuartoView)
+        game.kind = self.name
+        game.game_view, game.received_at, game.stopped_at = view, received_at, None
+        for ev in events:
+            line = words.event(ev, game.name, view.seat) if isinstance(ev, q.Event) else None
+            if line:
+                game.say(line)
+        return False
+
+    def screen(self, game: Game) -> type[Screen[None]] | None:
+        if game.game_view is not None:
+            return QuartoScreen
+        # Before the first view: the room while the table waits; a match under way shows with its first update.
+        return RoomScreen if game.phase is TablePhase.LOBBY else None
+
+    def in_match(self, game: Game) -> bool:
+        view = game.game_view
+        return isinstance(view, q.QuartoView) and view.phase in (q.Phase.PLAYING, q.Phase.BETWEEN)
+
+    def help_marks(self, screen: Screen[Any], ascii_only: bool) -> tuple[str, list[MarkRow]]:
+        return MARKS_TITLE, list(MARKS_ASCII if ascii_only else MARKS_UNICODE)
+
+    # --- its screen -----------------------------------------------------------------------------------
+
+    def make_screen(self, app: QuatroApp, wanted: type[Screen[None]]) -> Screen[None]:
+        if wanted is not QuartoScreen:
+            return wanted()
+        game = app.game
+        screen = QuartoScreen(lambda action: self.act(app, action), names=self.names(app),
+                              ascii_only=game.ascii_only, clock=game.clock)
+        screen.host = game.is_host()
+        if isinstance(game.game_view, q.QuartoView):
+            screen.show(game.game_view, [], game.received_at)
+        return screen
+
+    def updated(self, app: QuatroApp, view: Any, events: Sequence[Any], received_at: float) -> None:
+        screen = self.shown(app)
+        if screen is not None and isinstance(view, q.QuartoView):
+            screen.show(view, [ev for ev in events if isinstance(ev, q.Event)], received_at)
+
+    def changed(self, app: QuatroApp) -> None:
+        screen = self.shown(app)
+        if screen is not None:
+            screen.set_names(self.names(app), host=app.game.is_host())
+            screen.set_link(app.game.link)
+
+    def chat(self, app: QuatroApp, line: str) -> None:
+        screen = self.shown(app)
+        if screen is not None:
+            screen.say(line)
+
+    @staticmethod
+    def shown(app: QuatroApp) -> QuartoScreen | None:
+        base = app.base_screen()
+        return base if isinstance(base, QuartoScreen) else None
+
+    @staticmethod
+    def names(app: QuatroApp) -> tuple[str, str]:
+        return app.game.raw_name(0), app.game.raw_name(1)
+
+    def act(self, app: QuatroApp, action: q.Action) -> None:
+        """The screen's choice, to the server; a refusal (the screen offers only legal moves) is told there."""
+        app.run_worker(self._request(app, action), group="requests", exit_on_error=False)
+
+    async def _request(self, app: QuatroApp, action: q.Action) -> None:
+        reply = await app.request(action)
+        screen = self.shown(app)
+        if screen is not None and not isinstance(reply, m.Ok):
+            screen.refused(getattr(reply, "message", "") or "the connection was lost")
+
+
+CLIENT = QuartoClient()

@@ -1,0 +1,67 @@
+"""Quatro as this client plays it: a screen per phase of the table (h11-style: the phases and what shows them,
+in one place), the seat's state kept by ``Game.apply``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from textual.screen import Screen
+
+from quatro_shared import events as e
+from quatro_shared import quatro
+from quatro_shared.levels import LADDER, PLAY_LEVEL
+from quatro_shared.views import Phase, SeatView
+
+from quatro_tui.games.base import ClientGame, MarkRow
+from quatro_tui.screens.help import RULES, symbols_rows
+from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
+from quatro_tui.screens.room import RoomScreen
+from quatro_tui.screens.signing import SigningScreen
+from quatro_tui.screens.table import TableScreen
+
+if TYPE_CHECKING:
+    from quatro_tui.game import Game
+
+#: The screen of each phase of a table.
+PHASE_SCREENS: dict[Phase, type[Screen[None]]] = {
+    Phase.LOBBY: RoomScreen,
+    Phase.SIGNING: SigningScreen,
+    Phase.ROUND: TableScreen,
+    Phase.BREAK: RevealScreen,
+    Phase.OVER: MatchEndScreen,
+}
+
+
+class QuatroClient(ClientGame):
+    contract = quatro.CONTRACT
+    summary = "the team card game"
+    # The random baseline is for tests and simulations, not an opponent: a host seats one of the ladder.
+    bot_levels = tuple(zip(LADDER, ("slow, for learning", "quicker, for learning", "reads the table: a good player",
+                                    "the strongest there is"), strict=True))
+    play_level = PLAY_LEVEL
+    play_level_why = "a new player's pace"
+    teams = True
+    help_rules = RULES
+
+    def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
+        assert isinstance(view, SeatView)
+        game.kind = self.name
+        return game.apply(view, [ev for ev in events if isinstance(ev, e.Event)], received_at)
+
+    def screen(self, game: Game) -> type[Screen[None]] | None:
+        phase = game.phase
+        return None if phase is None else PHASE_SCREENS[phase]
+
+    def in_match(self, game: Game) -> bool:
+        return game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
+
+    def help_marks(self, screen: Screen[Any], ascii_only: bool) -> tuple[str, list[MarkRow]]:
+        return "What the marks mean", symbols_rows(screen, ascii_only)
+
+    def table_words(self, players: int) -> str:
+        # The default game goes unnamed, as everywhere on the screens.
+        return f"{players} seats"
+
+
+CLIENT = QuatroClient()
