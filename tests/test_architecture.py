@@ -194,6 +194,11 @@ GAME_OWN_FILES = {
     "shared/quarto.py",  # Quarto's contract
     "shared/games.py",  # the contract's registry
     "quatro_tui/games/__init__.py",  # the client's registry
+    # Quarto's own modules on the server: rules, bots, search, journal encoding, its part of the simulator.
+    "quatro_server/quarto.py", "quatro_server/quarto_bots.py", "quatro_server/quarto_solver.py",
+    "quatro_server/quarto_journal.py", "quatro_server/sim_quarto.py",
+    # The server's registries: the games it hosts, their network bots, their parts of the simulator.
+    "quatro_server/games.py", "quatro_server/bot_games.py", "quatro_server/simulators.py",
     # The client's one stylesheet (the style guide: one .tcss per app), where each game's styles have a section.
     "quatro_tui/quatro.tcss",
 }
@@ -226,6 +231,12 @@ def test_the_client_names_a_game_only_in_its_own_package_and_the_registry():
     (``quatro_tui.games``) for a game's screen, state, words and levels; only a game's own package, the registry and
     the one stylesheet name it."""
     assert naming_a_game(("quatro_tui",)) == []
+
+
+def test_the_server_names_a_game_only_in_its_own_modules_and_the_registries():
+    """The lobby, rooms, journal, network shell, doors and tools ask the game (``quatro_server.games.Game``) for
+    everything of its own; only a game's own modules and the registries that list the games name it."""
+    assert naming_a_game(("quatro_server",)) == []
 
 
 def test_every_game_of_the_contract_has_its_part_in_the_client():
