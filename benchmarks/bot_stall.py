@@ -50,9 +50,9 @@ from quatro_shared.client import ClientCore  # noqa: E402
 from quatro_shared.views import Phase  # noqa: E402
 
 from quatro_server import quarto_bots  # noqa: E402
-from quatro_server.bots import make_bot  # noqa: E402
 from quatro_server.tables.lobby import Lobby  # noqa: E402
 from quatro_server.tables.room import Room  # noqa: E402
+from quatro_server.bot_games import bot_game  # noqa: E402
 from quatro_server.netbot import _Client  # noqa: E402
 from quatro_server.quiet import LoopWatch  # noqa: E402
 from quatro_server.server import Server  # noqa: E402
@@ -162,7 +162,8 @@ def _quantile(values: list[float], share: float) -> float:
 async def _bystander(port: int, args: argparse.Namespace, child: subprocess.Popen[bytes]) -> dict[str, Any]:
     """Sit at a Quatro table with three server bots and time a request every ``interval`` for ``seconds``."""
     stream = await trio.open_tcp_stream("127.0.0.1", port)
-    client = _Client(stream, make_bot("random", random.Random(1)), ClientCore("bystander"))
+    part = bot_game(p.QUATRO)
+    client = _Client(stream, part, part.make_bot("random", random.Random(1)), ClientCore("bystander"))
     times: list[float] = []
     kinds: dict[str, int] = {}
     async with stream, trio.open_nursery() as nursery:

@@ -92,9 +92,9 @@ SEATING_AT_ONCE = 8
 
 def paced_timing(pace: float) -> Timing:
     """Standard durations divided by ``pace`` (rounds kept long)."""
-    values = {f.name: getattr(STANDARD, f.name) / pace for f in fields(Timing) if f.name != "target_score"}
+    values = {name: value / pace for name, value in STANDARD.values().items() if name != "target_score"}
     values["round_length"] = ROUND_SECONDS
-    return Timing(**values, target_score=STANDARD.target_score)
+    return STANDARD.changed(**values)
 
 
 # --- the load clients ------------------------------------------------------------------------------
@@ -1188,7 +1188,7 @@ def main() -> int:
     rounds: dict[tuple[str, int], list[float]] = {}  # (relay, tables): the server over that relay, round by round
     with tempfile.TemporaryDirectory() as tmp:
         timing_file = Path(tmp) / "bench.toml"
-        timing_file.write_text("".join(f"{f.name} = {getattr(timing, f.name)!r}\n" for f in fields(Timing)))
+        timing_file.write_text("".join(f"{name} = {value!r}\n" for name, value in timing.values().items()))
         for tables in sizes:
             # Rounds alternate the targets (relay, server, relay, server, ...): a machine whose speed drifts over a
             # minute (a shared host) moves both figures of a round alike, so a round's ratio holds where the two
