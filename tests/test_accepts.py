@@ -17,7 +17,7 @@ from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.wire import request_from_wire, to_wire
 
-from lobby_peer import RecordingPeer
+from helpers.lobby_peer import RecordingPeer
 
 #: One well-formed request of every kind a client may send.
 FRAMES: dict[str, dict[str, Any]] = {

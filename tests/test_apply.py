@@ -37,9 +37,9 @@ from quatro_shared.framing import FrameDecoder
 from quatro_shared.views import Clock, OwnTimers, Phase
 from quatro_shared.wire import push_from_wire
 
-from countdowns import assert_same_view
-from lobby_peer import RecordingPeer
-from strategies import Driver, GameSetup, Mix
+from helpers.countdowns import assert_same_view
+from helpers.lobby_peer import RecordingPeer
+from helpers.strategies import Driver, GameSetup, Mix
 
 SEEDS = range(24)
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import trio
 
-from lobby_peer import RecordingPeer
-from netclient import TestClient
+from helpers.lobby_peer import RecordingPeer
+from helpers.netclient import TestClient
 from quatro_server import games, quarto_bots
 from quatro_server.tables.lobby import Lobby
 from quatro_server.tables.room import BotJob, Room

@@ -27,7 +27,7 @@ from quatro_server.engine import view as engine_view
 from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import FAST
 
-from engine_helpers import new_table, random_play
+from helpers.engine import new_table, random_play
 
 SIGN = "fox"
 

@@ -8,7 +8,7 @@ import pytest
 
 from quatro_server.engine import Table, clock, own_timers, view
 from quatro_server.timing import FAST
-from engine_helpers import new_table
+from helpers.engine import new_table
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p

@@ -1,7 +1,7 @@
 """Property tests of the rules engine: random legal and illegal play must never break an invariant.
 
 Hypothesis draws a table (4, 6 or 8 players, random bot seats, host and seating order, seed) and a driver
-(``tests/strategies.py``) that sends random actions from random seats at random times: mostly plausible ones,
+(``tests/helpers/strategies.py``) that sends random actions from random seats at random times: mostly plausible ones,
 so that games run through many rounds, reshuffles and up to match over, with stale, illegal and malformed
 ones mixed in, and Connect/Disconnect. After every step the ``Checker`` below asserts:
 
@@ -31,7 +31,7 @@ from quatro_shared.cards import has_three_of_a_rank, is_card, is_four_of_a_kind
 from quatro_shared.signs import is_sign
 from quatro_shared.views import Phase, SeatState, SeatView
 
-from strategies import Driver, GameSetup, Mix, Step, game_setups, mixes
+from helpers.strategies import Driver, GameSetup, Mix, Step, game_setups, mixes
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 seeds = st.integers(0, 2**32 - 1)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lobby_peer import RecordingPeer
+from helpers.lobby_peer import RecordingPeer
 from quatro_server import games, quarto_bots, rules
 from quatro_server.bots import Bot
 from quatro_server.journal import Opening

@@ -25,7 +25,7 @@ from quatro_shared.wire import to_wire
 from quatro_shared.framing import encode
 from quatro_shared.views import Phase
 
-from netclient import TestClient
+from helpers.netclient import TestClient
 
 ATTACKER = "127.0.0.1"
 HONEST = "127.0.0.2"

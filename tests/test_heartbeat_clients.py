@@ -13,7 +13,7 @@ from quatro_server.netbot import run_bot
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, encode
 
-from netclient import TestClient
+from helpers.netclient import TestClient
 
 
 async def test_a_network_bot_waiting_for_players_keeps_its_seat_alive(server, monkeypatch):

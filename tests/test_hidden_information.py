@@ -49,8 +49,8 @@ from quatro_shared.views import Clock, OwnTimers, Phase, SeatView
 from quatro_shared.wire import EVENT_KINDS, event_from_wire, push_from_wire, view_from_wire
 
 from conftest import QUICK
-from countdowns import assert_same_view
-from netclient import TestClient
+from helpers.countdowns import assert_same_view
+from helpers.netclient import TestClient
 
 #: (seats, humans, bots): the humans take the seats the bots leave free. Every table size, all-human
 #: tables, a lone human among bots, and bots of every level.

@@ -32,7 +32,7 @@ from quatro_shared import protocol as p
 from quatro_shared.framing import MAX_DEPTH, MAX_FRAME_BYTES, MAX_STR_LEN, FrameDecoder, ProtocolError
 from quatro_shared.views import Phase
 
-from netclient import TestClient
+from helpers.netclient import TestClient
 
 LONG = "long-hostile"
 #: Fast cooldowns, but no phase ends by the clock while a test runs (it never waits for them either).

@@ -33,7 +33,7 @@ from quatro_server.tables.room import Room
 from quatro_server.server import RESTORE_GRACE
 
 from conftest import STEADY
-from lobby_peer import RecordingPeer as Peer, decoded
+from helpers.lobby_peer import RecordingPeer as Peer, decoded
 
 ids = count(1)
 

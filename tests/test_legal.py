@@ -19,7 +19,7 @@ from quatro_shared.legal import ACCEPTS, legal
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 
-from engine_helpers import FAST, new_table, open_round, random_play
+from helpers.engine import FAST, new_table, open_round, random_play
 
 
 def some_action(table: Table, seat: int, rng: random.Random) -> a.Action:

@@ -16,8 +16,8 @@ from quatro_shared.views import Phase
 
 from quatro_server.tables import lobby
 from quatro_server.timing import Timing
-from lobby_peer import RecordingPeer as Peer
-from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+from helpers.lobby_peer import RecordingPeer as Peer
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 
 def test_rematch_plays_again_with_the_same_seats_host_only_once_over():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from quatro_server.engine import clock, view
-from engine_helpers import new_table
+from helpers.engine import new_table
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p

@@ -15,7 +15,7 @@ from quatro_shared import quarto as q
 from quatro_shared.games import CONTRACTS
 from quatro_shared.views import Phase
 
-from netclient import TestClient
+from helpers.netclient import TestClient
 from quatro_server import netbot
 from quatro_server.bot_games import BOT_GAMES, bot_game
 from quatro_server.rules import SeatBot

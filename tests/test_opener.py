@@ -29,8 +29,8 @@ from quatro_tui.local_server import QUIET_STOP, LocalServer
 from quatro_tui.settings import Settings
 from quatro_tui.screens.dialogs import LeaveRunning
 from quatro_tui.screens.room import RoomScreen
-from terminal_helpers import WAIT, Tmux, on_the_table, wait_for
-from tui_helpers import Player, run, until
+from helpers.terminal import WAIT, Tmux, on_the_table, wait_for
+from helpers.tui import Player, run, until
 
 pytestmark = pytest.mark.timeout(120)
 

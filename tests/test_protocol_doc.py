@@ -18,8 +18,8 @@ import pytest
 
 from quatro_server import bots, engine, outbound, server, timing
 from quatro_server.tables import lobby
-from lobby_peer import RecordingPeer as _Peer
-from vocabulary import exported_subclasses
+from helpers.lobby_peer import RecordingPeer as _Peer
+from helpers.vocabulary import exported_subclasses
 
 from quatro_shared import actions, events, framing, games, messages, protocol, quarto, signs, views, wire
 from quatro_shared.cards import RANKS, SUITS

@@ -18,7 +18,7 @@ from quatro_server.cli import main
 from quatro_server.quarto import QuartoTable, view
 from quatro_server.quarto_bots import LEVELS, PerfectQuartoBot, make_quarto_bot
 from quatro_server.sim_quarto import simulate
-from quarto_helpers import placing_view, played_position, safe_pieces
+from helpers.quarto import placing_view, played_position, safe_pieces
 
 ROOT = Path(__file__).resolve().parent.parent
 

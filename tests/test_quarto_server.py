@@ -1,7 +1,7 @@
 """Quarto beside Quatro on one server, over real TCP on 127.0.0.1: tables, bots, whole matches, refusals, rejoin.
 
-The client side is the shared client core (``tests/netclient.py`` over ``quatro_shared.client``): every Quarto update
-it reads is checked and decoded into a ``QuartoView`` and Quarto's events.
+The client side is the shared client core (``tests/helpers/netclient.py`` over ``quatro_shared.client``): every
+Quarto update it reads is checked and decoded into a ``QuartoView`` and Quarto's events.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import random
 import pytest
 import trio
 
-from netclient import TestClient
+from helpers.netclient import TestClient
 from quatro_server import quarto_bots
 from quatro_server.tables.lobby import Lobby
 from quatro_server.netbot import run_bot, run_bots

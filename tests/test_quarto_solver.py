@@ -11,7 +11,7 @@ import pytest
 from quatro_shared import quarto as q
 
 from quatro_server.quarto_solver import SYMMETRIES, Solver, canonical_key, plain_value, remap_piece, transform
-from quarto_helpers import played_position
+from helpers.quarto import played_position
 
 ORDERS = list(permutations(range(4)))
 IDENTITY = tuple(range(16))

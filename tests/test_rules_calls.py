@@ -13,7 +13,7 @@ from quatro_shared.cards import RANKS
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 
-from engine_helpers import (
+from helpers.engine import (
         PLAYER_COUNTS,
         accept,
         arrange,

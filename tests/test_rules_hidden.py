@@ -17,7 +17,7 @@ from quatro_shared.cards import CENTER_SIZE, HAND_SIZE
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase, SeatView
 
-from engine_helpers import (
+from helpers.engine import (
         PLAYER_COUNTS,
         accept,
         cards_in,

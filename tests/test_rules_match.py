@@ -13,7 +13,7 @@ from quatro_shared import events as e
 from quatro_shared.actions import Reason
 from quatro_shared.views import Phase
 
-from engine_helpers import (
+from helpers.engine import (
         PLAYER_COUNTS,
         accept,
         arrange,

@@ -10,7 +10,7 @@ from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.actions import Reason
 
-from engine_helpers import (
+from helpers.engine import (
         PLAYER_COUNTS,
         accept,
         arrange,

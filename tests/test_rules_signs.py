@@ -14,7 +14,7 @@ from quatro_shared.actions import Reason
 from quatro_shared.signs import EMOJI, SIGNS
 from quatro_shared.views import Phase
 
-from engine_helpers import (
+from helpers.engine import (
         PLAYER_COUNTS,
         RiggedRandom,
         accept,

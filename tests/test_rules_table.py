@@ -12,7 +12,7 @@ from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.cards import has_three_of_a_rank, rank_of, suit_of
 
-from engine_helpers import (
+from helpers.engine import (
         PLAYER_COUNTS,
         RiggedRandom,
         accept,

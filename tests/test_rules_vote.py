@@ -12,7 +12,7 @@ from quatro_shared.actions import Reason
 from quatro_shared.cards import has_three_of_a_rank
 from quatro_shared.views import Phase
 
-from engine_helpers import (
+from helpers.engine import (
         PLAYER_COUNTS,
         accept,
         assert_cards_conserved,

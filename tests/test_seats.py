@@ -16,7 +16,7 @@ from quatro_tui.screens.dialogs import TakeOver
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.settings import RememberedSeat, Settings, config_path, remember_seat
-from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -9,7 +9,7 @@ from quatro_shared import protocol as p
 from quatro_shared.cards import is_four_of_a_kind
 from quatro_shared.views import Phase
 
-from netclient import TestClient
+from helpers.netclient import TestClient
 
 
 async def seat_four(server, timing: str = "fast") -> list[TestClient]:

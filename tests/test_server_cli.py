@@ -12,7 +12,7 @@ import trio
 from quatro_shared import protocol as p
 from quatro_server import cli
 
-from netclient import TestClient
+from helpers.netclient import TestClient
 
 
 async def start_server(*args: str) -> tuple[trio.Process, int, str]:

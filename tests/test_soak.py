@@ -15,7 +15,7 @@ from quatro_shared import protocol as p
 from quatro_shared.legal import legal
 from quatro_shared.views import Phase
 
-from engine_helpers import new_table, random_play
+from helpers.engine import new_table, random_play
 
 
 def _view(**fields: object) -> dict:

@@ -12,8 +12,8 @@ import pytest
 from quatro_shared import exits
 
 from quatro_server.ssh_door import authorized_fingerprints, player_name, ssh_commands
-from ssh_helpers import DoorServer, player_key, start_door
-from tui_helpers import run
+from helpers.ssh import DoorServer, player_key, start_door
+from helpers.tui import run
 
 pytestmark = pytest.mark.timeout(90)
 

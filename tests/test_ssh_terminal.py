@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ssh_helpers import DoorServer, player_key, start_door
-from terminal_helpers import WAIT, on_the_table, to_the_table, wait_for
+from helpers.ssh import DoorServer, player_key, start_door
+from helpers.terminal import WAIT, on_the_table, to_the_table, wait_for
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -22,7 +22,7 @@ from quatro_shared import protocol as p
 
 import nim_game
 from nim_game import contract as n
-from netclient import TestClient
+from helpers.netclient import TestClient
 
 TESTS = Path(__file__).parent
 

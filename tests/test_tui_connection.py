@@ -1,4 +1,4 @@
-"""The client's connection against a real server process (patient timing, ``tui_helpers``): hello, replies by id, pushes as messages, reconnection."""
+"""The client's connection against a real server process (patient timing, ``helpers.tui``): hello, replies by id, pushes as messages, reconnection."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from quatro_tui.connection import (
     ServerSeating,
     ServerUpdate,
 )
-from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -161,7 +161,7 @@ def test_an_unreachable_server_is_an_error_not_a_hang():
 
 def test_an_event_of_a_newer_server_is_skipped_not_the_update():
     from quatro_shared.wire import to_wire
-    from snapshot_games import round_game
+    from helpers.snapshot_games import round_game
 
     got = []
     conn = Connection("127.0.0.1", 1, "ann", got.append)
@@ -186,7 +186,7 @@ def _update(seq: int, snapshot: bool = False) -> bytes:
     """An update of seat 0: a snapshot (the first of a seat is one), or what changed (protocol 3)."""
     from quatro_shared.views import Clock
     from quatro_shared.wire import to_wire
-    from snapshot_games import round_game
+    from helpers.snapshot_games import round_game
 
     view = round_game(4).view
     if snapshot or seq == 1:
@@ -278,7 +278,7 @@ def test_r19_a_lost_update_is_noticed_and_a_rejoin_resyncs_the_seat(quatro_serve
 def test_the_feed_says_an_update_went_missing_and_that_the_table_is_resynced():
     from quatro_tui.app import QuatroApp
     from quatro_tui.connection import SeqGap
-    from snapshot_games import round_game
+    from helpers.snapshot_games import round_game
 
     async def body():
         app = QuatroApp(game=round_game(4))
@@ -300,7 +300,7 @@ def test_a_server_that_said_goodbye_is_tried_for_a_while_then_the_connection_sto
     again, but for ``restart_patience`` only; then ``ServerGone``, and no endless retries."""
     from quatro_tui.connection import ServerBye, ServerGone
     from test_tui_manners import _free_port, _serve
-    from tui_helpers import timing_file
+    from helpers.tui import timing_file
 
     port = _free_port()
     server = _serve(port, str(timing_file(tmp_path)))
@@ -338,7 +338,7 @@ def test_a_guest_whose_server_shut_down_is_told_so_and_joins_another_server(tmp_
     from quatro_tui.screens.link import LinkScreen
     from quatro_tui.screens.lobby import LobbyScreen
     from test_tui_manners import _free_port, _serve
-    from tui_helpers import timing_file
+    from helpers.tui import timing_file
 
     monkeypatch.setattr(connection, "RESTART_PATIENCE", 1.5)
     timing = str(timing_file(tmp_path))

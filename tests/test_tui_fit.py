@@ -11,9 +11,9 @@ import re
 import pytest
 
 from quatro_tui.app import QuatroApp
-from snapshot_games import over_game, reveal_game, room_game, round_game, signing_game
+from helpers.snapshot_games import over_game, reveal_game, room_game, round_game, signing_game
 from test_tui_ascii import screen_text
-from tui_helpers import run
+from helpers.tui import run
 
 pytestmark = pytest.mark.timeout(60)
 

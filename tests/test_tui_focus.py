@@ -11,7 +11,7 @@ from quatro_shared import protocol as p
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
-from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - fixtures
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,10 +11,10 @@ import pytest
 from quatro_tui.app import QuatroApp
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.room import RoomScreen
-from quarto_tui_helpers import LocalQuarto, open_quarto
-from snapshot_games import room_game, round_game
+from helpers.quarto_tui import LocalQuarto, open_quarto
+from helpers.snapshot_games import room_game, round_game
 from test_tui_ascii import screen_text
-from tui_helpers import run, until
+from helpers.tui import run, until
 
 pytestmark = pytest.mark.timeout(60)
 

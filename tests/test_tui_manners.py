@@ -14,8 +14,8 @@ from quatro_tui.screens.dialogs import ConfirmCall
 from quatro_tui.screens.reveal import RevealScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
-from snapshot_games import NOW, round_game, sent_fields, signing_game
-from tui_helpers import quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+from helpers.snapshot_games import NOW, round_game, sent_fields, signing_game
+from helpers.tui import quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -259,7 +259,7 @@ def test_a_server_killed_mid_round_shows_what_happened_and_the_lobby_after_a_res
     from quatro_tui.app import Join
     from quatro_tui.screens.link import LinkScreen
     from quatro_tui.screens.lobby import LobbyScreen
-    from tui_helpers import timing_file
+    from helpers.tui import timing_file
 
     port, timing = _free_port(), str(timing_file(tmp_path))
     server = _serve(port, timing)
@@ -335,7 +335,7 @@ def test_quitting_mid_round_asks_first():
 
 @pytest.mark.parametrize("host", [True, False])
 def test_at_the_match_end_the_host_plays_again_and_only_the_host_sees_the_key(host):
-    from snapshot_games import over_game
+    from helpers.snapshot_games import over_game
 
     from quatro_tui.screens.reveal import MatchEndScreen
 

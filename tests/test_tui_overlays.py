@@ -7,9 +7,9 @@ import pytest
 
 from quatro_tui.app import QuatroApp
 from quatro_tui.screens.link import TooSmall
-from snapshot_games import round_game
+from helpers.snapshot_games import round_game
 from test_tui_ascii import screen_text
-from tui_helpers import run, until
+from helpers.tui import run, until
 
 pytestmark = pytest.mark.timeout(60)
 

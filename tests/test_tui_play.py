@@ -22,7 +22,7 @@ from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
 from quatro_tui.settings import RememberedSeat, Settings, config_path, default_name, wants_ascii
 from test_tui_names import screen_text
-from tui_helpers import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
+from helpers.tui import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -305,7 +305,7 @@ def test_play_back_to_the_lobby_at_the_match_end_shows_the_private_servers_lobby
     table themselves: not a new match begun behind a blank screen."""
     from quatro_tui.screens.dialogs import ConfirmCall
     from quatro_tui.screens.reveal import MatchEndScreen
-    from tui_helpers import PATIENT_TIMING
+    from helpers.tui import PATIENT_TIMING
 
     timing = tmp_path / "quick.toml"
     timing.write_text("".join(f"{k} = {v}\n" for k, v in {**PATIENT_TIMING, "target_score": 1}.items()))

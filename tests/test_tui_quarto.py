@@ -24,10 +24,12 @@ from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.games.quarto.widgets import (
     POOL_COLUMNS, POOL_ORDER, QuartoBoard, QuartoPool, QuartoStatus, glyph, hint, piece_lines,
 )
-from quarto_tui_helpers import NOW, PICTURES, LocalQuarto, open_quarto, piece_offset, show_picture, square_offset, won_position
+from helpers.quarto_tui import (
+    NOW, PICTURES, LocalQuarto, open_quarto, piece_offset, show_picture, square_offset, won_position,
+)
 from test_tui_fit import CUT, flat
 from test_tui_ascii import assert_ascii, screen_text
-from tui_helpers import run, until
+from helpers.tui import run, until
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -1,7 +1,7 @@
 """The app with a Quarto table: its updates (a ``QuartoView`` in the client core's ``Updated``) reach the Quarto
 screen, the screen's choices go out as requests, a refusal is told on the screen, the link's trouble too.
 
-The server here is the engine in the test's process (``quarto_tui_helpers.LocalQuarto``) behind the app's
+The server here is the engine in the test's process (``helpers.quarto_tui.LocalQuarto``) behind the app's
 ``request``; the whole match over real TCP is in ``test_tui_quarto_play.py``.
 """
 
@@ -23,9 +23,9 @@ from quatro_tui.connection import ServerUpdate
 from quatro_tui.screens.link import LinkScreen
 from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.games.quarto.widgets import QuartoTurn
-from quarto_tui_helpers import LocalQuarto
+from helpers.quarto_tui import LocalQuarto
 from test_tui_ascii import screen_text
-from tui_helpers import run, until
+from helpers.tui import run, until
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -16,10 +16,10 @@ from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.games.quarto.widgets import QuartoBoard, QuartoPool, QuartoTurn
-from quarto_tui_helpers import piece_offset, square_offset
+from helpers.quarto_tui import piece_offset, square_offset
 from test_tui_ascii import screen_text
 from test_tui_quarto import keys_for
-from tui_helpers import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
+from helpers.tui import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -140,7 +140,7 @@ def test_a_server_gone_mid_game_shows_the_ways_on_and_a_restart_says_the_seat_is
 
     from quatro_tui.screens.link import LinkScreen
     from test_tui_manners import TELLS_WITHIN, _free_port, _serve
-    from tui_helpers import timing_file
+    from helpers.tui import timing_file
 
     port, timing = _free_port(), str(timing_file(tmp_path))
     server = _serve(port, timing)
@@ -212,8 +212,8 @@ def test_quatro_play_game_quarto_in_tmux_with_a_plain_locale(tmp_path, tmux):
     import sys
     import uuid
 
-    from terminal_helpers import quit_with_ctrl_q, wait_for
-    from tui_helpers import timing_file
+    from helpers.terminal import quit_with_ctrl_q, wait_for
+    from helpers.tui import timing_file
 
     session = f"quarto-e2e-{uuid.uuid4().hex[:8]}"
     command = " ".join([

@@ -1,6 +1,6 @@
 """SVG snapshots of the Quarto screen at 80×24, in Unicode and in ASCII, over positions played on the real engine.
 
-The positions are reached by seeded play (``quarto_tui_helpers.PICTURES``) and drawn with a frozen clock, so the
+The positions are reached by seeded play (``helpers.quarto_tui.PICTURES``) and drawn with a frozen clock, so the
 pictures change only when the drawing does. After a deliberate change: ``--snapshot-update``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from quatro_tui.app import QuatroApp
-from quarto_tui_helpers import PICTURE_KEYS, PICTURES, show_picture
+from helpers.quarto_tui import PICTURE_KEYS, PICTURES, show_picture
 
 
 @pytest.mark.parametrize("ascii_only", [False, True], ids=["unicode", "ascii"])

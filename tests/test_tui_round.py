@@ -1,7 +1,7 @@
 """Whole rounds through the screen against a real server: keys and mouse, channel and pulses, votes, calls, counters.
 
 The app plays one seat; scripted players (the client's own connection, no screen) fill the others, so nothing
-ends the round but the test itself: the server's timing is patient (``tui_helpers.PATIENT_TIMING``), so no sign
+ends the round but the test itself: the server's timing is patient (``helpers.tui.PATIENT_TIMING``), so no sign
 window, vote or round runs out under a test, however slow the machine.
 """
 
@@ -28,7 +28,7 @@ from quatro_tui.widgets import SeatBox, SelfPanel, VotePrompt
 from quatro_tui.widgets.signs import CELL, SignGrid
 from quatro_tui.widgets.status import RoundLabel
 from quatro_tui.widgets.cards import CARD_GAP, CARD_WIDTH, LABEL_WIDTH
-from tui_helpers import PATIENT, Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+from helpers.tui import PATIENT, Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -231,7 +231,7 @@ def test_counter_with_six_players_asks_which_team(quatro_server):
 
 def test_r13_calling_on_ones_own_four_asks_first():
     """The reminder needs a hand of four: built by hand, no server (the dialog is the client's alone)."""
-    from snapshot_games import round_game, sent_fields
+    from helpers.snapshot_games import round_game, sent_fields
 
     async def body():
         game = round_game(4, hand=("KS", "KH", "KD", "KC"))
@@ -257,7 +257,7 @@ def test_enter_at_signing_picks_a_fresh_random_sign_each_round():
     """The grid's cursor starts on a random sign each round, never last round's: Enter alone is not guessable."""
     from dataclasses import replace
 
-    from snapshot_games import NOW, sent_fields, signing_game
+    from helpers.snapshot_games import NOW, sent_fields, signing_game
 
     async def body():
         game = signing_game(4)
@@ -295,7 +295,7 @@ def test_enter_at_signing_picks_a_fresh_random_sign_each_round():
 
 
 def test_keys_are_remapped_by_binding_id_and_the_help_follows():
-    from snapshot_games import round_game, sent_fields
+    from helpers.snapshot_games import round_game, sent_fields
 
     from quatro_tui.screens.help import HelpScreen, key_lines
 

@@ -1,6 +1,6 @@
 """SVG snapshots of every screen, at 80×24 and at a larger size, for 4, 6 and 8 players.
 
-Each screen is built from a hand-made view with a frozen clock (``snapshot_games``), so the pictures are
+Each screen is built from a hand-made view with a frozen clock (``helpers.snapshot_games``), so the pictures are
 stable. After a deliberate change of the drawing: ``pytest tests/test_tui_snapshots.py --snapshot-update``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from quatro_tui.app import QuatroApp
-from snapshot_games import over_game, reveal_game, room_game, round_game, signing_game, tables
+from helpers.snapshot_games import over_game, reveal_game, room_game, round_game, signing_game, tables
 
 SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
 GAMES = {

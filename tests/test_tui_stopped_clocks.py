@@ -12,7 +12,7 @@ from quatro_shared.views import Phase
 
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.widgets.countdown import Countdown
-from tui_helpers import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -15,8 +15,8 @@ import uuid
 
 import pytest
 
-from terminal_helpers import WAIT, on_the_table, quit_with_ctrl_q, to_the_table, wait_for
-from tui_helpers import timing_file
+from helpers.terminal import WAIT, on_the_table, quit_with_ctrl_q, to_the_table, wait_for
+from helpers.tui import timing_file
 
 pytestmark = pytest.mark.timeout(90)
 

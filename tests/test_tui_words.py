@@ -12,7 +12,7 @@ from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.game import Game
-from snapshot_games import NOW, round_game
+from helpers.snapshot_games import NOW, round_game
 
 
 def test_r10_a_lost_race_is_explained_with_the_card():

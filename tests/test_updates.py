@@ -31,7 +31,7 @@ from quatro_shared.framing import FrameDecoder, encode
 from quatro_shared.views import OwnTimers, Phase
 from quatro_shared.wire import push_from_wire, to_wire
 
-from strategies import Driver, GameSetup, Mix
+from helpers.strategies import Driver, GameSetup, Mix
 
 SEEDS = range(16)
 STEPS = 400

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from quatro_server.web_door import COOKIE, WebDoor, person_of, web_urls
-from web_helpers import WAIT, Page, WebServer, chromium_path, start_web
+from helpers.web import WAIT, Page, WebServer, chromium_path, start_web
 
 pytestmark = pytest.mark.timeout(120)
 

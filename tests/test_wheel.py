@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from terminal_helpers import Tmux, on_the_table, quit_with_ctrl_q, wait_for
+from helpers.terminal import Tmux, on_the_table, quit_with_ctrl_q, wait_for
 
 pytestmark = [pytest.mark.wheel, pytest.mark.timeout(300)]
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from quatro_server.engine import Table, view
 from quatro_server.timing import FAST
-from vocabulary import exported_subclasses
+from helpers.vocabulary import exported_subclasses
 
 from quatro_shared import actions as a
 from quatro_shared import events as e

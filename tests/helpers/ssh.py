@@ -8,7 +8,7 @@ from pathlib import Path
 
 import asyncssh
 
-from door_process import DoorProcess, start_server
+from helpers.door_process import DoorProcess, start_server
 
 
 @dataclass

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import pyte
 import pytest
 
-from door_process import DoorProcess, start_server
+from helpers.door_process import DoorProcess, start_server
 
 WAIT = 20.0
 CHROMIUM = "/usr/bin/chromium"

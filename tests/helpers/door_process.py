@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_helpers import timing_file
+from helpers.tui import timing_file
 
 START_TIMEOUT = 20.0
 
