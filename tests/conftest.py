@@ -3,6 +3,7 @@ private socket for the end-to-end terminal tests."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import random
 import shutil
@@ -26,6 +27,7 @@ os.environ.setdefault(NO_ANNOUNCE_ENV, "1")
 # Servers and clients the tests start keep their journals, host keys and settings in a folder of this run, never
 # in the home of whoever runs the suite (a journal left there would be restored by the next test's server).
 _HOME = Path(tempfile.mkdtemp(prefix="quatro-tests-"))
+atexit.register(shutil.rmtree, _HOME, ignore_errors=True)  # gone with the run, as a test's tmp_path is
 os.environ["XDG_DATA_HOME"] = str(_HOME / "data")
 os.environ["XDG_CONFIG_HOME"] = str(_HOME / "config")
 
