@@ -480,6 +480,8 @@ class QuatroApp(App[str | None]):
     def show_link(self, title: str, detail: str, *, retrying: bool = False, lobby: bool | None = None,
                   gone: bool = False) -> None:
         """Cover whatever shows with what happened and the ways on (one screen, updated, however often it is told)."""
+        if not self.screen_stack:
+            return  # the app is closing (its screens are gone): the connection's last word has nobody to tell
         if lobby is None:
             lobby = not isinstance(self.plan, Play)
         screen = self.screen

@@ -376,3 +376,19 @@ def test_a_guest_whose_server_shut_down_is_told_so_and_joins_another_server(tmp_
         for process in (server, other):
             process.kill()
             process.wait()
+
+
+def test_a_connections_last_word_while_the_app_closes_is_dropped_not_a_crash():
+    """A connection may report its link lost (a server's goodbye among them) after the app has begun to close and
+    its screens are gone: nothing is shown, and the app ends as it was asked to."""
+    from quatro_tui.app import QuatroApp
+    from helpers.snapshot_games import round_game
+
+    async def body():
+        app = QuatroApp(game=round_game(4))
+        async with app.run_test(size=(80, 24)):
+            pass
+        assert not app.screen_stack
+        app.show_link("The server is shutting down.", "Trying again in 0.5s (attempt 1).", retrying=True)
+
+    run(body)
