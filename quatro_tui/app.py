@@ -330,8 +330,9 @@ class QuatroApp(App[str | None]):
     # --- what the server pushes -------------------------------------------------------------------
 
     def stale(self, message: LinkMessage) -> bool:
-        """Whether ``message`` comes from a connection this app has already closed (it left, or began again)."""
-        return message.origin is not None and message.origin is not self.conn
+        """Whether ``message`` comes from a connection this app has already closed (it left, or began again), or
+        reaches an app that is closing (its screens are gone: there is nobody left to tell)."""
+        return not self.screen_stack or (message.origin is not None and message.origin is not self.conn)
 
     def on_server_update(self, message: ServerUpdate) -> None:
         if self.stale(message):

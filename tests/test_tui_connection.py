@@ -390,5 +390,6 @@ def test_a_connections_last_word_while_the_app_closes_is_dropped_not_a_crash():
             pass
         assert not app.screen_stack
         app.show_link("The server is shutting down.", "Trying again in 0.5s (attempt 1).", retrying=True)
+        assert app.stale(LinkDropped(1, 2.0, "the server closed the connection"))  # every link message: none is told
 
     run(body)
