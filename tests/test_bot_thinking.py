@@ -244,11 +244,15 @@ async def test_a_bot_whose_thinking_fails_in_its_thread_ends_its_table_alone(ser
         while frame is None or frame["kind"] != p.BYE:
             mine = ann.view
             if isinstance(mine, q.QuartoView) and mine.phase is q.Phase.PLAYING and mine.turn == 0:
-                assert (await ann.act(q.legal(mine)[0]))["kind"] == p.OK  # the bot's turn comes, and with it the bug
+                try:
+                    assert (await ann.act(q.legal(mine)[0]))["kind"] == p.OK  # the bot's turn comes, and the bug
+                except trio.BrokenResourceError:
+                    break  # the table failed as the move went out: its close reset the link before the bye was read
                 continue
             frame = await ann.next_frame()
             assert frame is not None
-    assert frame["reason"] == "table_failed" and ann.table not in server.lobby.rooms
+    assert frame is None or frame["reason"] == "table_failed"
+    assert ann.table not in server.lobby.rooms
     assert "a bot bug" in caplog.text
     other = await TestClient.connect(server.port, "zed")
     assert (await other.request(p.PING))["kind"] == p.OK
