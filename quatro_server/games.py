@@ -384,6 +384,20 @@ def register_game(game: Game) -> None:
     ACTION_KINDS = ACTION_KINDS | game.action_kinds
 
 
+def host_instead(game: Game) -> None:
+    """Host ``game`` in place of the hosted game of the same name and actions (``quatro_server.lessons``: a game's
+    scripted lesson). A lobby made after this creates its tables of that name with ``game``."""
+    global DEFAULT_GAME
+    hosted = GAMES.get(game.name)
+    if hosted is None or hosted.action_kinds != game.action_kinds:
+        raise ValueError(f"{game.name}: no hosted game of that name and actions to replace")
+    GAMES[game.name] = game
+    if DEFAULT_GAME is hosted:
+        DEFAULT_GAME = game
+    for cls in game.actions:
+        _GAME_OF.pop(cls, None)
+
+
 def unregister_game(name: str) -> None:
     """Stop hosting the game called ``name`` (a test's own, once the test is done). The default game stays."""
     global ACTION_KINDS

@@ -1,0 +1,119 @@
+"""``quatro learn`` in a real terminal (tmux, 80x24), walked by a scripted newcomer who reads the coach and presses
+only the keys it names, in the order it names them, until the lesson is done; for each game."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from helpers.terminal import Tmux
+
+pytestmark = pytest.mark.timeout(180)
+
+#: A key as the coach names it, to tmux's name for it.
+TMUX_KEYS = {"space": "Space", "enter": "Enter", "esc": "Escape", "←": "Left", "→": "Right", "↑": "Up", "↓": "Down",
+             "left": "Left", "right": "Right", "up": "Up", "down": "Down", "ctrl+q": "C-q", "backspace": "BSpace"}
+#: Seconds the newcomer waits for the coach to change before reading it again and pressing again.
+PATIENCE = 1.5
+#: A lesson's pace for the test: the lesson's own rules, pulses and cooldowns a few tenths of a second.
+LESSON_TOML = """\
+sign_window = 60
+swap_cooldown = 0.3
+channel_cooldown = 0.3
+pulse_interval = 0.6
+pulse_shown = 0.5
+round_length = 120
+break_length = 60
+target_score = 9
+"""
+
+
+def coach(text: str) -> str:
+    """The coach's panel: from its heading to the key bar (the last line)."""
+    lines = text.rstrip("\n").split("\n")
+    for k in range(len(lines) - 1, -1, -1):
+        if lines[k].startswith(" Lesson"):
+            return "\n".join(lines[k:-1])
+    return ""
+
+
+def named_keys(panel: str) -> list[str]:
+    """The keys the panel tells the player to press, in order: none after "Don't press" (a decoy's lesson)."""
+    told = panel.split("Why:")[0]
+    if "Don't press" in told:
+        return []
+    return [TMUX_KEYS.get(key, key) for key in re.findall(r"<([^<>\s]+)>", " ".join(told.split()))]
+
+
+def walk(tmux: Tmux, session: str, budget: float) -> list[str]:
+    """Do what the coach says until the lesson is done; the headings seen, in order."""
+    headings: list[str] = []
+    deadline = time.monotonic() + budget
+    while time.monotonic() < deadline:
+        text = tmux("capture-pane", "-p", "-t", session)
+        panel = coach(text)
+        if not panel:
+            time.sleep(0.2)
+            continue
+        heading = re.split(r"\s{2,}", panel.split("\n")[0].strip())[0]  # not what the screen shows beside it
+        if not headings or headings[-1] != heading:
+            headings.append(heading)
+        if heading.startswith("Lesson done"):
+            return headings
+        for key in named_keys(panel):
+            tmux("send-keys", "-t", session, key)
+            time.sleep(0.15)
+        until = time.monotonic() + PATIENCE
+        while time.monotonic() < until and coach(tmux("capture-pane", "-p", "-t", session)) == panel:
+            time.sleep(0.1)
+    raise AssertionError(f"the lesson was not done in {budget:g} s; headings {headings}; the screen:\n"
+                         f"{tmux('capture-pane', '-p', '-t', session)}")
+
+
+def learn(tmux: Tmux, tmp_path: Path, game: str) -> list[str]:
+    timing = tmp_path / "lesson.toml"
+    timing.write_text(LESSON_TOML)
+    session = f"learn-{uuid.uuid4().hex[:8]}"
+    command = " ".join([
+        "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", shlex.quote(sys.executable), "-m", "quatro_tui", "learn",
+        "--game", game, "--timing", shlex.quote(str(timing)), "--name", "newt",
+    ])
+    tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
+    try:
+        started = time.monotonic()
+        headings = walk(tmux, session, budget=120)
+        took = time.monotonic() - started
+        print(f"{game}: the lesson took {took:.1f} s: {headings}")
+        # Done: the leaving key it names quits at once (nothing left to lose).
+        panel = coach(tmux("capture-pane", "-p", "-t", session))
+        for key in named_keys(panel):
+            tmux("send-keys", "-t", session, key)
+        end = time.monotonic() + 15
+        while session in tmux("list-sessions", "-F", "#{session_name}") and time.monotonic() < end:
+            time.sleep(0.1)
+        assert session not in tmux("list-sessions", "-F", "#{session_name}"), "the leaving key did not quit"
+        return headings
+    finally:
+        tmux("kill-session", "-t", session)
+
+
+def steps_in(headings: list[str]) -> list[str]:
+    return list(dict.fromkeys(h.split(": ", 1)[1] for h in headings if h.startswith("Lesson ") and "/" in h))
+
+
+def test_a_newcomer_learns_quatro_by_the_keys_the_coach_names(tmux, tmp_path):
+    headings = learn(tmux, tmp_path, "quatro")
+    assert steps_in(headings) == ["Swap toward four", "Take the channel", "Show your team's sign",
+                                  "Read your partner's sign, and call", "Spot their sign, and counter", "A decoy"]
+
+
+def test_a_newcomer_learns_quarto_by_the_keys_the_coach_names(tmux, tmp_path):
+    headings = learn(tmux, tmp_path, "quarto")
+    assert steps_in(headings) == ["Place the piece you were given", "Give a piece", "This piece hands them a win"]
