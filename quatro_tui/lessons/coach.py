@@ -106,7 +106,8 @@ class LessonApp(QuatroApp):
 
         steps = self.lesson.steps
         if self.finished:
-            return (f"[b]Lesson done[/b]: you know every move. [b]quatro play[/b] starts a real match.\n"
+            return (f"[b]Lesson done[/b]: you know every move. [b]quatro play --game {self.lesson.game}[/b] starts a "
+                    "real match.\n"
                     f"Press {keys('quit')} to leave.")
         step = steps[self.done]
         head = f"[b]Lesson {self.done + 1}/{len(steps)}: {step.title}[/b]"

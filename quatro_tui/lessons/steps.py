@@ -280,33 +280,53 @@ def threat(view: q.QuartoView) -> tuple[tuple[int, ...], tuple[str, ...]] | None
     return None
 
 
-def _quarto_keys(keys: Keys) -> str:
-    return f"{keys('quarto-left')} {keys('quarto-right')} {keys('quarto-up')} {keys('quarto-down')}"
+def _typed(text: str) -> str:
+    """The keys that type ``text`` on the Quarto screen (a square's or a piece's name, Q7), one by one."""
+    return " ".join(f"<{letter.lower()}>" for letter in text)
+
+
+def _arrows(keys: Keys) -> str:
+    """The cursor's keys, as words (the coach asks for the typed name; the arrows are the other way)."""
+    return " ".join(keys(f"quarto-{way}").strip("<>") for way in ("left", "right", "up", "down"))
+
+
+def _safe_pieces(view: q.QuartoView) -> list[int]:
+    return [piece for piece in view.pool if not winners(view.board, piece)] or list(view.pool)
 
 
 def _place_words(game: Game, keys: Keys) -> str:
     view = _quarto_view(game)
-    if view is None or view.in_hand is None or view.turn != view.seat:
-        return "Wait for the piece you are given."
-    return (f"You were given {q.format_piece(view.in_hand)} ({q.describe_piece(view.in_hand)}). Type a square's "
-            f"name (say {q.format_square(next(s for s, p in enumerate(view.board) if p is None))}) or move with "
-            f"{_quarto_keys(keys)}, then press {keys('quarto-confirm')} to place it.")
+    if view is None or view.in_hand is None or view.turn != view.seat or view.step is not q.Step.PLACE:
+        return _give_words(game, keys) if view is not None and view.turn == view.seat else (
+            "Wait for the piece you are given.")
+    square = next(s for s, p in enumerate(view.board) if p is None)
+    return (f"You were given {q.format_piece(view.in_hand)} ({q.describe_piece(view.in_hand)}). Place it: type "
+            f"{_typed(q.format_square(square))} for {q.format_square(square)} (or move with {_arrows(keys)}), then "
+            f"press {keys('quarto-confirm')}.")
 
 
 def _give_words(game: Game, keys: Keys) -> str:
-    return (f"Now give a piece of the pool: type its four letters or move to it with {_quarto_keys(keys)}, then "
-            f"press {keys('quarto-confirm')}.")
+    view = _quarto_view(game)
+    if view is None or view.turn != view.seat:
+        return "Wait for the other player's move."
+    if view.step is q.Step.PLACE:
+        return _place_words(game, keys)
+    piece = _safe_pieces(view)[0]
+    return (f"Now give a piece of the pool: type {_typed(q.format_piece(piece))} for {q.format_piece(piece)} (or "
+            f"move to one with {_arrows(keys)}), then press {keys('quarto-confirm')}.")
 
 
 def _safe_words(game: Game, keys: Keys) -> str:
     view = _quarto_view(game)
     found = threat(view) if view is not None else None
-    if view is None or found is None:
-        return "Place and give as before, until three pieces in a line share an attribute."
+    if view is None or found is None or view.turn != view.seat or view.step is not q.Step.GIVE:
+        return _give_words(game, keys)
     line, shared = found
     squares = " ".join(q.format_square(s) for s in line if view.board[s] is not None)
+    piece = _safe_pieces(view)[0]
     return (f"{squares} are all {' and '.join(shared)}: a piece that is {shared[0]} too hands them a win. Give one "
-            f"that is not, then {keys('quarto-confirm')}.")
+            f"that is not: type {_typed(q.format_piece(piece))} for {q.format_piece(piece)} "
+            f"({q.describe_piece(piece)}), then {keys('quarto-confirm')}.")
 
 
 QUARTO_STEPS: tuple[Step, ...] = (
