@@ -194,9 +194,9 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"quatro-server: {exc}", file=sys.stderr)
         return 2
     if args.lesson:
-        from quatro_server import lessons
+        from quatro_server import lesson_games
 
-        lessons.host()
+        lesson_games.host()
     profiles = dict(PROFILES)
     name = args.timing if args.timing in PROFILES else Path(args.timing).stem
     profiles[name] = timing

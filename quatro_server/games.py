@@ -344,7 +344,8 @@ QUARTO = QuartoGame()
 
 #: Every game this server hosts, by name; the first is the default (``create_table`` without ``game``).
 GAMES: dict[str, Game] = {game.name: game for game in (QUATRO, QUARTO)}
-DEFAULT_GAME = QUATRO
+DEFAULT_GAME: Game = QUATRO
+
 
 #: The request kinds that are game actions, of any game: the lobby routes each to the table's game.
 ACTION_KINDS: frozenset[str] = frozenset().union(*(game.action_kinds for game in GAMES.values()))

@@ -1,7 +1,7 @@
 """The guided first match (``quatro learn``): each game's scripted table, whose deal and bots follow the lesson.
 
 A lesson is a normal table of its game on a private server started with ``--lesson``: the server hosts each game's
-lesson (``LESSONS``) in place of the game itself (``quatro_server.games.host_instead``), so the rules engine, the
+lesson (``quatro_server.lesson_games``) in place of the game itself (``quatro_server.games.host_instead``), so the rules engine, the
 room and the protocol are the ones of every match. Two things differ, both outside the engine:
 
 - the table's random source (``LessonDeck``) deals the lesson's scenes in order, one a round, instead of shuffling
@@ -18,22 +18,18 @@ from __future__ import annotations
 import random
 from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from quatro_shared import actions as a
 from quatro_shared import events as e
-from quatro_shared import quarto as q
 from quatro_shared.cards import Card, is_four_of_a_kind, rank_counts, rank_of
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
 
-from quatro_server import games
-from quatro_server.games import QuartoGame, QuatroGame
+from quatro_server.games import QuatroGame
 from quatro_server.journal import Opening
 from quatro_server.rules import RulesTable
 from quatro_server.timing import Timing
-
-T = TypeVar("T")
 
 #: The bot level of a lesson's other seats.
 LESSON_LEVEL = "lesson"
@@ -43,7 +39,7 @@ LEARNER = 0
 LOOK = 0.1
 
 
-# --- Quatro ------------------------------------------------------------------------------------------------------
+# --- Quatro (each other game's lesson is in its own module) -----------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class Scene:
@@ -103,7 +99,7 @@ class LessonDeck(random.Random):
         super().__init__(seed)
         self.table: Any = None
 
-    def shuffle(self, x: MutableSequence[Any]) -> None:  # type: ignore[override]
+    def shuffle(self, x: MutableSequence[Any]) -> None:
         scores = self.table.scores if self.table is not None else (0,)
         deck = SCENES[scene_index(scores)].deck()
         if sorted(deck) != sorted(x):
@@ -111,12 +107,12 @@ class LessonDeck(random.Random):
             return
         x[:] = deck
 
-    def choice(self, seq: Sequence[T]) -> T:
+    def choice(self, seq: Any) -> Any:
         """R7's draw of a sign for a team that picked none: the lesson's, unless the learner's team holds it."""
         taken = set(self.table.signs) if self.table is not None else set()
         for sign in THEIR_SIGNS:
             if sign in seq and sign not in taken:
-                return sign  # type: ignore[return-value]
+                return sign
         return super().choice(seq)
 
 
@@ -210,101 +206,4 @@ class QuatroLesson(QuatroGame):
         if level != LESSON_LEVEL:
             raise ValueError(f"the lesson's bots are {LESSON_LEVEL!r}")
         return QuatroLessonBot()
-
-
-# --- Quarto ------------------------------------------------------------------------------------------------------
-
-#: The lesson's bot starts (Q2): it gives the learner a piece, so that the lesson begins with a placement.
-QUARTO_STARTER = 1
-
-
-class QuartoDeck(random.Random):
-    """Quarto's draw of the first starter (Q2), made the lesson's."""
-
-    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:  # type: ignore[override]
-        if stop is None and start == q.SEATS:
-            return QUARTO_STARTER
-        return super().randrange(start, stop, step)
-
-
-def winners(board: Sequence[int | None], piece: int) -> tuple[int, ...]:
-    """The empty squares where ``piece`` completes a line sharing an attribute (Q4)."""
-    out = []
-    for square, held in enumerate(board):
-        if held is None:
-            trial = list(board)
-            trial[square] = piece
-            if q.winning_line(trial, square) is not None:
-                out.append(square)
-    return tuple(out)
-
-
-def threats(board: Sequence[int | None]) -> int:
-    """Lines of three pieces sharing an attribute, their fourth square empty."""
-    count = 0
-    for line in q.LINES:
-        pieces = [board[s] for s in line if board[s] is not None]
-        if len(pieces) == 3:
-            on, off = q.common_attributes([p for p in pieces if p is not None])
-            count += bool(on or off)
-    return count
-
-
-class QuartoLessonBot:
-    """The Quarto lesson's other player: it wins when handed a winning piece (to show why it was wrong), builds a
-    line of three sharing an attribute as soon as it can (so that the learner must choose what to give), and gives
-    the learner pieces that do not win."""
-
-    level = LESSON_LEVEL
-
-    def think_time(self) -> float:
-        return LOOK * 5  # a move a person can follow
-
-    def observe(self, events: list[Any]) -> None:
-        pass
-
-    def decide(self, view: q.QuartoView, now: float) -> Sequence[Any]:
-        legal = q.legal(view)
-        if not legal:
-            return []
-        if isinstance(legal[0], q.NextGame):
-            return [q.NextGame()]
-        if view.step is q.Step.PLACE and view.in_hand is not None:
-            squares = [s for s, p in enumerate(view.board) if p is None]
-            win = winners(view.board, view.in_hand)
-            if win:
-                return [q.Place(win[0])]
-
-            def build(square: int) -> tuple[int, int]:
-                trial = list(view.board)
-                trial[square] = view.in_hand
-                return threats(trial), -square
-            return [q.Place(max(squares, key=build))]
-        safe = [p for p in view.pool if not winners(view.board, p)]
-        return [q.Give((safe or list(view.pool))[0])]
-
-
-class QuartoLesson(QuartoGame):
-    """Quarto as the lesson hosts it: the lesson's bot starts, and plays ``lesson``."""
-
-    levels = (LESSON_LEVEL,)
-    default_level = LESSON_LEVEL
-
-    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> RulesTable:
-        return self.journal.new_table(opening, timing, QuartoDeck())
-
-    def make_bot(self, level: str, rng: random.Random) -> Any:
-        if level != LESSON_LEVEL:
-            raise ValueError(f"the lesson's bots are {LESSON_LEVEL!r}")
-        return QuartoLessonBot()
-
-
-#: Each game's lesson, by the game's name.
-LESSONS: dict[str, games.Game] = {QuatroLesson.name: QuatroLesson(), QuartoLesson.name: QuartoLesson()}
-
-
-def host() -> None:
-    """Host every game's lesson in place of the game (``quatro-server --lesson``)."""
-    for lesson in LESSONS.values():
-        games.host_instead(lesson)
 

@@ -139,7 +139,7 @@ def parser() -> argparse.ArgumentParser:
 
     learn = commands.add_parser("learn", help="a guided first match: the coach walks you through every move, "
                                 "on the real table, in under five minutes")
-    learn.add_argument("--game", choices=list(CLIENT_GAMES), default=default().name,
+    learn.add_argument("--game", choices=[name for name, g in CLIENT_GAMES.items() if g.lesson], default=default().name,
                        help="the game to learn (default %(default)s)")
     learn.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
     learn.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
@@ -303,12 +303,11 @@ def make_lesson(args: argparse.Namespace, name: str, settings: Settings, ascii_o
     server.launch()
     from quatro_tui.app import Play
     from quatro_tui.lessons.coach import LessonApp
-    from quatro_tui.lessons.steps import LESSONS
-
     game = client_game(args.game)
+    assert game.lesson is not None  # --game offers the games that have one
     settings.name = name
     settings.save()
-    app = LessonApp(Play(game.contract.seats[0], LESSON_LEVEL, timing, name, 0, game.name), LESSONS[game.name],
+    app = LessonApp(Play(game.contract.seats[0], LESSON_LEVEL, timing, name, 0, game.name), game.lesson,
                     ascii_only=ascii_only, server=server, bell=settings.bell)
     if settings.keys:
         app.set_keymap(settings.keys)

@@ -16,13 +16,17 @@ from quatro_shared.views import Phase
 from quatro_server import engine, lessons
 from quatro_server import quarto as quarto_engine
 from quatro_server.journal import Opening
+from quatro_server.quarto_lesson import QuartoLesson
 from quatro_server.timing import LESSON, LESSON_PROFILE, load_timing
 
 from quatro_tui import lessons as client_lessons
 from quatro_tui.game import Game
-from quatro_tui.lessons import steps
-from quatro_tui.lessons.steps import (LESSONS, advance, called_right, countered_right, decoy_seen, gave_a_piece,
-                                      gave_safe_piece, holds_four, placed_a_piece, showed_sign, took_channel)
+from quatro_tui.games.quarto import lesson as quarto_lesson
+from quatro_tui.games.quarto.lesson import gave_a_piece, gave_safe_piece, placed_a_piece
+from quatro_tui.games.quatro.lesson import LESSON as QUATRO_LESSON
+from quatro_tui.games.quatro.lesson import (called_right, countered_right, decoy_seen, holds_four,
+                                            showed_sign, took_channel)
+from quatro_tui.lessons.steps import advance
 from test_bots import SIGN, seat_view
 
 OPENED = e.RoundOpened(1)
@@ -91,7 +95,7 @@ def test_checks_read_the_latest_round_only():
 
 
 def test_the_steps_pass_in_order_each_on_its_own_move():
-    lesson = LESSONS["quatro"]
+    lesson = QUATRO_LESSON
     game = game_of(seat_view(channel_held=True), e.Pulse(0, SIGN))  # the channel and the sign, but no four
     assert advance(lesson, 0, game) == 0  # a step is never skipped
     game = game_of(seat_view(hand=("KS", "KH", "KD", "KC"), channel_held=True), e.ChannelTaken(0), e.Pulse(0, SIGN))
@@ -101,7 +105,7 @@ def test_the_steps_pass_in_order_each_on_its_own_move():
 # --- Quarto's checks ---------------------------------------------------------------------------------------------
 
 def quarto_table() -> quarto_engine.QuartoTable:
-    table = lessons.QuartoLesson().new_table(Opening(2, frozenset({1}), 0, (0, 1)), LESSON, random.Random(1))
+    table = QuartoLesson().new_table(Opening(2, frozenset({1}), 0, (0, 1)), LESSON, random.Random(1))
     assert isinstance(table, quarto_engine.QuartoTable)
     table.start(0.0)
     return table
@@ -145,7 +149,7 @@ def test_giving_a_piece_that_hands_them_a_win_does_not_pass_and_a_safe_one_does(
     assert not gave_safe_piece(quarto_game(wrong))
     right = position()
     act(right, 0, q.Give(0b1110))  # short, and shares nothing else with all three
-    assert steps.winners(quarto_engine.view(right, 0, 0.0).board, 0b1110) == ()
+    assert quarto_lesson.winners(quarto_engine.view(right, 0, 0.0).board, 0b1110) == ()
     assert gave_safe_piece(quarto_game(right))
 
 

@@ -41,22 +41,6 @@ def keys_on(screen: Screen[Any], binding_id: str, ascii_only: bool = False) -> s
 class Coach(Static):
     """The lesson's panel, over the bottom of whatever screen shows."""
 
-    DEFAULT_CSS = """
-    Coach {
-        overlay: screen;
-        dock: bottom;
-        margin-bottom: 1;
-        width: 100%;
-        height: auto;
-        max-height: 7;
-        overflow: hidden;
-        padding: 0 1;
-        background: $primary-background;
-        color: $text;
-        border-top: solid $accent;
-    }
-    """
-
 
 class LessonApp(QuatroApp):
     """``quatro learn``: the client, its private server's lesson, and the coach."""
@@ -68,6 +52,10 @@ class LessonApp(QuatroApp):
         self.lesson = lesson
         #: The steps the player has done, in order.
         self.done = 0
+
+    @property
+    def plan_game(self) -> str:
+        return self.plan.game if isinstance(self.plan, Play) else ""
 
     @property
     def finished(self) -> bool:
@@ -106,7 +94,7 @@ class LessonApp(QuatroApp):
 
         steps = self.lesson.steps
         if self.finished:
-            return (f"[b]Lesson done[/b]: you know every move. [b]quatro play --game {self.lesson.game}[/b] starts a "
+            return (f"[b]Lesson done[/b]: you know every move. [b]quatro play --game {self.plan_game}[/b] starts a "
                     "real match.\n"
                     f"Press {keys('quit')} to leave.")
         step = steps[self.done]
