@@ -220,6 +220,17 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         name, ask_name = login_name(), True
     if args.command == "learn":
         return make_lesson(args, name, settings, ascii_only)
+    if args.command == "play" and not args.open and client_game(args.game).lesson and settings.offer_lesson(name) \
+            and lesson_offer_wanted():
+        try:
+            learn_now = offer_lesson(client_game(args.game).title)
+        except KeyboardInterrupt:  # ctrl+c: no answer, nothing played; asked again next time
+            print()
+            return 130
+        settings.lesson_answered(name)
+        settings.save()
+        if learn_now:
+            return make_lesson(argparse.Namespace(game=args.game, timing=LESSON_PROFILE), name, settings, ascii_only)
     if args.command == "play":
         seats = play_seats(args)
         if isinstance(seats, str):
@@ -291,6 +302,48 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     if settings.keys:
         app.set_keymap(settings.keys)
     return app
+
+
+#: Set to 0 (or no, false) to never offer the guided first match on a first ``quatro play`` (scripted terminals).
+LEARN_OFFER_ENV = "QUATRO_LEARN_OFFER"
+#: The key that takes the offer; any other declines it.
+LEARN_KEY = "l"
+
+
+def lesson_offer_wanted(environ: dict[str, str] | None = None, interactive: bool | None = None) -> bool:
+    """Whether to offer the guided first match: a person at a terminal, unless ``QUATRO_LEARN_OFFER`` says no."""
+    environ = dict(os.environ) if environ is None else environ
+    if environ.get(LEARN_OFFER_ENV, "").strip().lower() in ("0", "no", "false"):
+        return False
+    return sys.stdin.isatty() and sys.stdout.isatty() if interactive is None else interactive
+
+
+def read_key() -> str:
+    """One key press from the terminal, without waiting for enter ("" at the end of input)."""
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    before = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        key = os.read(fd, 1).decode(errors="replace")
+        termios.tcflush(fd, termios.TCIFLUSH)  # the rest of a key that sends several bytes (an arrow) goes too
+        return key
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, before)
+
+
+def offer_lesson(title: str, key: Callable[[], str] = read_key) -> bool:
+    """Ask once, before the first match: True when the player takes the guided first match (one key either way)."""
+    print(f"New to {title}? quatro learn is a guided first match: a coach shows every move on the real table, in "
+          "under five minutes.", flush=True)
+    print(f"Press {LEARN_KEY} to learn it now, or any other key to play. (Asked once.)", flush=True)
+    try:
+        answer = key()
+    except (OSError, EOFError):
+        answer = ""
+    return answer.lower() == LEARN_KEY
 
 
 def make_lesson(args: argparse.Namespace, name: str, settings: Settings, ascii_only: bool) -> QuatroApp | int:

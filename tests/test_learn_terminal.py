@@ -117,3 +117,43 @@ def test_a_newcomer_learns_quatro_by_the_keys_the_coach_names(tmux, tmp_path):
 def test_a_newcomer_learns_quarto_by_the_keys_the_coach_names(tmux, tmp_path):
     headings = learn(tmux, tmp_path, "quarto")
     assert steps_in(headings) == ["Place the piece you were given", "Give a piece", "This piece hands them a win"]
+
+
+def test_a_first_quatro_play_offers_the_lesson_once_per_name_declined_or_taken_with_one_key(tmux, tmp_path):
+    from helpers.terminal import quit_with_ctrl_q, wait_for
+
+    def play(name: str) -> str:
+        session = f"offer-{uuid.uuid4().hex[:8]}"
+        command = " ".join([
+            "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", "QUATRO_LEARN_OFFER=1", shlex.quote(sys.executable),
+            "-m", "quatro_tui", "play", "--timing", "fast", "--name", name,
+        ])
+        tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
+        return session
+
+    def shows_the_game(text: str) -> bool:
+        return "pick this sign" in text or ("center" in text and "hand" in text)
+
+    session = play("zoe")
+    try:
+        wait_for(tmux, session, lambda t: "Press l to learn it now" in t, "the offer")
+        tmux("send-keys", "-t", session, "n")  # one key declines
+        wait_for(tmux, session, shows_the_game, "the match, once declined")
+        quit_with_ctrl_q(tmux, session)
+    finally:
+        tmux("kill-session", "-t", session)
+    session = play("zoe")
+    try:
+        text = wait_for(tmux, session, lambda t: shows_the_game(t) or "Press l" in t, "the match again")
+        assert "Press l" not in text  # answered: never again
+        quit_with_ctrl_q(tmux, session)
+    finally:
+        tmux("kill-session", "-t", session)
+    session = play("yan")  # another person under the same account is asked for themselves
+    try:
+        wait_for(tmux, session, lambda t: "Press l to learn it now" in t, "the offer to another name")
+        tmux("send-keys", "-t", session, "l")
+        wait_for(tmux, session, lambda t: "Lesson 1/6" in coach(t), "the lesson's coach")
+        quit_with_ctrl_q(tmux, session)
+    finally:
+        tmux("kill-session", "-t", session)

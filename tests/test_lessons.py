@@ -206,3 +206,72 @@ def test_the_lesson_profile_is_loaded_by_name_and_slow_enough_to_read():
     assert load_timing(LESSON_PROFILE) is LESSON
     assert LESSON_PROFILE == client_lessons.LESSON_PROFILE and lessons.LESSON_LEVEL == client_lessons.LESSON_LEVEL
     assert LESSON.pulse_interval >= 3 and LESSON.sign_window >= 60 and LESSON.target_score > len(lessons.SCENES)
+
+
+# --- the offer on a first quatro play ----------------------------------------------------------------------------
+
+def test_the_offer_is_remembered_per_name_across_runs(tmp_path):
+    from quatro_tui.settings import Settings
+
+    path = tmp_path / "client.toml"
+    settings = Settings.load(path)
+    assert settings.offer_lesson("ann") and settings.offer_lesson("bob")
+    settings.lesson_answered("ann")
+    settings.save(path)
+    again = Settings.load(path)
+    assert not again.offer_lesson("ann")
+    assert again.offer_lesson("bob")  # another person under the same account is asked for themselves
+
+
+def test_the_offer_takes_one_key_and_only_its_own_key_takes_it(capsys):
+    from quatro_tui.cli import LEARN_KEY, offer_lesson
+
+    assert offer_lesson("Quatro", key=lambda: LEARN_KEY) is True
+    assert f"Press {LEARN_KEY} to learn" in capsys.readouterr().out
+    assert offer_lesson("Quatro", key=lambda: "n") is False
+    assert offer_lesson("Quatro", key=lambda: "\x1b") is False
+    assert offer_lesson("Quatro", key=lambda: "") is False  # the end of input declines
+
+
+def test_the_offer_is_made_only_to_a_person_at_a_terminal():
+    from quatro_tui.cli import lesson_offer_wanted
+
+    assert lesson_offer_wanted({}, interactive=True)
+    assert not lesson_offer_wanted({}, interactive=False)
+    assert not lesson_offer_wanted({"QUATRO_LEARN_OFFER": "0"}, interactive=True)
+
+
+def test_a_first_play_that_takes_the_offer_runs_the_lesson_and_is_never_asked_again(monkeypatch, tmp_path):
+    from quatro_tui import cli
+    from quatro_tui.lessons.coach import LessonApp
+    from quatro_tui.settings import Settings
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setattr(cli, "lesson_offer_wanted", lambda: True)
+    asked: list[str] = []
+
+    def offer(title: str) -> bool:
+        asked.append(title)
+        return True
+
+    monkeypatch.setattr(cli, "offer_lesson", offer)
+    app = cli.make_app(["play", "--name", "ann"])
+    try:
+        assert isinstance(app, LessonApp) and asked == ["Quatro"]
+        assert app.server is not None and app.server.lesson
+    finally:
+        assert not isinstance(app, int) and app.server is not None
+        app.server.stop()
+    assert not Settings.load().offer_lesson("ann")
+    second = cli.make_app(["play", "--name", "ann"])
+    try:
+        assert not isinstance(second, LessonApp) and asked == ["Quatro"]  # answered once: never again
+    finally:
+        assert not isinstance(second, int) and second.server is not None
+        second.server.stop()
+
+
+def test_quatro_help_lists_learn():
+    from quatro_tui.cli import parser
+
+    assert "learn" in parser().format_help()
