@@ -83,6 +83,7 @@ class LessonApp(QuatroApp):
             panel = screen.query_one(Coach)
         except NoMatches:
             panel = Coach()
+            screen.add_class("-coached")  # the panel lies over the screen: it adds nothing to scroll to
             screen.mount(panel)
         panel.update(self.coach_text(screen))
 
