@@ -41,6 +41,14 @@ def keys_on(screen: Screen[Any], binding_id: str, ascii_only: bool = False) -> s
 class Coach(Static):
     """The lesson's panel, over the bottom of whatever screen shows."""
 
+    #: What it says now, in Textual markup.
+    said = ""
+
+    def say(self, text: str) -> None:
+        if text != self.said:
+            self.said = text
+            self.update(text)
+
 
 class LessonApp(QuatroApp):
     """``quatro learn``: the client, its private server's lesson, and the coach."""
@@ -85,7 +93,7 @@ class LessonApp(QuatroApp):
             panel = Coach()
             screen.add_class("-coached")  # the panel lies over the screen: it adds nothing to scroll to
             screen.mount(panel)
-        panel.update(self.coach_text(screen))
+        panel.say(self.coach_text(screen))
 
     def coach_text(self, screen: Screen[Any]) -> str:
         ascii_only = self.game.ascii_only
