@@ -275,3 +275,17 @@ def test_quatro_help_lists_learn():
     from quatro_tui.cli import parser
 
     assert "learn" in parser().format_help()
+
+
+def test_the_reveal_says_why_a_round_went_wrong_from_the_learners_side():
+    from quatro_tui.games.quatro.lesson import QUATRO_STEPS, quatro_between
+
+    def said(end: e.RoundEnded) -> str:
+        return quatro_between(game_of(seat_view(phase=Phase.BREAK), end), lambda binding: f"<{binding}>",
+                              QUATRO_STEPS[0])
+
+    assert "you did not hold four yet" in said(ended("call", 2, False))  # the partner called on an early sign
+    assert "your partner did not hold four" in said(ended("call", 0, False))
+    assert "Wrong counter" in said(ended("counter", 0, False))
+    assert "your team scores" in said(ended("call", 2, True))
+    assert "<next-round>" in said(ended("call", 2, True))

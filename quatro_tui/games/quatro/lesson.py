@@ -171,7 +171,10 @@ def quatro_between(game: Game, keys: Keys, step: Step | None) -> str:
                 said = f"{_partner(game)} saw your sign and called: your team scores. "
             elif end.right:
                 said = "Right: your team scores. "
-            elif end.outcome == "call":
+            elif end.outcome == "call" and end.by == view.partner:
+                said = (f"{_partner(game)} called on your sign, but you did not hold four yet: the other team "
+                        "scores. Show your sign only once you hold four. This round again. ")
+            elif end.outcome == "call" and end.by == view.seat:
                 said = "Wrong call: your partner did not hold four, so the other team scores. This round again. "
             elif end.outcome == "counter" and end.by == view.seat:
                 said = "Wrong counter: nobody of that team held four, so they score. This round again. "
