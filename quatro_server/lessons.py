@@ -26,6 +26,7 @@ from quatro_shared.cards import Card, is_four_of_a_kind, rank_counts, rank_of
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
 
+from quatro_server.engine import Table
 from quatro_server.games import QuatroGame
 from quatro_server.journal import Opening
 from quatro_server.rules import RulesTable
@@ -97,7 +98,7 @@ class LessonDeck(random.Random):
 
     def __init__(self, seed: int = 0) -> None:
         super().__init__(seed)
-        self.table: Any = None
+        self.table: Table | None = None
 
     def shuffle(self, x: MutableSequence[Any]) -> None:
         scores = self.table.scores if self.table is not None else (0,)

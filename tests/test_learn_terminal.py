@@ -77,12 +77,13 @@ def walk(tmux: Tmux, session: str, budget: float) -> list[str]:
                          f"{tmux('capture-pane', '-p', '-t', session)}")
 
 
-def learn(tmux: Tmux, tmp_path: Path, game: str) -> list[str]:
+def learn(tmux: Tmux, tmp_path: Path, game: str, locale: tuple[str, ...] = ()) -> list[str]:
     timing = tmp_path / "lesson.toml"
     timing.write_text(LESSON_TOML)
     session = f"learn-{uuid.uuid4().hex[:8]}"
     command = " ".join([
-        "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", shlex.quote(sys.executable), "-m", "quatro_tui", "learn",
+        "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", *locale, shlex.quote(sys.executable), "-m", "quatro_tui",
+        "learn",
         "--game", game, "--timing", shlex.quote(str(timing)), "--name", "newt",
     ])
     tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
@@ -112,6 +113,12 @@ def test_a_newcomer_learns_quatro_by_the_keys_the_coach_names(tmux, tmp_path):
     headings = learn(tmux, tmp_path, "quatro")
     assert steps_in(headings) == ["Swap toward four", "Take the channel", "Show your team's sign",
                                   "Read your partner's sign, and call", "Spot their sign, and counter", "A decoy"]
+
+
+def test_a_newcomer_learns_quatro_in_a_plain_locale_where_keys_and_signs_go_by_their_names(tmux, tmp_path):
+    """LANG=C: the coach names the arrows ("left") and the signs by name, as the rest of the screen does."""
+    headings = learn(tmux, tmp_path, "quatro", ("LANG=C", "LC_ALL=C"))
+    assert steps_in(headings)[-1] == "A decoy" and len(steps_in(headings)) == 6
 
 
 def test_a_newcomer_learns_quarto_by_the_keys_the_coach_names(tmux, tmp_path):
