@@ -114,6 +114,10 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         default=default(STANDARD_PROFILE),
         help="default timing profile of new tables: standard, fast, or a TOML file of durations",
     )
+    serve.add_argument(
+        "--lesson", action="store_true", default=default(False),
+        help="host the guided first match (quatro learn): each game's tables are its scripted lesson, with lesson bots",
+    )
     serve.add_argument("--seed", type=int, default=default(None), help="seed every shuffle (tests and replays only: predictable!)")
     serve.add_argument(
         "--data-dir",
@@ -189,6 +193,10 @@ def _serve(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"quatro-server: {exc}", file=sys.stderr)
         return 2
+    if args.lesson:
+        from quatro_server import lesson_games
+
+        lesson_games.host()
     profiles = dict(PROFILES)
     name = args.timing if args.timing in PROFILES else Path(args.timing).stem
     profiles[name] = timing

@@ -344,7 +344,8 @@ QUARTO = QuartoGame()
 
 #: Every game this server hosts, by name; the first is the default (``create_table`` without ``game``).
 GAMES: dict[str, Game] = {game.name: game for game in (QUATRO, QUARTO)}
-DEFAULT_GAME = QUATRO
+DEFAULT_GAME: Game = QUATRO
+
 
 #: The request kinds that are game actions, of any game: the lobby routes each to the table's game.
 ACTION_KINDS: frozenset[str] = frozenset().union(*(game.action_kinds for game in GAMES.values()))
@@ -382,6 +383,20 @@ def register_game(game: Game) -> None:
         raise ValueError(f"{game.name}: action kinds {sorted(game.action_kinds & ACTION_KINDS)} are taken")
     GAMES[game.name] = game
     ACTION_KINDS = ACTION_KINDS | game.action_kinds
+
+
+def host_instead(game: Game) -> None:
+    """Host ``game`` in place of the hosted game of the same name and actions (``quatro_server.lessons``: a game's
+    scripted lesson). A lobby made after this creates its tables of that name with ``game``."""
+    global DEFAULT_GAME
+    hosted = GAMES.get(game.name)
+    if hosted is None or hosted.action_kinds != game.action_kinds:
+        raise ValueError(f"{game.name}: no hosted game of that name and actions to replace")
+    GAMES[game.name] = game
+    if DEFAULT_GAME is hosted:
+        DEFAULT_GAME = game
+    for cls in game.actions:
+        _GAME_OF.pop(cls, None)
 
 
 def unregister_game(name: str) -> None:

@@ -1,6 +1,7 @@
 """Every duration of the rules in one place, as timing profiles (and the target score beside them).
 
-``standard`` holds the spec's values; ``fast`` is about a tenth of them, for tests and demos.
+``standard`` holds the spec's values; ``fast`` is about a tenth of them, for tests and demos; ``lesson`` is the guided
+first match's (``quatro learn``, ``quatro_server.lessons``): slow enough to read the coach between two moves.
 A custom profile is a TOML file whose keys are the field names below, and the durations a game adds; missing keys
 keep the standard value::
 
@@ -157,11 +158,30 @@ FAST = Timing(
 
 PROFILES: dict[str, Timing] = {STANDARD_PROFILE: STANDARD, FAST_PROFILE: FAST}
 
+#: The guided first match's profile (``quatro-server --lesson --timing lesson``): a server offers it only when started
+#: with it, as any profile given on its command line.
+LESSON_PROFILE = "lesson"
+#: A newcomer reads the coach, then the table, before each move: pulses slow enough to be read and answered, a sign
+#: window and a round long enough never to run out on someone still reading, and a match that never ends before the
+#: lesson does (R20's target well above its scenes). The break ends when the learner (the host) says (R18).
+LESSON = Timing(
+    sign_window=120.0,
+    swap_cooldown=1.0,
+    channel_cooldown=1.0,
+    pulse_interval=3.0,
+    pulse_shown=2.0,
+    round_length=600.0,
+    break_length=120.0,
+    target_score=9,
+)
+
 
 def load_timing(name_or_path: str) -> Timing:
-    """A named profile (``standard``, ``fast``) or a TOML file of overrides on ``standard``."""
+    """A named profile (``standard``, ``fast``, ``lesson``) or a TOML file of overrides on ``standard``."""
     if name_or_path in PROFILES:
         return PROFILES[name_or_path]
+    if name_or_path == LESSON_PROFILE:
+        return LESSON
     path = Path(name_or_path)
     if not path.is_file():
         raise ValueError(f"no timing profile named {name_or_path!r} and no such file (profiles: {', '.join(PROFILES)})")

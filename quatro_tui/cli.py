@@ -14,6 +14,7 @@ from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
 
 from quatro_tui.games import CLIENT_GAMES, client_game, default
+from quatro_tui.lessons import LESSON_LEVEL, LESSON_PROFILE
 from quatro_tui.local_server import QUIET_STOP, LocalServer, minutes
 from quatro_tui.settings import RememberedSeat, Settings, login_name, wants_ascii
 from quatro_tui.settings import remember_seat as store_seat
@@ -136,6 +137,15 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
     play.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
 
+    learn = commands.add_parser("learn", help="a guided first match: the coach walks you through every move, "
+                                "on the real table, in under five minutes")
+    learn.add_argument("--game", choices=[name for name, g in CLIENT_GAMES.items() if g.lesson], default=default().name,
+                       help="the game to learn (default %(default)s)")
+    learn.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
+    learn.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    # The lesson's pace; tests run it faster.
+    learn.add_argument("--timing", default=LESSON_PROFILE, help=argparse.SUPPRESS)
+
     join = commands.add_parser("join", help="join a Quatro server; without --table, open its lobby")
     join.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
                       help=f"the server (default: pick one of those announced on the LAN, this machine's or the last "
@@ -200,7 +210,7 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     door_visitor = bool(getattr(args, "ask_name", False))
     if args.name:
         name, ask_name = args.name, False
-    elif args.command == "play":
+    elif args.command in ("play", "learn"):
         name, ask_name = login_name(), False  # as its --help says
     elif door_visitor:
         # A browser door's visitor has a settings file of their own: the name they gave last time, else asked.
@@ -208,6 +218,19 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     else:
         # Under one account several people may play: the last name used there may be someone else's.
         name, ask_name = login_name(), True
+    if args.command == "learn":
+        return make_lesson(args, name, settings, ascii_only)
+    if args.command == "play" and not args.open and client_game(args.game).lesson and settings.offer_lesson(name) \
+            and lesson_offer_wanted():
+        try:
+            learn_now = offer_lesson(client_game(args.game).title)
+        except KeyboardInterrupt:  # ctrl+c: no answer, nothing played; asked again next time
+            print()
+            return 130
+        settings.lesson_answered(name)
+        settings.save()
+        if learn_now:
+            return make_lesson(argparse.Namespace(game=args.game, timing=LESSON_PROFILE), name, settings, ascii_only)
     if args.command == "play":
         seats = play_seats(args)
         if isinstance(seats, str):
@@ -276,6 +299,69 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=keep,
                     idle_exit=getattr(args, "idle_exit", None), bell=settings.bell,
                     ask_name=remember_name if ask_name else None)
+    if settings.keys:
+        app.set_keymap(settings.keys)
+    return app
+
+
+#: Set to 0 (or no, false) to never offer the guided first match on a first ``quatro play`` (scripted terminals).
+LEARN_OFFER_ENV = "QUATRO_LEARN_OFFER"
+#: The key that takes the offer; any other declines it.
+LEARN_KEY = "l"
+
+
+def lesson_offer_wanted(environ: dict[str, str] | None = None, interactive: bool | None = None) -> bool:
+    """Whether to offer the guided first match: a person at a terminal, unless ``QUATRO_LEARN_OFFER`` says no."""
+    environ = dict(os.environ) if environ is None else environ
+    if environ.get(LEARN_OFFER_ENV, "").strip().lower() in ("0", "no", "false"):
+        return False
+    return sys.stdin.isatty() and sys.stdout.isatty() if interactive is None else interactive
+
+
+def read_key() -> str:
+    """One key press from the terminal, without waiting for enter ("" at the end of input)."""
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    before = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        key = os.read(fd, 1).decode(errors="replace")
+        termios.tcflush(fd, termios.TCIFLUSH)  # the rest of a key that sends several bytes (an arrow) goes too
+        return key
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, before)
+
+
+def offer_lesson(title: str, key: Callable[[], str] = read_key) -> bool:
+    """Ask once, before the first match: True when the player takes the guided first match (one key either way)."""
+    print(f"New to {title}? quatro learn is a guided first match: a coach shows every move on the real table, in "
+          "under five minutes.", flush=True)
+    print(f"Press {LEARN_KEY} to learn it now, or any other key to play. (Asked once.)", flush=True)
+    try:
+        answer = key()
+    except (OSError, EOFError):
+        answer = ""
+    return answer.lower() == LEARN_KEY
+
+
+def make_lesson(args: argparse.Namespace, name: str, settings: Settings, ascii_only: bool) -> QuatroApp | int:
+    """``quatro learn``: the game's lesson on a private server that hosts it, and the coach."""
+    if args.timing != LESSON_PROFILE and not os.path.isfile(args.timing):
+        print(f"quatro: no timing profile named {args.timing!r} and no such file", file=sys.stderr)
+        return 2
+    timing = args.timing if args.timing == LESSON_PROFILE else os.path.abspath(args.timing)
+    server = LocalServer(timing, lesson=True)
+    server.launch()
+    from quatro_tui.app import Play
+    from quatro_tui.lessons.coach import LessonApp
+    game = client_game(args.game)
+    assert game.lesson is not None  # --game offers the games that have one
+    settings.name = name
+    settings.save()
+    app = LessonApp(Play(game.contract.seats[0], LESSON_LEVEL, timing, name, 0, game.name), game.lesson,
+                    ascii_only=ascii_only, server=server, bell=settings.bell)
     if settings.keys:
         app.set_keymap(settings.keys)
     return app

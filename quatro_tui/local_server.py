@@ -69,8 +69,11 @@ class ServerFailed(Exception):
 class LocalServer:
     """One ``quatro-server`` child process. Use ``start()`` and ``stop()``, or ``with LocalServer(...)``."""
 
-    def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False, idle_stop: float = QUIET_STOP) -> None:
+    def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False, idle_stop: float = QUIET_STOP,
+                 lesson: bool = False) -> None:
         self.timing = timing
+        #: Host the guided first match (``quatro learn``): the server's tables are each game's scripted lesson.
+        self.lesson = lesson
         #: Seconds with nobody connected before the server stops by itself (it matters once detached).
         self.idle_stop = idle_stop
         #: Listen on every interface so others on the LAN can join (``quatro play --open N``). Such a server
@@ -88,7 +91,8 @@ class LocalServer:
         # A private game stays in memory: no journal, nothing left behind in the player's data directory.
         outlive = [_OUTLIVE] if self.public else []
         return [sys.executable, "-c", _BOOT, *outlive, "--host", host, "--port", "0", "--timing", self.timing,
-                "--no-journal", "--log-level", "warning", "--stop-when-idle", str(self.idle_stop)]
+                "--no-journal", "--log-level", "warning", "--stop-when-idle", str(self.idle_stop),
+                *(["--lesson"] if self.lesson else [])]
 
     def launch(self) -> None:
         """Start the process without waiting for it: it boots while the client loads (``wait`` collects the port)."""

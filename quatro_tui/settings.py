@@ -7,6 +7,7 @@ by binding id (the ids are listed by the help screen's bindings; for example ``c
     server = "192.168.1.20:7777"
     name = "ann"
     bell = true         # the terminal bell when the partner shows the team's sign, and at one's own four
+    lesson_offered = ["ann"]   # offered the guided first match (quatro learn) on a first quatro play
 
     [keys]
     call = "g"          # "Quatro!" on g instead of space
@@ -40,6 +41,8 @@ def config_path() -> Path:
 
 #: Seats remembered at most; the oldest go first (a table lives for hours, not for months).
 MAX_SEATS = 32
+#: Names remembered as offered the guided first match, at most (the people of one account, with room to spare).
+MAX_OFFERED = 64
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,18 @@ class Settings:
     seats: list[RememberedSeat] = field(default_factory=list)
     #: Ring the terminal bell on the signals not to miss (``quatro play --bell`` sets it).
     bell: bool = False
+    #: The names offered the guided first match (``quatro learn``) on their first ``quatro play``, whatever they
+    #: answered: the offer is made once to each person (several may play under one account, each by their name).
+    lesson_offered: list[str] = field(default_factory=list)
+
+    def offer_lesson(self, name: str) -> bool:
+        """Whether ``name`` is yet to be offered the guided first match."""
+        return name not in self.lesson_offered
+
+    def lesson_answered(self, name: str) -> None:
+        """``name`` answered the offer: it is never made to them again (the newest names kept)."""
+        if name not in self.lesson_offered:
+            self.lesson_offered = (self.lesson_offered + [name])[-MAX_OFFERED:]
 
     def remembered_seat(self, server: str, name: str, table: int | None = None, person: str = "") -> RememberedSeat | None:
         """This person's newest seat on ``server`` (at ``table`` when one is asked for); never someone else's."""
@@ -120,12 +135,14 @@ class Settings:
             migrated = RememberedSeat.from_toml({"name": name} | old)
             if migrated is not None and migrated not in remembered:
                 remembered.insert(0, migrated)
+        offered = data.get("lesson_offered")
         return cls(
             server if isinstance(server, str) else None,
             name,
             {k: v for k, v in keys.items() if isinstance(v, str)} if isinstance(keys, dict) else {},
             remembered[-MAX_SEATS:],
             data.get("bell") is True,
+            [n for n in offered if isinstance(n, str)][-MAX_OFFERED:] if isinstance(offered, list) else [],
         )
 
     def save(self, path: Path | None = None) -> None:
@@ -133,6 +150,8 @@ class Settings:
         lines = [f"{key} = {_toml_string(value)}" for key, value in (("server", self.server), ("name", self.name)) if value]
         if self.bell:
             lines.append("bell = true")
+        if self.lesson_offered:
+            lines.append(f"lesson_offered = [{', '.join(map(_toml_string, self.lesson_offered))}]")
         if self.keys:
             lines += ["", "[keys]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.keys.items()]
         for seat in self.seats:

@@ -24,6 +24,9 @@ from quatro_shared.discovery import NO_ANNOUNCE_ENV
 # Servers the tests start never announce themselves on the LAN (multicast leaves the machine); the zeroconf
 # tests ask for it with --announce, on loopback.
 os.environ.setdefault(NO_ANNOUNCE_ENV, "1")
+# A first quatro play offers the guided first match before the table; the tests that start quatro play in a terminal
+# go straight to the table (the offer's own tests ask for it).
+os.environ.setdefault("QUATRO_LEARN_OFFER", "0")
 # Servers and clients the tests start keep their journals, host keys and settings in a folder of this run, never
 # in the home of whoever runs the suite (a journal left there would be restored by the next test's server).
 _HOME = Path(tempfile.mkdtemp(prefix="quatro-tests-"))

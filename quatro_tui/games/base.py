@@ -19,6 +19,7 @@ from quatro_shared.games import AnyContract
 
 if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
+    from quatro_tui.lessons.steps import Lesson
     from quatro_tui.game import Game
 
 #: A line of the help's marks: (the mark, what it means), each in Textual markup.
@@ -50,6 +51,8 @@ class ClientGame(ABC):
     teams: bool = False
     #: The rules in short, in Textual markup, for the help page of a screen that brings none of its own.
     help_rules: str
+    #: Its guided first match (``quatro learn``), if it has one.
+    lesson: Lesson | None = None
 
     @property
     def name(self) -> str:

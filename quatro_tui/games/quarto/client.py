@@ -12,6 +12,7 @@ from quatro_shared import messages as m
 from quatro_shared import quarto as q
 from quatro_shared.views import Phase as TablePhase
 
+from quatro_tui.games.quarto.lesson import LESSON
 from quatro_tui.games.base import ClientGame, MarkRow
 from quatro_tui.games.quarto import words
 from quatro_tui.games.quarto.screen import MARKS_ASCII, MARKS_TITLE, MARKS_UNICODE, RULES, QuartoScreen
@@ -29,6 +30,7 @@ class QuartoClient(ClientGame):
                                       "plays exactly near the end"), strict=True))
     play_level = q.DEFAULT_LEVEL
     help_rules = RULES
+    lesson = LESSON
 
     def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
         """Every update carries the whole view: it replaces the last one; its events go to the feed."""

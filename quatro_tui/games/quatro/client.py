@@ -13,6 +13,7 @@ from quatro_shared import quatro
 from quatro_shared.levels import LADDER, PLAY_LEVEL
 from quatro_shared.views import Phase, SeatView
 
+from quatro_tui.games.quatro.lesson import LESSON
 from quatro_tui.games.base import ClientGame, MarkRow
 from quatro_tui.screens.help import RULES, symbols_rows
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
@@ -43,6 +44,7 @@ class QuatroClient(ClientGame):
     play_level_why = "a new player's pace"
     teams = True
     help_rules = RULES
+    lesson = LESSON
 
     def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
         assert isinstance(view, SeatView)
