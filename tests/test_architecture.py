@@ -196,7 +196,7 @@ GAME_OWN_FILES = {
     "quatro_tui/games/__init__.py",  # the client's registry
     # Quarto's own modules on the server: rules, bots, search, journal encoding, its part of the simulator.
     "quatro_server/quarto.py", "quatro_server/quarto_bots.py", "quatro_server/quarto_solver.py",
-    "quatro_server/quarto_journal.py", "quatro_server/sim_quarto.py",
+    "quatro_server/quarto_journal.py", "quatro_server/sim_quarto.py", "quatro_server/quarto_commentary.py",
     # The server's registries: the games it hosts, their network bots, their parts of the simulator.
     "quatro_server/games.py", "quatro_server/bot_games.py", "quatro_server/simulators.py",
     # The client's one stylesheet (the style guide: one .tcss per app), where each game's styles have a section.
