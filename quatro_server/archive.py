@@ -138,16 +138,18 @@ def _may_see(saved: SavedTable, ask: m.Replay) -> bool:
     return secret is not None and any(s.secret is not None and secret_matches(s.secret, secret) for s in saved.seats)
 
 
-def chunk(replay: SeatReplay, start: int) -> m.ReplayFrames:
-    """The frames from ``start`` that fit one reply (at least one, if any is left); the notes with the first."""
+def chunk(replay: SeatReplay, start: int, limit: int | None = None) -> m.ReplayFrames:
+    """The frames from ``start`` that fit one reply (at least one, if any is left; ``limit``: bytes of frames, by
+    default ``CHUNK_BYTES``); the notes with the first."""
+    limit = CHUNK_BYTES if limit is None else limit
     start = max(0, min(start, len(replay.frames)))
     end, size = start, 0
-    while end < len(replay.frames) and (end == start or size + len(replay.frames[end]) <= CHUNK_BYTES):
+    while end < len(replay.frames) and (end == start or size + len(replay.frames[end]) <= limit):
         size += len(replay.frames[end]) + 8
         end += 1
     notes: list[m.ReplayNote] = []
     if start == 0:
-        budget = NOTES_BYTES
+        budget = NOTES_BYTES if limit == CHUNK_BYTES else limit
         for frame, lines in replay.notes:
             budget -= 8 + sum(len(line) + 2 for line in lines)
             if budget < 0:
@@ -155,7 +157,7 @@ def chunk(replay: SeatReplay, start: int) -> m.ReplayFrames:
             notes.append(m.ReplayNote(frame, lines))
     return m.ReplayFrames(
         table=replay.table, match=replay.match, seat=replay.seat, game=replay.game, players=replay.players,
-        total=len(replay.frames), start=start, frames=tuple(msgpack.unpackb(frame, raw=False) for frame in replay.frames[start:end]), times=tuple(replay.times[start:end]),
+        names=replay.names, bot_seats=replay.bot_seats, timing=replay.timing, total=len(replay.frames), start=start, frames=tuple(msgpack.unpackb(frame, raw=False) for frame in replay.frames[start:end]), times=tuple(replay.times[start:end]),
         notes=tuple(notes),
     )
 

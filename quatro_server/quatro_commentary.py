@@ -17,6 +17,11 @@ from quatro_shared import seating
 from quatro_server.engine import Emit
 
 
+def team_letter(team: int) -> str:
+    """A team as the screens name it: A, B, C, D."""
+    return chr(ord("A") + team)
+
+
 class QuatroCommentary:
     """Counts each round's pulses, and after the reveal says what they were."""
 
@@ -49,7 +54,7 @@ class QuatroCommentary:
                 lines.append(f"four of a kind: {self.who(seat)} ({' '.join(ended.hands[seat])})")
         else:
             lines.append("nobody held four of a kind")
-        signs = ", ".join(f"team {team} {sign or '-'}" for team, sign in enumerate(ended.signs))
+        signs = ", ".join(f"team {team_letter(team)} {sign or '-'}" for team, sign in enumerate(ended.signs))
         lines.append(f"signs: {signs}")
         for seat in range(self.players):
             team = seating.team_of(seat, self.players)

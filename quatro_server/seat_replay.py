@@ -49,6 +49,10 @@ class SeatReplay:
     seat: int
     game: str
     players: int
+    #: Who sat where ("" for nobody), the seats bots played, the table's durations.
+    names: tuple[str, ...] = ()
+    bot_seats: tuple[int, ...] = ()
+    timing: dict[str, Any] = field(default_factory=dict)
     #: The seat's update frames, as the server sent them (msgpack, without the length prefix).
     frames: list[bytes] = field(default_factory=list)
     #: Each frame's match time, in milliseconds from the match's start (time a server was down left out).
@@ -177,7 +181,10 @@ def _replay(saved: SavedTable, game: Game, moves: Sequence[SavedMove], match: in
     table = _new_table(saved, game, moves[0])
     team = seating.team_of(seat, saved.players)
     notes = game.commentary([s.name for s in saved.seats]) if commentary else None
-    replay = SeatReplay(saved.id, match, seat, game.name, saved.players)
+    replay = SeatReplay(
+        saved.id, match, seat, game.name, saved.players, names=tuple(s.name or "" for s in saved.seats),
+        bot_seats=tuple(s.seat for s in saved.seats if s.bot), timing=dict(saved.timing),
+    )
     origin = moves[0].at
     seq = 0
     for group in _instants(moves):

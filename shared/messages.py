@@ -359,6 +359,11 @@ class ReplayFrames(Payload):
     seat: int
     game: str
     players: int
+    #: Who sat where ("" for nobody), the seats bots played, and the table's durations by name (its ``table``
+    #: push's): what a client needs to draw the table around the frames.
+    names: tuple[str, ...]
+    bot_seats: tuple[int, ...]
+    timing: Durations
     total: int
     start: int
     frames: tuple[UpdateFrame, ...]

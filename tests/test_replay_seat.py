@@ -117,7 +117,7 @@ async def test_a_seat_s_replay_is_what_its_live_client_was_sent(journalled):
         assert replay.times == sorted(replay.times) and replay.times[0] == 0
     truth = [lines for _frame, lines in seat_replay(saved, 2).notes if lines]
     assert truth and all(lines[0].startswith("The truth of round") for lines in truth)
-    assert any("signs: team 0" in line for line in truth[0])
+    assert any("signs: team A" in line for line in truth[0])
 
 
 async def test_h1_a_replay_shows_a_seat_nothing_it_was_not_sent(journalled):
