@@ -95,6 +95,7 @@ def _instants(moves: Sequence[SavedMove]) -> list[list[SavedMove]]:
 def _play(table: Any, game: Game, move: SavedMove) -> Sequence[Any]:
     """One recorded input given to the table again; raises ``NotReplayable`` if it does not replay as recorded."""
     codec = game.journal
+    emits: Sequence[Any]
     if move.kind == "start":
         emits = table.start(move.at)
     elif move.kind == "act":

@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events
@@ -80,6 +81,8 @@ class Play:
     open: int = 0
     #: The game, a name of the client's registry (``quatro_tui.games``); ``players`` is one of its table sizes.
     game: str = p.QUATRO
+    #: Where the private server journals its matches, for replays (None: it keeps none).
+    data_dir: Path | None = None
 
 
 @dataclass
@@ -213,7 +216,7 @@ class QuatroApp(App[str | None]):
             if isinstance(plan, Play):
                 self._splash("Starting a private server…")
                 if self.server is None:
-                    self.server = LocalServer(plan.timing, public=plan.open > 0)
+                    self.server = LocalServer(plan.timing, public=plan.open > 0, data_dir=plan.data_dir)
                 port = await asyncio.to_thread(self.server.wait)
                 self.join_addresses = list(self.server.addresses)
                 host, name = "127.0.0.1", plan.name
@@ -649,7 +652,7 @@ class QuatroApp(App[str | None]):
             player.close()
             self.player = None
             return
-        moves = {
+        moves: dict[str, Callable[[], None]] = {
             "toggle": player.toggle, "forward": lambda: player.step(1), "back": lambda: player.step(-1),
             "jump": player.jump, "faster": player.faster, "first": lambda: player.goto(0),
             "last": lambda: player.goto(len(player.tape.steps) - 1),

@@ -15,9 +15,9 @@ show in a panel beside the table from the frame they belong to.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Footer, Static
 
@@ -48,9 +48,10 @@ class ReplayBar(Vertical):
 
     DEFAULT_CLASSES = "replay-bar"
 
-    def compose(self) -> ComposeResult:
-        yield Static("", id="replay-status")
-        yield Static("", id="replay-keys")
+    def __init__(self) -> None:
+        self.where = Static("", id="replay-status")
+        self.keys = Static("", id="replay-keys")
+        super().__init__(self.where, self.keys)
 
 
 class ReplayNotes(Static):
@@ -62,7 +63,7 @@ class ReplayNotes(Static):
 class ReplayPlayer:
     """One replay, played on ``app``."""
 
-    def __init__(self, tape: Tape, *, autoplay: bool = True, on_close: object = None) -> None:
+    def __init__(self, tape: Tape, *, autoplay: bool = True, on_close: Callable[[], None] | None = None) -> None:
         self.tape = tape
         self.game_client = client_game(tape.game)
         #: The frame shown (-1: none yet).
@@ -92,7 +93,7 @@ class ReplayPlayer:
             return
         self.app = None
         app.set_class(False, "-replay")
-        if callable(self.on_close):
+        if self.on_close is not None:
             assert self._saved_game is not None
             app.game = self._saved_game
             self.on_close()
@@ -164,18 +165,15 @@ class ReplayPlayer:
             return
         screen = app.screen
         bars = screen.query(ReplayBar)
+        bar = bars.first() if bars else ReplayBar()
+        bar.where.update(self.status())
+        bar.keys.update(self.keys())
         if not bars:
             footers = screen.query(Footer)
-            if footers:
-                screen.mount(ReplayBar(), before=footers.first())
-            else:
-                screen.mount(ReplayBar())
+            screen.mount(bar, before=footers.first() if footers else None)
             screen.mount(ReplayNotes())
             app.call_after_refresh(self.dress)
             return
-        bar = bars.first()
-        bar.query_one("#replay-status", Static).update(self.status())
-        bar.query_one("#replay-keys", Static).update(self.keys())
         notes = screen.query(ReplayNotes)
         if notes:
             lines = self.note()
