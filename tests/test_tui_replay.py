@@ -3,8 +3,15 @@ truth beside the reveal, speeds and the virtual clock; the lobby's past matches 
 
 from __future__ import annotations
 
+import os
 import random
+import shlex
+import sys
+import time
+import uuid
 from pathlib import Path
+
+import pytest
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
@@ -28,6 +35,7 @@ from quatro_tui.screens.table import TableScreen
 
 from conftest import STEADY
 from helpers.lobby_peer import RecordingPeer as Peer
+from helpers.terminal import on_the_table, wait_for
 from helpers.tui import run, until
 from test_journal import ask, play_to_the_end
 
@@ -180,3 +188,41 @@ def test_past_matches_from_the_lobby_open_the_replay_player(tmp_path):
         run(body)
     finally:
         server.stop()
+
+
+@pytest.mark.timeout(120)
+def test_quatro_replay_id_seat_2_in_tmux_at_80x24(tmp_path, tmux):
+    """``quatro replay ID --seat 2``, a match of the player's own (their ``quatro play`` journal): seat 2's screens,
+    step by step, then the reveal and the truth beside it; q closes."""
+    from quatro_tui.replay.journals import play_data_dir
+
+    data_home = tmp_path / "data"
+    journal_dir = data_home / play_data_dir("ann").relative_to(play_data_dir("ann").parents[2])
+    journal_dir.mkdir(parents=True)
+    table = play_to_the_end(journal_dir)
+    tape = tape_of(journal_dir, table, 2)
+    session = f"quatro-replay-{uuid.uuid4().hex[:8]}"
+    command = " ".join([
+        "env", f"XDG_DATA_HOME={shlex.quote(str(data_home))}", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
+        "LANG=C.UTF-8", shlex.quote(sys.executable), "-m", "quatro_tui", "replay", str(table), "--seat", "2",
+        "--name", "ann",
+    ])
+    tmux("-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
+    try:
+        wait_for(tmux, session, lambda t: f"replay of table {table} as seat 2" in t, "the replay")
+        tmux("send-keys", "-t", session, "Home")  # to the start, paused: the steps are the keys'
+        wait_for(tmux, session, lambda t: "paused x1 · 00:00.0" in t and "frame 1/" in t, "the first frame")
+        tmux("send-keys", "-t", session, "Right")
+        hand = tape.steps[1].view.hand
+        wait_for(tmux, session, lambda t: "frame 2/" in t and on_the_table(t), "seat 2's table")
+        tmux("send-keys", "-t", session, "n")
+        text = wait_for(tmux, session, lambda t: "The truth of round 1" in t, "the reveal and its truth")
+        assert "signs: team A" in text
+        assert hand and tape.steps[1].view.seat == 2
+        tmux("send-keys", "-t", session, "q")
+        deadline = time.monotonic() + 20
+        while session in tmux("list-sessions", "-F", "#{session_name}") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert session not in tmux("list-sessions", "-F", "#{session_name}"), "q did not close the replay"
+    finally:
+        tmux("kill-session", "-t", session)

@@ -168,23 +168,21 @@ class ReplayPlayer:
         bar = bars.first() if bars else ReplayBar()
         bar.where.update(self.status())
         bar.keys.update(self.keys())
+        panels = screen.query(ReplayNotes)
+        panel = panels.first() if panels else ReplayNotes()
+        lines = self.note()
+        panel.update("\n".join(lines))
+        panel.display = bool(lines)
+        # Over the right of the screen, down on its feed, above the replay's bar: the reveal above stays in view.
+        width = min(NOTES_WIDTH, max(screen.size.width - 2, 10))
+        height = min(len(lines) + 2, NOTES_HEIGHT)
+        panel.styles.width = width
+        panel.styles.offset = (max(screen.size.width - width - 1, 0), max(screen.size.height - height - 3, 1))
         if not bars:
             footers = screen.query(Footer)
             screen.mount(bar, before=footers.first() if footers else None)
-            screen.mount(ReplayNotes())
-            app.call_after_refresh(self.dress)
-            return
-        notes = screen.query(ReplayNotes)
-        if notes:
-            lines = self.note()
-            panel = notes.first()
-            panel.update("\n".join(lines))
-            panel.display = bool(lines)
-            # Over the right of the screen, down on its feed, above the replay's bar: the reveal above stays in view.
-            width = min(NOTES_WIDTH, max(screen.size.width - 2, 10))
-            height = min(len(lines) + 2, NOTES_HEIGHT)
-            panel.styles.width = width
-            panel.styles.offset = (max(screen.size.width - width - 1, 0), max(screen.size.height - height - 3, 1))
+        if not panels:
+            screen.mount(panel)
 
     # --- what shows -----------------------------------------------------------------------------------
 
@@ -198,9 +196,9 @@ class ReplayPlayer:
         state = "playing" if self.playing else "paused"
         if self.index >= len(tape.steps) - 1:
             state = "the end"
-        return (f"Replay of table {tape.table} as seat {tape.seat} ({name}) saw it · "
-                f"{clock_text(round(self.time * 1000))} / {clock_text(end)} · "
-                f"frame {self.index + 1}/{len(tape.steps)} · {state} x{self.speed}")
+        # What changes first: a narrow terminal cuts the end of the line.
+        return (f"{state} x{self.speed} · {clock_text(round(self.time * 1000))} / {clock_text(end)} · "
+                f"frame {self.index + 1}/{len(tape.steps)} · replay of table {tape.table} as seat {tape.seat} ({name})")
 
     def keys(self) -> str:
         jump = self.game_client.replay_jump
@@ -231,7 +229,6 @@ class ReplayPlayer:
 
     def jump(self) -> None:
         """To the next frame the game marks (a call, a move); playing stops there."""
-        self.playing = False
         for i in range(self.index + 1, len(self.tape.steps)):
             if self.game_client.replay_mark(self.tape.steps[i].events):
                 self.goto(i)
@@ -239,6 +236,8 @@ class ReplayPlayer:
         self.goto(len(self.tape.steps) - 1)
 
     def goto(self, index: int) -> None:
+        """To frame ``index``; playing stops."""
+        self.playing = False
         index = max(0, min(index, len(self.tape.steps) - 1))
         if index == self.index + 1:
             self._forward()
