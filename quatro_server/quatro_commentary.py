@@ -36,6 +36,7 @@ class QuatroCommentary:
 
     def note(self, table: Any, emits: Sequence[Emit]) -> list[str] | None:
         said: list[str] | None = None
+        truth: list[str] | None = None
         for emit in emits:
             event = emit.event
             if isinstance(event, e.SigningStarted):
@@ -44,14 +45,14 @@ class QuatroCommentary:
             elif isinstance(event, e.Pulse):
                 self.pulses.setdefault(event.seat, []).append(event.sign)
             elif isinstance(event, e.RoundEnded):
-                said = self.truth(event)
-        return said
+                truth = self.truth(event)
+        return said if truth is None else truth  # a reveal is never lost to the next round told with it
 
     def truth(self, ended: e.RoundEnded) -> list[str]:
         lines = [f"The truth of round {ended.round}"]
         if ended.fours:
             for seat in ended.fours:
-                lines.append(f"four of a kind: {self.who(seat)} ({' '.join(ended.hands[seat])})")
+                lines.append(f"{self.who(seat)} held four: {' '.join(ended.hands[seat])}")
         else:
             lines.append("nobody held four of a kind")
         signs = ", ".join(f"team {team_letter(team)} {sign or '-'}" for team, sign in enumerate(ended.signs))
@@ -66,8 +67,9 @@ class QuatroCommentary:
                 continue
             parts = []
             if real:
-                parts.append(f"{real} real sign")
+                parts.append(f"{real} real sign{'s' if real > 1 else ''}")
             if decoys:
-                parts.append(f"{len(shown) - real} decoy ({' '.join(decoys)})")
+                count = len(shown) - real
+                parts.append(f"{count} decoy{'s' if count > 1 else ''} ({' '.join(decoys)})")
             lines.append(f"{self.who(seat)}: {', '.join(parts)}")
         return lines

@@ -175,7 +175,8 @@ class ReplayPlayer:
         panel.display = bool(lines)
         # Over the right of the screen, down on its feed, above the replay's bar: the reveal above stays in view.
         width = min(NOTES_WIDTH, max(screen.size.width - 2, 10))
-        height = min(len(lines) + 2, NOTES_HEIGHT)
+        inside = max(width - 4, 1)  # the border and the padding
+        height = min(sum(max(1, -(-len(line) // inside)) for line in lines) + 2, NOTES_HEIGHT)
         panel.styles.width = width
         panel.styles.offset = (max(screen.size.width - width - 1, 0), max(screen.size.height - height - 3, 1))
         if not bars:
