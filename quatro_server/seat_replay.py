@@ -138,6 +138,16 @@ def seat_replay(saved: SavedTable, seat: int, match: int | None = None, *, comme
         if 0 <= match < len(matches):
             raise NotReplayable("not_over", f"match {match} of table {saved.id} is not over: it cannot be replayed yet")
         raise NotReplayable("no_such_match", f"table {saved.id} has no match {match}")
+    return frames_of(saved, match, seat, commentary=commentary)
+
+
+def frames_of(saved: SavedTable, match: int, seat: int, *, commentary: bool = True) -> SeatReplay:
+    """Seat ``seat``'s frames of match ``match`` as far as its record goes, over or not: ``seat_replay`` is the one
+    that lets only a finished match out. Raises ``NotReplayable``."""
+    game = game_of(saved)
+    matches = matches_of(saved)
+    if game is None or not 0 <= match < len(matches):
+        raise NotReplayable("no_such_match", f"table {saved.id} has no match {match}")
     try:
         return _replay(saved, game, matches[match], match, seat, commentary)
     except (ValueError, KeyError, TypeError, IndexError) as exc:

@@ -29,7 +29,7 @@ from quatro_shared.wire import push_from_wire, to_wire
 from quatro_server import archive as archive_module
 from quatro_server.audit import update_leaks
 from quatro_server.journal import FILE_NAME, Journal, read_journal
-from quatro_server.seat_replay import NotReplayable, seat_replay
+from quatro_server.seat_replay import NotReplayable, frames_of, seat_replay
 from quatro_server.server import Server
 from quatro_server.tables.lobby import Lobby
 
@@ -248,3 +248,80 @@ def test_quatro_replay_offline_from_a_journal_file(tmp_path):
         capture_output=True, text=True, timeout=60,
     )
     assert none.returncode != 0 and "no table 999" in none.stderr
+
+
+def test_a_round_s_truth_is_kept_when_the_next_round_is_told_with_it():
+    """A host who starts the next round at once: the reveal and the next signing in one batch; the truth shows."""
+    from quatro_shared import events as e
+    from quatro_server.engine import Emit
+    from quatro_server.quatro_commentary import QuatroCommentary
+
+    commentary = QuatroCommentary(["ann", "bob", "cid", "dee"])
+    assert commentary.note(None, [Emit(e.SigningStarted(1))]) == []
+    commentary.note(None, [Emit(e.Pulse(2, "owl")), Emit(e.Pulse(1, "fox")), Emit(e.Pulse(2, "die"))])
+    ended = e.RoundEnded(1, "call", 0, None, True, (0,), (1, 0), (("AS", "AH", "AD", "AC"), ("KS",) * 4,
+                         ("AS",) * 4, ("QS",) * 4), ("JS",) * 4, ("owl", "cat"), (0,))
+    said = commentary.note(None, [Emit(ended), Emit(e.BreakStarted(1)), Emit(e.SigningStarted(2))])
+    assert said is not None and said[0] == "The truth of round 1"
+    assert "s0 ann held four: AS AH AD AC" in said and "signs: team A owl, team B cat" in said
+    assert "s2 cid: 1 real sign, 1 decoy (die)" in said and "s1 bob: 1 decoy (fox)" in said
+    assert "s3 dee: no pulse" in said
+
+
+def test_quatro_play_journals_its_player_s_matches_and_restores_none(tmp_path, monkeypatch):
+    """The private server journals to the player's own directory, closes the last run's tables (kept for replays),
+    and a second game under the same name while the first runs keeps no journal; another name has its own."""
+    from quatro_tui.local_server import LocalServer
+    from quatro_tui.replay.journals import free_play_data_dir, play_data_dir
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert play_data_dir("ann") == tmp_path / "quatro" / "play" / "ann"
+    assert play_data_dir("a/b c") == tmp_path / "quatro" / "play" / "a_b_c"
+    mine = free_play_data_dir("ann")
+    assert mine == play_data_dir("ann")
+    lobby = Lobby(timing_profiles={"short": SHORT_MATCH})
+    journal = Journal.open(mine)
+    lobby.restore(journal, 0.0)
+    from helpers.lobby_peer import RecordingPeer
+    from test_journal import ask
+
+    ann = RecordingPeer("ann")
+    left = ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="short")["table"]
+    for _ in range(3):
+        ask(lobby, ann, 0.1, p.ADD_BOT, level="normal")
+    ask(lobby, ann, 0.2, p.START)  # a game left midway when the last run ended
+    journal.close()
+    with LocalServer(timing="fast", data_dir=mine) as server:
+        assert server.port is not None
+        assert free_play_data_dir("ann") is None  # held: a second game under this name keeps no journal
+        assert free_play_data_dir("bob") == play_data_dir("bob")
+        (saved,) = [t for t in read_journal(mine / FILE_NAME) if t.id == left]
+        assert saved.status == "closed"
+    assert free_play_data_dir("ann") == mine
+
+
+async def test_moves_of_one_instant_are_one_frame_as_the_room_told_them(journalled):
+    """A seat gone before the start: the match's start and that seat's disconnection are one batch, one snapshot
+    for Ann, live and in the replay."""
+    ann = await TestClient.connect(journalled.port, "ann")
+    await ann.request(p.CREATE_TABLE, players=4)
+    bob = await TestClient.connect(journalled.port, "bob")
+    assert (await bob.request(p.JOIN, table=ann.table))["kind"] == p.OK
+    await bob.aclose()
+    for _ in range(2):
+        await ann.request(p.ADD_BOT, level="normal")
+    await ann.drain(0.3)
+    assert (await ann.request(p.START))["kind"] == p.OK
+    await ann.wait_view(lambda v: v.phase is Phase.SIGNING)
+    await ann.drain(0.3)
+    assert journalled.journal.flush()
+    (saved,) = [t for t in read_journal(journalled.journal.path) if t.id == ann.table]
+    started = [m for m in saved.moves if m.at == saved.moves[0].at]
+    assert [m.kind for m in started if m.kind != "checkpoint"][:2] == ["start", "act"]  # and the absent seat leaving
+    live = updates(ann)
+    assert live[0]["snapshot"] and any(ev["kind"] == "seat_disconnected" for ev in live[0]["events"])
+    replayed = decoded(frames_of(saved, 0, 0, commentary=False).frames)
+    assert replayed and replayed == live[: len(replayed)]
+    with pytest.raises(NotReplayable) as refused:
+        seat_replay(saved, 0)  # under way: never let out
+    assert refused.value.reason == p.NOT_OVER

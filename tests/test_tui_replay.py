@@ -226,3 +226,21 @@ def test_quatro_replay_id_seat_2_in_tmux_at_80x24(tmp_path, tmux):
         assert session not in tmux("list-sessions", "-F", "#{session_name}"), "q did not close the replay"
     finally:
         tmux("kill-session", "-t", session)
+
+
+def test_the_help_lists_the_replay_s_keys_only_during_a_replay(tmp_path):
+    from quatro_tui.screens.help import key_lines
+
+    table = play_to_the_end(tmp_path)
+    tape = tape_of(tmp_path, table, 0)
+
+    async def body() -> None:
+        app = QuatroApp(replay=ReplayPlayer(tape, autoplay=False))
+        async with app.run_test(size=(100, 32)):
+            await until(lambda: app.screen.query(ReplayBar), what="the replay")
+            assert any(what == "step forward" for _keys, what in key_lines(app.screen))
+            app.player.close()
+            app.player = None
+            assert not any(what == "step forward" for _keys, what in key_lines(app.screen))
+
+    run(body)
