@@ -538,9 +538,7 @@ class Server:
         a time, their reply sent when it is ready (replies are matched by ``id``, in whatever order they come)."""
         lobby, archive = self.lobby, self.lobby.archive
         assert archive is not None
-        reply: m.Reply | None = None
-        if isinstance(request.body, m.Replay):
-            reply = lobby.replay_refusal(conn, request, now)
+        reply = lobby.archive_refusal(conn, request, now)
         if reply is None:
             async with self.archivists:
                 if isinstance(request.body, m.Replay):

@@ -176,6 +176,12 @@ async def test_a_match_under_way_is_never_replayed(journalled):
     assert reply["kind"] == p.REFUSED and reply["reason"] == p.NOT_OVER, reply
     reply = await eve.request(p.REPLAY, table=ann.table + 50, seat=0)
     assert reply["reason"] == p.NO_SUCH_TABLE
+    for wrong in ({"kind": p.REPLAY, "table": ann.table, "seat": 0, "start": -1}, {"kind": p.PAST_MATCHES, "offset": -20}):
+        reply = await eve.request(wrong.pop("kind"), **wrong)
+        assert reply["kind"] == p.ERROR and reply["code"] == p.BAD_REQUEST, reply
+    for seat, match, reason in ((9, None, p.NO_SUCH_SEAT), (0, 3, p.NO_SUCH_MATCH), (-1, None, p.NO_SUCH_SEAT)):
+        reply = await eve.request(p.REPLAY, table=ann.table, seat=seat, **({"match": match} if match else {}))
+        assert reply["kind"] == p.REFUSED and reply["reason"] == reason, reply
 
 
 async def test_a_password_table_s_match_asks_for_its_password_or_a_seat_s_secret(journalled):

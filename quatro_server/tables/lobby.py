@@ -122,20 +122,27 @@ class Lobby:
         return self._archive
 
     def _past_matches(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
-        archive = self.archive
-        if archive is None:
-            return m.refused(request.id, p.NO_JOURNAL, "this server keeps no journal: it has no past matches")
-        body = request.body
-        assert isinstance(body, m.PastMatches)
-        return m.Ok(request.id, archive.past_matches(body.offset or 0))
+        """``past_matches`` for a caller in this process; the network shell answers it off its event loop instead."""
+        refusal = self.archive_refusal(peer, request, now)
+        if refusal is not None:
+            return refusal
+        assert self.archive is not None and isinstance(request.body, m.PastMatches)
+        return m.Ok(request.id, self.archive.past_matches(request.body.offset or 0))
 
-    def replay_refusal(self, peer: Peer, request: m.Request, now: float) -> m.Reply | None:
-        """Why a ``replay`` is refused before the journal is read: no journal, or too many wrong passwords lately."""
+    def archive_refusal(self, peer: Peer, request: m.Request, now: float) -> m.Reply | None:
+        """Why ``past_matches`` or ``replay`` is refused before the journal is read: no journal, a count below 0, or
+        (``replay``) too many wrong passwords lately from this address."""
         if self.archive is None:
             return m.refused(request.id, p.NO_JOURNAL, "this server keeps no journal: it has no past matches")
-        wait = self.guesses_by_address.wait(getattr(peer, "origin", None), now)
-        if wait > 0:
-            return m.refused(request.id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
+        body = request.body
+        if isinstance(body, m.PastMatches) and (body.offset or 0) < 0:
+            return m.Error(request.id, p.BAD_REQUEST, "offset: counts from 0")
+        if isinstance(body, m.Replay):
+            if (body.start or 0) < 0:
+                return m.Error(request.id, p.BAD_REQUEST, "start: counts from 0")
+            wait = self.guesses_by_address.wait(getattr(peer, "origin", None), now)
+            if wait > 0:
+                return m.refused(request.id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
         return None
 
     def replayed(self, peer: Peer, missed: bool, now: float) -> None:
@@ -145,7 +152,7 @@ class Lobby:
 
     def _replay(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         """``replay`` for a caller in this process; the network shell answers it off its event loop instead."""
-        refusal = self.replay_refusal(peer, request, now)
+        refusal = self.archive_refusal(peer, request, now)
         if refusal is not None:
             return refusal
         assert self.archive is not None and isinstance(request.body, m.Replay)
