@@ -331,3 +331,19 @@ async def test_moves_of_one_instant_are_one_frame_as_the_room_told_them(journall
     with pytest.raises(NotReplayable) as refused:
         seat_replay(saved, 0)  # under way: never let out
     assert refused.value.reason == p.NOT_OVER
+
+
+async def test_quatro_replay_from_a_server_reads_the_seat_s_frames_as_its_live_client_did(journalled, monkeypatch):
+    """``quatro replay ID HOST --seat 2``'s fetch, chunk after chunk: the views its client core builds are the ones
+    Bob's live client built, frame for frame; a password table's match opens with a seat's secret."""
+    from quatro_tui.replay.tape import ReplayError, fetch
+
+    ann, bob = await quatro_match(journalled, password="hush")
+    assert journalled.journal.flush()
+    monkeypatch.setattr(archive_module, "CHUNK_BYTES", 3000)
+    tape = await trio.to_thread.run_sync(
+        lambda: fetch("127.0.0.1", journalled.port, "eve", ann.table, 2, secret=bob.secret))
+    assert [step.view for step in tape.steps] == [bob.views[seq] for seq in sorted(bob.views)]
+    assert tape.names[2] == "bob" and tape.bot_seats == (1, 3) and tape.seat == 2
+    with pytest.raises(ReplayError, match="password"):
+        await trio.to_thread.run_sync(lambda: fetch("127.0.0.1", journalled.port, "eve", ann.table, 2))
