@@ -244,3 +244,23 @@ def test_the_help_lists_the_replay_s_keys_only_during_a_replay(tmp_path):
             assert not any(what == "step forward" for _keys, what in key_lines(app.screen))
 
     run(body)
+
+
+def test_a_replay_in_ascii_mode_shows_ascii_and_names_as_plain_text(tmp_path):
+    """--ascii: the bar and the truth in ASCII; a name that looks like markup is shown as it is."""
+    table = play_to_the_end(tmp_path)
+    tape = tape_of(tmp_path, table, 0)
+    tape.names = ("[b]ann[/b]", *tape.names[1:])
+
+    async def body() -> None:
+        player = ReplayPlayer(tape, autoplay=False)
+        app = QuatroApp(ascii_only=True, replay=player)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await until(lambda: app.screen.query(ReplayBar) and "frame 1/" in bar_text(app), what="the bar")
+            await pilot.press("n")
+            await until(lambda: "The truth of round" in notes_of(app), what="the truth")
+            assert bar_text(app).isascii() and notes_of(app).isascii()
+            assert str(app.screen.query_one("#replay-keys").render()).isascii()
+            assert "[b]ann[/b]" in bar_text(app)
+
+    run(body)

@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING
 from textual.containers import Vertical
 from textual.widgets import Footer, Static
 
+from rich.text import Text
+
+from quatro_tui import words
 from quatro_tui.game import Game
 from quatro_tui.games import client_game
 from quatro_tui.replay.tape import Tape
@@ -166,12 +169,14 @@ class ReplayPlayer:
         screen = app.screen
         bars = screen.query(ReplayBar)
         bar = bars.first() if bars else ReplayBar()
-        bar.where.update(self.status())
-        bar.keys.update(self.keys())
+        ascii_only = app.game.ascii_only
+        # Plain text, never markup: names and notes are players' and the server's words.
+        bar.where.update(Text(self.text(self.status(), ascii_only)))
+        bar.keys.update(Text(self.text(self.keys(), ascii_only)))
         panels = screen.query(ReplayNotes)
         panel = panels.first() if panels else ReplayNotes()
         lines = self.note()
-        panel.update("\n".join(lines))
+        panel.update(Text(self.text("\n".join(lines), ascii_only)))
         panel.display = bool(lines)
         # Over the right of the screen, down on its feed, above the replay's bar: the reveal above stays in view.
         width = min(NOTES_WIDTH, max(screen.size.width - 2, 10))
@@ -186,6 +191,10 @@ class ReplayPlayer:
             screen.mount(panel)
 
     # --- what shows -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def text(line: str, ascii_only: bool) -> str:
+        return words.plain(line.replace(" · ", " | ") if ascii_only else line, ascii_only)
 
     def note(self) -> tuple[str, ...]:
         return self.tape.note_at(self.index) if self.index >= 0 else ()
