@@ -98,7 +98,9 @@ class PastMatchesScreen(Screen[None]):
         if match is None:
             return
         select = self.query_one("#past-seat", Select)
-        options = [(f"seat {i}: {name or 'nobody'}", i) for i, name in enumerate(match.names)]
+        ascii_only = self.app.game.ascii_only
+        # Plain text: names are the players' own words.
+        options = [(Text(words.plain(f"seat {i}: {name or 'nobody'}", ascii_only)), i) for i, name in enumerate(match.names)]
         select.set_options(options)
         select.value = 0
 
