@@ -131,6 +131,11 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         "--no-journal", action="store_true", default=default(False),
         help="keep tables in memory only: they end with the process",
     )
+    serve.add_argument(
+        "--no-restore", action="store_true", default=default(False),
+        help="journal every table, but restore none of the last run's: they are closed, kept for replays "
+        "(quatro play's private server)",
+    )
     serve.add_argument("--log-level", default=default("info"), choices=logs.LOG_LEVELS,
                        help="what the log on stderr tells (default info)")
     serve.add_argument(
@@ -215,6 +220,10 @@ def _serve(args: argparse.Namespace) -> int:
         except journal.JournalError as refusal:
             print(f"quatro-server: {refusal}", file=sys.stderr)
             return 2
+        if args.no_restore:
+            for saved in book.saved:  # kept for replays, never played on
+                book.set_status(saved.id, "closed")
+            book.saved = []
 
     door: SshDoor | None = None
     door_thread: DoorThread | None = None

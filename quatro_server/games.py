@@ -81,6 +81,14 @@ class RoomState(Protocol):
     def seats(self) -> Sequence[SeatState]: ...
 
 
+class Commentary(Protocol):
+    """What a replay says beside a seat's frames, read from the whole record (``quatro_server.seat_replay``)."""
+
+    def note(self, table: Any, emits: Sequence[Any]) -> list[str] | None:
+        """After a batch (``table`` as it left it, ``emits`` every event of it, hidden ones too): lines to show from
+        here on, ``[]`` to clear what shows, None to leave it."""
+
+
 class UpdateBatch(Protocol):
     """One batch of a table's events about to be told to its seats (``quatro_server.updates.Batch`` for Quatro)."""
 
@@ -180,6 +188,10 @@ class Game(ABC):
         key it was made for (``Room.bot_decided``). By default the whole view."""
         return view
 
+    def commentary(self, names: Sequence[str | None]) -> Commentary | None:
+        """What a replay of a match says beside a seat's frames, the seats named ``names`` (None: nothing)."""
+        return None
+
 
 class QuatroGame(Game):
     """Quatro (R1–R20): 4, 6 or 8 seats in teams of two, hidden hands, signs and pulses."""
@@ -238,6 +250,12 @@ class QuatroGame(Game):
 
     def make_bot(self, level: str, rng: random.Random) -> Bot:
         return make_bot(level, rng)
+
+    def commentary(self, names: Sequence[str | None]) -> Commentary:
+        """After each round's reveal: who held four, whose pulses were the real sign and whose were decoys."""
+        from quatro_server.quatro_commentary import QuatroCommentary
+
+        return QuatroCommentary(names)
 
 
 #: A Quarto table's phases in the lobby's words: a game under way is a ``round``, the pause between games a ``break``.
@@ -333,6 +351,12 @@ class QuartoGame(Game):
         from quatro_server.quarto_bots import QuartoBot  # loaded already: the bot is one
 
         return isinstance(bot, QuartoBot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
+
+    def commentary(self, names: Sequence[str | None]) -> Commentary:
+        """The exact solver's verdict on the position after each move, where it can judge within a small budget."""
+        from quatro_server.quarto_commentary import QuartoCommentary  # the solver loads with the first replay
+
+        return QuartoCommentary(names)
 
     def decision_key(self, view: q.QuartoView) -> Any:
         """The position and whose step it is; the clocks and the seats' connections change nothing a bot decides."""

@@ -15,7 +15,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgpack
+
+from quatro_shared.messages import Ok
+from quatro_shared.wire import to_wire
+
+from quatro_server.archive import chunk
 from quatro_server.games import journal_codec
+from quatro_server.seat_replay import NotReplayable, seat_replay
 from quatro_server.journal import FILE_NAME, JournalError, SavedTable, default_data_dir, read_journal
 
 
@@ -49,6 +56,21 @@ def format_match(saved: SavedTable) -> Iterator[str]:
         yield "# the match never started"
 
 
+def _seat_wire(tables: list[SavedTable], table_id: int | None, seat: int, match: int | None, path: Path) -> int:
+    """One seat's replay of one table's match, whole, as the msgpack map of a ``replay`` ok (``ReplayFrames``)."""
+    if table_id is None:
+        print("quatro-server replay: --seat needs a table: an ID, or a FILE with --table", file=sys.stderr)
+        return 2
+    try:
+        replay = seat_replay(tables[0], seat, match)
+    except NotReplayable as exc:
+        print(f"quatro-server replay: {exc.message}", file=sys.stderr)
+        return 1
+    sys.stdout.buffer.write(msgpack.packb(to_wire(Ok(None, chunk(replay, 0, limit=sys.maxsize))), use_bin_type=True))
+    sys.stdout.buffer.flush()
+    return 0
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="FILE|ID", help="a journal file, or the id of a table in --data-dir's journal")
     parser.add_argument(
@@ -59,6 +81,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the server's data directory, for an ID (default: {default_data_dir()})",
     )
     parser.add_argument("--table", type=int, default=None, help="with a FILE: only this table (default: every table)")
+    parser.add_argument(
+        "--seat", type=int, default=None,
+        help="the match as this seat saw it: the updates it was sent, as msgpack on standard output (the ok of the "
+        "protocol's replay, whole); what quatro replay reads",
+    )
+    parser.add_argument("--match", type=int, default=None, help="with --seat: the table's match, from 0 (default: its last that is over)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         if not tables:
             print(f"quatro-server replay: no table {table_id} in {path}", file=sys.stderr)
             return 1
+    if args.seat is not None:
+        return _seat_wire(tables, table_id, args.seat, args.match, path)
     for i, table in enumerate(tables):
         if i:
             print()

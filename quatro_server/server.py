@@ -87,6 +87,8 @@ TCP_USER_TIMEOUT = 60
 #: Slow bots' decisions (``Game.slow_bot``: an exact search) made at once, each in a worker thread: one keeps a core for
 #: the event loop on a small machine; the others queue (docs/bots.md).
 BOT_THINKERS = 1
+#: The requests answered from the journal, off the event loop (``Server._answer_from_archive``).
+_ARCHIVE_KINDS = frozenset({p.PAST_MATCHES, p.REPLAY})
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +267,8 @@ class Server:
         self.flusher = Flusher()
         self.quiet = QuietLog(log)
         self.thinkers = trio.CapacityLimiter(BOT_THINKERS)
+        #: The worker threads reading past matches from the journal (``_answer_from_archive``).
+        self.archivists = trio.CapacityLimiter(1)
         lobby.on_room_created = self._room_created
 
     # --- tables --------------------------------------------------------------------------------
@@ -513,6 +517,9 @@ class Server:
             return
         if request.kind != p.PING:
             conn.last_active = now
+        if request.kind in _ARCHIVE_KINDS and conn.hello and self.lobby.archive is not None and self._nursery is not None:
+            self._nursery.start_soon(self._answer_from_archive, conn, request, now)  # reads the journal: off the loop
+            return
         reply = self.lobby.handle(conn, request, now, greeted=conn.hello)
         if request.kind == p.HELLO and not conn.hello:
             if type(reply) is not m.Ok:
@@ -524,6 +531,24 @@ class Server:
         if type(reply) is m.Ok and type(reply.payload) is m.Done:
             conn.send(_frame(_OK_HEAD + _packb(reply.id)))  # the commonest reply (every accepted action), pre-encoded
         else:
+            conn.send(to_wire(reply))
+
+    async def _answer_from_archive(self, conn: Connection, request: m.Request, now: float) -> None:
+        """``past_matches`` and ``replay`` read the journal and may replay a long match: in a worker thread, one at
+        a time, their reply sent when it is ready (replies are matched by ``id``, in whatever order they come)."""
+        lobby, archive = self.lobby, self.lobby.archive
+        assert archive is not None
+        reply = lobby.archive_refusal(conn, request, now)
+        if reply is None:
+            async with self.archivists:
+                if isinstance(request.body, m.Replay):
+                    reply, missed = await trio.to_thread.run_sync(archive.replay, request.id, request.body)
+                    lobby.replayed(conn, missed, trio.current_time())
+                else:
+                    assert isinstance(request.body, m.PastMatches)
+                    matches = await trio.to_thread.run_sync(archive.past_matches, request.body.offset or 0)
+                    reply = m.Ok(request.id, matches)
+        if conn.closed_reason is None:
             conn.send(to_wire(reply))
 
     # --- the whole server ------------------------------------------------------------------------

@@ -11,7 +11,8 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, ComposeResult
@@ -54,6 +55,9 @@ from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.widgets.base import GameWidget
 
+if TYPE_CHECKING:
+    from quatro_tui.replay.player import ReplayPlayer
+
 #: Textual's key symbols, spelled out for ASCII mode.
 ASCII_KEYS = str.maketrans({"⏎": "enter", "↑": "up", "↓": "down", "←": "left", "→": "right", "⌫": "backspace",
                             "⇥": "tab", "␣": "space"})
@@ -77,6 +81,8 @@ class Play:
     open: int = 0
     #: The game, a name of the client's registry (``quatro_tui.games``); ``players`` is one of its table sizes.
     game: str = p.QUATRO
+    #: Where the private server journals its matches, for replays (None: it keeps none).
+    data_dir: Path | None = None
 
 
 @dataclass
@@ -103,6 +109,15 @@ class QuatroApp(App[str | None]):
     BINDINGS = [
         Binding("question_mark,f1", "help", "help", id="help"),
         Binding("ctrl+q", "quit", "quit", id="quit", priority=True),
+        # The replay player's keys, over every screen's own while a replay plays (``quatro_tui.replay``).
+        Binding("space", "replay('toggle')", "play/pause", show=False, priority=True, id="replay-toggle"),
+        Binding("right,l", "replay('forward')", "step forward", show=False, priority=True, id="replay-forward"),
+        Binding("left,h", "replay('back')", "step back", show=False, priority=True, id="replay-back"),
+        Binding("n", "replay('jump')", "jump on", show=False, priority=True, id="replay-jump"),
+        Binding("s", "replay('faster')", "speed", show=False, priority=True, id="replay-speed"),
+        Binding("home", "replay('first')", "to the start", show=False, priority=True, id="replay-first"),
+        Binding("end", "replay('last')", "to the end", show=False, priority=True, id="replay-last"),
+        Binding("q,escape", "replay('close')", "close the replay", show=False, priority=True, id="replay-close"),
     ]
 
     def __init__(
@@ -117,8 +132,11 @@ class QuatroApp(App[str | None]):
         idle_exit: float | None = None,
         bell: bool = False,
         ask_name: Callable[[str], tuple[int, str] | None] | None = None,
+        replay: ReplayPlayer | None = None,
     ) -> None:
         super().__init__()
+        #: A replay playing on the screens (``quatro replay``, or one picked from the lobby's past matches).
+        self.player = replay
         #: Ask the player's name before joining (``quatro join`` without ``--name``, a browser door's newcomer), starting
         #: from the plan's, and tell it to this callable: it answers with the seat remembered for that name (R19).
         self.ask_name = ask_name
@@ -162,6 +180,8 @@ class QuatroApp(App[str | None]):
             self.set_interval(min(self.idle_exit / 4, 5.0), self._close_if_idle)
         if self.plan is not None:
             self.run_worker(self._begin(), name="begin", exit_on_error=False)
+        elif self.player is not None:
+            self.player.start(self)
         elif self.wanted_screen() is not None:
             self.route()
         self.check_size()
@@ -196,7 +216,7 @@ class QuatroApp(App[str | None]):
             if isinstance(plan, Play):
                 self._splash("Starting a private server…")
                 if self.server is None:
-                    self.server = LocalServer(plan.timing, public=plan.open > 0)
+                    self.server = LocalServer(plan.timing, public=plan.open > 0, data_dir=plan.data_dir)
                 port = await asyncio.to_thread(self.server.wait)
                 self.join_addresses = list(self.server.addresses)
                 host, name = "127.0.0.1", plan.name
@@ -619,6 +639,32 @@ class QuatroApp(App[str | None]):
 
     # --- keys everywhere ------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "replay":
+            return self.player is not None and self.player.app is self and not isinstance(self.screen, ModalScreen)
+        return True
+
+    def action_replay(self, what: str) -> None:
+        player = self.player
+        if player is None:
+            return
+        if what == "close":
+            player.close()
+            self.player = None
+            return
+        moves: dict[str, Callable[[], None]] = {
+            "toggle": player.toggle, "forward": lambda: player.step(1), "back": lambda: player.step(-1),
+            "jump": player.jump, "faster": player.faster, "first": lambda: player.goto(0),
+            "last": lambda: player.goto(len(player.tape.steps) - 1),
+        }
+        moves[what]()
+
+    def play_replay(self, player: ReplayPlayer) -> None:
+        """Play ``player``'s replay here; closing it brings the lobby back."""
+        self.player = player
+        player.on_close = lambda: self._show_lobby(self.tables)
+        player.start(self)
+
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             self._last_key = self._clock()
@@ -659,6 +705,9 @@ class QuatroApp(App[str | None]):
         )
 
     async def action_quit(self) -> None:
+        if self.player is not None and self.plan is None:
+            self.exit()  # a replay alone: nothing runs that quitting would leave
+            return
         """Quit. The opener of a table others play at is asked whether to leave it running; anyone else in the middle
         of a match is asked first too (ctrl+q twice also quits)."""
         others = self.others_playing() if isinstance(self.plan, Play) and self.plan.open and self.server else 0

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quatro_shared.addresses import parse_address
@@ -163,6 +164,25 @@ def parser() -> argparse.ArgumentParser:
     # Ask the name on the first screen unless one was given or remembered (the browser door's visitors).
     join.add_argument("--ask-name", action="store_true", help=argparse.SUPPRESS)
     join.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
+
+    replay = commands.add_parser(
+        "replay", help="step through a match that is over as one seat saw it, then each round's truth",
+        description="Replay a finished match on the table's own screens, as one seat saw it: a table ID of your own "
+        "quatro play matches (or of --data-dir's journal), a journal FILE, or a table of a server (HOST). "
+        "Keys: space play/pause, left/right step, n the next call or move, s speed, q close.")
+    replay.add_argument("target", metavar="ID|FILE", help="a table id, or a journal file (with --table)")
+    replay.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
+                        help="a server's past match, over the network (default: a journal on this machine)")
+    replay.add_argument("--seat", type=int, default=0, help="whose eyes to see the match through (default 0)")
+    replay.add_argument("--match", type=int, default=None, help="the table's match, from 0 (default: its last that is over)")
+    replay.add_argument("--table", type=int, default=None, help="with a FILE: the table to replay")
+    replay.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
+                        help="a server's data directory, for an ID (default: your own quatro play matches, "
+                             "$XDG_DATA_HOME/quatro/play/NAME)")
+    replay.add_argument("--password", type=_password, default=None, help="a password table's password (with HOST)")
+    replay.add_argument("--name", type=_name, default=None, help="your name (default: your login name)")
+    replay.add_argument("--print", action="store_true", help="print the seat's frames and the notes, one a line, and exit")
+    replay.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
     return root
 
 
@@ -201,10 +221,55 @@ def main(argv: list[str] | None = None) -> int:
     return app.return_code or 0
 
 
+def replay_app(args: argparse.Namespace, settings: Settings) -> QuatroApp | int:
+    """``quatro replay``: the tape from a server or a journal here, played on the table's screens (or printed)."""
+    from quatro_tui.replay.journals import FILE_NAME, play_data_dir
+    from quatro_tui.replay.tape import ReplayError, fetch, load
+
+    name = args.name or login_name()
+    try:
+        if args.address is not None:
+            if not args.target.isdigit():
+                print("quatro replay: with HOST, name the table by its id", file=sys.stderr)
+                return 2
+            host, port = parse_address(args.address)
+            table = int(args.target)
+            remembered = settings.remembered_seat(args.address, name, table, "")
+            tape = fetch(host, port, name, table, args.seat, match=args.match, password=args.password,
+                         secret=None if remembered is None else remembered.secret)
+        elif os.path.isfile(args.target):
+            tape = load(args.target, args.seat, match=args.match, table=args.table)
+        elif args.target.isdigit():
+            data_dir = args.data_dir or play_data_dir(name)
+            if not (data_dir / FILE_NAME).is_file():
+                print(f"quatro replay: no journal at {data_dir} (quatro play keeps your matches there; "
+                      "--data-dir names a server's)", file=sys.stderr)
+                return 1
+            tape = load(args.target, args.seat, match=args.match, data_dir=data_dir)
+        else:
+            print(f"quatro replay: {args.target} is neither a journal file nor a table id", file=sys.stderr)
+            return 2
+    except (ValueError, ReplayError) as exc:
+        print(f"quatro replay: {exc}", file=sys.stderr)
+        return 1
+    if args.print:
+        from quatro_tui.replay.printout import lines
+
+        for line in lines(tape):
+            print(line)
+        return 0
+    from quatro_tui.app import QuatroApp
+    from quatro_tui.replay.player import ReplayPlayer
+
+    return QuatroApp(ascii_only=wants_ascii(args.ascii), replay=ReplayPlayer(tape))
+
+
 def make_app(argv: list[str] | None = None) -> QuatroApp | int:
     """The app the command line asks for (its private server launched for ``play``), or an exit status."""
     args = parser().parse_args(argv)
     settings = Settings.load()
+    if args.command == "replay":
+        return replay_app(args, settings)
     ascii_only = wants_ascii(args.ascii)
     person = getattr(args, "person", "")
     door_visitor = bool(getattr(args, "ask_name", False))
@@ -242,12 +307,15 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
             return 2
         timing = args.timing if args.timing in PROFILE_NAMES else os.path.abspath(args.timing)
         # The server boots while the client loads Textual: both take a good part of a second.
-        server: LocalServer | None = LocalServer(timing, public=args.open > 0)
+        from quatro_tui.replay.journals import free_play_data_dir
+
+        data_dir = free_play_data_dir(name)  # this player's own journal, for replays; none while another game holds it
+        server: LocalServer | None = LocalServer(timing, public=args.open > 0, data_dir=data_dir)
         assert server is not None
         server.launch()
         from quatro_tui.app import Play
 
-        plan: Play | Join = Play(players, level, timing, name, args.open, args.game)
+        plan: Play | Join = Play(players, level, timing, name, args.open, args.game, data_dir)
     else:
         address = args.address or choose_server(settings.server)
         if address is None:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import IO
 
 from quatro_shared.profiles import STANDARD_PROFILE
@@ -70,10 +71,12 @@ class LocalServer:
     """One ``quatro-server`` child process. Use ``start()`` and ``stop()``, or ``with LocalServer(...)``."""
 
     def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False, idle_stop: float = QUIET_STOP,
-                 lesson: bool = False) -> None:
+                 lesson: bool = False, data_dir: Path | None = None) -> None:
         self.timing = timing
         #: Host the guided first match (``quatro learn``): the server's tables are each game's scripted lesson.
         self.lesson = lesson
+        #: Where the server journals its matches, for replays (``quatro_tui.replay.journals``); None: it keeps none.
+        self.data_dir = data_dir
         #: Seconds with nobody connected before the server stops by itself (it matters once detached).
         self.idle_stop = idle_stop
         #: Listen on every interface so others on the LAN can join (``quatro play --open N``). Such a server
@@ -88,10 +91,12 @@ class LocalServer:
 
     def command(self) -> list[str]:
         host = "0.0.0.0" if self.public else "127.0.0.1"
-        # A private game stays in memory: no journal, nothing left behind in the player's data directory.
+        # A private game's matches are journalled in the player's own directory, for replays, and the last run's
+        # tables are never played on again; without a directory it stays in memory only.
         outlive = [_OUTLIVE] if self.public else []
+        journal = ["--no-journal"] if self.data_dir is None else ["--data-dir", str(self.data_dir), "--no-restore"]
         return [sys.executable, "-c", _BOOT, *outlive, "--host", host, "--port", "0", "--timing", self.timing,
-                "--no-journal", "--log-level", "warning", "--stop-when-idle", str(self.idle_stop),
+                *journal, "--log-level", "warning", "--stop-when-idle", str(self.idle_stop),
                 *(["--lesson"] if self.lesson else [])]
 
     def launch(self) -> None:

@@ -15,7 +15,7 @@ past it, server and clients handle these objects and never read a map by key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from quatro_shared import protocol as p
 from quatro_shared.actions import Action
@@ -41,6 +41,8 @@ LevelName = str
 GameName = str
 #: A chat line: printable, 1 to ``MAX_CHAT_LEN`` characters.
 ChatText = str
+#: An ``update`` as a seat was sent it (a replay's frame): a map, read by the client as any ``update`` push.
+UpdateFrame: TypeAlias = dict[str, Any]
 #: The durations of a table's timing, by name, in seconds (``target_score`` a whole number): a map of numbers.
 Durations = dict[str, float]
 
@@ -162,6 +164,30 @@ class Resync(LobbyRequest):
     kind: ClassVar[str] = p.RESYNC
 
 
+@dataclass(frozen=True, slots=True)
+class PastMatches(LobbyRequest):
+    """The matches this server journalled that are over, newest first, ``PAST_MATCHES_PAGE`` at a time from
+    ``offset`` (0: the newest)."""
+
+    offset: int | None = None
+    kind: ClassVar[str] = p.PAST_MATCHES
+
+
+@dataclass(frozen=True, slots=True)
+class Replay(LobbyRequest):
+    """A match that is over, as seat ``seat`` saw it: its frames from number ``start`` on (0 when left out), as many
+    as fit one reply. ``match`` counts the table's matches from 0 (left out: its last that is over). A password
+    table's match asks for its ``password`` or the ``secret`` of one of its seats."""
+
+    table: int
+    seat: int
+    match: int | None = None
+    start: int | None = None
+    password: Password | None = None
+    secret: Secret | None = None
+    kind: ClassVar[str] = p.REPLAY
+
+
 LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Hello,
     ListTables,
@@ -178,6 +204,8 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Chat,
     Ping,
     Resync,
+    PastMatches,
+    Replay,
 )
 
 #: What a client may send: a lobby request or a player action (of any game: ``quatro_shared.games``).
@@ -284,6 +312,65 @@ class BotAdded(Payload):
     seat: int
 
 
+@dataclass(frozen=True, slots=True)
+class MatchSummary:
+    """One match of the journal that is over: public facts only (who sat where, the score, when)."""
+
+    table: int
+    #: The table's matches counted from 0 (a rematch is the next).
+    match: int
+    game: str
+    players: int
+    names: tuple[str, ...]
+    bot_seats: tuple[int, ...]
+    #: When it started and ended, whole seconds since the Unix epoch (UTC).
+    started: int
+    ended: int
+    scores: tuple[int, ...]
+    #: A password table's: replaying it asks for the password or a seat's secret.
+    password: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Matches(Payload):
+    """``past_matches``'s ok: newest first; ``more``: older ones follow (ask again from ``offset`` + its length)."""
+
+    matches: tuple[MatchSummary, ...]
+    more: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayNote:
+    """What the whole record says beside a seat's replay, shown from frame ``frame`` on (``lines`` empty: nothing
+    from there on), in the words of the table's game: what the seat could not see, once it is no secret."""
+
+    frame: int
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayFrames(Payload):
+    """``replay``'s ok: frames ``start`` to ``start + len(frames) - 1`` of ``total``; each an ``update`` exactly as the
+    seat was sent it, ``times`` their match times in milliseconds. ``notes`` come whole with
+    the first chunk (``start`` 0) and are empty in the others."""
+
+    table: int
+    match: int
+    seat: int
+    game: str
+    players: int
+    #: Who sat where ("" for nobody), the seats bots played, and the table's durations by name (its ``table``
+    #: push's): what a client needs to draw the table around the frames.
+    names: tuple[str, ...]
+    bot_seats: tuple[int, ...]
+    timing: Durations
+    total: int
+    start: int
+    frames: tuple[UpdateFrame, ...]
+    times: tuple[int, ...]
+    notes: tuple[ReplayNote, ...]
+
+
 #: The payload of each lobby request kind's ``ok``; a game action's is ``GAME_ACTION_PAYLOAD``.
 REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.HELLO: Welcome,
@@ -301,6 +388,8 @@ REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.CHAT: Done,
     p.PING: Done,
     p.RESYNC: Done,
+    p.PAST_MATCHES: Matches,
+    p.REPLAY: ReplayFrames,
 }
 #: What the ``ok`` to a game action carries (of every game): nothing.
 GAME_ACTION_PAYLOAD: type[Payload] = Done

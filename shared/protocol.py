@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
@@ -63,11 +63,13 @@ MOVE = "move"
 CHAT = "chat"
 PING = "ping"
 RESYNC = "resync"
+PAST_MATCHES = "past_matches"
+REPLAY = "replay"
 
 #: The requests that are not game actions. Each game's player actions are requests too, one kind per action
 #: class (``quatro_shared.games.request_kinds()`` lists them all).
 LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
-                               MOVE, CHAT, PING, RESYNC)
+                               MOVE, CHAT, PING, RESYNC, PAST_MATCHES, REPLAY)
 
 # --- the games a table plays (``create_table``'s ``game``, the lobby list's ``game``) --------------------
 
@@ -103,7 +105,7 @@ SEAT_IN_USE = "seat_in_use"  # a rejoin without takeover while another connectio
 NOT_HOST = "not_host"
 MATCH_STARTED = "match_started"  # seats can no longer change
 SEATS_EMPTY = "seats_empty"  # start needs every seat filled
-NOT_OVER = "not_over"  # rematch needs the match over
+NOT_OVER = "not_over"  # rematch needs the match over; replay, a match that is over
 CHAT_CLOSED = "chat_closed"  # no chat while a team signs or plays: it would carry signals
 NOT_A_BOT = "not_a_bot"
 BAD_TIMING = "bad_timing"
@@ -113,6 +115,10 @@ SERVER_FULL = "server_full"
 RATE_LIMITED = "rate_limited"
 TOO_MANY_CONNECTIONS = "too_many_connections"  # this address already holds its share of connections
 TOO_MANY_TABLES = "too_many_tables"  # this address already holds its share of open tables
+NO_JOURNAL = "no_journal"  # past_matches / replay at a server that keeps no journal
+NO_SUCH_MATCH = "no_such_match"  # replay names a match the table never played
+NO_SUCH_SEAT = "no_such_seat"  # replay names a seat the table does not have
+NOT_REPLAYABLE = "not_replayable"  # the journal's record of the match does not replay as recorded
 
 # --- protocol errors (the request could not be understood; see also quatro_shared.framing) ----------------
 

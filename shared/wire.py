@@ -346,10 +346,13 @@ _BASE: dict[str, Any] = {
     "TableSummary": m.TableSummary,
     "SeatInfo": m.SeatInfo,
     "GameName": "GameName",
+    "UpdateFrame": "UpdateFrame",
+    "MatchSummary": m.MatchSummary,
+    "ReplayNote": m.ReplayNote,
 }
 #: Nested classes of the lobby's own messages, read leniently by a client (keys it does not know are skipped).
 #: Each game's nested classes are its contract's ``view_parts``.
-_LOBBY_NESTED = (m.TableSummary, m.SeatInfo)
+_LOBBY_NESTED = (m.TableSummary, m.SeatInfo, m.MatchSummary, m.ReplayNote)
 
 #: A parsed annotation: ("optional", spec), ("tuple", spec), ("fixed", (spec, ...)) for ``tuple[X, Y]``, or
 #: ("base", what ``_BASE`` maps the name to).
@@ -441,6 +444,7 @@ _BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
     "GameName": lambda: _text(p.MAX_GAME_LEN),
     "ChatText": lambda: _text(p.MAX_CHAT_LEN),
     "Durations": lambda: _durations,
+    "UpdateFrame": lambda: _Check(lambda v: type(v) is dict and v.get("kind") == p.UPDATE, "an update"),
 }
 
 

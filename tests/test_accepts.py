@@ -36,6 +36,8 @@ FRAMES: dict[str, dict[str, Any]] = {
     p.START: {},
     p.REMATCH: {},
     p.RESYNC: {},
+    p.PAST_MATCHES: {},
+    p.REPLAY: {"table": 1, "seat": 0},
     "ready": {},
     "pick_sign": {"sign": "rocket"},
     "swap": {"give": "AS", "slot": 0, "take": "KS"},

@@ -197,6 +197,7 @@ GAME_OWN_FILES = {
     # Quarto's own modules on the server: rules, bots, search, journal encoding, its part of the simulator.
     "quatro_server/quarto.py", "quatro_server/quarto_bots.py", "quatro_server/quarto_solver.py",
     "quatro_server/quarto_journal.py", "quatro_server/sim_quarto.py", "quatro_server/quarto_lesson.py",
+    "quatro_server/quarto_commentary.py",
     # The server's registries: the games it hosts, their network bots, their parts of the simulator.
     "quatro_server/games.py", "quatro_server/bot_games.py", "quatro_server/simulators.py",
     "quatro_server/lesson_games.py",

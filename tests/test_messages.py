@@ -33,6 +33,10 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.Chat("again?"),
     m.Ping(),
     m.Resync(),
+    m.PastMatches(),
+    m.PastMatches(offset=20),
+    m.Replay(3, 2),
+    m.Replay(3, 2, match=1, start=40, password="pw", secret="s3cret"),
 ]
 
 SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, Phase.LOBBY, "standard", False, (0, 0))
@@ -49,6 +53,11 @@ REPLY_SAMPLES: list[tuple[m.Reply, type[m.Payload]]] = [
     (m.Ok(5, m.Renamed("bob")), m.Renamed),
     (m.Ok(6, m.BotAdded(2)), m.BotAdded),
     (m.Ok(7), m.Done),
+    (m.Ok(10, m.Matches((m.MatchSummary(3, 0, "quatro", 4, ("ann", "normal-bot-1", "", ""), (1,), 1_790_000_000,
+                                        1_790_000_600, (5, 3), False),), True)), m.Matches),
+    (m.Ok(11, m.ReplayFrames(3, 0, 2, "quatro", 4, ("ann", "normal-bot-1", "bob", "normal-bot-3"), (1, 3),
+                             {"round_length": 180.0}, 90, 0, ({"kind": "update", "table": 3, "seq": 1},), (0,),
+                             (m.ReplayNote(0, ("The truth of round 1", "nobody held four of a kind")),))), m.ReplayFrames),
     (m.Refused(8, "cooldown", "not yet", 1200), m.Done),
     (m.Refused(9, "taken", "too slow", None), m.Done),
     (m.Error(None, p.HELLO_FIRST, "say hello"), m.Done),

@@ -98,6 +98,8 @@ _ROWS: dict[str, tuple[Verdict, Verdict, Verdict, Verdict, Verdict]] = {
     p.REMATCH:        (HELLO_FIRST, NOT_SEATED,     NOT_OVER,        NOT_OVER,        HOST),
     p.RESYNC:         (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE),
     ACTION:           (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE),
+    p.PAST_MATCHES:   (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
+    p.REPLAY:         (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
 }
 # fmt: on
 

@@ -23,6 +23,7 @@ from quatro_shared.wire import to_wire
 from quatro_server import games
 from quatro_server.credentials import hash_password, password_matches
 from quatro_server.games import DEFAULT_GAME
+from quatro_server.archive import Archive
 from quatro_server.journal import Journal, Recorder, RestoredTable
 from quatro_server.journal import restore as restore_tables
 from quatro_server.tables import accepts
@@ -65,6 +66,7 @@ class Lobby:
         self.guesses_by_address = GuessLimiter(GUESSES_PER_ADDRESS, GUESS_DELAY, GUESS_DELAY_CAP)
         self.guesses_by_table = GuessLimiter(GUESSES_PER_TABLE, GUESS_DELAY, GUESS_DELAY_CAP_TABLE)
         self.journal: Journal | None = None  # set to journal every table (quatro_server.journal)
+        self._archive: Archive | None = None
         #: The latest ``now`` a request brought: the lobby list's "idle for" counts to it.
         self.now: float | None = None
         #: When each connection last chatted (``CHAT_INTERVAL``).
@@ -86,6 +88,8 @@ class Lobby:
             p.START: self._start,
             p.REMATCH: self._rematch,
             p.RESYNC: self._resync,
+            p.PAST_MATCHES: self._past_matches,
+            p.REPLAY: self._replay,
             **dict.fromkeys(games.ACTION_KINDS, self._act),
         }
 
@@ -107,6 +111,54 @@ class Lobby:
             peer.send(message)
 
     # --- the journal ---------------------------------------------------------------------------
+
+    @property
+    def archive(self) -> Archive | None:
+        """The past matches of the journal (None: tables in memory only, nothing to replay)."""
+        if self.journal is None:
+            return None
+        if self._archive is None or self._archive.path != self.journal.path:
+            self._archive = Archive(self.journal.path)
+        return self._archive
+
+    def _past_matches(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """``past_matches`` for a caller in this process; the network shell answers it off its event loop instead."""
+        refusal = self.archive_refusal(peer, request, now)
+        if refusal is not None:
+            return refusal
+        assert self.archive is not None and isinstance(request.body, m.PastMatches)
+        return m.Ok(request.id, self.archive.past_matches(request.body.offset or 0))
+
+    def archive_refusal(self, peer: Peer, request: m.Request, now: float) -> m.Reply | None:
+        """Why ``past_matches`` or ``replay`` is refused before the journal is read: no journal, a count below 0, or
+        (``replay``) too many wrong passwords lately from this address."""
+        if self.archive is None:
+            return m.refused(request.id, p.NO_JOURNAL, "this server keeps no journal: it has no past matches")
+        body = request.body
+        if isinstance(body, m.PastMatches) and (body.offset or 0) < 0:
+            return m.Error(request.id, p.BAD_REQUEST, "offset: counts from 0")
+        if isinstance(body, m.Replay):
+            if (body.start or 0) < 0:
+                return m.Error(request.id, p.BAD_REQUEST, "start: counts from 0")
+            wait = self.guesses_by_address.wait(getattr(peer, "origin", None), now)
+            if wait > 0:
+                return m.refused(request.id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
+        return None
+
+    def replayed(self, peer: Peer, missed: bool, now: float) -> None:
+        """A ``replay`` was answered; ``missed``: refused for a wrong password or secret, counted as a guess."""
+        if missed:
+            self.guesses_by_address.missed(getattr(peer, "origin", None), now)
+
+    def _replay(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """``replay`` for a caller in this process; the network shell answers it off its event loop instead."""
+        refusal = self.archive_refusal(peer, request, now)
+        if refusal is not None:
+            return refusal
+        assert self.archive is not None and isinstance(request.body, m.Replay)
+        reply, missed = self.archive.replay(request.id, request.body)
+        self.replayed(peer, missed, now)
+        return reply
 
     def restore(self, journal: Journal, now: float) -> list[Room]:
         """Journal every table from now on in ``journal``, and put back the tables that were live when its last server

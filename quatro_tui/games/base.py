@@ -96,6 +96,15 @@ class ClientGame(ABC):
     def chat(self, app: QuatroApp, line: str) -> None:
         """A chat line (already in the feed): show it on a screen that has no feed."""
 
+    # --- replays ------------------------------------------------------------------------------------
+
+    #: What the replay player's jump key goes to ("next call"): the frames ``replay_mark`` marks.
+    replay_jump: str = "next move"
+
+    def replay_mark(self, events: Sequence[Any]) -> bool:
+        """Whether a frame with ``events`` is one the replay player's jump stops at (a move that decided something)."""
+        return False
+
     # --- how its words read -------------------------------------------------------------------------
 
     def table_words(self, players: int) -> str:

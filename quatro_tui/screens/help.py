@@ -67,6 +67,11 @@ def _live(node: DOMNode) -> list[tuple[str, Binding]]:
     return sorted(pairs, key=lambda pair: declared.index(pair[1].id) if pair[1].id in declared else len(declared))
 
 
+def _in_force(node: DOMNode, binding: Binding) -> bool:
+    """Whether ``node`` takes ``binding``'s action now (the app's replay keys, only while a replay plays)."""
+    return node.check_action(binding.action.split("(", 1)[0], ()) is not False
+
+
 def key_lines(screen: Screen[Any]) -> list[tuple[str, str]]:
     """(keys, what they do) for every binding of ``screen`` and the app that has an id, as remapped.
 
@@ -75,7 +80,7 @@ def key_lines(screen: Screen[Any]) -> list[tuple[str, str]]:
     ascii_only = _ascii(screen)
     keys_of: dict[str, list[str]] = {}
     by_id: dict[str, Binding] = {}
-    for key, binding in _live(screen) + _live(screen.app):
+    for key, binding in _live(screen) + [pair for pair in _live(screen.app) if _in_force(screen.app, pair[1])]:
         if binding.id is None:
             continue  # Textual's own (focus moves): not part of the game
         by_id.setdefault(binding.id, binding)

@@ -80,7 +80,13 @@ class LobbyScreen(Screen[None]):
         Binding("c", "create", "create a table", id="lobby-create"),
         Binding("g", "refresh", "refresh", id="lobby-refresh"),
         Binding("t", "chat", "chat", id="lobby-chat"),
+        Binding("p", "past", "past matches", id="lobby-past"),
     ]
+
+    def action_past(self) -> None:
+        from quatro_tui.replay.past import PastMatchesScreen
+
+        self.app.push_screen(PastMatchesScreen())
 
     def action_chat(self) -> None:
         from quatro_tui.screens.chat import ChatBox

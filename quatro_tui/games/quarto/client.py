@@ -56,6 +56,11 @@ class QuartoClient(ClientGame):
     def help_marks(self, screen: Screen[Any], ascii_only: bool) -> tuple[str, list[MarkRow]]:
         return MARKS_TITLE, list(MARKS_ASCII if ascii_only else MARKS_UNICODE)
 
+    replay_jump = "next move"
+
+    def replay_mark(self, events: Sequence[Any]) -> bool:
+        return any(isinstance(ev, q.PieceGiven | q.PiecePlaced) for ev in events)
+
     # --- its screen -----------------------------------------------------------------------------------
 
     def make_screen(self, app: QuatroApp, wanted: type[Screen[None]]) -> Screen[None]:

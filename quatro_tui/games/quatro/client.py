@@ -61,6 +61,12 @@ class QuatroClient(ClientGame):
     def help_marks(self, screen: Screen[Any], ascii_only: bool) -> tuple[str, list[MarkRow]]:
         return "What the marks mean", symbols_rows(screen, ascii_only)
 
+    replay_jump = "next call"
+
+    def replay_mark(self, events: Sequence[Any]) -> bool:
+        """A call or a counter: the reveal that follows it."""
+        return any(isinstance(ev, e.RoundEnded) and ev.outcome != "draw" for ev in events)
+
     def table_words(self, players: int) -> str:
         # The default game goes unnamed, as everywhere on the screens.
         return f"{players} seats"
