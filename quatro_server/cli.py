@@ -83,8 +83,10 @@ def _parser() -> argparse.ArgumentParser:
         help="attack a live server for a while and report whether it held",
         description="Start a server on 127.0.0.1 and attack it (broken frames, floods, watchers that never read, "
         "table and connection floods, password guessing, seat hijacking, silent peers) while honest players play; "
-        "report crashes, leaks, hijacks, points lost, peak memory and the honest players' latency. "
-        "Exits 1 if any crash, leak, hijack or lost point was seen.",
+        "report crashes, leaks, hijacks, points lost, peak memory and the honest players' latency. Beside it, "
+        "attack the SSH and browser doors (huge windows, handshake floods, abrupt kills, slowloris, junk HTTP, deep "
+        "JSON, forged cookies, foreign origins), then the whole server under a lowered descriptor limit. "
+        "Exits 1 if any crash, leak, hijack or lost point was seen, or any door scenario did not pass.",
     )
     soak.add_arguments(soaking)
     soaking.set_defaults(run=soak.run)

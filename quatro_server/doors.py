@@ -72,6 +72,11 @@ CLIENT_MEMORY = 768 * 1024 * 1024
 #: process's limit (RLIMIT_NOFILE) is free, and never fewer than DESCRIPTOR_RESERVE_MIN.
 DESCRIPTOR_RESERVE_SHARE = 0.25
 DESCRIPTOR_RESERVE_MIN = 64
+#: The share of the descriptors above the reserve that one door may hold connections on: neither door starves the other.
+DOOR_DESCRIPTOR_SHARE = 0.5
+#: A door's listening backlog. asyncio accepts up to this many waiting connections at once before any of them meets
+#: the door's gate, so it bounds how far past the gate a burst can reach (two doors' backlogs fit in the reserve).
+DOOR_BACKLOG = 16
 
 
 class Door(Protocol):
@@ -154,9 +159,18 @@ def descriptor_reserve() -> int:
     return max(DESCRIPTOR_RESERVE_MIN, int(soft * DESCRIPTOR_RESERVE_SHARE))
 
 
+def door_share() -> int:
+    """Connections one door may hold by the descriptors: its share of those above the game port's reserve."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 30
+    return max(1, int((soft - descriptor_reserve()) * DOOR_DESCRIPTOR_SHARE))
+
+
 class Gate:
-    """A door's connections: at most ``total`` at once, ``per_address`` from one address, and none while the game
-    port's reserve of descriptors would be touched. ``admit`` says why not (None: admitted, then ``release`` it)."""
+    """A door's connections: at most ``total`` at once, ``per_address`` from one address, at most its share of the
+    descriptors (``door_share``), and none while the game port's reserve of descriptors would be touched. ``admit``
+    says why not (None: admitted, then ``release`` it)."""
 
     def __init__(self, total: int, per_address: int, quiet: QuietLog, name: str) -> None:
         self.total, self.per_address, self.quiet, self.name = total, per_address, quiet, name
@@ -169,7 +183,7 @@ class Gate:
             why = "full"
         elif self.by_address.get(address, 0) >= self.per_address:
             why = "per_address"
-        elif descriptors_free() < descriptor_reserve():
+        elif self.open >= door_share() or descriptors_free() < descriptor_reserve():
             why = "descriptors"
         else:
             self.open += 1

@@ -44,6 +44,7 @@ from quatro_shared.protocol import MAX_NAME_LEN, printable
 from quatro_server.doors import SSH_IDLE_TIMEOUT as IDLE_TIMEOUT
 from quatro_server.doors import SSH_MAX_SESSIONS as MAX_SESSIONS
 from quatro_server.doors import (
+    DOOR_BACKLOG,
     SSH_LOGIN_TIMEOUT,
     SSH_MAX_HANDSHAKES,
     SSH_MAX_HANDSHAKES_PER_ADDRESS,
@@ -174,6 +175,7 @@ class Door:
             encoding=None,  # bytes both ways: the terminal's own encoding passes through untouched
             line_editor=False,  # every key goes to the client's terminal as typed; the app draws everything
             login_timeout=self.login_timeout,
+            backlog=DOOR_BACKLOG,
             keepalive_interval=KEEPALIVE_INTERVAL,
             keepalive_count_max=KEEPALIVE_COUNT_MAX,
             agent_forwarding=False,

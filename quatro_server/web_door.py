@@ -57,6 +57,7 @@ from textual_serve.download_manager import DownloadManager
 from quatro_shared import exits
 
 from quatro_server.doors import (
+    DOOR_BACKLOG,
     MAX_COLUMNS,
     MAX_ROWS,
     STOP_GRACE,
@@ -369,7 +370,7 @@ class WebDoor:
         handlers = self.runner.server
         assert handlers is not None
         self.server = await asyncio.get_running_loop().create_server(
-            lambda: _Gated(self.gate, handlers), host or None, port, reuse_address=True, backlog=128)
+            lambda: _Gated(self.gate, handlers), host or None, port, reuse_address=True, backlog=DOOR_BACKLOG)
         return int(self.server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
