@@ -471,7 +471,7 @@ class Server:
             else:
                 self.per_origin.pop(origin, None)
 
-    def _door_hello(self, conn: Connection, hello: m.Hello) -> bool:
+    def _door_hello(self, conn: Connection, hello: m.Hello, request_id: int | None) -> bool:
         """A first ``hello``: a door's client (the door token) is counted under the doors' caps from now on, and
         its tables too; a connection let in past its address's share without the token is refused. False: refused."""
         token = self.config.door_token
@@ -482,7 +482,7 @@ class Server:
         if conn.pending_door:
             limit = self.config.max_connections_per_address
             self.quiet("too_many_connections", logging.INFO, "connection_refused reason=too_many_connections")
-            conn.send(to_wire(m.Error(None, p.TOO_MANY_CONNECTIONS, f"at most {limit} connections per address")))
+            conn.send(to_wire(m.Error(request_id, p.TOO_MANY_CONNECTIONS, f"at most {limit} connections per address")))
             conn.close("too_many_connections")
             return False
         return True
@@ -564,7 +564,7 @@ class Server:
             return
         if request.kind != p.PING:
             conn.last_active = now
-        if type(request.body) is m.Hello and not conn.hello and not self._door_hello(conn, request.body):
+        if type(request.body) is m.Hello and not conn.hello and not self._door_hello(conn, request.body, request_id):
             return
         reply = self.lobby.handle(conn, request, now, greeted=conn.hello)
         if request.kind == p.HELLO and not conn.hello:

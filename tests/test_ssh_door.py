@@ -14,6 +14,10 @@ import asyncssh
 import pytest
 
 from quatro_shared import exits
+from quatro_shared.framing import FrameDecoder, encode
+from quatro_shared.protocol import PROTOCOL_VERSION
+
+from quatro_server.server import MAX_CONNECTIONS_PER_ADDRESS
 
 from quatro_server.doors import CLIENT_MEMORY, MAX_COLUMNS, MAX_ROWS, DoorThread
 from quatro_server.ssh_door import Door, authorized_fingerprints, player_name, ssh_commands
@@ -382,3 +386,39 @@ def test_ssh_connections_from_one_address_are_capped_in_any_state(tmp_path):
         for sock in held:
             sock.close()
         thread.stop()
+
+
+def test_with_a_door_open_a_local_process_keeps_the_per_address_share_and_the_doors_clients_show_the_token(door):
+    """The game port exempts nobody on loopback: a local process gets MAX_CONNECTIONS_PER_ADDRESS connections and
+    no more, and an SSH session's client still joins past them (its hello shows the token the door handed it)."""
+    held = []
+
+    def hello(sock: socket.socket) -> dict:
+        sock.sendall(encode({"kind": "hello", "id": 1, "version": PROTOCOL_VERSION, "name": "local"}))
+        decoder = FrameDecoder()
+        while True:
+            data = sock.recv(65536)
+            assert data, "closed before answering"
+            for frame in decoder.feed(data):
+                if frame.get("id") in (1, None):
+                    return frame
+
+    try:
+        for _ in range(MAX_CONNECTIONS_PER_ADDRESS):
+            sock = socket.create_connection(("127.0.0.1", door.port), timeout=5)
+            held.append(sock)
+            assert hello(sock)["kind"] == "ok"
+        past = socket.create_connection(("127.0.0.1", door.port), timeout=5)
+        held.append(past)
+        refused = hello(past)
+        assert refused["kind"] == "error" and refused["code"] == "too_many_connections", refused
+
+        async def body():
+            ann = await Terminal.open(door.ssh_port, "ann")
+            await ann.wait_for(LOBBY)
+            ann.close()
+
+        run(body)
+    finally:
+        for sock in held:
+            sock.close()
