@@ -408,7 +408,7 @@ async def web_junk_http(t: Target) -> dict[str, Any]:
     sent = 0
     started = time.monotonic()
     while sent < JUNK_REQUESTS:
-        batch = [_junk(t, JUNK[(sent + i) % len(JUNK)], answered) for i in range(24)]
+        batch = [_junk(t, JUNK[(sent + i) % len(JUNK)], answered) for i in range(min(24, JUNK_REQUESTS - sent))]
         await asyncio.gather(*batch)
         sent += len(batch)
     took = time.monotonic() - started
