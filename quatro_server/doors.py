@@ -65,8 +65,9 @@ WEB_HEADER_TIMEOUT = 10.0
 #: a client's memory grows with its screen, and 65535 × 65535 cells would take gigabytes.
 MAX_COLUMNS = 400
 MAX_ROWS = 200
-#: The address space a visitor's client may take (RLIMIT_AS, set in the child before the client starts): about
-#: six times what one uses (docs/performance.md); past it the client fails alone, and its visit ends.
+#: The address space a visitor's client may take (RLIMIT_AS, set in the child before the client starts): three
+#: times what one reaches at the largest window (about 250 MiB, 45 MiB of it resident, at 400 × 200); past it the
+#: client fails alone, and its visit ends.
 CLIENT_MEMORY = 768 * 1024 * 1024
 #: Descriptors the doors leave to the game port: a door takes no new connection while fewer than this share of the
 #: process's limit (RLIMIT_NOFILE) is free, and never fewer than DESCRIPTOR_RESERVE_MIN.
