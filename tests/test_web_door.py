@@ -10,6 +10,7 @@ Without chromium the browser tests are skipped on a developer's machine but fail
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import math
 import os
@@ -356,6 +357,12 @@ def gated(tmp_path):
     thread.stop()
 
 
+def _in_a_thread(coroutine):
+    """Run ``coroutine`` on an event loop of its own (the browser tests' Playwright holds this thread's)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def _open(port: int, local: str = "127.0.9.1") -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(local, 0))
 
@@ -452,7 +459,7 @@ def test_a_forged_cookie_gets_a_new_token_and_its_websocket_no_directory(gated, 
                 message = await ws.receive(timeout=5)
                 return bytes(message.data)
 
-    assert b"needs its cookie" in asyncio.run(websocket())
+    assert b"needs its cookie" in _in_a_thread(websocket())
     assert not (tmp_path / "web-clients").exists()
 
 
@@ -487,7 +494,7 @@ def test_a_message_nested_too_deep_is_ignored_and_the_visit_goes_on(tmp_path):
     door = WebDoor("127.0.0.1:1", tmp_path)
     page, visit = _Page(["[" * 30000 + "]" * 30000, '{"a":' * 5000 + "1" + "}" * 5000, '["stdin", "x"]',
                          '["ping", "p1"]']), _Visit()
-    asyncio.run(door._relay(page, visit))  # type: ignore[arg-type]
+    _in_a_thread(door._relay(page, visit))  # type: ignore[arg-type]
     assert visit.keys == [b"x"] and page.sent == [["pong", "p1"]]
 
 
