@@ -28,7 +28,7 @@ from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
 from quatro_server import doors, journal, logs, netbot, replay, simulators, soak
 from quatro_server.addresses import join_addresses
-from quatro_server.doors import Door, DoorThread, loopback, trusted_for_doors
+from quatro_server.doors import Door, DoorThread, door_addresses, loopback, new_door_token
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
 from quatro_server.idle import stop_when_idle
@@ -83,8 +83,10 @@ def _parser() -> argparse.ArgumentParser:
         help="attack a live server for a while and report whether it held",
         description="Start a server on 127.0.0.1 and attack it (broken frames, floods, watchers that never read, "
         "table and connection floods, password guessing, seat hijacking, silent peers) while honest players play; "
-        "report crashes, leaks, hijacks, points lost, peak memory and the honest players' latency. "
-        "Exits 1 if any crash, leak, hijack or lost point was seen.",
+        "report crashes, leaks, hijacks, points lost, peak memory and the honest players' latency. Beside it, "
+        "attack the SSH and browser doors (huge windows, handshake floods, abrupt kills, slowloris, junk HTTP, deep "
+        "JSON, forged cookies, foreign origins), then the whole server under a lowered descriptor limit. "
+        "Exits 1 if any crash, leak, hijack or lost point was seen, or any door scenario did not pass.",
     )
     soak.add_arguments(soaking)
     soaking.set_defaults(run=soak.run)
@@ -230,6 +232,8 @@ def _serve(args: argparse.Namespace) -> int:
     web: WebDoor | None = None
     web_thread: DoorThread | None = None
     announcement: Announcement | None = None
+    #: Handed to the doors' clients, afresh at each start: their hello shows it (docs/reliability.md).
+    door_token = new_door_token() if args.ssh is not None or args.web is not None else None
     # A door's libraries (asyncssh; aiohttp and textual-serve) load only when it opens.
     if args.ssh is not None:
         from quatro_server import ssh_door
@@ -237,7 +241,7 @@ def _serve(args: argparse.Namespace) -> int:
         data_dir = args.data_dir or default_data_dir()
         try:
             door = ssh_door.Door("", data_dir, keys_file=args.ssh_keys, max_sessions=args.ssh_max_sessions,
-                                 idle_timeout=args.ssh_idle)
+                                 idle_timeout=args.ssh_idle, door_token=door_token or "")
         except (OSError, ValueError) as exc:
             print(f"quatro-server: the SSH door cannot start: {exc}", file=sys.stderr)
             return 2
@@ -249,7 +253,7 @@ def _serve(args: argparse.Namespace) -> int:
         from quatro_server import web_door
 
         web = web_door.WebDoor("", args.data_dir or default_data_dir(), max_visitors=args.web_max_visitors,
-                               idle_timeout=args.web_idle)
+                               idle_timeout=args.web_idle, door_token=door_token or "")
 
     async def main_task() -> None:
         nonlocal door_thread, web_thread, announcement
@@ -258,12 +262,10 @@ def _serve(args: argparse.Namespace) -> int:
                 restored = lobby.restore(book, trio.current_time())
                 nursery.start_soon(settle, lobby, restored)
                 print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
-            trusted = set(args.trusted_address)
-            if args.ssh is not None or args.web is not None:
-                # The doors' clients reach the lobby over loopback, many people from one address: the doors' own
-                # caps bound them, not the per-address share meant for one remote host.
-                trusted |= trusted_for_doors(args.host)
-            config = ServerConfig(trusted_addresses=frozenset(trusted))
+            # The doors' clients reach the lobby over loopback, many people from one address: those that show the
+            # door token are bounded by the doors' own caps; any other local process keeps the per-address limits.
+            config = ServerConfig(trusted_addresses=frozenset(args.trusted_address), door_token=door_token,
+                                  door_addresses=frozenset(door_addresses(args.host) if door_token else ()))
 
             async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
                 await run(args.host, args.port, lobby, config=config, task_status=task_status)

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import errno
 import heapq
+import hmac
 import logging
 import math
 import os
 import signal
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
@@ -50,6 +52,9 @@ MAX_CONNECTIONS = 2000
 #: Connections from one remote address (IP) at once. A household or a LAN party behind one router seats a few
 #: dozen players at most; one host cannot take every slot of ``MAX_CONNECTIONS`` and lock others out.
 MAX_CONNECTIONS_PER_ADDRESS = 32
+#: Connections from a doors' address (``ServerConfig.door_addresses``) past its per-address share that are let say
+#: ``hello`` to show the door token (a door's client); one without it is then refused ``too_many_connections``.
+MAX_DOOR_PENDING = 64
 #: Bytes read per receive call.
 RECEIVE_BYTES = 65536
 #: Inbound rate limit (token bucket): a burst of this many requests, refilled at RATE per second.
@@ -106,6 +111,12 @@ class ServerConfig:
     #: Remote addresses exempt from the per-address limits (connections, tables): a load generator on this
     #: machine, or a gateway that relays many people from one address and limits them itself.
     trusted_addresses: frozenset[str] = frozenset()
+    #: The token the doors hand their clients (``protocol.DOOR_TOKEN_ENV``; None: no door is open), and the addresses
+    #: those clients come from. A connection whose ``hello`` carries the token is counted under the doors' caps,
+    #: not its address's share; every other connection from there keeps the per-address limits.
+    door_token: str | None = None
+    door_addresses: frozenset[str] = frozenset()
+    max_door_pending: int = MAX_DOOR_PENDING
 
 
 class QuietLog:
@@ -114,14 +125,15 @@ class QuietLog:
     Keys are a fixed vocabulary chosen by the code (never a peer's address or text), so the table stays tiny.
     """
 
-    def __init__(self, logger: logging.Logger, every: float = LOG_EVERY) -> None:
-        self.logger, self.every = logger, every
+    def __init__(self, logger: logging.Logger, every: float = LOG_EVERY,
+                 clock: Callable[[], float] = trio.current_time) -> None:
+        self.logger, self.every, self.clock = logger, every, clock
         self._state: dict[str, list[float]] = {}  # key -> [last written at, suppressed since]
 
     def __call__(self, key: str, level: int, message: str, *args: Any, exc_info: bool = False) -> None:
         if not self.logger.isEnabledFor(level):
             return
-        now = trio.current_time()
+        now = self.clock()
         state = self._state.get(key)
         if state is not None and now < state[0] + self.every:
             state[1] += 1
@@ -179,6 +191,9 @@ class Connection:
     reading: trio.CancelScope = field(default_factory=trio.CancelScope)
     #: The socket's descriptor, read directly (``_read_socket``); -1 for a stream without one (read as a stream).
     fd: int = -1
+    #: Counted in its origin's share of connections; or let in past it until its ``hello`` shows the door token.
+    counted: bool = False
+    pending_door: bool = False
 
     def __post_init__(self) -> None:
         self.outbox.limit = self.max_outbound_bytes
@@ -254,6 +269,8 @@ class Server:
         self.config = config or ServerConfig()
         self.connections: set[Connection] = set()
         self.per_origin: dict[str, int] = {}
+        #: Connections past a doors' address's share, waiting to show the door token in their ``hello``.
+        self.door_pending = 0
         self._nursery: trio.Nursery | None = None
         #: The tables' timer (``_run_timers``): a heap of (deadline, order, room), the deadline each room's latest
         #: entry is for (older entries are stale), the rooms to tick at once and the rooms new to the timer.
@@ -390,13 +407,14 @@ class Server:
             await _send_and_close(stream, to_wire(m.Error(None, p.SERVER_FULL, "the server is full")))
             return
         trusted = origin is None or origin in config.trusted_addresses
+        pending_door = False
         if origin is not None and not trusted and self.per_origin.get(origin, 0) >= config.max_connections_per_address:
-            self.quiet("too_many_connections", logging.INFO, "connection_refused reason=too_many_connections")
-            await _send_and_close(
-                stream,
-                to_wire(m.Error(None, p.TOO_MANY_CONNECTIONS, f"at most {config.max_connections_per_address} connections per address")),
-            )
-            return
+            if (config.door_token and origin in config.door_addresses
+                    and self.door_pending < config.max_door_pending):
+                pending_door = True  # perhaps a door's client: its hello must show the token
+            else:
+                await self._too_many_connections(stream)
+                return
         _keepalive(stream)
         now = trio.current_time()
         conn = Connection(
@@ -410,7 +428,11 @@ class Server:
         )
         conn.fd = conn.outbox.fd  # a socket's descriptor: read directly
         self.connections.add(conn)
-        if origin is not None and not trusted:
+        if pending_door:
+            conn.pending_door = True
+            self.door_pending += 1
+        elif origin is not None and not trusted:
+            conn.counted = True
             self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
         log.debug("connection_open peer=%s", address)
         try:
@@ -426,12 +448,7 @@ class Server:
         finally:
             conn.outbox.close()  # before the socket closes: its descriptor number may be reused at once
             self.connections.discard(conn)
-            if origin is not None and not trusted:
-                left = self.per_origin.get(origin, 1) - 1
-                if left > 0:
-                    self.per_origin[origin] = left
-                else:
-                    self.per_origin.pop(origin, None)
+            self._uncount(conn, origin)
             try:
                 self.lobby.detach(conn, trio.current_time(), leaving=False)
             except Exception:
@@ -439,6 +456,40 @@ class Server:
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(conn.stream)
             log.debug("connection_closed peer=%s reason=%s", address, conn.closed_reason)
+
+    async def _too_many_connections(self, stream: trio.abc.Stream) -> None:
+        limit = self.config.max_connections_per_address
+        self.quiet("too_many_connections", logging.INFO, "connection_refused reason=too_many_connections")
+        await _send_and_close(stream, to_wire(m.Error(None, p.TOO_MANY_CONNECTIONS, f"at most {limit} connections per address")))
+
+    def _uncount(self, conn: Connection, origin: str | None) -> None:
+        """``conn`` no longer counts in its origin's share (it has gone, or it is a door's client)."""
+        if conn.pending_door:
+            conn.pending_door = False
+            self.door_pending -= 1
+        if conn.counted and origin is not None:
+            conn.counted = False
+            left = self.per_origin.get(origin, 1) - 1
+            if left > 0:
+                self.per_origin[origin] = left
+            else:
+                self.per_origin.pop(origin, None)
+
+    def _door_hello(self, conn: Connection, hello: m.Hello, request_id: int | None) -> bool:
+        """A first ``hello``: a door's client (the door token) is counted under the doors' caps from now on, and
+        its tables too; a connection let in past its address's share without the token is refused. False: refused."""
+        token = self.config.door_token
+        if token and hello.door is not None and hmac.compare_digest(hello.door.encode(), token.encode()):
+            origin, conn.origin = conn.origin, None
+            self._uncount(conn, origin)
+            return True
+        if conn.pending_door:
+            limit = self.config.max_connections_per_address
+            self.quiet("too_many_connections", logging.INFO, "connection_refused reason=too_many_connections")
+            conn.send(to_wire(m.Error(request_id, p.TOO_MANY_CONNECTIONS, f"at most {limit} connections per address")))
+            conn.close("too_many_connections")
+            return False
+        return True
 
     async def _read(self, conn: Connection) -> None:
         config = self.config
@@ -519,6 +570,8 @@ class Server:
             conn.last_active = now
         if request.kind in _ARCHIVE_KINDS and conn.hello and self.lobby.archive is not None and self._nursery is not None:
             self._nursery.start_soon(self._answer_from_archive, conn, request, now)  # reads the journal: off the loop
+            return
+        if type(request.body) is m.Hello and not conn.hello and not self._door_hello(conn, request.body, request_id):
             return
         reply = self.lobby.handle(conn, request, now, greeted=conn.hello)
         if request.kind == p.HELLO and not conn.hello:

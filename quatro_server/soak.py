@@ -34,6 +34,7 @@ import json
 import math
 import random
 import re
+import resource
 import socket
 import struct
 import subprocess
@@ -56,6 +57,7 @@ from quatro_shared.legal import legal
 from quatro_shared.views import Phase, SeatView
 from quatro_shared.wire import WireError, push_from_wire, to_wire
 
+from quatro_server import soak_doors
 from quatro_server.audit import frame_leaks
 
 SERVER_HOST = "127.0.0.1"
@@ -216,11 +218,19 @@ class Peer:
 class ServerProcess:
     """``quatro-server`` in a child process on 127.0.0.1, its stderr scanned for errors."""
 
-    def __init__(self, extra: list[str] | None = None) -> None:
+    def __init__(self, extra: list[str] | None = None, *, ready: bytes = b"quatro join", log_level: str = "warning",
+                 nofile: int | None = None) -> None:
         self.extra = extra or []
+        #: What the server prints once everything it opens listens; its log's level; its descriptor limit
+        #: (RLIMIT_NOFILE, as ``ulimit -n`` sets it; None: the soak's own).
+        self.ready, self.log_level, self.nofile = ready, log_level, nofile
         self.process: trio.Process | None = None
         self.port = 0
         self.errors: list[str] = []
+        #: The log's size in bytes, and its tracebacks (whatever their level).
+        self.log_bytes = 0
+        self.tracebacks = 0
+        self.log_tail: list[str] = []
         self.deaths = 0
         self.expected_exit = False
         self.peak_rss_kib = 0
@@ -230,14 +240,22 @@ class ServerProcess:
 
     async def start(self, nursery: trio.Nursery) -> None:
         command = [sys.executable, "-m", "quatro_server", "serve", "--host", SERVER_HOST, "--port", str(self.port),
-                   "--timing", "fast", "--log-level", "warning", "--data-dir", self.data_dir.name, *self.extra]
-        self.process = await trio.lowlevel.open_process(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                   "--timing", "fast", "--log-level", self.log_level, "--data-dir", self.data_dir.name, "--no-announce",
+                   *self.extra]
+        nofile = self.nofile
+
+        def limit() -> None:
+            if nofile is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+        self.process = await trio.lowlevel.open_process(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                        preexec_fn=limit if nofile is not None else None)
         self.expected_exit = False
         stdout = self.process.stdout
         assert stdout is not None
         out = b""
         with trio.fail_after(30):
-            while b"quatro join" not in out:
+            while b"quatro join" not in out or self.ready not in out:
                 chunk = await stdout.receive_some(4096)
                 if not chunk:
                     raise RuntimeError(f"the server did not start: {out.decode(errors='replace')}")
@@ -252,12 +270,16 @@ class ServerProcess:
         buffer = b""
         assert process.stderr is not None
         while chunk := await process.stderr.receive_some(65536):
+            self.log_bytes += len(chunk)
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for line in lines:
                 text = line.decode(errors="replace")
                 if " ERROR " in text or " CRITICAL " in text:
                     self.errors.append(text[:300])
+                if text.startswith("Traceback"):
+                    self.tracebacks += 1
+                self.log_tail = [*self.log_tail[-19:], text[:300]]
 
     async def _watch(self, process: trio.Process) -> None:
         while process.returncode is None:
@@ -852,19 +874,56 @@ async def soak_server(seconds: float, seed: int, scenarios: dict[str, Scenario] 
     return soak.report()
 
 
+async def soak_everything(seconds: float, seed: int, doors: bool = True) -> dict[str, Any]:
+    """The game port's soak; beside it, on servers of their own, the doors' scenarios and the descriptor
+    starvation (``quatro_server.soak_doors``): their reports under ``doors`` and ``descriptors``."""
+    report: dict[str, Any] = {}
+
+    async def game_port() -> None:
+        report.update(await soak_server(seconds, seed))
+
+    async def the_doors() -> None:
+        report["doors"] = await soak_doors.soak_doors(ServerProcess)
+
+    async def descriptors() -> None:
+        report["descriptors"] = await soak_doors.soak_descriptors(ServerProcess)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(game_port)
+        if doors:
+            nursery.start_soon(the_doors)
+            nursery.start_soon(descriptors)
+    return {key: report[key] for key in [*(k for k in report if k not in ("doors", "descriptors")),
+                                         *(k for k in ("doors", "descriptors") if k in report)]}
+
+
+def failed(report: dict[str, Any]) -> bool:
+    """Any crash, leak, hijack or lost point; any door or descriptor scenario that did not pass."""
+    return bool(report["crashes"] or report["leaks"] or report["hijacks"] or report["points_lost"]
+                or report["secrets_lost"] or any(not report[phase]["passed"] for phase in ("doors", "descriptors")
+                                                 if phase in report))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--minutes", type=float, default=1.0, help="how long to attack (fractions allowed; default 1)")
+    parser.add_argument("--minutes", type=float, default=1.0,
+                        help="how long to attack the game port (fractions allowed; default 1); the doors' scenarios "
+                             "and the descriptor starvation run beside it, each on a server of its own")
+    parser.add_argument("--no-doors", action="store_true", help="attack the game port alone")
     parser.add_argument("--seed", type=int, default=None, help="seed the soak's own choices (default: random)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random.randrange(2**32)
-    report = trio.run(soak_server, args.minutes * 60, seed)
+    report = trio.run(soak_everything, args.minutes * 60, seed, not args.no_doors)
     if args.json:
         print(json.dumps(report, sort_keys=False))
     else:
         for key, value in report.items():
-            print(f"{key:>20}  {value}")
-    failed = report["crashes"] or report["leaks"] or report["hijacks"] or report["points_lost"] or report["secrets_lost"]
-    return 1 if failed else 0
+            if key in ("doors", "descriptors"):
+                print(f"{key:>20}  {'passed' if value['passed'] else 'FAILED'}")
+                for name, result in value["scenarios"].items():
+                    print(f"{name:>28}  {result}")
+            else:
+                print(f"{key:>20}  {value}")
+    return 1 if failed(report) else 0

@@ -12,7 +12,11 @@ server, its tables and the other sessions carry on.
 - Entry is open by default (any key, or none). With an authorized_keys file, only those keys get in. Where
   a client offers a key, the key identifies the person: the same key comes back to the same seat.
 - Bounded: at most ``max_sessions`` sessions (the next is told so and closed); a client left without a key
-  press outside a match for ``idle_timeout`` seconds closes itself; no forwarding of any kind.
+  press outside a match for ``idle_timeout`` seconds closes itself; no forwarding of any kind. Connections still
+  in their handshake are capped (``SSH_MAX_HANDSHAKES``, and per address) and get ``SSH_LOGIN_TIMEOUT`` seconds;
+  connections from one address are capped in any state; none is taken while the game port's reserve of
+  descriptors would be touched (``doors.Gate``). A window is clamped to ``MAX_COLUMNS`` × ``MAX_ROWS`` at login
+  and at every resize, and a client's address space to ``CLIENT_MEMORY``.
 
 asyncssh runs on asyncio; the game server runs on trio. The door has a thread and an event loop of its own
 (``doors.DoorThread``, shared with the browser door) and talks to the game only through TCP, as any client does.
@@ -39,12 +43,25 @@ from quatro_shared.protocol import MAX_NAME_LEN, printable
 
 from quatro_server.doors import SSH_IDLE_TIMEOUT as IDLE_TIMEOUT
 from quatro_server.doors import SSH_MAX_SESSIONS as MAX_SESSIONS
-from quatro_server.doors import STOP_GRACE, client_command, client_environment
+from quatro_server.doors import (
+    DOOR_BACKLOG,
+    SSH_LOGIN_TIMEOUT,
+    SSH_MAX_HANDSHAKES,
+    SSH_MAX_HANDSHAKES_PER_ADDRESS,
+    SSH_MAX_PER_ADDRESS,
+    STOP_GRACE,
+    Gate,
+    bounded_boot,
+    clamp_size,
+    client_command,
+    client_environment,
+    door_quiet_log,
+)
 
 log = logging.getLogger("quatro.ssh")
 
-#: Seconds to authenticate after connecting.
-LOGIN_TIMEOUT = 30.0
+#: Seconds to finish the handshake and authenticate after connecting.
+LOGIN_TIMEOUT = SSH_LOGIN_TIMEOUT
 #: Seconds between keepalives; a client that misses this many in a row is dropped (a dead link is noticed).
 KEEPALIVE_INTERVAL = 30.0
 KEEPALIVE_COUNT_MAX = 3
@@ -56,11 +73,11 @@ READ_BYTES = 65536
 
 #: Runs ``quatro`` on the pseudo-terminal it was given as stdin/stdout/stderr, which it makes its controlling
 #: terminal (the process leads a session of its own): window-size changes then reach it as SIGWINCH.
-_CLIENT_BOOT = """
+_CLIENT_BOOT = bounded_boot("""
 import fcntl, runpy, sys, termios
 fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 runpy.run_module("quatro_tui", run_name="__main__")
-"""
+""")
 
 
 def host_key(data_dir: Path) -> asyncssh.SSHKey:
@@ -114,7 +131,12 @@ class Door:
         keys_file: Path | None = None,
         max_sessions: int = MAX_SESSIONS,
         idle_timeout: float = IDLE_TIMEOUT,
+        max_handshakes: int = SSH_MAX_HANDSHAKES,
+        max_handshakes_per_address: int = SSH_MAX_HANDSHAKES_PER_ADDRESS,
+        max_per_address: int = SSH_MAX_PER_ADDRESS,
+        login_timeout: float = LOGIN_TIMEOUT,
         python: str = sys.executable,
+        door_token: str = "",
     ) -> None:
         #: Where the sessions' clients join: this server's port, on loopback.
         self.game_address = game_address
@@ -127,8 +149,15 @@ class Door:
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.python = python
+        self.login_timeout = login_timeout
+        #: What this door's clients present to the game port (``doors.DOOR_TOKEN_ENV``).
+        self.door_token = door_token
         self.sessions: set[DoorSession] = set()
         self.acceptor: asyncssh.SSHAcceptor | None = None
+        self.quiet = door_quiet_log(log)
+        #: Every connection (a session's and the room for handshakes), and those not yet logged in.
+        self.connections = Gate(max_sessions + max_handshakes, max_per_address, self.quiet, "ssh")
+        self.handshakes = Gate(max_handshakes, max_handshakes_per_address, self.quiet, "ssh_handshake")
 
     @property
     def fingerprint(self) -> str:
@@ -145,7 +174,8 @@ class Door:
             server_host_keys=[self.key],
             encoding=None,  # bytes both ways: the terminal's own encoding passes through untouched
             line_editor=False,  # every key goes to the client's terminal as typed; the app draws everything
-            login_timeout=LOGIN_TIMEOUT,
+            login_timeout=self.login_timeout,
+            backlog=DOOR_BACKLOG,
             keepalive_interval=KEEPALIVE_INTERVAL,
             keepalive_count_max=KEEPALIVE_COUNT_MAX,
             agent_forwarding=False,
@@ -169,7 +199,8 @@ class Door:
     def client_environment(self, term: str, channel_env: dict[str, str]) -> dict[str, str]:
         # The player's locale, where their client sent it (OpenSSH's SendEnv LANG LC_*), else UTF-8.
         extra = {key: channel_env[key] for key in ("LANG", "LC_ALL", "LC_CTYPE", "COLORTERM") if channel_env.get(key)}
-        return client_environment(self.data_dir / CLIENTS_DIR, {"TERM": term or "xterm-256color", **extra})
+        return client_environment(self.data_dir / CLIENTS_DIR, {"TERM": term or "xterm-256color", **extra},
+                                  door_token=self.door_token)
 
 
 class DoorServer(asyncssh.SSHServer):
@@ -179,10 +210,38 @@ class DoorServer(asyncssh.SSHServer):
         self.door = door
         self.fingerprint = ""
         self.peer = "?"
+        self.address = "?"
+        #: Counted in the door's gates until it goes (``connection``), and until it has logged in (``handshake``).
+        self.counted = False
+        self.handshaking = False
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         peer = conn.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.address = str(peer[0]) if peer else "?"
+        # Refused before the key exchange, which is what costs: the socket is closed at once.
+        if self.door.connections.admit(self.address) is not None:
+            conn.abort()
+            return
+        self.counted = True
+        if self.door.handshakes.admit(self.address) is not None:
+            conn.abort()
+            return
+        self.handshaking = True
+
+    def auth_completed(self) -> None:
+        self._handshake_over()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._handshake_over()
+        if self.counted:
+            self.counted = False
+            self.door.connections.release(self.address)
+
+    def _handshake_over(self) -> None:
+        if self.handshaking:
+            self.handshaking = False
+            self.door.handshakes.release(self.address)
 
     def begin_auth(self, username: str) -> bool:
         return True  # always ask: a client that has a key then offers it, and the key identifies the person
@@ -232,7 +291,7 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
     def pty_requested(self, term_type: str, term_size: tuple[int, int, int, int], term_modes: Any) -> bool:
         self.term = term_type
         if term_size[0] and term_size[1]:
-            self.size = (term_size[0], term_size[1])
+            self.size = clamp_size(term_size[0], term_size[1])
         return True
 
     def shell_requested(self) -> bool:
@@ -257,7 +316,7 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
 
     def terminal_size_changed(self, width: int, height: int, pixwidth: int, pixheight: int) -> None:
         if width and height:
-            self.size = (width, height)
+            self.size = clamp_size(width, height)
             if self.master is not None:
                 _set_size(self.master, self.size)
 
@@ -313,8 +372,9 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
             status = await self.process.wait()
             self._flush()
             _exit(chan, max(status, 0))
-        except Exception:
-            log.exception("ssh_session_failed peer=%s", self.server.peer)  # this session only
+        except Exception as exc:  # this session only; a shortage (descriptors, memory) fails many: one line a while
+            self.door.quiet("ssh_session_failed", logging.WARNING, "ssh_session_failed peer=%s error=%s %s",
+                            self.server.peer, type(exc).__name__, str(exc)[:200])
             _exit(chan, 1, b"\r\nThe game could not start here; the server goes on. Try again.\r\n")
         finally:
             self._close()

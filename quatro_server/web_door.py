@@ -10,7 +10,9 @@ and for whom:
 - The command is fixed: ``quatro join`` to this server. Nothing a visitor sends picks what runs; the page's
   size (clamped) and the visitor's identity are the only things taken from the request.
 - Who is who: a random token in an HttpOnly cookie (``quatro_visitor``), made on the first visit and kept for
-  30 days. The client is told only a hash of it (``--person web:...``), so the token itself never appears in
+  30 days, and signed by the door (an HMAC under a secret kept in the data directory): a token the door did not
+  issue is replaced by one it does, so only issued tokens ever get a directory, and at most
+  ``MAX_VISITOR_DIRS`` directories are kept (the least recently seen go first). The client is told only a hash of it (``--person web:...``), so the token itself never appears in
   a process list or a file. Each visitor has a settings directory of their own under the data directory
   (``web-clients/``): the name they gave on the first screen, and the seats they took, so that a reload (or
   coming back later) returns them to their seat (R19). One visitor, one page: a second page of the same
@@ -18,7 +20,10 @@ and for whom:
 - Bounded: at most ``max_visitors`` pages at once, at most ``max_per_address`` from one address (the next is
   shown a page that says so); a client left without a key press outside a match for ``idle_timeout``
   seconds closes itself and its page says so; websocket messages are small and a dead page is noticed by
-  heartbeats. A visitor's client crashing, hanging or being killed ends that visit and nothing else.
+  heartbeats. A visitor's client crashing, hanging or being killed ends that visit and nothing else. Connections
+  are capped (``WEB_MAX_CONNECTIONS``, and per address) and get ``WEB_HEADER_TIMEOUT`` seconds for a request's
+  headers; none is taken while the game port's reserve of descriptors would be touched (``doors.Gate``). A
+  request that is not HTTP, or a message too deep to read, is one quiet log line (counted), never a traceback.
 - Only this server's own files are served: the page, its script and style, and textual-serve's browser code
   and fonts. The page loads nothing from elsewhere.
 """
@@ -26,7 +31,9 @@ and for whom:
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
+import hmac
 import html
 import logging
 import os
@@ -38,23 +45,35 @@ import time
 from collections.abc import Iterable
 from importlib.metadata import version
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlsplit
 
 import textual_serve
 from aiohttp import WSMsgType, web
+from aiohttp.http_exceptions import HttpProcessingError
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
 from quatro_shared import exits
 
 from quatro_server.doors import (
+    DOOR_BACKLOG,
+    MAX_COLUMNS,
+    MAX_ROWS,
     STOP_GRACE,
+    WEB_HEADER_TIMEOUT,
     WEB_IDLE_TIMEOUT as IDLE_TIMEOUT,
+    WEB_MAX_CONNECTIONS,
+    WEB_MAX_CONNECTIONS_PER_ADDRESS,
     WEB_MAX_PER_ADDRESS as MAX_PER_ADDRESS,
     WEB_MAX_VISITORS as MAX_VISITORS,
+    Gate,
+    bounded_boot,
     client_command,
     client_environment,
+    door_quiet_log,
 )
+from quatro_server.server import QuietLog
 
 log = logging.getLogger("quatro.web")
 
@@ -65,12 +84,16 @@ COOKIE_AGE = 30 * 24 * 3600
 CLIENTS_DIR = "web-clients"
 #: A visitor's directory untouched this long (days) is forgotten when the door opens.
 FORGET_AFTER_DAYS = 30
+#: The most visitors' directories kept: a new visitor past it makes the least recently seen one forgotten.
+MAX_VISITOR_DIRS = 2000
+#: The secret the door signs its cookies' tokens with, in the data directory (made once, readable by its owner).
+SECRET_FILE = "web_cookie_secret"
 #: The page's font size in pixels (``?fontsize=N`` picks another, within FONT_SIZES).
 FONT_SIZE = 16
 FONT_SIZES = (10, 32)
 #: The client's size in cells, as the page asks for it, is clamped to these.
-COLUMNS = (20, 400)
-ROWS = (8, 200)
+COLUMNS = (20, MAX_COLUMNS)
+ROWS = (8, MAX_ROWS)
 #: The websocket close code the door ends a page's game with; the close's reason is one of WHY_CLOSED, and the page
 #: says it (a page closed any other way lost its link to the server).
 CLOSE_CODE = 4000
@@ -84,7 +107,7 @@ HEARTBEAT = 15.0
 
 #: Runs ``quatro``, but first asks the kernel to hang it up when the door's thread (its parent) is gone: a
 #: server killed outright leaves no client behind (Linux; elsewhere the client ends at its idle limit).
-_CLIENT_BOOT = """
+_CLIENT_BOOT = bounded_boot("""
 import ctypes, os, runpy, signal, sys
 try:
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGHUP)  # PR_SET_PDEATHSIG
@@ -93,9 +116,10 @@ except (OSError, AttributeError):
 if str(os.getppid()) != os.environ.pop("QUATRO_DOOR_PID", str(os.getppid())):
     sys.exit(0)  # the door went before the line above took effect
 runpy.run_module("quatro_tui", run_name="__main__")
-"""
+""")
 
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{32,64}")
+#: A token: 16 random bytes and their HMAC-SHA256 under the door's secret (cut to 16 bytes), each in URL-safe base64.
+_TOKEN = re.compile(r"([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{22})")
 _HERE = Path(__file__).parent / "web"
 _TEXTUAL_SERVE = Path(textual_serve.__file__).parent / "static"
 
@@ -103,6 +127,45 @@ _TEXTUAL_SERVE = Path(textual_serve.__file__).parent / "static"
 def person_of(token: str) -> str:
     """Who a visitor is, for the client and its directory: a hash of the cookie's token, never the token."""
     return "web-" + hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def cookie_secret(data_dir: Path) -> bytes:
+    """The door's signing secret: read from the data directory, or made there once (readable by its owner only),
+    so that a visitor's cookie still holds after a restart."""
+    path = data_dir / SECRET_FILE
+    try:
+        secret = path.read_bytes()
+        if len(secret) >= 32:
+            return secret
+    except FileNotFoundError:
+        pass
+    data_dir.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_bytes(32)
+    temporary = path.with_suffix(".new")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(secret)
+    os.replace(temporary, path)
+    return secret
+
+
+def issue_token(secret: bytes) -> str:
+    """A new visitor's token, signed."""
+    nonce = _b64(secrets.token_bytes(16))
+    return f"{nonce}.{_b64(hmac.digest(secret, nonce.encode(), 'sha256')[:16])}"
+
+
+def issued(token: str, secret: bytes) -> bool:
+    """A token this door issued (whatever else looks like one is a stranger's)."""
+    found = _TOKEN.fullmatch(token)
+    if found is None:
+        return False
+    expected = _b64(hmac.digest(secret, found.group(1).encode(), "sha256")[:16])
+    return hmac.compare_digest(expected, found.group(2))
 
 
 def _clamp(text: str | None, bounds: tuple[int, int], default: int) -> int:
@@ -159,7 +222,7 @@ class Visit(AppService):
     async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
         """The fixed command, each argument apart (no shell), its own session (killed as a group), its own
         environment: the web driver's variables, a UTF-8 locale and the visitor's settings directory."""
-        env = client_environment(self.door.config_home(self.person), {
+        env = client_environment(self.door.make_home(self.person), {
             "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
             "TEXTUAL_FPS": "60",
             "TEXTUAL_COLOR_SYSTEM": "truecolor",
@@ -169,7 +232,7 @@ class Visit(AppService):
             "COLUMNS": str(width),
             "ROWS": str(height),
             "QUATRO_DOOR_PID": str(os.getpid()),
-        })
+        }, door_token=self.door.door_token)
         self._process = process = await asyncio.create_subprocess_exec(
             *self.door.client_command(self.person),
             stdin=asyncio.subprocess.PIPE,
@@ -221,7 +284,12 @@ class WebDoor:
         max_visitors: int = MAX_VISITORS,
         max_per_address: int = MAX_PER_ADDRESS,
         idle_timeout: float = IDLE_TIMEOUT,
+        max_connections: int = WEB_MAX_CONNECTIONS,
+        max_connections_per_address: int = WEB_MAX_CONNECTIONS_PER_ADDRESS,
+        header_timeout: float = WEB_HEADER_TIMEOUT,
+        max_visitor_dirs: int = MAX_VISITOR_DIRS,
         python: str = sys.executable,
+        door_token: str = "",
     ) -> None:
         #: Where the visitors' clients join: this server's port, on loopback.
         self.game_address = game_address
@@ -229,10 +297,18 @@ class WebDoor:
         self.max_visitors = max_visitors
         self.max_per_address = max_per_address
         self.idle_timeout = idle_timeout
+        self.header_timeout = header_timeout
+        self.max_visitor_dirs = max_visitor_dirs
         self.python = python
+        #: What this door's clients present to the game port (``doors.DOOR_TOKEN_ENV``).
+        self.door_token = door_token
+        self.secret = cookie_secret(data_dir)
         self.visits: dict[str, Visit] = {}
         self.downloads = DownloadManager()
         self.runner: web.AppRunner | None = None
+        self.quiet = door_quiet_log(log)
+        self.gate = Gate(max_connections, max_connections_per_address, self.quiet, "web")
+        self.server: asyncio.base_events.Server | None = None
 
     # --- what runs, for whom ----------------------------------------------------------------------
 
@@ -242,6 +318,23 @@ class WebDoor:
 
     def config_home(self, person: str) -> Path:
         return self.data_dir / CLIENTS_DIR / person
+
+    def make_home(self, person: str) -> Path:
+        """A visitor's directory, made if new; past ``max_visitor_dirs`` the least recently seen are forgotten
+        first (a visitor's seats live as long as their tables, and those end within hours)."""
+        home = self.config_home(person)
+        if not home.exists():
+            clients = self.data_dir / CLIENTS_DIR
+            try:
+                known = sorted(clients.iterdir(), key=_last_seen)
+            except OSError:
+                known = []
+            live = {self.config_home(visit.person) for visit in self.visits.values()}
+            for directory in known[:max(0, len(known) - self.max_visitor_dirs + 1)]:
+                if directory not in live:
+                    _remove(directory)
+            home.mkdir(parents=True, exist_ok=True)
+        return home
 
     def refusal(self, address: str) -> str | None:
         """Why a new page from ``address`` cannot have a client now (None: it can)."""
@@ -267,18 +360,23 @@ class WebDoor:
         return app
 
     async def listen(self, host: str | None, port: int) -> int:
-        """Start serving pages; returns the port."""
+        """Start serving pages; returns the port. Every connection passes the door's gate (``_Gated``); the
+        keep-alive limit is the header deadline: a connection that has not sent a whole request's headers
+        ``header_timeout`` seconds after it opened (or after its last answer) is closed."""
         self._forget_old_visitors()
-        self.runner = web.AppRunner(self.application(), access_log=None, handle_signals=False)
+        self.runner = web.AppRunner(self.application(), access_log=None, handle_signals=False,
+                                    keepalive_timeout=self.header_timeout, logger=_HttpLog(self.quiet))
         await self.runner.setup()
-        site = web.TCPSite(self.runner, host or None, port)
-        await site.start()
-        server = site._server  # the listening sockets: the port when 0 was asked for
-        assert isinstance(server, asyncio.base_events.Server)
-        return int(server.sockets[0].getsockname()[1])
+        handlers = self.runner.server
+        assert handlers is not None
+        self.server = await asyncio.get_running_loop().create_server(
+            lambda: _Gated(self.gate, handlers), host or None, port, reuse_address=True, backlog=DOOR_BACKLOG)
+        return int(self.server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
         """Stop serving; every visitor's client is told to quit, and their pages that the server stopped."""
+        if self.server is not None:
+            self.server.close()
         await asyncio.gather(*(self._end(visit, STOPPED) for visit in list(self.visits.values())),
                              return_exceptions=True)
         if self.runner is not None:
@@ -290,20 +388,16 @@ class WebDoor:
         horizon = time.time() - FORGET_AFTER_DAYS * 86400
         try:
             for directory in clients.iterdir():
-                config = directory / "quatro" / "client.toml"
-                seen = config.stat().st_mtime if config.exists() else directory.stat().st_mtime
-                if seen < horizon:
-                    for path in sorted(directory.rglob("*"), reverse=True):
-                        path.rmdir() if path.is_dir() else path.unlink()
-                    directory.rmdir()
+                if _last_seen(directory) < horizon:
+                    _remove(directory)
         except OSError:
             pass  # a convenience: a directory that cannot be read or removed stays
 
     async def handle_page(self, request: web.Request) -> web.Response:
         """The page: the game's terminal, or a page saying that the door is full."""
         token = request.cookies.get(COOKIE, "")
-        if not _TOKEN.fullmatch(token):
-            token = secrets.token_urlsafe(32)
+        if not issued(token, self.secret):
+            token = issue_token(self.secret)  # a stranger's token (or none): this visitor is new
         person = person_of(token)
         address = request.remote or "?"
         refusal = None if person in self.visits else self.refusal(address)
@@ -334,11 +428,12 @@ class WebDoor:
         page = web.WebSocketResponse(heartbeat=HEARTBEAT, max_msg_size=MAX_MESSAGE)
         address = request.remote or "?"
         if not _same_origin(request):
-            log.warning("web_foreign_origin peer=%s origin=%r", address, request.headers.get("Origin"))
+            self.quiet("web_foreign_origin", logging.WARNING, "web_foreign_origin peer=%s origin=%r", address,
+                       request.headers.get("Origin", "")[:100])
             raise web.HTTPForbidden(text="This websocket is for the page of this server only.")
         await page.prepare(request)
         token = request.cookies.get(COOKIE, "")
-        if not _TOKEN.fullmatch(token):
+        if not issued(token, self.secret):
             await _say_and_close(page, "This page needs its cookie to tell players apart: reload it, with cookies on.")
             return page
         person = person_of(token)
@@ -359,8 +454,12 @@ class WebDoor:
             log.info("web_visit_started peer=%s person=%s pid=%s size=%dx%d visits=%d", address, person, visit.pid,
                      width, height, len(self.visits))
             await self._relay(page, visit)
+        except OSError as exc:  # a shortage (descriptors, memory) fails many visits at once: one line a while
+            self.quiet("web_visit_failed", logging.WARNING, "web_visit_failed peer=%s person=%s error=%s", address,
+                       person, exc)
         except Exception:  # noqa: BLE001 - this visit only: the door and every other visit carry on
-            log.exception("web_visit_failed peer=%s person=%s", address, person)
+            self.quiet("web_visit_failed", logging.ERROR, "web_visit_failed peer=%s person=%s", address, person,
+                       exc_info=True)
         finally:
             await visit.stop()
             if self.visits.get(person) is visit:
@@ -380,8 +479,8 @@ class WebDoor:
             try:
                 kind, *rest = message.json()
                 data = rest[0] if rest else None
-            except (ValueError, TypeError):
-                continue
+            except (ValueError, TypeError, RecursionError):
+                continue  # not JSON, not a list, or nested too deep to read (the decoder's own limit): ignored
             if kind == "stdin" and isinstance(data, str):
                 await visit.send_bytes(data.encode("utf-8", "replace"))
             elif kind == "resize" and isinstance(data, dict):
@@ -403,6 +502,92 @@ class WebDoor:
             await asyncio.wait_for(visit.ended.wait(), STOP_GRACE + 2)
         except TimeoutError:
             await visit.stop()
+
+
+class _Gated(asyncio.Protocol):
+    """One browser connection, past the door's gate: aiohttp's handler serves it, or it is closed at once."""
+
+    def __init__(self, gate: Gate, handlers: web.Server) -> None:
+        self.gate, self.handlers = gate, handlers
+        self.handler: asyncio.Protocol | None = None
+        self.address = "?"
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if peer else "?"
+        if self.gate.admit(address) is not None:
+            cast(asyncio.Transport, transport).abort()
+            return
+        self.address = address
+        self.handler = self.handlers()
+        self.handler.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self.handler is not None:
+            self.handler.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.handler.eof_received() if self.handler is not None else None
+
+    def pause_writing(self) -> None:
+        if self.handler is not None:
+            self.handler.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.handler is not None:
+            self.handler.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        handler = self.handler
+        if handler is not None:
+            self.handler = None
+            self.gate.release(self.address)
+            handler.connection_lost(exc)
+
+
+class _HttpLog:
+    """aiohttp's server log, as the door wants it: a request that is not HTTP (or not one the door reads) is
+    one line at most every few seconds, with a count, never a traceback; a handler's own failure keeps its
+    traceback, also at most one every few seconds."""
+
+    def __init__(self, quiet: QuietLog) -> None:
+        self.quiet = quiet
+
+    def exception(self, message: str, *args: object, exc_info: BaseException | bool | None = True, **_: object) -> None:
+        if isinstance(exc_info, HttpProcessingError):
+            self.quiet("web_bad_request", logging.INFO, "web_bad_request error=%s", type(exc_info).__name__)
+        elif isinstance(exc_info, (ConnectionError, TimeoutError)):
+            self.quiet("web_connection_lost", logging.INFO, "web_connection_lost error=%s", type(exc_info).__name__)
+        else:
+            self.quiet("web_handler_failed", logging.ERROR, "web_handler_failed %s", message % args if args else message,
+                       exc_info=bool(exc_info))
+
+    def debug(self, message: str, *args: object, **_: object) -> None:
+        pass  # aiohttp's "not HTTP at all" requests, and its own chatter
+
+    def warning(self, message: str, *args: object, **_: object) -> None:
+        self.quiet("web_server_warning", logging.WARNING, "web_server_warning %s", str(message)[:200])
+
+    error = warning
+    info = debug
+
+
+def _last_seen(directory: Path) -> float:
+    """When a visitor was last seen: their client's settings written, else their directory made."""
+    config = directory / "quatro" / "client.toml"
+    try:
+        return config.stat().st_mtime if config.exists() else directory.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _remove(directory: Path) -> None:
+    try:
+        for path in sorted(directory.rglob("*"), reverse=True):
+            path.rmdir() if path.is_dir() else path.unlink()
+        directory.rmdir()
+    except OSError:
+        pass  # a directory that cannot be removed stays
 
 
 def _duration(seconds: float) -> str:

@@ -19,6 +19,7 @@ way the protocol says, by reconnecting and rejoining with the seat's secret, whi
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,7 @@ from quatro_shared.client import (
     Updated,
 )
 from quatro_shared.framing import ProtocolError
-from quatro_shared.protocol import QUATRO
+from quatro_shared.protocol import DOOR_TOKEN_ENV, QUATRO
 
 from quatro_tui.words import unreachable
 
@@ -183,6 +184,8 @@ class Connection:
         #: The server's words when it said goodbye because it is shutting down (None: it has not).
         self.goodbye: str | None = None
         self.core = ClientCore(name)
+        # A door's client (SSH, browser) was handed the server's door token: its hello says so.
+        self.core.door = os.environ.get(DOOR_TOKEN_ENV) or None
         self.connected = False
         self._pending: dict[int, asyncio.Future[m.Reply]] = {}
         self._reader: asyncio.StreamReader | None = None

@@ -172,6 +172,8 @@ class ClientCore:
         self.heartbeat_interval: float = p.HEARTBEAT_INTERVAL
         self._last_sent: float | None = None
         self._last_heard: float | None = None
+        #: The door token this client was handed (``protocol.DOOR_TOKEN_ENV``), said in every ``hello``; None: none.
+        self.door: str | None = None
 
     # --- requests out -----------------------------------------------------------------------------------
 
@@ -190,7 +192,7 @@ class ClientCore:
         return request_id, data
 
     def hello(self, now: float) -> tuple[int, bytes]:
-        return self.send(m.Hello(p.PROTOCOL_VERSION, self.name), now)
+        return self.send(m.Hello(p.PROTOCOL_VERSION, self.name, self.door), now)
 
     def rejoin(self, now: float, takeover: bool = False) -> tuple[int, bytes]:
         """The request that takes this client's seat back (after a reconnection, or to resync). Needs a ``place``.

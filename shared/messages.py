@@ -33,6 +33,8 @@ Name = str
 Password = str
 #: A seat secret as a client sends it back: printable, 1 to ``MAX_SECRET_LEN`` characters.
 Secret = str
+#: A door's token in ``hello``: printable, 1 to ``MAX_DOOR_TOKEN_LEN`` characters.
+DoorToken = str
 #: A timing profile's name: printable, 1 to ``MAX_PROFILE_LEN`` characters.
 ProfileName = str
 #: A bot level's name: printable, 1 to ``MAX_LEVEL_LEN`` characters.
@@ -59,8 +61,12 @@ class LobbyRequest:
 
 @dataclass(frozen=True, slots=True)
 class Hello(LobbyRequest):
+    """The first request. ``door`` (protocol 4): the token the server handed its doors' clients; left out by
+    everyone else."""
+
     version: int
     name: Name
+    door: DoorToken | None = None
     kind: ClassVar[str] = p.HELLO
 
 

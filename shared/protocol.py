@@ -22,6 +22,11 @@ DEFAULT_PORT = 7777
 MAX_NAME_LEN = 24
 MAX_PASSWORD_LEN = 64
 MAX_SECRET_LEN = 64
+#: A door token in ``hello`` (protocol 4): printable, 1 to this many characters (the server issues 32).
+MAX_DOOR_TOKEN_LEN = 64
+#: The variable a door hands its visitors' clients the server's door token in; a client that finds it says it in
+#: ``hello`` (its ``door``), and the game port counts it under the door's caps, not its address's share.
+DOOR_TOKEN_ENV = "QUATRO_DOOR_TOKEN"
 MAX_PROFILE_LEN = 32
 MAX_LEVEL_LEN = 16
 MAX_GAME_LEN = 16

@@ -475,3 +475,107 @@ async def test_a_trusted_address_is_exempt_from_the_per_address_shares(server):
     third = await connect_from(server.port, HONEST, "o2", hello=False)
     refused = await third.next_frame()
     assert refused["kind"] == p.ERROR and refused["code"] == p.TOO_MANY_CONNECTIONS
+
+
+DOOR_TOKEN = "t" * 32
+
+
+async def test_a_doors_client_shows_the_door_token_and_every_other_local_process_keeps_the_per_address_limits(server):
+    """With a door open, the doors' clients come from loopback: the ones whose hello shows the door token are
+    counted under the doors' caps (their connections and tables); any other local process keeps the limits."""
+    server.config = replace(server.config, max_connections_per_address=2, door_token=DOOR_TOKEN,
+                            door_addresses=frozenset({ATTACKER}), max_door_pending=3)
+    server.lobby.max_tables_per_address = 1
+    plain = [await connect_from(server.port, ATTACKER, f"p{i}") for i in range(2)]
+    assert (await plain[0].request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+    assert (await plain[1].request(p.CREATE_TABLE, players=4))["reason"] == p.TOO_MANY_TABLES
+    doors = []
+    for i in range(4):  # past the address's share: each may say hello, and shows the token
+        c = await connect_from(server.port, ATTACKER, f"d{i}", hello=False)
+        assert (await c.request(p.HELLO, version=p.PROTOCOL_VERSION, name=f"d{i}", door=DOOR_TOKEN))["kind"] == p.OK
+        doors.append(c)
+    for c in doors[:2]:
+        assert (await c.request(p.CREATE_TABLE, players=4))["kind"] == p.OK  # the doors' tables are theirs to cap
+    assert server.per_origin[ATTACKER] == 2 and server.door_pending == 0
+    for token in (None, "w" * 32):  # a third plain connection, or one with a wrong token: refused at its hello
+        third = await connect_from(server.port, ATTACKER, "p3", hello=False)
+        fields = {} if token is None else {"door": token}
+        reply = await third.request(p.HELLO, version=p.PROTOCOL_VERSION, name="p3", **fields)
+        assert reply["kind"] == p.ERROR and reply["code"] == p.TOO_MANY_CONNECTIONS, reply
+    await wait_until(lambda: server.door_pending == 0, timeout=3)
+    # Another address is not the doors': past its share it is refused at once, token or not.
+    others = [await connect_from(server.port, HONEST, f"o{i}") for i in range(2)]
+    fourth = await connect_from(server.port, HONEST, "o2", hello=False)
+    refused = await fourth.next_frame()
+    assert refused["kind"] == p.ERROR and refused["code"] == p.TOO_MANY_CONNECTIONS
+    for c in [*plain, *doors, *others]:
+        await c.aclose()
+
+
+async def test_connections_waiting_to_show_the_door_token_are_capped(server):
+    server.config = replace(server.config, max_connections_per_address=1, door_token=DOOR_TOKEN,
+                            door_addresses=frozenset({ATTACKER}), max_door_pending=2)
+    first = await connect_from(server.port, ATTACKER, "p0")
+    waiting = [await connect_from(server.port, ATTACKER, f"w{i}", hello=False) for i in range(2)]
+    await wait_until(lambda: server.door_pending == 2, timeout=3)
+    past = await connect_from(server.port, ATTACKER, "w2", hello=False)
+    refused = await past.next_frame()
+    assert refused["kind"] == p.ERROR and refused["code"] == p.TOO_MANY_CONNECTIONS
+    for c in [first, *waiting, past]:
+        await c.aclose()
+
+
+def test_a_door_keeps_the_game_ports_reserve_of_descriptors_and_its_own_share(monkeypatch, caplog):
+    """A door takes no connection while fewer descriptors are free than the game port's reserve, nor past its
+    share of those above it; each refusal is counted, and logged one line a while."""
+    from quatro_server import doors
+
+    caplog.set_level(logging.WARNING)
+    clock = [0.0]
+    gate = doors.Gate(100, 100, QuietLog(logging.getLogger("quatro.test"), clock=lambda: clock[0]), "web")
+    free = [1000]
+    monkeypatch.setattr(doors, "descriptors_free", lambda: free[0])
+    monkeypatch.setattr(doors, "descriptor_reserve", lambda: 64)
+    monkeypatch.setattr(doors, "door_share", lambda: 3)
+    assert [gate.admit("10.0.0.1") for _ in range(4)] == [None, None, None, "descriptors"]  # its share
+    gate.release("10.0.0.1")
+    free[0] = 63
+    assert [gate.admit("10.0.0.1") for _ in range(50)] == ["descriptors"] * 50  # the reserve is the game port's
+    free[0] = 64
+    assert gate.admit("10.0.0.1") is None
+    assert gate.refused == {"descriptors": 51}
+    assert len([r for r in caplog.records if "web_refused" in r.getMessage()]) == 1
+
+
+def test_the_doors_share_and_reserve_follow_the_descriptor_limit(monkeypatch):
+    from quatro_server import doors
+
+    monkeypatch.setattr(doors.resource, "getrlimit", lambda what: (1024, 4096))
+    assert doors.descriptor_reserve() == 256 and doors.door_share() == 384
+    monkeypatch.setattr(doors.resource, "getrlimit", lambda what: (128, 4096))
+    assert doors.descriptor_reserve() == 64 and doors.door_share() == 32
+    assert doors.descriptors_free() > 0
+
+
+def test_a_doors_loop_out_of_descriptors_logs_one_line_a_while_never_a_traceback(caplog):
+    """asyncio's accept loop reports every failed accept; the door's loop says it once a while, with a count."""
+    import asyncio
+    import errno
+    import itertools
+
+    from quatro_server import doors
+
+    caplog.set_level(logging.INFO)
+    loop = asyncio.new_event_loop()
+    clock = itertools.count()
+    try:
+        doors.quiet_loop_errors(loop, QuietLog(logging.getLogger("quatro.test"), every=10, clock=lambda: next(clock) / 10),
+                                "ssh")
+        for _ in range(500):
+            loop.call_exception_handler({"message": "socket.accept() out of system resource",
+                                         "exception": OSError(errno.EMFILE, "Too many open files")})
+    finally:
+        loop.close()
+    lines = [r for r in caplog.records if "accept_failed" in r.getMessage()]
+    assert len(lines) == 5 and not any(r.exc_info for r in lines)  # 500 failures over 50 s: a line every 10 s
+    assert "EMFILE" in lines[0].getMessage() and "suppressed=99" in lines[1].getMessage()

@@ -9,7 +9,7 @@ import random
 
 from quatro_server.audit import frame_leaks, update_leaks
 from quatro_server.engine import view as engine_view
-from quatro_server import soak
+from quatro_server import soak, soak_doors
 from quatro_server.soak import soak_server
 from quatro_shared import protocol as p
 from quatro_shared.legal import legal
@@ -87,7 +87,7 @@ async def test_a_short_soak_holds_and_exercises_every_scenario(monkeypatch):
 
 def test_the_soak_command_is_wired():
     result = subprocess.run([sys.executable, "-m", "quatro_server", "soak", "--help"], capture_output=True, text=True)
-    assert result.returncode == 0 and "--minutes" in result.stdout and "--json" in result.stdout
+    assert result.returncode == 0 and "--minutes" in result.stdout and "--json" in result.stdout and "--no-doors" in result.stdout
 
 
 def test_the_honest_players_play_only_what_legal_offers():
@@ -104,3 +104,31 @@ def test_the_honest_players_play_only_what_legal_offers():
                 assert action in legal(view), (view.phase, action)
                 played[view.phase] = played.get(view.phase, 0) + 1
     assert played.get(Phase.SIGNING) and played.get(Phase.ROUND) and played.get(Phase.BREAK), played
+
+
+async def test_the_door_scenarios_report_their_figures_and_pass():
+    """A few of the doors' scenarios (the cheap ones) against a server with both doors, the game port's hellos
+    timed beside them: each reported with its figures and passing."""
+    chosen = {name: soak_doors.DOOR_SCENARIOS[name] for name in ("web_junk_http", "web_forged_cookies", "web_foreign_origins")}
+    report = await soak_doors.soak_doors(soak.ServerProcess, chosen)
+    assert report["passed"] and report["crashes"] == 0, report
+    scenarios = report["scenarios"]
+    assert set(scenarios) == {*chosen, "game_port_hellos"}
+    assert scenarios["web_junk_http"]["requests"] == soak_doors.JUNK_REQUESTS
+    assert scenarios["web_junk_http"]["log_bytes"] < soak_doors.LOG_BOUND
+    assert scenarios["game_port_hellos"]["answered"] > 0
+
+
+async def test_the_descriptor_starvation_holds_the_game_port():
+    report = await soak_doors.soak_descriptors(soak.ServerProcess)
+    starved = report["scenarios"]["descriptor_starvation"]
+    assert report["passed"] and starved["passed"], report
+    assert starved["nofile"] == soak_doors.STARVED_NOFILE and starved["handshakes_refused"] > 0
+
+
+def test_a_door_scenario_that_did_not_pass_fails_the_soak():
+    clean = {"crashes": 0, "leaks": 0, "hijacks": 0, "points_lost": 0, "secrets_lost": 0}
+    assert not soak.failed(clean)
+    assert not soak.failed({**clean, "doors": {"passed": True}, "descriptors": {"passed": True}})
+    assert soak.failed({**clean, "doors": {"passed": False}, "descriptors": {"passed": True}})
+    assert soak.failed({**clean, "doors": {"passed": True}, "descriptors": {"passed": False}})

@@ -4,14 +4,23 @@ kept across restarts, entry by key, the session limit, idle sessions, one sessio
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
+import subprocess
 import time
+from pathlib import Path
 
 import asyncssh
 import pytest
 
 from quatro_shared import exits
+from quatro_shared.framing import FrameDecoder, encode
+from quatro_shared.protocol import PROTOCOL_VERSION
 
-from quatro_server.ssh_door import authorized_fingerprints, player_name, ssh_commands
+from quatro_server.server import MAX_CONNECTIONS_PER_ADDRESS
+
+from quatro_server.doors import CLIENT_MEMORY, MAX_COLUMNS, MAX_ROWS, DoorThread
+from quatro_server.ssh_door import Door, authorized_fingerprints, player_name, ssh_commands
 from helpers.ssh import DoorServer, player_key, start_door
 from helpers.tui import run
 
@@ -270,3 +279,146 @@ def test_a_taken_ssh_port_or_a_missing_keys_file_is_said_plainly(tmp_path):
     result = subprocess.run([*base, "--ssh", "0", "--ssh-keys", str(tmp_path / "empty")], capture_output=True,
                             text=True, timeout=30)
     assert result.returncode == 2 and "holds no key" in result.stderr
+
+
+def _pty_size(pid: int) -> tuple[int, int]:
+    """The (rows, columns) of a client's terminal, as the kernel holds them."""
+    tty = os.readlink(f"/proc/{pid}/fd/0")
+    rows, columns = subprocess.run(["stty", "-F", tty, "size"], capture_output=True, text=True, check=True).stdout.split()
+    return int(rows), int(columns)
+
+
+def _address_space_limit(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max address space"):
+            return int(line.split()[3])
+    raise AssertionError("no address space limit line")
+
+
+def test_a_huge_window_is_clamped_at_login_and_at_a_resize_and_the_clients_memory_is_bounded(door: DoorServer):
+    """65535 × 65535 cells would take a client gigabytes: the client is given at most MAX_COLUMNS × MAX_ROWS, at
+    login and at every resize (past 65535 too, which no terminal size can hold), and its address space is bounded."""
+
+    async def body():
+        wide = await Terminal.open(door.ssh_port, "wide", size=(65535, 65535))
+        await wide.wait_for(LOBBY, timeout=30)
+        [client] = door.clients()
+        assert _pty_size(client) == (MAX_ROWS, MAX_COLUMNS)
+        assert _address_space_limit(client) == CLIENT_MEMORY
+        wide.process.change_terminal_size(100000, 100000)
+        wide.process.change_terminal_size(30, 10)
+        deadline = time.monotonic() + WAIT
+        while _pty_size(client) != (10, 30):
+            assert time.monotonic() < deadline, _pty_size(client)
+            await asyncio.sleep(0.1)
+        wide.process.change_terminal_size(100000, 70000)
+        deadline = time.monotonic() + WAIT
+        while _pty_size(client) != (MAX_ROWS, MAX_COLUMNS):
+            assert time.monotonic() < deadline, _pty_size(client)
+            await asyncio.sleep(0.1)
+        wide.close()
+
+    run(body)
+    assert not any("Traceback" in line or "struct.error" in line for line in door.log), "".join(door.log)
+
+
+def _half_handshake(port: int, local: str) -> socket.socket:
+    """A connection that sends its version line and then nothing."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(local, 0))
+    sock.sendall(b"SSH-2.0-half\r\n")
+    return sock
+
+
+def _answered(sock: socket.socket) -> bool:
+    """The door sent its version line (False: it closed the connection at once)."""
+    try:
+        return sock.recv(4096).startswith(b"SSH-")
+    except ConnectionError:
+        return False
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> bool:
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(65536):
+            pass
+    except TimeoutError:
+        return False
+    except ConnectionError:
+        pass
+    return True
+
+
+def test_handshakes_are_capped_in_all_and_per_address_and_cut_at_the_login_deadline(tmp_path):
+    """Half-done handshakes are capped (here 3 at once, 2 from one address), refused before the key exchange
+    costs anything, and closed at the login deadline; a refused one is logged one line at a time, not per attempt."""
+    door = Door("127.0.0.1:1", tmp_path, max_handshakes=3, max_handshakes_per_address=2, login_timeout=1.5)
+    thread = DoorThread(door, "127.0.0.1", 0, name="SSH door")
+    port = thread.start()
+    held: list[socket.socket] = []
+    try:
+        one = [_half_handshake(port, "127.0.8.1") for _ in range(3)]
+        held += one
+        assert [_answered(sock) for sock in one] == [True, True, False]  # two from one address
+        other = [_half_handshake(port, "127.0.8.2") for _ in range(2)]
+        held += other
+        assert [_answered(sock) for sock in other] == [True, False]  # three in all
+        started = time.monotonic()
+        assert all(_closed_within(sock, 5) for sock in one[:2] + other[:1])
+        assert time.monotonic() - started < 4
+        again = _half_handshake(port, "127.0.8.1")  # the deadline freed the places
+        held.append(again)
+        assert _answered(again)
+    finally:
+        for sock in held:
+            sock.close()
+        thread.stop()
+
+
+def test_ssh_connections_from_one_address_are_capped_in_any_state(tmp_path):
+    door = Door("127.0.0.1:1", tmp_path, max_handshakes=10, max_handshakes_per_address=10, max_per_address=2)
+    thread = DoorThread(door, "127.0.0.1", 0, name="SSH door")
+    port = thread.start()
+    held = [_half_handshake(port, "127.0.8.3") for _ in range(3)]
+    try:
+        assert [_answered(sock) for sock in held] == [True, True, False]
+    finally:
+        for sock in held:
+            sock.close()
+        thread.stop()
+
+
+def test_with_a_door_open_a_local_process_keeps_the_per_address_share_and_the_doors_clients_show_the_token(door):
+    """The game port exempts nobody on loopback: a local process gets MAX_CONNECTIONS_PER_ADDRESS connections and
+    no more, and an SSH session's client still joins past them (its hello shows the token the door handed it)."""
+    held = []
+
+    def hello(sock: socket.socket) -> dict:
+        sock.sendall(encode({"kind": "hello", "id": 1, "version": PROTOCOL_VERSION, "name": "local"}))
+        decoder = FrameDecoder()
+        while True:
+            data = sock.recv(65536)
+            assert data, "closed before answering"
+            for frame in decoder.feed(data):
+                if frame.get("id") in (1, None):
+                    return frame
+
+    try:
+        for _ in range(MAX_CONNECTIONS_PER_ADDRESS):
+            sock = socket.create_connection(("127.0.0.1", door.port), timeout=5)
+            held.append(sock)
+            assert hello(sock)["kind"] == "ok"
+        past = socket.create_connection(("127.0.0.1", door.port), timeout=5)
+        held.append(past)
+        refused = hello(past)
+        assert refused["kind"] == "error" and refused["code"] == "too_many_connections", refused
+
+        async def body():
+            ann = await Terminal.open(door.ssh_port, "ann")
+            await ann.wait_for(LOBBY)
+            ann.close()
+
+        run(body)
+    finally:
+        for sock in held:
+            sock.close()

@@ -9,6 +9,10 @@ Without chromium the browser tests are skipped on a developer's machine but fail
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import logging
+import math
 import os
 import re
 import signal
@@ -22,7 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from quatro_server.web_door import COOKIE, WebDoor, person_of, web_urls
+from aiohttp import WSMessage, WSMsgType
+
+from quatro_server.doors import DoorThread
+from quatro_server.web_door import COOKIE, WebDoor, issue_token, issued, person_of, web_urls
 from helpers.web import WAIT, Page, WebServer, chromium_path, start_web
 
 pytestmark = pytest.mark.timeout(120)
@@ -335,3 +342,173 @@ def test_a_taken_web_port_is_said_plainly(tmp_path):
         result = subprocess.run([*command, "--web", str(port)], capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert f"cannot open the browser door on port {port}" in result.stderr and "in use" in result.stderr
+
+
+# --- the door's bounds, without a browser ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def gated(tmp_path):
+    """The browser door alone on a thread (no game behind it): short header deadline, small caps."""
+    door = WebDoor("127.0.0.1:1", tmp_path, header_timeout=1.0, max_connections=5, max_connections_per_address=3)
+    thread = DoorThread(door, "127.0.0.1", 0, name="browser door")
+    port = thread.start()
+    yield door, port
+    thread.stop()
+
+
+def _in_a_thread(coroutine):
+    """Run ``coroutine`` on an event loop of its own (the browser tests' Playwright holds this thread's)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def _open(port: int, local: str = "127.0.9.1") -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(local, 0))
+
+
+def _closed_after(sock: socket.socket, limit: float, drip: bytes | None = None) -> float:
+    """Seconds until the door closes ``sock`` (reading what it answers), dripping ``drip`` every 0.3 s meanwhile."""
+    started = time.monotonic()
+    sock.settimeout(0.3)
+    while time.monotonic() - started < limit:
+        try:
+            if not sock.recv(65536):
+                return time.monotonic() - started
+        except TimeoutError:
+            if drip is not None:
+                sock.sendall(drip)
+        except ConnectionError:
+            return time.monotonic() - started
+    return math.inf
+
+
+def test_a_request_whose_headers_drip_is_closed_at_the_header_deadline(gated):
+    door, port = gated
+    with _open(port) as slow:
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        assert _closed_after(slow, 5, drip=b"X-Slow: 1\r\n") < 2.5
+    with _open(port) as idle:  # a keep-alive connection that asks nothing more goes too
+        idle.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _closed_after(idle, 5) < 2.5
+
+
+def test_browser_connections_are_capped_in_all_and_per_address(tmp_path):
+    door = WebDoor("127.0.0.1:1", tmp_path, header_timeout=30, max_connections=5, max_connections_per_address=3)
+    thread = DoorThread(door, "127.0.0.1", 0, name="browser door")
+    port = thread.start()
+    held = [_open(port, "127.0.9.2") for _ in range(4)]
+    held += [_open(port, "127.0.9.3") for _ in range(3)]
+    try:
+        time.sleep(0.3)
+        closed = [_closed_after(sock, 0.5) < 0.5 for sock in held]
+        assert closed == [False, False, False, True, False, False, True], closed  # 3 from one address, 5 in all
+        assert door.gate.open == 5
+    finally:
+        for sock in held:
+            sock.close()
+        thread.stop()
+
+
+def test_junk_http_is_one_quiet_line_never_a_traceback(gated, caplog):
+    door, port = gated
+    caplog.set_level(logging.DEBUG)
+    junk = [b"GET / HTTP/9.9\r\n\r\n", b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", b"POST / HTTP/1.1\r\nHost\r\n\r\n"]
+    for i in range(120):
+        with _open(port, f"127.0.10.{i % 200 + 1}") as sock:
+            sock.sendall(junk[i % len(junk)])
+            _closed_after(sock, 5)
+    records = [r for r in caplog.records if r.name.startswith(("aiohttp", "quatro"))]
+    assert not [r for r in records if r.exc_info], [r.getMessage() for r in records if r.exc_info][:3]
+    assert 1 <= len(records) <= 2, [r.getMessage() for r in records]
+    assert "web_bad_request" in records[0].getMessage()
+
+
+def test_only_issued_tokens_are_visitors_and_their_directories_are_bounded(tmp_path):
+    door = WebDoor("127.0.0.1:1", tmp_path, max_visitor_dirs=3)
+    token = issue_token(door.secret)
+    assert issued(token, door.secret)
+    assert not issued(issue_token(b"another server's secret" * 2), door.secret)
+    assert not issued("x" * 43, door.secret)  # the shape of a token, never issued
+    nonce, mac = token.split(".")
+    assert not issued(f"{nonce}.{mac[::-1]}", door.secret)
+    assert WebDoor("127.0.0.1:1", tmp_path).secret == door.secret  # kept: a visitor's cookie holds after a restart
+    homes = []
+    for i in range(5):
+        homes.append(door.make_home(f"web-{i}"))
+        os.utime(homes[-1], (time.time() - 1000 + i, time.time() - 1000 + i))
+    left = sorted(path.name for path in (tmp_path / "web-clients").iterdir())
+    assert left == ["web-2", "web-3", "web-4"]  # the least recently seen went first
+
+
+def test_a_forged_cookie_gets_a_new_token_and_its_websocket_no_directory(gated, tmp_path):
+    door, port = gated
+    forged = "f" * 22 + "." + "g" * 22
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Cookie": f"{COOKIE}={forged}"})
+    with urllib.request.urlopen(request) as page:
+        cookie = page.headers["Set-Cookie"]
+    token = cookie.split("=", 1)[1].split(";", 1)[0]
+    assert token != forged and issued(token, door.secret)
+
+    async def websocket() -> bytes:
+        import aiohttp
+
+        async with aiohttp.ClientSession(cookies={COOKIE: forged}) as session:
+            async with session.ws_connect(f"http://127.0.0.1:{port}/ws") as ws:
+                message = await ws.receive(timeout=5)
+                return bytes(message.data)
+
+    assert b"needs its cookie" in _in_a_thread(websocket())
+    assert not (tmp_path / "web-clients").exists()
+
+
+class _Page:
+    """What ``_relay`` reads a page through: its messages, and what it sends back."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts, self.sent = texts, []
+
+    def __aiter__(self):
+        return self._messages()
+
+    async def _messages(self):
+        for text in self.texts:
+            yield WSMessage(WSMsgType.TEXT, text, None)
+
+    async def send_json(self, data) -> None:
+        self.sent.append(data)
+
+
+class _Visit:
+    def __init__(self) -> None:
+        self.keys: list[bytes] = []
+
+    async def send_bytes(self, data: bytes) -> None:
+        self.keys.append(data)
+
+
+def test_a_message_nested_too_deep_is_ignored_and_the_visit_goes_on(tmp_path):
+    """docs/web.md: anything malformed is ignored. 30000 levels deep fits in a message and is past what the
+    decoder reads (RecursionError): it is ignored like any other, and the messages after it are served."""
+    door = WebDoor("127.0.0.1:1", tmp_path)
+    page, visit = _Page(["[" * 30000 + "]" * 30000, '{"a":' * 5000 + "1" + "}" * 5000, '["stdin", "x"]',
+                         '["ping", "p1"]']), _Visit()
+    _in_a_thread(door._relay(page, visit))  # type: ignore[arg-type]
+    assert visit.keys == [b"x"] and page.sent == [["pong", "p1"]]
+
+
+def test_foreign_origins_are_refused_with_one_log_line_a_while(gated, caplog):
+    door, port = gated
+    caplog.set_level(logging.INFO)
+    for _ in range(20):
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/ws",
+            headers={"Origin": "http://evil.example", "Connection": "Upgrade", "Upgrade": "websocket",
+                     "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request)
+        assert refused.value.code == 403
+    lines = [r for r in caplog.records if "web_foreign_origin" in r.getMessage()]
+    assert len(lines) == 1
