@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
@@ -63,11 +63,13 @@ MOVE = "move"
 CHAT = "chat"
 PING = "ping"
 RESYNC = "resync"
+WATCH = "watch"
+WATCHERS = "watchers"
 
 #: The requests that are not game actions. Each game's player actions are requests too, one kind per action
 #: class (``quatro_shared.games.request_kinds()`` lists them all).
 LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
-                               MOVE, CHAT, PING, RESYNC)
+                               MOVE, CHAT, PING, RESYNC, WATCH, WATCHERS)
 
 # --- the games a table plays (``create_table``'s ``game``, the lobby list's ``game``) --------------------
 
@@ -84,8 +86,9 @@ UPDATE = "update"
 TABLE = "table"
 LOBBY = "lobby"
 BYE = "bye"
+WATCH_ENDED = "watch_ended"
 
-SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE})
+SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED})
 
 # --- why a lobby request is refused (the engine's reasons are in quatro_shared.actions.Reason) -----------
 
@@ -113,6 +116,12 @@ SERVER_FULL = "server_full"
 RATE_LIMITED = "rate_limited"
 TOO_MANY_CONNECTIONS = "too_many_connections"  # this address already holds its share of connections
 TOO_MANY_TABLES = "too_many_tables"  # this address already holds its share of open tables
+WATCHING = "watching"  # a request a connection watching a table does not make (leave first)
+NOT_WATCHABLE = "not_watchable"  # the table's host closed it to watchers
+
+#: Why a watcher is sent back to the lobby (the ``watch_ended`` push).
+CLOSED_TO_WATCHERS = "closed_to_watchers"  # the host closed the table to watchers
+TABLE_CLOSED = "table_closed"  # the table closed
 
 # --- protocol errors (the request could not be understood; see also quatro_shared.framing) ----------------
 

@@ -33,6 +33,9 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.Chat("again?"),
     m.Ping(),
     m.Resync(),
+    m.Watch(3),
+    m.Watch(3, password="s3cret"),
+    m.Watchers(False),
 ]
 
 SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, Phase.LOBBY, "standard", False, (0, 0))
@@ -135,6 +138,7 @@ def test_every_push_round_trips():
         m.Bye(m.BYE_SHUTDOWN, "going away"),
         m.ChatLine(3, 1, "bob", "again?"),
         m.ChatLine(None, None, "eve", "anyone for a game?"),
+        m.WatchEnded(3, p.CLOSED_TO_WATCHERS, "the host closed this table to watchers"),
     ]
     assert {type(push) for push in pushes} == set(m.PUSHES)
     for push in pushes:
