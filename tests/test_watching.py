@@ -13,6 +13,7 @@ import trio
 
 from quatro_server.server import Server, ServerConfig
 from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import WATCH_COUNT_INTERVAL
 from quatro_server.timing import FAST
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
@@ -145,7 +146,7 @@ async def test_leave_returns_a_watcher_to_the_lobby_and_the_count_follows(nurser
     assert (await wes.request(p.START))["reason"] == p.WATCHING
     assert (await wes.request(p.LEAVE))["kind"] == p.OK
     assert wes.core.watching is None
-    await ann.drain(0.2)
+    await ann.drain(WATCH_COUNT_INTERVAL + 0.3)  # a change of the watchers alone is told at most once a second
     assert ann.seating["watchers"] == 0
     # In the lobby again: told of the list, and free to create a table.
     assert (await wes.request(p.LIST_TABLES))["tables"][0]["watchers"] == 0
@@ -264,3 +265,32 @@ async def test_watch_ended_is_told_by_the_client_core(nursery):
         while not stopped:
             await wes.next_frame()
     assert stopped[0].ended.reason == p.CLOSED_TO_WATCHERS
+
+
+def test_a_crowd_of_watchers_arriving_at_once_costs_the_table_one_count_a_second():
+    """Each watcher gets the ``table`` push as it comes; the seats and the other watchers are told the count at most
+    once per ``WATCH_COUNT_INTERVAL``, and the last count is always told."""
+    from helpers.lobby_peer import RecordingPeer
+    from quatro_shared.wire import request_from_wire, to_wire as wire
+
+    lobby = Lobby(seed=3)
+    ann = RecordingPeer("ann")
+
+    def ask(peer: RecordingPeer, now: float, **fields: Any) -> dict[str, Any]:
+        return wire(lobby.handle(peer, request_from_wire({"id": 1, **fields}), now))
+
+    assert ask(ann, 0.0, kind=p.CREATE_TABLE, players=4)["kind"] == p.OK
+    room = lobby.rooms[1]
+    crowd = [RecordingPeer(f"w{i}") for i in range(50)]
+    ann.sent.clear()
+    for i, watcher in enumerate(crowd):
+        assert ask(watcher, 0.5 + i * 0.001, kind=p.WATCH, table=1)["watchers"] == i + 1
+    tables = [f for f in ann.sent if f["kind"] == p.TABLE]
+    assert [f["watchers"] for f in tables] == [1]  # the first at once; the rest wait for the interval
+    assert room.next_wake() == pytest.approx(0.5 + WATCH_COUNT_INTERVAL)
+    room.tick(0.5 + WATCH_COUNT_INTERVAL)
+    tables = [f for f in ann.sent if f["kind"] == p.TABLE]
+    assert [f["watchers"] for f in tables] == [1, 50]
+    # The first watcher was told each arrival's count no more often: its own push, then the two counts.
+    assert [f["watchers"] for f in crowd[0].sent if f["kind"] == p.TABLE] == [1, 1, 50]
+    assert all(sum(f["kind"] == p.TABLE for f in w.sent) <= 2 for w in crowd[1:])

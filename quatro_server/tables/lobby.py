@@ -352,7 +352,7 @@ class Lobby:
         watched = self._stop_watching(peer)  # a watcher takes a free seat between matches
         secret = self._seat(peer, room, seat)
         if watched is not None and watched is not room:
-            watched.tell_seating()
+            watched.watchers_changed(now)
         return m.Ok(request.id, m.Seated(room.id, seat, secret))
 
     def _watch(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
@@ -475,7 +475,7 @@ class Lobby:
         self._chatted.pop(peer, None)
         watched = self._stop_watching(peer)
         if watched is not None and self.rooms.get(watched.id) is watched:
-            watched.tell_seating()
+            watched.watchers_changed(now)
             self.announce()
         room, seat = peer.room, peer.seat
         if room is None or seat is None:

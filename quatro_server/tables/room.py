@@ -41,6 +41,9 @@ ABANDON_AFTER = 600.0
 #: Seconds a table whose match never started lives on with nobody connected: there is no score to keep, and
 #: a table left behind by a dropped (or hostile) creator would otherwise hold a slot of ``limits.MAX_TABLES``.
 UNSTARTED_ABANDON_AFTER = 90.0
+#: Seconds between two ``table`` pushes told for a change of the watchers alone: a crowd arriving at once costs the
+#: table one push a second, not one per watcher to every seat and watcher.
+WATCH_COUNT_INTERVAL = 1.0
 
 
 class Peer(Protocol):
@@ -141,6 +144,9 @@ class Room:
     watch_seq: int = 0
     #: Every watcher has had a snapshot of the current match (a new match's first watchers' frame is one).
     watch_synced: bool = False
+    #: When the watchers' count was last told (the ``table`` push), and when it is due to be told again (None: told).
+    watch_told_at: float = -math.inf
+    watch_count_due: float | None = None
 
     def __post_init__(self) -> None:
         # When each seat was taken, counted on from the seats the room is made with (a restored room's).
@@ -221,11 +227,12 @@ class Room:
     # --- watchers --------------------------------------------------------------------------------
 
     def watch(self, peer: Peer, now: float) -> None:
-        """``peer`` watches the table from now on: everyone is told the new count (the ``table`` push), then the watcher,
-        once the match has begun, is sent a snapshot of the public table."""
+        """``peer`` watches the table from now on: it is sent the ``table`` push, then, once the match has begun, a
+        snapshot of the public table; the others are told the new count (``watchers_changed``)."""
         alone = not self.watchers
         self.watchers[peer] = None
-        self.tell_seating()
+        peer.send(encode(to_wire(self.seating())))
+        self.watchers_changed(now)
         if self.table is not None:
             self.watch_snapshot(peer, now)
             self.watch_synced = self.watch_synced or alone
@@ -235,6 +242,25 @@ class Room:
         last frame: the audience's next frame follows it."""
         if self.table is not None:
             peer.send(self.game.batch(self.id, self.table, [], now).update(NO_SEAT, self.watch_seq, (), True))
+
+    def watchers_changed(self, now: float) -> None:
+        """The count of watchers changed: the ``table`` push tells it now, or, if it was told less than
+        ``WATCH_COUNT_INTERVAL`` ago, when the interval is over (the timer's ``tick``), once for every change since."""
+        if self.watch_count_due is not None:
+            return
+        if now >= self.watch_told_at + WATCH_COUNT_INTERVAL:
+            self.watch_told_at = now
+            self.tell_seating()
+            return
+        self.watch_count_due = self.watch_told_at + WATCH_COUNT_INTERVAL
+        self.on_change()
+
+    def _tell_watch_count(self, now: float) -> None:
+        due = self.watch_count_due
+        if due is not None and due <= now:
+            self.watch_count_due = None
+            self.watch_told_at = now
+            self.tell_seating()
 
     def unwatch(self, peer: Peer) -> bool:
         """``peer`` watches no more; whether it was watching."""
@@ -355,6 +381,9 @@ class Room:
     def _next_wake(self) -> float | None:
         # The earliest of the wakes below, or None if there is none; asked after every batch, so it builds nothing.
         wake: float | None = None if self.idle_since is None else self.idle_since + self.abandon_limit()
+        due = self.watch_count_due
+        if due is not None and (wake is None or due < wake):
+            wake = due
         table = self.table
         if table is not None and not self.game.over(table):
             for s in self.seats:
@@ -368,7 +397,8 @@ class Room:
     def tick(self, now: float) -> None:
         """Let time pass: fire the engine's deadlines and let every bot whose time has come look and act. A slow
         bot's decision (``Game.slow_bot``) is handed to ``think`` when there is one, and played on its return
-        (``bot_decided``); until then the seat's bot is not asked again."""
+        (``bot_decided``); until then the seat's bot is not asked again. A count of watchers due is told."""
+        self._tell_watch_count(now)
         if self.table is None:
             return
         emits = self.advance(now)
