@@ -164,8 +164,10 @@ class ClientCore:
         #: The server's hello reply on this connection; None before it.
         self.welcome: m.Welcome | None = None
         self.place: Place | None = None
-        #: The table this connection watches from no seat (protocol section 18); None when it watches none.
+        #: The table this connection watches from no seat (protocol section 18); None when it watches none. The
+        #: request that began it is kept, to watch again after a reconnection (``rewatch``).
         self.watching: int | None = None
+        self._watch: m.Watch | None = None
         #: The ``seq`` of the seat's last update in order; None before the first on this seat.
         self.seq: int | None = None
         #: Why updates are being dropped until the next snapshot (an update went missing); None when in step.
@@ -209,6 +211,13 @@ class ClientCore:
         if self.place is None:
             raise ValueError("no seat to rejoin")
         return self.send(m.Rejoin(self.place.table, self.place.secret, True if takeover else None), now)
+
+    def rewatch(self, now: float) -> tuple[int, bytes]:
+        """The request that watches this client's table again (after a reconnection, or to resync); needs one
+        watched."""
+        if self._watch is None or self.watching is None:
+            raise ValueError("no table to watch again")
+        return self.send(self._watch, now)
 
     def resync(self, now: float) -> tuple[int, bytes]:
         """Ask for a snapshot of the seat's view on this connection (its ``seq`` goes on; the snapshot is the new
@@ -317,8 +326,8 @@ class ClientCore:
             self.name = request.name  # a reconnection says hello with the new name
         if isinstance(payload, m.Welcome):
             self.welcome = payload
-        elif isinstance(payload, m.Watching):
-            self.watching = payload.table
+        elif isinstance(payload, m.Watching) and isinstance(request, m.Watch):
+            self.watching, self._watch = payload.table, request
         elif isinstance(payload, m.Seated):
             self.place = Place(payload.table, payload.seat, payload.secret)
             self.watching = None
