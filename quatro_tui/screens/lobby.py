@@ -98,7 +98,7 @@ class LobbyScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         ascii_only = self.app.game.ascii_only
         yield StatusBar()
-        yield Static("[b]Tables on this server[/b]  (enter joins the highlighted one; w watches it; c creates one)", classes="pad")
+        yield Static("[b]Tables on this server[/b]  (enter joins the highlighted one, w watches it)", classes="pad")
         yield DataTable(id="tables", cursor_type="row")
         with Horizontal(id="create"):
             name = self.app.conn.name if self.app.conn is not None else ""

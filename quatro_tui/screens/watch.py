@@ -57,18 +57,18 @@ def watching_line(game: Game, ascii_only: bool) -> Text:
 
 
 class WatchBanner(GameWidget):
-    """What is being watched, how many watch, and, once the match is over, who won."""
+    """What is being watched, how many watch, and, once the match is over, who won: always two lines."""
 
     def draw(self) -> Text:
         game = self.game
         text = watching_line(game, game.ascii_only)
         view = game.view
+        text.append("\n")
         if view is not None and view.phase is Phase.OVER and view.winners:
-            text.append("\n")
             text.append(" MATCH OVER ", style="bold reverse")
             text.append(f"  {words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}!", style="bold")
         elif view is None and game.game_view is None:
-            text.append("\nThe match has not started: the table waits for its players.", style="dim")
+            text.append("The match has not started: the table waits for its players.", style="dim")
         return text
 
 
