@@ -26,6 +26,7 @@ from quatro_shared import messages as m
 from quatro_shared import games
 from quatro_shared import protocol as p
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
+from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.connection import (
@@ -340,6 +341,13 @@ class QuatroApp(App[str | None]):
             self.game.watching = None
         return reply
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "take_seat":  # a watcher's j: while the watched table waits with a free seat
+            seating = self.game.seating
+            return (self.game.watching is not None and seating is not None and seating.phase is Phase.LOBBY
+                    and any(not s.taken for s in seating.seats))
+        return super().check_action(action, parameters)
+
     def action_take_seat(self) -> None:
         """A watcher takes a free seat of the table it watches (while the table waits for its match)."""
         table = self.game.watching
@@ -411,8 +419,8 @@ class QuatroApp(App[str | None]):
                 self.send(m.Start())
         self.route()
         self.game_changed()
-        if isinstance(self.screen, RoomScreen):
-            self.screen.refresh_bindings()  # the host's keys follow the host
+        if isinstance(self.screen, RoomScreen) or self.game.watching is not None:
+            self.screen.refresh_bindings()  # the host's keys follow the host; a watcher's j, the free seats
 
     def on_server_chat(self, message: ServerChat) -> None:
         if self.stale(message):

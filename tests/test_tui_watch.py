@@ -12,6 +12,7 @@ from quatro_shared import quarto as q
 from quatro_shared.views import NO_SEAT, Phase
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.cli import parser
+from quatro_tui.connection import ServerWatchEnded
 from quatro_tui.games.quarto.screen import QuartoWatchScreen
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
@@ -51,6 +52,7 @@ def test_lobby_w_watches_the_highlighted_table_and_follows_its_match_from_no_sea
             await until(lambda: ann.seating is not None and ann.seating.watchers == 1, what="the host told")
             await ann.act(p.START)
             await until(lambda: isinstance(app.screen, WatchScreen), what="the watch screen")
+            assert "j" not in app.screen.active_bindings or not app.check_action("take_seat", ())
             await ann.wait_phase(Phase.SIGNING)
             await ann.act("ready")
             await until(lambda: app.game.view is not None and app.game.view.phase is Phase.ROUND, timeout=20,
@@ -121,6 +123,36 @@ def test_j_takes_a_free_seat_of_the_watched_table_before_its_match(quatro_server
     run(body)
 
 
+def test_the_host_closes_the_waiting_room_to_watchers_with_v_and_opens_it_again(quatro_server):
+    async def body():
+        wen = await Player(quatro_server, "wen").start()
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            await pilot.pause()
+            await pilot.press("c")
+            await until(lambda: isinstance(app.screen, RoomScreen) and app.game.is_host(), what="our room")
+            table_id = app.game.seating.table
+            await wen.act(p.WATCH, table=table_id)
+            try:
+                await until(lambda: "1 watching" in screen_text(app) and "v close to watchers" in screen_text(app),
+                            what="the count in the room, and the host's v")
+            except AssertionError:
+                raise AssertionError(screen_text(app) + repr(app.game.seating))
+            await pilot.press("v")
+            await until(lambda: any(isinstance(msg, ServerWatchEnded) for msg in wen.messages), what="wen sent away")
+            await until(lambda: "closed to watchers" in screen_text(app), what="closed")
+            refused = await wen.request(p.WATCH, table=table_id)
+            assert refused["reason"] == p.NOT_WATCHABLE
+            await pilot.press("v")
+            await until(lambda: "v close to watchers" in screen_text(app), what="open again")
+            assert (await wen.request(p.WATCH, table=table_id))["kind"] == p.OK
+            await pilot.press("ctrl+q")
+        await wen.close()
+
+    run(body)
+
+
 def test_quatro_join_watch_shows_a_quarto_board_without_move_keys(quatro_server):
     async def body():
         cy = await Player(quatro_server, "cy").start()
@@ -134,7 +166,8 @@ def test_quatro_join_watch_shows_a_quarto_board_without_move_keys(quatro_server)
             assert isinstance(view, q.QuartoView) and view.seat == NO_SEAT and q.legal(view) == []
             await until(lambda: "WATCHING" in screen_text(app) and "1 watching" in screen_text(app), what="WATCHING")
             bound = set(app.screen.active_bindings)
-            assert {"j", "q"} <= bound and "enter" not in bound and "n" not in bound
+            assert "q" in bound and "enter" not in bound and "n" not in bound
+            assert not app.check_action("take_seat", ())  # the match is under way: no seat to take
             await pilot.press("escape")
             await until(lambda: isinstance(app.screen, LobbyScreen), what="back in the lobby")
             await pilot.press("ctrl+q")
@@ -146,3 +179,11 @@ def test_quatro_join_watch_shows_a_quarto_board_without_move_keys(quatro_server)
 def test_quatro_join_watch_takes_a_table_number():
     args = parser().parse_args(["join", "127.0.0.1:7777", "--watch", "3"])
     assert args.watch == 3 and args.table is None
+
+
+@pytest.mark.parametrize("phase", [Phase.ROUND, Phase.BREAK], ids=["round", "reveal"])
+def test_the_watch_screen_looks(snap_compare, phase):
+    """A watcher's Quatro table: every seat alike, the center, no hand, WATCHING with the count; the reveal after."""
+    from helpers.snapshot_games import watched_game
+
+    assert snap_compare(QuatroApp(game=watched_game(4, phase)), terminal_size=(80, 24))
