@@ -176,6 +176,26 @@ def test_quatro_join_watch_shows_a_quarto_board_without_move_keys(quatro_server)
     run(body)
 
 
+def test_a_watchers_dropped_link_watches_again_with_a_fresh_snapshot(quatro_server):
+    """The client's connection comes back to what it watched, as a seat's comes back to its seat (R19)."""
+    async def body():
+        ann, table_id = await table_with_bots(quatro_server)
+        await ann.act(p.START)
+        wes = await Player(quatro_server, "wes").start()
+        await wes.act(p.WATCH, table=table_id)
+        await until(lambda: wes.view is not None, what="the first snapshot")
+        snapshots = sum(1 for msg in wes.messages if getattr(msg, "snapshot", False))
+        wes.conn.abort()
+        await until(lambda: sum(1 for msg in wes.messages if getattr(msg, "snapshot", False)) > snapshots,
+                    timeout=20, what="a fresh snapshot after the reconnection")
+        assert wes.conn.core.watching == table_id and wes.conn.core.place is None
+        assert wes.view is not None and wes.view.seat == NO_SEAT
+        await ann.close()
+        await wes.close()
+
+    run(body)
+
+
 def test_quatro_join_watch_takes_a_table_number():
     args = parser().parse_args(["join", "127.0.0.1:7777", "--watch", "3"])
     assert args.watch == 3 and args.table is None
