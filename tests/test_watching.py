@@ -294,3 +294,49 @@ def test_a_crowd_of_watchers_arriving_at_once_costs_the_table_one_count_a_second
     # The first watcher was told each arrival's count no more often: its own push, then the two counts.
     assert [f["watchers"] for f in crowd[0].sent if f["kind"] == p.TABLE] == [1, 1, 50]
     assert all(sum(f["kind"] == p.TABLE for f in w.sent) <= 2 for w in crowd[1:])
+
+
+def test_a_watcher_that_does_not_read_is_dropped_as_any_connection_over_its_outbound_bound():
+    """A watcher's frames go into its own bounded outbox, as a seat's do: one that is never emptied is closed
+    ``slow_reader`` once the table's frames pass the bound, and the table plays on for everyone else."""
+    import trio.testing
+
+    from quatro_server.server import Connection
+
+    class NoStream:
+        async def aclose(self) -> None:
+            return None
+
+    async def main() -> None:
+        lobby = Lobby(timing_profiles={"fast": FAST}, seed=4)
+        lobby.default_timing = "fast"
+        server = Server(lobby)
+        ids = iter(range(1, 10_000))
+
+        def ask(conn: Connection, **fields: Any) -> None:
+            server._answer(conn, {**fields, "id": next(ids)})
+
+        host = Connection(NoStream(), "host", None)  # type: ignore[arg-type]
+        lurker = Connection(NoStream(), "lurker", None, max_outbound_bytes=4096)  # type: ignore[arg-type]
+        ask(host, kind="hello", version=p.PROTOCOL_VERSION, name="ann")
+        ask(lurker, kind="hello", version=p.PROTOCOL_VERSION, name="wes")
+        ask(host, kind="create_table", players=4)
+        room = host.room
+        assert room is not None
+        for _ in range(3):
+            ask(host, kind="add_bot")
+        ask(lurker, kind="watch", table=room.id)
+        assert lurker in room.watchers
+        ask(host, kind="start")
+        now = 0.0
+        while lurker.closed_reason is None and now < 120:
+            now += 0.1
+            clock.jump(0.1)
+            server._tick(room, trio.current_time())
+            host.take()
+            host.outbox.size = 0  # the host reads everything
+        assert lurker.closed_reason == "slow_reader"
+        assert host.closed_reason is None and room.table is not None
+
+    clock = trio.testing.MockClock()
+    trio.run(main, clock=clock)
