@@ -4,7 +4,9 @@ A frame is judged against what its seat may know at that moment: its own hand, t
 its own channel emoji, and what the frame itself makes public (a public swap, a deal, a pulse). Anything else
 that looks like a card or a sign, before the reveal, is a leak; so is a private event addressed to another
 seat or team, a seat secret in any frame but the owner's own ``create_table``/``join`` reply, and a card, a
-sign or a private key in a seating, lobby or reply frame. The caller may pass the engine's truth (the tests
+sign or a private key in a seating, lobby or reply frame. A watcher's frames (protocol section 18) are judged as the
+public audience's, seat ``NO_SEAT`` of no team: no hand, no team's sign and no seat's emoji choice before the reveal,
+no cooldowns and no seat's own part of a view (``watcher_frame_leaks``). The caller may pass the engine's truth (the tests
 record it) or rely on the seat's view as its client knows it (``quatro-server soak``, which sees only the wire:
 a snapshot's view, or the state built from the updates since with ``quatro_shared.apply``; protocol 2 sends a
 full view only in a snapshot).
@@ -18,6 +20,7 @@ from typing import Any
 from quatro_shared import protocol as p
 from quatro_shared.cards import is_card
 from quatro_shared.signs import is_sign
+from quatro_shared.views import NO_SEAT
 
 #: Keys that name something private; never in a seating, lobby or reply frame (but the seat's own secret).
 PRIVATE_KEYS = frozenset({"hand", "hands", "sign", "signs", "secret", "channel_sign", "center"})
@@ -167,3 +170,26 @@ built it, with this frame applied (for an update that is not a snapshot)."""
         if is_card(value) or is_sign(value):
             leaks.append(f"{value!r} in a {kind} frame")
     return leaks
+
+
+def watcher_frame_leaks(
+    frame: dict[str, Any], *, known: dict[str, Any] | None = None, secrets: Iterable[str] = ()
+) -> list[str]:
+    """What a frame received by a watcher of a table (protocol section 18) carries that the public table may not see;
+    ``known``: the watcher's view as its client built it, with this frame applied (for an update that is not a
+    snapshot). Its updates are judged as seat ``NO_SEAT``'s, of no team (the public audience): a hand, a team's sign or
+    a seat's chosen emoji, any card or sign beyond the public ones before the reveal, a seat's cooldowns, or a view
+    that holds a seat's own part is a leak. Its other frames are judged as a lobby connection's."""
+    if frame.get("kind") != p.UPDATE:
+        return frame_leaks(frame, None, None, secrets=secrets)
+    leaks: list[str] = []
+    if any(isinstance(v, str) and v in set(secrets) for v in values(frame)):
+        leaks.append("a seat's secret")
+    if "own" in frame:
+        leaks.append("a seat's cooldowns in a watcher's update")
+    view = frame.get("view", known)
+    if view is not None and (
+        view.get("hand") or view.get("sign") is not None or view.get("channel_sign") is not None or view.get("channel_held")
+    ):
+        leaks.append("a seat's own part in a watcher's view")
+    return leaks + update_leaks(frame, NO_SEAT, NO_SEAT, known=known)

@@ -32,7 +32,7 @@ from quatro_shared.actions import Reason, Refusal
 from quatro_shared.cards import CENTER_SIZE, HAND_SIZE, Card, deck_for, has_three_of_a_rank, is_four_of_a_kind
 from quatro_shared.signs import SIGNS, Sign, is_sign
 from quatro_shared.legal import phase_refusal
-from quatro_shared.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.views import NO_SEAT, Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared import seating
 
 from quatro_server.rules import Outcome
@@ -51,7 +51,15 @@ class Emit:
     team: int | None = None
     seat: int | None = None
 
+    @property
+    def public(self) -> bool:
+        """Whether the whole table may see it: the public audience's events (a watcher's, ``NO_SEAT``)."""
+        return self.seat is None and self.team is None
+
     def visible_to(self, seat: int, team: int) -> bool:
+        """Whether ``seat`` of ``team`` may see it; ``NO_SEAT`` (no seat, no team) sees the public events alone."""
+        if seat == NO_SEAT:
+            return self.public
         if self.seat is not None:
             return self.seat == seat
         if self.team is not None:
@@ -688,11 +696,15 @@ def _ms(seconds: float) -> int:
 def view(table: Table, seat: int, now: float) -> SeatView:
     """Everything ``seat`` may know at ``now``, and nothing more (H1). The only snapshot of a table that leaves it.
     Its countdowns are the table's ``clock`` and the seat's ``own_waits``, worked out by the same code: an update that
-    carries those two shows what a fresh view would."""
+    carries those two shows what a fresh view would. ``NO_SEAT`` (a watcher) gets the public table alone: no hand,
+    no team's sign, no channel and no cooldowns of its own."""
     now = max(now, table.now)
-    me = table._seats[seat]
-    team = table.team_of(seat)
     phase_ms, next_pulse, last_pulse, vote_ms, vote_wait_ms = _countdowns(table, now)
+    if seat == NO_SEAT:
+        me, team, partner, sign = _NOBODY, NO_SEAT, NO_SEAT, None
+    else:
+        me, team = table._seats[seat], table.team_of(seat)
+        partner, sign = table.partner_of(seat), table.signs[team]
     swap_wait_ms, channel_wait_ms = own_waits(table, seat, now)
     seats = tuple(
         SeatState(
@@ -713,12 +725,12 @@ def view(table: Table, seat: int, now: float) -> SeatView:
         seat=seat,
         players=table.players,
         team=team,
-        partner=table.partner_of(seat),
+        partner=partner,
         phase=table.phase,
         round=table.round,
         hand=tuple(me.hand),
         center=tuple(table.center),
-        sign=table.signs[team],
+        sign=sign,
         seats=seats,
         scores=tuple(table.scores),
         target_score=int(table.timing.target_score),
@@ -737,6 +749,10 @@ def view(table: Table, seat: int, now: float) -> SeatView:
         winners=table.winners,
         pulse_interval_ms=_ms(table.timing.pulse_interval),
     )
+
+
+#: What a view from no seat holds of its own: nothing (``view`` for ``NO_SEAT``).
+_NOBODY = _Seat(bot=False, order=-1)
 
 
 def clock(table: Table, now: float) -> Clock:
@@ -796,7 +812,7 @@ def own_timers(table: Table, seat: int, now: float) -> OwnTimers:
 def own_waits(table: Table, seat: int, now: float) -> tuple[int, int]:
     """The seat's own cooldowns at ``now``, swap then channel, as a plain pair: the one place they are worked out,
     for ``view``, ``own_timers`` and the update frames (which pack them without building an ``OwnTimers``)."""
-    if table.phase is not Phase.ROUND:
+    if table.phase is not Phase.ROUND or seat == NO_SEAT:
         return 0, 0
     if now < table.now:
         now = table.now

@@ -90,7 +90,9 @@ class Commentary(Protocol):
 
 
 class UpdateBatch(Protocol):
-    """One batch of a table's events about to be told to its seats (``quatro_server.updates.Batch`` for Quatro)."""
+    """One batch of a table's events about to be told to its seats (``quatro_server.updates.Batch`` for Quatro).
+    Its watchers are seat ``NO_SEAT`` of team ``NO_SEAT`` (``quatro_shared.views``): ``seen_by`` gives them the public
+    events alone, and ``update`` a frame with nothing of a seat's own (protocol section 18)."""
 
     def seen_by(self, seat: int, team: int) -> tuple[int, ...]: ...
 

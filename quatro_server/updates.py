@@ -17,7 +17,8 @@ other update carries the table's clock, and the seat its cooldowns. Which of the
 events its seat is sent alone (``Batch.timeless_for``): a private event elsewhere in the batch has no say (H3).
 
 Which events a seat gets is decided by ``Emit.visible_to``, the engine's one gate of hidden information (H1, H3);
-this module only encodes what it is handed.
+this module only encodes what it is handed. The public audience (every watcher of the table, protocol section 18)
+is seat ``NO_SEAT``: it sees the public events alone, has no cooldowns, and one frame a batch serves every watcher.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from quatro_shared import messages as m
 from quatro_shared.events import Pulse, Swapped
 from quatro_shared import protocol as p
 from quatro_shared.framing import MAX_FRAME_BYTES, PREFIX_BYTES, encode, frame
+from quatro_shared.views import NO_SEAT
 from quatro_shared.wire import to_wire
 
 _packb: Callable[[object], bytes] = msgpack.Packer(use_bin_type=True, autoreset=True).pack
@@ -238,7 +240,10 @@ class Batch:
             events = tuple(self.emits[i].event for i in seen)
             return encode(to_wire(m.Update(self.table_id, seq, True, self.at, events, view(self.table, seat, self.now))))
         timeless = self.timeless_for(seen)
-        swap_ms, channel_ms = (self._running_on() if timeless else self._clocked())[seat]
+        if seat == NO_SEAT:  # a watcher: no cooldowns of its own (a clock, when there is one, is the table's)
+            swap_ms, channel_ms = _RUN_ON if timeless else (0, 0)
+        else:
+            swap_ms, channel_ms = (self._running_on() if timeless else self._clocked())[seat]
         header, end = self._end(swap_ms, channel_ms, timeless)
         tail = self._tails.get(seen) or self._tail(seen, timeless)
         seq_bytes = _FIXINTS[seq] if seq < 128 else _packb(seq)

@@ -27,6 +27,7 @@ from quatro_shared import messages as m
 from quatro_shared import games
 from quatro_shared import protocol as p
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
+from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.connection import (
@@ -42,6 +43,7 @@ from quatro_tui.connection import (
     ServerGone,
     ServerLobby,
     ServerSeating,
+    ServerWatchEnded,
     ServerUpdate,
 )
 from quatro_tui.game import Game
@@ -98,6 +100,8 @@ class Join:
     #: was closed or crashed comes back to its seat.
     rejoin_table: int | None = None
     rejoin_secret: str | None = None
+    #: A table to watch from no seat (``quatro join --watch``) instead of joining one.
+    watch: int | None = None
 
 
 class QuatroApp(App[str | None]):
@@ -250,6 +254,12 @@ class QuatroApp(App[str | None]):
         self.games = list(hello.games) if hello.games else [p.QUATRO]
         if isinstance(plan, Play):
             await self._set_up_play(plan)
+        elif plan.watch is not None:
+            reply = await self.watch_table(plan.watch, plan.password)
+            if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Watching)):
+                why = getattr(reply, "message", None) or "the connection was lost"
+                self.exit(f"quatro: cannot watch table {plan.watch}: {words.ended(why)}", return_code=1)
+                return
         elif await self._rejoin(plan):
             pass
         elif plan.table is not None:
@@ -343,6 +353,50 @@ class QuatroApp(App[str | None]):
             self.remember_seat(reply.payload.table, reply.payload.secret, self.conn.core.name)
         return reply
 
+    async def watch_table(self, table: int, password: str | None) -> m.Reply | None:
+        """Watch ``table`` from no seat: its watch screen shows from the ``table`` push that comes before the reply."""
+        self.game.watching = table
+        reply = await self.request(m.Watch(table, password or None))
+        if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Watching)):
+            self.game.watching = None
+        return reply
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "take_seat":  # a watcher's j: while the watched table waits with a free seat
+            seating = self.game.seating
+            return (self.game.watching is not None and seating is not None and seating.phase is Phase.LOBBY
+                    and any(not s.taken for s in seating.seats))
+        return super().check_action(action, parameters)
+
+    def action_take_seat(self) -> None:
+        """A watcher takes a free seat of the table it watches (while the table waits for its match)."""
+        table = self.game.watching
+        if table is None:
+            return
+        password = getattr(self.plan, "password", None)
+        self.run_worker(self._take_seat(table, password), group="requests", exit_on_error=False)
+
+    async def _take_seat(self, table: int, password: str | None) -> None:
+        reply = await self.request(m.Join(table, password or None))
+        if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated):
+            self.game.watching = None
+            self.game.my_seat = reply.payload.seat
+            self.route()
+            self.game_changed()
+
+    def action_stop_watching(self) -> None:
+        """Back to the lobby from a watched table, on the same connection."""
+        if self.conn is not None and self.game.watching is not None:
+            self.run_worker(self._to_lobby(self.conn), name="lobby", group="lobby", exclusive=True, exit_on_error=False)
+
+    def on_server_watch_ended(self, message: ServerWatchEnded) -> None:
+        """The host closed the table to watchers, or it closed: back to the lobby, told why."""
+        if self.stale(message):
+            return
+        self._show_lobby(self.tables)
+        if isinstance(self.screen, LobbyScreen):
+            self.screen.note(f"Watching ended: {message.text}.")
+
     def send(self, body: m.RequestBody) -> None:
         """Fire a request from a key or a click; its refusal, if any, lands in the feed."""
         self.run_worker(self.request(body), group="requests", exit_on_error=False)
@@ -385,8 +439,8 @@ class QuatroApp(App[str | None]):
                 self.send(m.Start())
         self.route()
         self.game_changed()
-        if isinstance(self.screen, RoomScreen):
-            self.screen.refresh_bindings()  # the host's keys follow the host
+        if isinstance(self.screen, RoomScreen) or self.game.watching is not None:
+            self.screen.refresh_bindings()  # the host's keys follow the host; a watcher's j, the free seats
 
     def on_server_chat(self, message: ServerChat) -> None:
         if self.stale(message):
@@ -534,7 +588,7 @@ class QuatroApp(App[str | None]):
     async def _to_lobby(self, conn: Connection) -> None:
         """Leave the table and show the server's lobby: its tables, and creating one (bots at every level)."""
         try:
-            if self.game.me is not None:
+            if self.game.me is not None or self.game.watching is not None:
                 await conn.request(m.Leave())
             listing = await conn.request(m.ListTables())
         except ConnectionLost:
@@ -598,7 +652,9 @@ class QuatroApp(App[str | None]):
         return None
 
     def wanted_screen(self) -> type[Screen[None]] | None:
-        """The screen the table's state calls for, as its game says."""
+        """The screen the table's state calls for, as its game says (its watch screen for a table watched)."""
+        if self.game.watching is not None:
+            return self.client_game().watch_screen(self.game)
         return self.client_game().screen(self.game)
 
     def make_screen(self, wanted: type[Screen[None]]) -> Screen[None]:

@@ -152,6 +152,8 @@ def parser() -> argparse.ArgumentParser:
                       help=f"the server (default: pick one of those announced on the LAN, this machine's or the last "
                            f"one used; port {DEFAULT_PORT} if left out)")
     join.add_argument("--table", type=int, default=None, help="join this table at once")
+    join.add_argument("--watch", type=int, default=None, metavar="TABLE",
+                      help="watch this table from no seat: the public table, every channel and the reveal")
     join.add_argument("--password", type=_password, default=None, help="the table's password, if it has one")
     join.add_argument("--name", type=_name, default=None,
                       help="your name at the table (default: asked, your login name filled in)")
@@ -329,9 +331,12 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         from quatro_tui.app import Join
 
         server = None
-        plan = Join(host, port, name, args.table, args.password)
+        if args.watch is not None and args.table is not None:
+            print("quatro: --watch and --table: watch a table, or join one", file=sys.stderr)
+            return 2
+        plan = Join(host, port, name, args.table, args.password, watch=args.watch)
         # Only this person's seat: two people under one account never come back to each other's.
-        remembered = None if ask_name else settings.remembered_seat(address, name, args.table, person)
+        remembered = None if ask_name or args.watch is not None else settings.remembered_seat(address, name, args.table, person)
         if remembered is not None:
             plan.rejoin_table, plan.rejoin_secret = remembered.table, remembered.secret
         settings.server = address

@@ -36,6 +36,7 @@ from quatro_shared.client import (
     SeatingChanged,
     ServerBye as ByeReceived,
     TablesListed,
+    WatchStopped,
     Updated,
 )
 from quatro_shared.framing import ProtocolError
@@ -107,6 +108,14 @@ class ServerChat(LinkMessage):
     def __init__(self, line: m.ChatLine):
         super().__init__()
         self.line = line
+
+
+class ServerWatchEnded(LinkMessage):
+    """This connection watches its table no more (the server's ``watch_ended`` push): it is in the lobby."""
+
+    def __init__(self, table: int, reason: str, text: str):
+        super().__init__()
+        self.table, self.reason, self.text = table, reason, text
 
 
 class ServerBye(LinkMessage):
@@ -330,7 +339,7 @@ class Connection:
             self._drop_link()
             if self._closing or self.core.replaced:
                 return
-            resync = self._resync_why is not None and self.core.place is not None
+            resync = self._resync_why is not None and (self.core.place is not None or self.core.watching is not None)
             if resync:
                 why, self._resync_why = f"resyncing after {self._resync_why}", None
             # Reconnect with backoff, until it works, the seat is refused, or the player quits. A resync (the link
@@ -353,7 +362,14 @@ class Connection:
                     delay = min(delay * 2, self.backoff_cap)
                 try:
                     await self.open()
-                    if self.core.place is not None:
+                    if self.core.watching is not None and self.core.place is None:
+                        # A watcher watches again: a fresh snapshot of the public table.
+                        reply = await self._request_directly(self.core.rewatch)
+                        if not isinstance(reply, m.Ok):
+                            self._tell(ServerWatchEnded(self.core.watching, getattr(reply, "reason", ""),
+                                                        getattr(reply, "message", "the table can no longer be watched")))
+                            self.core.watching = None
+                    elif self.core.place is not None:
                         # takeover: this client's own old link is dead, even if the server has not noticed yet.
                         reply = await self._request_directly(lambda now: self.core.rejoin(now, takeover=True))
                         if not isinstance(reply, m.Ok):
@@ -390,6 +406,8 @@ class Connection:
             self._tell(ServerLobby(event.tables))
         elif isinstance(event, ChatSaid):
             self._tell(ServerChat(event.line))
+        elif isinstance(event, WatchStopped):
+            self._tell(ServerWatchEnded(event.ended.table, event.ended.reason, event.ended.message))
         elif isinstance(event, ByeReceived):
             # After "replaced" another connection holds the seat: the core forgets it, and ``run`` stops. After
             # "shutdown" the server is going: ``run`` tries again for ``restart_patience`` only.

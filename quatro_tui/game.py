@@ -49,6 +49,9 @@ class Game:
     link: str = ""
     #: One's seat as the server gave it on joining (before the first view arrives).
     my_seat: int | None = None
+    #: The table watched from no seat (protocol section 18), None when seated or in the lobby: its views are from
+    #: ``NO_SEAT`` and its game's watch screen shows them.
+    watching: int | None = None
     #: Where the sign grid's cursor starts each round. Unpredictable by default; screenshots fix it.
     rng: random.Random = field(default_factory=random.SystemRandom)
     #: The team's sign of each round this client saw, by round.

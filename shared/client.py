@@ -17,11 +17,13 @@ arrived (cut anywhere) and returns what they meant, as events:
 - ``ResyncNeeded``: an update went missing (a gap or a repeat, or one that cannot be read): the state can no
   longer be trusted, the I/O shell must reconnect and rejoin (``rejoin()``), which brings a snapshot. Updates
   are dropped until then;
-- ``SeatingChanged``, ``TablesListed``, ``ChatSaid``, ``ServerBye``: the other pushes;
+- ``SeatingChanged``, ``TablesListed``, ``ChatSaid``, ``ServerBye``, ``WatchStopped``: the other pushes;
 - ``ServerError``: an ``error`` with no request of this client's to match (the server's own ``id`` ``null``).
 
 It also keeps what a reconnection needs (``place``: table, seat, secret; R19), learnt from the replies to
-``create_table``, ``join`` and ``rejoin`` and forgotten on ``leave`` or a ``bye`` ``replaced``, and says when a
+``create_table``, ``join`` and ``rejoin`` and forgotten on ``leave`` or a ``bye`` ``replaced``, and the table it
+watches from no seat (``watching``, protocol section 18: its updates are followed as a seat's are, the view being
+one from ``NO_SEAT``), learnt from ``watch``'s reply and forgotten on ``leave``, a seat taken or ``watch_ended``, and says when a
 heartbeat ``ping`` is due (``ping_due``: ``HEARTBEAT_INTERVAL`` after the last request sent) and when a silent
 server must be given up (``silent_since`` + ``HEARTBEAT_TIMEOUT``). A framing error raises
 ``quatro_shared.framing.ProtocolError``: the connection must then be closed, and ``connection_lost`` called
@@ -122,6 +124,13 @@ class ServerBye(ClientEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class WatchStopped(ClientEvent):
+    """This connection watches its table no more and is back in the lobby (the ``watch_ended`` push)."""
+
+    ended: m.WatchEnded
+
+
+@dataclass(frozen=True, slots=True)
 class ServerError(ClientEvent):
     """An ``error`` or ``refused`` that answers no request of this client (``id`` ``null``: the hello deadline, a
     framing error of this client's, a full server), or a push this client cannot read (``reply`` None then)."""
@@ -139,8 +148,8 @@ class Place:
     secret: str
 
 
-#: Requests that seat a connection: its updates are counted afresh from their reply on.
-_SEATING = (m.CreateTable, m.Join, m.Rejoin)
+#: Requests that seat a connection, or make it watch a table: its updates are counted afresh from their reply on.
+_SEATING = (m.CreateTable, m.Join, m.Rejoin, m.Watch)
 
 
 class ClientCore:
@@ -155,6 +164,10 @@ class ClientCore:
         #: The server's hello reply on this connection; None before it.
         self.welcome: m.Welcome | None = None
         self.place: Place | None = None
+        #: The table this connection watches from no seat (protocol section 18); None when it watches none. The
+        #: request that began it is kept, to watch again after a reconnection (``rewatch``).
+        self.watching: int | None = None
+        self._watch: m.Watch | None = None
         #: The ``seq`` of the seat's last update in order; None before the first on this seat.
         self.seq: int | None = None
         #: Why updates are being dropped until the next snapshot (an update went missing); None when in step.
@@ -200,6 +213,13 @@ class ClientCore:
         if self.place is None:
             raise ValueError("no seat to rejoin")
         return self.send(m.Rejoin(self.place.table, self.place.secret, True if takeover else None), now)
+
+    def rewatch(self, now: float) -> tuple[int, bytes]:
+        """The request that watches this client's table again (after a reconnection, or to resync); needs one
+        watched."""
+        if self._watch is None or self.watching is None:
+            raise ValueError("no table to watch again")
+        return self.send(self._watch, now)
 
     def resync(self, now: float) -> tuple[int, bytes]:
         """Ask for a snapshot of the seat's view on this connection (its ``seq`` goes on; the snapshot is the new
@@ -277,6 +297,10 @@ class ClientCore:
             return TablesListed(frame, push.tables)
         if isinstance(push, m.ChatLine):
             return ChatSaid(frame, push)
+        if isinstance(push, m.WatchEnded):
+            self.watching = self.seq = None
+            self._forget()
+            return WatchStopped(frame, push)
         assert isinstance(push, m.Bye)
         if push.reason == m.BYE_REPLACED:
             # Another connection holds the seat now: coming back would only fight it.
@@ -304,16 +328,24 @@ class ClientCore:
             self.name = request.name  # a reconnection says hello with the new name
         if isinstance(payload, m.Welcome):
             self.welcome = payload
+        elif isinstance(payload, m.Watching) and isinstance(request, m.Watch):
+            self.watching, self._watch = payload.table, request
         elif isinstance(payload, m.Seated):
             self.place = Place(payload.table, payload.seat, payload.secret)
+            self.watching = None
             self.replaced = False
         elif isinstance(payload, m.Rejoined) and isinstance(request, m.Rejoin):
             self.place = Place(payload.table, payload.seat, request.secret)
             self.replaced = False
         elif isinstance(request, m.Leave):
-            self.place = None
+            self.place = self.watching = None
             self.seq = None
             self._forget()
+
+    @property
+    def _followed(self) -> bool:
+        """Whether this connection's updates are numbered for it: it holds a seat or watches a table."""
+        return self.place is not None or self.watching is not None
 
     def _forget(self) -> None:
         self.view = self._follower = self.contract = None
@@ -333,7 +365,7 @@ class ClientCore:
             if update.snapshot and in_step and self._follower is not None and self.contract is contract:
                 if not self._follower.agrees(update):
                     self.drift += 1
-            elif not update.snapshot and expected is not None and update.seq != expected and self.place is not None:
+            elif not update.snapshot and expected is not None and update.seq != expected and self._followed:
                 self.drift += 1  # events missed; the view beside them is whole
             self.seq, self.resyncing = update.seq, None
             self.contract, self._follower, self.view = contract, follower, follower.view
@@ -343,7 +375,7 @@ class ClientCore:
         if self.contract is not None and self.contract is not contract:
             return self._lost_update(frame, update.seq, f"an update of {contract.title} at a table of {self.contract.title}")
         expected = 1 if expected is None else expected
-        if update.seq != expected and self.place is not None:
+        if update.seq != expected and self._followed:
             return self._lost_update(frame, update.seq, f"update {update.seq} came where {expected} was due")
         if self._follower is None:
             return self._lost_update(frame, update.seq, "an update with no snapshot before it")

@@ -194,6 +194,24 @@ class Replay(LobbyRequest):
     kind: ClassVar[str] = p.REPLAY
 
 
+@dataclass(frozen=True, slots=True)
+class Watch(LobbyRequest):
+    """From the lobby: watch a table from no seat (its public events only, protocol section 18). A password table
+    asks for its password."""
+
+    table: int
+    password: Password | None = None
+    kind: ClassVar[str] = p.WATCH
+
+
+@dataclass(frozen=True, slots=True)
+class Watchers(LobbyRequest):
+    """The host opens its table to watchers (``open`` true) or closes it, sending every watcher back to the lobby."""
+
+    open: bool
+    kind: ClassVar[str] = p.WATCHERS
+
+
 LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Hello,
     ListTables,
@@ -212,6 +230,8 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Resync,
     PastMatches,
     Replay,
+    Watch,
+    Watchers,
 )
 
 #: What a client may send: a lobby request or a player action (of any game: ``quatro_shared.games``).
@@ -253,6 +273,9 @@ class TableSummary:
     bot_seats: tuple[int, ...] = ()
     #: Whole seconds since anyone at the table last sent anything. Version 2.
     idle_s: int = 0
+    #: How many connections watch the table, and whether its host lets more watch (protocol section 18). Version 4.
+    watchers: int = 0
+    watching: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +329,14 @@ class Rejoined(Payload):
 
     table: int
     seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Watching(Payload):
+    """``watch``'s ok: the table watched, and how many watch it now (this connection counted)."""
+
+    table: int
+    watchers: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,6 +427,8 @@ REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.RESYNC: Done,
     p.PAST_MATCHES: Matches,
     p.REPLAY: ReplayFrames,
+    p.WATCH: Watching,
+    p.WATCHERS: Done,
 }
 #: What the ``ok`` to a game action carries (of every game): nothing.
 GAME_ACTION_PAYLOAD: type[Payload] = Done
@@ -503,6 +536,9 @@ class Seating(Push):
     seats: tuple[SeatInfo, ...]
     #: The game the table plays (its contract's name). Version 2.
     game: str = p.QUATRO
+    #: How many connections watch the table, and whether its host lets more watch. Version 4.
+    watchers: int = 0
+    watching: bool = True
     kind: ClassVar[str] = p.TABLE
 
 
@@ -534,7 +570,18 @@ class ChatLine(Push):
     kind: ClassVar[str] = p.CHAT
 
 
-PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye, ChatLine)
+@dataclass(frozen=True, slots=True)
+class WatchEnded(Push):
+    """This connection watches ``table`` no more and is back in the lobby: ``reason`` is ``closed_to_watchers`` (the
+    host closed the table to watchers) or ``table_closed``."""
+
+    table: int
+    reason: str
+    message: str
+    kind: ClassVar[str] = p.WATCH_ENDED
+
+
+PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye, ChatLine, WatchEnded)
 
 #: Why the server says bye.
 BYE_REPLACED = "replaced"

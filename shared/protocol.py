@@ -70,11 +70,13 @@ PING = "ping"
 RESYNC = "resync"
 PAST_MATCHES = "past_matches"
 REPLAY = "replay"
+WATCH = "watch"
+WATCHERS = "watchers"
 
 #: The requests that are not game actions. Each game's player actions are requests too, one kind per action
 #: class (``quatro_shared.games.request_kinds()`` lists them all).
 LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
-                               MOVE, CHAT, PING, RESYNC, PAST_MATCHES, REPLAY)
+                               MOVE, CHAT, PING, RESYNC, PAST_MATCHES, REPLAY, WATCH, WATCHERS)
 
 # --- the games a table plays (``create_table``'s ``game``, the lobby list's ``game``) --------------------
 
@@ -91,8 +93,9 @@ UPDATE = "update"
 TABLE = "table"
 LOBBY = "lobby"
 BYE = "bye"
+WATCH_ENDED = "watch_ended"
 
-SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE})
+SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED})
 
 # --- why a lobby request is refused (the engine's reasons are in quatro_shared.actions.Reason) -----------
 
@@ -124,6 +127,12 @@ NO_JOURNAL = "no_journal"  # past_matches / replay at a server that keeps no jou
 NO_SUCH_MATCH = "no_such_match"  # replay names a match the table never played
 NO_SUCH_SEAT = "no_such_seat"  # replay names a seat the table does not have
 NOT_REPLAYABLE = "not_replayable"  # the journal's record of the match does not replay as recorded
+WATCHING = "watching"  # a request a connection watching a table does not make (leave first)
+NOT_WATCHABLE = "not_watchable"  # the table's host closed it to watchers
+
+#: Why a watcher is sent back to the lobby (the ``watch_ended`` push).
+CLOSED_TO_WATCHERS = "closed_to_watchers"  # the host closed the table to watchers
+TABLE_CLOSED = "table_closed"  # the table closed
 
 # --- protocol errors (the request could not be understood; see also quatro_shared.framing) ----------------
 

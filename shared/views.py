@@ -22,6 +22,11 @@ from quatro_shared.signs import Sign
 LEFT_OUT_AT_DEFAULT: Mapping[str, bool] = MappingProxyType({"left_out_at_default": True})
 
 
+#: The seat of a view from no seat: a watcher's (protocol section 18). Its ``team`` and ``partner`` are this too; it
+#: holds no hand, no sign and no channel of its own, and sees only what the whole table sees.
+NO_SEAT = -1
+
+
 class Phase(StrEnum):
     """The phases of a table, in the order they come (lobby → signing → round → break → … → over)."""
 

@@ -38,6 +38,8 @@ FRAMES: dict[str, dict[str, Any]] = {
     p.RESYNC: {},
     p.PAST_MATCHES: {},
     p.REPLAY: {"table": 1, "seat": 0},
+    p.WATCH: {"table": 1},
+    p.WATCHERS: {"open": False},
     "ready": {},
     "pick_sign": {"sign": "rocket"},
     "swap": {"give": "AS", "slot": 0, "take": "KS"},
@@ -64,6 +66,7 @@ PLACES = [
     (PeerState.PLAYING, False),
     (PeerState.OVER, True),
     (PeerState.OVER, False),
+    (PeerState.WATCHING, False),
 ]
 
 
@@ -77,6 +80,11 @@ def placed(state: PeerState, host: bool) -> tuple[Lobby, RecordingPeer]:
     lobby = Lobby(timing_profiles={"one": Timing(target_score=1)}, seed=5)
     opener, guest = RecordingPeer("ann"), RecordingPeer("bob")
     if state in (PeerState.GREETING, PeerState.LOBBY):
+        return lobby, guest
+    if state is PeerState.WATCHING:
+        assert ask(lobby, opener, p.CREATE_TABLE, 0.0, players=4)["kind"] == p.OK
+        assert ask(lobby, guest, p.WATCH, 0.0, table=1)["kind"] == p.OK
+        assert accepts.state_of(guest, True, guest in lobby.watching) is state
         return lobby, guest
     assert ask(lobby, opener, p.CREATE_TABLE, 0.0, players=4)["kind"] == p.OK
     assert ask(lobby, guest, p.JOIN, 0.0, table=1, seat=2)["kind"] == p.OK
@@ -115,7 +123,7 @@ def test_each_state_takes_what_its_table_says_and_refuses_the_rest_in_the_table_
             return m.Ok(request.id)
 
         lobby._handlers[kind] = stand_in
-        where = (peer.room, peer.seat)
+        where = (peer.room, peer.seat, lobby.watching.get(peer))
         reply = ask(lobby, peer, kind, 1.0, greeted=state is not PeerState.GREETING, **fields)
         verdict = accepts.ACCEPTS[state][accepts.ACTION if kind in games.ACTION_KINDS else kind]  # the table itself
         if state in accepts.SEATED and kind in games.ACTION_KINDS - games.DEFAULT_GAME.action_kinds:
@@ -129,7 +137,7 @@ def test_each_state_takes_what_its_table_says_and_refuses_the_rest_in_the_table_
             expected = {"kind": p.ERROR, "id": 1, "code": verdict.reason, "message": verdict.message} if verdict.error else {
                 "kind": p.REFUSED, "id": 1, "reason": verdict.reason, "message": verdict.message, "wait_ms": None}
             assert reply == expected, (kind, state)
-            assert (peer.room, peer.seat) == where
+            assert (peer.room, peer.seat, lobby.watching.get(peer)) == where
         else:
             assert reached == [kind], (kind, state, reply)
             assert reply == {"kind": p.OK, "id": 1}

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -78,6 +80,20 @@ def test_server_work_benchmark_runs():
     relay = variants["relay"]["messages"]
     assert relay > 3 * 60 * 9 and all(abs(v["messages"] - relay) < 0.05 * relay for v in variants.values()), variants
     assert all(v["us_per_msg"] > 0 for v in variants.values()) and variants["relay"]["ratio_to_relay"] == 1, variants
+
+
+def test_watchers_benchmark_builds_one_frame_per_batch_for_the_whole_audience():
+    """200 watchers of one busy table: the bytes built per batch are one watcher's, the bytes queued 200 times
+    that, and no watcher is dropped."""
+    result = _bench("watchers.py", "--watchers", "0,1,200", "--steps", "120", "--repeat", "1", "--json")
+    rows = {row["watchers"]: row for row in json.loads(result.stdout)["rows"]}
+    assert set(rows) == {0, 1, 200}, rows
+    one, crowd = rows[1], rows[200]
+    assert one["watched_batches"] == crowd["watched_batches"] > 100 and rows[0]["watched_batches"] == 0, rows
+    assert one["built_bytes_per_batch"] > 50, rows
+    assert crowd["built_bytes_per_batch"] == pytest.approx(one["built_bytes_per_batch"], rel=0.02), rows
+    assert crowd["queued_bytes_per_batch"] == pytest.approx(200 * crowd["built_bytes_per_batch"], rel=0.02), rows
+    assert all(row["dropped"] == 0 and row["us_per_batch"] > 0 for row in rows.values()), rows
 
 
 def test_wire_codec_benchmark_runs():

@@ -15,6 +15,10 @@ number. Then every frame each client received is held against that truth:
   would be sent) and only the events that seat may see; never a ``Table``.
 - H3: no frame carries a seat secret, except the reply to that client's own create/join; seating and lobby
   messages carry no card, sign or secret; every update holds nothing but the declared fields.
+- H1 for watchers (protocol section 18): every table is watched from no seat (one watcher from before the match,
+  on some tables a second from the middle of it). A watcher's every frame holds no hand, no team's sign and no
+  seat's chosen emoji before the reveal, and is exactly what the public events of its batch make of the public
+  view: its events are the batch's public ones, its state is the engine's view from no seat.
 
 The games are played once per module (a module fixture running its own trio loop and server), and each
 test checks its part of the contract on the recording.
@@ -33,7 +37,7 @@ import pytest
 import trio
 
 from quatro_server import engine as engine_module
-from quatro_server.audit import PRIVATE_KEYS, keys, update_leaks, values
+from quatro_server.audit import PRIVATE_KEYS, keys, update_leaks, values, watcher_frame_leaks
 from quatro_server.bots import LEVELS
 from quatro_server.engine import Table
 from quatro_server.tables.lobby import Lobby
@@ -45,8 +49,8 @@ from quatro_shared import events as e
 from quatro_shared import protocol as p
 from quatro_shared.cards import is_card
 from quatro_shared.signs import SIGNS, is_sign
-from quatro_shared.views import Clock, OwnTimers, Phase, SeatView
-from quatro_shared.wire import EVENT_KINDS, event_from_wire, push_from_wire, view_from_wire
+from quatro_shared.views import NO_SEAT, Clock, OwnTimers, Phase, SeatView
+from quatro_shared.wire import EVENT_KINDS, event_from_wire, push_from_wire, to_wire, view_from_wire
 
 from conftest import QUICK
 from helpers.countdowns import assert_same_view
@@ -103,6 +107,24 @@ class Player:
 
 
 @dataclass
+class Watcher:
+    """One connection watching a table from no seat."""
+
+    table: int
+    client: TestClient
+    mid_match: bool
+
+
+@dataclass(frozen=True)
+class WatchTruth:
+    """What the engine held when one watcher frame was built: the batch's public events and the view from no seat."""
+
+    events: tuple[dict[str, Any], ...]
+    view: SeatView
+    snapshot: bool
+
+
+@dataclass
 class BotCall:
     table: int
     seat: int
@@ -126,6 +148,10 @@ class Recording:
     #: from the frame of the same batch without those events: (table, seat, seq, frame, frame without).
     in_hidden_company: int = 0
     hinted: list[tuple[int, int, int, bytes, bytes]] = field(default_factory=list)
+    watchers: list[Watcher] = field(default_factory=list)
+    nursery: Any = None  # where the watchers from before a match read
+    #: (table, the watchers' seq) -> what each watcher frame of that number was built from.
+    watch_truth: dict[tuple[int, int], list[WatchTruth]] = field(default_factory=lambda: defaultdict(list))
 
 
 # --- playing ------------------------------------------------------------------------------------------------------
@@ -180,6 +206,41 @@ def wrap_public_deltas(recording: Recording, original):
         return recorded
 
     return public_deltas
+
+
+def wrap_tell_watchers(recording: Recording, original):
+    """Room._tell_watchers, recording the public events and the view from no seat behind each watcher frame."""
+
+    def _tell_watchers(self: Room, batch: Any) -> None:
+        before = self.watch_seq
+        synced = self.watch_synced
+        original(self, batch)
+        if self.watch_seq != before:
+            public = tuple(to_wire(emit.event) for emit in batch.emits if emit.seat is None and emit.team is None)
+            view = engine_module.view(self.table, NO_SEAT, batch.now)
+            recording.watch_truth[(self.id, self.watch_seq)].append(WatchTruth(public, view, not synced))
+
+    return _tell_watchers
+
+
+def wrap_watch_snapshot(recording: Recording, original):
+    def watch_snapshot(self: Room, peer: Any, now: float) -> None:
+        original(self, peer, now)
+        if self.table is not None:
+            view = engine_module.view(self.table, NO_SEAT, now)
+            recording.watch_truth[(self.id, self.watch_seq)].append(WatchTruth((), view, True))
+
+    return watch_snapshot
+
+
+async def watch(recording: Recording, port: int, table: int, name: str, mid_match: bool, stop_at: float) -> None:
+    """A watcher of ``table``: it only reads, until ``stop_at``."""
+    c = await TestClient.connect(port, name)
+    reply = await c.request(p.WATCH, table=table)
+    assert reply["kind"] == p.OK, reply
+    recording.watchers.append(Watcher(table, c, mid_match))
+    while trio.current_time() < stop_at:
+        await c.drain(0.1)
 
 
 def spy_on_bot(recording: Recording, room: Room, seat: int) -> None:
@@ -283,6 +344,8 @@ async def play_game(recording: Recording, server: Server, index: int, players: i
         reply = await host.request(p.ADD_BOT, seat=seat, level=rng.choice(LEVELS))
         assert reply["kind"] == p.OK, reply
         spy_on_bot(recording, room, seat)
+    start_watching = trio.current_time()
+    await watch_until_started(recording, port, table, f"g{index}w0", start_watching + 1.0 + PLAY_SECONDS)
     clients = [host]
     for n in range(humans - 1):
         c = await TestClient.connect(port, f"g{index}h{n + 1}")
@@ -301,6 +364,26 @@ async def play_game(recording: Recording, server: Server, index: int, players: i
             rejoin_at = start + rng.uniform(1.5, 4.0) if humans > 1 and i == len(clients) - 1 else None
             nursery.start_soon(drive, recording, player, random.Random(rng.getrandbits(32)),
                                start + PLAY_SECONDS, port, rejoin_at)
+        if index % 2:  # a second watcher, from the middle of the match
+            await trio.sleep(rng.uniform(1.0, 3.0))
+            nursery.start_soon(watch, recording, port, table, f"g{index}w1", True, start + PLAY_SECONDS)
+
+
+async def watch_until_started(recording: Recording, port: int, table: int, name: str, stop_at: float) -> None:
+    """A watcher of ``table`` from before its match, reading in the background until ``stop_at``."""
+    ready = trio.Event()
+
+    async def watching() -> None:
+        c = await TestClient.connect(port, name)
+        reply = await c.request(p.WATCH, table=table)
+        assert reply["kind"] == p.OK, reply
+        recording.watchers.append(Watcher(table, c, False))
+        ready.set()
+        while trio.current_time() < stop_at:
+            await c.drain(0.1)
+
+    recording.nursery.start_soon(watching)
+    await ready.wait()
 
 
 async def play_all(recording: Recording) -> None:
@@ -309,6 +392,7 @@ async def play_all(recording: Recording) -> None:
     server = Server(lobby, ServerConfig(trusted_addresses=frozenset({"127.0.0.1"})))
     rng = random.Random(recording.seed)
     async with trio.open_nursery() as nursery:
+        recording.nursery = nursery
         listeners = await nursery.start(server.serve, "127.0.0.1", 0)
         server.port = listeners[0].socket.getsockname()[1]
         async with trio.open_nursery() as games:
@@ -321,6 +405,9 @@ async def play_all(recording: Recording) -> None:
             await player.client.drain(0.02)
         for player in open_players:
             await player.client.aclose()
+        for watcher in recording.watchers:
+            await watcher.client.drain(0.02)
+            await watcher.client.aclose()
         nursery.cancel_scope.cancel()
 
 
@@ -330,6 +417,8 @@ def recording() -> Recording:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Room, "_update", wrap_update(recording, Room._update))
         mp.setattr(Batch, "public_deltas", wrap_public_deltas(recording, Batch.public_deltas))
+        mp.setattr(Room, "_tell_watchers", wrap_tell_watchers(recording, Room._tell_watchers))
+        mp.setattr(Room, "watch_snapshot", wrap_watch_snapshot(recording, Room.watch_snapshot))
         trio.run(play_all, recording)
     recording.rounds_ended = sum(
         1 for pl in recording.players if not pl.rejoined for ev in pl.client.events if ev["kind"] == "round_ended"
@@ -590,6 +679,83 @@ def test_h3_a_seats_frame_tells_nothing_of_the_events_of_its_batch_it_may_not_se
         for table, seat, seq, frame, without in recording.hinted[:3]
     ]
     assert not recording.hinted, (len(recording.hinted), recording.in_hidden_company, shown, note)
+
+
+def watcher_updates(recording: Recording) -> Iterator[tuple[Watcher, dict[str, Any], WatchTruth]]:
+    """Every update a watcher received, with what its frame was built from."""
+    for watcher in recording.watchers:
+        for frame in watcher.client.frames:
+            if frame["kind"] != p.UPDATE:
+                continue
+            assert frame["table"] == watcher.table
+            recorded = recording.watch_truth.get((watcher.table, frame["seq"]))
+            assert recorded, f"no truth recorded for the watchers of table {watcher.table} seq {frame['seq']}"
+            matching = [t for t in recorded if t.snapshot == frame["snapshot"] and list(t.events) == frame["events"]]
+            yield watcher, frame, (matching or recorded)[0]
+
+
+def test_watchers_followed_every_table(recording):
+    """Guards the watcher checks: every table was watched, some from the middle of the match, through rounds."""
+    note = seed_note(recording)
+    assert {w.table for w in recording.watchers} == set(recording.teams), note
+    assert any(w.mid_match for w in recording.watchers), note
+    kinds = {ev["kind"] for w in recording.watchers for f in w.client.frames if f["kind"] == p.UPDATE for ev in f["events"]}
+    assert {"dealt", "swapped", "pulse", "round_ended", "channel_taken"} <= kinds, (kinds, note)
+    assert sum(1 for _ in watcher_updates(recording)) > 200, note
+
+
+def test_h1_a_watcher_is_told_no_hand_no_sign_and_no_emoji_choice_before_the_reveal(recording):
+    """Every frame a watcher received, held by the audit as the public audience's (``watcher_frame_leaks``),
+    and against the engine's truth: a watcher's state holds the center alone, and no card or sign beyond what is
+    public."""
+    note = seed_note(recording)
+    leaks = []
+    for watcher in recording.watchers:
+        for frame in watcher.client.frames:
+            known = None
+            if frame["kind"] == p.UPDATE:
+                built = watcher.client.views.get(frame["seq"])
+                known = None if built is None else to_wire(built)
+            found = watcher_frame_leaks(frame, known=known, secrets=recording.secrets.values())
+            leaks.extend((leak, watcher.table, frame.get("seq")) for leak in found)
+    assert not leaks, (leaks[:10], len(leaks), note)
+    for watcher, frame, truth in watcher_updates(recording):
+        view = watcher.client.views[frame["seq"]]
+        assert (view.seat, view.team, view.hand, view.sign, view.channel_sign) == (NO_SEAT, NO_SEAT, (), None, None)
+        assert view.center == truth.view.center, note
+
+
+def test_a_watchers_frame_is_what_the_public_events_of_its_batch_make_of_the_public_view(recording):
+    """A watcher frame's events are exactly the public events of its batch, and the watcher's state built from
+    them is the engine's view from no seat when the frame was built (countdowns run on within the slack)."""
+    note = seed_note(recording)
+    checked = 0
+    for watcher, frame, truth in watcher_updates(recording):
+        assert [ev for ev in frame["events"]] == [dict(ev) for ev in truth.events] or frame["snapshot"], (frame, note)
+        built = watcher.client.views[frame["seq"]]
+        if frame["snapshot"] or "clock" in frame:
+            assert built == truth.view, (watcher.table, frame["seq"], note)
+        else:
+            assert_same_view(built, truth.view)  # type: ignore[arg-type]
+        assert watcher.client.core.drift == 0, note
+        checked += 1
+    assert checked > 200, (checked, note)
+
+
+def test_every_watcher_of_a_table_is_sent_the_same_frames(recording):
+    """One frame per batch for the whole audience: after its snapshot, a watcher's frames are the others'."""
+    note = seed_note(recording)
+    compared = 0
+    for table in recording.teams:
+        streams = [
+            {f["seq"]: f for f in w.client.frames if f["kind"] == p.UPDATE and not f["snapshot"]}
+            for w in recording.watchers if w.table == table
+        ]
+        for a, b in zip(streams, streams[1:]):
+            for seq in a.keys() & b.keys():
+                assert a[seq] == b[seq], (table, seq, note)
+                compared += 1
+    assert compared > 20, note
 
 
 def _frame_map(data: bytes) -> Any:

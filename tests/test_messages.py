@@ -37,6 +37,9 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.PastMatches(offset=20),
     m.Replay(3, 2),
     m.Replay(3, 2, match=1, start=40, password="pw", secret="s3cret"),
+    m.Watch(3),
+    m.Watch(3, password="s3cret"),
+    m.Watchers(False),
 ]
 
 SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, Phase.LOBBY, "standard", False, (0, 0))
@@ -144,6 +147,7 @@ def test_every_push_round_trips():
         m.Bye(m.BYE_SHUTDOWN, "going away"),
         m.ChatLine(3, 1, "bob", "again?"),
         m.ChatLine(None, None, "eve", "anyone for a game?"),
+        m.WatchEnded(3, p.CLOSED_TO_WATCHERS, "the host closed this table to watchers"),
     ]
     assert {type(push) for push in pushes} == set(m.PUSHES)
     for push in pushes:

@@ -213,11 +213,18 @@ def _lobby_messages() -> list[dict[str, Any]]:
     assert ask(cy, "swap", now=2.3, give="QH", slot=0, take="KS")["reason"] == "unknown_action"
     room.tick(10.0)
     ask(cy, protocol.RESYNC, now=10.1)
+    # A watcher of the Quatro table: its table push, its snapshot from no seat, its updates, and back to the lobby.
+    wes = _Peer("wes")
+    assert ask(wes, protocol.WATCH, now=40.3, table=1)["kind"] == protocol.OK
+    ask(bob, "take_channel", now=40.4)
+    assert ask(wes, protocol.RESYNC, now=40.5)["kind"] == protocol.OK
+    ask(wes, protocol.LEAVE, now=40.6)
+    assert ask(cy, protocol.WATCHERS, now=40.7, open=False)["kind"] == protocol.OK
 
     conn = _Conn("dee")
     hello = wire.request_from_wire({"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION, "name": "dee"})
     replies.append(wire.to_wire(lobby.Lobby().handle(conn, hello, 0.0, greeted=False)))
-    return replies + [m for peer in (ann, bob, eve, twin, cy) for m in peer.sent]
+    return replies + [m for peer in (ann, bob, eve, twin, cy, wes) for m in peer.sent]
 
 
 def _keys(value: Any) -> set[str]:

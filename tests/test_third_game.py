@@ -91,6 +91,31 @@ async def test_two_clients_play_nim_over_tcp_through_the_lobby_and_the_client_co
         await client.aclose()
 
 
+async def test_a_watcher_follows_a_nim_match_with_nothing_written_for_it(nim, nursery):
+    """Watching comes with the game interface: Nim's own modules know nothing of watchers, yet a watcher of a Nim
+    table follows its match from no seat to the same end as its players."""
+    lobby = Lobby(seed=9)
+    server = Server(lobby)
+    listeners = await nursery.start(server.serve, "127.0.0.1", 0)
+    port = listeners[0].socket.getsockname()[1]
+    ann = await TestClient.connect(port, "ann")
+    assert (await ann.request(p.CREATE_TABLE, game="nim"))["kind"] == p.OK
+    wes = await TestClient.connect(port, "wes")
+    assert (await wes.request(p.WATCH, table=ann.table))["watchers"] == 1
+    bob = await TestClient.connect(port, "bob")
+    assert (await bob.request(p.JOIN, table=ann.table))["kind"] == p.OK
+    assert (await ann.request(p.START))["kind"] == p.OK
+    rng = random.Random(6)
+    async with trio.open_nursery() as both:
+        both.start_soon(take_turns, ann, rng)
+        both.start_soon(take_turns, bob, rng)
+    await wes.wait_view(lambda v: v.phase is n.Phase.OVER)
+    assert isinstance(wes.view, n.NimView) and wes.view.seat == -1 and n.legal(wes.view) == []
+    assert (wes.view.scores, wes.view.winners) == (ann.view.scores, ann.view.winners)
+    assert wes.core.drift == 0
+    assert (await wes.request("nim_take", count=1))["reason"] == p.WATCHING
+
+
 async def start_nim_server(*args: str) -> tuple[trio.Process, int]:
     """``quatro-server`` in a process of its own that hosts Nim (``nim_game.serve``), on a free loopback port."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}

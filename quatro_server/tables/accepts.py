@@ -1,9 +1,10 @@
 """What a connection may ask in each of its states: one table (``ACCEPTS``), read once per request before its handler.
 
-A connection is in one of five states (``PeerState``): it has not said hello yet (``greeting``); it is in the lobby,
+A connection is in one of six states (``PeerState``): it has not said hello yet (``greeting``); it is in the lobby,
 at no table, told of every change to the list (``lobby``); it holds a seat at a table whose match has not started
-(``waiting``), is under way (``playing``) or is over (``over``). There is no watching a table without a seat: a
-connection at no table watches the lobby's list.
+(``waiting``), is under way (``playing``) or is over (``over``); or it watches a table from no seat (``watching``,
+protocol section 18): it is told the table's public events, and takes a seat (``join``) or goes back to the lobby
+(``leave``) from there.
 
 For each state and each request kind the table holds one verdict: ``TAKE`` (the request goes to its handler),
 ``HOST`` (it goes to its handler from the table's host, anyone else is refused ``not_host``), or a ``Refusal``: the
@@ -32,6 +33,7 @@ class PeerState(enum.Enum):
     WAITING = "waiting"  # seated; the match has not started
     PLAYING = "playing"  # seated; the match is under way
     OVER = "over"  # seated; the match is over (a rematch may start)
+    WATCHING = "watching"  # at a table from no seat: its public events only
 
 
 #: The states with a seat.
@@ -75,31 +77,35 @@ MATCH_STARTED = Refusal(p.MATCH_STARTED, "the match has started: its seats are f
 NOT_STARTED = Refusal(a.Reason.NOT_STARTED, "the match has not started")
 NOT_OVER = Refusal(p.NOT_OVER, "the match is not over")
 NOT_HOST = Refusal(p.NOT_HOST, REFUSAL_WORDS[a.Reason.NOT_HOST])  # the engine's words for its own not_host (R18)
+#: Whatever a watcher may not ask (a seat's requests, another table, chat: a watcher is heard by nobody at a table).
+WATCHING = Refusal(p.WATCHING, "a watcher cannot do that: leave the table, or take a free seat")
 
 #: The row every game action shares.
 ACTION = "action"
 
 # fmt: off
-_ROWS: dict[str, tuple[Verdict, Verdict, Verdict, Verdict, Verdict]] = {
-    #                  greeting     lobby           waiting          playing          over
-    p.HELLO:          (TAKE,        ALREADY_HELLO,  ALREADY_HELLO,   ALREADY_HELLO,   ALREADY_HELLO),
-    p.PING:           (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
-    p.LIST_TABLES:    (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
-    p.RENAME:         (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
-    p.CHAT:           (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
-    p.CREATE_TABLE:   (HELLO_FIRST, TAKE,           ALREADY_SEATED,  ALREADY_SEATED,  ALREADY_SEATED),
-    p.JOIN:           (HELLO_FIRST, TAKE,           ALREADY_SEATED,  ALREADY_SEATED,  ALREADY_SEATED),
-    p.REJOIN:         (HELLO_FIRST, TAKE,           ALREADY_SEATED,  ALREADY_SEATED,  ALREADY_SEATED),
-    p.LEAVE:          (HELLO_FIRST, NOT_SEATED,     TAKE,            TAKE,            TAKE),
-    p.MOVE:           (HELLO_FIRST, NOT_SEATED,     TAKE,            MATCH_STARTED,   MATCH_STARTED),
-    p.ADD_BOT:        (HELLO_FIRST, NOT_SEATED,     HOST,            MATCH_STARTED,   MATCH_STARTED),
-    p.REMOVE_BOT:     (HELLO_FIRST, NOT_SEATED,     HOST,            MATCH_STARTED,   MATCH_STARTED),
-    p.START:          (HELLO_FIRST, NOT_SEATED,     HOST,            MATCH_STARTED,   MATCH_STARTED),
-    p.REMATCH:        (HELLO_FIRST, NOT_SEATED,     NOT_OVER,        NOT_OVER,        HOST),
-    p.RESYNC:         (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE),
-    ACTION:           (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE),
-    p.PAST_MATCHES:   (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
-    p.REPLAY:         (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
+_ROWS: dict[str, tuple[Verdict, Verdict, Verdict, Verdict, Verdict, Verdict]] = {
+    #                  greeting     lobby           waiting          playing          over             watching
+    p.HELLO:          (TAKE,        ALREADY_HELLO,  ALREADY_HELLO,   ALREADY_HELLO,   ALREADY_HELLO,   ALREADY_HELLO),
+    p.PING:           (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
+    p.LIST_TABLES:    (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
+    p.RENAME:         (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
+    p.CHAT:           (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            WATCHING),
+    p.CREATE_TABLE:   (HELLO_FIRST, TAKE,           ALREADY_SEATED,  ALREADY_SEATED,  ALREADY_SEATED,  WATCHING),
+    p.JOIN:           (HELLO_FIRST, TAKE,           ALREADY_SEATED,  ALREADY_SEATED,  ALREADY_SEATED,  TAKE),
+    p.REJOIN:         (HELLO_FIRST, TAKE,           ALREADY_SEATED,  ALREADY_SEATED,  ALREADY_SEATED,  WATCHING),
+    p.LEAVE:          (HELLO_FIRST, NOT_SEATED,     TAKE,            TAKE,            TAKE,            TAKE),
+    p.MOVE:           (HELLO_FIRST, NOT_SEATED,     TAKE,            MATCH_STARTED,   MATCH_STARTED,   WATCHING),
+    p.ADD_BOT:        (HELLO_FIRST, NOT_SEATED,     HOST,            MATCH_STARTED,   MATCH_STARTED,   WATCHING),
+    p.REMOVE_BOT:     (HELLO_FIRST, NOT_SEATED,     HOST,            MATCH_STARTED,   MATCH_STARTED,   WATCHING),
+    p.START:          (HELLO_FIRST, NOT_SEATED,     HOST,            MATCH_STARTED,   MATCH_STARTED,   WATCHING),
+    p.REMATCH:        (HELLO_FIRST, NOT_SEATED,     NOT_OVER,        NOT_OVER,        HOST,            WATCHING),
+    p.RESYNC:         (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE,            TAKE),
+    p.WATCH:          (HELLO_FIRST, TAKE,           ALREADY_SEATED,  ALREADY_SEATED,  ALREADY_SEATED,  WATCHING),
+    p.WATCHERS:       (HELLO_FIRST, NOT_SEATED,     HOST,            HOST,            HOST,            WATCHING),
+    p.PAST_MATCHES:   (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
+    p.REPLAY:         (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
+    ACTION:           (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE,            WATCHING),
 }
 # fmt: on
 
@@ -109,10 +115,13 @@ ACCEPTS: dict[PeerState, dict[str, Verdict]] = {
 }
 
 
-def state_of(peer: Peer, greeted: bool) -> PeerState:
-    """The state of ``peer``; ``greeted``: whether it said hello (a connection the server made in-process always has)."""
+def state_of(peer: Peer, greeted: bool, watching: bool = False) -> PeerState:
+    """The state of ``peer``; ``greeted``: whether it said hello (a connection the server made in-process always has);
+    ``watching``: whether it watches a table (the lobby keeps who watches what)."""
     if not greeted:
         return PeerState.GREETING
+    if watching:
+        return PeerState.WATCHING
     room = peer.room
     if room is None or peer.seat is None:
         return PeerState.LOBBY

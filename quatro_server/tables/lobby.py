@@ -71,6 +71,8 @@ class Lobby:
         self.now: float | None = None
         #: When each connection last chatted (``CHAT_INTERVAL``).
         self._chatted: dict[Peer, float] = {}
+        #: The table each watching connection watches (protocol section 18); the room keeps its own audience.
+        self.watching: dict[Peer, Room] = {}
         #: The handler of each request kind, reached once the acceptance table took the request.
         self._handlers: dict[str, Callable[[Peer, m.Request, float], m.Reply]] = {
             p.HELLO: self._hello,
@@ -90,6 +92,8 @@ class Lobby:
             p.RESYNC: self._resync,
             p.PAST_MATCHES: self._past_matches,
             p.REPLAY: self._replay,
+            p.WATCH: self._watch,
+            p.WATCHERS: self._watchers,
             **dict.fromkeys(games.ACTION_KINDS, self._act),
         }
 
@@ -242,7 +246,7 @@ class Lobby:
         the seat, then the fields, then the state)."""
         self.now = now
         kind = request.kind
-        state = accepts.state_of(peer, greeted)
+        state = accepts.state_of(peer, greeted, peer in self.watching)
         verdict = accepts.verdict(state, kind)
         unfit = self._unfit(peer, request) if kind in games.ACTION_KINDS and state in accepts.SEATED else None
         if unfit is not None:
@@ -310,7 +314,12 @@ class Lobby:
         return m.Ok(request.id)
 
     def _resync(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
-        """A snapshot of the seat's view, for a client that doubts its state (protocol 2). It comes before the ok."""
+        """A snapshot of the seat's view, for a client that doubts its state (protocol 2). It comes before the ok.
+        A watcher's is the public table's."""
+        watched = self.watching.get(peer)
+        if watched is not None:
+            watched.watch_snapshot(peer, now)
+            return m.Ok(request.id)
         room, seat = peer.room, peer.seat
         assert room is not None and seat is not None
         room.publish([], now, snapshot_for=seat)
@@ -392,8 +401,61 @@ class Lobby:
             seat = room.free_seat(team)
             if seat is None:
                 return m.refused(request.id, p.TABLE_FULL, "no free seat" + ("" if team is None else " in that team"))
+        watched = self._stop_watching(peer)  # a watcher takes a free seat between matches
         secret = self._seat(peer, room, seat)
+        if watched is not None and watched is not room:
+            watched.watchers_changed(now)
         return m.Ok(request.id, m.Seated(room.id, seat, secret))
+
+    def _watch(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """From the lobby: watch a table from no seat. The ``table`` push, then (once its match has begun) a snapshot
+        of the public table, come before the ok."""
+        f = request.body
+        assert isinstance(f, m.Watch)
+        room = self.rooms.get(f.table)
+        if room is None:
+            return m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
+        if not room.watch_open:
+            return m.refused(request.id, p.NOT_WATCHABLE, "the host has closed this table to watchers")
+        if room.password is not None:
+            refusal = self._check_password(peer, room, f.password, now, request.id)
+            if refusal is not None:
+                return refusal
+        self.watchers.discard(peer)
+        self.watching[peer] = room
+        room.watch(peer, now)
+        self.announce()
+        log.debug("watching table=%d watchers=%d", room.id, len(room.watchers))
+        return m.Ok(request.id, m.Watching(room.id, len(room.watchers)))
+
+    def _watchers(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """The host opens its table to watchers, or closes it: every watcher then goes back to the lobby, told why."""
+        f = request.body
+        assert isinstance(f, m.Watchers)
+        room = peer.room
+        assert room is not None
+        if room.watch_open != f.open:
+            room.watch_open = f.open
+            if not f.open:
+                self._end_watching(room, p.CLOSED_TO_WATCHERS, "the host closed this table to watchers")
+            room.tell_seating()
+            self.announce()
+        return m.Ok(request.id)
+
+    def _end_watching(self, room: Room, reason: str, message: str) -> None:
+        """Send every watcher of ``room`` back to the lobby, told why."""
+        ended = to_wire(m.WatchEnded(room.id, reason, message))
+        for watcher in list(room.watchers):
+            self._stop_watching(watcher)
+            watcher.send(ended)
+            self.watchers.add(watcher)
+
+    def _stop_watching(self, peer: Peer) -> Room | None:
+        """``peer`` watches nothing any more; the table it watched, if any."""
+        room = self.watching.pop(peer, None)
+        if room is not None:
+            room.unwatch(peer)
+        return room
 
     def _check_password(
         self, peer: Peer, room: Room, password: str | None, now: float, request_id: int
@@ -459,9 +521,14 @@ class Lobby:
         return m.Ok(request.id, m.Rejoined(room.id, seat))
 
     def detach(self, peer: Peer, now: float, leaving: bool) -> None:
-        """``peer`` leaves its seat (``leaving``) or its connection dropped. In a match, the seat stays (R19)."""
+        """``peer`` leaves its seat (``leaving``) or its connection dropped. In a match, the seat stays (R19). A
+        watcher leaves its table's audience."""
         self.watchers.discard(peer)
         self._chatted.pop(peer, None)
+        watched = self._stop_watching(peer)
+        if watched is not None and self.rooms.get(watched.id) is watched:
+            watched.watchers_changed(now)
+            self.announce()
         room, seat = peer.room, peer.seat
         if room is None or seat is None:
             return
@@ -491,6 +558,7 @@ class Lobby:
         """Remove a room: its timer task sees it gone and stops."""
         if self.rooms.pop(room.id, None) is not None:
             log.info("table_closed table=%d", room.id)
+            self._end_watching(room, p.TABLE_CLOSED, f"table {room.id} has closed")
             if room.recorder is not None:
                 room.recorder.closed()
             room.on_change()

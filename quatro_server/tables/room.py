@@ -2,7 +2,8 @@
 
 This layer is synchronous and owns no clock and no socket: the network shell (``quatro_server.server``) gives it
 ``now`` and ``Peer`` objects to send to. What a seat receives about the game is built from the game's views and
-events (``Game.batch``, ``Game.view``), filtered for that seat (H3).
+events (``Game.batch``, ``Game.view``), filtered for that seat (H3). Its watchers (protocol section 18) are one
+audience, seat ``NO_SEAT`` of the game's batch: one frame a batch, the same bytes for every watcher.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import math
 import random
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, Protocol
 
@@ -20,7 +21,7 @@ from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import seating
 from quatro_shared.framing import encode
-from quatro_shared.views import Phase
+from quatro_shared.views import NO_SEAT, Phase
 from quatro_shared.wire import to_wire
 
 from quatro_server import games
@@ -40,6 +41,9 @@ ABANDON_AFTER = 600.0
 #: Seconds a table whose match never started lives on with nobody connected: there is no score to keep, and
 #: a table left behind by a dropped (or hostile) creator would otherwise hold a slot of ``limits.MAX_TABLES``.
 UNSTARTED_ABANDON_AFTER = 90.0
+#: Seconds between two ``table`` pushes told for a change of the watchers alone: a crowd arriving at once costs the
+#: table one push a second, not one per watcher to every seat and watcher.
+WATCH_COUNT_INTERVAL = 1.0
 
 
 class Peer(Protocol):
@@ -133,6 +137,16 @@ class Room:
     #: calls ``bot_decided`` when it is done. None: every bot decides at once, inline (the simulator, tests that
     #: drive a lobby directly, deterministic).
     think: Callable[[BotJob], None] | None = None
+    #: The connections watching the table from no seat (in the order they came), and whether the host lets more
+    #: watch. Every watcher is sent the same frames: numbered by ``watch_seq``, counted for the whole audience.
+    watchers: dict[Peer, None] = field(default_factory=dict)
+    watch_open: bool = True
+    watch_seq: int = 0
+    #: Every watcher has had a snapshot of the current match (a new match's first watchers' frame is one).
+    watch_synced: bool = False
+    #: When the watchers' count was last told (the ``table`` push), and when it is due to be told again (None: told).
+    watch_told_at: float = -math.inf
+    watch_count_due: float | None = None
 
     def __post_init__(self) -> None:
         # When each seat was taken, counted on from the seats the room is made with (a restored room's).
@@ -160,6 +174,8 @@ class Room:
             names=tuple(s.name or "" for s in self.seats),
             bot_seats=tuple(i for i, s in enumerate(self.seats) if s.bot is not None),
             idle_s=0 if now is None else max(0, int(now - self.last_active)),
+            watchers=len(self.watchers),
+            watching=self.watch_open,
         )
 
     def host_now(self) -> int | None:
@@ -187,6 +203,8 @@ class Room:
                 for i, s in enumerate(self.seats)
             ),
             game=self.game.name,
+            watchers=len(self.watchers),
+            watching=self.watch_open,
         )
 
     def broadcast_seating(self) -> None:
@@ -195,10 +213,75 @@ class Room:
                 self.host_now(),
                 [(s.name, None if s.bot is None else s.bot.level, s.secret, s.order) for s in self.seats],
             )
-        message = encode(to_wire(self.seating()))  # encoded once for the whole table
+        self.tell_seating()
+
+    def tell_seating(self) -> None:
+        """Send the ``table`` push to every seat and watcher (a change of the watchers alone is not journalled)."""
+        message = encode(to_wire(self.seating()))  # encoded once for the whole table and its watchers
         for s in self.seats:
             if s.peer is not None:
                 s.peer.send(message)
+        for watcher in self.watchers:
+            watcher.send(message)
+
+    # --- watchers --------------------------------------------------------------------------------
+
+    def watch(self, peer: Peer, now: float) -> None:
+        """``peer`` watches the table from now on: it is sent the ``table`` push, then, once the match has begun, a
+        snapshot of the public table; the others are told the new count (``watchers_changed``)."""
+        alone = not self.watchers
+        self.watchers[peer] = None
+        peer.send(encode(to_wire(self.seating())))
+        self.watchers_changed(now)
+        if self.table is not None:
+            self.watch_snapshot(peer, now)
+            self.watch_synced = self.watch_synced or alone
+
+    def watch_snapshot(self, peer: Peer, now: float) -> None:
+        """A snapshot of the public table for one watcher (watching, or asking to resync), numbered as the audience's
+        last frame: the audience's next frame follows it."""
+        if self.table is not None:
+            peer.send(self.game.batch(self.id, self.table, [], now).update(NO_SEAT, self.watch_seq, (), True))
+
+    def watchers_changed(self, now: float) -> None:
+        """The count of watchers changed: the ``table`` push tells it now, or, if it was told less than
+        ``WATCH_COUNT_INTERVAL`` ago, when the interval is over (the timer's ``tick``), once for every change since."""
+        if self.watch_count_due is not None:
+            return
+        if now >= self.watch_told_at + WATCH_COUNT_INTERVAL:
+            self.watch_told_at = now
+            self.tell_seating()
+            return
+        self.watch_count_due = self.watch_told_at + WATCH_COUNT_INTERVAL
+        self.on_change()
+
+    def _tell_watch_count(self, now: float) -> None:
+        due = self.watch_count_due
+        if due is not None and due <= now:
+            self.watch_count_due = None
+            self.watch_told_at = now
+            self.tell_seating()
+
+    def unwatch(self, peer: Peer) -> bool:
+        """``peer`` watches no more; whether it was watching."""
+        if peer not in self.watchers:
+            return False
+        del self.watchers[peer]
+        return True
+
+    def _tell_watchers(self, batch: games.UpdateBatch) -> None:
+        """The batch's public events, one frame for every watcher (a snapshot while a watcher has had none of this
+        match). A batch with no public event is not even hinted at (H3)."""
+        if not self.watchers:
+            return
+        seen = batch.seen_by(NO_SEAT, NO_SEAT)
+        if not seen:
+            return
+        self.watch_seq += 1
+        frame = batch.update(NO_SEAT, self.watch_seq, seen, not self.watch_synced)
+        self.watch_synced = True
+        for peer in self.watchers:
+            peer.send(frame)
 
     def _update(self, batch: games.UpdateBatch, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         """The frame of one seat's update in ``batch``, numbered by the seat's ``seq``."""
@@ -239,6 +322,7 @@ class Room:
                     if observed is None:
                         observed = self.game.observed(emits, everything)
                     s.bot.observe(observed)  # H2: a bot is told what a player there is told
+            self._tell_watchers(batch)
             self._published(emits)
             return
         players = self.players
@@ -250,6 +334,7 @@ class Room:
                 s.peer.send(self._update(batch, i, seen, snapshot=i == snapshot_for or not s.synced))
             if s.bot is not None and seen:
                 s.bot.observe(self.game.observed(emits, seen))  # H2: a bot is told what a player there is told
+        self._tell_watchers(batch)
         self._published(emits)
 
     def _published(self, emits: list[Any]) -> None:
@@ -296,6 +381,9 @@ class Room:
     def _next_wake(self) -> float | None:
         # The earliest of the wakes below, or None if there is none; asked after every batch, so it builds nothing.
         wake: float | None = None if self.idle_since is None else self.idle_since + self.abandon_limit()
+        due = self.watch_count_due
+        if due is not None and (wake is None or due < wake):
+            wake = due
         table = self.table
         if table is not None and not self.game.over(table):
             for s in self.seats:
@@ -309,7 +397,8 @@ class Room:
     def tick(self, now: float) -> None:
         """Let time pass: fire the engine's deadlines and let every bot whose time has come look and act. A slow
         bot's decision (``Game.slow_bot``) is handed to ``think`` when there is one, and played on its return
-        (``bot_decided``); until then the seat's bot is not asked again."""
+        (``bot_decided``); until then the seat's bot is not asked again. A count of watchers due is told."""
+        self._tell_watch_count(now)
         if self.table is None:
             return
         emits = self.advance(now)
@@ -412,6 +501,7 @@ class Room:
             recorder.started(opening, table, now, emits)
         for s in self.seats:
             s.synced = False  # a match's first update is a snapshot (a rematch's too: nothing of the last match carries over)
+        self.watch_synced = False  # the watchers' too
         for i, s in enumerate(self.seats):
             if s.bot is None and s.peer is None:
                 emits.extend(self.act(i, a.Disconnect(), now).events)  # R19: the match starts without them

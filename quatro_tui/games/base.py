@@ -73,6 +73,15 @@ class ClientGame(ABC):
     def screen(self, game: Game) -> type[Screen[None]] | None:
         """The screen the table's state calls for (None: none yet, whatever shows stays)."""
 
+    def watch_screen(self, game: Game) -> type[Screen[None]] | None:
+        """The screen of a table watched from no seat (``game.watching``; its views are from ``NO_SEAT``). By default
+        the game's own screen once a view came: a game that hides nothing draws a watcher's view as a seat's, with
+        no move its legal moves allow (``quatro_tui.screens.watch.WatchScreen`` before the first view)."""
+        from quatro_tui.screens.watch import WaitingToWatch
+
+        wanted = self.screen(game) if game.game_view is not None or game.view is not None else None
+        return wanted or WaitingToWatch
+
     @abstractmethod
     def in_match(self, game: Game) -> bool:
         """Whether a match is under way at the table (quitting asks first; the session does not close when idle)."""

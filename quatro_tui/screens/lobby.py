@@ -71,6 +71,13 @@ def who_sits(t: m.TableSummary) -> str:
     return ", ".join(shown + tail)
 
 
+def watchers(t: m.TableSummary) -> str:
+    """How many watch the table, or that its host closed it to watchers."""
+    if not t.watching:
+        return "closed"
+    return str(t.watchers) if t.watchers else ""
+
+
 class LobbyScreen(Screen[None]):
     if TYPE_CHECKING:
         app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
@@ -81,6 +88,7 @@ class LobbyScreen(Screen[None]):
         Binding("g", "refresh", "refresh", id="lobby-refresh"),
         Binding("t", "chat", "chat", id="lobby-chat"),
         Binding("p", "past", "past matches", id="lobby-past"),
+        Binding("w", "watch", "watch the table", id="lobby-watch"),
     ]
 
     def action_past(self) -> None:
@@ -96,7 +104,7 @@ class LobbyScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         ascii_only = self.app.game.ascii_only
         yield StatusBar()
-        yield Static("[b]Tables on this server[/b]  (enter joins the highlighted one; c creates one)", classes="pad")
+        yield Static("[b]Tables on this server[/b]  (enter joins the highlighted one, w watches it)", classes="pad")
         yield DataTable(id="tables", cursor_type="row")
         with Horizontal(id="create"):
             name = self.app.conn.name if self.app.conn is not None else ""
@@ -117,7 +125,7 @@ class LobbyScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("table", "game", "who sits there", "phase", "idle", "timing", "pw", "scores")
+        table.add_columns("table", "game", "who sits there", "phase", "idle", "timing", "pw", "scores", "watch")
         self.query_one("#lobby-feed", Feed).styles.height = 4
         self.fill()
         self.query_one(DataTable).focus()
@@ -139,7 +147,7 @@ class LobbyScreen(Screen[None]):
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
                 str(t.table), t.game.capitalize(), who_sits(t), str(t.phase), words.idle(t.idle_s), t.timing,
-                "yes" if t.password else "", " ".join(map(str, t.scores)),
+                "yes" if t.password else "", " ".join(map(str, t.scores)), watchers(t),
             )
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t.table))
 
@@ -188,6 +196,23 @@ class LobbyScreen(Screen[None]):
             self.note("No table to join: create one with c.")
             return
         self.app.run_worker(self._join(self.app.tables[table.cursor_row].table), exit_on_error=False)
+
+    def action_watch(self) -> None:
+        table = self.query_one(DataTable)
+        if not self.app.tables or table.cursor_row is None or table.cursor_row >= len(self.app.tables):
+            self.note("No table to watch.")
+            return
+        self.app.run_worker(self._watch(self.app.tables[table.cursor_row].table), exit_on_error=False)
+
+    async def _watch(self, table_id: int) -> None:
+        password = self.query_one("#password", Input).value or getattr(self.app.plan, "password", None)
+        reply = await self.app.watch_table(table_id, password)
+        if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Watching)):
+            self.note(f"Cannot watch: {getattr(reply, 'message', None) or 'the connection was lost'}.")
+            return
+        # The seating push (and the snapshot) that came before the reply have turned this screen into the watch.
+        self.app.route()
+        self.app.game_changed()
 
     async def _join(self, table_id: int) -> None:
         password = self.query_one("#password", Input).value or getattr(self.app.plan, "password", None)

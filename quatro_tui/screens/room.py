@@ -66,6 +66,7 @@ class SeatList(GameWidget):
                 text.append(")   ")
             text.append("t", style="bold underline")
             text.append(" chat\n")
+        watched = f"{seating.watchers} watching" if seating.watching else "closed to watchers"
         if game.is_host():
             text.append("\nYou host: ")
             text.append("b", style="bold underline")
@@ -73,9 +74,12 @@ class SeatList(GameWidget):
             text.append("r", style="bold underline")
             text.append(" remove a bot  ")
             text.append("s", style="bold underline")
-            text.append(" start (every seat filled)")
+            text.append(" start (every seat filled)\n          ")
+            text.append("v", style="bold underline")
+            text.append(" close to watchers" if seating.watching else " open to watchers")
+            text.append(f"   ({watched})", style="dim")
         else:
-            text.append("\nWaiting for the host to start the match.", style="dim")
+            text.append(f"\nWaiting for the host to start the match.   ({watched})", style="dim")
         return text
 
 
@@ -115,7 +119,7 @@ class BotLevel(ModalScreen[str | None]):
 
 
 #: The host's actions: only the host sees (and has) their keys.
-HOST_ACTIONS = frozenset({"add_bot", "remove_bot", "start"})
+HOST_ACTIONS = frozenset({"add_bot", "remove_bot", "start", "watchers"})
 
 
 class RoomScreen(Screen[None]):
@@ -129,6 +133,7 @@ class RoomScreen(Screen[None]):
         *[Binding(str(n), f"move({n - 1})", f"sit in seat {n}", show=False, id=f"move-{n}") for n in range(1, 9)],
         Binding("t", "chat", "chat", id="room-chat"),
         Binding("l", "leave", "leave", id="leave"),
+        Binding("v", "watchers", "watchers", show=False, tooltip="open or close the table to watchers (host)", id="room-watchers"),
     ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -179,6 +184,12 @@ class RoomScreen(Screen[None]):
 
     def action_start(self) -> None:
         self.app.send(m.Start())
+
+    def action_watchers(self) -> None:
+        """The host opens the table to watchers, or closes it (its watchers are sent back to the lobby)."""
+        seating = self.app.game.seating
+        if seating is not None:
+            self.app.send(m.Watchers(not seating.watching))
 
     def action_leave(self) -> None:
         self.app.run_worker(self._leave(), exit_on_error=False)

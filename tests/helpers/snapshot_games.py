@@ -159,3 +159,28 @@ def sent_fields(body: object) -> tuple[str, dict]:
     """A request as a test notes it: its kind and its fields as they would go on the wire."""
     wire = to_wire(body)
     return wire.pop("kind"), wire
+
+
+def watched_game(players: int, phase: Phase) -> Game:
+    """The table of ``round_game`` or ``reveal_game`` as a watcher sees it: from no seat, three watching."""
+    from dataclasses import replace
+
+    from quatro_shared.views import NO_SEAT
+
+    mine = dict(seat=NO_SEAT, team=NO_SEAT, partner=NO_SEAT, hand=(), sign=None, channel_held=False, channel_sign=None,
+                swap_wait_ms=0, channel_wait_ms=0)
+    if phase is Phase.ROUND:
+        view = _view(players, Phase.ROUND, **mine)
+        feed = ["Round 3 opens: swap!", "normal-bot-2 put down Q♦, took K♣.", "ann took the channel.",
+                "ann put down A♠, took Q♠.", "normal-bot-2 took the channel."]
+    else:
+        view = _view(players, Phase.BREAK, summary=_summary(players), phase_ms=24_000,
+                     scores=tuple([3, 1, 0, 3][: players // 2]), **mine)
+        feed = ["ann called Quatro! — right: team A scores."]
+    game = Game(clock=lambda: NOW, rng=random.Random(SEED))
+    game.seat(replace(seating(players, phase), watchers=3))
+    game.watching = 7
+    game.apply(view, [], NOW)
+    for line in feed:
+        game.say(line)
+    return game

@@ -15,7 +15,7 @@ from quatro_shared.views import Phase as TablePhase
 from quatro_tui.games.quarto.lesson import LESSON
 from quatro_tui.games.base import ClientGame, MarkRow
 from quatro_tui.games.quarto import words
-from quatro_tui.games.quarto.screen import MARKS_ASCII, MARKS_TITLE, MARKS_UNICODE, RULES, QuartoScreen
+from quatro_tui.games.quarto.screen import MARKS_ASCII, MARKS_TITLE, MARKS_UNICODE, RULES, QuartoScreen, QuartoWatchScreen
 from quatro_tui.screens.room import RoomScreen
 
 if TYPE_CHECKING:
@@ -49,6 +49,11 @@ class QuartoClient(ClientGame):
         # Before the first view: the room while the table waits; a match under way shows with its first update.
         return RoomScreen if game.phase is TablePhase.LOBBY else None
 
+    def watch_screen(self, game: Game) -> type[Screen[None]] | None:
+        from quatro_tui.screens.watch import WaitingToWatch
+
+        return QuartoWatchScreen if game.game_view is not None else WaitingToWatch
+
     def in_match(self, game: Game) -> bool:
         view = game.game_view
         return isinstance(view, q.QuartoView) and view.phase in (q.Phase.PLAYING, q.Phase.BETWEEN)
@@ -64,11 +69,12 @@ class QuartoClient(ClientGame):
     # --- its screen -----------------------------------------------------------------------------------
 
     def make_screen(self, app: QuatroApp, wanted: type[Screen[None]]) -> Screen[None]:
-        if wanted is not QuartoScreen:
+        if wanted not in (QuartoScreen, QuartoWatchScreen):
             return wanted()
         game = app.game
-        screen = QuartoScreen(lambda action: self.act(app, action), names=self.names(app),
-                              ascii_only=game.ascii_only, clock=game.clock)
+        kind = QuartoWatchScreen if wanted is QuartoWatchScreen else QuartoScreen
+        screen = kind(lambda action: self.act(app, action), names=self.names(app),
+                    ascii_only=game.ascii_only, clock=game.clock)
         screen.host = game.is_host()
         if isinstance(game.game_view, q.QuartoView):
             screen.show(game.game_view, [], game.received_at)

@@ -26,6 +26,7 @@ from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, QuartoView
 
 from quatro_tui.games.base import WayOn
+from quatro_tui.screens.watch import WATCH_BINDINGS, WatchBanner
 from quatro_tui.games.quarto import words as quarto_words
 from quatro_tui.guard import KeyGuard
 from quatro_tui.games.quarto.widgets import (
@@ -411,3 +412,17 @@ class QuartoScreen(KeyGuard, Screen[None]):
 
     def help_marks(self, ascii_only: bool) -> tuple[str, list[tuple[str, str]]]:
         return MARKS_TITLE, list(MARKS_ASCII if ascii_only else MARKS_UNICODE)
+
+
+class QuartoWatchScreen(QuartoScreen, inherit_bindings=False):
+    """A Quarto table watched from no seat: the board, the pieces and the moves as the players see them, no move
+    key (a view from no seat has no legal move), ``WATCHING`` on top and the watcher's keys."""
+
+    BINDINGS = list(WATCH_BINDINGS)
+
+    def compose(self) -> ComposeResult:
+        yield WatchBanner(classes="pad", id="watch-banner")
+        yield from super().compose()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return True

@@ -359,6 +359,8 @@ def hint(picture: QuartoPicture) -> str:
         return f"arrows, b3 or a click choose; enter or a second click places{typed}"
     if picture.giving():
         return f"arrows, TDRH or a click choose; enter or a second click gives{typed}"
+    if view.seat not in (0, 1):  # a watcher's: no move of its own
+        return "watching: j takes a free seat between matches, q goes back to the lobby"
     if view.phase is Phase.BETWEEN:
         me = view.seats[view.seat] if view.seat < len(view.seats) else None
         if me is not None and me.ready:

@@ -13,8 +13,9 @@ def squares(line: tuple[int, ...] | None) -> str:
 
 
 def score(view: q.QuartoView, name: Callable[[int], str]) -> str:
-    """The match score from the reader's seat: "you 2 – 1 perfect-bot, 1 draw"."""
-    me, other = view.seat, 1 - view.seat
+    """The match score from the reader's seat: "you 2 – 1 perfect-bot, 1 draw" (a watcher's, seat 1 first)."""
+    me = view.seat if view.seat in (0, 1) else 0
+    other = 1 - me
     draws = f", {view.draws} draw{'' if view.draws == 1 else 's'}" if view.draws else ""
     return f"{name(me)} {view.scores[me]} – {view.scores[other]} {name(other)}{draws}"
 
@@ -23,6 +24,12 @@ def turn(view: q.QuartoView, name: Callable[[int], str]) -> str:
     """Whose turn it is and which step (Q3), or how the game or the match ended (Q4–Q6), in one sentence."""
     if view.phase is q.Phase.LOBBY:
         return "Waiting for the match to start."
+    if view.phase is q.Phase.PLAYING and view.seat not in (0, 1):  # a watcher's view: nobody is "you"
+        mover = view.turn or 0
+        if view.step is q.Step.GIVE:
+            return f"{name(mover)} chooses the piece {name(1 - mover)} places next."
+        piece = q.format_piece(view.in_hand) if view.in_hand is not None else "the piece"
+        return f"{name(mover)} places {piece}."
     if view.phase is q.Phase.PLAYING:
         mine = view.turn == view.seat
         opening = view.in_hand is None and all(p is None for p in view.board)

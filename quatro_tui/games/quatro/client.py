@@ -55,6 +55,11 @@ class QuatroClient(ClientGame):
         phase = game.phase
         return None if phase is None else PHASE_SCREENS[phase]
 
+    def watch_screen(self, game: Game) -> type[Screen[None]] | None:
+        from quatro_tui.screens.watch import WaitingToWatch, WatchScreen
+
+        return WatchScreen if game.view is not None else WaitingToWatch
+
     def in_match(self, game: Game) -> bool:
         return game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
 

@@ -1,0 +1,152 @@
+"""Watching a table from no seat (protocol section 18): the public table, every seat alike, and the ways out.
+
+A watcher has no hand, no team and no channel: the screen shows the center, every seat's channel and pulses, the
+scores and, after each round, the reveal. ``WATCHING`` stays on screen with the count of watchers. ``j`` takes a
+free seat while the table waits for its match; ``escape`` or ``q`` goes back to the lobby. The keys are the same on
+every game's watch screen (``WatchKeys``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from quatro_shared.views import Phase
+
+from quatro_tui import words
+from quatro_tui.screens.reveal import Reveal
+from quatro_tui.widgets import CardRow, Feed, SeatBox, StatusBar
+from quatro_tui.widgets.base import GameWidget
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from quatro_tui.app import QuatroApp
+    from quatro_tui.game import Game
+
+#: The keys of every watch screen.
+WATCH_BINDINGS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
+    Binding("j", "app.take_seat", "take a free seat", tooltip="join the table in a free seat (before its match)",
+            id="watch-join"),
+    Binding("escape,q", "app.stop_watching", "back to the lobby", tooltip="stop watching", id="watch-leave"),
+]
+
+
+def watching_line(game: Game, ascii_only: bool) -> Text:
+    """`` WATCHING `` table N, how many watch, and what ``j`` can do now."""
+    seating = game.seating
+    text = Text()
+    text.append(" WATCHING ", style="bold reverse")
+    text.append(f" table {game.watching}")
+    if seating is not None:
+        count = seating.watchers
+        text.append(f" - {count} watching" if ascii_only else f" · {count} watching")
+        free = sum(not s.taken for s in seating.seats)
+        if seating.phase is Phase.LOBBY and free:
+            text.append("   j takes a free seat", style="bold")
+        elif seating.phase is Phase.LOBBY:
+            text.append("   every seat is taken", style="dim")
+    text.append("   q back to the lobby", style="dim")
+    return text
+
+
+class WatchBanner(GameWidget):
+    """What is being watched, how many watch, and, once the match is over, who won: always two lines."""
+
+    def draw(self) -> Text:
+        game = self.game
+        text = watching_line(game, game.ascii_only)
+        view = game.view
+        text.append("\n")
+        if view is not None and view.phase is Phase.OVER and view.winners:
+            text.append(" MATCH OVER ", style="bold reverse")
+            text.append(f"  {words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}!", style="bold")
+        elif view is None and game.game_view is None:
+            text.append("The match has not started: the table waits for its players.", style="dim")
+        return text
+
+
+class WatchReveal(Reveal):
+    """The last round's reveal, once there is one (during a round, the table is what there is to see)."""
+
+    def draw(self) -> Text:
+        view = self.game.view
+        if view is None or view.summary is None or view.phase in (Phase.SIGNING, Phase.ROUND):
+            return Text("")
+        return super().draw()
+
+
+class WatchScreen(Screen[None]):
+    """A Quatro table from no seat: every seat's box around the center, the scores, the reveal after each round."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
+    BINDINGS = list(WATCH_BINDINGS)
+
+    def compose(self) -> ComposeResult:
+        game = self.app.game
+        yield StatusBar()
+        yield WatchBanner(classes="pad", id="watch-banner")
+        with VerticalScroll(id="watch-body"):
+            with Vertical(id="watch-table"):
+                with Horizontal(id="watch-seats"):
+                    for seat in range(game.players):
+                        yield SeatBox(seat)
+                yield CardRow("center", " " * 4, id="center")
+            yield WatchReveal(classes="pad")
+            yield Feed(classes="pad")
+        yield Footer()
+
+    def on_screen_resume(self) -> None:
+        self.app.game_changed()
+
+    def check_action(self, action: str, parameters: tuple[Any, ...]) -> bool | None:
+        return True
+
+
+class WatchedSeats(GameWidget):
+    """Who sits at the watched table, seat by seat (before its match: what a watcher may join)."""
+
+    def draw(self) -> Text:
+        game = self.game
+        seating = game.seating
+        text = Text()
+        if seating is None:
+            return text
+        for s in seating.seats:
+            text.append(f"  seat {s.seat + 1}  ")
+            if not s.taken:
+                text.append("free", style="bold")
+            else:
+                text.append(words.plain(s.name or "", game.ascii_only))
+                if s.bot:
+                    text.append(f"  ({s.bot} bot)", style="dim")
+                elif not s.connected:
+                    text.append("  (away)", style="dim")
+            text.append("\n")
+        return text
+
+
+class WaitingToWatch(Screen[None]):
+    """A watched table before its first view: its seats as they fill; the match shows when it starts."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
+    BINDINGS = list(WATCH_BINDINGS)
+
+    def compose(self) -> ComposeResult:
+        yield WatchBanner(classes="pad", id="watch-banner")
+        yield WatchedSeats(classes="pad")
+        yield Feed(classes="pad")
+        yield Footer()
+
+    def on_screen_resume(self) -> None:
+        self.app.game_changed()
