@@ -366,6 +366,8 @@ class QuatroApp(App[str | None]):
             seating = self.game.seating
             return (self.game.watching is not None and seating is not None and seating.phase is Phase.LOBBY
                     and any(not s.taken for s in seating.seats))
+        if action == "replay":
+            return self.player is not None and self.player.app is self and not isinstance(self.screen, ModalScreen)
         return super().check_action(action, parameters)
 
     def action_take_seat(self) -> None:
@@ -695,10 +697,6 @@ class QuatroApp(App[str | None]):
 
     # --- keys everywhere ------------------------------------------------------------------------
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "replay":
-            return self.player is not None and self.player.app is self and not isinstance(self.screen, ModalScreen)
-        return True
 
     def action_replay(self, what: str) -> None:
         player = self.player
