@@ -916,6 +916,104 @@ BAIT_WORTH = 4.0
 WARY_ROUNDS = 3
 
 
+#: What ``expert`` learns from, per opposing team: every public behaviour of a seat in a *window* (from one of its
+#: swaps to the next, while its public cards allow four), stamped at the look that saw it. A channel taken or
+#: released, and how soon after the seat's own swap (within ``QUICK_SIGNAL`` s, or later); the channel held or
+#: free when the window opened; a pulse, a pulse of a new emoji; how long the seat has been still (each of
+#: ``SILENCE_STEPS`` reached); and the swap's rhythm: the gap since the seat's swap before (``GAP_STEPS``).
+QUICK_SIGNAL = 1.0
+SILENCE_STEPS = (2.5, 3.5, 4.5, 6.0)
+GAP_STEPS = (3.0, 4.0, 5.5)
+#: The Beta prior of each likelihood, P(feature | four) and P(feature | no four): one of two either way, so a
+#: feature seen once proves little, and one seen in every window before a four (and in none before no four)
+#: moves the odds by the ratio of its counts within two or three reveals.
+FEATURE_PRIOR = (1.0, 1.0)
+#: How many windows' worth the rate of a feature in every window without four weighs, against the windows whose
+#: cards allowed four and did not hold it (``SignalLearner``).
+NO_FOUR_SHRINK = 2.0
+#: ``expert`` counters when the posterior that an opposing team holds four reaches this. A right counter scores
+#: for us, a wrong one for the accused (R14): one point either way; a four left alone is scored by its holder's
+#: partner within a look or two. So a counter pays as soon as it is likelier right than wrong; a little above
+#: even, for the estimate's own error.
+EXPERT_COUNTER = 0.55
+
+
+class _Window:
+    """One seat's hand between two of its swaps: what the table saw it do meanwhile."""
+
+    __slots__ = ("id", "seat", "start", "k", "features", "learn")
+
+    def __init__(self, ident: int, seat: int, k: int, learn: bool) -> None:
+        self.id = ident
+        self.seat = seat
+        self.start: float | None = None  # when we saw the swap that opened it (our clock)
+        self.k = k  # cards of one rank in public view at the opening
+        self.features: set[str] = set()
+        self.learn = learn  # its public cards allowed four: the reveal will say whether it was four
+
+
+class SignalLearner:
+    """Naive Bayes over public behaviour, per team, learnt from the reveals.
+
+    For each opposing team: how many of its windows held four and how many did not (per count of cards in
+    view), and in how many of each kind every feature occurred. The posterior for a seat now is the prior
+    odds of its window (Beta over that team's windows with ``CARDS_PRIOR``) times, for each feature seen in
+    the window so far, P(feature | four) / P(feature | no four), each a Beta posterior (``FEATURE_PRIOR``).
+    P(feature | no four) is learnt from the windows whose cards allowed four and did not hold it, shrunk
+    toward the same rate in *every* window without four (those the cards ruled out too, which need no
+    reveal) with the weight of ``NO_FOUR_SHRINK`` windows: a pair that bluffs only where the cards look like
+    four is found out by its own windows, and a signal never given without four is found out by all of them.
+    A behaviour that came before every revealed four is believed; one that came as often without four (a
+    bluff) weighs nothing; one that came only without four lowers the odds. Nothing is known in advance of
+    what a pair's signal is.
+    """
+
+    def __init__(self, teams: int) -> None:
+        self.windows: dict[tuple[int, int], list[int]] = {}  # (team, k) -> [four, no four], cards allowing four
+        self.totals = [[0, 0, 0] for _ in range(teams)]  # per team: windows with four, without, ruled out by cards
+        self.features: dict[tuple[int, str], list[int]] = {}  # (team, feature) -> the same three counts
+
+    def learn(self, team: int, k: int, features: set[str], four: bool, possible: bool = True) -> None:
+        index = 2 if not possible else 0 if four else 1
+        if possible:
+            self.windows.setdefault((team, k), [0, 0])[index] += 1
+        self.totals[team][index] += 1
+        for feature in features:
+            self.features.setdefault((team, feature), [0, 0, 0])[index] += 1
+
+    def likelihood_ratio(self, team: int, feature: str) -> float:
+        with_four, without, ruled_out = self.features.get((team, feature), (0, 0, 0))
+        fours, others, impossible = self.totals[team]
+        a, b = FEATURE_PRIOR
+        given_four = (with_four + a) / (fours + a + b)
+        everywhere = (without + ruled_out + a) / (others + impossible + a + b)
+        given_none = (without + NO_FOUR_SHRINK * everywhere) / (others + NO_FOUR_SHRINK)
+        return given_four / given_none
+
+    def chance(self, team: int, k: int, features: Sequence[str]) -> float:
+        fours, others = self.windows.get((team, k), (0, 0))
+        prior = (fours + CARDS_PRIOR[0]) / (fours + others + CARDS_PRIOR[0] + CARDS_PRIOR[1])
+        odds = prior / (1.0 - prior)
+        for feature in features:
+            odds *= self.likelihood_ratio(team, feature)
+        return odds / (1.0 + odds)
+
+
+def _silence_feature(still: float) -> str | None:
+    reached = [step for step in SILENCE_STEPS if still >= step]
+    return f"still>{reached[-1]}" if reached else None
+
+
+def _gap_feature(gap: float) -> str:
+    for step in GAP_STEPS:
+        if gap < step:
+            return f"gap<{step}"
+    return f"gap>{GAP_STEPS[-1]}"
+
+
+_WIN = "window"
+
+
 class ExpertReader(TableReader):
     """``TableReader`` that also reads releases and silences, and knows what the table sees of our own hand."""
 
@@ -928,11 +1026,22 @@ class ExpertReader(TableReader):
         self.public = _Shown()  # our hand as the table sees it: what we took, and how many dealt cards remain
         self.card_counters: list[int] = []
         self.card_rounds: list[int | None] = []  # per round ended: the team that countered on the cards, if one did
+        self.learner = SignalLearner(0)
+        self.window: list[_Window | None] = []  # each seat's window now (None: no swap yet this deal)
+        self._windows: dict[int, _Window] = {}  # this deal's windows, by id
+        self._pending: list[tuple[str, int]] = []  # behaviour seen since the last look, stamped at the next
+        self._last_pulse: list[Sign | None] = []
+        self._gap_from: dict[int, float] = {}
 
     def _setup(self, players: int) -> None:
         super()._setup(players)
         self.card_counters = [0] * self.teams  # counters each team made on a hand whose cards allowed four
         self.card_rounds = []
+        self.learner = SignalLearner(self.teams)
+        self.window = [None] * players
+        self._windows = {}
+        self._pending = []
+        self._last_pulse = [None] * players
         self.release_at = [-1] * players
         self.swap_time = [0.0] * players
         self._swap_seen = [-1] * players
@@ -944,6 +1053,9 @@ class ExpertReader(TableReader):
             self._swap_seen = [-1] * self.players
             self._silences = set()
             self.public = _Shown()
+            self.window = [None] * self.players
+            self._windows = {}
+            self._pending = []
 
     def _swapped(self, event: e.Swapped) -> None:
         if self.valid and event.seat == self.seat:
@@ -956,18 +1068,45 @@ class ExpertReader(TableReader):
                 public.dealt_out[rank] = public.dealt_out.get(rank, 0) + 1
             public.taken.append(event.taken)
         super()._swapped(event)
+        if self.valid and event.seat != self.seat:
+            seat = event.seat
+            window = _Window(self.clock, seat, len(self.shown[seat].taken), self.status(seat)[0] == POSSIBLE)
+            window.features.add("held" if self.take_at[seat] >= 0 else "free")
+            previous = self.window[seat]
+            self.window[seat] = window
+            self._windows[window.id] = window
+            self._pending.append(("swap", seat))
+            if previous is not None and previous.start is not None:
+                self._pending.append(("gap", seat))
+                self._gap_from[seat] = previous.start
+            if window.learn:
+                self.log.append((_WIN, seat, window.id))
+
+    def _channel_taken(self, event: e.ChannelTaken) -> None:
+        super()._channel_taken(event)
+        if self.players and self.valid:
+            self._pending.append(("take", event.seat))
+
+    def _pulse(self, event: e.Pulse) -> None:
+        if self.players and self.valid:
+            new = self._last_pulse[event.seat] != event.sign
+            self._pending.append(("pulse-new" if new else "pulse-same", event.seat))
+            self._last_pulse[event.seat] = event.sign
+        super()._pulse(event)
 
     def _channel_released(self, event: e.ChannelReleased) -> None:
         if self.players and self.valid:
             self.release_at[event.seat] = self.clock
             if event.seat != self.seat and self.status(event.seat)[0] == POSSIBLE:
                 self.log.append((_TAKE, event.seat, ("release", event.seat)))
+            self._pending.append(("release", event.seat))
         super()._channel_released(event)
 
     def note_time(self, now: float) -> None:
         """Stamp the swaps seen since the last look, and log the seats gone silent (a moment to learn from)."""
         if not self.valid:
             return
+        self._stamp(now)
         for seat in range(self.players):
             if self.last_swap[seat] != self._swap_seen[seat]:
                 self._swap_seen[seat] = self.last_swap[seat]
@@ -977,6 +1116,74 @@ class ExpertReader(TableReader):
                 if key not in self._silences and self.status(seat)[0] == POSSIBLE:
                     self._silences.add(key)
                     self.log.append((_TAKE, seat, ("silent", seat)))
+
+    def _stamp(self, now: float) -> None:
+        """Give the behaviour seen since the last look its moment, and file it under the seat's window."""
+        for kind, seat in self._pending:
+            window = self.window[seat]
+            if seat == self.seat or window is None:
+                continue
+            if kind == "swap":
+                window.start = now
+            elif kind == "gap":
+                window.features.add(_gap_feature(now - self._gap_from.get(seat, now)))
+            elif kind in ("take", "release"):
+                quick = window.start is None or now - window.start <= QUICK_SIGNAL
+                window.features.add(f"{kind}-{'quick' if quick else 'late'}")
+            else:
+                window.features.add(kind)
+        self._pending = []
+        for seat, window in enumerate(self.window):
+            if window is not None and window.start is not None and seat != self.seat:
+                still = _silence_feature(now - window.start)
+                if still is not None and still not in window.features:
+                    for step in SILENCE_STEPS:  # every step reached on the way: each is a feature to learn
+                        if now - window.start >= step:
+                            window.features.add(f"still>{step}")
+
+    def chance(self, seat: int, now: float) -> float:
+        """The posterior that ``seat`` holds four now: its cards, and what its team's reveals taught of its behaviour."""
+        state, _ = self.status(seat)
+        if state != POSSIBLE:
+            return float(state == PROVEN)
+        window = self.window[seat]
+        if window is None:
+            return 0.0
+        features = [f for f in window.features if not f.startswith("still>")]
+        if window.start is not None:
+            still = _silence_feature(now - window.start)
+            if still is not None:
+                features.append(still)  # only the longest stillness reached: the shorter ones are implied
+        return self.learner.chance(team_of(seat, self.players), len(self.shown[seat].taken), features)
+
+    def _learn(self, event: e.RoundEnded) -> None:
+        """The windows first (replayed backwards from the reveal, like every logged moment), then ``hard``'s lessons."""
+        hands = [list(hand) for hand in event.hands]
+        labels: list[tuple[_Window, int, bool]] = []
+        for entry in reversed(self.log):
+            if entry[0] == _SWAP:
+                _, seat, put_down, taken = entry
+                if taken not in hands[seat]:
+                    labels = []
+                    break
+                hands[seat].remove(taken)
+                hands[seat].append(put_down)
+            elif entry[0] == _WIN:
+                window = self._windows.get(entry[2])
+                if window is not None:
+                    labels.append((window, entry[1], is_four(hands[entry[1]])))
+        for window, seat, four in labels:
+            self.learner.learn(team_of(seat, self.players), window.k, window.features, four)
+        if labels or not any(entry[0] == _WIN for entry in self.log):
+            for window in self._windows.values():
+                if not window.learn:  # the cards ruled four out: no reveal needed to know it
+                    self.learner.learn(team_of(window.seat, self.players), window.k, window.features, False, possible=False)
+        log = self.log
+        self.log = [entry for entry in log if entry[0] != _WIN]
+        try:
+            super()._learn(event)
+        finally:
+            self.log = log
 
     def silent(self, seat: int, now: float) -> bool:
         return self.valid and now - self.swap_time[seat] >= SILENCE_SECONDS
@@ -997,7 +1204,7 @@ class ExpertReader(TableReader):
     def _round_ended(self, event: e.RoundEnded) -> None:
         if self.players and self.valid and event.outcome == "counter" and event.by is not None and event.accused is not None:
             # Did the accused team show a hand that could be four (a counter on the cards)?
-            shown = any(self.public_state(seat) != IMPOSSIBLE for seat in team_seats(event.accused, self.players))
+            shown = any(self.public_state(seat) == POSSIBLE for seat in team_seats(event.accused, self.players))
             team = team_of(event.by, self.players)
             self.card_counters[team] += shown
             self.card_rounds.append(team if shown else None)
@@ -1081,8 +1288,8 @@ class ExpertBot(HardBot):
         if reader.valid:
             if reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
                 return [a.Call()]
-            team, chance, signalled = self._likeliest_opponent(view)
-            if chance >= (COUNTER_CONFIDENCE if signalled else CARDS_COUNTER_CONFIDENCE):
+            team, chance, _ = self._likeliest_opponent(view)
+            if chance >= EXPERT_COUNTER:
                 return [a.Counter(team)]
         four = is_four(view.hand)
         actions = self._channel(view, four)
@@ -1103,7 +1310,7 @@ class ExpertBot(HardBot):
         return self._reshuffle_if_stuck(view, now, actions)
 
     def _evidence(self, seat: int) -> tuple[float, bool]:
-        return self.reader.evidence_at(seat, self._now)  # releases and silences read too
+        return self.reader.chance(seat, self._now), True  # what this seat's team has shown its behaviour means
 
     def _channel(self, view: SeatView, four: bool) -> list[a.Action]:
         """Up from the start, a fresh decoy at every beat; the sign only on four of a kind."""
@@ -1124,7 +1331,7 @@ class ExpertBot(HardBot):
 
     def _best_swap(self, view: SeatView) -> a.Swap | None:
         reader = self.reader
-        if not reader.valid or not self._decoys_help(view):
+        if not reader.valid or not self._baits_help(view):
             return super()._best_swap(view)
         # Opponents counter. A swap that makes our public cards look like four, without four, is a bait: take the
         # best one there is. Otherwise collect from a lone card (``NormalBot._target``): that way lies a bait.
@@ -1144,6 +1351,10 @@ class ExpertBot(HardBot):
         if swap is not None and self._wary(view) and rank_counts(view.hand).get(rank_of(swap.take)) == HAND_SIZE - 1:
             return None  # an opponent counters on the cards: the swap that makes four would hand it the point
         return swap
+
+    def _baits_help(self, view: SeatView) -> bool:
+        """Whether an opposing team counters on the cards (a hand that could be four, not proven): baits draw that."""
+        return any(n for team, n in enumerate(self.reader.card_counters) if team != view.team)
 
     def _wary(self, view: SeatView) -> bool:
         """Whether an opposing team counters on the cards: it did in one of the last ``WARY_ROUNDS`` rounds.
