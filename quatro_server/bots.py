@@ -924,13 +924,13 @@ WARY_ROUNDS = 3
 QUICK_SIGNAL = 1.0
 SILENCE_STEPS = (2.5, 3.5, 4.5, 6.0)
 GAP_STEPS = (3.0, 4.0, 5.5)
-#: The Beta prior of each likelihood, P(feature | four) and P(feature | no four): one of two either way, so a
-#: feature seen once proves little, and one seen in every window before a four (and in none before no four)
-#: moves the odds by the ratio of its counts within two or three reveals.
+#: Each likelihood is a Beta posterior shrunk toward a wider rate with the weight of ``SHRINK`` windows:
+#: P(feature | four) toward the feature's rate in all the team's windows, P(feature | no four) toward its rate
+#: in every window without four (those the cards ruled out too, which need no reveal). So a feature nobody has
+#: seen yet, or one seen everywhere, leaves the odds as they were; one seen before every four and never without
+#: moves them by the ratio within two reveals. ``FEATURE_PRIOR`` is the Beta prior of the wider rates.
 FEATURE_PRIOR = (1.0, 1.0)
-#: How many windows' worth the rate of a feature in every window without four weighs, against the windows whose
-#: cards allowed four and did not hold it (``SignalLearner``).
-NO_FOUR_SHRINK = 2.0
+SHRINK = 2.0
 #: ``expert`` counters when the posterior that an opposing team holds four reaches this. A right counter scores
 #: for us, a wrong one for the accused (R14): one point either way; a four left alone is scored by its holder's
 #: partner within a look or two. So a counter pays as soon as it is likelier right than wrong; a little above
@@ -958,11 +958,11 @@ class SignalLearner:
     For each opposing team: how many of its windows held four and how many did not (per count of cards in
     view), and in how many of each kind every feature occurred. The posterior for a seat now is the prior
     odds of its window (Beta over that team's windows with ``CARDS_PRIOR``) times, for each feature seen in
-    the window so far, P(feature | four) / P(feature | no four), each a Beta posterior (``FEATURE_PRIOR``).
+    the window so far, P(feature | four) / P(feature | no four), each a shrunk Beta posterior (``SHRINK``).
     P(feature | no four) is learnt from the windows whose cards allowed four and did not hold it, shrunk
     toward the same rate in *every* window without four (those the cards ruled out too, which need no
-    reveal) with the weight of ``NO_FOUR_SHRINK`` windows: a pair that bluffs only where the cards look like
-    four is found out by its own windows, and a signal never given without four is found out by all of them.
+    reveal): a pair that bluffs only where the cards look like four is found out by its own windows, and a
+    signal never given without four is found out by all of them.
     A behaviour that came before every revealed four is believed; one that came as often without four (a
     bluff) weighs nothing; one that came only without four lowers the odds. Nothing is known in advance of
     what a pair's signal is.
@@ -985,9 +985,10 @@ class SignalLearner:
         with_four, without, ruled_out = self.features.get((team, feature), (0, 0, 0))
         fours, others, impossible = self.totals[team]
         a, b = FEATURE_PRIOR
-        given_four = (with_four + a) / (fours + a + b)
-        everywhere = (without + ruled_out + a) / (others + impossible + a + b)
-        given_none = (without + NO_FOUR_SHRINK * everywhere) / (others + NO_FOUR_SHRINK)
+        anywhere = (with_four + without + ruled_out + a) / (fours + others + impossible + a + b)
+        no_four = (without + ruled_out + a) / (others + impossible + a + b)
+        given_four = (with_four + SHRINK * anywhere) / (fours + SHRINK)
+        given_none = (without + SHRINK * no_four) / (others + SHRINK)
         return given_four / given_none
 
     def chance(self, team: int, k: int, features: Sequence[str]) -> float:
@@ -1268,13 +1269,39 @@ class ExpertBot(HardBot):
         self.reader: ExpertReader = ExpertReader()
         self._beats = 0  # our own pulses seen: each one calls for a fresh decoy
         self._decoy_beat = -1
+        # The pair's own convention, with a bot partner: keyed by the team's sign (``keyed_toggle``).
+        self._sign: Sign | None = None
+        self._partner: int | None = None
+        self._paired = False  # our partner is a bot: the keyed convention is on
+        self._swaps_made: dict[int, int] = {}  # swaps this deal, by seat (ours and our partner's)
+        self.keyed_four = False  # the partner's latest swap broke the key: it holds four
 
     def observe(self, events: list[e.Event]) -> None:
         super().observe(events)
         seat = self.reader.seat
-        for event in events:
+        for i, event in enumerate(events):
             if isinstance(event, e.Pulse) and event.seat == seat:
                 self._beats += 1
+            elif isinstance(event, (e.Dealt, e.SigningStarted, e.RoundEnded)):
+                self._swaps_made, self.keyed_four = {}, False
+            elif isinstance(event, e.Swapped):
+                made = self._swaps_made[event.seat] = self._swaps_made.get(event.seat, 0) + 1
+                if event.seat == self._partner and self._paired and self._sign is not None:
+                    # The toggle, if any, comes in the same batch as the swap it goes with.
+                    toggled = any(
+                        isinstance(later, (e.ChannelTaken, e.ChannelReleased)) and later.seat == event.seat
+                        for later in events[i + 1 :]
+                    )
+                    expected = keyed_toggle(self._sign, self._deals, event.seat, made)
+                    self.keyed_four = made >= HAND_SIZE - DEALT_MAX and toggled != expected
+
+    def sign(self, view: SeatView) -> list[a.Action]:
+        self._note(view)
+        return super().sign(view)
+
+    def _note(self, view: SeatView) -> None:
+        self._sign, self._partner = view.sign, view.partner
+        self._paired = view.seats[view.partner].bot
 
     def pick_sign(self, view: SeatView) -> Sign:
         return self.rng.choice(SIGNS)  # any of the 24: a decoy that repeats an old sign proves nothing
@@ -1283,8 +1310,11 @@ class ExpertBot(HardBot):
         reader = self.reader
         reader.sync(view)
         reader.note_time(now)
+        self._note(view)
         if self.partner_shows_sign(view):
             return [a.Call()] if self.call_ready(view, now) else []
+        if self._paired and self.keyed_four and not (reader.valid and reader.status(view.partner)[0] == IMPOSSIBLE):
+            return [a.Call()]  # the pair's own signal: the partner's swap broke the key
         if reader.valid:
             if reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
                 return [a.Call()]
@@ -1301,6 +1331,8 @@ class ExpertBot(HardBot):
                 self._stuck_since = None
                 after = list(view.hand)
                 after[after.index(swap.give)] = swap.take
+                if self._paired:
+                    return self._keyed_swap(view, swap, is_four(after), actions)
                 if is_four(after):
                     # The sign goes up with the swap (chosen after it, so a refused swap shows nothing).
                     return [x for x in actions if not isinstance(x, a.ChooseEmoji)] + [swap, a.ChooseEmoji(view.sign)]
@@ -1312,8 +1344,36 @@ class ExpertBot(HardBot):
     def _evidence(self, seat: int) -> tuple[float, bool]:
         return self.reader.chance(seat, self._now), True  # what this seat's team has shown its behaviour means
 
+    def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:
+        """With a bot partner: the channel changes (taken or released) with a swap exactly when the key says so,
+        except with the swap that makes four, which breaks the key; the partner calls on the break at once.
+
+        To anyone without the team's sign, a channel changes with about half of our swaps, four or not.
+        """
+        assert view.sign is not None
+        made = self._swaps_made.get(view.seat, 0) + 1
+        toggle = keyed_toggle(view.sign, self._deals, view.seat, made) != (four and made >= HAND_SIZE - DEALT_MAX)
+        if toggle and view.channel_wait_ms > 0:
+            self.look_at(self._now + view.channel_wait_ms / 1000)
+            return actions  # the swap waits for the channel: the key must be kept (or broken) with it
+        if not toggle:
+            return [swap, a.ChooseEmoji(view.sign)] if four and view.channel_held else actions + [swap]
+        if view.channel_held:
+            return [swap, a.ReleaseChannel()]
+        return [swap, a.TakeChannel(), a.ChooseEmoji(view.sign if four else self._any_decoy(view))]
+
     def _channel(self, view: SeatView, four: bool) -> list[a.Action]:
-        """Up from the start, a fresh decoy at every beat; the sign only on four of a kind."""
+        """Up from the start, a fresh decoy at every beat; the sign only on four of a kind. With a bot partner the
+        channel changes only with swaps (``_keyed_swap``); while held it pulses decoys, and the sign on four."""
+        if self._paired:
+            if not view.channel_held:
+                return []
+            if four:
+                return [] if view.channel_sign == view.sign else [a.ChooseEmoji(view.sign)]
+            if view.channel_sign is None or view.channel_sign == view.sign or self._decoy_beat != self._beats:
+                self._decoy_beat = self._beats
+                return [a.ChooseEmoji(self._any_decoy(view))]
+            return []
         if not view.channel_held:
             if view.channel_wait_ms > 0:
                 return []
@@ -1372,6 +1432,19 @@ class ExpertBot(HardBot):
         if max(after.values()) < 4 and self.reader.public_status_after(swap.give, swap.slot, swap.take) != IMPOSSIBLE:
             return gain + BAIT_WORTH
         return -1e9  # not a bait
+
+
+#: The share of swaps a channel change goes with, in the keyed convention of two bot partners.
+KEYED_SHARE = 0.5
+
+
+def keyed_toggle(sign: Sign, deal: int, seat: int, swap: int) -> bool:
+    """Whether, in the keyed convention, ``seat``'s ``swap``-th swap of the ``deal``-th deal goes with a channel change.
+
+    Both partners know their team's sign from the signing (R6), and nobody else does before the summary: a draw
+    seeded by it is a key the pair shares and the table cannot read. The swap that makes four breaks it.
+    """
+    return random.Random(f"{sign}/{deal}/{seat}/{swap}").random() < KEYED_SHARE
 
 
 _CLASSES: dict[str, type[Bot]] = {
