@@ -427,6 +427,8 @@ PULSE_PRIOR = (1.0, 1.0)
 SIGN_PULSE_PRIOR = (3.0, 1.0)
 #: ... its swaps had just left k cards of one rank in public view (the rest of its hand from the deal).
 CARDS_PRIOR = (1.0, 3.0)
+#: ``expert``'s prior for the same (``SignalLearner``): it learns the rate from every opposing team's reveals.
+EXPERT_CARDS_PRIOR = (1.0, 2.0)
 #: How much a team's revealed signs weigh against the odds of a sign picked at random (1 in 24): after the
 #: same sign three rounds running, a pulse of it is taken for the team's sign three times in four.
 SIGN_HABIT_PRIOR = 1.0
@@ -931,11 +933,8 @@ GAP_STEPS = (3.0, 4.0, 5.5)
 #: moves them by the ratio within two reveals. ``FEATURE_PRIOR`` is the Beta prior of the wider rates.
 FEATURE_PRIOR = (1.0, 1.0)
 SHRINK = 2.0
-#: ``expert`` counters when the posterior that an opposing team holds four reaches this. A right counter scores
-#: for us, a wrong one for the accused (R14): one point either way; a four left alone is scored by its holder's
-#: partner within a look or two. So a counter pays as soon as it is likelier right than wrong; a little above
-#: even, for the estimate's own error.
-EXPERT_COUNTER = 0.55
+#: Added to the break-even posterior of a counter (``ExpertBot.counter_bar``).
+COUNTER_MARGIN = 0.15
 
 
 class _Window:
@@ -957,7 +956,7 @@ class SignalLearner:
 
     For each opposing team: how many of its windows held four and how many did not (per count of cards in
     view), and in how many of each kind every feature occurred. The posterior for a seat now is the prior
-    odds of its window (Beta over that team's windows with ``CARDS_PRIOR``) times, for each feature seen in
+    odds of its window (Beta over the windows with ``EXPERT_CARDS_PRIOR``) times, for each feature seen in
     the window so far, P(feature | four) / P(feature | no four), each a shrunk Beta posterior (``SHRINK``).
     P(feature | no four) is learnt from the windows whose cards allowed four and did not hold it, shrunk
     toward the same rate in *every* window without four (those the cards ruled out too, which need no
@@ -991,9 +990,17 @@ class SignalLearner:
         given_none = (without + SHRINK * no_four) / (others + SHRINK)
         return given_four / given_none
 
-    def chance(self, team: int, k: int, features: Sequence[str]) -> float:
+    def chance(self, team: int, k: int, features: Sequence[str], pool: Sequence[int] = ()) -> float:
+        """P(four) for a seat of ``team`` showing ``k`` cards of one rank, with ``features`` seen in its window.
+
+        The cards' own rate is the team's, shrunk (``SHRINK``) toward the rate over the ``pool`` of teams (the
+        other opposing teams: how people collect is learnt from all of them, how this pair signals from it alone)."""
         fours, others = self.windows.get((team, k), (0, 0))
-        prior = (fours + CARDS_PRIOR[0]) / (fours + others + CARDS_PRIOR[0] + CARDS_PRIOR[1])
+        pool_fours = sum(self.windows.get((t, k), (0, 0))[0] for t in pool)
+        pool_others = sum(self.windows.get((t, k), (0, 0))[1] for t in pool)
+        a, b = EXPERT_CARDS_PRIOR
+        pooled = (pool_fours + a) / (pool_fours + pool_others + a + b)
+        prior = (fours + SHRINK * pooled) / (fours + others + SHRINK)
         odds = prior / (1.0 - prior)
         for feature in features:
             odds *= self.likelihood_ratio(team, feature)
@@ -1027,6 +1034,8 @@ class ExpertReader(TableReader):
         self.public = _Shown()  # our hand as the table sees it: what we took, and how many dealt cards remain
         self.card_counters: list[int] = []
         self.card_rounds: list[int | None] = []  # per round ended: the team that countered on the cards, if one did
+        self.card_chances: list[int] = []  # per team: rounds that ended with another team's hand allowing four
+        self.card_taken: list[int] = []  # per team: of those, the rounds it ended by countering such a hand
         self.learner = SignalLearner(0)
         self.window: list[_Window | None] = []  # each seat's window now (None: no swap yet this deal)
         self._windows: dict[int, _Window] = {}  # this deal's windows, by id
@@ -1038,6 +1047,8 @@ class ExpertReader(TableReader):
         super()._setup(players)
         self.card_counters = [0] * self.teams  # counters each team made on a hand whose cards allowed four
         self.card_rounds = []
+        self.card_chances = [0] * self.teams
+        self.card_taken = [0] * self.teams
         self.learner = SignalLearner(self.teams)
         self.window = [None] * players
         self._windows = {}
@@ -1155,7 +1166,10 @@ class ExpertReader(TableReader):
             still = _silence_feature(now - window.start)
             if still is not None:
                 features.append(still)  # only the longest stillness reached: the shorter ones are implied
-        return self.learner.chance(team_of(seat, self.players), len(self.shown[seat].taken), features)
+        ours = None if self.seat is None else team_of(self.seat, self.players)
+        team = team_of(seat, self.players)
+        pool = [t for t in range(self.teams) if t not in (ours, team)]
+        return self.learner.chance(team, len(self.shown[seat].taken), features, pool)
 
     def _learn(self, event: e.RoundEnded) -> None:
         """The windows first (replayed backwards from the reveal, like every logged moment), then ``hard``'s lessons."""
@@ -1203,6 +1217,15 @@ class ExpertReader(TableReader):
         return chance, signalled
 
     def _round_ended(self, event: e.RoundEnded) -> None:
+        if self.players and self.valid:
+            # Each team's chances to counter a hand on the cards (another team showed one as the round ended),
+            # and the ones it took: how quick it is to counter what the cards allow (``ExpertBot.counter_bar``).
+            shown_by = {team_of(seat, self.players) for seat in range(self.players) if self.public_state(seat) == POSSIBLE}
+            for team in range(self.teams):
+                if shown_by - {team}:
+                    self.card_chances[team] += 1
+                    if event.outcome == "counter" and event.by is not None and team_of(event.by, self.players) == team:
+                        self.card_taken[team] += event.accused in shown_by
         if self.players and self.valid and event.outcome == "counter" and event.by is not None and event.accused is not None:
             # Did the accused team show a hand that could be four (a counter on the cards)?
             shown = any(self.public_state(seat) == POSSIBLE for seat in team_seats(event.accused, self.players))
@@ -1318,9 +1341,9 @@ class ExpertBot(HardBot):
         if reader.valid:
             if reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
                 return [a.Call()]
-            team, chance, _ = self._likeliest_opponent(view)
-            if chance >= EXPERT_COUNTER:
-                return [a.Counter(team)]
+            accused = self._counter_pick(view)
+            if accused is not None:
+                return [a.Counter(accused)]
         four = is_four(view.hand)
         actions = self._channel(view, four)
         if four:
@@ -1343,6 +1366,37 @@ class ExpertBot(HardBot):
 
     def _evidence(self, seat: int) -> tuple[float, bool]:
         return self.reader.chance(seat, self._now), True  # what this seat's team has shown its behaviour means
+
+    def _counter_pick(self, view: SeatView) -> int | None:
+        """The opposing team to counter now, if any: the one whose posterior clears its bar by the most."""
+        best, margin = None, 0.0
+        for team in opposing_teams(view.team, view.players):
+            miss = 1.0
+            for seat in team_seats(team, view.players):
+                miss *= 1.0 - self.reader.chance(seat, self._now)
+            over = (1.0 - miss) - self.counter_bar(view, team)
+            if over >= margin:
+                best, margin = team, over
+        return best
+
+    def counter_bar(self, view: SeatView, team: int) -> float:
+        """The posterior at which countering ``team`` pays, against what waiting costs.
+
+        Counter: +1 for us with chance p, else +1 for the accused (R14). Wait: another team counters this hand
+        first with chance q (a point for someone else either way), else, with chance p, the holder's partner
+        calls (a point for them), else nothing yet. In points for us against the field, countering pays when
+        2p - 1 > -q - (1 - q) p, that is p > (1 - q) / (3 - q); ``COUNTER_MARGIN`` is added for the estimate's
+        own error and for what waiting may still show. q is the chance that one of the other opposing teams
+        counters it: each one's share of the rounds that ended with another team's hand allowing four, which it
+        ended by countering that hand (none at four players: the accused is the only other team).
+        """
+        reader = self.reader
+        miss = 1.0
+        for other in opposing_teams(view.team, view.players):
+            if other != team:
+                miss *= 1.0 - reader.card_taken[other] / (reader.card_chances[other] + 1)
+        q = min(0.9, 1.0 - miss)
+        return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN
 
     def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:
         """With a bot partner: the channel changes (taken or released) with a swap exactly when the key says so,
@@ -1386,6 +1440,38 @@ class ExpertBot(HardBot):
             return [a.ChooseEmoji(self._any_decoy(view))]
         return []
 
+    def _worth(self, counts: dict[str, int], locked: dict[str, int]) -> float:  # type: ignore[override]
+        """How close a hand is to four, by counting where the missing cards of each rank are (``reach``)."""
+        reader = self.reader
+        if not reader.valid or reader.seat is None:
+            return HardBot._worth(counts, locked)
+        return sum(HOLD_WORTH[held] * self._reach(rank, held) for rank, held in counts.items() if held)
+
+    def _reach(self, rank: str, held: int) -> float:
+        """The chance, by a count over the public cards, of getting the ``4 - held`` cards of ``rank`` we lack.
+
+        Each missing card is in the center (ours for a swap), in a dealt card another seat still hides (it comes
+        down when that seat plays it: about even odds, none if that seat visibly collects the rank), or taken by
+        another seat (it chose it: it rarely gives it back). The missing cards' reach, over how many are needed,
+        capped at one.
+        """
+        need = HAND_SIZE - held
+        if need <= 0:
+            return 1.0
+        reader = self.reader
+        center = sum(1 for card in reader.center if rank_of(card) == rank)
+        taken = 0
+        collected = False
+        for seat, shown in enumerate(reader.shown):
+            if seat == reader.seat:
+                continue
+            mine = sum(1 for card in shown.taken if rank_of(card) == rank)
+            taken += mine
+            collected = collected or (mine > 0 and reader.collector(seat)[0] == rank)
+        hidden = max(0, need - center - taken)
+        reach = center + (0.0 if collected else REACH_HIDDEN) * hidden + REACH_TAKEN * taken
+        return min(1.0, reach / need)
+
     def _any_decoy(self, view: SeatView) -> Sign:
         return self.rng.choice([sign for sign in SIGNS if sign != view.sign and sign != view.channel_sign])
 
@@ -1407,10 +1493,41 @@ class ExpertBot(HardBot):
                     best, best_gain = a.Swap(give, slot, take), gain
         if best is not None and best_gain >= BAIT_WORTH - HOLD_WORTH[2]:
             return best
-        swap = self._collect_swap(view)
+        swap = self._deny(view) or self._collect_swap(view)
         if swap is not None and self._wary(view) and rank_counts(view.hand).get(rank_of(swap.take)) == HAND_SIZE - 1:
             return None  # an opponent counters on the cards: the swap that makes four would hand it the point
         return swap
+
+    def _deny(self, view: SeatView) -> a.Swap | None:
+        """Against a table that counters on the cards: take the rank an opponent has begun to collect (it shows
+        one card of it, or more, and nothing else), the more so when our own public cards head for a bait of it.
+
+        The opponent's next card of that rank would show a hand that could be four, which the table counters
+        (right or wrong, a point for someone else); taken by us, it is the first half of our own bait.
+        """
+        reader = self.reader
+        mine = reader.public.taken
+        counts = rank_counts(view.hand)
+        best: a.Swap | None = None
+        best_key: tuple[bool, int] = (False, 0)
+        for seat in range(view.players):
+            if team_of(seat, view.players) == view.team:
+                continue
+            taken = reader.shown[seat].taken
+            if not taken or any(rank_of(card) != rank_of(taken[0]) for card in taken):
+                continue
+            rank = rank_of(taken[0])
+            if counts.get(rank, 0) >= DEALT_MAX:
+                continue  # two more of it would be four, not a bait
+            on_the_way = all(rank_of(card) == rank for card in mine)  # our public cards head for a bait of it
+            for slot, card in enumerate(view.center):
+                key = (on_the_way, len(taken))
+                if rank_of(card) == rank and key > best_key:
+                    give = [c for c in view.hand if rank_of(c) != rank]
+                    give.sort(key=lambda c: (c in mine, counts[rank_of(c)]))  # a dealt card first, the loneliest
+                    if give:
+                        best, best_key = a.Swap(give[0], slot, card), key
+        return best
 
     def _baits_help(self, view: SeatView) -> bool:
         """Whether an opposing team counters on the cards (a hand that could be four, not proven): baits draw that."""
@@ -1434,6 +1551,10 @@ class ExpertBot(HardBot):
         return -1e9  # not a bait
 
 
+#: How likely a missing card of a rank reaches us (``ExpertBot._reach``): one hidden among another seat's dealt
+#: cards, one taken by another seat.
+REACH_HIDDEN = 0.5
+REACH_TAKEN = 0.1
 #: The share of swaps a channel change goes with, in the keyed convention of two bot partners.
 KEYED_SHARE = 0.5
 
