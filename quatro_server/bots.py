@@ -1339,7 +1339,12 @@ class ExpertBot(HardBot):
         if self._paired and self.keyed_four and not (reader.valid and reader.status(view.partner)[0] == IMPOSSIBLE):
             return [a.Call()]  # the pair's own signal: the partner's swap broke the key
         if reader.valid:
-            if reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
+            # A human partner's own ways are learnt (a release, a silence); a bot partner keeps the key, and its
+            # channel changes with half its swaps: only a proof from the cards calls without the key.
+            if self._paired:
+                if reader.status(view.partner)[0] == PROVEN:
+                    return [a.Call()]
+            elif reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
                 return [a.Call()]
             accused = self._counter_pick(view)
             if accused is not None:

@@ -564,3 +564,12 @@ def _played(actions, seat, center):
         elif isinstance(x, a.ReleaseChannel):
             events.append(e.ChannelReleased(seat))
     return events
+
+
+def test_expert_wins_most_matches_against_the_pairs_and_the_card_reader_at_a_small_count():
+    """The gauntlet's second part, short and seeded (the full run is in docs/bots.md): a pair whose signal is a
+    release or a channel's timing won every match against an expert that did not learn it."""
+    result = sim_quatro.gauntlet("expert", 4, 6, seed=3, exploiters=list(PAIRS))
+    assert [row["exploiter"] for row in result["rows"]] == list(PAIRS)
+    for row in result["rows"]:
+        assert row["win_rate"] >= 0.5, row
