@@ -1498,7 +1498,7 @@ class ExpertBot(HardBot):
                     best, best_gain = a.Swap(give, slot, take), gain
         if best is not None and best_gain >= BAIT_WORTH - HOLD_WORTH[2]:
             return best
-        swap = self._deny(view) or self._collect_swap(view)
+        swap = self._deny(view) or self._bait_start(view) or self._collect_swap(view)
         if swap is not None and self._wary(view) and rank_counts(view.hand).get(rank_of(swap.take)) == HAND_SIZE - 1:
             return None  # an opponent counters on the cards: the swap that makes four would hand it the point
         return swap
@@ -1533,6 +1533,21 @@ class ExpertBot(HardBot):
                     if give:
                         best, best_key = a.Swap(give[0], slot, card), key
         return best
+
+    def _bait_start(self, view: SeatView) -> a.Swap | None:
+        """The first half of a bait: with nothing taken yet, take a rank the center holds twice (and we hold at most
+        one of: two more would be four), so that the swap after shows a hand that could be four."""
+        if self.reader.public.taken:
+            return None
+        counts = rank_counts(view.hand)
+        center = rank_counts(view.center)
+        ranks = [rank for rank, n in center.items() if n >= 2 and counts.get(rank, 0) < DEALT_MAX]
+        if not ranks:
+            return None
+        rank = self.rng.choice(ranks)
+        slot = next(i for i, card in enumerate(view.center) if rank_of(card) == rank)
+        give = sorted((c for c in view.hand if rank_of(c) != rank), key=lambda c: counts[rank_of(c)])
+        return a.Swap(give[0], slot, view.center[slot]) if give else None
 
     def _baits_help(self, view: SeatView) -> bool:
         """Whether an opposing team counters on the cards (a hand that could be four, not proven): baits draw that."""
