@@ -573,3 +573,45 @@ def test_expert_wins_most_matches_against_the_pairs_and_the_card_reader_at_a_sma
     assert [row["exploiter"] for row in result["rows"]] == list(PAIRS)
     for row in result["rows"]:
         assert row["win_rate"] >= 0.5, row
+
+
+def test_the_gauntlet_plays_the_exploiters_named_and_refuses_an_unknown_one(capsys):
+    assert main(["sim", "--gauntlet", "normal", "--matches", "1", "--seed", "5", "--exploiters", "pair-release,card-reader", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [row["exploiter"] for row in result["rows"]] == ["pair-release", "card-reader"]
+    assert main(["sim", "--gauntlet", "normal", "--exploiters", "pair-mime"]) == 2
+    assert "unknown exploiter 'pair-mime'" in capsys.readouterr().err
+    assert main(["sim", "--teams", "normal,hard", "--exploiters", "pair-release"]) == 2
+    assert "--exploiters goes with --gauntlet" in capsys.readouterr().err
+
+
+def test_an_expert_pairs_channel_says_nothing_of_its_fours_to_a_learner():
+    """Two expert pairs, each learning the other: a channel change with the swap comes no more often before a
+    revealed four than before a hand that looked like four and was not (the keyed convention's whole point)."""
+    made: list[ExpertBot] = []
+    original = ExpertBot.__init__
+
+    def init(self, rng=None):
+        original(self, rng)
+        made.append(self)
+
+    ExpertBot.__init__ = init
+    try:
+        sim_quatro.simulate(4, ["expert", "expert"], 3, 0)
+    finally:
+        ExpertBot.__init__ = original
+    with_four = without = fours = others = 0
+    for bot in made:
+        learner = bot.reader.learner
+        opponent = 1 - bot.reader.seat % 2
+        fours += learner.totals[opponent][0]
+        others += learner.totals[opponent][1]
+        for feature in ("take-quick", "release-quick"):
+            counts = learner.features.get((opponent, feature), [0, 0, 0])
+            with_four += counts[0]
+            without += counts[1]
+    assert fours >= 20 and others >= 15
+    ratio = (with_four / fours) / (without / others)
+    # Not likelier before a four than before a hand that looked like one: the likelihood ratio a reader would
+    # learn stays near one (an expert that changed its channel with every swap making four gives 1.5 here).
+    assert ratio <= 1.3, (with_four, fours, without, others)
