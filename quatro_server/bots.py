@@ -15,7 +15,8 @@ The ladder (``quatro_shared.levels``), weakest first:
 - ``normal``: the same, but it holds its channel from the start of the round, so that taking it says nothing.
 - ``hard``: ``normal`` plus reading the table (``TableReader``): every public swap tells it part of each hand,
   every reveal teaches it how each seat signals; it counters, calls early, blocks, reshuffles and sends decoys.
-- ``expert``: ``hard`` without its tells, and reading more of the table (releases, silences, bluffs).
+- ``expert``: ``hard`` without its tells; it learns what each pair's signal is from the reveals (``SignalLearner``),
+  reads and denies the cards, and with a bot partner keeps a convention keyed by the team's sign (``keyed_toggle``).
 ``random`` (legal actions at random) is the baseline for tests and simulations. ``docs/bots.md`` explains
 how each level reasons, and how to write a bot of one's own (``make_bot("module:Class")``).
 
@@ -1281,8 +1282,14 @@ class ExpertBot(HardBot):
       without holding it is worth something (a counter on it is our point).
     - It is wary: while an opponent counters on the cards (``WARY_ROUNDS``), it does not make the swap that
       completes four, which such a counter would catch; it shows baits instead.
-    - It reads releases and silences as well as takes and pulses, each weighed per seat by what that seat's
-      reveals have shown this match (a seat caught bluffing is believed less).
+    - It learns each opposing pair's signal, whatever it is, from the reveals (``SignalLearner``: naive Bayes over
+      every public behaviour of a seat between two of its swaps), and counters when that makes a counter likelier
+      to pay than waiting (``counter_bar``); it stops countering what the reveals show to be a bluff.
+    - It weighs swaps by a count of where the missing cards are (``_reach``), and against a table that counters on
+      the cards takes the ranks opponents begin to collect (``_deny``).
+    - With a bot partner, the channel changes with a swap exactly when a key drawn from the team's sign says so,
+      and the swap that makes four breaks the key (``keyed_toggle``): the partner calls a look later, and the
+      table sees a channel change with half the swaps, four or not.
     """
 
     level = "expert"

@@ -615,3 +615,8 @@ def test_an_expert_pairs_channel_says_nothing_of_its_fours_to_a_learner():
     # Not likelier before a four than before a hand that looked like one: the likelihood ratio a reader would
     # learn stays near one (an expert that changed its channel with every swap making four gives 1.5 here).
     assert ratio <= 1.3, (with_four, fours, without, others)
+
+
+def test_expert_stays_above_hard_on_the_ladder():
+    tally, _ = sim_quatro.simulate(4, ["expert", "hard"], 6, 1)
+    assert tally.sides[0].wins >= 0.6 * tally.matches
