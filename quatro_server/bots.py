@@ -15,7 +15,8 @@ The ladder (``quatro_shared.levels``), weakest first:
 - ``normal``: the same, but it holds its channel from the start of the round, so that taking it says nothing.
 - ``hard``: ``normal`` plus reading the table (``TableReader``): every public swap tells it part of each hand,
   every reveal teaches it how each seat signals; it counters, calls early, blocks, reshuffles and sends decoys.
-- ``expert``: ``hard`` without its tells, and reading more of the table (releases, silences, bluffs).
+- ``expert``: ``hard`` without its tells; it learns what each pair's signal is from the reveals (``SignalLearner``),
+  reads and denies the cards, and with a bot partner keeps a convention keyed by the team's sign (``keyed_toggle``).
 ``random`` (legal actions at random) is the baseline for tests and simulations. ``docs/bots.md`` explains
 how each level reasons, and how to write a bot of one's own (``make_bot("module:Class")``).
 
@@ -427,6 +428,8 @@ PULSE_PRIOR = (1.0, 1.0)
 SIGN_PULSE_PRIOR = (3.0, 1.0)
 #: ... its swaps had just left k cards of one rank in public view (the rest of its hand from the deal).
 CARDS_PRIOR = (1.0, 3.0)
+#: ``expert``'s prior for the same (``SignalLearner``): it learns the rate from every opposing team's reveals.
+EXPERT_CARDS_PRIOR = (1.0, 2.0)
 #: How much a team's revealed signs weigh against the odds of a sign picked at random (1 in 24): after the
 #: same sign three rounds running, a pulse of it is taken for the team's sign three times in four.
 SIGN_HABIT_PRIOR = 1.0
@@ -916,6 +919,110 @@ BAIT_WORTH = 4.0
 WARY_ROUNDS = 3
 
 
+#: What ``expert`` learns from, per opposing team: every public behaviour of a seat in a *window* (from one of its
+#: swaps to the next, while its public cards allow four), stamped at the look that saw it. A channel taken or
+#: released, and how soon after the seat's own swap (within ``QUICK_SIGNAL`` s, or later); the channel held or
+#: free when the window opened; a pulse, a pulse of a new emoji; how long the seat has been still (each of
+#: ``SILENCE_STEPS`` reached); and the swap's rhythm: the gap since the seat's swap before (``GAP_STEPS``).
+QUICK_SIGNAL = 1.0
+SILENCE_STEPS = (2.5, 3.5, 4.5, 6.0)
+GAP_STEPS = (3.0, 4.0, 5.5)
+#: Each likelihood is a Beta posterior shrunk toward a wider rate with the weight of ``SHRINK`` windows:
+#: P(feature | four) toward the feature's rate in all the team's windows, P(feature | no four) toward its rate
+#: in every window without four (those the cards ruled out too, which need no reveal). So a feature nobody has
+#: seen yet, or one seen everywhere, leaves the odds as they were; one seen before every four and never without
+#: moves them by the ratio within two reveals. ``FEATURE_PRIOR`` is the Beta prior of the wider rates.
+FEATURE_PRIOR = (1.0, 1.0)
+SHRINK = 2.0
+#: Added to the break-even posterior of a counter (``ExpertBot.counter_bar``).
+COUNTER_MARGIN = 0.15
+
+
+class _Window:
+    """One seat's hand between two of its swaps: what the table saw it do meanwhile."""
+
+    __slots__ = ("id", "seat", "start", "k", "features", "learn")
+
+    def __init__(self, ident: int, seat: int, k: int, learn: bool) -> None:
+        self.id = ident
+        self.seat = seat
+        self.start: float | None = None  # when we saw the swap that opened it (our clock)
+        self.k = k  # cards of one rank in public view at the opening
+        self.features: set[str] = set()
+        self.learn = learn  # its public cards allowed four: the reveal will say whether it was four
+
+
+class SignalLearner:
+    """Naive Bayes over public behaviour, per team, learnt from the reveals.
+
+    For each opposing team: how many of its windows held four and how many did not (per count of cards in
+    view), and in how many of each kind every feature occurred. The posterior for a seat now is the prior
+    odds of its window (Beta over the windows with ``EXPERT_CARDS_PRIOR``) times, for each feature seen in
+    the window so far, P(feature | four) / P(feature | no four), each a shrunk Beta posterior (``SHRINK``).
+    P(feature | no four) is learnt from the windows whose cards allowed four and did not hold it, shrunk
+    toward the same rate in *every* window without four (those the cards ruled out too, which need no
+    reveal): a pair that bluffs only where the cards look like four is found out by its own windows, and a
+    signal never given without four is found out by all of them.
+    A behaviour that came before every revealed four is believed; one that came as often without four (a
+    bluff) weighs nothing; one that came only without four lowers the odds. Nothing is known in advance of
+    what a pair's signal is.
+    """
+
+    def __init__(self, teams: int) -> None:
+        self.windows: dict[tuple[int, int], list[int]] = {}  # (team, k) -> [four, no four], cards allowing four
+        self.totals = [[0, 0, 0] for _ in range(teams)]  # per team: windows with four, without, ruled out by cards
+        self.features: dict[tuple[int, str], list[int]] = {}  # (team, feature) -> the same three counts
+
+    def learn(self, team: int, k: int, features: set[str], four: bool, possible: bool = True) -> None:
+        index = 2 if not possible else 0 if four else 1
+        if possible:
+            self.windows.setdefault((team, k), [0, 0])[index] += 1
+        self.totals[team][index] += 1
+        for feature in features:
+            self.features.setdefault((team, feature), [0, 0, 0])[index] += 1
+
+    def likelihood_ratio(self, team: int, feature: str) -> float:
+        with_four, without, ruled_out = self.features.get((team, feature), (0, 0, 0))
+        fours, others, impossible = self.totals[team]
+        a, b = FEATURE_PRIOR
+        anywhere = (with_four + without + ruled_out + a) / (fours + others + impossible + a + b)
+        no_four = (without + ruled_out + a) / (others + impossible + a + b)
+        given_four = (with_four + SHRINK * anywhere) / (fours + SHRINK)
+        given_none = (without + SHRINK * no_four) / (others + SHRINK)
+        return given_four / given_none
+
+    def chance(self, team: int, k: int, features: Sequence[str], pool: Sequence[int] = ()) -> float:
+        """P(four) for a seat of ``team`` showing ``k`` cards of one rank, with ``features`` seen in its window.
+
+        The cards' own rate is the team's, shrunk (``SHRINK``) toward the rate over the ``pool`` of teams (the
+        other opposing teams: how people collect is learnt from all of them, how this pair signals from it alone)."""
+        fours, others = self.windows.get((team, k), (0, 0))
+        pool_fours = sum(self.windows.get((t, k), (0, 0))[0] for t in pool)
+        pool_others = sum(self.windows.get((t, k), (0, 0))[1] for t in pool)
+        a, b = EXPERT_CARDS_PRIOR
+        pooled = (pool_fours + a) / (pool_fours + pool_others + a + b)
+        prior = (fours + SHRINK * pooled) / (fours + others + SHRINK)
+        odds = prior / (1.0 - prior)
+        for feature in features:
+            odds *= self.likelihood_ratio(team, feature)
+        return odds / (1.0 + odds)
+
+
+def _silence_feature(still: float) -> str | None:
+    reached = [step for step in SILENCE_STEPS if still >= step]
+    return f"still>{reached[-1]}" if reached else None
+
+
+def _gap_feature(gap: float) -> str:
+    for step in GAP_STEPS:
+        if gap < step:
+            return f"gap<{step}"
+    return f"gap>{GAP_STEPS[-1]}"
+
+
+_WIN = "window"
+
+
 class ExpertReader(TableReader):
     """``TableReader`` that also reads releases and silences, and knows what the table sees of our own hand."""
 
@@ -928,11 +1035,26 @@ class ExpertReader(TableReader):
         self.public = _Shown()  # our hand as the table sees it: what we took, and how many dealt cards remain
         self.card_counters: list[int] = []
         self.card_rounds: list[int | None] = []  # per round ended: the team that countered on the cards, if one did
+        self.card_chances: list[int] = []  # per team: rounds that ended with another team's hand allowing four
+        self.card_taken: list[int] = []  # per team: of those, the rounds it ended by countering such a hand
+        self.learner = SignalLearner(0)
+        self.window: list[_Window | None] = []  # each seat's window now (None: no swap yet this deal)
+        self._windows: dict[int, _Window] = {}  # this deal's windows, by id
+        self._pending: list[tuple[str, int]] = []  # behaviour seen since the last look, stamped at the next
+        self._last_pulse: list[Sign | None] = []
+        self._gap_from: dict[int, float] = {}
 
     def _setup(self, players: int) -> None:
         super()._setup(players)
         self.card_counters = [0] * self.teams  # counters each team made on a hand whose cards allowed four
         self.card_rounds = []
+        self.card_chances = [0] * self.teams
+        self.card_taken = [0] * self.teams
+        self.learner = SignalLearner(self.teams)
+        self.window = [None] * players
+        self._windows = {}
+        self._pending = []
+        self._last_pulse = [None] * players
         self.release_at = [-1] * players
         self.swap_time = [0.0] * players
         self._swap_seen = [-1] * players
@@ -944,6 +1066,9 @@ class ExpertReader(TableReader):
             self._swap_seen = [-1] * self.players
             self._silences = set()
             self.public = _Shown()
+            self.window = [None] * self.players
+            self._windows = {}
+            self._pending = []
 
     def _swapped(self, event: e.Swapped) -> None:
         if self.valid and event.seat == self.seat:
@@ -956,18 +1081,45 @@ class ExpertReader(TableReader):
                 public.dealt_out[rank] = public.dealt_out.get(rank, 0) + 1
             public.taken.append(event.taken)
         super()._swapped(event)
+        if self.valid and event.seat != self.seat:
+            seat = event.seat
+            window = _Window(self.clock, seat, len(self.shown[seat].taken), self.status(seat)[0] == POSSIBLE)
+            window.features.add("held" if self.take_at[seat] >= 0 else "free")
+            previous = self.window[seat]
+            self.window[seat] = window
+            self._windows[window.id] = window
+            self._pending.append(("swap", seat))
+            if previous is not None and previous.start is not None:
+                self._pending.append(("gap", seat))
+                self._gap_from[seat] = previous.start
+            if window.learn:
+                self.log.append((_WIN, seat, window.id))
+
+    def _channel_taken(self, event: e.ChannelTaken) -> None:
+        super()._channel_taken(event)
+        if self.players and self.valid:
+            self._pending.append(("take", event.seat))
+
+    def _pulse(self, event: e.Pulse) -> None:
+        if self.players and self.valid:
+            new = self._last_pulse[event.seat] != event.sign
+            self._pending.append(("pulse-new" if new else "pulse-same", event.seat))
+            self._last_pulse[event.seat] = event.sign
+        super()._pulse(event)
 
     def _channel_released(self, event: e.ChannelReleased) -> None:
         if self.players and self.valid:
             self.release_at[event.seat] = self.clock
             if event.seat != self.seat and self.status(event.seat)[0] == POSSIBLE:
                 self.log.append((_TAKE, event.seat, ("release", event.seat)))
+            self._pending.append(("release", event.seat))
         super()._channel_released(event)
 
     def note_time(self, now: float) -> None:
         """Stamp the swaps seen since the last look, and log the seats gone silent (a moment to learn from)."""
         if not self.valid:
             return
+        self._stamp(now)
         for seat in range(self.players):
             if self.last_swap[seat] != self._swap_seen[seat]:
                 self._swap_seen[seat] = self.last_swap[seat]
@@ -977,6 +1129,77 @@ class ExpertReader(TableReader):
                 if key not in self._silences and self.status(seat)[0] == POSSIBLE:
                     self._silences.add(key)
                     self.log.append((_TAKE, seat, ("silent", seat)))
+
+    def _stamp(self, now: float) -> None:
+        """Give the behaviour seen since the last look its moment, and file it under the seat's window."""
+        for kind, seat in self._pending:
+            window = self.window[seat]
+            if seat == self.seat or window is None:
+                continue
+            if kind == "swap":
+                window.start = now
+            elif kind == "gap":
+                window.features.add(_gap_feature(now - self._gap_from.get(seat, now)))
+            elif kind in ("take", "release"):
+                quick = window.start is None or now - window.start <= QUICK_SIGNAL
+                window.features.add(f"{kind}-{'quick' if quick else 'late'}")
+            else:
+                window.features.add(kind)
+        self._pending = []
+        for seat, window in enumerate(self.window):
+            if window is not None and window.start is not None and seat != self.seat:
+                still = _silence_feature(now - window.start)
+                if still is not None and still not in window.features:
+                    for step in SILENCE_STEPS:  # every step reached on the way: each is a feature to learn
+                        if now - window.start >= step:
+                            window.features.add(f"still>{step}")
+
+    def chance(self, seat: int, now: float) -> float:
+        """The posterior that ``seat`` holds four now: its cards, and what its team's reveals taught of its behaviour."""
+        state, _ = self.status(seat)
+        if state != POSSIBLE:
+            return float(state == PROVEN)
+        window = self.window[seat]
+        if window is None:
+            return 0.0
+        features = [f for f in window.features if not f.startswith("still>")]
+        if window.start is not None:
+            still = _silence_feature(now - window.start)
+            if still is not None:
+                features.append(still)  # only the longest stillness reached: the shorter ones are implied
+        ours = None if self.seat is None else team_of(self.seat, self.players)
+        team = team_of(seat, self.players)
+        pool = [t for t in range(self.teams) if t not in (ours, team)]
+        return self.learner.chance(team, len(self.shown[seat].taken), features, pool)
+
+    def _learn(self, event: e.RoundEnded) -> None:
+        """The windows first (replayed backwards from the reveal, like every logged moment), then ``hard``'s lessons."""
+        hands = [list(hand) for hand in event.hands]
+        labels: list[tuple[_Window, int, bool]] = []
+        for entry in reversed(self.log):
+            if entry[0] == _SWAP:
+                _, seat, put_down, taken = entry
+                if taken not in hands[seat]:
+                    labels = []
+                    break
+                hands[seat].remove(taken)
+                hands[seat].append(put_down)
+            elif entry[0] == _WIN:
+                window = self._windows.get(entry[2])
+                if window is not None:
+                    labels.append((window, entry[1], is_four(hands[entry[1]])))
+        for window, seat, four in labels:
+            self.learner.learn(team_of(seat, self.players), window.k, window.features, four)
+        if labels or not any(entry[0] == _WIN for entry in self.log):
+            for window in self._windows.values():
+                if not window.learn:  # the cards ruled four out: no reveal needed to know it
+                    self.learner.learn(team_of(window.seat, self.players), window.k, window.features, False, possible=False)
+        log = self.log
+        self.log = [entry for entry in log if entry[0] != _WIN]
+        try:
+            super()._learn(event)
+        finally:
+            self.log = log
 
     def silent(self, seat: int, now: float) -> bool:
         return self.valid and now - self.swap_time[seat] >= SILENCE_SECONDS
@@ -995,9 +1218,18 @@ class ExpertReader(TableReader):
         return chance, signalled
 
     def _round_ended(self, event: e.RoundEnded) -> None:
+        if self.players and self.valid:
+            # Each team's chances to counter a hand on the cards (another team showed one as the round ended),
+            # and the ones it took: how quick it is to counter what the cards allow (``ExpertBot.counter_bar``).
+            shown_by = {team_of(seat, self.players) for seat in range(self.players) if self.public_state(seat) == POSSIBLE}
+            for team in range(self.teams):
+                if shown_by - {team}:
+                    self.card_chances[team] += 1
+                    if event.outcome == "counter" and event.by is not None and team_of(event.by, self.players) == team:
+                        self.card_taken[team] += event.accused in shown_by
         if self.players and self.valid and event.outcome == "counter" and event.by is not None and event.accused is not None:
             # Did the accused team show a hand that could be four (a counter on the cards)?
-            shown = any(self.public_state(seat) != IMPOSSIBLE for seat in team_seats(event.accused, self.players))
+            shown = any(self.public_state(seat) == POSSIBLE for seat in team_seats(event.accused, self.players))
             team = team_of(event.by, self.players)
             self.card_counters[team] += shown
             self.card_rounds.append(team if shown else None)
@@ -1050,8 +1282,14 @@ class ExpertBot(HardBot):
       without holding it is worth something (a counter on it is our point).
     - It is wary: while an opponent counters on the cards (``WARY_ROUNDS``), it does not make the swap that
       completes four, which such a counter would catch; it shows baits instead.
-    - It reads releases and silences as well as takes and pulses, each weighed per seat by what that seat's
-      reveals have shown this match (a seat caught bluffing is believed less).
+    - It learns each opposing pair's signal, whatever it is, from the reveals (``SignalLearner``: naive Bayes over
+      every public behaviour of a seat between two of its swaps), and counters when that makes a counter likelier
+      to pay than waiting (``counter_bar``); it stops countering what the reveals show to be a bluff.
+    - It weighs swaps by a count of where the missing cards are (``_reach``), and against a table that counters on
+      the cards takes the ranks opponents begin to collect (``_deny``).
+    - With a bot partner, the channel changes with a swap exactly when a key drawn from the team's sign says so,
+      and the swap that makes four breaks the key (``keyed_toggle``): the partner calls a look later, and the
+      table sees a channel change with half the swaps, four or not.
     """
 
     level = "expert"
@@ -1061,13 +1299,39 @@ class ExpertBot(HardBot):
         self.reader: ExpertReader = ExpertReader()
         self._beats = 0  # our own pulses seen: each one calls for a fresh decoy
         self._decoy_beat = -1
+        # The pair's own convention, with a bot partner: keyed by the team's sign (``keyed_toggle``).
+        self._sign: Sign | None = None
+        self._partner: int | None = None
+        self._paired = False  # our partner is a bot: the keyed convention is on
+        self._swaps_made: dict[int, int] = {}  # swaps this deal, by seat (ours and our partner's)
+        self.keyed_four = False  # the partner's latest swap broke the key: it holds four
 
     def observe(self, events: list[e.Event]) -> None:
         super().observe(events)
         seat = self.reader.seat
-        for event in events:
+        for i, event in enumerate(events):
             if isinstance(event, e.Pulse) and event.seat == seat:
                 self._beats += 1
+            elif isinstance(event, (e.Dealt, e.SigningStarted, e.RoundEnded)):
+                self._swaps_made, self.keyed_four = {}, False
+            elif isinstance(event, e.Swapped):
+                made = self._swaps_made[event.seat] = self._swaps_made.get(event.seat, 0) + 1
+                if event.seat == self._partner and self._paired and self._sign is not None:
+                    # The toggle, if any, comes in the same batch as the swap it goes with.
+                    toggled = any(
+                        isinstance(later, (e.ChannelTaken, e.ChannelReleased)) and later.seat == event.seat
+                        for later in events[i + 1 :]
+                    )
+                    expected = keyed_toggle(self._sign, self._deals, event.seat, made)
+                    self.keyed_four = made >= HAND_SIZE - DEALT_MAX and toggled != expected
+
+    def sign(self, view: SeatView) -> list[a.Action]:
+        self._note(view)
+        return super().sign(view)
+
+    def _note(self, view: SeatView) -> None:
+        self._sign, self._partner = view.sign, view.partner
+        self._paired = view.seats[view.partner].bot
 
     def pick_sign(self, view: SeatView) -> Sign:
         return self.rng.choice(SIGNS)  # any of the 24: a decoy that repeats an old sign proves nothing
@@ -1076,14 +1340,22 @@ class ExpertBot(HardBot):
         reader = self.reader
         reader.sync(view)
         reader.note_time(now)
+        self._note(view)
         if self.partner_shows_sign(view):
             return [a.Call()] if self.call_ready(view, now) else []
+        if self._paired and self.keyed_four and not (reader.valid and reader.status(view.partner)[0] == IMPOSSIBLE):
+            return [a.Call()]  # the pair's own signal: the partner's swap broke the key
         if reader.valid:
-            if reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
+            # A human partner's own ways are learnt (a release, a silence); a bot partner keeps the key, and its
+            # channel changes with half its swaps: only a proof from the cards calls without the key.
+            if self._paired:
+                if reader.status(view.partner)[0] == PROVEN:
+                    return [a.Call()]
+            elif reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
                 return [a.Call()]
-            team, chance, signalled = self._likeliest_opponent(view)
-            if chance >= (COUNTER_CONFIDENCE if signalled else CARDS_COUNTER_CONFIDENCE):
-                return [a.Counter(team)]
+            accused = self._counter_pick(view)
+            if accused is not None:
+                return [a.Counter(accused)]
         four = is_four(view.hand)
         actions = self._channel(view, four)
         if four:
@@ -1094,6 +1366,8 @@ class ExpertBot(HardBot):
                 self._stuck_since = None
                 after = list(view.hand)
                 after[after.index(swap.give)] = swap.take
+                if self._paired:
+                    return self._keyed_swap(view, swap, is_four(after), actions)
                 if is_four(after):
                     # The sign goes up with the swap (chosen after it, so a refused swap shows nothing).
                     return [x for x in actions if not isinstance(x, a.ChooseEmoji)] + [swap, a.ChooseEmoji(view.sign)]
@@ -1103,10 +1377,69 @@ class ExpertBot(HardBot):
         return self._reshuffle_if_stuck(view, now, actions)
 
     def _evidence(self, seat: int) -> tuple[float, bool]:
-        return self.reader.evidence_at(seat, self._now)  # releases and silences read too
+        return self.reader.chance(seat, self._now), True  # what this seat's team has shown its behaviour means
+
+    def _counter_pick(self, view: SeatView) -> int | None:
+        """The opposing team to counter now, if any: the one whose posterior clears its bar by the most."""
+        best, margin = None, 0.0
+        for team in opposing_teams(view.team, view.players):
+            miss = 1.0
+            for seat in team_seats(team, view.players):
+                miss *= 1.0 - self.reader.chance(seat, self._now)
+            over = (1.0 - miss) - self.counter_bar(view, team)
+            if over >= margin:
+                best, margin = team, over
+        return best
+
+    def counter_bar(self, view: SeatView, team: int) -> float:
+        """The posterior at which countering ``team`` pays, against what waiting costs.
+
+        Counter: +1 for us with chance p, else +1 for the accused (R14). Wait: another team counters this hand
+        first with chance q (a point for someone else either way), else, with chance p, the holder's partner
+        calls (a point for them), else nothing yet. In points for us against the field, countering pays when
+        2p - 1 > -q - (1 - q) p, that is p > (1 - q) / (3 - q); ``COUNTER_MARGIN`` is added for the estimate's
+        own error and for what waiting may still show. q is the chance that one of the other opposing teams
+        counters it: each one's share of the rounds that ended with another team's hand allowing four, which it
+        ended by countering that hand (none at four players: the accused is the only other team).
+        """
+        reader = self.reader
+        miss = 1.0
+        for other in opposing_teams(view.team, view.players):
+            if other != team:
+                miss *= 1.0 - reader.card_taken[other] / (reader.card_chances[other] + 1)
+        q = min(0.9, 1.0 - miss)
+        return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN
+
+    def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:
+        """With a bot partner: the channel changes (taken or released) with a swap exactly when the key says so,
+        except with the swap that makes four, which breaks the key; the partner calls on the break at once.
+
+        To anyone without the team's sign, a channel changes with about half of our swaps, four or not.
+        """
+        assert view.sign is not None
+        made = self._swaps_made.get(view.seat, 0) + 1
+        toggle = keyed_toggle(view.sign, self._deals, view.seat, made) != (four and made >= HAND_SIZE - DEALT_MAX)
+        if toggle and view.channel_wait_ms > 0:
+            self.look_at(self._now + view.channel_wait_ms / 1000)
+            return actions  # the swap waits for the channel: the key must be kept (or broken) with it
+        if not toggle:
+            return [swap, a.ChooseEmoji(view.sign)] if four and view.channel_held else actions + [swap]
+        if view.channel_held:
+            return [swap, a.ReleaseChannel()]
+        return [swap, a.TakeChannel(), a.ChooseEmoji(view.sign if four else self._any_decoy(view))]
 
     def _channel(self, view: SeatView, four: bool) -> list[a.Action]:
-        """Up from the start, a fresh decoy at every beat; the sign only on four of a kind."""
+        """Up from the start, a fresh decoy at every beat; the sign only on four of a kind. With a bot partner the
+        channel changes only with swaps (``_keyed_swap``); while held it pulses decoys, and the sign on four."""
+        if self._paired:
+            if not view.channel_held:
+                return []
+            if four:
+                return [] if view.channel_sign == view.sign else [a.ChooseEmoji(view.sign)]
+            if view.channel_sign is None or view.channel_sign == view.sign or self._decoy_beat != self._beats:
+                self._decoy_beat = self._beats
+                return [a.ChooseEmoji(self._any_decoy(view))]
+            return []
         if not view.channel_held:
             if view.channel_wait_ms > 0:
                 return []
@@ -1119,12 +1452,44 @@ class ExpertBot(HardBot):
             return [a.ChooseEmoji(self._any_decoy(view))]
         return []
 
+    def _worth(self, counts: dict[str, int], locked: dict[str, int]) -> float:  # type: ignore[override]
+        """How close a hand is to four, by counting where the missing cards of each rank are (``reach``)."""
+        reader = self.reader
+        if not reader.valid or reader.seat is None:
+            return HardBot._worth(counts, locked)
+        return sum(HOLD_WORTH[held] * self._reach(rank, held) for rank, held in counts.items() if held)
+
+    def _reach(self, rank: str, held: int) -> float:
+        """The chance, by a count over the public cards, of getting the ``4 - held`` cards of ``rank`` we lack.
+
+        Each missing card is in the center (ours for a swap), in a dealt card another seat still hides (it comes
+        down when that seat plays it: about even odds, none if that seat visibly collects the rank), or taken by
+        another seat (it chose it: it rarely gives it back). The missing cards' reach, over how many are needed,
+        capped at one.
+        """
+        need = HAND_SIZE - held
+        if need <= 0:
+            return 1.0
+        reader = self.reader
+        center = sum(1 for card in reader.center if rank_of(card) == rank)
+        taken = 0
+        collected = False
+        for seat, shown in enumerate(reader.shown):
+            if seat == reader.seat:
+                continue
+            mine = sum(1 for card in shown.taken if rank_of(card) == rank)
+            taken += mine
+            collected = collected or (mine > 0 and reader.collector(seat)[0] == rank)
+        hidden = max(0, need - center - taken)
+        reach = center + (0.0 if collected else REACH_HIDDEN) * hidden + REACH_TAKEN * taken
+        return min(1.0, reach / need)
+
     def _any_decoy(self, view: SeatView) -> Sign:
         return self.rng.choice([sign for sign in SIGNS if sign != view.sign and sign != view.channel_sign])
 
     def _best_swap(self, view: SeatView) -> a.Swap | None:
         reader = self.reader
-        if not reader.valid or not self._decoys_help(view):
+        if not reader.valid or not self._baits_help(view):
             return super()._best_swap(view)
         # Opponents counter. A swap that makes our public cards look like four, without four, is a bait: take the
         # best one there is. Otherwise collect from a lone card (``NormalBot._target``): that way lies a bait.
@@ -1140,10 +1505,60 @@ class ExpertBot(HardBot):
                     best, best_gain = a.Swap(give, slot, take), gain
         if best is not None and best_gain >= BAIT_WORTH - HOLD_WORTH[2]:
             return best
-        swap = self._collect_swap(view)
+        swap = self._deny(view) or self._bait_start(view) or self._collect_swap(view)
         if swap is not None and self._wary(view) and rank_counts(view.hand).get(rank_of(swap.take)) == HAND_SIZE - 1:
             return None  # an opponent counters on the cards: the swap that makes four would hand it the point
         return swap
+
+    def _deny(self, view: SeatView) -> a.Swap | None:
+        """Against a table that counters on the cards: take the rank an opponent has begun to collect (it shows
+        one card of it, or more, and nothing else), the more so when our own public cards head for a bait of it.
+
+        The opponent's next card of that rank would show a hand that could be four, which the table counters
+        (right or wrong, a point for someone else); taken by us, it is the first half of our own bait.
+        """
+        reader = self.reader
+        mine = reader.public.taken
+        counts = rank_counts(view.hand)
+        best: a.Swap | None = None
+        best_key: tuple[bool, int] = (False, 0)
+        for seat in range(view.players):
+            if team_of(seat, view.players) == view.team:
+                continue
+            taken = reader.shown[seat].taken
+            if not taken or any(rank_of(card) != rank_of(taken[0]) for card in taken):
+                continue
+            rank = rank_of(taken[0])
+            if counts.get(rank, 0) >= DEALT_MAX:
+                continue  # two more of it would be four, not a bait
+            on_the_way = all(rank_of(card) == rank for card in mine)  # our public cards head for a bait of it
+            for slot, card in enumerate(view.center):
+                key = (on_the_way, len(taken))
+                if rank_of(card) == rank and key > best_key:
+                    give = [c for c in view.hand if rank_of(c) != rank]
+                    give.sort(key=lambda c: (c in mine, counts[rank_of(c)]))  # a dealt card first, the loneliest
+                    if give:
+                        best, best_key = a.Swap(give[0], slot, card), key
+        return best
+
+    def _bait_start(self, view: SeatView) -> a.Swap | None:
+        """The first half of a bait: with nothing taken yet, take a rank the center holds twice (and we hold at most
+        one of: two more would be four), so that the swap after shows a hand that could be four."""
+        if self.reader.public.taken:
+            return None
+        counts = rank_counts(view.hand)
+        center = rank_counts(view.center)
+        ranks = [rank for rank, n in center.items() if n >= 2 and counts.get(rank, 0) < DEALT_MAX]
+        if not ranks:
+            return None
+        rank = self.rng.choice(ranks)
+        slot = next(i for i, card in enumerate(view.center) if rank_of(card) == rank)
+        give = sorted((c for c in view.hand if rank_of(c) != rank), key=lambda c: counts[rank_of(c)])
+        return a.Swap(give[0], slot, view.center[slot]) if give else None
+
+    def _baits_help(self, view: SeatView) -> bool:
+        """Whether an opposing team counters on the cards (a hand that could be four, not proven): baits draw that."""
+        return any(n for team, n in enumerate(self.reader.card_counters) if team != view.team)
 
     def _wary(self, view: SeatView) -> bool:
         """Whether an opposing team counters on the cards: it did in one of the last ``WARY_ROUNDS`` rounds.
@@ -1161,6 +1576,23 @@ class ExpertBot(HardBot):
         if max(after.values()) < 4 and self.reader.public_status_after(swap.give, swap.slot, swap.take) != IMPOSSIBLE:
             return gain + BAIT_WORTH
         return -1e9  # not a bait
+
+
+#: How likely a missing card of a rank reaches us (``ExpertBot._reach``): one hidden among another seat's dealt
+#: cards, one taken by another seat.
+REACH_HIDDEN = 0.5
+REACH_TAKEN = 0.1
+#: The share of swaps a channel change goes with, in the keyed convention of two bot partners.
+KEYED_SHARE = 0.5
+
+
+def keyed_toggle(sign: Sign, deal: int, seat: int, swap: int) -> bool:
+    """Whether, in the keyed convention, ``seat``'s ``swap``-th swap of the ``deal``-th deal goes with a channel change.
+
+    Both partners know their team's sign from the signing (R6), and nobody else does before the summary: a draw
+    seeded by it is a key the pair shares and the table cannot read. The swap that makes four breaks it.
+    """
+    return random.Random(f"{sign}/{deal}/{seat}/{swap}").random() < KEYED_SHARE
 
 
 _CLASSES: dict[str, type[Bot]] = {

@@ -25,7 +25,7 @@ from quatro_shared.seating import team_count, team_of
 
 from quatro_server.bots import THINK_TIME, Bot, is_outside_bot, load_bot_class, make_bot
 from quatro_server.engine import Emit
-from quatro_server.exploiters import GAUNTLET, SCRIPTED, is_scripted, make_scripted
+from quatro_server.exploiters import EXPLOITERS, SCRIPTED, is_exploiter, is_scripted, make_scripted
 from quatro_server.games import QUATRO, Game
 from quatro_server.tables.room import Room
 from quatro_server.sim import Lineup, SideTally, Simulation, Tally, simulate as simulate_lineup, wilson
@@ -74,6 +74,12 @@ class QuatroSimulation(Simulation):
             metavar="LEVEL",
             help="play LEVEL (or module:Class) against every exploiter of the gauntlet and print its win rate against each",
         )
+        parser.add_argument(
+            "--exploiters",
+            default=None,
+            metavar="NAMES",
+            help=f"with --gauntlet: only these exploiters, comma-separated (default: all of {', '.join(EXPLOITERS)})",
+        )
 
     def teams_help(self) -> str:
         return (
@@ -87,10 +93,19 @@ class QuatroSimulation(Simulation):
             if args.teams is not None:
                 raise ValueError("--gauntlet picks the teams: leave out --teams")
             check_player(args.gauntlet)
+        if args.exploiters is not None:
+            if args.gauntlet is None:
+                raise ValueError("--exploiters goes with --gauntlet")
+            for name in exploiter_names(args.exploiters):
+                if not is_exploiter(name):
+                    raise ValueError(f"unknown exploiter {name!r} (exploiters: {', '.join(EXPLOITERS)})")
         return lineup(args.players, levels_for(args.players, args.teams))
 
     def run(self, args: argparse.Namespace, lineup: Lineup, seed: int) -> dict[str, Any] | None:
-        return None if args.gauntlet is None else gauntlet(args.gauntlet, args.players, args.matches, seed)
+        if args.gauntlet is None:
+            return None
+        names = None if args.exploiters is None else exploiter_names(args.exploiters)
+        return gauntlet(args.gauntlet, args.players, args.matches, seed, names)
 
     def render_run(self, result: dict[str, Any], seed: int) -> str:
         return render_gauntlet(result, seed)
@@ -225,16 +240,20 @@ def check_player(name: str) -> None:
         load_bot_class(name)
     elif name not in LEVELS and not is_scripted(name):
         raise ValueError(
-            f"unknown bot level {name!r} (levels: {', '.join(LEVELS)}; exploiters: {', '.join(GAUNTLET)}; "
+            f"unknown bot level {name!r} (levels: {', '.join(LEVELS)}; exploiters: {', '.join(EXPLOITERS)}; "
             f"scripted: {', '.join(SCRIPTED)}; or an outside bot, module:Class)"
         )
+
+
+def exploiter_names(arg: str) -> list[str]:
+    return [name.strip() for name in arg.split(",") if name.strip()]
 
 
 def gauntlet(level: str, players: int, matches: int, seed: int, exploiters: list[str] | None = None) -> dict[str, Any]:
     """``level`` (team 0) against every exploiter of the gauntlet (every other team): win rates with 95% intervals."""
     rows = []
     pace = THINK_TIME.get(level, THINK_TIME["hard"])  # the exploiters react as fast as the level: habits alone differ
-    for name in exploiters if exploiters is not None else list(GAUNTLET):
+    for name in exploiters if exploiters is not None else list(EXPLOITERS):
         levels = [level] + [name] * (team_count(players) - 1)
         tally, _ = simulate(players, levels, matches, seed, pace)
         wins = tally.sides[0].wins
