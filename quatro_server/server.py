@@ -84,6 +84,10 @@ KEEPALIVE_IDLE = 30
 KEEPALIVE_INTERVAL = 10
 KEEPALIVE_COUNT = 3
 TCP_USER_TIMEOUT = 60
+#: Seconds a client that sent requests faster than it reads their answers has to read them, once they fill half its
+#: outbound budget: meanwhile its requests are left unread (backpressure); one that reads nothing in this time is
+#: a ``slow_reader``, and goes.
+SLOW_READER_AFTER = 10.0
 #: Slow bots' decisions (``Game.slow_bot``: an exact search) made at once, each in a worker thread: one keeps a core for
 #: the event loop on a small machine; the others queue (docs/bots.md).
 BOT_THINKERS = 1
@@ -100,6 +104,7 @@ class ServerConfig:
     heartbeat_timeout: float = p.HEARTBEAT_TIMEOUT
     lobby_idle_limit: float = LOBBY_IDLE_LIMIT
     flush_grace: float = FLUSH_GRACE
+    slow_reader_after: float = SLOW_READER_AFTER
     timer_slack: float = TIMER_SLACK
     #: Remote addresses exempt from the per-address limits (connections, tables): a load generator on this
     #: machine, or a gateway that relays many people from one address and limits them itself.
@@ -177,6 +182,8 @@ class Connection:
     reading: trio.CancelScope = field(default_factory=trio.CancelScope)
     #: The socket's descriptor, read directly (``_read_socket``); -1 for a stream without one (read as a stream).
     fd: int = -1
+    #: Requests read and not answered yet: held back while the client reads the answers before them.
+    waiting: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.outbox.limit = self.max_outbound_bytes
@@ -473,25 +480,48 @@ class Server:
                 return
 
     async def _receive(self, conn: Connection, decoder: FrameDecoder) -> bool:
-        """Read once and answer every complete request. False when the connection is done."""
-        try:
-            data = await (_read_socket(conn.fd) if conn.fd >= 0 else conn.stream.receive_some(RECEIVE_BYTES))
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            return False
-        if not data:
-            return False
-        conn.last_heard = trio.current_time()
-        try:
-            frames = decoder.feed(data)
-        except ProtocolError as exc:
-            conn.send(to_wire(m.Error(None, exc.code, str(exc))))
-            conn.close(f"protocol_error:{exc.code}")
-            return False
-        for frame in frames:
+        """Read once and answer every complete request. False when the connection is done. Requests held back
+        (``_backpressure``) are answered first, before anything more is read."""
+        if conn.waiting:
+            frames, conn.waiting = conn.waiting, []
+        else:
+            try:
+                data = await (_read_socket(conn.fd) if conn.fd >= 0 else conn.stream.receive_some(RECEIVE_BYTES))
+            except OSError as exc:
+                if exc.errno == errno.ETIMEDOUT:  # the kernel gave up on it (TCP_USER_TIMEOUT): unread, or unreachable
+                    conn.close("slow_reader" if conn.outbox.size or conn.outbox.blocked else "timed_out")
+                return False
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return False
+            if not data:
+                return False
+            conn.last_heard = trio.current_time()
+            try:
+                frames = decoder.feed(data)
+            except ProtocolError as exc:
+                conn.send(to_wire(m.Error(None, exc.code, str(exc))))
+                conn.close(f"protocol_error:{exc.code}")
+                return False
+        outbox = conn.outbox
+        for i, frame in enumerate(frames):
             if conn.closed_reason is not None:
                 return False
+            if outbox.size > outbox.limit // 2:
+                conn.waiting = frames[i:]  # kept if the wait is cut short (the heartbeat's window): answered next
+                if not await self._backpressure(conn):
+                    return False
+                conn.waiting = []
             self._answer(conn, frame)
         return conn.closed_reason is None
+
+    async def _backpressure(self, conn: Connection) -> bool:
+        """The answers to a client's requests fill half its outbound budget: read no more of its requests until it
+        has read most of them. A client that reads nothing for ``slow_reader_after`` is a slow reader (False)."""
+        with trio.move_on_after(self.config.slow_reader_after):
+            await conn.outbox.below(conn.outbox.limit // 4)
+            return conn.closed_reason is None and not conn.outbox.failed
+        conn.close("slow_reader")
+        return False
 
     def _answer(self, conn: Connection, frame: dict[str, Any]) -> None:
         now = trio.current_time()
