@@ -84,6 +84,12 @@ KEEPALIVE_IDLE = 30
 KEEPALIVE_INTERVAL = 10
 KEEPALIVE_COUNT = 3
 TCP_USER_TIMEOUT = 60
+#: Seconds the server, closing a connection after its last word (a ``bye``, an error), reads and drops what the
+#: client still sends, its own side shut down: closing a socket with unread bytes sends a reset, which may destroy
+#: that last word before the client reads it (or fail the client's next send, so that it never looks).
+LINGER = 1.0
+#: Bytes at most read and dropped so (a client that keeps sending is cut at once after them).
+LINGER_BYTES = 256 * 1024
 #: Seconds a client that sent requests faster than it reads their answers has to read them, once they fill half its
 #: outbound budget: meanwhile its requests are left unread (backpressure); one that reads nothing in this time is
 #: a ``slow_reader``, and goes.
@@ -105,6 +111,7 @@ class ServerConfig:
     lobby_idle_limit: float = LOBBY_IDLE_LIMIT
     flush_grace: float = FLUSH_GRACE
     slow_reader_after: float = SLOW_READER_AFTER
+    linger: float = LINGER
     timer_slack: float = TIMER_SLACK
     #: Remote addresses exempt from the per-address limits (connections, tables): a load generator on this
     #: machine, or a gateway that relays many people from one address and limits them itself.
@@ -416,6 +423,7 @@ class Server:
         if origin is not None and not trusted:
             self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
         log.debug("connection_open peer=%s", address)
+        linger = False
         try:
             with conn.reading:
                 await self._read(conn)
@@ -423,6 +431,8 @@ class Server:
             # What is queued goes out (an error, a goodbye); a peer that does not read is cut off.
             with trio.move_on_after(config.flush_grace):
                 await conn.outbox.drained()
+            # Its last word sent, the server closes first: it lingers (``_linger``) once the connection is gone.
+            linger = conn.closed_reason != "eof" and conn.fd >= 0 and not conn.outbox.failed and not conn.outbox.size
         except Exception:
             # never escapes: the server and tables go on
             self.quiet("connection_failed", logging.ERROR, "connection_failed peer=%s", address, exc_info=True)
@@ -439,9 +449,13 @@ class Server:
                 self.lobby.detach(conn, trio.current_time(), leaving=False)
             except Exception:
                 log.exception("detach_failed peer=%s", address)
-            with trio.CancelScope(shield=True):
-                await trio.aclose_forcefully(conn.stream)
-            log.debug("connection_closed peer=%s reason=%s", address, conn.closed_reason)
+            try:
+                if linger:
+                    await _linger(conn.stream, conn.fd, config.linger)
+            finally:
+                with trio.CancelScope(shield=True):
+                    await trio.aclose_forcefully(conn.stream)
+                log.debug("connection_closed peer=%s reason=%s", address, conn.closed_reason)
 
     async def _read(self, conn: Connection) -> None:
         config = self.config
@@ -623,6 +637,28 @@ async def _read_socket(fd: int) -> bytes:
             return os.read(fd, RECEIVE_BYTES)  # the socket is non-blocking (trio's): this never waits
         except BlockingIOError:
             continue  # woken for nothing (it happens): wait again
+
+
+async def _linger(stream: trio.abc.Stream, fd: int, seconds: float) -> None:
+    """Shut the connection's sending side (the client reads to the end of what it was sent, then its end), and read
+    and drop what the client still sends until it closes too, for ``seconds`` and ``LINGER_BYTES`` at most."""
+    sock = getattr(stream, "socket", None)
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        return  # already gone
+    left = LINGER_BYTES
+    with trio.move_on_after(seconds):
+        while left > 0:
+            try:
+                data = await _read_socket(fd)
+            except (OSError, trio.ClosedResourceError):
+                return
+            if not data:
+                return
+            left -= len(data)
 
 
 async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> None:

@@ -130,7 +130,7 @@ from dataclasses import replace  # noqa: E402
 
 from quatro_server import server as server_module  # noqa: E402
 from quatro_shared import protocol as p  # noqa: E402
-from quatro_shared.framing import encode  # noqa: E402
+from quatro_shared.framing import FrameDecoder, encode  # noqa: E402
 
 from helpers.netclient import TestClient  # noqa: E402
 from test_hardening import conn_of, connect_from, wait_until  # noqa: E402
@@ -198,3 +198,22 @@ async def test_the_kernels_cut_of_a_peer_that_stops_reading_is_logged_as_a_slow_
             await trio.sleep(1 / 40)
     assert conn.queued_bytes < server.config.max_outbound_bytes or conn.outbox.failed
     assert conn.closed_reason == "slow_reader", conn.closed_reason
+
+
+async def test_a_connection_closed_after_its_last_word_reads_what_the_client_still_sends_so_no_reset_eats_it(server):
+    """The server's last word (here: say hello first) is followed by the end of its side, not by a reset: what the
+    client sends after it is read and dropped for a moment, so the client's sends do not fail and it reads the
+    error, then the end."""
+    server.config = replace(server.config, hello_timeout=0.2)
+    stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+    await trio.sleep(0.5)  # the server has said why and closed its side
+    for n in range(2):
+        await stream.send_all(encode({"kind": p.PING, "id": n}))  # a reset would fail the second send
+        await trio.sleep(0.1)
+    data = b""
+    with trio.fail_after(5):
+        while chunk := await stream.receive_some(65536):
+            data += chunk
+    (frame,) = FrameDecoder().feed(data)
+    assert frame["kind"] == p.ERROR and frame["code"] == p.HELLO_FIRST
+    await stream.aclose()
