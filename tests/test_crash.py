@@ -415,3 +415,29 @@ async def test_r20_a_disk_that_fills_and_frees_loses_no_announced_point(tmp_path
         if proc.returncode is None:
             proc.send_signal(signal.SIGKILL)
             await proc.wait()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+async def test_a_restored_table_is_listed_idle_from_the_restart_not_from_another_clock(tmp_path, signum):
+    """The lobby list's ``idle_s`` of a restored table counts from the restart (server time), whatever clock the
+    last server ran on and however it stopped."""
+    args = ("--data-dir", str(tmp_path / "data"), "--timing", "fast")
+    proc, port, _ = await start_server(*args)
+    try:
+        ann = await TestClient.connect(port, "ann")
+        assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        for _ in range(3):
+            assert (await ann.request(p.ADD_BOT, level="normal"))["kind"] == p.OK
+        assert (await ann.request(p.START))["kind"] == p.OK
+        await trio.sleep(0.5)
+        proc.send_signal(signum)
+        await proc.wait()
+        proc, port, out = await start_server(*args)
+        assert "1 tables restored" in out, out
+        zed = await TestClient.connect(port, "zed")
+        (entry,) = (await zed.request(p.LIST_TABLES))["tables"]
+        assert 0 <= entry["idle_s"] <= 5, entry
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
