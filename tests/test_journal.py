@@ -443,6 +443,7 @@ def test_r20_on_a_full_disk_a_point_is_held_until_the_journal_takes_it(tmp_path,
     assert time.perf_counter() - started < 1.0  # the loop does not wait on a disk that refuses writes
     assert room.recorder is not None and room.recorder.held is not None
     assert told_scores(ann) == [] and sum(room.table.scores) == 1  # won, not told
+    assert list(room.summary(0.5).scores) == [0, 0]  # nor shown in the lobby list
     assert stored_scores(tmp_path, room.id) == [0, 0]
     assert "the disk is full" in (journal.failed or "")
     assert (tmp_path / store.BEHIND_NAME).exists()
@@ -458,6 +459,7 @@ def test_r20_on_a_full_disk_a_point_is_held_until_the_journal_takes_it(tmp_path,
     wait_for(lambda: journal.failed is None)
     room.tick(41.0)
     assert told_scores(ann) == [stored_scores(tmp_path, room.id)] == [list(room.table.scores)]
+    assert list(room.summary(41.0).scores) == list(room.table.scores)
     assert room.table.phase_ends_at - room.table.now == pytest.approx(left)  # the break goes on as it was
     assert not (tmp_path / store.BEHIND_NAME).exists()
     assert "journal_resumed" in caplog.text

@@ -36,7 +36,7 @@ SeatRecord = tuple[str | None, str | None, str | None, int]
 class Recorder:
     """The journal of one table: its seats, and its matches move by move."""
 
-    __slots__ = ("journal", "table_id", "codec", "table", "held", "look_at", "missed", "_moves", "_routine")
+    __slots__ = ("journal", "table_id", "codec", "table", "held", "look_at", "missed", "told", "_moves", "_routine")
 
     def __init__(self, journal: Journal, table_id: int, codec: Codec, next_move: int = 0) -> None:
         self.journal = journal
@@ -51,6 +51,8 @@ class Recorder:
         self.look_at = 0.0
         #: The table was restored from a journal that had missed writes: it is as of the last commit.
         self.missed = False
+        #: The scores as of the last point told: what the lobby list shows while a point is held.
+        self.told: tuple[int, ...] = ()
         self._moves = count(next_move)
         self._routine = codec.routine  # asked for every move: looked up once
 
@@ -117,6 +119,7 @@ class Recorder:
         ``rebase`` move says by how much, so that a table restored twice replays the same way. A table of a journal
         that had missed writes knows it (``missed``), and its ``rebase`` move says so."""
         self.table = table
+        self.told = tuple(table.scores)
         self.missed = self.journal.missed
         if self.missed:
             log.warning("table_restored_behind table=%d: as of the journal's last commit; later moves were lost", self.table_id)
@@ -137,6 +140,8 @@ class Recorder:
             return False
         self.held = None
         self.stand_still(now)
+        if self.table is not None:
+            self.told = tuple(self.table.scores)
         log.warning("table_released table=%d: its point is committed; the table goes on", self.table_id)
         return True
 
@@ -152,18 +157,24 @@ class Recorder:
         """A move that may change the table's status, scores or round, or call for a checkpoint: the move and what
         it changes, committed together; a won point committed before this returns (R20)."""
         table_id, n, at, kind, seat, action, events, codec = row
+        told = self.told  # the scores told before this move (a match's start tells its own)
         given: Any = json_text(opening.record()) if opening is not None else (
             None if action is None else Later(codec.encode_action, action)
         )
         statements: list[Statement] = [(INSERT_MOVE, (table_id, n, at, kind, seat, given, Later(codec.encode_events, events)))]
         if opening is not None:  # a match (a rematch too) starts from nothing won
             assert self.table is not None
+            told = tuple(self.table.scores)
+            if self.held is None:
+                self.told = told
             statements.append((
                 "UPDATE tables SET status = 'playing', scores = ?, round = 0 WHERE id = ?",
                 (json_text(list(self.table.scores)), table_id),
             ))
         notes = codec.notes(events)
         if notes.scores is not None:
+            if self.held is None:
+                self.told = tuple(notes.scores)  # told at once, unless the disk refuses it (below)
             statements.append((
                 "UPDATE tables SET scores = ?, round = ? WHERE id = ?", (json_text(list(notes.scores)), notes.round, table_id)
             ))
@@ -173,6 +184,8 @@ class Recorder:
         if notes.checkpoint:
             self._checkpoint()
         if notes.scores is not None and not self.journal.flush():
+            if self.held is None:
+                self.told = told
             self.held, self.look_at = self.journal.queued, at + HOLD_LOOK
             log.error("journal_not_durable table=%d: a point waits for the disk; the table is held until it is committed", table_id)
 

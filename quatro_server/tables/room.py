@@ -160,11 +160,19 @@ class Room:
             phase=self.phase,
             timing=self.timing_name,
             password=self.password is not None,
-            scores=tuple(self.table.scores) if self.table else self.game.no_scores(self.players),
+            scores=self._scores_told() if self.table else self.game.no_scores(self.players),
             names=tuple(s.name or "" for s in self.seats),
             bot_seats=tuple(i for i, s in enumerate(self.seats) if s.bot is not None),
             idle_s=0 if now is None else max(0, int(now - self.last_active)),
         )
+
+    def _scores_told(self) -> tuple[int, ...]:
+        """The match's scores as its players were told them: a point the journal has not taken yet is not shown."""
+        assert self.table is not None
+        recorder = self.recorder
+        if recorder is not None and recorder.held is not None:
+            return recorder.told
+        return tuple(self.table.scores)
 
     def host_now(self) -> int | None:
         """Who hosts now: the room's host while seats fill, the match's (its game's, R18) once it started."""
