@@ -378,11 +378,17 @@ class Disk:
 
     def __init__(self) -> None:
         self.full = False
+        #: When set: the statements a transaction may hold and still fit (a disk with a little room again).
+        self.room: int | None = None
         disk = self
 
         class Connection(sqlite3.Connection):
+            statements = 0
+
             def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
-                if disk.full and sql == "COMMIT":
+                self.statements = 0 if sql.startswith("BEGIN") else self.statements + 1
+                too_big = disk.room is not None and self.statements > disk.room
+                if sql == "COMMIT" and (disk.full or too_big):
                     error = sqlite3.OperationalError("database or disk is full")
                     error.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[attr-defined]
                     raise error
@@ -498,6 +504,23 @@ def test_a_server_stopped_while_the_disk_was_full_says_so_and_restores_what_was_
     lobby3, journal3, (room3,) = open_lobby(tmp_path, 200.0)  # the start after that one has nothing to say
     assert not journal3.missed and not room3.recorder.missed
     journal3.close()
+
+
+def test_a_disk_with_a_little_room_again_takes_the_backlog_a_part_at_a_time_in_order(tmp_path, disk):
+    """What piled up while the disk was full is committed in parts, in order, when no single commit of all of it
+    would fit."""
+    journal = j.Journal.open(tmp_path)
+    assert journal.flush()
+    disk.full = True
+    for i in range(5 * store.CATCH_UP_ITEMS):
+        journal.write(("INSERT OR REPLACE INTO meta (key, value) VALUES ('last', ?)", (str(i),)))
+    assert not journal.flush()
+    disk.full, disk.room = False, 8  # a part of CATCH_UP_ITEMS fits (500 rows a statement); the whole does not
+    wait_for(lambda: journal.failed is None)
+    assert journal.flush()
+    journal.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'last'").fetchone()[0] == str(5 * store.CATCH_UP_ITEMS - 1)
 
 
 def test_a_statement_that_can_never_be_written_is_lost_alone(tmp_path, caplog):

@@ -67,6 +67,8 @@ TRANSIENT_CODES = frozenset({
     sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
     sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PROTOCOL,
 })
+#: Items at most in one commit while the journal catches up on what the disk refused.
+CATCH_UP_ITEMS = 2000
 #: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7).
 ROWS_PER_INSERT = 500
 #: How many nice levels below the server the writer thread runs (Linux, where a thread has its own). The journal is
@@ -469,11 +471,12 @@ class Journal:
         pending: list[tuple[Statement, ...] | MoveRow] = []  # refused by the disk: tried again first, in order
         retry = RETRY_FIRST
         stopping = False
+        kept = 0  # items committed since the disk first refused (the catching up)
         try:
             while True:
-                if pending:  # the disk refused the last commit: wait a little, gathering what comes meanwhile
+                if pending:  # the disk refused a commit, or the journal is catching up: gather what comes meanwhile
                     try:
-                        batch = [self._queue.get(timeout=retry)]
+                        batch = [self._queue.get(timeout=retry)] if retry else []
                     except queue.Empty:
                         batch = []
                 else:
@@ -488,23 +491,30 @@ class Journal:
                 stopping = stopping or any(item is None for item in batch)
                 items = pending + [item for item in batch if item is not None]
                 pending = []
+                if self.failed is not None and not stopping and len(items) > CATCH_UP_ITEMS:
+                    # Catching up in order, a commit at a time: a disk with some room again takes what fits, and
+                    # the tables whose points come first are released first.
+                    items, pending = items[:CATCH_UP_ITEMS], items[CATCH_UP_ITEMS:]
                 if items:
                     error = self._commit(conn, items)
                     if error is not None and transient(error) and not stopping:
-                        pending, retry = items, min(RETRY_MOST, retry * 2)
+                        pending, retry = items + pending, min(RETRY_MOST, max(RETRY_FIRST, retry * 2))
                         self._refused(error)
                         continue
                     if error is not None:
-                        self._dropped(conn, items, error)
+                        self._dropped(conn, items, error, alone=not transient(error))
                     elif self.failed is not None:
-                        self._resumed(len(items))
+                        kept += len(items)
+                        if not pending:
+                            self._resumed(kept)
+                            kept = 0
                     else:
                         self._caught_up()
-                    retry = RETRY_FIRST
+                    retry = 0 if pending else RETRY_FIRST
                 with self._done:
                     self._committed += len(items)
                     self._done.notify_all()
-                if stopping:
+                if stopping and not pending:
                     return
         finally:
             conn.close()
@@ -568,11 +578,14 @@ class Journal:
             log.error("journal_behind_unmarked path=%s error=%r", self.data_dir / BEHIND_NAME, exc.strerror or str(exc))
             return False
 
-    def _dropped(self, conn: sqlite3.Connection, items: list[tuple[Statement, ...] | MoveRow], error: Exception) -> None:
-        """A commit that failed for good (a statement that can never be written, or a disk still refusing as the
-        server stops): each item is tried alone, and those that fail are lost; the journal stays marked behind
-        until the next start, which says so, and the writer goes on with what follows."""
-        lost = [item for item in items if self._commit(conn, [item]) is not None] if len(items) > 1 else items
+    def _dropped(
+        self, conn: sqlite3.Connection, items: list[tuple[Statement, ...] | MoveRow], error: Exception, *, alone: bool
+    ) -> None:
+        """A commit that failed for good: a statement that can never be written (``alone``: each item is tried by
+        itself, and only those that fail are lost), or a disk still refusing as the server stops (all are lost: a
+        later move kept without an earlier one would leave its table a gap, and refused). The journal stays
+        marked behind until the next start, which says so."""
+        lost = [item for item in items if self._commit(conn, [item]) is not None] if alone and len(items) > 1 else items
         if not lost:
             return
         log.error("journal_write_lost path=%s items=%d error=%r: the journal is behind", self.path, len(lost), str(error))
