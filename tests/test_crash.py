@@ -355,7 +355,7 @@ async def test_r20_a_disk_that_fills_and_frees_loses_no_announced_point(tmp_path
             with trio.move_on_after(seconds):
                 async with trio.open_nursery() as nursery:
                     for i, c in enumerate(players.values()):
-                        nursery.start_soon(play, c, random.Random(i), True, 0.0)
+                        nursery.start_soon(play, c, random.Random(i), True, 0.05)  # calls: points, right or wrong
 
         def told() -> dict[str, list[int]]:
             return {name: scores_seen(c) or [0, 0] for name, c in players.items()}
