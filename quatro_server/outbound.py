@@ -1,7 +1,9 @@
 """The outbound path: a byte buffer per connection, and one flusher for all of them.
 
 A connection's frames are appended to its ``Outbox`` (never blocking; bounded in bytes by
-``MAX_OUTBOUND_BYTES``: a client that stops reading fills it and is dropped, never allowed to stall a table;
+``MAX_OUTBOUND_BYTES``: a client that stops reading fills it and is dropped, never allowed to stall a table; the
+server stops reading a client's requests while the answers to them fill half of it, and goes on as the client reads
+them: a burst of its own requests is never taken for not reading, ``quatro_server.server``);
 the lobby list is state, not history, so a waiting one is replaced by a newer one and a watcher holds at most
 the latest). The outbox is then marked dirty. The ``Flusher``, called by trio's run loop at the end of every scheduler pass
 (its ``before_io_wait`` hook: every task of that pass has queued its frames), hands each dirty connection's joined
@@ -16,6 +18,7 @@ pass, however many frames and tables the pass produced.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from collections.abc import Callable
@@ -29,6 +32,12 @@ log = logging.getLogger("quatro.outbound")
 #: lists, so a reader that merely stalls for a moment is kept, while one that stops reading is dropped (its seat
 #: is kept, R19) before it costs more than this.
 MAX_OUTBOUND_BYTES = 128 * 1024
+
+
+def failure(exc: OSError) -> str:
+    """Why a write to a peer failed, in the log's words: the kernel's own cut of a peer that took nothing for its
+    ``TCP_USER_TIMEOUT`` (a zero window: it does not read) is a ``slow_reader``; anything else is ``write_failed``."""
+    return "slow_reader" if exc.errno == errno.ETIMEDOUT else "write_failed"
 
 
 class Latest:
@@ -47,7 +56,10 @@ class Outbox:
     exceeds ``limit``.
     """
 
-    __slots__ = ("fd", "stream", "flusher", "limit", "chunks", "size", "blocked", "failed", "_latest", "_drained", "on_error")
+    __slots__ = (
+        "fd", "stream", "flusher", "limit", "chunks", "size", "blocked", "failed", "_latest", "_drained", "_wake_at",
+        "on_error",
+    )
 
     def __init__(
         self,
@@ -72,6 +84,7 @@ class Outbox:
         self.failed = False
         self._latest: Latest | None = None  # the superseding frame still waiting in ``chunks``
         self._drained: trio.Event | None = None
+        self._wake_at = 0  # ``_drained`` is set once ``size`` is down to this (``below``)
         #: Called with a reason when the connection must be dropped (``slow_reader``, ``write_failed``).
         self.on_error = on_error
 
@@ -114,15 +127,21 @@ class Outbox:
         return b"".join(c.data if isinstance(c, Latest) else c for c in chunks)
 
     def sent(self, n: int) -> bool:
-        """The socket took ``n`` bytes of what was taken. True if that woke a task waiting for ``drained``."""
+        """The socket took ``n`` bytes of what was taken. True if that woke a task waiting for ``drained`` (or
+        ``below``)."""
         self.size -= n
-        if not self.size:
+        if self.size <= self._wake_at:
             return self._settled()
         return False
 
     async def drained(self) -> None:
         """Return once everything queued has been handed to the kernel, or sending has failed."""
-        while self.size and not self.failed:
+        await self.below(0)
+
+    async def below(self, level: int) -> None:
+        """Return once at most ``level`` bytes are queued (the peer has read the rest), or sending has failed."""
+        while self.size > level and not self.failed:
+            self._wake_at = level
             if self._drained is None:
                 self._drained = trio.Event()
             await self._drained.wait()
@@ -136,6 +155,7 @@ class Outbox:
         self._settled()
 
     def _settled(self) -> bool:
+        self._wake_at = 0
         if self._drained is not None:
             self._drained.set()
             self._drained = None
@@ -218,7 +238,7 @@ class Flusher(trio.abc.Instrument):
             box.chunks = []
             if sent == len(data):
                 box.size -= sent
-                if not box.size and box._drained is not None:
+                if box._drained is not None and box.size <= box._wake_at:
                     box._settled()
                     self._woke = True
             else:
@@ -254,9 +274,9 @@ class Flusher(trio.abc.Instrument):
             sent = os.write(box.fd, data)  # the socket is non-blocking (trio's): this never waits
         except BlockingIOError:
             sent = 0
-        except OSError:
+        except OSError as exc:
             self._woke = True  # its owner closes the connection: the reader is woken to stop
-            box._fail("write_failed")
+            box._fail(failure(exc))
             return
         if sent < len(data):
             self._rest(box, data, sent)
@@ -291,8 +311,11 @@ class Flusher(trio.abc.Instrument):
     async def _wait_writable(self, box: Outbox) -> None:
         try:
             await trio.lowlevel.wait_writable(box.fd)
-        except (trio.ClosedResourceError, OSError):
+        except trio.ClosedResourceError:
             box._fail("write_failed")
+            return
+        except OSError as exc:
+            box._fail(failure(exc))
             return
         box.blocked = False
         self.mark(box)

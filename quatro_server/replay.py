@@ -46,8 +46,12 @@ def format_match(saved: SavedTable) -> Iterator[str]:
         if move.kind == "checkpoint":
             continue  # the table's whole state, for restoring: nothing happened
         if move.kind == "rebase":
-            origin += json.loads(move.input or "{}").get("delta", 0.0)
-            yield f"{_clock(move.at - origin)} -- server restarted: the table resumes"
+            facts = json.loads(move.input or "{}")
+            origin += facts.get("delta", 0.0)
+            if facts.get("held"):
+                continue  # a point waited for the disk: the table's time stood still, nothing happened
+            lost = " from the journal's last commit (later moves were lost)" if facts.get("missed") else ""
+            yield f"{_clock(move.at - origin)} -- server restarted: the table resumes{lost}"
             continue
         for event in codec.events(move.events):
             who, what = codec.describe(event)

@@ -89,6 +89,16 @@ KEEPALIVE_IDLE = 30
 KEEPALIVE_INTERVAL = 10
 KEEPALIVE_COUNT = 3
 TCP_USER_TIMEOUT = 60
+#: Seconds the server, closing a connection after its last word (a ``bye``, an error), reads and drops what the
+#: client still sends, its own side shut down: closing a socket with unread bytes sends a reset, which may destroy
+#: that last word before the client reads it (or fail the client's next send, so that it never looks).
+LINGER = 1.0
+#: Bytes at most read and dropped so (a client that keeps sending is cut at once after them).
+LINGER_BYTES = 256 * 1024
+#: Seconds a client that sent requests faster than it reads their answers has to read them, once they fill half its
+#: outbound budget: meanwhile its requests are left unread (backpressure); one that reads nothing in this time is
+#: a ``slow_reader``, and goes.
+SLOW_READER_AFTER = 10.0
 #: Slow bots' decisions (``Game.slow_bot``: an exact search) made at once, each in a worker thread: one keeps a core for
 #: the event loop on a small machine; the others queue (docs/bots.md).
 BOT_THINKERS = 1
@@ -107,6 +117,8 @@ class ServerConfig:
     heartbeat_timeout: float = p.HEARTBEAT_TIMEOUT
     lobby_idle_limit: float = LOBBY_IDLE_LIMIT
     flush_grace: float = FLUSH_GRACE
+    slow_reader_after: float = SLOW_READER_AFTER
+    linger: float = LINGER
     timer_slack: float = TIMER_SLACK
     #: Remote addresses exempt from the per-address limits (connections, tables): a load generator on this
     #: machine, or a gateway that relays many people from one address and limits them itself.
@@ -194,6 +206,8 @@ class Connection:
     #: Counted in its origin's share of connections; or let in past it until its ``hello`` shows the door token.
     counted: bool = False
     pending_door: bool = False
+    #: Requests read and not answered yet: held back while the client reads the answers before them.
+    waiting: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.outbox.limit = self.max_outbound_bytes
@@ -435,6 +449,7 @@ class Server:
             conn.counted = True
             self.per_origin[origin] = self.per_origin.get(origin, 0) + 1
         log.debug("connection_open peer=%s", address)
+        linger = False
         try:
             with conn.reading:
                 await self._read(conn)
@@ -442,6 +457,8 @@ class Server:
             # What is queued goes out (an error, a goodbye); a peer that does not read is cut off.
             with trio.move_on_after(config.flush_grace):
                 await conn.outbox.drained()
+            # Its last word sent, the server closes first: it lingers (``_linger``) once the connection is gone.
+            linger = conn.closed_reason != "eof" and conn.fd >= 0 and not conn.outbox.failed and not conn.outbox.size
         except Exception:
             # never escapes: the server and tables go on
             self.quiet("connection_failed", logging.ERROR, "connection_failed peer=%s", address, exc_info=True)
@@ -453,9 +470,13 @@ class Server:
                 self.lobby.detach(conn, trio.current_time(), leaving=False)
             except Exception:
                 log.exception("detach_failed peer=%s", address)
-            with trio.CancelScope(shield=True):
-                await trio.aclose_forcefully(conn.stream)
-            log.debug("connection_closed peer=%s reason=%s", address, conn.closed_reason)
+            try:
+                if linger:
+                    await _linger(conn.stream, conn.fd, config.linger)
+            finally:
+                with trio.CancelScope(shield=True):
+                    await trio.aclose_forcefully(conn.stream)
+                log.debug("connection_closed peer=%s reason=%s", address, conn.closed_reason)
 
     async def _too_many_connections(self, stream: trio.abc.Stream) -> None:
         limit = self.config.max_connections_per_address
@@ -528,25 +549,48 @@ class Server:
                 return
 
     async def _receive(self, conn: Connection, decoder: FrameDecoder) -> bool:
-        """Read once and answer every complete request. False when the connection is done."""
-        try:
-            data = await (_read_socket(conn.fd) if conn.fd >= 0 else conn.stream.receive_some(RECEIVE_BYTES))
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            return False
-        if not data:
-            return False
-        conn.last_heard = trio.current_time()
-        try:
-            frames = decoder.feed(data)
-        except ProtocolError as exc:
-            conn.send(to_wire(m.Error(None, exc.code, str(exc))))
-            conn.close(f"protocol_error:{exc.code}")
-            return False
-        for frame in frames:
+        """Read once and answer every complete request. False when the connection is done. Requests held back
+        (``_backpressure``) are answered first, before anything more is read."""
+        if conn.waiting:
+            frames, conn.waiting = conn.waiting, []
+        else:
+            try:
+                data = await (_read_socket(conn.fd) if conn.fd >= 0 else conn.stream.receive_some(RECEIVE_BYTES))
+            except OSError as exc:
+                if exc.errno == errno.ETIMEDOUT:  # the kernel gave up on it (TCP_USER_TIMEOUT): unread, or unreachable
+                    conn.close("slow_reader" if conn.outbox.size or conn.outbox.blocked else "timed_out")
+                return False
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return False
+            if not data:
+                return False
+            conn.last_heard = trio.current_time()
+            try:
+                frames = decoder.feed(data)
+            except ProtocolError as exc:
+                conn.send(to_wire(m.Error(None, exc.code, str(exc))))
+                conn.close(f"protocol_error:{exc.code}")
+                return False
+        outbox = conn.outbox
+        for i, frame in enumerate(frames):
             if conn.closed_reason is not None:
                 return False
+            if outbox.size > outbox.limit // 2:
+                conn.waiting = frames[i:]  # kept if the wait is cut short (the heartbeat's window): answered next
+                if not await self._backpressure(conn):
+                    return False
+                conn.waiting = []
             self._answer(conn, frame)
         return conn.closed_reason is None
+
+    async def _backpressure(self, conn: Connection) -> bool:
+        """The answers to a client's requests fill half its outbound budget: read no more of its requests until it
+        has read most of them. A client that reads nothing for ``slow_reader_after`` is a slow reader (False)."""
+        with trio.move_on_after(self.config.slow_reader_after):
+            await conn.outbox.below(conn.outbox.limit // 4)
+            return conn.closed_reason is None and not conn.outbox.failed
+        conn.close("slow_reader")
+        return False
 
     def _answer(self, conn: Connection, frame: dict[str, Any]) -> None:
         now = trio.current_time()
@@ -671,6 +715,28 @@ async def _read_socket(fd: int) -> bytes:
             return os.read(fd, RECEIVE_BYTES)  # the socket is non-blocking (trio's): this never waits
         except BlockingIOError:
             continue  # woken for nothing (it happens): wait again
+
+
+async def _linger(stream: trio.abc.Stream, fd: int, seconds: float) -> None:
+    """Shut the connection's sending side (the client reads to the end of what it was sent, then its end), and read
+    and drop what the client still sends until it closes too, for ``seconds`` and ``LINGER_BYTES`` at most."""
+    sock = getattr(stream, "socket", None)
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        return  # already gone
+    left = LINGER_BYTES
+    with trio.move_on_after(seconds):
+        while left > 0:
+            try:
+                data = await _read_socket(fd)
+            except (OSError, trio.ClosedResourceError):
+                return
+            if not data:
+                return
+            left -= len(data)
 
 
 async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> None:

@@ -18,7 +18,8 @@ from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 
 from helpers.netclient import TestClient
-from test_server_cli import start_server
+from helpers.disk import mounted
+from test_server_cli import read_stderr, start_server
 
 #: The fast profile with a match of three points, so that a test sees a whole match in seconds.
 CRASH_TIMING = """
@@ -311,4 +312,132 @@ async def test_q_a_quarto_game_survives_kill_9_with_both_seats_and_its_position(
     finally:
         if proc.returncode is None:
             proc.kill()
+            await proc.wait()
+
+
+#: Short rounds, a match out of reach: points come every few seconds for as long as the test watches.
+FULL_DISK_TIMING = (
+    CRASH_TIMING.replace("sign_window = 3.0", "sign_window = 0.5")
+    .replace("round_length = 18.0", "round_length = 2.5")
+    .replace("break_length = 3.0", "break_length = 0.5")
+    .replace("target_score = 3", "target_score = 99")
+)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    yield from mounted(tmp_path / "disk", "8m")
+
+
+async def test_r20_a_disk_that_fills_and_frees_loses_no_announced_point(tmp_path, small_disk):
+    """The data directory on its own small file system, filled while two tables of players and bots play, then
+    freed: every point told is kept (the server holds a point it could not commit, and tells it once it can).
+    Then filled again and the server killed while it is full: the restart says its journal missed writes and still
+    restores every point that was told, since none was told that the disk had not taken."""
+    timing = tmp_path / "full.toml"
+    timing.write_text(FULL_DISK_TIMING)
+    data = small_disk.root / "data"
+    args = ("--data-dir", str(data), "--timing", str(timing), "--seed", "5")
+    proc, port, _ = await start_server(*args)
+    errors = ""
+    try:
+        players: dict[str, TestClient] = {}
+        for name in ("ann", "bob"):
+            c = await TestClient.connect(port, name)
+            assert (await c.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+            for _ in range(3):
+                assert (await c.request(p.ADD_BOT, level="hard"))["kind"] == p.OK
+            assert (await c.request(p.START))["kind"] == p.OK
+            players[name] = c
+        secrets = {name: (c.table, c.seat, c.secret) for name, c in players.items()}
+
+        async def watch(seconds: float) -> None:
+            with trio.move_on_after(seconds):
+                async with trio.open_nursery() as nursery:
+                    for i, c in enumerate(players.values()):
+                        nursery.start_soon(play, c, random.Random(i), True, 0.05)  # calls: points, right or wrong
+
+        def told() -> dict[str, list[int]]:
+            return {name: scores_seen(c) or [0, 0] for name, c in players.items()}
+
+        def rounds_told() -> int:
+            return sum(ev["kind"] == "round_ended" for c in players.values() for f in c.frames
+                       if f.get("kind") == p.UPDATE for ev in f["events"])
+
+        await watch(3.0)
+        before_full = rounds_told()
+        assert before_full > 0
+        small_disk.fill()
+        await watch(6.0)  # the journal's file grows past what was left: its commits fail, its points are held
+        assert (await players["ann"].request(p.PING))["kind"] == p.OK  # the server serves on meanwhile
+        during_full = rounds_told()
+        small_disk.free()
+        await watch(5.0)
+        assert rounds_told() > during_full  # the held points are told once the disk takes them, and play goes on
+        announced = told()
+
+        async def restart(announced: dict[str, list[int]]) -> str:
+            nonlocal proc, port, players, errors
+            proc.kill()
+            await proc.wait()
+            errors += await read_stderr(proc)
+            for c in players.values():
+                await read_what_is_left(c)
+            announced.update(told())
+            small_disk.free()
+            proc, port, out = await start_server(*args)
+            assert "2 tables restored" in out, out
+            players = {}
+            for name, (table, seat, secret) in secrets.items():
+                c = await TestClient.connect(port, name)
+                reply = await c.request(p.REJOIN, table=table, secret=secret)
+                assert reply["kind"] == p.OK and reply["seat"] == seat, (name, reply)
+                view = await c.wait_view(lambda v: True)
+                assert all(kept >= seen for kept, seen in zip(view.scores, announced[name])), (name, view.scores, announced)
+                players[name] = c
+            return out
+
+        await restart(announced)
+        assert sum(map(sum, announced.values())) > 0
+        assert "journal_failed" in errors and "journal_not_durable" in errors and "journal_resumed" in errors
+        assert "journal_missed_writes" not in errors
+
+        small_disk.fill()
+        await watch(6.0)
+        await restart(told())  # killed while the disk is full (freed before the restart)
+        await watch(1.0)
+        proc.kill()
+        await proc.wait()
+        errors += await read_stderr(proc)
+        assert "journal_missed_writes" in errors and "table_restored_behind" in errors
+    finally:
+        small_disk.free()
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+async def test_a_restored_table_is_listed_idle_from_the_restart_not_from_another_clock(tmp_path, signum):
+    """The lobby list's ``idle_s`` of a restored table counts from the restart (server time), whatever clock the
+    last server ran on and however it stopped."""
+    args = ("--data-dir", str(tmp_path / "data"), "--timing", "fast")
+    proc, port, _ = await start_server(*args)
+    try:
+        ann = await TestClient.connect(port, "ann")
+        assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        for _ in range(3):
+            assert (await ann.request(p.ADD_BOT, level="normal"))["kind"] == p.OK
+        assert (await ann.request(p.START))["kind"] == p.OK
+        await trio.sleep(0.5)
+        proc.send_signal(signum)
+        await proc.wait()
+        proc, port, out = await start_server(*args)
+        assert "1 tables restored" in out, out
+        zed = await TestClient.connect(port, "zed")
+        (entry,) = (await zed.request(p.LIST_TABLES))["tables"]
+        assert 0 <= entry["idle_s"] <= 5, entry
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGKILL)
             await proc.wait()

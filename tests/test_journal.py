@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import replace
 from itertools import count
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from quatro_shared.wire import request_from_wire, to_wire
 
 from quatro_server import games
 from quatro_server import journal as j
+from quatro_server.journal import store
 from quatro_server.engine import Table, view
 from quatro_server.quarto import QuartoTable
 from quatro_server.quarto import view as quarto_view
@@ -33,6 +35,7 @@ from quatro_server.tables.room import Room
 from quatro_server.server import RESTORE_GRACE
 
 from conftest import STEADY
+from helpers.disk import SmallDisk, mounted
 from helpers.lobby_peer import RecordingPeer as Peer, decoded
 
 ids = count(1)
@@ -204,6 +207,47 @@ def test_a_foreign_or_damaged_journal_is_refused_whole(tmp_path):
         j.Journal.open(damaged)
 
 
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    yield from mounted(tmp_path / "disk", "1m")
+
+
+def test_a_journal_on_a_full_disk_is_refused_as_a_full_disk_not_as_damaged(small_disk):
+    """Starting on a full disk: the operator is told the disk is full (and that freeing space is the cure)."""
+    small_disk.fill()
+    with pytest.raises(j.JournalError, match="is full") as refusal:
+        j.Journal.open(small_disk.root / "data")
+    assert "damaged" not in str(refusal.value)
+    result = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "--port", "0", "--data-dir", str(small_disk.root / "data")],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert result.returncode == 2 and "is full" in result.stderr and "damaged" not in result.stderr, result.stderr
+    small_disk.free()  # space returns: the same directory serves
+    j.Journal.open(small_disk.root / "data").close()
+
+
+def test_a_table_whose_scores_or_timing_do_not_read_is_refused_alone(tmp_path, caplog):
+    """Unreadable scores on one table, unreadable timing on another: those two are refused, the third restored."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    tables = []
+    for name in ("ann", "bob", "cid"):
+        peer = Peer(name)
+        tables.append(playing_table(lobby, peer).id)
+    journal.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        conn.execute("UPDATE tables SET scores = '[0,' WHERE id = ?", (tables[0],))
+        conn.execute("UPDATE tables SET timing = 'not json' WHERE id = ?", (tables[1],))
+    lobby2, journal2, restored = open_lobby(tmp_path, 100.0)
+    assert [room.id for room in restored] == [tables[2]]
+    assert f"table_refused table={tables[0]} reason='its scores do not read" in caplog.text
+    assert f"table_refused table={tables[1]} reason='its timing does not read" in caplog.text
+    journal2.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        statuses = dict(conn.execute("SELECT id, status FROM tables").fetchall())
+    assert [statuses[t] for t in tables] == ["refused", "refused", "playing"]
+
+
 def test_a_server_refuses_to_start_on_a_foreign_journal_and_says_why(tmp_path):
     (tmp_path / j.FILE_NAME).write_bytes(b"\x00" * 5000)
     result = subprocess.run(
@@ -328,21 +372,166 @@ def test_the_data_directory_defaults_to_the_users_xdg_data_home(monkeypatch, tmp
     assert j.default_data_dir() == Path.home() / ".local" / "share" / "quatro"
 
 
-def test_a_failing_disk_is_said_in_the_log_and_the_tables_play_on(tmp_path, caplog):
-    """A write that fails (a full disk, an I/O error) leaves the server serving, in memory only, and says so."""
-    lobby, journal, _ = open_lobby(tmp_path, 0.0)
-    ann = Peer("ann")
-    ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")
+class Disk:
+    """The journal's disk as its writer meets it: ``full`` makes every commit fail as SQLite fails on a full disk
+    (SQLITE_FULL), until it is set back. (tests/test_crash.py fills a real file system.)"""
+
+    def __init__(self) -> None:
+        self.full = False
+        #: When set: the statements a transaction may hold and still fit (a disk with a little room again).
+        self.room: int | None = None
+        disk = self
+
+        class Connection(sqlite3.Connection):
+            statements = 0
+
+            def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+                self.statements = 0 if sql.startswith("BEGIN") else self.statements + 1
+                too_big = disk.room is not None and self.statements > disk.room
+                if sql == "COMMIT" and (disk.full or too_big):
+                    error = sqlite3.OperationalError("database or disk is full")
+                    error.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[attr-defined]
+                    raise error
+                return super().execute(sql, *args)
+
+        self.connection = Connection
+
+
+@pytest.fixture
+def disk(monkeypatch: pytest.MonkeyPatch) -> Disk:
+    disk = Disk()
+
+    def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, isolation_level=None, factory=disk.connection)
+        conn.execute("PRAGMA busy_timeout = 5000")
+        return conn
+
+    monkeypatch.setattr(store, "_connect", connect)
+    return disk
+
+
+def stored_scores(data_dir: Path, table_id: int) -> list[int]:
+    with sqlite3.connect(data_dir / j.FILE_NAME) as conn:
+        return json.loads(conn.execute("SELECT scores FROM tables WHERE id = ?", (table_id,)).fetchone()[0])
+
+
+def told_scores(peer: Peer) -> list[list[int]]:
+    return [e["scores"] for m in peer.sent if m.get("kind") == p.UPDATE for e in m.get("events", []) if e["kind"] == "round_ended"]
+
+
+def playing_table(lobby: Lobby, ann: Peer) -> Room:
+    table_id = ask(lobby, ann, 0.0, p.CREATE_TABLE, players=4, timing="steady")["table"]
     for _ in range(3):
         ask(lobby, ann, 0.1, p.ADD_BOT, level="random")
     ask(lobby, ann, 0.2, p.START)
-    journal.write(("INSERT INTO no_such_table VALUES (1)", ()))  # stands for the disk failing
-    assert not journal.flush() and journal.failed
     ask(lobby, ann, 0.3, "ready")
+    return lobby.rooms[table_id]
+
+
+def wait_for(check: Any, within: float = 5.0) -> None:
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, "not within the time"
+        time.sleep(0.01)
+
+
+def test_r20_on_a_full_disk_a_point_is_held_until_the_journal_takes_it(tmp_path, disk, caplog):
+    """The disk fills: the server serves on, but tells nobody of a point it could not commit, and lets no time run on
+    that table meanwhile. Space returns: the journal commits everything it kept, in order, and only then is the point
+    told, the table going on with the time it had."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    ann = Peer("ann")
+    room = playing_table(lobby, ann)
+    assert journal.flush()
+    disk.full = True
     started = time.perf_counter()
-    assert ask(lobby, ann, 0.5, "call")["kind"] == p.OK  # the round ends, told at once: no wait on a dead journal
-    assert time.perf_counter() - started < 1.0
+    assert ask(lobby, ann, 0.5, "call")["kind"] == p.OK
+    assert time.perf_counter() - started < 1.0  # the loop does not wait on a disk that refuses writes
+    assert room.recorder is not None and room.recorder.held is not None
+    assert told_scores(ann) == [] and sum(room.table.scores) == 1  # won, not told
+    assert list(room.summary(0.5).scores) == [0, 0]  # nor shown in the lobby list
+    assert stored_scores(tmp_path, room.id) == [0, 0]
+    assert "the disk is full" in (journal.failed or "")
+    assert (tmp_path / store.BEHIND_NAME).exists()
+    left = room.table.phase_ends_at - room.table.now
+    wake = room.next_wake()
+    assert wake is not None and wake <= 0.5 + 0.25
+    room.tick(40.0)  # long past the break's end: the table's time stands still while the point waits
+    assert told_scores(ann) == [] and room.table.phase is Phase.BREAK
+    assert room.table.phase_ends_at - room.table.now == pytest.approx(left)
     assert "journal_failed" in caplog.text and "journal_not_durable" in caplog.text
+
+    disk.full = False
+    wait_for(lambda: journal.failed is None)
+    room.tick(41.0)
+    assert told_scores(ann) == [stored_scores(tmp_path, room.id)] == [list(room.table.scores)]
+    assert list(room.summary(41.0).scores) == list(room.table.scores)
+    assert room.table.phase_ends_at - room.table.now == pytest.approx(left)  # the break goes on as it was
+    assert not (tmp_path / store.BEHIND_NAME).exists()
+    assert "journal_resumed" in caplog.text
+    journal.close()
+    lobby2, journal2, (room2,) = open_lobby(tmp_path, 100.0)
+    assert list(room2.table.scores) == told_scores(ann)[0] and not journal2.missed
+    journal2.close()
+
+
+def test_a_server_stopped_while_the_disk_was_full_says_so_and_restores_what_was_committed(tmp_path, disk, caplog):
+    """Stopped with writes the disk refused: the next start says its journal missed writes, the restored table knows
+    it (and its replay says so), and no point it restores was ever more than the players were told."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    ann = Peer("ann")
+    room = playing_table(lobby, ann)
+    assert journal.flush()
+    disk.full = True
+    ask(lobby, ann, 0.5, "call")
+    assert room.recorder is not None and room.recorder.held is not None
+    journal.close()  # the disk still full: what it refused is lost
+    disk.full = False
+    assert (tmp_path / store.BEHIND_NAME).exists()
+    caplog.clear()
+    lobby2, journal2, (room2,) = open_lobby(tmp_path, 100.0)
+    assert journal2.missed and "journal_missed_writes" in caplog.text
+    assert room2.recorder is not None and room2.recorder.missed
+    assert list(room2.table.scores) == [0, 0] and told_scores(ann) == []
+    assert journal2.flush()
+    assert not (tmp_path / store.BEHIND_NAME).exists()  # the restore is written: the mark goes
+    journal2.close()
+    replay = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "replay", str(room.id), "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, check=True,
+    )
+    assert "later moves were lost" in replay.stdout
+    lobby3, journal3, (room3,) = open_lobby(tmp_path, 200.0)  # the start after that one has nothing to say
+    assert not journal3.missed and not room3.recorder.missed
+    journal3.close()
+
+
+def test_a_disk_with_a_little_room_again_takes_the_backlog_a_part_at_a_time_in_order(tmp_path, disk):
+    """What piled up while the disk was full is committed in parts, in order, when no single commit of all of it
+    would fit."""
+    journal = j.Journal.open(tmp_path)
+    assert journal.flush()
+    disk.full = True
+    for i in range(5 * store.CATCH_UP_ITEMS):
+        journal.write(("INSERT OR REPLACE INTO meta (key, value) VALUES ('last', ?)", (str(i),)))
+    assert not journal.flush()
+    disk.full, disk.room = False, 8  # a part of CATCH_UP_ITEMS fits (500 rows a statement); the whole does not
+    wait_for(lambda: journal.failed is None)
+    assert journal.flush()
+    journal.close()
+    with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'last'").fetchone()[0] == str(5 * store.CATCH_UP_ITEMS - 1)
+
+
+def test_a_statement_that_can_never_be_written_is_lost_alone(tmp_path, caplog):
+    """Not the disk: a statement the file refuses for good is dropped (and said) and the journal writes on."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    ann = Peer("ann")
+    room = playing_table(lobby, ann)
+    journal.write(("INSERT INTO no_such_table VALUES (1)", ()))
+    assert ask(lobby, ann, 0.5, "call")["kind"] == p.OK
+    assert told_scores(ann) == [stored_scores(tmp_path, room.id)]
+    assert "journal_write_lost" in caplog.text and "items=1 " in caplog.text
     journal.close()
 
 

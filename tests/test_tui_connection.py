@@ -354,9 +354,9 @@ def test_a_guest_whose_server_shut_down_is_told_so_and_joins_another_server(tmp_
             await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
             assert isinstance(await app.request(m.CreateTable(4)), m.Ok)
             server.terminate()
-            await until(lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "The server is shutting down.",
-                        what="the goodbye told")
-            assert "said goodbye" in told(app) and "Nobody is serving" not in told(app), told(app)
+            await until(lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "The server is shutting down."
+                        and "said goodbye" in told(app), what="the goodbye told")  # the words render after the title
+            assert "Nobody is serving" not in told(app), told(app)
             await until(lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "The server has shut down.",
                         timeout=10, what="the server gone told")
             text = await until(lambda: "has not come back" in told(app) and told(app), what="its words")

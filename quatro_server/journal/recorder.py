@@ -7,7 +7,9 @@ while a checkpoint, through the journal's writer (``quatro_server.journal.store`
 are written is the game's ``Codec``.
 
 Nearly every move is routine (a swap, a pulse): the recorder queues one tuple for it, and the writer thread encodes
-it. A move that wins a point is committed before ``acted`` / ``advanced`` returns (R20).
+it. A move that wins a point is committed before ``acted`` / ``advanced`` returns (R20). If the disk refuses it, the
+recorder is ``held``: the room tells nobody anything more of the table, and lets no time pass on it, until the
+journal has committed the point (``released``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from quatro_server.journal.store import INSERT_MOVE, Journal, Later, MoveRow, St
 
 log = logging.getLogger("quatro.journal")
 
+#: Seconds between a held table's looks at the journal: how soon after the disk takes its point the table goes on.
+HOLD_LOOK = 0.25
+
 #: A seat as the journal keeps it: name, bot level (None: a human or nobody), the digest of its secret, its order.
 SeatRecord = tuple[str | None, str | None, str | None, int]
 
@@ -31,7 +36,7 @@ SeatRecord = tuple[str | None, str | None, str | None, int]
 class Recorder:
     """The journal of one table: its seats, and its matches move by move."""
 
-    __slots__ = ("journal", "table_id", "codec", "table", "_moves", "_routine")
+    __slots__ = ("journal", "table_id", "codec", "table", "held", "look_at", "missed", "told", "_moves", "_routine")
 
     def __init__(self, journal: Journal, table_id: int, codec: Codec, next_move: int = 0) -> None:
         self.journal = journal
@@ -39,6 +44,15 @@ class Recorder:
         self.codec = codec
         #: The match being recorded (checkpoints are taken of it); None before the first.
         self.table: RulesTable | None = None
+        #: A point the disk did not take yet (the journal's count of queued items it needs committed): until it
+        #: is, the room tells nobody of it nor of anything after it, and the table's time stands still (R20).
+        self.held: int | None = None
+        #: When a held table looks at the journal again (the room's timer task wakes for it).
+        self.look_at = 0.0
+        #: The table was restored from a journal that had missed writes: it is as of the last commit.
+        self.missed = False
+        #: The scores as of the last point told: what the lobby list shows while a point is held.
+        self.told: tuple[int, ...] = ()
         self._moves = count(next_move)
         self._routine = codec.routine  # asked for every move: looked up once
 
@@ -102,31 +116,65 @@ class Recorder:
 
     def resumed(self, table: RulesTable, now: float) -> None:
         """A restored ``table`` moves onto this process's clock: every deadline keeps the time it had left, and a
-        ``rebase`` move says by how much, so that a table restored twice replays the same way."""
+        ``rebase`` move says by how much, so that a table restored twice replays the same way. A table of a journal
+        that had missed writes knows it (``missed``), and its ``rebase`` move says so."""
+        self.table = table
+        self.told = tuple(table.scores)
+        self.missed = self.journal.missed
+        if self.missed:
+            log.warning("table_restored_behind table=%d: as of the journal's last commit; later moves were lost", self.table_id)
+        self._rebase(table, now, **({"missed": True} if self.missed else {}))
+
+    def stand_still(self, now: float) -> None:
+        """A held table's time does not run: every deadline keeps the time it had when the point was held."""
+        if self.table is not None and now > self.table.now:
+            self._rebase(self.table, now, held=True)
+
+    def released(self, now: float) -> bool:
+        """Whether the held point is committed now (the table goes on, with the time it had); else the next look
+        is ``HOLD_LOOK`` from ``now``."""
+        if self.held is None:
+            return True
+        if not self.journal.committed(self.held):
+            self.look_at = now + HOLD_LOOK
+            return False
+        self.held = None
+        self.stand_still(now)
+        if self.table is not None:
+            self.told = tuple(self.table.scores)
+        log.warning("table_released table=%d: its point is committed; the table goes on", self.table_id)
+        return True
+
+    def _rebase(self, table: RulesTable, now: float, **facts: Any) -> None:
         delta = now - table.now
         table.rebase(delta)
-        self.table = table
         self.journal.write((
             INSERT_MOVE,
-            (self.table_id, next(self._moves), table.now, "rebase", None, json_text({"delta": delta}), "[]"),
+            (self.table_id, next(self._moves), table.now, "rebase", None, json_text({"delta": delta, **facts}), "[]"),
         ))
 
     def _notable(self, row: MoveRow, opening: Opening | None = None) -> None:
         """A move that may change the table's status, scores or round, or call for a checkpoint: the move and what
         it changes, committed together; a won point committed before this returns (R20)."""
         table_id, n, at, kind, seat, action, events, codec = row
+        told = self.told  # the scores told before this move (a match's start tells its own)
         given: Any = json_text(opening.record()) if opening is not None else (
             None if action is None else Later(codec.encode_action, action)
         )
         statements: list[Statement] = [(INSERT_MOVE, (table_id, n, at, kind, seat, given, Later(codec.encode_events, events)))]
         if opening is not None:  # a match (a rematch too) starts from nothing won
             assert self.table is not None
+            told = tuple(self.table.scores)
+            if self.held is None:
+                self.told = told
             statements.append((
                 "UPDATE tables SET status = 'playing', scores = ?, round = 0 WHERE id = ?",
                 (json_text(list(self.table.scores)), table_id),
             ))
         notes = codec.notes(events)
         if notes.scores is not None:
+            if self.held is None:
+                self.told = tuple(notes.scores)  # told at once, unless the disk refuses it (below)
             statements.append((
                 "UPDATE tables SET scores = ?, round = ? WHERE id = ?", (json_text(list(notes.scores)), notes.round, table_id)
             ))
@@ -136,7 +184,10 @@ class Recorder:
         if notes.checkpoint:
             self._checkpoint()
         if notes.scores is not None and not self.journal.flush():
-            log.error("journal_not_durable table=%d: a point could not be committed", table_id)
+            if self.held is None:
+                self.told = told
+            self.held, self.look_at = self.journal.queued, at + HOLD_LOOK
+            log.error("journal_not_durable table=%d: a point waits for the disk; the table is held until it is committed", table_id)
 
     def _checkpoint(self) -> None:
         """The whole table and its random source's state: a restore replays only the moves after the last one."""

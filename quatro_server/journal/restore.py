@@ -112,6 +112,8 @@ def replay_table(saved: SavedTable, codec: Codec, timing: Timing) -> tuple[Any, 
 
 
 def _restored(saved: SavedTable, codec_of: Callable[[str | None], Codec | None]) -> RestoredTable:
+    if saved.damage is not None:
+        raise Mismatch(saved.damage)
     codec = codec_of(saved.game)
     if codec is None:
         raise Mismatch(f"it is a table of {saved.game!r}, a game this server does not host")

@@ -40,5 +40,7 @@ class SavedTable:
     scores: list[int]
     created: float
     ended: float | None
+    #: What of its row did not read (its timing, its scores): such a table is refused, never restored.
+    damage: str | None = None
     seats: list[SavedSeat] = field(default_factory=list)
     moves: list[SavedMove] = field(default_factory=list)

@@ -13,6 +13,7 @@ can cost.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -35,6 +36,10 @@ log = logging.getLogger("quatro.journal")
 
 FILE_NAME = "journal.sqlite3"
 LOCK_NAME = "journal.lock"
+#: Present while the journal is behind: writes were told to the players but could not be committed (a full disk).
+#: A server that finds it at start knows its tables come back as of the journal's last commit, and says so. An empty
+#: file, made when the first write fails: it needs no space on the disk beyond its name.
+BEHIND_NAME = "journal.behind"
 #: Written in the SQLite header (``PRAGMA application_id``): a file without it is not a Quatro journal.
 APPLICATION_ID = 0x51545231  # "QTR1"
 FORMAT = "quatro-journal"
@@ -53,6 +58,17 @@ FLUSH_TIMEOUT = 5.0
 #: docs/journal.md): the last tenth of a second of moves. Measured at 50 busy tables, alternating: 50 ms cost the
 #: loop about 0.5 µs more per delivered message than 100 ms (docs/performance.md, fourth round).
 GATHER = 0.100
+#: Seconds between the writer's tries while the disk refuses its writes: the first retry, doubling up to the last.
+RETRY_FIRST = 0.1
+RETRY_MOST = 2.0
+#: The SQLite result codes (primary) of a disk that may recover: full, failing, read-only, busy. A write refused so
+#: is kept and tried again; any other error is a statement that can never be written, dropped (and said).
+TRANSIENT_CODES = frozenset({
+    sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
+    sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PROTOCOL,
+})
+#: Items at most in one commit while the journal catches up on what the disk refused.
+CATCH_UP_ITEMS = 2000
 #: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7).
 ROWS_PER_INSERT = 500
 #: How many nice levels below the server the writer thread runs (Linux, where a thread has its own). The journal is
@@ -122,7 +138,28 @@ def ended(table_id: int, status: str) -> Statement:
 
 
 class JournalError(Exception):
-    """A journal that cannot be used: not a Quatro journal, another version, damaged, or in use."""
+    """A journal that cannot be used: not a Quatro journal, another version, damaged, in use, or on a full disk."""
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the file system's quota) is full."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether a write that raised ``exc`` may succeed later (the disk recovers), as opposed to never."""
+    if isinstance(exc, OSError):
+        return True
+    return isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in TRANSIENT_CODES
+
+
+def _damaged(path: Path, exc: BaseException) -> JournalError:
+    """The refusal of a journal that failed to open: a full disk said as such, not taken for damage."""
+    if disk_full(exc):
+        return JournalError(f"the disk holding {path} is full ({exc}); free some space and start again")
+    return JournalError(f"{path} is damaged ({exc}); move it away or choose another --data-dir")
 
 
 class Later:
@@ -153,6 +190,8 @@ def _check(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
         application_id = conn.execute("PRAGMA application_id").fetchone()[0]
         objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     except sqlite3.DatabaseError as exc:
+        if disk_full(exc):
+            raise _damaged(path, exc) from exc
         raise JournalError(f"{path} is not a Quatro journal ({exc}); move it away or choose another --data-dir") from exc
     if application_id == 0 and objects == 0 and create:
         conn.execute("PRAGMA journal_mode = WAL")
@@ -171,7 +210,7 @@ def _check(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
     except sqlite3.DatabaseError as exc:
-        raise JournalError(f"{path} is damaged ({exc}); move it away or choose another --data-dir") from exc
+        raise _damaged(path, exc) from exc
     if meta.get("format") != FORMAT:
         raise JournalError(f"{path} is not a Quatro journal (format {meta.get('format')!r})")
     if meta.get("schema") not in READABLE_VERSIONS:
@@ -188,6 +227,23 @@ def _check(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
         )
 
 
+def _saved_table(row: tuple[Any, ...]) -> SavedTable:
+    """One ``tables`` row. Timing or scores that do not read leave the table ``damage``d (it alone is refused)."""
+    damage = None
+    decoded: list[Any] = []
+    for column, text in (("timing", row[4]), ("scores", row[9])):
+        try:
+            decoded.append(json.loads(text))
+        except (TypeError, ValueError) as exc:
+            damage = f"its {column} {'does' if column == 'timing' else 'do'} not read ({exc})"
+            decoded.append({} if column == "timing" else [])
+    timing, scores = decoded
+    return SavedTable(
+        id=row[0], game=row[1], players=row[2], timing_name=row[3], timing=timing, password=row[5],
+        host=row[6], status=row[7], round=row[8], scores=scores, created=row[10], ended=row[11], damage=damage,
+    )
+
+
 def _load_tables(conn: sqlite3.Connection, where: str, *, current: bool = False) -> list[SavedTable]:
     """Tables, their seats and their moves (``current``: from the current match's last start or checkpoint on, what a
     restore needs), read in one transaction (one consistent state of the file)."""
@@ -196,10 +252,7 @@ def _load_tables(conn: sqlite3.Connection, where: str, *, current: bool = False)
         columns = {row[1] for row in conn.execute("PRAGMA table_info(tables)")}
         game = "game" if "game" in columns else "NULL"  # a journal of version 1, read as it is
         tables = [
-            SavedTable(
-                id=row[0], game=row[1], players=row[2], timing_name=row[3], timing=json.loads(row[4]), password=row[5],
-                host=row[6], status=row[7], round=row[8], scores=json.loads(row[9]), created=row[10], ended=row[11],
-            )
+            _saved_table(row)
             for row in conn.execute(
                 f"SELECT id, {game}, players, timing_name, timing, password, host, status, round, scores, created, ended "
                 f"FROM tables WHERE {where} ORDER BY id"
@@ -237,11 +290,15 @@ def read_journal(path: Path) -> list[SavedTable]:
     conn = _connect(path, read_only=True)
     try:
         _check(conn, path, create=False)
-        return _load_tables(conn, "1")
+        tables = _load_tables(conn, "1")
     except (sqlite3.DatabaseError, ValueError) as exc:
         raise JournalError(f"{path} is damaged ({exc})") from exc
     finally:
         conn.close()
+    for table in tables:
+        if table.damage is not None:
+            raise JournalError(f"{path} is damaged (table {table.id}: {table.damage})")
+    return tables
 
 
 def _merged(statements: Iterator[Statement]) -> Iterator[Statement]:
@@ -308,14 +365,21 @@ class Journal:
         self.saved: list[SavedTable] = []
         #: The highest table id the journal has ever held: new tables are numbered after it, so ids stay unique.
         self.last_id = 0
-        #: Set when a write failed: the server goes on, in memory only from then on (it says so in its log).
+        #: Set while the disk refuses the writer's commits (why): what is queued is kept, and tried again until the
+        #: disk takes it (``RETRY_FIRST`` .. ``RETRY_MOST`` apart); meanwhile no point is told (``committed``).
         self.failed: str | None = None
+        #: When the server that last wrote this journal stopped, it had writes it could not commit (``BEHIND_NAME``):
+        #: the tables restored are as of the journal's last commit, not as their players last saw them.
+        self.missed = False
         #: What the writer commits, in order: statements to commit together, or a routine move's row.
         self._queue: queue.SimpleQueue[tuple[Statement, ...] | MoveRow | None] = queue.SimpleQueue()
         self._queued = 0
         self._committed = 0
         self._done = threading.Condition()
         self._urgent = threading.Event()  # a flush is waiting: commit what is queued without gathering more
+        self._since = 0.0  # when the disk first refused the writes it still holds (monotonic)
+        self._lost = False  # a commit that can never succeed was dropped: the journal stays marked behind
+        self._marked = False  # BEHIND_NAME exists (this server made it, or found it at start)
         self._thread: threading.Thread | None = None
         self._lock: TextIO | None = None
 
@@ -345,15 +409,23 @@ class Journal:
                 journal.last_id = conn.execute("SELECT coalesce(max(id), 0) FROM tables").fetchone()[0]
             finally:
                 conn.close()
+            journal.missed = journal._marked = (data_dir / BEHIND_NAME).exists()
         except OSError as exc:
             journal._unlock()
+            if disk_full(exc):
+                raise _damaged(journal.path, exc) from exc
             raise JournalError(f"cannot use {journal.path}: {exc.strerror or exc}") from exc
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # TypeError: a row of the wrong shape
             journal._unlock()
-            raise JournalError(f"{journal.path} is damaged ({exc}); move it away or choose another --data-dir") from exc
+            raise _damaged(journal.path, exc) from exc
         except JournalError:
             journal._unlock()
             raise
+        if journal.missed:
+            log.error(
+                "journal_missed_writes path=%s: the last server stopped with writes it could not commit (a full or "
+                "failing disk); its tables are restored as of the journal's last commit", journal.path,
+            )
         journal._thread = threading.Thread(target=journal._write_loop, name="quatro-journal", daemon=True)
         journal._thread.start()
         journal.prune()
@@ -373,51 +445,152 @@ class Journal:
         self._queue.put(row)
 
     def flush(self, timeout: float = FLUSH_TIMEOUT) -> bool:
-        """Wait until everything queued so far is committed. False if a write failed or the disk took too long."""
+        """Wait until everything queued so far is committed. False if the disk refuses writes (at once: the loop
+        never waits on a disk known to be failing) or took too long; ``committed`` tells when it is, later."""
         if self.failed is not None:
             return False
         target = self._queued
         self._urgent.set()
         with self._done:
-            done = self._done.wait_for(lambda: self._committed >= target, timeout)
-        return done and self.failed is None
+            done = self._done.wait_for(lambda: self._committed >= target or self.failed is not None, timeout)
+        return done and self._committed >= target
+
+    @property
+    def queued(self) -> int:
+        """How many items were queued so far: ``committed(queued)`` says whether all of them are on the disk."""
+        return self._queued
+
+    def committed(self, target: int) -> bool:
+        """Whether the first ``target`` items queued are committed (a read of one counter: asked by held tables)."""
+        return self._committed >= target
 
     def _write_loop(self) -> None:
         _lower_this_thread(WRITER_NICENESS)
         conn = _connect(self.path)
         conn.execute("PRAGMA synchronous = FULL")  # a commit is on the disk, not only in the page cache
+        pending: list[tuple[Statement, ...] | MoveRow] = []  # refused by the disk: tried again first, in order
+        retry = RETRY_FIRST
+        stopping = False
+        kept = 0  # items committed since the disk first refused (the catching up)
         try:
             while True:
-                batch = [self._queue.get()]
-                if batch[0] is not None and self._urgent.wait(GATHER):
-                    self._urgent.clear()
+                if pending:  # the disk refused a commit, or the journal is catching up: gather what comes meanwhile
+                    try:
+                        batch = [self._queue.get(timeout=retry)] if retry else []
+                    except queue.Empty:
+                        batch = []
+                else:
+                    batch = [self._queue.get()]
+                    if batch[0] is not None and self._urgent.wait(GATHER):
+                        self._urgent.clear()
                 while True:
                     try:
                         batch.append(self._queue.get_nowait())
                     except queue.Empty:
                         break
-                items = [item for item in batch if item is not None]
-                if items and self.failed is None:
-                    try:
-                        conn.execute("BEGIN IMMEDIATE")
-                        for sql, params in _merged(_statements(items)):
-                            conn.execute(sql, [p.encode(p.value) if isinstance(p, Later) else p for p in params])
-                        conn.execute("COMMIT")
-                    except Exception as exc:  # a full disk, an I/O error: never let the writer die silently
-                        self.failed = str(exc) or type(exc).__name__
-                        log.error("journal_failed path=%s error=%r: tables are no longer crash-safe", self.path, self.failed)
-                        try:
-                            if conn.in_transaction:
-                                conn.execute("ROLLBACK")
-                        except sqlite3.Error:
-                            pass
+                stopping = stopping or any(item is None for item in batch)
+                items = pending + [item for item in batch if item is not None]
+                pending = []
+                if self.failed is not None and not stopping and len(items) > CATCH_UP_ITEMS:
+                    # Catching up in order, a commit at a time: a disk with some room again takes what fits, and
+                    # the tables whose points come first are released first.
+                    items, pending = items[:CATCH_UP_ITEMS], items[CATCH_UP_ITEMS:]
+                if items:
+                    error = self._commit(conn, items)
+                    if error is not None and transient(error) and not stopping:
+                        pending, retry = items + pending, min(RETRY_MOST, max(RETRY_FIRST, retry * 2))
+                        self._refused(error)
+                        continue
+                    if error is not None:
+                        self._dropped(conn, items, error, alone=not transient(error))
+                    elif self.failed is not None:
+                        kept += len(items)
+                        if not pending:
+                            self._resumed(kept)
+                            kept = 0
+                    else:
+                        self._caught_up()
+                    retry = 0 if pending else RETRY_FIRST
                 with self._done:
                     self._committed += len(items)
                     self._done.notify_all()
-                if len(items) < len(batch):
+                if stopping and not pending:
                     return
         finally:
             conn.close()
+
+    @staticmethod
+    def _commit(conn: sqlite3.Connection, items: list[tuple[Statement, ...] | MoveRow]) -> Exception | None:
+        """Commit ``items`` in one transaction; the error if it failed (rolled back: nothing of them is written)."""
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for sql, params in _merged(_statements(items)):
+                conn.execute(sql, [p.encode(p.value) if isinstance(p, Later) else p for p in params])
+            conn.execute("COMMIT")
+            return None
+        except Exception as exc:  # a full disk, an I/O error: never let the writer die silently
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            return exc
+
+    def _refused(self, error: Exception) -> None:
+        """The disk refused a commit that it may take later: say so once, and leave the mark of a journal behind."""
+        if self.failed is not None:
+            return
+        self.failed = ("the disk is full: " if disk_full(error) else "") + (str(error) or type(error).__name__)
+        self._since = time.monotonic()
+        self._mark_behind()
+        with self._done:
+            self._done.notify_all()  # a flush waiting on this commit returns now: the disk will not take it soon
+        log.error(
+            "journal_failed path=%s error=%r: the journal keeps what it could not write and tries again; until "
+            "the disk takes it, no table announces a point", self.path, self.failed,
+        )
+
+    def _resumed(self, items: int) -> None:
+        """The disk took what it had refused: the journal is whole again."""
+        log.warning(
+            "journal_resumed path=%s after=%.1fs items=%d: every write kept meanwhile is committed",
+            self.path, time.monotonic() - self._since, items,
+        )
+        self.failed = None
+        self._caught_up()
+
+    def _caught_up(self) -> None:
+        """Nothing told is uncommitted: once the tables it found are restored, the mark of a journal behind goes."""
+        if self._marked and not self._lost and not self.saved:
+            self._marked = False
+            try:
+                (self.data_dir / BEHIND_NAME).unlink(missing_ok=True)
+            except OSError:
+                pass
+
+    def _mark_behind(self) -> bool:
+        """Leave the mark of a journal behind: an empty file, made even on a full disk (a name, no data)."""
+        self._marked = True
+        try:
+            os.close(os.open(self.data_dir / BEHIND_NAME, os.O_CREAT | os.O_WRONLY, 0o600))
+            return True
+        except OSError as exc:
+            log.error("journal_behind_unmarked path=%s error=%r", self.data_dir / BEHIND_NAME, exc.strerror or str(exc))
+            return False
+
+    def _dropped(
+        self, conn: sqlite3.Connection, items: list[tuple[Statement, ...] | MoveRow], error: Exception, *, alone: bool
+    ) -> None:
+        """A commit that failed for good: a statement that can never be written (``alone``: each item is tried by
+        itself, and only those that fail are lost), or a disk still refusing as the server stops (all are lost: a
+        later move kept without an earlier one would leave its table a gap, and refused). The journal stays
+        marked behind until the next start, which says so."""
+        lost = [item for item in items if self._commit(conn, [item]) is not None] if alone and len(items) > 1 else items
+        if not lost:
+            return
+        log.error("journal_write_lost path=%s items=%d error=%r: the journal is behind", self.path, len(lost), str(error))
+        self._lost = True
+        self._mark_behind()
 
     def prune(self) -> None:
         """Forget the tables that ended more than ``KEEP_FINISHED_DAYS`` ago."""

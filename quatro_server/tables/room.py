@@ -148,6 +148,10 @@ class Room:
     watch_told_at: float = -math.inf
     watch_count_due: float | None = None
 
+    #: What the room did not tell yet, in order (each batch and who asked for a snapshot), while its recorder is
+    #: ``held``: a point the disk has not taken yet, and everything after it (R20).
+    _held: list[tuple[list[Any], int | None]] = field(default_factory=list)
+
     def __post_init__(self) -> None:
         # When each seat was taken, counted on from the seats the room is made with (a restored room's).
         self._orders = count(max((s.order for s in self.seats), default=0) + 1)
@@ -170,13 +174,21 @@ class Room:
             phase=self.phase,
             timing=self.timing_name,
             password=self.password is not None,
-            scores=tuple(self.table.scores) if self.table else self.game.no_scores(self.players),
+            scores=self._scores_told() if self.table else self.game.no_scores(self.players),
             names=tuple(s.name or "" for s in self.seats),
             bot_seats=tuple(i for i, s in enumerate(self.seats) if s.bot is not None),
             idle_s=0 if now is None else max(0, int(now - self.last_active)),
             watchers=len(self.watchers),
             watching=self.watch_open,
         )
+
+    def _scores_told(self) -> tuple[int, ...]:
+        """The match's scores as its players were told them: a point the journal has not taken yet is not shown."""
+        assert self.table is not None
+        recorder = self.recorder
+        if recorder is not None and recorder.held is not None:
+            return recorder.told
+        return tuple(self.table.scores)
 
     def host_now(self) -> int | None:
         """Who hosts now: the room's host while seats fill, the match's (its game's, R18) once it started."""
@@ -303,6 +315,10 @@ class Room:
         """
         if self.table is None or not (emits or snapshot_for is not None):
             return
+        recorder = self.recorder
+        if recorder is not None and recorder.held is not None:
+            self._held.append((emits, snapshot_for))  # R20: told once the journal holds the point (``tick``)
+            return
         batch = self.game.batch(self.id, self.table, emits, now)
         delta = batch.public_deltas() if snapshot_for is None else None
         if delta is not None:
@@ -355,8 +371,10 @@ class Room:
     def act(self, seat: int, action: Any, now: float) -> Any:
         """The table's ``act`` (its ``Outcome``), recorded in the journal before the caller tells anyone of it."""
         assert self.table is not None
-        outcome = self.table.act(seat, action, now)
         recorder = self.recorder
+        if recorder is not None and recorder.held is not None:
+            recorder.stand_still(now)  # a point waits for the disk: no time runs on the table meanwhile (R20)
+        outcome = self.table.act(seat, action, now)
         if recorder is not None and outcome.events:
             recorder.acted(seat, action, now, outcome)
         return outcome
@@ -364,8 +382,11 @@ class Room:
     def advance(self, now: float) -> list[Any]:
         """The table's ``advance`` (the events due by ``now``), recorded as ``act`` is."""
         assert self.table is not None
-        emits: list[Any] = list(self.table.advance(now))
         recorder = self.recorder
+        if recorder is not None and recorder.held is not None:
+            recorder.stand_still(now)
+            return []
+        emits: list[Any] = list(self.table.advance(now))
         if recorder is not None and emits:
             recorder.advanced(now, emits)
         return emits
@@ -380,6 +401,9 @@ class Room:
 
     def _next_wake(self) -> float | None:
         # The earliest of the wakes below, or None if there is none; asked after every batch, so it builds nothing.
+        recorder = self.recorder
+        if recorder is not None and recorder.held is not None:
+            return recorder.look_at
         wake: float | None = None if self.idle_since is None else self.idle_since + self.abandon_limit()
         due = self.watch_count_due
         if due is not None and (wake is None or due < wake):
@@ -401,6 +425,13 @@ class Room:
         self._tell_watch_count(now)
         if self.table is None:
             return
+        recorder = self.recorder
+        if recorder is not None and recorder.held is not None:
+            if not recorder.released(now):
+                return  # its point still waits for the disk: nothing more is told, no bot plays
+            held, self._held = self._held, []
+            for emits, snapshot_for in held:
+                self.publish(emits, now, snapshot_for)
         emits = self.advance(now)
         for i, s in enumerate(self.seats):
             if s.bot is None or s.thinking is not None or s.bot_wake > now or self.game.over(self.table):
