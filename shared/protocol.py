@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
@@ -25,6 +25,14 @@ MAX_SECRET_LEN = 64
 MAX_PROFILE_LEN = 32
 MAX_LEVEL_LEN = 16
 MAX_GAME_LEN = 16
+#: A person as the records name them (``player_card``'s ``person``, a leaderboard entry's): ``p:`` and 32 hex
+#: digits, or ``bot:`` and a level.
+MAX_PERSON_LEN = 40
+#: Entries in one ``leaderboard`` reply, at most.
+LEADERBOARD_PAGE = 20
+#: The environment variable through which a door hands its visitor's client the visitor's person key (``hello``'s
+#: ``person``): the client plays as that person, and keeps no key of its own.
+PERSON_KEY_ENV = "QUATRO_PERSON_KEY"
 #: A chat line: printable, at most this many characters.
 MAX_CHAT_LEN = 200
 #: Seconds: a connection's chat lines come at most this often (a faster one is refused ``rate_limited``).
@@ -63,11 +71,13 @@ MOVE = "move"
 CHAT = "chat"
 PING = "ping"
 RESYNC = "resync"
+LEADERBOARD = "leaderboard"
+PLAYER_CARD = "player_card"
 
 #: The requests that are not game actions. Each game's player actions are requests too, one kind per action
 #: class (``quatro_shared.games.request_kinds()`` lists them all).
 LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
-                               MOVE, CHAT, PING, RESYNC)
+                               MOVE, CHAT, PING, RESYNC, LEADERBOARD, PLAYER_CARD)
 
 # --- the games a table plays (``create_table``'s ``game``, the lobby list's ``game``) --------------------
 
@@ -113,6 +123,7 @@ SERVER_FULL = "server_full"
 RATE_LIMITED = "rate_limited"
 TOO_MANY_CONNECTIONS = "too_many_connections"  # this address already holds its share of connections
 TOO_MANY_TABLES = "too_many_tables"  # this address already holds its share of open tables
+NO_SUCH_PLAYER = "no_such_player"  # player_card: no record of that person or name (or an anonymous player's own)
 
 # --- protocol errors (the request could not be understood; see also quatro_shared.framing) ----------------
 

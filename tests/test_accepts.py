@@ -36,6 +36,8 @@ FRAMES: dict[str, dict[str, Any]] = {
     p.START: {},
     p.REMATCH: {},
     p.RESYNC: {},
+    p.LEADERBOARD: {},
+    p.PLAYER_CARD: {"person": "bot:expert"},
     "ready": {},
     "pick_sign": {"sign": "rocket"},
     "swap": {"give": "AS", "slot": 0, "take": "KS"},

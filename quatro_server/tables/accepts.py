@@ -97,6 +97,8 @@ _ROWS: dict[str, tuple[Verdict, Verdict, Verdict, Verdict, Verdict]] = {
     p.START:          (HELLO_FIRST, NOT_SEATED,     HOST,            MATCH_STARTED,   MATCH_STARTED),
     p.REMATCH:        (HELLO_FIRST, NOT_SEATED,     NOT_OVER,        NOT_OVER,        HOST),
     p.RESYNC:         (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE),
+    p.LEADERBOARD:    (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
+    p.PLAYER_CARD:    (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE),
     ACTION:           (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE),
 }
 # fmt: on
