@@ -40,6 +40,7 @@ from quatro_shared.protocol import MAX_NAME_LEN, printable
 from quatro_server.doors import SSH_IDLE_TIMEOUT as IDLE_TIMEOUT
 from quatro_server.doors import SSH_MAX_SESSIONS as MAX_SESSIONS
 from quatro_server.doors import STOP_GRACE, client_command, client_environment
+from quatro_server.records.identity import door_environment
 
 log = logging.getLogger("quatro.ssh")
 
@@ -299,7 +300,8 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
                 self.process = await asyncio.create_subprocess_exec(
                     *self.door.client_command(name, self.server.fingerprint),
                     stdin=slave, stdout=slave, stderr=slave,
-                    env=self.door.client_environment(self.term, dict(chan.get_environment())),
+                    env=self.door.client_environment(self.term, dict(chan.get_environment()))
+                    | door_environment(self.door.data_dir, self.server.fingerprint),  # who they are: their key's person
                     start_new_session=True,
                     close_fds=True,
                 )

@@ -55,6 +55,7 @@ from quatro_server.doors import (
     client_command,
     client_environment,
 )
+from quatro_server.records.identity import door_environment
 
 log = logging.getLogger("quatro.web")
 
@@ -170,6 +171,7 @@ class Visit(AppService):
             "ROWS": str(height),
             "QUATRO_DOOR_PID": str(os.getpid()),
         })
+        env.update(door_environment(self.door.data_dir, self.person))  # the visitor's person, for their records
         self._process = process = await asyncio.create_subprocess_exec(
             *self.door.client_command(self.person),
             stdin=asyncio.subprocess.PIPE,
