@@ -273,9 +273,11 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
 
     # A solo game's seat ends with its server: only an open table's is worth coming back to.
     keep = remember_seat if server is None else remember_opener_seat if args.command == "play" and args.open else None
-    def key_of(player: str) -> str:
-        """Who the player is across sessions: the door's key for its visitor, else this account's key for the name."""
-        return os.environ.get(PERSON_KEY_ENV) or person_key(player)
+    def key_of(player: str) -> str | None:
+        """Who the player is across sessions: the door's key for its visitor (none for a visitor it does not know:
+        anonymous), else this account's key for the name."""
+        door = os.environ.get(PERSON_KEY_ENV)
+        return (door or None) if door is not None else person_key(player)
 
     app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=keep,
                     idle_exit=getattr(args, "idle_exit", None), bell=settings.bell,

@@ -165,7 +165,7 @@ def test_a_person_is_a_digest_of_the_key_and_a_door_s_key_needs_the_server_s_sec
     assert stat.S_IMODE(os.stat(tmp_path / identity.SECRET_FILE).st_mode) == 0o600
     assert identity.door_key(tmp_path / "other", "SHA256:abc") != door  # another server's secret: another key
     assert identity.door_environment(tmp_path, "SHA256:abc") == {p.PERSON_KEY_ENV: door}
-    assert identity.door_environment(tmp_path, "") == {}  # no key offered: anonymous
+    assert identity.door_environment(tmp_path, "") == {p.PERSON_KEY_ENV: ""}  # no key offered: anonymous
 
 
 # --- the lobby -------------------------------------------------------------------------------------------------

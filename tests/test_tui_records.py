@@ -53,6 +53,8 @@ def test_hello_carries_the_person_key_and_a_door_s_key_comes_first(monkeypatch, 
     assert own == settings.person_key("ann")
     monkeypatch.setenv(p.PERSON_KEY_ENV, "from-the-door")
     assert app.person_key("ann") == "from-the-door"
+    monkeypatch.setenv(p.PERSON_KEY_ENV, "")  # a door's visitor it does not know: anonymous, not the name's key
+    assert app.person_key("ann") is None
 
 
 def _seeded(data_dir: Path) -> str:

@@ -73,5 +73,6 @@ def door_key(data_dir: Path, visitor: str) -> str:
 
 def door_environment(data_dir: Path, visitor: str) -> dict[str, str]:
     """What a door adds to its visitor's client's environment so that the client plays as that person: the key, for
-    a visitor the door knows (an empty ``visitor``, an SSH login without a key, plays anonymously and unrated)."""
-    return {PERSON_KEY_ENV: door_key(data_dir, visitor)} if visitor else {}
+    a visitor the door knows. An unknown visitor (``visitor`` empty: an SSH login without a key) gets the variable
+    empty: the client then plays anonymously and unrated, rather than as whoever last used the name at the door."""
+    return {PERSON_KEY_ENV: door_key(data_dir, visitor) if visitor else ""}
