@@ -128,7 +128,7 @@ def test_the_lobby_shows_each_game_s_leaderboard_and_a_player_s_card(records_ser
             await pilot.press("i")  # one's own card
             await until(lambda: isinstance(app.screen, PlayerCardScreen) and app.screen.card is not None, what="own card")
             text = _text(app.screen, "#card-body")
-            assert "ann  (you)" in text and "Quatro: #" in text and "4 matches: 2 won, 2 not" in text
+            assert "ann  (you)" in text and "Quatro: #" in text and "4 matches, 2 won" in text
             assert "calls right 8" in text and "counters right 4" in text and "games won 6" in text
             await pilot.press("escape")
             await pilot.press("ctrl+q")

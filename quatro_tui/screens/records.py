@@ -167,7 +167,7 @@ class PlayerCardScreen(ModalScreen[None]):
         self.card: m.Card | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="card-box", classes="dialog"):
+        with Vertical(id="card-box", classes="dialog wide"):
             yield Static("Player's card", id="card-title")
             yield Static("loading…", id="card-body")
             yield Static("esc closes", classes="hint")
@@ -195,12 +195,11 @@ def card_lines(card: m.Card, own: bool = False) -> list[str]:
     if not card.games:
         lines += ["", "No rated match finished yet: play at a rated table to get a rating."]
     for record in card.games:
-        losses = record.matches - record.wins
         lines += [
             "",
             f"{title_of(record.game)}: #{record.place}, rating {rating_words(record.rating)}"
             f" (mean {record.mu:.1f}, uncertainty {record.sigma:.1f})",
-            f"  {record.matches} match{'es' if record.matches != 1 else ''}: {record.wins} won, {losses} not",
+            f"  {record.matches} match{'es' if record.matches != 1 else ''}, {record.wins} won",
         ]
         if record.tallies:
             lines.append("  " + ", ".join(f"{tally_words(t.name)} {t.value}" for t in record.tallies))
