@@ -35,7 +35,7 @@ _SCHEMA = (
     " mu REAL NOT NULL, sigma REAL NOT NULL, shown REAL NOT NULL,"
     " matches INTEGER NOT NULL, wins INTEGER NOT NULL, counts TEXT NOT NULL, played REAL NOT NULL,"
     " PRIMARY KEY (person, game))",
-    "CREATE INDEX IF NOT EXISTS records_board ON records (game, shown DESC)",
+    "CREATE INDEX IF NOT EXISTS records_board ON records (game, shown DESC, matches DESC, name, person)",
     "CREATE INDEX IF NOT EXISTS records_name ON records (name, played DESC)",
     # Tables whose matches are not rated (``create_table``'s ``rated: false``): the journal restores the table, this
     # says it stays friendly.
