@@ -335,3 +335,33 @@ def test_each_match_of_a_table_counts_once_a_rematch_again_and_a_friendly_table_
             assert [(e.game, e.matches) for e, _ in lobby.records.card(me)] == [("quatro", 2)]
             assert not room.rated and lobby.records.is_friendly(room.id)
         assert _ask(lobby, ann, m.Leave())["kind"] == p.OK
+
+
+def test_a_friendly_table_stays_friendly_across_a_restart_and_a_restored_seat_learns_its_person_on_rejoin(tmp_path):
+    from quatro_server import journal as j
+
+    def restarted() -> tuple[Lobby, j.Journal, list[Room]]:
+        lobby = Lobby(timing_profiles=PROFILES, seed=5)
+        lobby.records = Records.open(tmp_path)
+        journal = j.Journal.open(tmp_path)
+        return lobby, journal, lobby.restore(journal, 0.0)
+
+    lobby, journal, _ = restarted()
+    ann, bob = RecordingPeer("ann"), RecordingPeer("bob")
+    for peer in (ann, bob):
+        assert _ask(lobby, peer, m.Hello(p.PROTOCOL_VERSION, peer.name, f"{peer.name}-key-0123456789"), greeted=False)["kind"] == p.OK
+    friendly = _ask(lobby, ann, m.CreateTable(4, rated=False))
+    rated = _ask(lobby, bob, m.CreateTable(4))
+    assert lobby.rooms[rated["table"]].seats[0].person == identity.person_of("bob-key-0123456789")
+    journal.close()
+    lobby.records.close()
+
+    lobby, journal, rooms = restarted()
+    assert {room.id: room.rated for room in rooms} == {friendly["table"]: False, rated["table"]: True}
+    room = lobby.rooms[rated["table"]]
+    assert room.seats[0].person is None  # the journal keeps no person: the player says who they are again
+    back = RecordingPeer("bob")
+    assert _ask(lobby, back, m.Hello(p.PROTOCOL_VERSION, "bob", "bob-key-0123456789"), greeted=False)["kind"] == p.OK
+    assert _ask(lobby, back, m.Rejoin(rated["table"], rated["secret"]))["kind"] == p.OK
+    assert room.seats[0].person == identity.person_of("bob-key-0123456789")
+    journal.close()
