@@ -69,7 +69,7 @@ class LeaderboardScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="board-title", classes="pad")
-        yield DataTable(id="board", cursor_type="row")
+        yield DataTable(id="leaderboard", cursor_type="row")
         yield Static("", id="board-note", classes="pad")
         yield Footer()
 
