@@ -32,6 +32,7 @@ from quatro_server.doors import Door, DoorThread, door_addresses, loopback, new_
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
 from quatro_server.idle import stop_when_idle
+from quatro_server.records.store import Records, RecordsError
 from quatro_server.tables.lobby import Lobby
 from quatro_server.server import ServerConfig, run, settle
 from quatro_server.timing import PROFILES, load_timing
@@ -219,7 +220,9 @@ def _serve(args: argparse.Namespace) -> int:
     if not args.no_journal:
         try:
             book = journal.Journal.open(args.data_dir or default_data_dir())
-        except journal.JournalError as refusal:
+            # The players' records beside the journal; without a journal they last as long as the process.
+            lobby.records = Records.open(args.data_dir or default_data_dir())
+        except (journal.JournalError, RecordsError) as refusal:
             print(f"quatro-server: {refusal}", file=sys.stderr)
             return 2
         if args.no_restore:

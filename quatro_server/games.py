@@ -16,6 +16,8 @@ A game is what the lobby and its rooms need to know to host it, and nothing more
   them think long (``slow_bot``: the server makes their decisions in a worker thread, off its event loop) and what
   of a view a decision depends on (``decision_key``: a decision that comes back after the table moved on is
   dropped);
+- its **record** of a finished match (``record``, from the events it names in ``record_kinds``): the sides, their
+  places and each seat's tallies, for the players' records and ratings (``quatro_server.records``);
 - its **journal encoding** (``journal``, a ``quatro_server.journal.Codec`` from the game's own module): how its
   actions, events and checkpoints are written to the journal and read back, and the one constructor of its rules
   table (``new_table``), for a live match and a restored one alike.
@@ -33,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from quatro_shared import actions as a
+from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
@@ -49,6 +52,7 @@ from quatro_server.bots import Bot, make_bot
 from quatro_server.journal import Codec, Opening
 from quatro_server.quarto_journal import QuartoCodec
 from quatro_server.quatro_journal import QuatroCodec
+from quatro_server.records.match import MatchRecord, places_by_score
 from quatro_server.rules import RulesTable
 from quatro_server.rules import SeatBot as SeatBot  # the simulator names the bots of a seat by it
 from quatro_server.timing import Timing
@@ -194,6 +198,21 @@ class Game(ABC):
         """What a replay of a match says beside a seat's frames, the seats named ``names`` (None: nothing)."""
         return None
 
+    #: The kinds of event a match's record is counted from (``record``): a room keeps these events of its match (and
+    #: no others: nothing of routine play). None by default.
+    record_kinds: frozenset[str] = frozenset()
+
+    def record(self, table: Any, events: Sequence[Any]) -> MatchRecord:
+        """The record of ``table``'s finished match, from ``events`` (those of its kinds in ``record_kinds``, in
+        order): who played for which side, the sides' places, and each seat's tallies of the game's own. By default
+        every seat is a side of its own, placed by the table's winners and then its scores, with no tallies."""
+        scores = tuple(table.scores)
+        return MatchRecord(tuple(range(len(scores))), places_by_score(tuple(table.winners), scores))
+
+
+#: What a Quatro record counts per seat, beside matches and wins.
+QUATRO_TALLIES = ("calls_right", "calls_wrong", "counters_right", "counters_wrong")
+
 
 class QuatroGame(Game):
     """Quatro (R1–R20): 4, 6 or 8 seats in teams of two, hidden hands, signs and pulses."""
@@ -258,6 +277,22 @@ class QuatroGame(Game):
         from quatro_server.quatro_commentary import QuatroCommentary
 
         return QuatroCommentary(names)
+
+    record_kinds = frozenset({e.RoundEnded.kind})
+
+    def record(self, table: engine.Table, events: Sequence[Any]) -> MatchRecord:
+        """Teams are the sides, placed by the winners (R20: several may win together) and then the scores; each seat's
+        calls and counters (R16) right and wrong, from the reveals (``round_ended``)."""
+        counts = [dict.fromkeys(QUATRO_TALLIES, 0) for _ in range(table.players)]
+        for event in events:
+            if isinstance(event, e.RoundEnded) and event.by is not None and event.outcome in ("call", "counter"):
+                counts[event.by][f"{event.outcome}s_{'right' if event.right else 'wrong'}"] += 1
+        scores = tuple(table.scores)
+        return MatchRecord(
+            tuple(seating.team_of(seat, table.players) for seat in range(table.players)),
+            places_by_score(tuple(table.winners), scores),
+            tuple(counts),
+        )
 
 
 #: A Quarto table's phases in the lobby's words: a game under way is a ``round``, the pause between games a ``break``.
@@ -359,6 +394,17 @@ class QuartoGame(Game):
         from quatro_server.quarto_commentary import QuartoCommentary  # the solver loads with the first replay
 
         return QuartoCommentary(names)
+
+    def record(self, table: quarto_engine.QuartoTable, events: Sequence[Any]) -> MatchRecord:
+        """Each seat a side, placed by the winners (both for a drawn match, Q6); each seat's games played, won and
+        drawn, from the match's score."""
+        scores = tuple(table.scores)
+        played = sum(scores) + table.draws
+        return MatchRecord(
+            tuple(range(q.SEATS)),
+            places_by_score(tuple(table.winners), scores),
+            tuple({"games": played, "games_won": scores[seat], "games_drawn": table.draws} for seat in range(q.SEATS)),
+        )
 
     def decision_key(self, view: q.QuartoView) -> Any:
         """The position and whose step it is; the clocks and the seats' connections change nothing a bot decides."""

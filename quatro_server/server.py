@@ -190,6 +190,8 @@ class Connection:
     #: default one is sent by nobody: its bytes are only taken with ``take``.
     outbox: Outbox = field(default_factory=lambda: Outbox(-1, None))
     name: str = "player"
+    #: Who the player is across sessions (``hello``'s person key, as its digest); None: anonymous.
+    person: str | None = None
     room: Room | None = None
     seat: int | None = None
     hello: bool = False

@@ -57,6 +57,7 @@ from quatro_server.doors import (
     client_environment,
     door_quiet_log,
 )
+from quatro_server.records.identity import door_environment
 
 log = logging.getLogger("quatro.ssh")
 
@@ -358,7 +359,8 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
                 self.process = await asyncio.create_subprocess_exec(
                     *self.door.client_command(name, self.server.fingerprint),
                     stdin=slave, stdout=slave, stderr=slave,
-                    env=self.door.client_environment(self.term, dict(chan.get_environment())),
+                    env=self.door.client_environment(self.term, dict(chan.get_environment()))
+                    | door_environment(self.door.data_dir, self.server.fingerprint),  # who they are: their key's person
                     start_new_session=True,
                     close_fds=True,
                 )

@@ -74,6 +74,7 @@ from quatro_server.doors import (
     door_quiet_log,
 )
 from quatro_server.server import QuietLog
+from quatro_server.records.identity import door_environment
 
 log = logging.getLogger("quatro.web")
 
@@ -233,6 +234,7 @@ class Visit(AppService):
             "ROWS": str(height),
             "QUATRO_DOOR_PID": str(os.getpid()),
         }, door_token=self.door.door_token)
+        env.update(door_environment(self.door.data_dir, self.person))  # the visitor's person, for their records
         self._process = process = await asyncio.create_subprocess_exec(
             *self.door.client_command(self.person),
             stdin=asyncio.subprocess.PIPE,

@@ -137,10 +137,13 @@ class QuatroApp(App[str | None]):
         bell: bool = False,
         ask_name: Callable[[str], tuple[int, str] | None] | None = None,
         replay: ReplayPlayer | None = None,
+        person_key: Callable[[str], str | None] | None = None,
     ) -> None:
         super().__init__()
         #: A replay playing on the screens (``quatro replay``, or one picked from the lobby's past matches).
         self.player = replay
+        #: The person key of a player name (protocol section 20), said in ``hello``; None: the player is anonymous.
+        self.person_key = person_key
         #: Ask the player's name before joining (``quatro join`` without ``--name``, a browser door's newcomer), starting
         #: from the plan's, and tell it to this callable: it answers with the seat remembered for that name (R19).
         self.ask_name = ask_name
@@ -235,7 +238,8 @@ class QuatroApp(App[str | None]):
                     self.ask_name = None  # asked once: a restart keeps the name
                 host, port, name = plan.host, plan.port, plan.name
             self._splash(f"Connecting to {host}:{port}…")
-            self.conn = Connection(host, port, name, self.post_message)
+            person = None if self.person_key is None else self.person_key(name)
+            self.conn = Connection(host, port, name, self.post_message, person=person)
             hello = await self.conn.open()
         except (OSError, ConnectionLost, ServerFailed, TimeoutError) as exc:
             if isinstance(exc, ServerFailed):

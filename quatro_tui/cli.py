@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 from quatro_shared.addresses import parse_address
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
-from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN
+from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN, PERSON_KEY_ENV
 
 from quatro_tui.games import CLIENT_GAMES, client_game, default
 from quatro_tui.lessons import LESSON_LEVEL, LESSON_PROFILE
 from quatro_tui.local_server import QUIET_STOP, LocalServer, minutes
-from quatro_tui.settings import RememberedSeat, Settings, login_name, wants_ascii
+from quatro_tui.settings import RememberedSeat, Settings, login_name, person_key, wants_ascii
 from quatro_tui.settings import remember_seat as store_seat
 
 if TYPE_CHECKING:
@@ -369,9 +369,15 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
 
     # A solo game's seat ends with its server: only an open table's is worth coming back to.
     keep = remember_seat if server is None else remember_opener_seat if args.command == "play" and args.open else None
+    def key_of(player: str) -> str | None:
+        """Who the player is across sessions: the door's key for its visitor (none for a visitor it does not know:
+        anonymous), else this account's key for the name."""
+        door = os.environ.get(PERSON_KEY_ENV)
+        return (door or None) if door is not None else person_key(player)
+
     app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=keep,
                     idle_exit=getattr(args, "idle_exit", None), bell=settings.bell,
-                    ask_name=remember_name if ask_name else None)
+                    ask_name=remember_name if ask_name else None, person_key=key_of)
     if settings.keys:
         app.set_keymap(settings.keys)
     return app

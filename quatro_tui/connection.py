@@ -185,6 +185,7 @@ class Connection:
         backoff_first: float = BACKOFF_FIRST,
         backoff_cap: float = BACKOFF_CAP,
         restart_patience: float | None = None,
+        person: str | None = None,
     ) -> None:
         self.host, self.port, self.name = host, port, name
         self.deliver = deliver
@@ -192,7 +193,7 @@ class Connection:
         self.restart_patience = RESTART_PATIENCE if restart_patience is None else restart_patience
         #: The server's words when it said goodbye because it is shutting down (None: it has not).
         self.goodbye: str | None = None
-        self.core = ClientCore(name)
+        self.core = ClientCore(name, person)
         # A door's client (SSH, browser) was handed the server's door token: its hello says so.
         self.core.door = os.environ.get(DOOR_TOKEN_ENV) or None
         self.connected = False

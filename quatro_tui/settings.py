@@ -13,6 +13,10 @@ by binding id (the ids are listed by the help screen's bindings; for example ``c
     call = "g"          # "Quatro!" on g instead of space
     channel = "c,tab"
 
+It keeps a person key for each player name (``[persons]``): a random string said in ``hello``, so that the server
+knows the same person across sessions for their records and rating (several people under one account each have their
+own, by name). The file is the user's alone (mode 0600): it holds seat secrets and person keys.
+
 It also keeps the seats taken with ``quatro join`` (R19), one ``[[seats]]`` entry each. A seat belongs to a
 person: it is found again by server, table and player name, or by ``person`` where the person is known by
 more than a name (over SSH, the fingerprint of the key they logged in with), so that two people under one
@@ -24,6 +28,7 @@ from __future__ import annotations
 import getpass
 import locale
 import os
+import secrets
 import sys
 import tempfile
 import tomllib
@@ -102,6 +107,8 @@ class Settings:
         """``name`` answered the offer: it is never made to them again (the newest names kept)."""
         if name not in self.lesson_offered:
             self.lesson_offered = (self.lesson_offered + [name])[-MAX_OFFERED:]
+    #: Player name → that player's person key (protocol section 20).
+    persons: dict[str, str] = field(default_factory=dict)
 
     def remembered_seat(self, server: str, name: str, table: int | None = None, person: str = "") -> RememberedSeat | None:
         """This person's newest seat on ``server`` (at ``table`` when one is asked for); never someone else's."""
@@ -127,6 +134,7 @@ class Settings:
         except (OSError, tomllib.TOMLDecodeError):
             return cls()
         server, name, keys, seats = data.get("server"), data.get("name"), data.get("keys"), data.get("seats")
+        persons = data.get("persons")
         name = name if isinstance(name, str) else None
         remembered = [s for s in map(RememberedSeat.from_toml, seats if isinstance(seats, list) else []) if s]
         old = data.get("seat")
@@ -143,6 +151,7 @@ class Settings:
             remembered[-MAX_SEATS:],
             data.get("bell") is True,
             [n for n in offered if isinstance(n, str)][-MAX_OFFERED:] if isinstance(offered, list) else [],
+            {k: v for k, v in persons.items() if isinstance(v, str) and v} if isinstance(persons, dict) else {},
         )
 
     def save(self, path: Path | None = None) -> None:
@@ -154,6 +163,8 @@ class Settings:
             lines.append(f"lesson_offered = [{', '.join(map(_toml_string, self.lesson_offered))}]")
         if self.keys:
             lines += ["", "[keys]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.keys.items()]
+        if self.persons:
+            lines += ["", "[persons]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.persons.items()]
         for seat in self.seats:
             lines += seat.to_toml()
         text = "# Quatro client: the last server and name used, remapped keys, and seats to come back to\n"
@@ -178,6 +189,21 @@ def remember_seat(seat: RememberedSeat, path: Path | None = None) -> None:
     settings = Settings.load(path)
     settings.remember(seat)
     settings.save(path)
+
+
+#: Random bytes of a person key: 192 bits, written as 32 URL-safe characters.
+PERSON_KEY_BYTES = 24
+
+
+def person_key(name: str, path: Path | None = None) -> str:
+    """The person key of player ``name`` on this account: the one the settings file holds, else a new random one,
+    kept there from now on (read afresh: another client under the same HOME may have saved since)."""
+    settings = Settings.load(path)
+    key = settings.persons.get(name)
+    if key is None:
+        key = settings.persons[name] = secrets.token_urlsafe(PERSON_KEY_BYTES)
+        settings.save(path)
+    return key
 
 
 def _toml_string(value: str) -> str:

@@ -155,8 +155,10 @@ _SEATING = (m.CreateTable, m.Join, m.Rejoin, m.Watch)
 class ClientCore:
     """One client's side of one server, across reconnections. Not thread-safe; no I/O, no clock."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, person: str | None = None) -> None:
         self.name = name
+        #: The player's person key, said in every ``hello`` (None: anonymous, unrated; protocol section 20).
+        self.person = person
         self._ids = itertools.count(1)
         self._decoder = FrameDecoder()
         #: Requests sent and not yet answered, by id.
@@ -205,7 +207,7 @@ class ClientCore:
         return request_id, data
 
     def hello(self, now: float) -> tuple[int, bytes]:
-        return self.send(m.Hello(p.PROTOCOL_VERSION, self.name, self.door), now)
+        return self.send(m.Hello(p.PROTOCOL_VERSION, self.name, door=self.door, person=self.person), now)
 
     def rejoin(self, now: float, takeover: bool = False) -> tuple[int, bytes]:
         """The request that takes this client's seat back (after a reconnection, or to resync). Needs a ``place``.

@@ -45,6 +45,8 @@ GameName = str
 ChatText = str
 #: An ``update`` as a seat was sent it (a replay's frame): a map, read by the client as any ``update`` push.
 UpdateFrame: TypeAlias = dict[str, Any]
+#: A person as the records name them: printable, 1 to ``MAX_PERSON_LEN`` characters.
+PersonId = str
 #: The durations of a table's timing, by name, in seconds (``target_score`` a whole number): a map of numbers.
 Durations = dict[str, float]
 
@@ -67,6 +69,9 @@ class Hello(LobbyRequest):
     version: int
     name: Name
     door: DoorToken | None = None
+    #: The player's person key (``quatro_server.records.identity``): the same key, the same person, whatever the
+    #: name; left out, the player is anonymous and unrated. Version 4.
+    person: Secret | None = None
     kind: ClassVar[str] = p.HELLO
 
 
@@ -84,6 +89,8 @@ class CreateTable(LobbyRequest):
     timing: ProfileName | None = None
     password: Password | None = None
     game: GameName | None = None
+    #: False: a friendly table, whose matches leave the records and ratings as they were. Left out: rated. Version 4.
+    rated: bool | None = None
     kind: ClassVar[str] = p.CREATE_TABLE
 
 
@@ -212,6 +219,25 @@ class Watchers(LobbyRequest):
     kind: ClassVar[str] = p.WATCHERS
 
 
+@dataclass(frozen=True, slots=True)
+class Leaderboard(LobbyRequest):
+    """A page of a game's leaderboard (``game`` left out: the default game's), from place ``offset`` (0: the top)."""
+
+    game: GameName | None = None
+    offset: int | None = None
+    kind: ClassVar[str] = p.LEADERBOARD
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerCard(LobbyRequest):
+    """A player's record in every game: ``person``'s (from a leaderboard), or the one who last played as ``name``;
+    both left out, the asker's own."""
+
+    person: PersonId | None = None
+    name: Name | None = None
+    kind: ClassVar[str] = p.PLAYER_CARD
+
+
 LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Hello,
     ListTables,
@@ -232,6 +258,8 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Replay,
     Watch,
     Watchers,
+    Leaderboard,
+    PlayerCard,
 )
 
 #: What a client may send: a lobby request or a player action (of any game: ``quatro_shared.games``).
@@ -276,6 +304,8 @@ class TableSummary:
     #: How many connections watch the table, and whether its host lets more watch (protocol section 18). Version 4.
     watchers: int = 0
     watching: bool = True
+    #: Whether its matches count for the records and ratings (False: a friendly table). Version 4.
+    rated: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +438,62 @@ class ReplayFrames(Payload):
     notes: tuple[ReplayNote, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """One line of a leaderboard: a person's place, who they are, and their record in its game."""
+
+    place: int
+    person: str
+    name: str
+    bot: bool
+    #: What the board ranks by: ``mu - 3 sigma``, the rating one can be fairly sure of (0 for a newcomer).
+    rating: float
+    matches: int
+    wins: int
+
+
+@dataclass(frozen=True, slots=True)
+class Standings(Payload):
+    """``leaderboard``'s ok: at most ``LEADERBOARD_PAGE`` entries from place ``offset``, of ``total``."""
+
+    game: str
+    offset: int
+    total: int
+    entries: tuple[Standing, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """One of a game's own counts on a player's card (``calls_right``, ``games_won``...)."""
+
+    name: str
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """A player's record in one game: their place on its leaderboard, their rating, matches, wins and tallies."""
+
+    game: str
+    place: int
+    rating: float
+    mu: float
+    sigma: float
+    matches: int
+    wins: int
+    tallies: tuple[Tally, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Card(Payload):
+    """``player_card``'s ok: who, and their record in every game they played (none yet: an empty ``games``)."""
+
+    person: str
+    name: str
+    bot: bool
+    games: tuple[GameRecord, ...]
+
+
 #: The payload of each lobby request kind's ``ok``; a game action's is ``GAME_ACTION_PAYLOAD``.
 REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.HELLO: Welcome,
@@ -429,6 +515,8 @@ REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.REPLAY: ReplayFrames,
     p.WATCH: Watching,
     p.WATCHERS: Done,
+    p.LEADERBOARD: Standings,
+    p.PLAYER_CARD: Card,
 }
 #: What the ``ok`` to a game action carries (of every game): nothing.
 GAME_ACTION_PAYLOAD: type[Payload] = Done

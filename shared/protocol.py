@@ -30,6 +30,14 @@ DOOR_TOKEN_ENV = "QUATRO_DOOR_TOKEN"
 MAX_PROFILE_LEN = 32
 MAX_LEVEL_LEN = 16
 MAX_GAME_LEN = 16
+#: A person as the records name them (``player_card``'s ``person``, a leaderboard entry's): ``p:`` and 32 hex
+#: digits, or ``bot:`` and a level.
+MAX_PERSON_LEN = 40
+#: Entries in one ``leaderboard`` reply, at most.
+LEADERBOARD_PAGE = 20
+#: The environment variable through which a door hands its visitor's client the visitor's person key (``hello``'s
+#: ``person``): the client plays as that person, and keeps no key of its own.
+PERSON_KEY_ENV = "QUATRO_PERSON_KEY"
 #: A chat line: printable, at most this many characters.
 MAX_CHAT_LEN = 200
 #: Seconds: a connection's chat lines come at most this often (a faster one is refused ``rate_limited``).
@@ -72,11 +80,14 @@ PAST_MATCHES = "past_matches"
 REPLAY = "replay"
 WATCH = "watch"
 WATCHERS = "watchers"
+LEADERBOARD = "leaderboard"
+PLAYER_CARD = "player_card"
 
 #: The requests that are not game actions. Each game's player actions are requests too, one kind per action
 #: class (``quatro_shared.games.request_kinds()`` lists them all).
 LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
-                               MOVE, CHAT, PING, RESYNC, PAST_MATCHES, REPLAY, WATCH, WATCHERS)
+                               MOVE, CHAT, PING, RESYNC, PAST_MATCHES, REPLAY, WATCH, WATCHERS, LEADERBOARD,
+                               PLAYER_CARD)
 
 # --- the games a table plays (``create_table``'s ``game``, the lobby list's ``game``) --------------------
 
@@ -133,6 +144,7 @@ NOT_WATCHABLE = "not_watchable"  # the table's host closed it to watchers
 #: Why a watcher is sent back to the lobby (the ``watch_ended`` push).
 CLOSED_TO_WATCHERS = "closed_to_watchers"  # the host closed the table to watchers
 TABLE_CLOSED = "table_closed"  # the table closed
+NO_SUCH_PLAYER = "no_such_player"  # player_card: no record of that person or name (or an anonymous player's own)
 
 # --- protocol errors (the request could not be understood; see also quatro_shared.framing) ----------------
 

@@ -350,10 +350,14 @@ _BASE: dict[str, Any] = {
     "UpdateFrame": "UpdateFrame",
     "MatchSummary": m.MatchSummary,
     "ReplayNote": m.ReplayNote,
+    "PersonId": "PersonId",
+    "Standing": m.Standing,
+    "Tally": m.Tally,
+    "GameRecord": m.GameRecord,
 }
 #: Nested classes of the lobby's own messages, read leniently by a client (keys it does not know are skipped).
 #: Each game's nested classes are its contract's ``view_parts``.
-_LOBBY_NESTED = (m.TableSummary, m.SeatInfo, m.MatchSummary, m.ReplayNote)
+_LOBBY_NESTED = (m.TableSummary, m.SeatInfo, m.MatchSummary, m.ReplayNote, m.Standing, m.Tally, m.GameRecord)
 
 #: A parsed annotation: ("optional", spec), ("tuple", spec), ("fixed", (spec, ...)) for ``tuple[X, Y]``, or
 #: ("base", what ``_BASE`` maps the name to).
@@ -444,6 +448,7 @@ _BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
     "ProfileName": lambda: _text(p.MAX_PROFILE_LEN),
     "LevelName": lambda: _text(p.MAX_LEVEL_LEN),
     "GameName": lambda: _text(p.MAX_GAME_LEN),
+    "PersonId": lambda: _text(p.MAX_PERSON_LEN),
     "ChatText": lambda: _text(p.MAX_CHAT_LEN),
     "Durations": lambda: _durations,
     "UpdateFrame": lambda: _Check(lambda v: type(v) is dict and v.get("kind") == p.UPDATE, "an update"),

@@ -40,6 +40,8 @@ FRAMES: dict[str, dict[str, Any]] = {
     p.REPLAY: {"table": 1, "seat": 0},
     p.WATCH: {"table": 1},
     p.WATCHERS: {"open": False},
+    p.LEADERBOARD: {},
+    p.PLAYER_CARD: {"person": "bot:expert"},
     "ready": {},
     "pick_sign": {"sign": "rocket"},
     "swap": {"give": "AS", "slot": 0, "take": "KS"},

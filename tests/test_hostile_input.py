@@ -417,6 +417,10 @@ HELLO_CASES = [
     {"version": p.PROTOCOL_VERSION, "name": "x" * (p.MAX_NAME_LEN + 1)},
     {"version": p.PROTOCOL_VERSION},
     {"version": p.PROTOCOL_VERSION, "name": "x", "admin": True},
+    {"version": p.PROTOCOL_VERSION, "name": "x", "person": 42},
+    {"version": p.PROTOCOL_VERSION, "name": "x", "person": ""},
+    {"version": p.PROTOCOL_VERSION, "name": "x", "person": "k" * (p.MAX_SECRET_LEN + 1)},
+    {"version": p.PROTOCOL_VERSION, "name": "x", "person": "key\x1b[31m"},
 ]
 
 
@@ -512,6 +516,17 @@ def lobby_cases(table: int) -> list[tuple[dict[str, Any], str, str]]:
         ({"kind": p.WATCHERS}, E, BAD),
         ({"kind": p.WATCHERS, "open": 1}, E, BAD),
         ({"kind": p.WATCHERS, "open": False}, R, p.NOT_SEATED),
+        ({"kind": p.LEADERBOARD, "game": 7}, E, BAD),
+        ({"kind": p.LEADERBOARD, "offset": "0"}, E, BAD),
+        ({"kind": p.LEADERBOARD, "offset": -1}, R, BAD),
+        ({"kind": p.LEADERBOARD, "game": "chess"}, R, p.UNKNOWN_GAME),
+        ({"kind": p.LEADERBOARD, "limit": 10**6}, E, BAD),
+        ({"kind": p.PLAYER_CARD, "person": ""}, E, BAD),
+        ({"kind": p.PLAYER_CARD, "person": "p" * (p.MAX_PERSON_LEN + 1)}, E, BAD),
+        ({"kind": p.PLAYER_CARD, "name": 3}, E, BAD),
+        ({"kind": p.PLAYER_CARD, "person": "p:nobody"}, R, p.NO_SUCH_PLAYER),
+        ({"kind": p.PLAYER_CARD}, R, p.NO_SUCH_PLAYER),
+        ({"kind": p.CREATE_TABLE, "players": 4, "rated": "no"}, E, BAD),
         # Game actions from a connection with no seat: refused before anything else.
         ({"kind": "swap", "give": "AS", "slot": "x", "take": "KS"}, R, p.NOT_SEATED),
         ({"kind": "call"}, R, p.NOT_SEATED),

@@ -40,6 +40,13 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.Watch(3),
     m.Watch(3, password="s3cret"),
     m.Watchers(False),
+    m.Hello(p.PROTOCOL_VERSION, "ann", person="a-random-key-of-ann-0123"),
+    m.CreateTable(2, game="quarto", rated=False),
+    m.Leaderboard(),
+    m.Leaderboard("quarto", 20),
+    m.PlayerCard(),
+    m.PlayerCard(person="bot:expert"),
+    m.PlayerCard(name="ann"),
 ]
 
 SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, Phase.LOBBY, "standard", False, (0, 0))
@@ -64,6 +71,8 @@ REPLY_SAMPLES: list[tuple[m.Reply, type[m.Payload]]] = [
     (m.Refused(8, "cooldown", "not yet", 1200), m.Done),
     (m.Refused(9, "taken", "too slow", None), m.Done),
     (m.Error(None, p.HELLO_FIRST, "say hello"), m.Done),
+    (m.Ok(10, m.Standings("quatro", 0, 1, (m.Standing(1, "bot:expert", "expert bot", True, 16.9, 12, 11),))), m.Standings),
+    (m.Ok(11, m.Card("p:" + "0" * 32, "ann", False, (m.GameRecord("quatro", 2, 1.5, 26.1, 8.2, 3, 2, (m.Tally("calls_right", 4),)),))), m.Card),
 ]
 
 

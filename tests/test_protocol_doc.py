@@ -157,6 +157,12 @@ class _Conn(_Peer):
     address = "test"
 
 
+class _Finished:
+    """A finished four-seat table, as a game's ``record`` reads it."""
+
+    players, scores, winners = 4, (5, 2), (0,)
+
+
 def _lobby_messages() -> list[dict[str, Any]]:
     """Every reply and push of a short session through a real Lobby: seats, bots, start, an action, a rejoin."""
     room_lobby = lobby.Lobby(seed=7)
@@ -220,6 +226,11 @@ def _lobby_messages() -> list[dict[str, Any]]:
     assert ask(wes, protocol.RESYNC, now=40.5)["kind"] == protocol.OK
     ask(wes, protocol.LEAVE, now=40.6)
     assert ask(cy, protocol.WATCHERS, now=40.7, open=False)["kind"] == protocol.OK
+    # The records (section 20): a board, a card.
+    room_lobby.records.match_ended("quatro", room_lobby.rooms[1].game.record(_Finished(), []),  # type: ignore[arg-type]
+                                   [lobby.Player(f"bot:{level}", f"{level} bot") for level in ("expert", "easy", "hard", "normal")], 0.0)
+    ask(eve, protocol.LEADERBOARD, now=11.0)
+    ask(eve, protocol.PLAYER_CARD, now=11.0, person="bot:expert")
 
     conn = _Conn("dee")
     hello = wire.request_from_wire({"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION, "name": "dee"})

@@ -422,3 +422,37 @@ def test_with_a_door_open_a_local_process_keeps_the_per_address_share_and_the_do
     finally:
         for sock in held:
             sock.close()
+
+
+def _environ(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        pairs = [item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item]
+    return {key.decode(): value.decode() for key, value in pairs}
+
+
+def test_a_key_s_login_plays_as_its_person_and_a_login_without_one_anonymously(door: DoorServer, tmp_path):
+    """The door hands its client the person key of the login key's fingerprint (an HMAC under the server's secret, in
+    the client's environment, never its arguments); a login without a key is anonymous, whatever its name."""
+    from quatro_server.records.identity import door_key
+    from quatro_shared.protocol import PERSON_KEY_ENV
+
+    key = player_key(tmp_path / "cy")
+
+    async def body():
+        cy = await Terminal.open(door.ssh_port, "cy", key)
+        await cy.wait_for(LOBBY)
+        (pid,) = door.clients()
+        given = _environ(pid)[PERSON_KEY_ENV]
+        assert given == door_key(tmp_path / "data", key.get_fingerprint())
+        assert given not in open(f"/proc/{pid}/cmdline").read()
+        cy.process.stdin.write(b"i")  # her card: known, no rated match yet
+        await cy.wait_for(b"No rated match finished yet")
+        cy.close()
+        await gone(door)
+        nobody = await Terminal.open(door.ssh_port, "cy")
+        await nobody.wait_for(LOBBY)
+        nobody.process.stdin.write(b"i")
+        await nobody.wait_for(b"you play anonymously")
+        nobody.close()
+
+    run(body)

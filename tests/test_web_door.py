@@ -29,7 +29,9 @@ import pytest
 from aiohttp import WSMessage, WSMsgType
 
 from quatro_server.doors import DoorThread
+from quatro_server.records.identity import door_key
 from quatro_server.web_door import COOKIE, WebDoor, issue_token, issued, person_of, web_urls
+from quatro_shared.protocol import PERSON_KEY_ENV
 from helpers.web import WAIT, Page, WebServer, chromium_path, start_web
 
 pytestmark = pytest.mark.timeout(120)
@@ -123,6 +125,11 @@ def children(pid: int) -> list[int]:
     return [int(child) for child in out.stdout.split()]
 
 
+def client_environ(pid: int) -> dict[str, str]:
+    pairs = [item.split(b"=", 1) for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if b"=" in item]
+    return {key.decode(): value.decode() for key, value in pairs}
+
+
 def client_commands(server: WebServer) -> list[list[str]]:
     return [Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1] for pid in server.clients()]
 
@@ -135,6 +142,11 @@ def test_a_visitor_names_themself_plays_bots_by_keys_and_mouse_and_a_reload_retu
         [command] = client_commands(server)
         assert command[3:5] == ["join", f"127.0.0.1:{server.port}"] and "--ask-name" in command
         assert not children(server.clients()[0]), "a visitor's client started something (a private server?)"
+        # Who they are, for their records: the door's key for this visitor, in the environment and not the arguments.
+        served = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().decode().split("\0")
+        data_dir = Path(served[served.index("--data-dir") + 1])
+        key = client_environ(server.clients()[0])[PERSON_KEY_ENV]
+        assert key == door_key(data_dir, command[command.index("--person") + 1]) and key not in " ".join(command)
 
         ann.press("c")  # create a table; three bots; start
         ann.wait_for("ann (you) (host)", "ann's table")

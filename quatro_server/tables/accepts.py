@@ -105,6 +105,8 @@ _ROWS: dict[str, tuple[Verdict, Verdict, Verdict, Verdict, Verdict, Verdict]] = 
     p.WATCHERS:       (HELLO_FIRST, NOT_SEATED,     HOST,            HOST,            HOST,            WATCHING),
     p.PAST_MATCHES:   (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
     p.REPLAY:         (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
+    p.LEADERBOARD:    (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
+    p.PLAYER_CARD:    (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
     ACTION:           (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE,            WATCHING),
 }
 # fmt: on

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from collections.abc import Callable
 from itertools import count
 from typing import Any
@@ -26,6 +27,8 @@ from quatro_server.games import DEFAULT_GAME
 from quatro_server.archive import Archive
 from quatro_server.journal import Journal, Recorder, RestoredTable
 from quatro_server.journal import restore as restore_tables
+from quatro_server.records import identity
+from quatro_server.records.store import Player, Records
 from quatro_server.tables import accepts
 from quatro_server.tables.limits import (
     GUESS_DELAY,
@@ -67,6 +70,11 @@ class Lobby:
         self.guesses_by_table = GuessLimiter(GUESSES_PER_TABLE, GUESS_DELAY, GUESS_DELAY_CAP_TABLE)
         self.journal: Journal | None = None  # set to journal every table (quatro_server.journal)
         self._archive: Archive | None = None
+        #: The players' records and ratings (``quatro_server.records``): in memory unless the server gives its own
+        #: (beside the journal).
+        self.records = Records.memory()
+        #: Seconds since the epoch, for the records' "last played" (a clock the lobby does not otherwise read).
+        self.wall_clock: Callable[[], float] = time.time
         #: The latest ``now`` a request brought: the lobby list's "idle for" counts to it.
         self.now: float | None = None
         #: When each connection last chatted (``CHAT_INTERVAL``).
@@ -94,6 +102,8 @@ class Lobby:
             p.REPLAY: self._replay,
             p.WATCH: self._watch,
             p.WATCHERS: self._watchers,
+            p.LEADERBOARD: self._leaderboard,
+            p.PLAYER_CARD: self._player_card,
             **dict.fromkeys(games.ACTION_KINDS, self._act),
         }
 
@@ -206,12 +216,15 @@ class Lobby:
             last_active=now,  # the lobby list counts its quiet from the restart, not from the clock's zero
         )
         room.idle_since = now  # nobody is connected yet: the room closes if nobody comes back (ABANDON_AFTER)
+        room.rated = not self.records.is_friendly(saved.id)
+        room.on_match_over = self._match_over
         recorder = Recorder(journal, saved.id, game.journal, next_move=saved.next_move)
         if saved.table is not None:
             room.table = saved.table
             for emits in saved.replayed:  # the current round's: nobody is connected, so only the bots are told
                 room.publish(list(emits), saved.table.now)  # what their seat saw (H2: nothing more)
             recorder.resumed(saved.table, now)
+            room.over_told = game.over(saved.table)  # a match that ended before the restart was recorded then
             for s in seats:
                 if s.bot is not None:
                     s.bot_wake = now + s.bot.think_time()
@@ -298,6 +311,7 @@ class Lobby:
                 f"this server speaks protocol {p.PROTOCOL_VERSION}; the client speaks {hello.version}",
             )
         peer.name = hello.name
+        peer.person = None if hello.person is None else identity.person_of(hello.person)
         self.watchers.add(peer)
         return m.Ok(
             request.id,
@@ -362,7 +376,11 @@ class Lobby:
             unstarted_abandon_after=self.unstarted_abandon_after,
             game=game,
             last_active=now,  # its creator is active now: the list pushed as it is seated must not call it idle
+            rated=f.rated is not False,
+            on_match_over=self._match_over,
         )
+        if not room.rated:
+            self.records.friendly(room.id)
         if self.journal is not None:
             self.journal.add_table(
                 room.id, game=game.name, players=room.players, timing_name=room.timing_name, timing=room.timing,
@@ -505,6 +523,8 @@ class Lobby:
             old.send(to_wire(m.Bye(m.BYE_REPLACED, "this seat was taken over by a new connection")))
             old.close("replaced")
         s.peer, s.name, s.synced = peer, peer.name, False
+        if s.person is None:
+            s.person = peer.person  # a restored seat learns who plays it again; a known seat keeps its person
         room.idle_since = None
         peer.room, peer.seat = room, seat
         self.watchers.discard(peer)
@@ -673,6 +693,73 @@ class Lobby:
         log.info("match_restarted table=%d", room.id)
         self.announce()
         return m.Ok(request.id)
+
+    # --- records and ratings ------------------------------------------------------------------------
+
+    def _match_over(self, room: Room) -> None:
+        """A match ended at ``room``: count it for everyone who played it and rate it, unless the table is friendly or
+        no identified person played (bots are rated against people, not against each other alone). A seat whose
+        player is anonymous is rated as a newcomer for the others' sake and keeps nothing."""
+        if not room.rated:
+            return
+        players: list[Player | None] = []
+        seen: set[str] = set()
+        for s in room.seats:
+            if s.bot is not None:
+                players.append(Player(identity.bot_person(s.bot.level), f"{s.bot.level} bot"))
+            elif s.person is not None:
+                players.append(Player(s.person, s.name or "player"))
+                seen.add(s.person)
+            else:
+                players.append(None)
+        if not seen:
+            return
+        try:
+            start = time.perf_counter()
+            self.records.match_ended(room.game.name, room.match_record(), players, self.wall_clock())
+            log.info("match_recorded table=%d game=%s ms=%.2f", room.id, room.game.name, (time.perf_counter() - start) * 1000)
+        except Exception:
+            log.exception("match_record_failed table=%d", room.id)  # the records miss a match; the table goes on
+
+    def _leaderboard(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.Leaderboard)
+        game = games.GAMES.get(f.game or DEFAULT_GAME.name)
+        if game is None:
+            return m.refused(request.id, p.UNKNOWN_GAME, f"games here: {', '.join(games.GAMES)}")
+        offset = f.offset or 0
+        if offset < 0:
+            return m.refused(request.id, p.BAD_REQUEST, "offset: 0 or more")
+        total, entries = self.records.leaderboard(game.name, offset, p.LEADERBOARD_PAGE)
+        standings = tuple(
+            m.Standing(offset + i + 1, e.person, e.name, e.bot, round(e.rating.shown, 2), e.matches, e.wins)
+            for i, e in enumerate(entries)
+        )
+        return m.Ok(request.id, m.Standings(game.name, offset, total, standings))
+
+    def _player_card(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        f = request.body
+        assert isinstance(f, m.PlayerCard)
+        if f.person is not None:
+            person: str | None = f.person
+        elif f.name is not None:
+            person = self.records.person_named(f.name)
+        else:
+            person = peer.person
+            if person is None:
+                return m.refused(request.id, p.NO_SUCH_PLAYER, "you play anonymously: your client sent no person key")
+        found = [] if person is None else self.records.card(person)
+        if person is None or (not found and person != peer.person):
+            return m.refused(request.id, p.NO_SUCH_PLAYER, "no record of that player")
+        records = tuple(
+            m.GameRecord(
+                e.game, place, round(e.rating.shown, 2), round(e.rating.mu, 2), round(e.rating.sigma, 2), e.matches,
+                e.wins, tuple(m.Tally(k, v) for k, v in sorted(e.counts.items())),
+            )
+            for e, place in found
+        )
+        name = (self.records.name_of(person) if found else None) or peer.name
+        return m.Ok(request.id, m.Card(person, name, identity.is_bot(person), records))
 
     def _act(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         """A game action from a seat of a table whose match has started (its form was judged: ``_unfit``)."""

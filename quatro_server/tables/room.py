@@ -28,6 +28,7 @@ from quatro_server import games
 from quatro_server.credentials import digest_secret, secret_matches
 from quatro_server.games import DEFAULT_GAME, Game
 from quatro_server.journal import Opening, Recorder
+from quatro_server.records.match import MatchRecord
 from quatro_server.rules import RulesTable, SeatBot
 from quatro_server.timing import Timing
 
@@ -56,6 +57,9 @@ class Peer(Protocol):
     name: str
     room: Room | None
     seat: int | None
+    #: Who the connection's player is across sessions (a key's digest, ``quatro_server.records.identity``); None:
+    #: anonymous. Said in ``hello``.
+    person: str | None
 
     def send(self, message: dict[str, Any] | bytes) -> None: ...
 
@@ -80,6 +84,8 @@ class Seat:
     synced: bool = False
     #: The bot's decision being made away from the room (``BotJob``), until its result comes back.
     thinking: BotJob | None = None
+    #: Who plays the seat across sessions (``quatro_server.records.identity``: a key's digest), None when anonymous.
+    person: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -152,9 +158,17 @@ class Room:
     #: ``held``: a point the disk has not taken yet, and everything after it (R20).
     _held: list[tuple[list[Any], int | None]] = field(default_factory=list)
 
+    #: Whether its matches count for the players' records and ratings (``create_table``'s ``rated``; False: friendly).
+    rated: bool = True
+    #: Told once when a match of the room ends (the lobby records it); the match's record is ``match_record()``.
+    on_match_over: Callable[[Room], None] = lambda room: None
+
     def __post_init__(self) -> None:
         # When each seat was taken, counted on from the seats the room is made with (a restored room's).
         self._orders = count(max((s.order for s in self.seats), default=0) + 1)
+        #: The current match's events its record is counted from (``Game.record_kinds``), and whether its end was told.
+        self.match_events: list[Any] = []
+        self.over_told = self.table is not None and self.game.over(self.table)
 
     # --- what the room tells people ------------------------------------------------------------
 
@@ -180,6 +194,7 @@ class Room:
             idle_s=0 if now is None else max(0, int(now - self.last_active)),
             watchers=len(self.watchers),
             watching=self.watch_open,
+            rated=self.rated,
         )
 
     def _scores_told(self) -> tuple[int, ...]:
@@ -358,6 +373,14 @@ class Room:
         next deadline forward. Routine play (most batches) does neither."""
         if self.game.routine(emits):
             return
+        kinds = self.game.record_kinds
+        if kinds:
+            events = self.game.observed(emits, tuple(range(len(emits))))
+            self.match_events.extend(event for event in events if event.kind in kinds)
+        table = self.table
+        if not self.over_told and table is not None and self.game.over(table):
+            self.over_told = True
+            self.on_match_over(self)
         if self.game.seating_changed(emits):
             self.broadcast_seating()
         # Wake the timer task only when the batch brought the room's next deadline forward: waking it for every
@@ -487,6 +510,7 @@ class Room:
         """Fill an empty seat; a human gets a fresh secret (R19), which is returned."""
         s = self.seats[seat]
         s.name, s.bot, s.peer, s.order = name, bot, peer, next(self._orders)
+        s.person = None if peer is None else getattr(peer, "person", None)
         s.synced = False
         secret = None if bot is not None else secrets.token_urlsafe(SECRET_BYTES)
         s.secret = None if secret is None else digest_secret(secret)
@@ -527,6 +551,7 @@ class Room:
         recorder = self.recorder
         opening = self.opening(None if recorder is None else recorder.seed(self.rng))
         self.table = table = self.game.new_table(opening, self.timing, self.rng)
+        self.match_events, self.over_told = [], False
         emits: list[Any] = list(table.start(now))
         if recorder is not None:
             recorder.started(opening, table, now, emits)
@@ -540,6 +565,11 @@ class Room:
                 s.bot_wake = now + s.bot.think_time()
         self.broadcast_seating()
         self.publish(emits, now)  # every seat sees MatchStarted: everyone gets the first view
+
+    def match_record(self) -> MatchRecord:
+        """The record of the room's match (once it is over): its game's reading of the events kept."""
+        assert self.table is not None
+        return self.game.record(self.table, self.match_events)
 
     def humans_connected(self) -> bool:
         return any(s.peer is not None for s in self.seats)

@@ -89,12 +89,25 @@ class LobbyScreen(Screen[None]):
         Binding("t", "chat", "chat", id="lobby-chat"),
         Binding("p", "past", "past matches", id="lobby-past"),
         Binding("w", "watch", "watch the table", id="lobby-watch"),
+        Binding("l", "leaderboard", "leaderboard", id="lobby-leaderboard"),
+        Binding("i", "card", "my card", id="lobby-card"),
     ]
 
     def action_past(self) -> None:
         from quatro_tui.replay.past import PastMatchesScreen
 
         self.app.push_screen(PastMatchesScreen())
+
+    def action_leaderboard(self) -> None:
+        from quatro_tui.screens.records import LeaderboardScreen
+
+        game = self.query_one("#game", Select).value
+        self.app.push_screen(LeaderboardScreen(game if isinstance(game, str) else self.app.games[0]))
+
+    def action_card(self) -> None:
+        from quatro_tui.screens.records import PlayerCardScreen
+
+        self.app.push_screen(PlayerCardScreen())
 
     def action_chat(self) -> None:
         from quatro_tui.screens.chat import ChatBox
@@ -119,13 +132,17 @@ class LobbyScreen(Screen[None]):
             default = STANDARD_PROFILE if STANDARD_PROFILE in self.app.profiles else self.app.profiles[0]
             yield Select(profiles, value=default, allow_blank=False, id="timing")
             yield PasswordInput(placeholder="password (optional)", password=True, id="password")
+        with Horizontal(id="create-more"):
+            # Rated: the match counts for everyone's records and ratings; friendly: it leaves them as they were.
+            yield Select([("rated", "rated"), ("friendly", "friendly")], value="rated", allow_blank=False, id="rated")
+            yield Static("rated counts for the leaderboard (l); friendly does not", id="rated-note")
         yield Static("", id="lobby-note", classes="pad")
         yield Feed(id="lobby-feed", classes="pad")
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("table", "game", "who sits there", "phase", "idle", "timing", "pw", "scores", "watch")
+        table.add_columns("table", "game", "who sits there", "phase", "idle", "timing", "pw", "play", "scores", "watch")
         self.query_one("#lobby-feed", Feed).styles.height = 4
         self.fill()
         self.query_one(DataTable).focus()
@@ -147,7 +164,7 @@ class LobbyScreen(Screen[None]):
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
                 str(t.table), t.game.capitalize(), who_sits(t), str(t.phase), words.idle(t.idle_s), t.timing,
-                "yes" if t.password else "", " ".join(map(str, t.scores)), watchers(t),
+                "yes" if t.password else "", "rated" if t.rated else "friendly", " ".join(map(str, t.scores)), watchers(t),
             )
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t.table))
 
@@ -232,11 +249,13 @@ class LobbyScreen(Screen[None]):
         players = self.query_one("#players", Select).value
         timing = self.query_one("#timing", Select).value
         password = self.query_one("#password", Input).value or None
+        rated = self.query_one("#rated", Select).value
         assert isinstance(game, str) and isinstance(players, int) and isinstance(timing, str)
         contract = games.CONTRACTS.get(game, games.DEFAULT)
-        # A game of one table size takes no size; the default game goes unnamed (any server makes its tables).
+        # A game of one table size takes no size; the default game goes unnamed (any server makes its tables); a
+        # rated table is the default, said only when friendly.
         request = m.CreateTable(players if len(contract.seats) > 1 else None, timing, password,
-                                None if contract is games.DEFAULT else game)
+                                None if contract is games.DEFAULT else game, False if rated == "friendly" else None)
         reply = await self.app.request(request)
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             self.note(f"Cannot create: {getattr(reply, 'message', None) or 'the connection was lost'}.")

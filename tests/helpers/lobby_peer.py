@@ -22,6 +22,7 @@ class RecordingPeer:
         self.name = name
         self.room: Any = None
         self.seat: int | None = None
+        self.person: str | None = None
         self.sent: list[dict[str, Any]] = []
 
     def send(self, message: dict[str, Any] | bytes) -> None:
