@@ -17,6 +17,7 @@ from quatro_server import quarto_bots
 from quatro_server.cli import main
 from quatro_server.quarto import QuartoTable, view
 from quatro_server.quarto_bots import LEVELS, PerfectQuartoBot, make_quarto_bot
+from quatro_server.quarto_solver import Solver
 from quatro_server.sim_quarto import simulate
 from helpers.quarto import placing_view, played_position, safe_pieces
 
@@ -60,7 +61,8 @@ def test_perfect_never_misses_a_win_in_one(empties):
 @pytest.mark.parametrize("empties", [15, 13, 12, 11, 10, 9, 7, 4])
 def test_perfect_never_hands_over_a_winning_piece_when_a_safe_one_exists(empties):
     rng = random.Random(100 + empties)
-    bot = PerfectQuartoBot(random.Random(2), budget=20_000)  # every path (exact, guarded, heuristic), quickly
+    # Every path (exact, tried within a budget, guarded, heuristic), quickly.
+    bot = PerfectQuartoBot(random.Random(2), budget=20_000, exact_empty=9)
     checked = 0
     while checked < 6:
         board, pool = played_position(rng, empties)
@@ -130,7 +132,7 @@ def test_every_level_plays_legal_moves_through_whole_matches(level):
     table = QuartoTable(rng=random.Random(5), bots={0, 1}, games=2)
     bots = [make_quarto_bot(level, random.Random(i)) for i in (0, 1)]
     if level == "perfect":
-        bots = [PerfectQuartoBot(random.Random(i), budget=20_000) for i in (0, 1)]
+        bots = [PerfectQuartoBot(random.Random(i), budget=20_000, exact_empty=9) for i in (0, 1)]
     table.start(0.0)
     while table.phase is not Phase.OVER:
         seat = table.game.turn
@@ -178,10 +180,43 @@ def test_an_unknown_level_is_refused():
         make_quarto_bot("genius")
 
 
+def turn_value(board: list[int | None], pool: int, piece: int, actions: list, judge: Solver) -> int:
+    """The value, for the player who just played ``actions`` with ``piece`` in hand, of the position they leave."""
+    square = actions[0].square
+    board = list(board)
+    board[square] = piece
+    if q.winning_line(board, square) is not None:
+        return 1
+    if len(actions) == 1:
+        return 0  # the board is full (Q5)
+    give = actions[1].piece
+    return -judge.place_value(board, give, pool & ~(1 << give))
+
+
+# (empty squares, seed): positions where ``perfect`` once gave a draw away, its search out of budget.
+VALUE_LOST_BEFORE = [(11, 1)]
+
+
+@pytest.mark.parametrize("empties,seed", VALUE_LOST_BEFORE + [(9, 3), (10, 4), (11, 5)])
+def test_perfect_keeps_the_value_of_every_position_with_11_empty_squares_or_fewer(empties, seed):
+    """Judged by the exact search with no budget: the value of the position before the turn (a piece in hand) is
+    the value of the position the turn leaves."""
+    rng = random.Random(seed)
+    board, pool = played_position(rng, empties)
+    piece = rng.choice([p for p in range(16) if pool >> p & 1])
+    pool &= ~(1 << piece)
+    judge = Solver()
+    before = judge.place_value(board, piece, pool)
+    bot = PerfectQuartoBot(random.Random(seed))
+    actions = bot.decide(placing_view(board, pool, piece), 0.0)
+    assert bot.last_mode == "exact"
+    assert turn_value(board, pool, piece, actions, judge) == before
+
+
 def test_the_budget_falls_back_to_the_heuristic_and_still_plays_safely():
     bot = PerfectQuartoBot(random.Random(0), budget=10)
     rng = random.Random(9)
-    board, pool = played_position(rng, 10)
+    board, pool = played_position(rng, 12)
     piece = next(p for p in range(16) if pool >> p & 1 and not winning_squares(board, p))
     actions = bot.decide(placing_view(board, pool & ~(1 << piece), piece), 0.0)
     assert bot.last_mode == "heuristic" and len(actions) == 2
