@@ -15,6 +15,7 @@ from quatro_server.quarto_solver import SYMMETRIES, Solver, canonical_key, plain
 from helpers.quarto import played_position
 
 ORDERS = list(permutations(range(4)))
+IDENTITY = tuple(range(16))
 
 
 def reference_value(board: list[int | None], pool: int, alpha: int = -1, beta: int = 1) -> int:
