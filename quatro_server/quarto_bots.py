@@ -192,6 +192,14 @@ class PerfectQuartoBot(NormalQuartoBot):
         #: How the latest decision was made ("exact" or "heuristic"), for the simulator and tests.
         self.last_mode = ""
 
+    def decide(self, view: QuartoView, now: float) -> list[q.Action]:
+        """As every bot decides; the search's table is emptied after, so that a bot waiting holds none (a server
+        thinks for one bot at a time, and the table, within its size, is the memory a search needs)."""
+        try:
+            return super().decide(view, now)
+        finally:
+            self.solver.forget()
+
     def place(self, board: Cells, piece: int) -> int:
         self._plan = None
         wins = board.wins_at(piece)

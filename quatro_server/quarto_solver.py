@@ -196,7 +196,7 @@ class Solver:
         self._table_min = self.TABLE_MIN_EMPTY if table != "none" else SQUARES + 1
         self._symmetry_min = self.SYMMETRY_MIN_EMPTY if table == "symmetric" else SQUARES + 1
         self.nodes = 0
-        #: The most entries the table has held (it never passes ``table_size``).
+        #: The most entries the table held when it was emptied for being full (never more than ``table_size``).
         self.table_peak = 0
         self.tt: dict[int, int] = {}
         self._killers = [-1] * (SQUARES + 1)
@@ -204,6 +204,10 @@ class Solver:
         self._etc_min = self._table_min if table == "plain" else SQUARES + 1
         self._limit = -1
         self.allow(budget)
+
+    def forget(self) -> None:
+        """Empty the table (its memory goes back; the values are found again when asked)."""
+        self.tt.clear()
 
     def allow(self, budget: int | None) -> None:
         """Let the calls that follow visit at most ``budget`` giving positions in all (``None``: no limit)."""

@@ -209,8 +209,8 @@ def test_perfect_keeps_the_value_of_every_position_with_11_empty_squares_or_fewe
     before = judge.place_value(board, piece, pool)
     bot = PerfectQuartoBot(random.Random(seed))
     actions = bot.decide(placing_view(board, pool, piece), 0.0)
-    assert bot.last_mode == "exact"
     assert turn_value(board, pool, piece, actions, judge) == before
+    assert bot.last_mode == "exact"
 
 
 def test_the_budget_falls_back_to_the_heuristic_and_still_plays_safely():

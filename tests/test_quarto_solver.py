@@ -190,7 +190,7 @@ def test_the_solver_agrees_with_a_plain_alpha_beta_search_on_positions_reached_b
 
 
 def test_the_table_never_holds_more_than_its_size():
-    board, pool = played_position(random.Random(11), 10)
+    board, pool = played_position(random.Random(11), 9)
     small = Solver(table_size=500)
     grown: list[int] = []
     store = small._store
