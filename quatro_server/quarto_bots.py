@@ -181,13 +181,13 @@ class PerfectQuartoBot(NormalQuartoBot):
         rng: random.Random | None = None,
         budget: int = EXACT_BUDGET,
         guard_budget: int | None = None,
-        exact_empty: int = EXACT_EMPTY,
+        exact_empty: int | None = None,
     ) -> None:
         super().__init__(rng)
         self.solver = Solver()
         self.budget = budget
         self.guard_budget = min(GUARD_BUDGET, budget) if guard_budget is None else guard_budget
-        self.exact_empty = exact_empty
+        self.exact_empty = EXACT_EMPTY if exact_empty is None else exact_empty
         self._plan: int | None = None  # the piece to give after the placement just chosen
         #: How the latest decision was made ("exact" or "heuristic"), for the simulator and tests.
         self.last_mode = ""
