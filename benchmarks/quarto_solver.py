@@ -1,33 +1,43 @@
-"""How fast the exact Quarto search solves positions, and what its symmetry table is worth, in the same run.
+"""How fast the exact Quarto search solves positions beside a plain baseline, and whether ``perfect`` keeps values.
 
-    python benchmarks/quarto_solver.py [--sizes 8,9,10,11,12] [--positions 3] [--seed 1] [--json]
+    python benchmarks/quarto_solver.py [--sizes 9,10,11,12] [--positions 3] [--seed 1] [--old FILE]
+                                       [--baseline-max 11] [--json]
+    python benchmarks/quarto_solver.py --judge 500 [--judge-sizes 6,7,8,9,10,11] [--seed 1] [--json]
 
-For each size (empty squares), ``--positions`` giving positions are drawn by seeded play that never hands over
-a winning piece while a safe one exists (the way ``normal`` plays, so the positions are ones games reach), and
-each is solved from a fresh solver three times:
+Speed. For each size (empty squares), ``--positions`` giving positions are drawn by seeded play that never hands
+over a winning piece while a safe one exists (the way ``normal`` plays, so the positions are ones games reach), and
+each is solved, in the same run, by:
 
-1. ``symmetric``: the transposition table keyed by the canonical form under the board's 32 symmetries and the
-   attributes' 384 (``quatro_server.quarto_solver``);
-2. ``plain``: the same table keyed by the position as it stands;
-3. ``none``: no table at all.
+1. ``new``: ``quatro_server.quarto_solver.Solver()``, fresh for each position;
+2. ``plain``: the baseline written below, apart from the solver: negamax with alpha-beta and the deadly-piece cut
+   (never give a piece that completes a line while a safe one exists), no table, no symmetry, no move order;
+   run up to ``--baseline-max`` empty squares (at 12 it takes minutes a position);
+3. ``old``, with ``--old FILE``: the ``Solver("symmetric")`` of another version of the solver module, loaded from
+   ``FILE`` (``git show REV:quatro_server/quarto_solver.py > FILE``), up to ``--baseline-max`` as well.
 
-Printed per size: the exact values, the time to them (CPU time of this process, which a busy machine disturbs
-less than wall time; wall time is in ``--json`` too), the giving positions visited and visited per second, for
-each search; then the speed-up of ``symmetric`` over ``plain`` and over ``none``
-(time of the other over time of ``symmetric``); and the CPU time of ``perfect``'s whole exact turn (the best
-square, then the best piece) on the same boards with a safe piece in hand, which is what "solves N empty squares
-within a second per move" means. Figures, not tests: nothing is asserted. Results go to
-docs/bots.md by hand.
+Printed per size and search: the values, the median and the largest CPU time to the value (CPU time of this
+process, which a busy machine disturbs less than wall time), positions visited (each search counts its own);
+and ``perfect``'s whole exact turn (best square, then best piece) on the same boards with a safe piece in hand,
+from a fresh bot, which is what "solves N empty squares within two seconds per move" means. Values that disagree
+between the searches are flagged and make the exit status 1.
+
+Judging. ``--judge N`` draws N placing positions (a board reached as above, a piece of the pool in hand), cycling
+through ``--judge-sizes``; on each a fresh ``perfect`` decides, and a fresh ``Solver()`` with no budget judges: the
+value of the position before the turn against the value of the position the turn leaves. Any value lost is
+listed (size, index) and makes the exit status 1. Figures, not tests; results go to docs/quarto.md by hand.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +48,45 @@ from quatro_shared import quarto as q  # noqa: E402
 from quatro_server.quarto_bots import Cells, PerfectQuartoBot  # noqa: E402
 from quatro_server.quarto_solver import EMPTY, Solver, deadly  # noqa: E402
 
-MODES = ("symmetric", "plain", "none")
+# --- the plain baseline ------------------------------------------------------------------------------
+
+
+class Plain:
+    """The baseline: the giver's value by negamax with alpha-beta over pieces and squares as they come, the only
+    cut the rules' own: a piece that lets the opponent complete a line is given only when every piece does."""
+
+    def __init__(self) -> None:
+        self.nodes = 0
+
+    def give_value(self, board: list[int | None], pool: int) -> int:
+        cells = [EMPTY if p is None else p for p in board]
+        return self._give(cells, sum(1 << s for s, p in enumerate(board) if p is not None), pool, -1, 1)
+
+    def _give(self, cells: list[int], occ: int, pool: int, alpha: int, beta: int) -> int:
+        self.nodes += 1
+        safe = pool & ~deadly(cells, occ)
+        if not safe:
+            return -1
+        best = -2
+        for piece in (p for p in range(16) if safe >> p & 1):
+            left = pool & ~(1 << piece)
+            reply, o_alpha = -2, -beta
+            for s in (s for s in range(16) if not occ >> s & 1):
+                cells[s] = piece
+                v = self._give(cells, occ | 1 << s, left, o_alpha, -alpha) if left else 0  # a safe last piece: a draw (Q5)
+                cells[s] = EMPTY
+                reply = max(reply, v)
+                o_alpha = max(o_alpha, v)
+                if o_alpha >= -alpha:
+                    break
+            best = max(best, -reply)
+            alpha = max(alpha, -reply)
+            if alpha >= beta:
+                break
+        return best
+
+
+# --- positions ---------------------------------------------------------------------------------------
 
 
 def _safe(board: list[int | None], pool: int) -> int:
@@ -69,92 +117,216 @@ def position(rng: random.Random, empties: int) -> tuple[list[int | None], int]:
             return board, pool
 
 
-def decisions(boards: list[tuple[list[int | None], int]], rng: random.Random) -> dict[str, Any]:
-    """``perfect``'s whole exact turn (best square, then best piece) with a safe piece in hand on each board, as on
-    its placing step: CPU seconds each, from a fresh bot (no table carried over from earlier moves)."""
-    seconds = []
-    for board, pool in boards:
-        piece = rng.choice([p for p in range(q.PIECES) if _safe(board, pool) >> p & 1])
-        bot = PerfectQuartoBot(random.Random(0))
-        cells = Cells.__new__(Cells)
-        cells.cells = [EMPTY if p is None else p for p in board]
-        cells.occ = sum(1 << s for s, p in enumerate(board) if p is not None)
-        cells.pool = pool & ~(1 << piece)
-        start = time.process_time()
-        bot.solver.allow(None)
-        bot._exact_turn(cells, piece, bot._ranked_turns(cells, piece))
-        seconds.append(time.process_time() - start)
-    return {"seconds": seconds, "max_seconds": max(seconds)}
+def _cells(board: list[int | None], pool: int) -> Cells:
+    cells = Cells.__new__(Cells)
+    cells.cells = [EMPTY if p is None else p for p in board]
+    cells.occ = sum(1 << s for s, p in enumerate(board) if p is not None)
+    cells.pool = pool
+    return cells
 
 
-def measure(sizes: list[int], positions: int, seed: int) -> dict[str, Any]:
+def exact_turn_seconds(board: list[int | None], pool: int, piece: int) -> float:
+    """CPU seconds of ``perfect``'s whole exact turn with ``piece`` in hand (``pool`` excludes it), fresh bot."""
+    bot = PerfectQuartoBot(random.Random(0))
+    cells = _cells(board, pool)
+    start = time.process_time()
+    bot.solver.allow(None)
+    bot._exact_turn(cells, piece, bot._ranked_turns(cells, piece))
+    return time.process_time() - start
+
+
+# --- speed -------------------------------------------------------------------------------------------
+
+
+def _solve(solver: Any, board: list[int | None], pool: int) -> tuple[int, float, int]:
+    start = time.process_time()
+    value = solver.give_value(board, pool)
+    return value, time.process_time() - start, solver.nodes
+
+
+def _summary(values: list[int], seconds: list[float], nodes: list[int]) -> dict[str, Any]:
+    return {
+        "values": values,
+        "seconds": seconds,
+        "median_seconds": statistics.median(seconds),
+        "max_seconds": max(seconds),
+        "nodes": nodes,
+        "median_nodes": statistics.median(nodes),
+    }
+
+
+def measure(sizes: list[int], positions: int, seed: int, old: ModuleType | None, baseline_max: int) -> dict[str, Any]:
     rng = random.Random(seed)
     rows = []
     for size in sizes:
         boards = [position(rng, size) for _ in range(positions)]
         row: dict[str, Any] = {"empty_squares": size, "positions": positions}
-        for mode in MODES:
-            values, nodes, seconds, wall = [], 0, 0.0, 0.0
+        makers: dict[str, Any] = {"new": Solver}
+        if size <= baseline_max:
+            makers["plain"] = Plain
+            if old is not None:
+                makers["old"] = lambda: old.Solver("symmetric")
+        peaks = []
+        for name, make in makers.items():
+            runs = []
             for board, pool in boards:
-                solver = Solver(mode)
-                start, start_wall = time.process_time(), time.perf_counter()
-                values.append(solver.give_value(board, pool))
-                seconds += time.process_time() - start
-                wall += time.perf_counter() - start_wall
-                nodes += solver.nodes
-            row[mode] = {
-                "values": values,
-                "seconds": seconds,
-                "seconds_per_position": seconds / positions,
-                "wall_seconds": wall,
-                "nodes": nodes,
-                "nodes_per_second": nodes / seconds if seconds > 0 else 0.0,
-            }
-        row["decision"] = decisions(boards, random.Random(rng.getrandbits(32)))
-        agree = row["symmetric"]["values"] == row["plain"]["values"] == row["none"]["values"]
-        row["values_agree"] = agree
-        sym = row["symmetric"]["seconds"]
-        row["speedup_vs_plain"] = row["plain"]["seconds"] / sym if sym > 0 else 0.0
-        row["speedup_vs_none"] = row["none"]["seconds"] / sym if sym > 0 else 0.0
-        row["node_ratio_vs_plain"] = row["plain"]["nodes"] / max(1, row["symmetric"]["nodes"])
+                solver = make()
+                runs.append(_solve(solver, board, pool))
+                if name == "new":
+                    peaks.append(max(solver.table_peak, len(solver.tt)))
+            row[name] = _summary([r[0] for r in runs], [r[1] for r in runs], [r[2] for r in runs])
+        row["table_peak"] = max(peaks)
+        pick = random.Random(rng.getrandbits(32))
+        turns = []
+        for board, pool in boards:
+            piece = pick.choice([p for p in range(q.PIECES) if _safe(board, pool) >> p & 1])
+            turns.append(exact_turn_seconds(board, pool & ~(1 << piece), piece))
+        row["exact_turn"] = {"seconds": turns, "median_seconds": statistics.median(turns), "max_seconds": max(turns)}
+        row["values_agree"] = all(row[name]["values"] == row["new"]["values"] for name in makers)
         rows.append(row)
     return {"seed": seed, "python": sys.version.split()[0], "sizes": rows}
 
 
 def render(result: dict[str, Any]) -> str:
     lines = [
-        f"Quarto exact search, seed {result['seed']}, Python {result['python']} (giving positions reached by safe play)",
+        f"Quarto exact search, seed {result['seed']}, Python {result['python']} (giving positions reached by safe play;"
+        " CPU seconds)",
         "",
-        f"{'empty':>5} {'n':>3} {'values':<14} {'search':<10} {'cpu s/pos':>10} {'positions visited':>18} {'per second':>11}",
+        f"{'empty':>5} {'n':>3} {'search':<7} {'values':<18} {'median s':>9} {'max s':>8} {'median visited':>15}",
     ]
     for row in result["sizes"]:
-        for i, mode in enumerate(MODES):
-            m = row[mode]
-            head = f"{row['empty_squares']:>5} {row['positions']:>3} {' '.join(f'{v:+d}' for v in m['values']):<14}" if i == 0 else " " * 24
-            lines.append(f"{head} {mode:<10} {m['seconds_per_position']:>10.3f} {m['nodes']:>18,} {m['nodes_per_second']:>11,.0f}")
-        lines.append(f"{'':>24} perfect's exact turn with a piece in hand: at most {row['decision']['max_seconds']:.3f} s CPU")
+        for i, name in enumerate(n for n in ("new", "plain", "old") if n in row):
+            m = row[name]
+            head = f"{row['empty_squares']:>5} {row['positions']:>3}" if i == 0 else " " * 9
+            values = " ".join(f"{v:+d}" for v in m["values"])
+            lines.append(
+                f"{head} {name:<7} {values:<18} {m['median_seconds']:>9.3f} {m['max_seconds']:>8.3f} {m['median_nodes']:>15,.0f}"
+            )
+        turn = row["exact_turn"]
         lines.append(
-            f"{'':>24} symmetric table: {row['speedup_vs_plain']:.2f}x faster than the plain table "
-            f"({row['node_ratio_vs_plain']:.2f}x fewer positions), {row['speedup_vs_none']:.2f}x faster than no table"
-            + ("" if row["values_agree"] else "  VALUES DISAGREE")
+            f"{'':>9} perfect's exact turn with a piece in hand: median {turn['median_seconds']:.3f} s, "
+            f"largest {turn['max_seconds']:.3f} s; table at most {row['table_peak']:,} entries"
         )
+        if "plain" in row:
+            lines.append(f"{'':>9} new is {row['plain']['median_seconds'] / max(1e-9, row['new']['median_seconds']):.1f}x"
+                         " faster than plain (medians)"
+                         + (f", {row['old']['median_seconds'] / max(1e-9, row['new']['median_seconds']):.1f}x than old"
+                            if "old" in row else ""))
+        if not row["values_agree"]:
+            lines.append(f"{'':>9} VALUES DISAGREE")
     return "\n".join(lines)
 
 
+# --- judging -----------------------------------------------------------------------------------------
+
+
+def judge(count: int, sizes: list[int], seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    lost: list[dict[str, Any]] = []
+    per_size: dict[int, list[float]] = {size: [] for size in sizes}
+    for index in range(count):
+        size = sizes[index % len(sizes)]
+        board, pool = position(rng, size)
+        piece = rng.choice([p for p in range(q.PIECES) if pool >> p & 1])
+        pool &= ~(1 << piece)
+        before = Solver().place_value(board, piece, pool)
+        bot = PerfectQuartoBot(random.Random(index))
+        start = time.process_time()
+        actions = bot.decide(_view(board, pool, piece), 0.0)
+        per_size[size].append(time.process_time() - start)
+        after = _after(board, pool, piece, actions)
+        if after < before:
+            lost.append({"empty_squares": size, "index": index, "before": before, "after": after, "mode": bot.last_mode})
+    return {
+        "seed": seed,
+        "positions": count,
+        "lost": lost,
+        "sizes": [
+            {"empty_squares": size, "positions": len(t), "median_seconds": statistics.median(t), "max_seconds": max(t)}
+            for size, t in per_size.items()
+            if t
+        ],
+    }
+
+
+def _view(board: list[int | None], pool: int, piece: int) -> q.QuartoView:
+    return q.QuartoView(
+        seat=0, phase=q.Phase.PLAYING, turn=0, step=q.Step.PLACE, board=tuple(board),
+        pool=tuple(p for p in range(q.PIECES) if pool >> p & 1), in_hand=piece, game=1, games=1, starter=0,
+        scores=(0, 0), draws=0, winner=None, line=None, shared=(), moves=(),
+        seats=(q.SeatState(0, True, True, True), q.SeatState(1, True, True, True)),
+        clock_ms=None, phase_ms=None, winners=(),
+    )  # fmt: skip
+
+
+def _after(board: list[int | None], pool: int, piece: int, actions: list[q.Action]) -> int:
+    """The value, for the player who played ``actions``, of the position they leave (exact, no budget)."""
+    first = actions[0]
+    assert isinstance(first, q.Place)
+    moved = list(board)
+    moved[first.square] = piece
+    if q.winning_line(moved, first.square) is not None:
+        return 1
+    if len(actions) == 1:
+        return 0
+    give = actions[1]
+    assert isinstance(give, q.Give)
+    return -Solver().place_value(moved, give.piece, pool & ~(1 << give.piece))
+
+
+def render_judged(result: dict[str, Any]) -> str:
+    lines = [f"perfect judged by the exact search with no budget: {result['positions']} positions, seed {result['seed']}", ""]
+    for row in result["sizes"]:
+        lines.append(
+            f"{row['empty_squares']:>3} empty squares: {row['positions']:>4} positions, turn median "
+            f"{row['median_seconds']:.3f} s, largest {row['max_seconds']:.3f} s CPU"
+        )
+    lines.append("")
+    lines.append(f"values lost: {len(result['lost'])}")
+    lines.extend(f"  {lost}" for lost in result["lost"])
+    return "\n".join(lines)
+
+
+def _load(path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("quarto_solver_old", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sizes(text: str, parser: argparse.ArgumentParser) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        parser.error("sizes are a list of numbers like 9,10,11")
+    if not sizes or any(not 2 <= s <= 15 for s in sizes):
+        parser.error("sizes are 2 to 15 empty squares")
+    return sizes
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="8,9,10,11,12", help="empty squares of the positions (default 8,9,10,11,12)")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sizes", default="9,10,11,12", help="empty squares of the positions (default 9,10,11,12)")
     parser.add_argument("--positions", type=int, default=3, help="positions per size (default 3)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the positions (default 1)")
+    parser.add_argument("--old", metavar="FILE", help="another version of quatro_server/quarto_solver.py to compare")
+    parser.add_argument("--baseline-max", type=int, default=11, help="largest size for plain and old (default 11)")
+    parser.add_argument("--judge", type=int, metavar="N", help="judge perfect's turns on N positions instead")
+    parser.add_argument("--judge-sizes", default="6,7,8,9,10,11", help="sizes judged, in turn (default 6 to 11)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args(argv)
-    try:
-        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
-    except ValueError:
-        parser.error("--sizes is a list of numbers like 8,9,10")
-    if not sizes or any(not 1 <= s <= 15 for s in sizes) or args.positions < 1:
-        parser.error("sizes are 1 to 15 empty squares, and at least one position")
-    result = measure(sizes, args.positions, args.seed)
+    if args.judge is not None:
+        if args.judge < 1:
+            parser.error("judge at least one position")
+        judged = judge(args.judge, _sizes(args.judge_sizes, parser), args.seed)
+        print(json.dumps(judged) if args.json else render_judged(judged), flush=True)
+        return 1 if judged["lost"] else 0
+    if args.positions < 1:
+        parser.error("at least one position")
+    old = _load(args.old) if args.old else None
+    result = measure(_sizes(args.sizes, parser), args.positions, args.seed, old, args.baseline_max)
     print(json.dumps(result) if args.json else render(result), flush=True)
     return 0 if all(row["values_agree"] for row in result["sizes"]) else 1
 

@@ -382,8 +382,8 @@ class QuartoGame(Game):
         return make_quarto_bot(level, rng)
 
     def slow_bot(self, bot: SeatBot, view: q.QuartoView) -> bool:
-        """``perfect`` on its own turn: it searches within ``quatro_server.quarto_bots.EXACT_BUDGET`` positions (up to
-        about a second of CPU a turn), too long to hold up every other table. Its other looks (the opponent's turn,
+        """``perfect`` on its own turn: it searches exactly to the end with 11 empty squares or fewer, within budgets
+        before (``quatro_server.quarto_bots``; seconds of CPU a turn), too long to hold up every other table. Its other looks (the opponent's turn,
         between games) and the other levels take microseconds."""
         from quatro_server.quarto_bots import QuartoBot  # loaded already: the bot is one
 

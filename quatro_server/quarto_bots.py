@@ -9,11 +9,13 @@ Levels:
 - ``normal``: takes a win when its piece completes a line; places so that it keeps a safe piece to give where it
   can; never gives a piece that lets the opponent win at once when a safe one exists.
 - ``perfect``: all of ``normal``, and: with ``EXACT_EMPTY`` empty squares or fewer it plays the exact search's
-  best move (a win when there is one, else a draw; in a lost position the move that sets the opponent the most
-  traps); up to ``TRY_EXACT_EMPTY`` it tries the exact search within ``EXACT_BUDGET`` positions (about a
-  third of a second) and falls back to the heuristic; earlier, the heuristic: the placement and piece that leave the
-  opponent the most placements after which every piece it could give loses ("traps"). Up to ``GUARD_EMPTY``
-  empty squares the heuristic's choices are checked by the search, which rejects any that loses by force.
+  best move, searched to the end however long it takes (a win when there is one, else a draw; in a lost position
+  the move that sets the opponent the most traps); up to ``TRY_EXACT_EMPTY`` it tries the exact search within
+  ``EXACT_BUDGET`` positions (about a second) and falls back to the heuristic; earlier, the heuristic: the
+  placement and piece that leave the opponent the most placements after which every piece it could give loses
+  ("traps"). Up to ``GUARD_EMPTY`` empty squares the heuristic's choices are checked by the search, best first,
+  within ``GUARD_BUDGET`` positions in all: the first proven not to lose is played; a turn the check could not
+  settle is never played while a proven one exists.
 """
 
 from __future__ import annotations
@@ -33,16 +35,18 @@ DEFAULT_LEVEL = q.DEFAULT_LEVEL
 #: Seconds between a bot's looks at the table (a person's pace: Quarto is not a game of reflexes).
 THINK_TIME: tuple[float, float] = (0.6, 1.4)
 
-#: ``perfect`` searches exactly with this many empty squares or fewer (at most about 0.2 s on one core).
-EXACT_EMPTY = 9
-#: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about 0.35 s at
-#: 1.1 million a second). Below a second on purpose: a person waits for the bot's move. The server makes these
-#: searches in a worker thread (``slow``), so they hold up no other table (docs/bots.md has the measurements).
-TRY_EXACT_EMPTY = 10
-EXACT_BUDGET = 400_000
+#: ``perfect`` searches exactly, with no budget, with this many empty squares or fewer: it never gives away a
+#: position's value there. The search takes at most about two seconds of one core there (docs/quarto.md has the
+#: measurements); the server makes these searches in a worker thread (``slow``), so they hold up no other table.
+EXACT_EMPTY = 11
+#: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about a second).
+TRY_EXACT_EMPTY = 12
+EXACT_BUDGET = 300_000
 #: Up to this many empty squares the heuristic's turns are checked, best first, by a search that only asks
-#: "does this lose?" (within ``EXACT_BUDGET`` positions), and the first that does not is played.
-GUARD_EMPTY = 11
+#: "does this lose?", within ``GUARD_BUDGET`` positions in all (about two thirds of a second), at most
+#: ``GUARD_TURNS`` of them.
+GUARD_EMPTY = 13
+GUARD_BUDGET = 200_000
 GUARD_TURNS = 40
 
 
@@ -172,13 +176,29 @@ class PerfectQuartoBot(NormalQuartoBot):
     level = "perfect"
     slow = True
 
-    def __init__(self, rng: random.Random | None = None, budget: int = EXACT_BUDGET) -> None:
+    def __init__(
+        self,
+        rng: random.Random | None = None,
+        budget: int = EXACT_BUDGET,
+        guard_budget: int | None = None,
+        exact_empty: int | None = None,
+    ) -> None:
         super().__init__(rng)
-        self.solver = Solver("symmetric")
+        self.solver = Solver()
         self.budget = budget
+        self.guard_budget = min(GUARD_BUDGET, budget) if guard_budget is None else guard_budget
+        self.exact_empty = EXACT_EMPTY if exact_empty is None else exact_empty
         self._plan: int | None = None  # the piece to give after the placement just chosen
         #: How the latest decision was made ("exact" or "heuristic"), for the simulator and tests.
         self.last_mode = ""
+
+    def decide(self, view: QuartoView, now: float) -> list[q.Action]:
+        """As every bot decides; the search's table is emptied after, so that a bot waiting holds none (a server
+        thinks for one bot at a time, and the table, within its size, is the memory a search needs)."""
+        try:
+            return super().decide(view, now)
+        finally:
+            self.solver.forget()
 
     def place(self, board: Cells, piece: int) -> int:
         self._plan = None
@@ -192,8 +212,8 @@ class PerfectQuartoBot(NormalQuartoBot):
             return empties[0]
         ranked = self._ranked_turns(board, piece)  # heuristic order: best first
         n = len(empties)
-        if n <= TRY_EXACT_EMPTY:
-            self.solver.allow(None if n <= EXACT_EMPTY else self.budget)
+        if n <= max(self.exact_empty, TRY_EXACT_EMPTY):
+            self.solver.allow(None if n <= self.exact_empty else self.budget)
             try:
                 square, give = self._exact_turn(board, piece, ranked)
                 self.last_mode = "exact"
@@ -207,22 +227,33 @@ class PerfectQuartoBot(NormalQuartoBot):
         return square
 
     def _guarded(self, board: Cells, piece: int, ranked: list[tuple[int, int, float]]) -> tuple[int, int]:
-        """The heuristic's best turn that the search proves does not lose, within the budget: a draw kept is
-        worth more than a trap set. When every turn tried loses, the heuristic's favourite; when the budget runs
-        out, the turn being checked (the best the heuristic has left)."""
-        self.solver.allow(self.budget)
+        """The heuristic's best turn that the search proves does not lose: a draw kept is worth more than a trap
+        set. Each check gets what is left of ``guard_budget``, at most a quarter of it; a turn whose check runs
+        out is unsettled and played only when no turn is proven safe (the heuristic's best of them); when every
+        turn tried loses, the heuristic's favourite."""
+        solver = self.solver
+        left = self.guard_budget
+        unsettled: tuple[int, int] | None = None
         for square, give, _ in ranked[:GUARD_TURNS]:
+            if left <= 0:
+                break
             board.place(square, piece)
+            start = solver.nodes
+            solver.allow(min(left, max(1, self.guard_budget // 4)))
             try:
                 if not board.safe():
                     continue
                 # The opponent placing ``give``: can it force a win (a value of 1)? A null window asks just that.
-                if self.solver.place_value(board.cells, give, board.pool & ~(1 << give), alpha=0, beta=1) <= 0:
+                if solver.place_value(board.cells, give, board.pool & ~(1 << give), alpha=0, beta=1) <= 0:
                     return square, give
             except BudgetExceeded:
-                return square, give
+                if unsettled is None:
+                    unsettled = (square, give)
             finally:
+                left -= solver.nodes - start
                 board.unplace(square)
+        if unsettled is not None:
+            return unsettled
         return ranked[0][0], ranked[0][1]
 
     def give(self, board: Cells) -> int:
@@ -236,8 +267,8 @@ class PerfectQuartoBot(NormalQuartoBot):
         scored = sorted(((self._traps(board, p), self.rng.random(), p) for p in pieces_of(safe)), reverse=True)
         order = [p for _, _, p in scored]
         n = q.SQUARES - bin(board.occ).count("1")
-        if n <= TRY_EXACT_EMPTY:
-            self.solver.allow(None if n <= EXACT_EMPTY else self.budget)
+        if n <= max(self.exact_empty, TRY_EXACT_EMPTY):
+            self.solver.allow(None if n <= self.exact_empty else self.budget)
             try:
                 return self._exact_give(board, order, self.solver.give_value(board.cells, board.pool))
             except BudgetExceeded:

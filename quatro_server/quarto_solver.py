@@ -1,5 +1,4 @@
-"""An exact Quarto solver in pure Python: negamax with alpha-beta over bit sets, and a transposition table keyed
-by a canonical form under the 32 symmetries of the board and the 384 of the attributes.
+"""An exact Quarto solver in pure Python: negamax with alpha-beta over bit sets and a bounded transposition table.
 
 Positions and values. The search runs over *giving* positions: a board (the pool is whatever is not on it) and
 a player about to choose the piece the opponent places. Its value, for that player, is +1 (a forced win),
@@ -7,15 +6,29 @@ a player about to choose the piece the opponent places. Its value, for that play
 its placements: +1 for a placement that completes a line (Q4), 0 when it fills the board (Q5), else the value
 of the giving position it leaves.
 
-The encoding. A board is a list of 16 pieces (``-1`` for empty), its occupied squares as a 16-bit int and the
-four attribute planes packed in one 64-bit int (plane ``k``, bits ``16k``..``16k+15``: squares whose piece has
-attribute ``k`` set). A pool is a 16-bit set of pieces.
+The encoding. A piece's four attributes are the bits of its number; the search writes a piece on a square as its
+*code*, the byte ``p | (15 - p) << 4``: the low nibble the attributes it has, the high nibble those it lacks. The
+AND of the codes of a line's pieces is then every attribute value they share, and a line is a quarto exactly when
+the AND of its four codes is not zero (Q4). A board is a list of 16 codes (0 for an empty square) and its
+occupied squares as a 16-bit set; a pool is a 16-bit set of pieces.
 
 The cut that does most of the work: a line holding three pieces that share attribute values makes every piece
-with one of those values *deadly* to give (the opponent completes the line at once). The deadly set of a board
-is a few ANDs per such line (table ``_WINNERS``); a player who has only deadly pieces to give has lost, and a
-player never gives a deadly piece while a safe one exists, so placements never need checking for a win inside
-the search.
+with one of those values *deadly* to give (the opponent completes the line at once). The deadly set of a board is
+one AND of three codes and one table look-up (``_WINNERS``) per such line; a player who has only deadly pieces to
+give has lost, and a player never gives a deadly piece while a safe one exists, so placements never need checking
+for a win inside the search.
+
+Move order, best first: the piece the table remembers as best at this position, then the rest; the opponent's
+placements start with the square that refuted a piece last time at the same depth (a killer square). Before it
+searches the placements of a piece, the giver looks at all of them: when every one leaves the opponent without a
+safe piece, the piece wins at once (a *trap*), and placements that leave the opponent without a safe piece are
+never searched (the opponent would not choose them while another exists).
+
+The table. A dict from the board (occupancy and the 4-bit pieces on it, one int) to a small int holding the
+value's bounds and the best piece. It never holds more than ``table_size`` entries: when a store would go past,
+the table is emptied and fills again from there (the deep entries that fill it are cheap to search again).
+Canonical keys (the symmetries below) are kept as an option, ``Solver("symmetric")``; measured, they do not pay
+(``benchmarks/quarto_solver.py``), so the default keys the position as it stands.
 
 Symmetries (``SYMMETRIES``). The permutations of the 16 squares that map Quarto's ten lines onto lines are 32:
 take a permutation ``p`` of the indices 0–3 that commutes with the reversal ``i -> 3 - i`` (8 of them: the
@@ -25,7 +38,7 @@ swaps), send square (r, c) to (p(r), p(c)) or to (p(r), 3 - p(c)), and optionall
 The canonical key of a board is, over the board symmetries giving the smallest occupancy mask, the smallest of:
 the mask, then the four attribute planes, each complemented (within the occupied squares) so that the first
 occupied square reads 0, then sorted. Complementing fixes the 2⁴ part and sorting the 4! part, so the key is
-the same for every board in the orbit of 12,288 transformations, and a position solved once is solved for all.
+the same for every board in the orbit of 12,288 transformations.
 """
 
 from __future__ import annotations
@@ -39,15 +52,34 @@ WIN, DRAW, LOSS = 1, 0, -1
 EMPTY = -1
 FULL = (1 << SQUARES) - 1
 
+#: The most entries the transposition table holds (about 100 bytes each: some 50 MB at the most).
+TABLE_SIZE = 500_000
+
 # --- precomputed tables --------------------------------------------------------------------------
 
-#: ``_WINNERS[on | off << 4]``: the pieces that share one of the attribute values ``on`` (set) / ``off`` (clear).
-_WINNERS: tuple[int, ...] = tuple(
-    sum(1 << p for p in range(PIECES) if (p & (c & 15)) or (~p & (c >> 4) & 15)) for c in range(256)
-)
-#: ``_SPREAD[p] << s``: piece ``p`` on square ``s`` in the packed attribute planes.
+#: ``_CODE[p]``: piece ``p`` as the search writes it on a square (its attributes, then their complements).
+_CODE: tuple[int, ...] = tuple(p | (15 - p) << 4 for p in range(PIECES))
+#: ``_WINNERS[c]``: the pieces sharing one of the attribute values of the code ``c`` (the AND of a line's codes).
+_WINNERS: tuple[int, ...] = tuple(sum(1 << p for p in range(PIECES) if _CODE[p] & c) for c in range(256))
+#: ``_SPREAD[p] << s``: piece ``p`` on square ``s`` in four attribute planes packed in one int (canonical keys).
 _SPREAD: tuple[int, ...] = tuple(sum(((p >> k) & 1) << (16 * k) for k in range(4)) for p in range(PIECES))
 _BITS: tuple[tuple[int, ...], ...] = tuple(tuple(i for i in range(16) if m >> i & 1) for m in range(1 << 16))
+#: ``_PUT[s][p]``: what piece ``p`` on square ``s`` adds to a board's table key (the occupied bit, the piece).
+_PUT: tuple[tuple[int, ...], ...] = tuple(tuple(1 << s | p << (16 + 4 * s) for p in range(PIECES)) for s in range(SQUARES))
+
+
+def _threes_of(occ: int) -> tuple[tuple[int, int, int], ...]:
+    """The lines with exactly three occupied squares, as those three squares."""
+    found = []
+    for line in LINES:
+        held = [s for s in line if occ >> s & 1]
+        if len(held) == 3:
+            found.append((held[0], held[1], held[2]))
+    return tuple(found)
+
+
+#: ``_THREES[occ]``: the lines of the occupancy ``occ`` that hold three pieces, made on first use.
+_THREES: list[tuple[tuple[int, int, int], ...] | None] = [None] * (1 << SQUARES)
 
 
 def _board_symmetries() -> tuple[tuple[int, ...], ...]:
@@ -81,42 +113,29 @@ def _byte_tables(perm: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...
 
 
 _SYM_TABLES = tuple(_byte_tables(t) for t in SYMMETRIES)
-
-
-def _threes_of(occ: int) -> tuple[tuple[int, int, int], ...]:
-    """The lines with exactly three occupied squares, as those three squares."""
-    found = []
-    for line in LINES:
-        held = [s for s in line if occ >> s & 1]
-        if len(held) == 3:
-            found.append((held[0], held[1], held[2]))
-    return tuple(found)
-
-
-#: Marks a canonical key, so that it never equals the key of a position as it stands (both live in one table).
-_CANONICAL = 1 << 80
-
-_THREES: dict[int, tuple[tuple[int, int, int], ...]] = {}
 _OCC_SYMS: dict[int, tuple[int, tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]]] = {}
+#: Marks a canonical key, so that it never equals the key of a position as it stands (both live in one table).
+_CANONICAL = 1 << 90
 
 
 def deadly(board: list[int], occ: int) -> int:
-    """The pieces that would let the player placing them complete a line at once (Q4), as a bit set."""
-    threes = _THREES.get(occ)
+    """The pieces that would let the player placing them complete a line at once (Q4), as a bit set. ``board``:
+    16 pieces, ``EMPTY`` for none; ``occ``: its occupied squares."""
+    threes = _THREES[occ]
     if threes is None:
         threes = _THREES[occ] = _threes_of(occ)
     danger = 0
     for i, j, k in threes:
         x, y, z = board[i], board[j], board[k]
-        on = x & y & z
-        off = ~(x | y | z) & 15
-        if on or off:
-            danger |= _WINNERS[on | off << 4]
+        common = _CODE[x] & _CODE[y] & _CODE[z]
+        if common:
+            danger |= _WINNERS[common]
     return danger
 
 
 def canonical_key(occ: int, planes: int) -> int:
-    """The key of a board under all 12,288 symmetries (see the module's docstring)."""
+    """The key of a board under all 12,288 symmetries (see the module's docstring). ``planes``: the four attribute
+    planes packed in one int (plane ``k``, bits ``16k``..``16k+15``: squares whose piece has attribute ``k``)."""
     entry = _OCC_SYMS.get(occ)
     if entry is None:
         images = [(lo[occ & 255] | hi[occ >> 8], (lo, hi)) for lo, hi in _SYM_TABLES]
@@ -145,32 +164,50 @@ class BudgetExceeded(Exception):
 
 
 class Solver:
-    """Exact values of Quarto positions. ``table``: ``"symmetric"`` (canonical keys), ``"plain"`` (the position as
-    it stands) or ``"none"``; ``budget``: the most giving positions one call may visit (``BudgetExceeded`` beyond).
+    """Exact values of Quarto positions.
 
-    The table survives between calls: values are properties of positions, not of the path to them.
+    ``table``: ``"plain"`` (the position as it stands, the default), ``"symmetric"`` (canonical keys from
+    ``symmetry_min_empty`` empty squares up) or ``"none"``; ``budget``: the most giving positions the calls may
+    visit (``BudgetExceeded`` beyond); ``table_size``: the most entries the table holds.
+
+    The table survives between calls (values are properties of positions, not of the path to them), within its size.
     """
 
     #: Below this many empty squares a position is cheaper to search than to look up.
     TABLE_MIN_EMPTY = 4
-    #: From this many empty squares up the table is keyed by the canonical form; below, by the position as it
-    #: stands. Deep in the tree a board with six or more pieces is almost never the image of another reached
-    #: in the same search, and the canonical form costs a third of a position's search time (measured by
-    #: benchmarks/quarto_solver.py); near the root, where boards are emptier and symmetric, it pays.
+    #: In ``"symmetric"`` mode, canonical keys from this many empty squares up.
     SYMMETRY_MIN_EMPTY = 9
-    #: The table is cleared when it grows past this many entries (memory stays within a few hundred MB).
-    TABLE_MAX = 2_000_000
 
-    def __init__(self, table: str = "symmetric", budget: int | None = None, symmetry_min_empty: int | None = None) -> None:
+    def __init__(
+        self,
+        table: str = "plain",
+        budget: int | None = None,
+        symmetry_min_empty: int | None = None,
+        table_size: int = TABLE_SIZE,
+    ) -> None:
         if table not in ("symmetric", "plain", "none"):
             raise ValueError(f"table is symmetric, plain or none, not {table!r}")
+        if table_size < 1:
+            raise ValueError("the table holds at least one entry")
         self.mode = table
         if symmetry_min_empty is not None:
             self.SYMMETRY_MIN_EMPTY = symmetry_min_empty
+        self.table_size = table_size
+        self._table_min = self.TABLE_MIN_EMPTY if table != "none" else SQUARES + 1
+        self._symmetry_min = self.SYMMETRY_MIN_EMPTY if table == "symmetric" else SQUARES + 1
         self.nodes = 0
-        self.tt: dict[int, tuple[int, int]] = {}
+        #: The most entries the table held when it was emptied for being full (never more than ``table_size``).
+        self.table_peak = 0
+        self.tt: dict[int, int] = {}
+        self._killers = [-1] * (SQUARES + 1)
+        self.order_min = 7
+        self._etc_min = self._table_min if table == "plain" else SQUARES + 1
         self._limit = -1
         self.allow(budget)
+
+    def forget(self) -> None:
+        """Empty the table (its memory goes back; the values are found again when asked)."""
+        self.tt.clear()
 
     def allow(self, budget: int | None) -> None:
         """Let the calls that follow visit at most ``budget`` giving positions in all (``None``: no limit)."""
@@ -178,57 +215,27 @@ class Solver:
 
     # --- the public entries -------------------------------------------------------------------
 
-    def give_value(self, board: Sequence[int | None], pool: int, alpha: int = LOSS) -> int:
+    def give_value(self, board: Sequence[int | None], pool: int, alpha: int = LOSS, beta: int = WIN) -> int:
         """The value, for the player about to give, of ``board`` with ``pool`` (bit set) left to give.
 
-        With ``alpha`` above ``LOSS`` the search may stop as soon as the value is known to be ``alpha`` or less
-        (and returns such a value); above ``alpha`` the value is exact.
+        A narrower window is cheaper: the search may stop as soon as the value is known to be ``beta`` or more, or
+        ``alpha`` or less (and returns such a value); strictly between them the value is exact.
         """
-        cells, occ, planes = self._encode(board)
-        self._start()
-        return self._give(cells, occ, planes, pool, max(alpha, LOSS), WIN)
+        cells, occ, key = self._encode(board)
+        return self._give_root(cells, occ, key, pool, max(alpha, LOSS), min(beta, WIN))
 
     def place_value(
         self, board: Sequence[int | None], piece: int, pool: int, alpha: int = LOSS, beta: int = WIN
     ) -> int:
         """The value, for the player about to place ``piece``, of ``board`` with ``pool`` left after it.
 
-        A narrower window is cheaper: the search may stop as soon as the value is known to be ``beta`` or more, or
-        ``alpha`` or less (and returns such a value); strictly between them the value is exact.
+        Windowed like ``give_value``.
         """
-        cells, occ, planes = self._encode(board)
-        self._start()
-        return self._place(cells, occ, planes, piece, pool, max(alpha, LOSS), min(beta, WIN))
-
-    def give_values(self, board: Sequence[int | None], pool: int) -> dict[int, int]:
-        """For each piece of ``pool``: the value, for the giver, of giving it."""
-        cells, occ, planes = self._encode(board)
-        self._start()
-        return {q: -self._place(cells, occ, planes, q, pool & ~(1 << q), LOSS, WIN) for q in _BITS[pool]}
-
-    # --- the search ---------------------------------------------------------------------------
-
-    @staticmethod
-    def _encode(board: Sequence[int | None]) -> tuple[list[int], int, int]:
-        cells = [EMPTY if p is None else p for p in board]
-        occ = planes = 0
-        for s, p in enumerate(cells):
-            if p != EMPTY:
-                occ |= 1 << s
-                planes |= _SPREAD[p] << s
-        return cells, occ, planes
-
-    def _start(self) -> None:
-        if len(self.tt) > self.TABLE_MAX:
-            self.tt.clear()
-
-    def _place(self, cells: list[int], occ: int, planes: int, piece: int, pool: int, alpha: int, beta: int) -> int:
-        """Value for the placer of ``piece`` (``pool`` excludes it)."""
-        if (1 << piece) & deadly(cells, occ):
-            return WIN
+        cells, occ, key = self._encode(board)
+        alpha, beta = max(alpha, LOSS), min(beta, WIN)
         best = LOSS - 1
         for s in _BITS[~occ & FULL]:
-            v = self._after_place(cells, occ, planes, piece, s, pool, alpha, beta)
+            v = self._after_place(cells, occ, key, piece, s, pool, alpha, beta)
             if v > best:
                 best = v
                 if v > alpha:
@@ -237,48 +244,81 @@ class Solver:
                         break
         return best
 
-    def _after_place(
-        self, cells: list[int], occ: int, planes: int, piece: int, s: int, pool: int, alpha: int, beta: int
+    def placement_value(
+        self, board: Sequence[int | None], piece: int, square: int, pool: int, alpha: int = LOSS, beta: int = WIN
     ) -> int:
-        cells[s] = piece
-        try:
-            occ2 = occ | 1 << s
-            if self._wins_at(cells, occ2, s):
-                return WIN
-            if not pool:
-                return DRAW  # Q5: the board is full
-            return self._give(cells, occ2, planes | _SPREAD[piece] << s, pool, alpha, beta)
-        finally:
-            cells[s] = EMPTY
+        """The value, for the player placing ``piece`` on ``square``, of that placement (``pool`` excludes the piece).
+
+        Windowed like ``give_value``.
+        """
+        cells, occ, key = self._encode(board)
+        return self._after_place(cells, occ, key, piece, square, pool, max(alpha, LOSS), min(beta, WIN))
+
+    def give_values(self, board: Sequence[int | None], pool: int) -> dict[int, int]:
+        """For each piece of ``pool``: the value, for the giver, of giving it."""
+        return {q: -self.place_value(board, q, pool & ~(1 << q)) for q in _BITS[pool]}
+
+    # --- the search ---------------------------------------------------------------------------
 
     @staticmethod
-    def _wins_at(cells: list[int], occ: int, s: int) -> bool:
-        for line in _LINES_THROUGH[s]:
-            if occ & line[4] == line[4]:
-                a, b, c, d = cells[line[0]], cells[line[1]], cells[line[2]], cells[line[3]]
-                if (a & b & c & d) or (~(a | b | c | d) & 15):
-                    return True
-        return False
+    def _encode(board: Sequence[int | None]) -> tuple[list[int], int, int]:
+        cells = [0] * SQUARES
+        occ = key = 0
+        for s, p in enumerate(board):
+            if p is not None and p != EMPTY:
+                cells[s] = _CODE[p]
+                occ |= 1 << s
+                key |= _PUT[s][p]
+        return cells, occ, key
 
-    def _give(self, cells: list[int], occ: int, planes: int, pool: int, alpha: int, beta: int) -> int:
-        """Value for the player about to give, with ``pool`` (non-empty) to choose from. The heart of the search."""
+    def _after_place(
+        self, cells: list[int], occ: int, key: int, piece: int, s: int, pool: int, alpha: int, beta: int
+    ) -> int:
+        code = _CODE[piece]
+        for line in _LINES_THROUGH[s]:
+            if occ & line[3] == line[3] and code & cells[line[0]] & cells[line[1]] & cells[line[2]]:
+                return WIN  # Q4
+        if not pool:
+            return DRAW  # Q5: the board is full
+        cells = cells[:]
+        cells[s] = code
+        return self._give_root(cells, occ | 1 << s, key | _PUT[s][piece], pool, alpha, beta)
+
+    def _give_root(self, cells: list[int], occ: int, key: int, pool: int, alpha: int, beta: int) -> int:
+        if not pool:
+            return DRAW
+        safe = pool & ~_deadly(cells, occ)
+        if not safe:
+            return LOSS
+        if not pool & (pool - 1):
+            return DRAW  # one piece left, and it is safe: the board fills (Q5)
+        return self._give(cells, occ, key, pool, safe, alpha, beta)
+
+    def _store(self, key: int, entry: int) -> None:
+        tt = self.tt
+        if len(tt) >= self.table_size and key not in tt:
+            if len(tt) > self.table_peak:
+                self.table_peak = len(tt)
+            tt.clear()
+        tt[key] = entry
+
+    def _give(self, cells: list[int], occ: int, key: int, pool: int, safe: int, alpha: int, beta: int) -> int:
+        """Value for the player about to give from ``pool`` (two pieces or more), ``safe`` (not empty) the pieces
+        of it that complete no line. ``cells`` is changed during the search and restored. The heart of the search."""
         self.nodes += 1
         if self.nodes >= self._limit >= 0:
             raise BudgetExceeded
-        safe = pool & ~deadly(cells, occ)
-        if not safe:
-            return LOSS  # every piece left completes a line for the opponent
         empties = _BITS[~occ & FULL]
-        key = -1
-        alpha0 = alpha
-        if self.mode != "none" and len(empties) >= self.TABLE_MIN_EMPTY:
-            if self.mode == "symmetric" and len(empties) >= self.SYMMETRY_MIN_EMPTY:
-                key = canonical_key(occ, planes) | _CANONICAL
-            else:
-                key = occ << 64 | planes
-            hit = self.tt.get(key)
+        n = len(empties)
+        best_first = -1
+        alpha0, beta0 = alpha, beta
+        tkey = -1
+        if n >= self._table_min:
+            tkey = key if n < self._symmetry_min else self._canonical(cells, occ)
+            hit = self.tt.get(tkey)
             if hit is not None:
-                lo, hi = hit
+                lo = (hit >> 6) - 1
+                hi = ((hit >> 4) & 3) - 1
                 if lo == hi or lo >= beta:
                     return lo
                 if hi <= alpha:
@@ -287,48 +327,174 @@ class Solver:
                     alpha = lo
                 if hi < beta:
                     beta = hi
+                best_first = hit & 15
+        pieces = _BITS[safe]
+        if best_first >= 0 and safe >> best_first & 1:
+            if pieces[0] != best_first:
+                pieces = (best_first,) + tuple(p for p in pieces if p != best_first)
+        elif n >= self.order_min and len(pieces) > 1:
+            pieces = self._order(cells, occ, pool, pieces, empties)
+        killers = self._killers
+        killer = killers[n]
+        if killer >= 0 and occ >> killer & 1 == 0 and empties[0] != killer:
+            empties = (killer,) + tuple(s for s in empties if s != killer)
+        threes_of = _THREES
+        bits = _BITS
+        winners = _WINNERS
+        put = _PUT
+        last = n == 2  # after the opponent's placement one piece is left: a draw when it is safe
         best = LOSS - 1
-        rest = pool
-        for q in _BITS[safe]:
-            left = rest & ~(1 << q)
-            # The opponent places q where it suits it best: it needs more than -alpha to matter to us.
+        best_piece = pieces[0]
+        for q in pieces:
+            code = _CODE[q]
+            left = pool ^ (1 << q)
+            # The opponent places q where it suits it best: it needs more than -alpha to matter to us. A placement
+            # after which every piece it could give completes a line loses for it, and is not searched.
             reply = LOSS - 1
             o_alpha, o_beta = -beta, -alpha
-            for s in empties:
-                cells[s] = q
+            places = empties
+            if n > self._etc_min:
+                # The table may already know a placement that refutes q: look before searching any.
+                tt = self.tt
+                for s in empties:
+                    hit = tt.get(key | put[s][q])
+                    if hit is not None and (hit >> 6) - 1 >= o_beta:
+                        reply = o_beta
+                        break
+                if reply >= o_beta:
+                    places = ()
+            for s in places:
+                cells[s] = code
                 occ2 = occ | 1 << s
-                if not left:
-                    v = DRAW  # q is safe, so the last placement completes no line (Q5)
+                threes = threes_of[occ2]
+                if threes is None:
+                    threes = threes_of[occ2] = _threes_of(occ2)
+                danger = 0
+                for i, j, k in threes:
+                    common = cells[i] & cells[j] & cells[k]
+                    if common:
+                        danger |= winners[common]
+                safe2 = left & ~danger
+                if not safe2:
+                    v = LOSS
+                elif last:
+                    v = DRAW
+                elif n == 3:
+                    a, b = bits[~occ2 & FULL]
+                    x, y = bits[left]
+                    v = _two(cells, a, b, x, y, safe2)
                 else:
-                    v = self._give(cells, occ2, planes | _SPREAD[q] << s, left, o_alpha, o_beta)
-                cells[s] = EMPTY
+                    v = self._give(cells, occ2, key | put[s][q], left, safe2, o_alpha, o_beta)
+                cells[s] = 0
                 if v > reply:
                     reply = v
                     if v > o_alpha:
                         o_alpha = v
-                        if o_alpha >= o_beta:
+                        if v >= o_beta:
+                            killers[n] = s
                             break
             value = -reply
             if value > best:
                 best = value
+                best_piece = q
                 if value > alpha:
                     alpha = value
-                    if alpha >= beta:
+                    if value >= beta:
                         break
-        if key >= 0:
-            lo, hi = self.tt.get(key, (LOSS, WIN))
+        if tkey >= 0:
+            hit = self.tt.get(tkey)
+            lo, hi = (LOSS, WIN) if hit is None else ((hit >> 6) - 1, ((hit >> 4) & 3) - 1)
             if best <= alpha0:
                 hi = min(hi, best)
-            elif best >= beta:
+            elif best >= beta0:
                 lo = max(lo, best)
             else:
                 lo = hi = best
-            self.tt[key] = (lo, hi)
+            self._store(tkey, ((lo + 1) << 6) | ((hi + 1) << 4) | best_piece)
         return best
 
+    @staticmethod
+    def _order(cells: list[int], occ: int, pool: int, pieces: tuple[int, ...], empties: tuple[int, ...]) -> tuple[int, ...]:
+        """``pieces`` ordered by how many placements leave the opponent a safe piece to give, fewest first."""
+        scored = []
+        for q in pieces:
+            code = _CODE[q]
+            left = pool ^ (1 << q)
+            count = 0
+            for s in empties:
+                cells[s] = code
+                occ2 = occ | 1 << s
+                threes = _THREES[occ2]
+                if threes is None:
+                    threes = _THREES[occ2] = _threes_of(occ2)
+                danger = 0
+                for i, j, k in threes:
+                    common = cells[i] & cells[j] & cells[k]
+                    if common:
+                        danger |= _WINNERS[common]
+                cells[s] = 0
+                if left & ~danger:
+                    count += 1
+            scored.append((count, q))
+        scored.sort()
+        return tuple(q for _, q in scored)
 
-_LINES_THROUGH: tuple[tuple[tuple[int, int, int, int, int], ...], ...] = tuple(
-    tuple((*line, sum(1 << x for x in line)) for line in LINES if s in line) for s in range(SQUARES)
+    @staticmethod
+    def _canonical(cells: list[int], occ: int) -> int:
+        planes = 0
+        for s in _BITS[occ]:
+            planes |= _SPREAD[cells[s] & 15] << s
+        return canonical_key(occ, planes) | _CANONICAL
+
+
+def _completes(cells: list[int], s: int, code: int) -> bool:
+    """Whether the piece of ``code`` on the empty square ``s`` completes a line (an empty square's code is 0)."""
+    for i, j, k in _OTHERS[s]:
+        if code & cells[i] & cells[j] & cells[k]:
+            return True
+    return False
+
+
+def _two(cells: list[int], a: int, b: int, x: int, y: int, safe: int) -> int:
+    """The giver's value with the two empty squares ``a``, ``b`` and the two pieces ``x``, ``y`` left, ``safe`` those
+    of them it can give: a win when the opponent, wherever it places the piece given, must hand over the other piece
+    where it completes a line (Q4); else a draw."""
+    for q, r in ((x, y), (y, x)):
+        if safe >> q & 1:
+            cq, cr = _CODE[q], _CODE[r]
+            cells[a] = cq
+            first = _completes(cells, b, cr)
+            cells[a] = 0
+            if first:
+                cells[b] = cq
+                second = _completes(cells, a, cr)
+                cells[b] = 0
+                if second:
+                    return WIN
+    return DRAW
+
+
+def _deadly(cells: list[int], occ: int) -> int:
+    """``deadly`` over the search's codes."""
+    threes = _THREES[occ]
+    if threes is None:
+        threes = _THREES[occ] = _threes_of(occ)
+    danger = 0
+    for i, j, k in threes:
+        common = cells[i] & cells[j] & cells[k]
+        if common:
+            danger |= _WINNERS[common]
+    return danger
+
+
+#: ``_OTHERS[s]``: for each line through square ``s``, its three other squares.
+_OTHERS: tuple[tuple[tuple[int, int, int], ...], ...] = tuple(
+    tuple((a, b, c) for a, b, c in (tuple(x for x in line if x != s) for line in LINES if s in line)) for s in range(SQUARES)
+)
+
+_LINES_THROUGH: tuple[tuple[tuple[int, int, int, int], ...], ...] = tuple(
+    tuple((*(x for x in line if x != s), sum(1 << x for x in line if x != s)) for line in LINES if s in line)  # type: ignore[misc]
+    for s in range(SQUARES)
 )
 
 

@@ -17,6 +17,7 @@ from quatro_server import quarto_bots
 from quatro_server.cli import main
 from quatro_server.quarto import QuartoTable, view
 from quatro_server.quarto_bots import LEVELS, PerfectQuartoBot, make_quarto_bot
+from quatro_server.quarto_solver import Solver
 from quatro_server.sim_quarto import simulate
 from helpers.quarto import placing_view, played_position, safe_pieces
 
@@ -60,7 +61,8 @@ def test_perfect_never_misses_a_win_in_one(empties):
 @pytest.mark.parametrize("empties", [15, 13, 12, 11, 10, 9, 7, 4])
 def test_perfect_never_hands_over_a_winning_piece_when_a_safe_one_exists(empties):
     rng = random.Random(100 + empties)
-    bot = PerfectQuartoBot(random.Random(2), budget=20_000)  # every path (exact, guarded, heuristic), quickly
+    # Every path (exact, tried within a budget, guarded, heuristic), quickly.
+    bot = PerfectQuartoBot(random.Random(2), budget=20_000, exact_empty=9)
     checked = 0
     while checked < 6:
         board, pool = played_position(rng, empties)
@@ -108,8 +110,15 @@ def test_normal_and_perfect_take_every_win_and_never_give_one_away(level):
             assert safe >> actions[1].piece & 1
 
 
+@pytest.fixture
+def shallow_exact(monkeypatch):
+    """Whole games in a test's time: the exact search to the end from 9 empty squares, not 11 (the test above
+    holds perfect's values at 10 and 11); the budgeted tries and the guard from 10."""
+    monkeypatch.setattr(quarto_bots, "EXACT_EMPTY", 9)
+
+
 @pytest.mark.parametrize("opponent", ["normal", "random"])
-def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent):
+def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent, shallow_exact):
     tally, _ = simulate(["perfect", opponent], matches=1, games=2, seed=12)
     perfect, other = tally.seats
     assert tally.games == 2
@@ -119,7 +128,7 @@ def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent):
     assert tally.seats[1].game_losses == 0
 
 
-def test_perfect_searches_exactly_near_the_end_and_by_heuristic_before():
+def test_perfect_searches_exactly_near_the_end_and_by_heuristic_before(shallow_exact):
     tally, _ = simulate(["perfect", "random"], matches=1, games=1, seed=3)
     perfect = tally.seats[0]
     assert perfect.exact > 0 and perfect.heuristic > 0
@@ -130,7 +139,7 @@ def test_every_level_plays_legal_moves_through_whole_matches(level):
     table = QuartoTable(rng=random.Random(5), bots={0, 1}, games=2)
     bots = [make_quarto_bot(level, random.Random(i)) for i in (0, 1)]
     if level == "perfect":
-        bots = [PerfectQuartoBot(random.Random(i), budget=20_000) for i in (0, 1)]
+        bots = [PerfectQuartoBot(random.Random(i), budget=20_000, exact_empty=9) for i in (0, 1)]
     table.start(0.0)
     while table.phase is not Phase.OVER:
         seat = table.game.turn
@@ -178,10 +187,43 @@ def test_an_unknown_level_is_refused():
         make_quarto_bot("genius")
 
 
+def turn_value(board: list[int | None], pool: int, piece: int, actions: list, judge: Solver) -> int:
+    """The value, for the player who just played ``actions`` with ``piece`` in hand, of the position they leave."""
+    square = actions[0].square
+    board = list(board)
+    board[square] = piece
+    if q.winning_line(board, square) is not None:
+        return 1
+    if len(actions) == 1:
+        return 0  # the board is full (Q5)
+    give = actions[1].piece
+    return -judge.place_value(board, give, pool & ~(1 << give))
+
+
+# (empty squares, seed): positions where ``perfect`` once gave a draw away, its search out of budget.
+VALUE_LOST_BEFORE = [(11, 1)]
+
+
+@pytest.mark.parametrize("empties,seed", VALUE_LOST_BEFORE + [(9, 3), (10, 4)])
+def test_perfect_keeps_the_value_of_every_position_with_11_empty_squares_or_fewer(empties, seed):
+    """Judged by the exact search with no budget: the value of the position before the turn (a piece in hand) is
+    the value of the position the turn leaves."""
+    rng = random.Random(seed)
+    board, pool = played_position(rng, empties)
+    piece = rng.choice([p for p in range(16) if pool >> p & 1])
+    pool &= ~(1 << piece)
+    judge = Solver()
+    before = judge.place_value(board, piece, pool)
+    bot = PerfectQuartoBot(random.Random(seed))
+    actions = bot.decide(placing_view(board, pool, piece), 0.0)
+    assert turn_value(board, pool, piece, actions, judge) == before
+    assert bot.last_mode == "exact"
+
+
 def test_the_budget_falls_back_to_the_heuristic_and_still_plays_safely():
     bot = PerfectQuartoBot(random.Random(0), budget=10)
     rng = random.Random(9)
-    board, pool = played_position(rng, 10)
+    board, pool = played_position(rng, 12)
     piece = next(p for p in range(16) if pool >> p & 1 and not winning_squares(board, p))
     actions = bot.decide(placing_view(board, pool & ~(1 << piece), piece), 0.0)
     assert bot.last_mode == "heuristic" and len(actions) == 2

@@ -1,5 +1,6 @@
-"""The exact Quarto search: its symmetries are the board's, its values survive every symmetry, and it agrees
-with a plain exhaustive search."""
+"""The exact Quarto search: its symmetries are the board's, its values survive every symmetry, it agrees with a
+plain exhaustive search and with a plain alpha-beta search written here from the rules alone, and its table keeps
+to its size."""
 
 from __future__ import annotations
 
@@ -15,6 +16,43 @@ from helpers.quarto import played_position
 
 ORDERS = list(permutations(range(4)))
 IDENTITY = tuple(range(16))
+
+
+def reference_value(board: list[int | None], pool: int, alpha: int = -1, beta: int = 1) -> int:
+    """The giver's value by negamax with alpha-beta and nothing else: no table, no symmetry, no deadly-set cut, a
+    line found by the shared rules' ``winning_line`` (Q4), a winning placement looked for before any other is
+    searched. Written apart from the solver, to judge it."""
+    empties = [s for s in range(16) if board[s] is None]
+    best = -2
+    for piece in (p for p in range(16) if pool >> p & 1):
+        left = pool & ~(1 << piece)
+        if _wins_somewhere(board, piece, empties):
+            reply = 1  # the opponent completes a line with it
+        else:
+            reply, o_alpha = -2, -beta
+            for s in empties:
+                board[s] = piece
+                v = reference_value(board, left, o_alpha, -alpha) if left else 0  # Q5: a full board draws
+                board[s] = None
+                reply = max(reply, v)
+                o_alpha = max(o_alpha, v)
+                if o_alpha >= -alpha:
+                    break
+        best = max(best, -reply)
+        alpha = max(alpha, -reply)
+        if alpha >= beta:
+            break
+    return best
+
+
+def _wins_somewhere(board: list[int | None], piece: int, empties: list[int]) -> bool:
+    for s in empties:
+        board[s] = piece
+        won = q.winning_line(board, s) is not None
+        board[s] = None
+        if won:
+            return True
+    return False
 
 
 def test_the_32_symmetries_are_exactly_the_permutations_that_keep_the_lines():
@@ -125,3 +163,45 @@ def test_a_budget_stops_the_search():
         solver.give_value(board, pool)
     with pytest.raises(ValueError):
         Solver("magic")
+
+
+def reference_place_value(board: list[int | None], piece: int, pool: int) -> int:
+    """The placer's value: the best of its placements (a line wins, a full board draws, else the giving value)."""
+    best = -2
+    for s in (s for s in range(16) if board[s] is None):
+        board[s] = piece
+        v = 1 if q.winning_line(board, s) is not None else 0 if not pool else -reference_value(board, pool)
+        board[s] = None
+        best = max(best, v)
+    return best
+
+
+@pytest.mark.parametrize("empties", [6, 7, 8, 9])
+def test_the_solver_agrees_with_a_plain_alpha_beta_search_on_positions_reached_by_play(empties):
+    rng = random.Random(40 + empties)
+    solver = Solver()  # one table for all: values are properties of positions
+    for _ in range(2 if empties < 9 else 1):
+        board, pool = played_position(rng, empties, need_safe=False)
+        assert solver.give_value(board, pool) == reference_value(list(board), pool), board
+        if empties < 9:
+            piece = next(p for p in range(16) if pool >> p & 1)
+            rest = pool & ~(1 << piece)
+            assert solver.place_value(board, piece, rest) == reference_place_value(list(board), piece, rest), board
+
+
+def test_the_table_never_holds_more_than_its_size():
+    board, pool = played_position(random.Random(11), 9)
+    small = Solver(table_size=500)
+    grown: list[int] = []
+    store = small._store
+
+    def watched(key: int, entry: int) -> None:
+        store(key, entry)
+        grown.append(len(small.tt))
+
+    small._store = watched  # type: ignore[method-assign]
+    assert small.give_value(board, pool) == Solver().give_value(board, pool)
+    assert grown and max(grown) <= 500 and small.table_peak <= 500
+    assert max(grown) == 500  # it filled, and was emptied rather than grown
+    with pytest.raises(ValueError):
+        Solver(table_size=0)
