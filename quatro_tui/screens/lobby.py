@@ -84,13 +84,13 @@ class LobbyScreen(Screen[None]):
 
     BINDINGS = [
         Binding("enter", "join", "join the table", id="lobby-join"),
-        Binding("c", "create", "create a table", id="lobby-create"),
+        Binding("c", "create", "create", id="lobby-create"),
         Binding("g", "refresh", "refresh", id="lobby-refresh"),
         Binding("t", "chat", "chat", id="lobby-chat"),
-        Binding("p", "past", "past matches", id="lobby-past"),
-        Binding("w", "watch", "watch the table", id="lobby-watch"),
-        Binding("l", "leaderboard", "leaderboard", id="lobby-leaderboard"),
-        Binding("i", "card", "my card", id="lobby-card"),
+        Binding("p", "past", "replays", id="lobby-past"),
+        Binding("w", "watch", "watch", id="lobby-watch"),
+        Binding("l", "leaderboard", "ranks", id="lobby-leaderboard"),
+        Binding("i", "card", "card", id="lobby-card"),
     ]
 
     def action_past(self) -> None:
@@ -142,7 +142,7 @@ class LobbyScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("table", "game", "who sits there", "phase", "idle", "timing", "pw", "play", "scores", "watch")
+        table.add_columns("table", "game", "who sits there", "phase", "idle", "timing", "pw", "play", "watch", "scores")
         self.query_one("#lobby-feed", Feed).styles.height = 4
         self.fill()
         self.query_one(DataTable).focus()
@@ -164,7 +164,7 @@ class LobbyScreen(Screen[None]):
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
                 str(t.table), t.game.capitalize(), who_sits(t), str(t.phase), words.idle(t.idle_s), t.timing,
-                "yes" if t.password else "", "rated" if t.rated else "friendly", " ".join(map(str, t.scores)), watchers(t),
+                "yes" if t.password else "", "rated" if t.rated else "friendly", watchers(t), " ".join(map(str, t.scores)),
             )
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t.table))
 
