@@ -53,6 +53,7 @@ from quatro_server import quarto_bots  # noqa: E402
 from quatro_server.tables.lobby import Lobby  # noqa: E402
 from quatro_server.tables.room import Room  # noqa: E402
 from quatro_server.bot_games import bot_game  # noqa: E402
+from quatro_server import netbot  # noqa: E402
 from quatro_server.netbot import _Client  # noqa: E402
 from quatro_server.quiet import LoopWatch  # noqa: E402
 from quatro_server.server import Server  # noqa: E402
@@ -208,7 +209,8 @@ async def _bystander(port: int, args: argparse.Namespace, child: subprocess.Pope
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--serve", mode, "--tables", str(args.tables), "--think", args.think]
+    command = [sys.executable, __file__, "--serve", mode, "--tables", str(args.tables), "--think", args.think,
+               "--exact-empty", str(args.exact_empty)]
     if args.switch_interval:
         command += ["--switch-interval", str(args.switch_interval)]
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -238,6 +240,9 @@ def main() -> None:
     parser.add_argument(
         "--switch-interval", type=float, default=None, help="the server's sys.setswitchinterval (default: Python's, 0.005 s)"
     )
+    parser.add_argument("--exact-empty", type=int, default=9, metavar="N",
+                        help="perfect's exact search from N empty squares (default 9; the bots' own is 11, whose "
+                        "inline searches stall the loop past a connection's heartbeat)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     parser.add_argument("--serve", choices=MODES, help=argparse.SUPPRESS)  # the server side of one run
     args = parser.parse_args()
@@ -247,8 +252,13 @@ def main() -> None:
         if args.switch_interval:
             sys.setswitchinterval(args.switch_interval)
         quarto_bots.THINK_TIME = (low, high)
+        # Every run's searches alike, and short enough that an inline one stalls the loop for seconds, not past the
+        # bystander's heartbeat (a stall that long ends its connection, and the run, as ``silent``).
+        quarto_bots.EXACT_EMPTY = args.exact_empty
         trio.run(_serve, args.serve, args.tables)
         return
+    # The stall is the figure: an inline exact search may hold the loop past a network bot's reply timeout.
+    netbot.REPLY_TIMEOUT = 600.0
     runs = [run_mode(mode, args) for mode in args.modes.split(",")]
     report = {"tables": args.tables, "seconds": args.seconds, "think": [low, high], "runs": runs}
     table = [f"{'run':8} {'requests':>8} {'p50 ms':>8} {'p99 ms':>8} {'worst ms':>9} {'longest batch ms':>17} {'placed':>7}"]

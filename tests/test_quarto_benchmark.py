@@ -23,9 +23,10 @@ def test_quarto_solver_benchmark_runs():
     assert [row["empty_squares"] for row in report["sizes"]] == [5, 6]
     for row in report["sizes"]:
         assert row["values_agree"]
-        for mode in ("symmetric", "plain", "none"):
+        for mode in ("new", "plain"):
             assert row[mode]["nodes"] > 0 and len(row[mode]["values"]) == 2
-        assert row["speedup_vs_plain"] > 0 and row["speedup_vs_none"] > 0
+        assert row["new"]["values"] == row["plain"]["values"]
+        assert len(row["exact_turn"]["seconds"]) == 2
 
 
 def test_quarto_solver_benchmark_prints_a_table():
@@ -37,4 +38,4 @@ def test_quarto_solver_benchmark_prints_a_table():
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    assert "symmetric table:" in result.stdout and "faster than no table" in result.stdout
+    assert "perfect's exact turn" in result.stdout and "faster than plain" in result.stdout

@@ -51,7 +51,7 @@ def test_quatro_play_in_tmux_a_swap_is_made_and_seen(tmp_path, tmux):
         quit_with_ctrl_q(tmux, session)
     finally:
         tmux("kill-session", "-t", session)
-    assert (tmp_path / "quatro" / "client.toml").read_text().count("tess") == 1  # the name is remembered
+    assert (tmp_path / "quatro" / "client.toml").read_text().count('name = "tess"') == 1  # the name is remembered
 
 
 def test_enter_then_a_late_space_at_signing_calls_nothing_in_tmux(tmp_path, tmux):

@@ -90,9 +90,10 @@ def test_the_lobby_shows_how_many_watch_a_table_and_a_closed_one(quatro_server):
             table = app.screen.query_one(DataTable)
             await until(lambda: table.row_count == len(app.tables), what="the list drawn")
             row = next(i for i, t in enumerate(app.tables) if t.table == table_id)
-            assert str(table.get_row_at(row)[-1]) == "1"
+            watch = [str(column.label) for column in table.ordered_columns].index("watch")
+            assert str(table.get_row_at(row)[watch]) == "1"
             await ann.act(p.WATCHERS, open=False)
-            await until(lambda: str(table.get_row_at(row)[-1]) == "closed", what="closed to watchers")
+            await until(lambda: str(table.get_row_at(row)[watch]) == "closed", what="closed to watchers")
             table.move_cursor(row=row)
             table.focus()
             await pilot.press("w")
