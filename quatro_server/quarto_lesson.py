@@ -29,18 +29,6 @@ class QuartoDeck(random.Random):
         return super().randrange(start, stop, step)
 
 
-def winners(board: Sequence[int | None], piece: int) -> tuple[int, ...]:
-    """The empty squares where ``piece`` completes a line sharing an attribute (Q4)."""
-    out = []
-    for square, held in enumerate(board):
-        if held is None:
-            trial = list(board)
-            trial[square] = piece
-            if q.winning_line(trial, square) is not None:
-                out.append(square)
-    return tuple(out)
-
-
 def threats(board: Sequence[int | None]) -> int:
     """Lines of three pieces sharing an attribute, their fourth square empty."""
     count = 0
@@ -73,7 +61,7 @@ class QuartoLessonBot:
             return [q.NextGame()]
         if view.step is q.Step.PLACE and view.in_hand is not None:
             squares = [s for s, p in enumerate(view.board) if p is None]
-            win = winners(view.board, view.in_hand)
+            win = q.winning_squares(view.board, view.in_hand)
             if win:
                 return [q.Place(win[0])]
 
@@ -82,7 +70,7 @@ class QuartoLessonBot:
                 trial[square] = view.in_hand
                 return threats(trial), -square
             return [q.Place(max(squares, key=build))]
-        safe = [p for p in view.pool if not winners(view.board, p)]
+        safe = [p for p in view.pool if not q.winning_squares(view.board, p)]
         return [q.Give((safe or list(view.pool))[0])]
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from quatro_shared import seating
 
 from quatro_server.games import DEFAULT_GAME, GAMES, Game
-from quatro_server.journal import Opening, SavedMove, SavedTable
+from quatro_server.journal import Mismatch, Opening, SavedMove, SavedTable, replay_move
 from quatro_server.timing import Timing
 
 
@@ -94,27 +94,10 @@ def _instants(moves: Sequence[SavedMove]) -> list[list[SavedMove]]:
 
 def _play(table: Any, game: Game, move: SavedMove) -> Sequence[Any]:
     """One recorded input given to the table again; raises ``NotReplayable`` if it does not replay as recorded."""
-    codec = game.journal
-    emits: Sequence[Any]
-    if move.kind == "start":
-        emits = table.start(move.at)
-    elif move.kind == "act":
-        if move.input is None or move.seat is None:
-            raise NotReplayable("not_replayable", f"move {move.n} names no action or no seat")
-        outcome = table.act(move.seat, codec.decode_action(move.input), move.at)
-        if outcome.refusal is not None:
-            raise NotReplayable("not_replayable", f"move {move.n} is refused on replay ({outcome.refusal})")
-        emits = outcome.events
-    elif move.kind == "advance":
-        emits = table.advance(move.at)
-    elif move.kind == "rebase":
-        table.rebase(float(json.loads(move.input or "{}")["delta"]))
-        emits = []
-    else:
-        raise NotReplayable("not_replayable", f"move {move.n} is of unknown kind {move.kind!r}")
-    if codec.encode_events(emits) != move.events:
-        raise NotReplayable("not_replayable", f"move {move.n} ({move.kind}) does not replay as recorded")
-    return emits
+    try:
+        return replay_move(table, game.journal, move)
+    except Mismatch as exc:
+        raise NotReplayable("not_replayable", str(exc)) from None
 
 
 def seat_replay(saved: SavedTable, seat: int, match: int | None = None, *, commentary: bool = True) -> SeatReplay:

@@ -22,6 +22,7 @@ Encodings (compact, used on the wire, by the engine and by the solver):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import ClassVar
@@ -470,6 +471,18 @@ class QuartoView:
     phase_ms: int | None
     #: When the match is over: the winners (both seats for a drawn match).
     winners: tuple[int, ...]
+
+
+def winning_squares(board: Sequence[int | None], piece: int) -> tuple[int, ...]:
+    """The empty squares where ``piece`` completes a line sharing an attribute (Q4)."""
+    out = []
+    for square, held in enumerate(board):
+        if held is None:
+            trial = list(board)
+            trial[square] = piece
+            if winning_line(trial, square) is not None:
+                out.append(square)
+    return tuple(out)
 
 
 def pool_of(view: QuartoView) -> int:

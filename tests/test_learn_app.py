@@ -16,7 +16,6 @@ from quatro_server.lessons import SCENES
 
 from quatro_tui.app import Play
 from quatro_tui.games import client_game
-from quatro_tui.games.quarto.lesson import winners
 from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.lessons.coach import Coach, LessonApp
 from quatro_tui.screens.signing import SigningScreen
@@ -120,7 +119,7 @@ def test_giving_the_piece_that_wins_is_shown_as_handing_them_the_win(tmp_path):
                 if view.phase is not q.Phase.PLAYING or view.turn != view.seat:
                     await pilot.pause(0.2)
                     continue
-                losing = [p for p in view.pool if winners(view.board, p)]
+                losing = [p for p in view.pool if q.winning_squares(view.board, p)]
                 if view.step is q.Step.GIVE and losing and app.done == 2:
                     await pilot.press(*q.format_piece(losing[0]).lower(), "enter")
                     await until(lambda: app.game.game_view.phase is q.Phase.BETWEEN, what="their win")

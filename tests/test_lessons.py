@@ -149,7 +149,7 @@ def test_giving_a_piece_that_hands_them_a_win_does_not_pass_and_a_safe_one_does(
     assert not gave_safe_piece(quarto_game(wrong))
     right = position()
     act(right, 0, q.Give(0b1110))  # short, and shares nothing else with all three
-    assert quarto_lesson.winners(quarto_engine.view(right, 0, 0.0).board, 0b1110) == ()
+    assert q.winning_squares(quarto_engine.view(right, 0, 0.0).board, 0b1110) == ()
     assert gave_safe_piece(quarto_game(right))
 
 

@@ -12,7 +12,7 @@ the game registry (``quatro_server.games``) supplies. ``docs/journal.md`` descri
 
 from quatro_server.journal.codec import Checkpoints, Codec, Notes, Opening, json_text
 from quatro_server.journal.recorder import Recorder, SeatRecord
-from quatro_server.journal.restore import Mismatch, RestoredTable, replay_table, restore
+from quatro_server.journal.restore import Mismatch, RestoredTable, replay_move, replay_table, restore
 from quatro_server.journal.saved import SavedMove, SavedSeat, SavedTable
 from quatro_server.journal.store import (
     FILE_NAME,
@@ -33,5 +33,5 @@ __all__ = [
     "FILE_NAME", "FLUSH_TIMEOUT", "GATHER", "KEEP_FINISHED_DAYS", "LOCK_NAME", "SCHEMA_VERSION", "WRITER_NICENESS",
     "Checkpoints", "Codec", "Journal", "JournalError", "Mismatch", "Notes", "Opening", "Recorder", "RestoredTable",
     "RulesTable", "SavedMove", "SavedSeat", "SavedTable", "SeatRecord", "default_data_dir", "json_text", "read_journal",
-    "replay_table", "restore",
+    "replay_move", "replay_table", "restore",
 ]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quatro_server.journal.codec import Codec, Opening
-from quatro_server.journal.saved import SavedSeat, SavedTable
+from quatro_server.journal.saved import SavedMove, SavedSeat, SavedTable
 from quatro_server.journal.store import Journal
 from quatro_server.timing import Timing
 
@@ -88,27 +88,33 @@ def replay_table(saved: SavedTable, codec: Codec, timing: Timing) -> tuple[Any, 
         todo = moves[last:]
     batches: list[Sequence[Any]] = []
     for move in todo:
-        emits: Sequence[Any]
-        if move.kind == "start":
-            emits = table.start(move.at)
-        elif move.kind == "act":
-            if move.input is None or move.seat is None:
-                raise Mismatch(f"move {move.n} names no action or no seat")
-            outcome = table.act(move.seat, codec.decode_action(move.input), move.at)
-            if outcome.refusal is not None:
-                raise Mismatch(f"move {move.n} is refused on replay ({outcome.refusal})")
-            emits = outcome.events
-        elif move.kind == "advance":
-            emits = table.advance(move.at)
-        elif move.kind == "rebase":
-            table.rebase(float(json.loads(move.input or "{}")["delta"]))
-            emits = []
-        else:
-            raise Mismatch(f"move {move.n} is of unknown kind {move.kind!r}")
-        if codec.encode_events(emits) != move.events:
-            raise Mismatch(f"move {move.n} ({move.kind}) does not replay as recorded")
-        batches.append(emits)
+        batches.append(replay_move(table, codec, move))
     return table, batches
+
+
+def replay_move(table: Any, codec: Codec, move: SavedMove) -> Sequence[Any]:
+    """One recorded input given to ``table`` again; its events. Raises ``Mismatch`` if it does not replay as
+    recorded (refused, of an unknown kind, or with other events)."""
+    emits: Sequence[Any]
+    if move.kind == "start":
+        emits = table.start(move.at)
+    elif move.kind == "act":
+        if move.input is None or move.seat is None:
+            raise Mismatch(f"move {move.n} names no action or no seat")
+        outcome = table.act(move.seat, codec.decode_action(move.input), move.at)
+        if outcome.refusal is not None:
+            raise Mismatch(f"move {move.n} is refused on replay ({outcome.refusal})")
+        emits = outcome.events
+    elif move.kind == "advance":
+        emits = table.advance(move.at)
+    elif move.kind == "rebase":
+        table.rebase(float(json.loads(move.input or "{}")["delta"]))
+        emits = []
+    else:
+        raise Mismatch(f"move {move.n} is of unknown kind {move.kind!r}")
+    if codec.encode_events(emits) != move.events:
+        raise Mismatch(f"move {move.n} ({move.kind}) does not replay as recorded")
+    return emits
 
 
 def _restored(saved: SavedTable, codec_of: Callable[[str | None], Codec | None]) -> RestoredTable:

@@ -3,7 +3,6 @@ each checked from the client's state (the view), and what the coach says between
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 from quatro_shared import quarto as q
 
@@ -36,18 +35,6 @@ def gave_a_piece(game: Game) -> bool:
     return view is not None and any(len(part) == 4 for move in _my_turns(view) for part in move.split())
 
 
-def winners(board: Sequence[int | None], piece: int) -> tuple[int, ...]:
-    """The empty squares where ``piece`` completes a line sharing an attribute (Q4)."""
-    out = []
-    for square, held in enumerate(board):
-        if held is None:
-            trial = list(board)
-            trial[square] = piece
-            if q.winning_line(trial, square) is not None:
-                out.append(square)
-    return tuple(out)
-
-
 def gave_safe_piece(game: Game) -> bool:
     """This piece hands them a win: with a piece in the pool that would win, the player gave one that does not."""
     view = _quarto_view(game)
@@ -55,8 +42,8 @@ def gave_safe_piece(game: Game) -> bool:
         return False
     if view.step is not q.Step.PLACE:
         return False
-    risky = any(winners(view.board, piece) for piece in (*view.pool, view.in_hand))
-    return risky and not winners(view.board, view.in_hand)
+    risky = any(q.winning_squares(view.board, piece) for piece in (*view.pool, view.in_hand))
+    return risky and not q.winning_squares(view.board, view.in_hand)
 
 
 def threat(view: q.QuartoView) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
@@ -81,7 +68,7 @@ def _arrows(keys: Keys) -> str:
 
 
 def _safe_pieces(view: q.QuartoView) -> list[int]:
-    return [piece for piece in view.pool if not winners(view.board, piece)] or list(view.pool)
+    return [piece for piece in view.pool if not q.winning_squares(view.board, piece)] or list(view.pool)
 
 
 def _place_words(game: Game, keys: Keys) -> str:
