@@ -222,7 +222,7 @@ class Solver:
         self.table_peak = 0
         self.tt: dict[int, int] = {}
         self._killers = [-1] * (SQUARES + 1)
-        self.order_min = 7
+        self.order_min = 5
         self.place_order_min = 5
         self._etc_min = self._table_min if table == "plain" else SQUARES + 1
         self._limit = -1
@@ -389,6 +389,7 @@ class Solver:
                         base[e] = rest
         winners = _WINNERS
         codes = _CODE
+        popcount = _POPCOUNT
         pieces = _BITS[safe]
         if best_first >= 0 and safe >> best_first & 1:
             if pieces[0] != best_first:
@@ -400,21 +401,21 @@ class Solver:
                 left = pool ^ (1 << q)
                 count = 0
                 for s in empties:
-                    if left & ~winners[base[s] | code & pair[s]]:
-                        count += 1
+                    count += popcount[left & ~winners[base[s] | code & pair[s]]]
                 scored.append((count, q))
             scored.sort()
             pieces = tuple(q for _, q in scored)
         killers = self._killers
-        killer = killers[n]
-        if killer >= 0 and occ >> killer & 1 == 0 and empties[0] != killer:
-            empties = (killer,) + tuple(s for s in empties if s != killer)
-        spots = [(s, base[s], pair[s], 1 << s) for s in empties]
+        ordered = n >= self.place_order_min
+        if not ordered:
+            killer = killers[n]
+            if killer >= 0 and occ >> killer & 1 == 0 and empties[0] != killer:
+                empties = (killer,) + tuple(s for s in empties if s != killer)
+        spots = [(s, base[s], pair[s]) for s in empties]
         bits = _BITS
         put = _PUT
         etc = n > self._etc_min
         give = self._give
-        popcount = _POPCOUNT
         best = LOSS - 1
         best_piece = pieces[0]
         for q in pieces:
@@ -424,40 +425,55 @@ class Solver:
             # after which every piece it could give completes a line loses for it, and is not searched.
             reply = LOSS - 1
             o_alpha, o_beta = -beta, -alpha
-            places = spots
-            if n >= self.place_order_min:
-                places = sorted(spots, key=lambda t: popcount[left & ~winners[t[1] | code & t[2]]])
             if etc:
                 # The table may already know a placement that refutes q: look before searching any.
                 for s in empties:
                     hit = tt.get(key | put[s][q])
                     if hit is not None and (hit >> 6) - 1 >= o_beta:
                         reply = o_beta
-                        places = []
                         break
-            for s, b, p, bit in places:
-                safe2 = left & ~winners[b | code & p]
-                if not safe2:
-                    v = LOSS
-                elif n == 2:
-                    v = DRAW  # one piece left, and it is safe: the board fills (Q5)
-                elif n == 3:
-                    cells[s] = code
-                    a, c = bits[~(occ | bit) & FULL]
-                    x, y = bits[left]
-                    v = _two(cells, a, c, x, y, safe2)
-                    cells[s] = 0
-                else:
-                    cells[s] = code
-                    v = give(cells, occ | bit, key | put[s][q], left, safe2, o_alpha, o_beta)
-                    cells[s] = 0
-                if v > reply:
-                    reply = v
-                    if v > o_alpha:
-                        o_alpha = v
-                        if v >= o_beta:
-                            killers[n] = s
-                            break
+            if reply >= o_beta:
+                pass
+            elif ordered:
+                # The placements that leave the placer the fewest safe pieces to give first: they settle soonest.
+                places = [(popcount[(safe2 := left & ~winners[b | code & p])], s, safe2) for s, b, p in spots]
+                places.sort()
+                for _, s, safe2 in places:
+                    if safe2:
+                        cells[s] = code
+                        v = give(cells, occ | 1 << s, key | put[s][q], left, safe2, o_alpha, o_beta)
+                        cells[s] = 0
+                    else:
+                        v = LOSS
+                    if v > reply:
+                        reply = v
+                        if v > o_alpha:
+                            o_alpha = v
+                            if v >= o_beta:
+                                break
+            else:
+                for s, b, p in spots:
+                    safe2 = left & ~winners[b | code & p]
+                    if not safe2:
+                        v = LOSS
+                    elif n == 2:
+                        v = DRAW  # one piece left, and it is safe: the board fills (Q5)
+                    elif n == 3:
+                        cells[s] = code
+                        x, y = bits[~(occ | 1 << s) & FULL]
+                        v = _two(cells, x, y, *bits[left], safe2)
+                        cells[s] = 0
+                    else:
+                        cells[s] = code
+                        v = give(cells, occ | 1 << s, key | put[s][q], left, safe2, o_alpha, o_beta)
+                        cells[s] = 0
+                    if v > reply:
+                        reply = v
+                        if v > o_alpha:
+                            o_alpha = v
+                            if v >= o_beta:
+                                killers[n] = s
+                                break
             value = -reply
             if value > best:
                 best = value
