@@ -460,8 +460,9 @@ class Solver:
                         v = DRAW  # one piece left, and it is safe: the board fills (Q5)
                     elif n == 3:
                         cells[s] = code
-                        x, y = bits[~(occ | 1 << s) & FULL]
-                        v = _two(cells, x, y, *bits[left], safe2)
+                        e, f = bits[~(occ | 1 << s) & FULL]
+                        x, y = bits[left]
+                        v = _two(cells, e, f, x, y, safe2)
                         cells[s] = 0
                     else:
                         cells[s] = code
