@@ -1408,7 +1408,7 @@ class ExpertBot(HardBot):
             if other != team:
                 miss *= 1.0 - reader.card_taken[other] / (reader.card_chances[other] + 1)
         q = min(0.9, 1.0 - miss)
-        return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN
+        return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN * (1.0 - q)
 
     def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:
         """With a bot partner: the channel changes (taken or released) with a swap exactly when the key says so,
