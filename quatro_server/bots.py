@@ -1400,7 +1400,9 @@ class ExpertBot(HardBot):
         2p - 1 > -q - (1 - q) p, that is p > (1 - q) / (3 - q); ``COUNTER_MARGIN`` is added for the estimate's
         own error and for what waiting may still show. q is the chance that one of the other opposing teams
         counters it: each one's share of the rounds that ended with another team's hand allowing four, which it
-        ended by countering that hand (none at four players: the accused is the only other team).
+        ended by countering that hand (none at four players: the accused is the only other team). The margin
+        shrinks with 1 - q: where the others counter every hand the cards allow, waiting shows nothing more (the
+        hand is countered at someone else's next look), and any chance of four is a point taken from them.
         """
         reader = self.reader
         miss = 1.0
@@ -1408,7 +1410,7 @@ class ExpertBot(HardBot):
             if other != team:
                 miss *= 1.0 - reader.card_taken[other] / (reader.card_chances[other] + 1)
         q = min(0.9, 1.0 - miss)
-        return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN
+        return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN * (1.0 - q)
 
     def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:
         """With a bot partner: the channel changes (taken or released) with a swap exactly when the key says so,

@@ -203,6 +203,21 @@ def test_expert_does_not_make_a_four_an_opponent_who_counters_on_cards_would_cat
     assert a.Swap("JS", 0, "KC") in fresh.decide(four_to_make, 0.0)  # nobody countered on the cards: four it is
 
 
+def test_expert_counters_on_a_lower_bar_where_the_others_counter_every_hand_the_cards_allow():
+    # Six players: teams 1 and 2 each ended by a counter nine of the ten rounds another team's hand allowed four.
+    bot = ExpertBot(random.Random(7))
+    dealt(bot, 0, ("KS", "QS", "JS", "10S"), ("KD", "KH", "AH", "AC", "9S", "9H"), players=6)
+    bot.reader.card_chances = [0, 10, 10]
+    bot.reader.card_taken = [0, 10, 10]
+    view = seat_view(players=6)
+    # Waiting shows nothing there: the hand is countered at the next look by someone else, right or wrong.
+    assert bot.counter_bar(view, 1) < 0.1
+    # At four players nobody else can counter: the bar keeps its margin for what waiting may show.
+    four = ExpertBot(random.Random(7))
+    dealt(four, 0, ("KS", "QS", "JS", "10S"), ("KD", "KH", "AH", "AC"))
+    assert four.counter_bar(seat_view(), 1) == pytest.approx(1 / 3 + bots.COUNTER_MARGIN)
+
+
 def test_expert_learns_that_a_seat_goes_quiet_on_four():
     bot = ExpertBot(random.Random(8))
     hand, center = ("AS", "QS", "JS", "10S"), ("KS", "KH", "AD", "JH")
