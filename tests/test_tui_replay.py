@@ -52,6 +52,12 @@ def bar_text(app: QuatroApp) -> str:
     return str(app.screen.query_one("#replay-status").render())
 
 
+def replay_keys(app: QuatroApp) -> str:
+    """The replay bar's line of keys, once it is drawn ("" before)."""
+    keys = app.screen.query("#replay-keys")
+    return str(keys.first().render()) if keys else ""
+
+
 def notes_of(app: QuatroApp) -> str:
     panels = app.screen.query(ReplayNotes)
     return str(panels.first().render()) if panels and panels.first().display else ""
@@ -148,8 +154,8 @@ def test_q_a_quarto_replay_jumps_move_by_move_with_the_solver_s_verdict(tmp_path
         player = ReplayPlayer(tape, autoplay=False)
         app = QuatroApp(replay=player)
         async with app.run_test(size=(100, 32)) as pilot:
-            await until(lambda: isinstance(app.screen, QuartoScreen) and app.screen.query(ReplayBar), what="the board")
-            assert "next move" in str(app.screen.query_one("#replay-keys").render())
+            await until(lambda: isinstance(app.screen, QuartoScreen) and "next move" in replay_keys(app),
+                        what="the board, and the replay's keys naming the next move")
             said = []
             for _ in range(40):
                 await pilot.press("n")
@@ -260,7 +266,7 @@ def test_a_replay_in_ascii_mode_shows_ascii_and_names_as_plain_text(tmp_path):
             await pilot.press("n")
             await until(lambda: "The truth of round" in notes_of(app), what="the truth")
             assert bar_text(app).isascii() and notes_of(app).isascii()
-            assert str(app.screen.query_one("#replay-keys").render()).isascii()
+            assert replay_keys(app) and replay_keys(app).isascii()
             assert "[b]ann[/b]" in bar_text(app)
 
     run(body)
