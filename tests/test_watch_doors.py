@@ -18,8 +18,9 @@ from quatro_shared.views import Phase
 from helpers.netclient import TestClient
 from helpers.ssh import start_door
 from helpers.terminal import wait_for
-from helpers.web import Page, chromium_path, start_web
+from helpers.web import Page, start_web
 from test_ssh_terminal import ssh_client, ssh_command  # noqa: F401 - ssh_client is a fixture
+from test_web_door import browser  # noqa: F401 - a fixture: one Chromium for the module
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -103,17 +104,6 @@ def test_a_watcher_over_ssh_follows_a_whole_match_from_the_lobby_w_key(tmp_path,
         host.close()
         tmux("kill-server")
         door.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    path = chromium_path()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=path, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 def test_a_browser_visitor_follows_a_whole_match_from_the_lobby_w_key(browser, tmp_path):
