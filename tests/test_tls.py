@@ -225,3 +225,8 @@ def test_the_client_context_verifies_by_default():
     assert context is not None
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
     assert context.minimum_version >= ssl.TLSVersion.TLSv1_2
+
+
+async def test_a_tls_client_at_a_plain_port_is_told_the_server_does_not_speak_tls(server):
+    with pytest.raises(netbot.TlsRefused, match="did not speak TLS .*join without tls://"):
+        await netbot.connect(HOST, server.port, Endpoint(HOST, server.port, True))
