@@ -329,7 +329,10 @@ def _serve(args: argparse.Namespace) -> int:
                 from quatro_server.metrics import Metrics
 
                 metrics = Metrics()
-                scraped = await nursery.start(metrics.serve, *metrics_at)
+                try:
+                    scraped = await nursery.start(metrics.serve, *metrics_at)
+                except OSError as exc:
+                    raise DoorFailed(f"cannot serve metrics on {with_port(*metrics_at)}: {exc.strerror or exc}") from exc
                 where = scraped[0].socket.getsockname()
                 print(f"Metrics: http://{with_port(where[0], where[1])}/metrics", flush=True)
 
@@ -424,7 +427,7 @@ async def _announce(announcement: Announcement) -> None:
 
 
 class DoorFailed(Exception):
-    """A door could not listen (its port is taken, say): the server does not run without it."""
+    """A door (or the metrics endpoint) could not listen (its port is taken, say): the server does not run without it."""
 
 
 async def _open_door(door: Door, host: str | None, game_address: str, port: int, name: str) -> tuple[DoorThread, int]:

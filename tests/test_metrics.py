@@ -149,3 +149,18 @@ def test_metrics_address_on_the_command_line():
     assert _metrics_address("[::1]:9100") == ("::1", 9100)
     with pytest.raises(ValueError, match="name a port"):
         _metrics_address("example.org")
+
+
+def test_a_metrics_port_already_taken_stops_the_server_saying_so():
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind((HOST, 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "quatro_server", "--host", HOST, "--port", "0", "--no-journal",
+                               "--metrics", str(port)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1
+    assert f"quatro-server: cannot serve metrics on {HOST}:{port}: Address already in use" in done.stderr, done.stderr
