@@ -255,7 +255,8 @@ def replay_app(args: argparse.Namespace, settings: Settings) -> QuatroApp | int:
             table = int(args.target)
             remembered = settings.remembered_seat(args.address, name, table, "")
             tape = fetch(endpoint.host, endpoint.port, name, table, args.seat, match=args.match, password=args.password,
-                         secret=None if remembered is None else remembered.secret, tls=tls_context(endpoint))
+                         secret=None if remembered is None else remembered.secret, tls=tls_context(endpoint),
+                         tls_ca=endpoint.ca)
         elif os.path.isfile(args.target):
             tape = load(args.target, args.seat, match=args.match, table=args.table)
         elif args.target.isdigit():

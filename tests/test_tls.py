@@ -230,3 +230,18 @@ def test_the_client_context_verifies_by_default():
 async def test_a_tls_client_at_a_plain_port_is_told_the_server_does_not_speak_tls(server):
     with pytest.raises(netbot.TlsRefused, match="did not speak TLS .*join without tls://"):
         await netbot.connect(HOST, server.port, Endpoint(HOST, server.port, True))
+
+
+async def test_quatro_replay_over_tls_verifies_the_certificate_too(tls_server, cert, tmp_path):
+    from quatro_tui.replay.tape import ReplayError, fetch
+
+    from quatro_shared.tls import client_context
+
+    other = self_signed(tmp_path / "other", name="other")
+    wrong = Endpoint(HOST, tls_server.port, True, str(other.cert))
+    with pytest.raises(ReplayError, match=f"not trusted: .*the CA in {other.cert}"):
+        await trio.to_thread.run_sync(lambda: fetch(HOST, tls_server.port, "ann", 1, 0, tls=client_context(wrong),
+                                                    tls_ca=wrong.ca))
+    right = Endpoint(HOST, tls_server.port, True, str(cert.cert))
+    with pytest.raises(ReplayError, match="no such table|no journal|journal"):  # past the handshake: the server's words
+        await trio.to_thread.run_sync(lambda: fetch(HOST, tls_server.port, "ann", 1, 0, tls=client_context(right)))

@@ -134,12 +134,13 @@ def load(target: str, seat: int, *, match: int | None = None, table: int | None 
 class _Link:
     """A blocking connection through the client core, for the command line (before any screen shows)."""
 
-    def __init__(self, host: str, port: int, name: str, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(self, host: str, port: int, name: str, tls: ssl.SSLContext | None = None,
+                 tls_ca: str | None = None) -> None:
         try:
             sock = socket.create_connection((host, port), timeout=TIMEOUT)
             self.sock = sock if tls is None else tls.wrap_socket(sock, server_hostname=host)
         except OSError as exc:
-            trouble = tls_trouble(exc, Endpoint(host, port, True)) if tls is not None else None
+            trouble = tls_trouble(exc, Endpoint(host, port, True, tls_ca)) if tls is not None else None
             raise ReplayError(trouble or f"cannot reach {host}:{port} ({exc.strerror or exc})") from exc
         self.core = ClientCore(name)
         reply = self.ask(m.Hello(p.PROTOCOL_VERSION, name))
@@ -162,10 +163,11 @@ class _Link:
 
 
 def fetch(host: str, port: int, name: str, table: int, seat: int, *, match: int | None = None,
-          password: str | None = None, secret: str | None = None, tls: ssl.SSLContext | None = None) -> Tape:
+          password: str | None = None, secret: str | None = None, tls: ssl.SSLContext | None = None,
+          tls_ca: str | None = None) -> Tape:
     """A replay from a server, over the protocol (over TLS with ``tls``, ``quatro_shared.tls``). Raises
     ``ReplayError`` (a refusal's own words)."""
-    link = _Link(host, port, name, tls)
+    link = _Link(host, port, name, tls, tls_ca)
     try:
         received: list[m.ReplayFrames] = []
         while True:
