@@ -311,7 +311,7 @@ class Server:
         self.thinkers = trio.CapacityLimiter(BOT_THINKERS)
         #: The worker threads reading past matches from the journal (``_answer_from_archive``).
         self.archivists = trio.CapacityLimiter(1)
-        #: Frames read from every client, and connections ended by reason (``REFUSALS`` among them): the metrics'
+        #: Frames read from every client, and connections ended by reason (refusals among them): the metrics'
         #: figures (``quatro_server.metrics``), plain counts that cost the hot path an addition.
         self.frames_in = 0
         self.ended: dict[str, int] = {}
