@@ -245,3 +245,12 @@ async def test_quatro_replay_over_tls_verifies_the_certificate_too(tls_server, c
     right = Endpoint(HOST, tls_server.port, True, str(cert.cert))
     with pytest.raises(ReplayError, match="no such table|no journal|journal"):  # past the handshake: the server's words
         await trio.to_thread.run_sync(lambda: fetch(HOST, tls_server.port, "ann", 1, 0, tls=client_context(right)))
+
+
+async def test_without_tls_a_connection_is_the_plain_socket_it_always_was(server):
+    """The default: no SSLStream, the socket read and written directly, no listener for the doors."""
+    client = await TestClient.connect(server.port, "ann")
+    (conn,) = server.connections
+    assert conn.secured and not conn.door_only and conn.fd >= 0 and conn.outbox.fd == conn.fd
+    assert type(conn.stream) is trio.SocketStream
+    await client.aclose()
