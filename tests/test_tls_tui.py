@@ -103,3 +103,31 @@ def test_quatro_join_reads_a_tls_address_and_a_ca_file(tmp_path, monkeypatch):
     assert isinstance(plain, QuatroApp) and isinstance(plain.plan, Join) and not plain.plan.tls
     missing = Path(tmp_path / "none.pem")
     assert cli.make_app(["join", "tls://game.example.org", "--tls-ca", str(missing), "--name", "ann"]) == 2
+
+
+def test_a_dropped_tls_link_comes_back_to_its_seat_over_tls(tls_server):
+    """The client's own reconnection (R19) speaks TLS again, with the same verification."""
+    import asyncio
+
+    from quatro_shared import messages as m
+    from quatro_shared.tls import Endpoint, client_context
+    from quatro_tui.connection import Connection, LinkBack
+
+    port, cert = tls_server
+
+    async def body():
+        told: list[object] = []
+        context = client_context(Endpoint(HOST, port, True, str(cert.cert)))
+        conn = Connection(HOST, port, "ann", told.append, tls=context, backoff_first=0.05)
+        await conn.open()
+        reading = asyncio.create_task(conn.run())
+        created = await conn.request(m.CreateTable(4))
+        assert isinstance(created, m.Ok) and conn.seat is not None
+        conn.abort()
+        await until(lambda: any(isinstance(message, LinkBack) for message in told), what="the link back")
+        assert conn.connected and conn.seat is not None and conn.seat.table == created.payload.table
+        assert conn._writer is not None and conn._writer.get_extra_info("ssl_object") is not None
+        await conn.close()
+        reading.cancel()
+
+    run(body)
