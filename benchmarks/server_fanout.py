@@ -428,6 +428,7 @@ class Target:
         self.boost = boost  # run this much above the normal priority (``--boost``)
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
+        self.metrics_port = 0  # its metrics endpoint (``quatro+metrics``), printed before the game port
         self.log = tempfile.TemporaryFile(mode="w+")  # the server's log, read for its loop_stats once it stops
 
     def loop_stats(self) -> dict[str, float]:
@@ -450,6 +451,9 @@ class Target:
             line = self.process.stdout.readline()
             if not line:
                 break
+            if line.startswith("Metrics: http://"):
+                self.metrics_port = int(line.strip().rsplit(":", 1)[1].split("/", 1)[0])
+                continue
             if f"{HOST}:" in line:
                 self.port = int(line.strip().rsplit(":", 1)[1])
                 return self
@@ -471,7 +475,7 @@ class Target:
 async def measure(target: str, port: int, pid: int, tables: int, args: argparse.Namespace, timing: Timing) -> Result:
     stats = Stats()
     rng = random.Random(tables)
-    quatro = target == "quatro"
+    quatro = target.startswith("quatro")
     async with trio.open_nursery() as nursery:
         seat_tables: list[list[LoadSeat]] = []
         for n in range(tables):
@@ -536,7 +540,7 @@ class WorkerReport:
 
 
 async def _worker_setup(target: str, port: int, first: int, count: int, timing: Timing, stats: Stats) -> list[list[LoadSeat]]:
-    quatro = target == "quatro"
+    quatro = target.startswith("quatro")
     tables = [[LoadSeat(None, stats, i) for i in range(SEATS)] for _ in range(count)]
     async with trio.open_nursery() as readers:
         with trio.fail_after(CONNECT_TIMEOUT + count):
@@ -567,7 +571,7 @@ def lean_worker(
     except BaseException as exc:  # noqa: BLE001 - told to the parent, which stops the run
         control.send(("failed", repr(exc)))
         return
-    quatro = target == "quatro"
+    quatro = target.startswith("quatro")
     seats = [s for t in tables for s in t]
     by_fd: dict[int, LoadSeat] = {}
     poll = select.epoll()
@@ -682,6 +686,20 @@ def lean_worker(
                 skipped[1] += stats.measuring
 
 
+def _scrape_for(port: int, seconds: float, every: float) -> int:
+    """Scrape the server's metrics endpoint every ``every`` seconds for ``seconds`` (as Prometheus would, more
+    often); the scrapes made."""
+    import urllib.request
+
+    end, scrapes = time.perf_counter() + seconds, 0
+    while (left := end - time.perf_counter()) > 0:
+        with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=5) as answer:
+            answer.read()
+        scrapes += 1
+        time.sleep(max(0.0, min(every, end - time.perf_counter())))
+    return scrapes
+
+
 def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: Timing, timing_file: Path) -> Result:
     """``run_target`` with the load in ``args.procs`` worker processes (the lean generator)."""
     import multiprocessing
@@ -713,16 +731,19 @@ def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: 
                 if status[0] != "ready":
                     raise RuntimeError(f"a load worker failed: {status[1]}")
             time.sleep(args.warmup)
-            if target == "quatro":
+            if target.startswith("quatro"):
                 os.kill(pid, signal.SIGUSR1)
             cpu0, all0, t0 = _cpu_seconds(pid), _process_cpu_seconds(pid), time.perf_counter()
             for _, pipe in workers:
                 pipe.send("start")
-            time.sleep(args.seconds)
+            if server.metrics_port:
+                _scrape_for(server.metrics_port, args.seconds, args.scrape_every)
+            else:
+                time.sleep(args.seconds)
             for _, pipe in workers:
                 pipe.send("stop")
             cpu1, all1, t1 = _cpu_seconds(pid), _process_cpu_seconds(pid), time.perf_counter()
-            if target == "quatro":
+            if target.startswith("quatro"):
                 os.kill(pid, signal.SIGUSR1)
             reports: list[WorkerReport] = []
             for _, pipe in workers:
@@ -785,7 +806,7 @@ _SERVE = (
 
 
 def _target_command(target: str, tables: int, args: argparse.Namespace, timing_file: Path) -> list[str]:
-    if target == "quatro":
+    if target.startswith("quatro"):
         serve = ["--host", HOST, "--port", "0", "--timing", str(timing_file), "--log-level", args.log_level]
         serve += ["--trusted-address", HOST]  # every load client comes from here
         # The operator's server journals every table, in a fresh data directory for every run (never the user's): a
@@ -794,6 +815,8 @@ def _target_command(target: str, tables: int, args: argparse.Namespace, timing_f
             serve += ["--no-journal"]
         else:
             serve += ["--data-dir", tempfile.mkdtemp(prefix=f"data-{tables}-", dir=timing_file.parent)]
+        if target == "quatro+metrics":
+            serve += ["--metrics", "0"]  # the endpoint on, the loop's lag measured, and scraped in the window
         command = [sys.executable, "-c", _SERVE, str(tables * SEATS + 100), args.gc_thresholds, args.timer_slack, *serve]
     else:
         writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
@@ -1164,6 +1187,13 @@ def main() -> int:
         help="measure each table count this many times, the targets alternating; the ratios are the median of the "
         "rounds' (each round's relay and server measured a minute apart at most)",
     )
+    parser.add_argument(
+        "--metrics", action="store_true",
+        help="measure the server a second time with its metrics endpoint on (quatro-server --metrics), scraped "
+        "every --scrape-every seconds in the window; prints the ratio, metrics on over off, round by round",
+    )
+    parser.add_argument("--scrape-every", type=float, default=1.0,
+                        help="seconds between scrapes with --metrics (default 1: fifteen times Prometheus's usual)")
     parser.add_argument("--serve-relay", metavar="WRITER", choices=WRITERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_relay:
@@ -1186,6 +1216,7 @@ def main() -> int:
     print(HEADER, file=out, flush=True)
     results: dict[tuple[str, int], Result] = {}
     rounds: dict[tuple[str, int], list[float]] = {}  # (relay, tables): the server over that relay, round by round
+    metered: dict[int, list[tuple[float, float]]] = {}  # tables: (µs per message with metrics, without), by round
     with tempfile.TemporaryDirectory() as tmp:
         timing_file = Path(tmp) / "bench.toml"
         timing_file.write_text("".join(f"{name} = {value!r}\n" for name, value in timing.values().items()))
@@ -1193,7 +1224,8 @@ def main() -> int:
             # Rounds alternate the targets (relay, server, relay, server, ...): a machine whose speed drifts over a
             # minute (a shared host) moves both figures of a round alike, so a round's ratio holds where the two
             # targets' absolute figures do not. Each target's figures are its median round's.
-            runs: dict[str, list[Result]] = {target: [] for target in [*relays, "quatro"]}
+            runs: dict[str, list[Result]] = {target: [] for target in
+                                             [*relays, "quatro", *(["quatro+metrics"] if args.metrics else [])]}
             for _ in range(args.rounds):
                 for target in runs:
                     result = run_target(target, tables, args, timing, timing_file)
@@ -1203,7 +1235,16 @@ def main() -> int:
                 results[target, tables] = _median_run(done)
             for relay in relays:
                 rounds[relay, tables] = [q.us_per_delivery / r.us_per_delivery for q, r in zip(runs["quatro"], runs[relay])]
+            if args.metrics:
+                metered[tables] = [(m.us_per_delivery, q.us_per_delivery)
+                                   for m, q in zip(runs["quatro+metrics"], runs["quatro"])]
     print_summary(results, sizes, relays, args.pace, out, rounds)
+    for tables, pairs in metered.items():
+        ratios = sorted(on / off for on, off in pairs)
+        extra = sorted(on - off for on, off in pairs)
+        print(f"metrics on / off at {tables} tables: x{ratios[len(ratios) // 2]:.3f} (rounds: "
+              f"{', '.join(f'{r:.3f}' for r in ratios)}), {extra[len(extra) // 2]:+.2f} us per delivered message, "
+              f"scraped every {args.scrape_every:g} s", file=out, flush=True)
     if args.json:
         report = summary_json(results, sizes, relays, args.pace, rounds)
         slack = float(args.timer_slack) if args.timer_slack else TIMER_SLACK

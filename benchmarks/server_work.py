@@ -1,6 +1,6 @@
 """The server's own work per delivered message, in process: no sockets, no scheduler, a steady figure.
 
-    python benchmarks/server_work.py [--tables 50] [--steps 1500] [--pace 3] [--json]
+    python benchmarks/server_work.py [--tables 50] [--steps 1500] [--pace 3] [--scrape-every 15] [--json]
 
 ``server_fanout.py`` measures the whole server over loopback TCP against a bare relay; on a shared machine its
 figures drift by 5-10 % from one minute to the next, more than most single changes to the server are worth. This
@@ -18,7 +18,11 @@ in one process on one thread, so that a run repeats to within a few per cent:
    sets it once it serves (``quatro_server.quiet.settle_heap``: start-up frozen, a young generation of 70,000).
 2. ``server+journal``: the same, journalling every table to a fresh data directory (the operator's default): the
    loop's share of the journal, and the writer thread beside it (its CPU is not counted, its interference is).
-3. ``relay``: the baseline, the Python of ``server_fanout.py``'s flusher relay for the same messages: each request's
+3. ``server+metrics``: the same as ``server``, its metrics watched (``quatro-server --metrics``) and their text
+   written every ``--scrape-every`` seconds of the run's clock, within the measured time, as a scrape costs the loop.
+   The loop-lag task and the counters' additions are not in it (no scheduler here, and every outbox here is taken by
+   hand, not by a flusher): ``docs/operating.md`` adds them up.
+4. ``relay``: the baseline, the Python of ``server_fanout.py``'s flusher relay for the same messages: each request's
    bytes decoded, one update built and encoded for the table, appended to its 8 connections with an ``ok`` for the
    requester, and every connection's frames joined.
 
@@ -59,7 +63,7 @@ from quatro_server.server import Connection, Server  # noqa: E402
 from quatro_server.timing import PROFILES  # noqa: E402
 from server_fanout import SEATS, paced_timing, sample_update_body  # noqa: E402
 
-VARIANTS = ("relay", "server", "server+journal")
+VARIANTS = ("relay", "server", "server+journal", "server+metrics")
 
 
 class _NoStream:
@@ -128,13 +132,23 @@ def _seat_all(server: Server, clock: trio.testing.MockClock, count: int) -> list
     return tables
 
 
-def measure_server(run: _Run, journalled: bool) -> dict[str, float]:
+def measure_server(run: _Run, journalled: bool, scrape_every: float | None = None) -> dict[str, float]:
+    """``scrape_every``: the server's metrics watched (``quatro_server.metrics``) and their text written every that
+    many seconds of the run's clock, inside the measured time, as a scrape makes the loop write it."""
     clock = trio.testing.MockClock()
     result: dict[str, float] = {}
 
     async def main() -> None:
         lobby = Lobby(timing_profiles={**PROFILES, "bench": run.timing}, seed=7)
         server = Server(lobby)
+        metrics = None
+        if scrape_every is not None:
+            from quatro_server.metrics import Metrics
+
+            metrics = Metrics()
+            metrics.watch(server)
+        scraped_at = trio.current_time()
+        scrapes, scrape_cpu = 0, 0.0
         book = None
         with tempfile.TemporaryDirectory() as data:
             if journalled:
@@ -170,8 +184,16 @@ def measure_server(run: _Run, journalled: bool) -> dict[str, float]:
                         if chunks:
                             delivered += len(chunks)
                             conn.outbox.sent(len(conn.outbox.take()))
+                if metrics is not None and scrape_every is not None and now >= scraped_at + scrape_every:
+                    began = time.thread_time()
+                    metrics.text()
+                    scrape_cpu += time.thread_time() - began
+                    scraped_at, scrapes = now, scrapes + 1
                 cpu += time.thread_time() - started
             result.update(us_per_msg=cpu / delivered * 1e6, messages=delivered)
+            if metrics is not None:
+                result.update(scrapes=scrapes, us_per_scrape=scrape_cpu / max(1, scrapes) * 1e6,
+                              scrape_us_per_msg=scrape_cpu / delivered * 1e6)
             gc.set_threshold(*thresholds)
             gc.unfreeze()
             if book is not None:
@@ -230,12 +252,15 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=1500, help="steps measured: each table gets one swap per step")
     parser.add_argument("--pace", type=float, default=3.0, help="play this many times faster than the standard timing")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
+    parser.add_argument("--scrape-every", type=float, default=15.0,
+                        help="server+metrics: seconds of the run's clock between scrapes (default 15, Prometheus's usual)")
     args = parser.parse_args()
     run = _Run(args.tables, args.steps, args.pace)
     figures = {
         "relay": measure_relay(run),
         "server": measure_server(run, journalled=False),
         "server+journal": measure_server(run, journalled=True),
+        "server+metrics": measure_server(run, journalled=False, scrape_every=args.scrape_every),
     }
     base = figures["relay"]["us_per_msg"]
     for name in VARIANTS:
@@ -249,6 +274,10 @@ def main() -> int:
     for name in VARIANTS:
         f = figures[name]
         print(f"  {name:<15} {f['us_per_msg']:6.2f} µs/msg  {f['ratio_to_relay']:5.2f}x relay   ({f['messages']:.0f} messages)")
+    metered = figures["server+metrics"]
+    print(f"  server+metrics: {metered['scrapes']:.0f} scrapes of {metered['us_per_scrape']:.0f} µs each, "
+          f"{metered['scrape_us_per_msg']:.4f} µs per message; metrics on / off x"
+          f"{metered['us_per_msg'] / figures['server']['us_per_msg']:.3f} (the run's noise included)")
     return 0
 
 

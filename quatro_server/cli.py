@@ -15,7 +15,9 @@ import logging
 import os
 import socket
 import signal
+import ssl
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,10 +26,11 @@ import trio
 
 from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
+from quatro_shared.addresses import parse_address
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
 from quatro_server import doors, journal, logs, netbot, replay, simulators, soak
-from quatro_server.addresses import join_addresses
+from quatro_server.addresses import join_addresses, with_port
 from quatro_server.doors import Door, DoorThread, door_addresses, loopback, new_door_token
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
@@ -36,8 +39,10 @@ from quatro_server.records.store import Records, RecordsError
 from quatro_server.tables.lobby import Lobby
 from quatro_server.server import ServerConfig, run, settle
 from quatro_server.timing import PROFILES, load_timing
+from quatro_server.tls import TlsConfigError, server_context
 
 if TYPE_CHECKING:
+    from quatro_server.metrics import Metrics
     from quatro_server.ssh_door import Door as SshDoor
     from quatro_server.web_door import WebDoor
 
@@ -174,6 +179,7 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
     web.add_argument("--web-idle", type=float, default=default(doors.WEB_IDLE_TIMEOUT), metavar="SECONDS",
                      help=f"close a browser page's game after SECONDS without a key press outside a match "
                           f"(default {doors.WEB_IDLE_TIMEOUT:g})")
+    _operating_options(parser, default)
     serve.add_argument(
         "--announce",
         action=argparse.BooleanOptionalAction,
@@ -181,6 +187,32 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         help="announce the server on the LAN with zeroconf, for quatro join without an address "
              f"(default: yes, unless it listens on loopback only or {NO_ANNOUNCE_ENV}=1)",
     )
+
+
+def _operating_options(parser: argparse.ArgumentParser, default: Callable[[object], object]) -> None:
+    """TLS on the game port and the metrics endpoint (docs/operating.md)."""
+    ops = parser.add_argument_group("TLS and metrics", "for a server on the internet (docs/operating.md)")
+    ops.add_argument("--tls-cert", type=Path, default=default(None), metavar="FILE",
+                     help="speak TLS on the game port with this certificate (PEM, its chain after it); players join "
+                          "with quatro join tls://HOST; needs --tls-key")
+    ops.add_argument("--tls-key", type=Path, default=default(None), metavar="FILE",
+                     help="the certificate's private key (PEM)")
+    ops.add_argument("--metrics", default=default(None), metavar="[HOST:]PORT",
+                     help="serve Prometheus metrics at http://HOST:PORT/metrics (default host 127.0.0.1; 0 picks a "
+                          "free port)")
+
+
+def _metrics_address(text: str) -> tuple[str, int]:
+    """``--metrics``'s address: a port alone is on loopback (the figures are the operator's, not the players')."""
+    if text.isdigit():
+        host, port = "127.0.0.1", int(text)
+    else:
+        host, port = parse_address(text, default_port=-1)
+        if port < 0:
+            raise ValueError(f"--metrics {text}: name a port, PORT or HOST:PORT")
+    if not 0 <= port < 65536:
+        raise ValueError(f"--metrics {text}: port {port} is out of range")
+    return host, port
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,6 +248,23 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    tls_context: ssl.SSLContext | None = None
+    if (args.tls_cert is None) != (args.tls_key is None):
+        print("quatro-server: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    if args.tls_cert is not None:
+        try:
+            tls_context = server_context(args.tls_cert, args.tls_key)
+        except TlsConfigError as exc:
+            print(f"quatro-server: TLS: {exc}", file=sys.stderr)
+            return 2
+    metrics_at: tuple[str, int] | None = None
+    if args.metrics is not None:
+        try:
+            metrics_at = _metrics_address(args.metrics)
+        except ValueError as exc:
+            print(f"quatro-server: {exc}", file=sys.stderr)
+            return 2
     book: journal.Journal | None = None
     if not args.no_journal:
         try:
@@ -268,26 +317,51 @@ def _serve(args: argparse.Namespace) -> int:
             # The doors' clients reach the lobby over loopback, many people from one address: those that show the
             # door token are bounded by the doors' own caps; any other local process keeps the per-address limits.
             config = ServerConfig(trusted_addresses=frozenset(args.trusted_address), door_token=door_token,
-                                  door_addresses=frozenset(door_addresses(args.host) if door_token else ()))
+                                  door_addresses=frozenset(door_addresses(args.host) if door_token else ()),
+                                  tls=tls_context)
+            # With TLS on, the doors' clients join over a listener of their own, on loopback and in the clear, that
+            # admits only the door token: their secrets never leave the machine, and are not encrypted twice over
+            # (the visitor's own link is SSH, or the browser's). docs/operating.md, "TLS", says why.
+            door_listeners = (await trio.open_tcp_listeners(0, host="127.0.0.1")
+                              if tls_context is not None and door_token else [])
+            metrics: Metrics | None = None
+            if metrics_at is not None:
+                from quatro_server.metrics import Metrics
+
+                metrics = Metrics()
+                try:
+                    scraped = await nursery.start(metrics.serve, *metrics_at)
+                except OSError as exc:
+                    raise DoorFailed(f"cannot serve metrics on {with_port(*metrics_at)}: {exc.strerror or exc}") from exc
+                where = scraped[0].socket.getsockname()
+                print(f"Metrics: http://{with_port(where[0], where[1])}/metrics", flush=True)
 
             async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
-                await run(args.host, args.port, lobby, config=config, task_status=task_status)
+                await run(args.host, args.port, lobby, config=config, door_listeners=door_listeners, metrics=metrics,
+                          task_status=task_status)
                 nursery.cancel_scope.cancel()  # the server has stopped: so does everything that served beside it
 
             listeners = await nursery.start(serve)
             port = listeners[0].socket.getsockname()[1]
-            print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
+            doors_join = (f"127.0.0.1:{door_listeners[0].socket.getsockname()[1]}" if door_listeners
+                          else loopback(args.host, port))
+            tls_note = ", over TLS" if tls_context is not None else ""
+            print(f"Quatro server listening (timing: {name}{tls_note}). Players join with:", flush=True)
             addresses = join_addresses(args.host, port)
             ssh_port = 0
             for address in addresses:
-                print(f"  quatro join {address}", flush=True)
+                print(f"  quatro join {'tls://' if tls_context is not None else ''}{address}", flush=True)
             if door is not None:
-                door_thread, ssh_port = await _open_door(door, args.host, port, args.ssh, "SSH door")
+                door_thread, ssh_port = await _open_door(door, args.host, doors_join, args.ssh, "SSH door")
+                if metrics is not None:
+                    metrics.add_door("ssh", partial(len, door.sessions), [door.connections, door.handshakes])
                 print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
                 for command in ssh_door.ssh_commands(ssh_port, addresses):
                     print(f"  {command}", flush=True)
             if web is not None:
-                web_thread, web_port = await _open_door(web, args.host, port, args.web, "browser door")
+                web_thread, web_port = await _open_door(web, args.host, doors_join, args.web, "browser door")
+                if metrics is not None:
+                    metrics.add_door("web", partial(len, web.visits), [web.gate])
                 print(f"Or in a web browser (at most {web.max_visitors} at once):", flush=True)
                 for url in web_door.web_urls(web_port, addresses):
                     print(f"  {url}", flush=True)
@@ -330,6 +404,8 @@ def _announces(args: argparse.Namespace) -> bool:
     """``--announce``, ``--no-announce``, or by default: when others can reach the server at all."""
     if args.announce is not None:
         return bool(args.announce)
+    if getattr(args, "tls_cert", None) is not None:
+        return False  # the LAN's announcements carry no tls://: a client that found it would be refused
     if os.environ.get(NO_ANNOUNCE_ENV, "").strip() not in ("", "0", "no"):
         return False
     if args.host in (None, "", "0.0.0.0", "::"):
@@ -351,13 +427,13 @@ async def _announce(announcement: Announcement) -> None:
 
 
 class DoorFailed(Exception):
-    """A door could not listen (its port is taken, say): the server does not run without it."""
+    """A door (or the metrics endpoint) could not listen (its port is taken, say): the server does not run without it."""
 
 
-async def _open_door(door: Door, host: str | None, game_port: int, port: int, name: str) -> tuple[DoorThread, int]:
+async def _open_door(door: Door, host: str | None, game_address: str, port: int, name: str) -> tuple[DoorThread, int]:
     """Start ``door`` on a thread of its own, listening on ``port``; the thread (to stop it) and the port it got.
-    Each visitor's client joins this server (``game_port``) on loopback, like any other client."""
-    door.game_address = loopback(host, game_port)
+    Each visitor's client joins this server at ``game_address``, on loopback, like any other client."""
+    door.game_address = game_address
     thread = DoorThread(door, host, port, name=name)
     try:
         return thread, await trio.to_thread.run_sync(thread.start)

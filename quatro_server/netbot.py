@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import logging
 import random
+import ssl
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ import trio
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.addresses import parse_address
+from quatro_shared.tls import Endpoint, client_context, parse_endpoint, tls_trouble
 from quatro_shared.games import CONTRACTS, DEFAULT
 from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.client import (
@@ -278,6 +280,25 @@ async def _play(client: _Client, bot: SeatBot, rounds: int | None) -> None:
                 break
 
 
+class TlsRefused(ConnectionError):
+    """The TLS handshake failed (the certificate is not trusted, or the server does not speak TLS): said plainly."""
+
+
+async def connect(host: str, port: int, tls: Endpoint | None = None) -> trio.abc.Stream:
+    """A connection to the server, over TLS when ``tls`` says so (``quatro_shared.tls``: the certificate and its
+    name checked before anything is sent). Raises ``OSError`` (``TlsRefused`` for a TLS failure)."""
+    context = None if tls is None else client_context(tls)
+    if context is None or tls is None:
+        return await trio.open_tcp_stream(host, port)
+    stream = await trio.open_ssl_over_tcp_stream(host, port, ssl_context=context)
+    try:
+        await stream.do_handshake()
+    except trio.BrokenResourceError as exc:
+        await trio.aclose_forcefully(stream)
+        raise TlsRefused(tls_trouble(exc, tls) or "the TLS handshake failed") from exc
+    return stream
+
+
 async def run_bot(
     host: str,
     port: int,
@@ -291,6 +312,7 @@ async def run_bot(
     name: str | None = None,
     rounds: int | None = None,
     rng: random.Random | None = None,
+    tls: Endpoint | None = None,
     task_status: trio.TaskStatus[BotResult] = trio.TASK_STATUS_IGNORED,
 ) -> BotResult:
     """Play one network bot to the end of its match (or of ``rounds`` rounds). ``task_status.started`` fires once
@@ -304,7 +326,7 @@ async def run_bot(
     started = False
     for attempt in range(RECONNECT_TRIES + 1):
         try:
-            stream = await trio.open_tcp_stream(host, port)
+            stream = await connect(host, port, tls)
         except OSError:
             if not started:
                 raise
@@ -338,6 +360,10 @@ async def run_bot(
                 client.closed = client.closed or str(exc) or "lost"
             except RuntimeError as exc:
                 failure = exc
+            if not started and failure is None:
+                hint = "" if tls is not None else "; if it speaks TLS, the address is tls://HOST:PORT"
+                failure = RuntimeError(f"the server closed the connection before the bot was seated "
+                                       f"({client.closed or 'closed'}){hint}")
             nursery.cancel_scope.cancel()
         if failure is not None:
             raise failure
@@ -386,7 +412,10 @@ def _level(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("address", metavar="HOST[:PORT]", help=f"the server (port {p.DEFAULT_PORT} if not given)")
+    parser.add_argument("address", metavar="HOST[:PORT]", help=f"the server (port {p.DEFAULT_PORT} if not given); "
+                        "tls://HOST[:PORT] over TLS, its certificate checked against the system's trusted authorities")
+    parser.add_argument("--tls-ca", default=None, metavar="FILE",
+                        help="over TLS, trust the CA (or the self-signed certificate) in FILE instead (implies TLS)")
     parser.add_argument(
         "--game", default=DEFAULT.name, choices=tuple(GAME_LEVELS), help=f"the game to play (default {DEFAULT.name})"
     )
@@ -418,7 +447,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
     try:
-        host, port = parse_address(args.address)
+        endpoint = parse_endpoint(args.address, ca=args.tls_ca)
+        host, port = endpoint.host, endpoint.port
+        try:
+            client_context(endpoint)  # a --tls-ca that cannot be read is said now
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(f"--tls-ca {endpoint.ca}: {getattr(exc, 'strerror', None) or exc}") from None
+        tls = endpoint if endpoint.tls else None
     except ValueError as exc:
         print(f"quatro-server bot: {exc}", file=sys.stderr)
         return 2
@@ -438,7 +473,8 @@ def run(args: argparse.Namespace) -> int:
             print("quatro-server bot: --against fills a table the bot creates: one bot, no --table", file=sys.stderr)
             return 2
     options = dict(
-        table=args.table, players=args.players, timing=args.timing, rounds=args.rounds, game=args.game, against=args.against
+        table=args.table, players=args.players, timing=args.timing, rounds=args.rounds, game=args.game, against=args.against,
+        tls=tls,
     )
     results: list[BotResult] = []
     status = 0

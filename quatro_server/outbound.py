@@ -101,8 +101,10 @@ class Outbox:
                 return False
             self.size = size
             self.chunks.append(data)
-            if self.flusher is not None:  # ``Flusher.mark``, inlined: every frame passes here
-                self.flusher._dirty[self] = None
+            flusher = self.flusher
+            if flusher is not None:  # ``Flusher.mark``, inlined: every frame passes here
+                flusher._dirty[self] = None
+                flusher.frames += 1
             return True
         old = self._latest
         grown = len(data) - (0 if old is None else len(old.data))
@@ -115,6 +117,7 @@ class Outbox:
         self.chunks.append(self._latest)
         if self.flusher is not None:
             self.flusher.mark(self)
+            self.flusher.frames += 1
         return True
 
     def take(self) -> bytes:
@@ -185,6 +188,8 @@ class Flusher(trio.abc.Instrument):
         #: Sends handed to the kernel, and passes that sent anything (their ratio: connections served per pass).
         self.sends = 0
         self.passes = 0
+        #: Frames queued to be sent, to every connection (the metrics' messages out).
+        self.frames = 0
 
     def mark(self, box: Outbox) -> None:
         self._dirty[box] = None

@@ -23,10 +23,12 @@ import math
 import os
 import signal
 import socket
-from collections.abc import Callable
+import ssl
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Any
+from functools import partial
+from typing import Any, Protocol
 
 import msgpack
 import trio
@@ -129,6 +131,9 @@ class ServerConfig:
     door_token: str | None = None
     door_addresses: frozenset[str] = frozenset()
     max_door_pending: int = MAX_DOOR_PENDING
+    #: TLS on the game port (``quatro_server.tls.server_context``); None: in the clear. The handshake runs within the
+    #: hello window (``hello_timeout``): a peer that does not finish it is refused ``tls_handshake``.
+    tls: ssl.SSLContext | None = None
 
 
 class QuietLog:
@@ -210,6 +215,10 @@ class Connection:
     pending_door: bool = False
     #: Requests read and not answered yet: held back while the client reads the answers before them.
     waiting: list[dict[str, Any]] = field(default_factory=list)
+    #: False while its TLS handshake is under way (a plain connection is never anything else than True).
+    secured: bool = True
+    #: Accepted on the doors' own loopback listener: its hello must show the door token (``Server.serve``).
+    door_only: bool = False
 
     def __post_init__(self) -> None:
         self.outbox.limit = self.max_outbound_bytes
@@ -302,6 +311,10 @@ class Server:
         self.thinkers = trio.CapacityLimiter(BOT_THINKERS)
         #: The worker threads reading past matches from the journal (``_answer_from_archive``).
         self.archivists = trio.CapacityLimiter(1)
+        #: Frames read from every client, and connections ended by reason (refusals among them): the metrics'
+        #: figures (``quatro_server.metrics``), plain counts that cost the hot path an addition.
+        self.frames_in = 0
+        self.ended: dict[str, int] = {}
         lobby.on_room_created = self._room_created
 
     # --- tables --------------------------------------------------------------------------------
@@ -408,9 +421,14 @@ class Server:
 
     # --- connections ---------------------------------------------------------------------------
 
-    async def handle(self, stream: trio.abc.Stream) -> None:
+    def _ended(self, reason: str) -> None:
+        self.ended[reason] = self.ended.get(reason, 0) + 1
+
+    async def handle(self, stream: trio.abc.Stream, door_only: bool = False) -> None:
         """Serve one connection. A stream with no TCP peer (an in-process gateway, such as a door that relays
-        its own users) is not counted per address: whoever relays it limits its own people."""
+        its own users) is not counted per address: whoever relays it limits its own people. With TLS on
+        (``ServerConfig.tls``) the stream is wrapped in a ``trio.SSLStream``, unless it came to the doors' own
+        listener (``door_only``: loopback, the door token required)."""
         origin: str | None
         try:
             peername = stream.socket.getpeername()  # type: ignore[attr-defined]
@@ -420,6 +438,7 @@ class Server:
         config = self.config
         if len(self.connections) >= config.max_connections:
             self.quiet("server_full", logging.WARNING, "connection_refused reason=server_full connections=%d", len(self.connections))
+            self._ended("server_full")
             await _send_and_close(stream, to_wire(m.Error(None, p.SERVER_FULL, "the server is full")))
             return
         trusted = origin is None or origin in config.trusted_addresses
@@ -432,6 +451,9 @@ class Server:
                 await self._too_many_connections(stream)
                 return
         _keepalive(stream)
+        raw = stream
+        if config.tls is not None and not door_only:
+            stream = trio.SSLStream(raw, config.tls, server_side=True)  # written and read as a stream (no fd)
         now = trio.current_time()
         conn = Connection(
             stream,
@@ -443,6 +465,8 @@ class Server:
             last_active=now,
         )
         conn.fd = conn.outbox.fd  # a socket's descriptor: read directly
+        conn.secured, conn.door_only = stream is raw, door_only
+        raw_fd = conn.fd if conn.fd >= 0 else getattr(getattr(raw, "socket", None), "fileno", lambda: -1)()
         self.connections.add(conn)
         if pending_door:
             conn.pending_door = True
@@ -460,13 +484,15 @@ class Server:
             with trio.move_on_after(config.flush_grace):
                 await conn.outbox.drained()
             # Its last word sent, the server closes first: it lingers (``_linger``) once the connection is gone.
-            linger = conn.closed_reason != "eof" and conn.fd >= 0 and not conn.outbox.failed and not conn.outbox.size
+            linger = (conn.closed_reason not in ("eof", "tls_handshake") and raw_fd >= 0 and not conn.outbox.failed
+                      and not conn.outbox.size)
         except Exception:
             # never escapes: the server and tables go on
             self.quiet("connection_failed", logging.ERROR, "connection_failed peer=%s", address, exc_info=True)
         finally:
             conn.outbox.close()  # before the socket closes: its descriptor number may be reused at once
             self.connections.discard(conn)
+            self._ended(conn.closed_reason or "eof")
             self._uncount(conn, origin)
             try:
                 self.lobby.detach(conn, trio.current_time(), leaving=False)
@@ -474,7 +500,7 @@ class Server:
                 log.exception("detach_failed peer=%s", address)
             try:
                 if linger:
-                    await _linger(conn.stream, conn.fd, config.linger)
+                    await _linger(raw, raw_fd, config.linger)
             finally:
                 with trio.CancelScope(shield=True):
                     await trio.aclose_forcefully(conn.stream)
@@ -483,6 +509,7 @@ class Server:
     async def _too_many_connections(self, stream: trio.abc.Stream) -> None:
         limit = self.config.max_connections_per_address
         self.quiet("too_many_connections", logging.INFO, "connection_refused reason=too_many_connections")
+        self._ended("too_many_connections")
         await _send_and_close(stream, to_wire(m.Error(None, p.TOO_MANY_CONNECTIONS, f"at most {limit} connections per address")))
 
     def _uncount(self, conn: Connection, origin: str | None) -> None:
@@ -506,6 +533,11 @@ class Server:
             origin, conn.origin = conn.origin, None
             self._uncount(conn, origin)
             return True
+        if conn.door_only:
+            self.quiet("not_a_door", logging.INFO, "connection_refused reason=not_a_door peer=%s", conn.address)
+            conn.send(to_wire(m.Error(request_id, p.BAD_REQUEST, "this port is for the server's doors: join its game port")))
+            conn.close("not_a_door")
+            return False
         if conn.pending_door:
             limit = self.config.max_connections_per_address
             self.quiet("too_many_connections", logging.INFO, "connection_refused reason=too_many_connections")
@@ -518,10 +550,16 @@ class Server:
         config = self.config
         decoder = FrameDecoder()
         with trio.move_on_after(config.hello_timeout) as hello_window:
+            if not conn.secured and not await self._handshake(conn):
+                return
             while not conn.hello:
                 if not await self._receive(conn, decoder):
                     return
         if hello_window.cancelled_caught:
+            if not conn.secured:  # nothing can be said: there is no TLS yet to say it in
+                self.quiet("tls_handshake", logging.INFO, "connection_refused reason=tls_handshake why=timeout")
+                conn.close("tls_handshake")
+                return
             conn.send(to_wire(m.Error(None, p.HELLO_FIRST, f"say hello within {config.hello_timeout:.0f} s")))
             conn.close("no_hello")
             return
@@ -550,6 +588,20 @@ class Server:
                 conn.close("idle")
                 return
 
+    async def _handshake(self, conn: Connection) -> bool:
+        """The TLS handshake, within the hello window. False (the connection refused) if it failed: a plain client,
+        a scanner, a client that does not trust the certificate."""
+        assert isinstance(conn.stream, trio.SSLStream)
+        try:
+            await conn.stream.do_handshake()
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            why = getattr(exc.__cause__, "reason", None) or type(exc.__cause__ or exc).__name__
+            self.quiet("tls_handshake", logging.INFO, "connection_refused reason=tls_handshake why=%s", why)
+            conn.close("tls_handshake")
+            return False
+        conn.secured = True
+        return True
+
     async def _receive(self, conn: Connection, decoder: FrameDecoder) -> bool:
         """Read once and answer every complete request. False when the connection is done. Requests held back
         (``_backpressure``) are answered first, before anything more is read."""
@@ -573,6 +625,7 @@ class Server:
                 conn.send(to_wire(m.Error(None, exc.code, str(exc))))
                 conn.close(f"protocol_error:{exc.code}")
                 return False
+            self.frames_in += len(frames)
         outbox = conn.outbox
         for i, frame in enumerate(frames):
             if conn.closed_reason is not None:
@@ -653,9 +706,12 @@ class Server:
     # --- the whole server ------------------------------------------------------------------------
 
     async def serve(
-        self, host: str | None, port: int, *, task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED
+        self, host: str | None, port: int, *, door_listeners: Sequence[trio.SocketListener] = (),
+        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """Listen and serve until cancelled; on cancellation every client is told the server is going away."""
+        """Listen and serve until cancelled; on cancellation every client is told the server is going away.
+        ``door_listeners`` (loopback, in the clear) admit the doors' own clients only: their hello must show the door
+        token (with TLS on, the doors join there, ``docs/operating.md``)."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             await nursery.start(self.flusher.run)
@@ -665,13 +721,15 @@ class Server:
             listeners = await trio.open_tcp_listeners(port, host=host)
             for listener in listeners:
                 nursery.start_soon(self._accept, listener)
+            for listener in door_listeners:
+                nursery.start_soon(self._accept, listener, True)
             task_status.started(listeners)
             try:
                 await trio.sleep_forever()
             finally:
                 self.goodbye()
 
-    async def _accept(self, listener: trio.SocketListener) -> None:
+    async def _accept(self, listener: trio.SocketListener, door_only: bool = False) -> None:
         """Accept connections for ever. Out of file descriptors or memory: say so (quietly) and retry shortly."""
         assert self._nursery is not None
         async with listener:
@@ -691,7 +749,7 @@ class Server:
                     )
                     await trio.sleep(ACCEPT_RETRY)
                     continue
-                self._nursery.start_soon(self.handle, stream)
+                self._nursery.start_soon(self.handle, stream, door_only)
 
     def goodbye(self, reason: str = m.BYE_SHUTDOWN) -> None:
         for conn in list(self.connections):
@@ -750,21 +808,36 @@ async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> N
     await trio.aclose_forcefully(stream)
 
 
+class Watcher(Protocol):
+    """What ``run`` tells of its server (``quatro_server.metrics.Metrics``)."""
+
+    def watch(self, server: Server) -> None: ...
+
+    async def measure_loop(self) -> None: ...
+
+
 async def run(
     host: str | None,
     port: int,
     lobby: Lobby,
     *,
     config: ServerConfig | None = None,
+    door_listeners: Sequence[trio.SocketListener] = (),
+    metrics: Watcher | None = None,
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then say goodbye to every client and stop. SIGUSR1 logs the loop's figures
-    (its longest batch of work and collection, ``quatro_server.quiet``) since the last SIGUSR1 and starts afresh."""
+    (its longest batch of work and collection, ``quatro_server.quiet``) since the last SIGUSR1 and starts afresh.
+    ``door_listeners``: ``Server.serve``'s. ``metrics``: told of the server, its loop's lag measured (its endpoint is
+    its owner's to serve)."""
     server = Server(lobby, config)
     watch = LoopWatch()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGUSR1) as signals:
         async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(server.serve, host, port)
+            if metrics is not None:
+                metrics.watch(server)
+                nursery.start_soon(metrics.measure_loop)
+            listeners = await nursery.start(partial(server.serve, host, port, door_listeners=door_listeners))
             settle_heap()  # a quiet tail: start-up's objects frozen, fewer collections (quatro_server.quiet)
             watch.install()
             task_status.started(listeners)

@@ -27,6 +27,7 @@ from quatro_shared import messages as m
 from quatro_shared import games
 from quatro_shared import protocol as p
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
+from quatro_shared.tls import Endpoint, certificate_refused, client_context
 from quatro_shared.views import Phase
 
 from quatro_tui import words
@@ -102,6 +103,14 @@ class Join:
     rejoin_secret: str | None = None
     #: A table to watch from no seat (``quatro join --watch``) instead of joining one.
     watch: int | None = None
+    #: Over TLS (``quatro join tls://HOST``), its certificate checked against ``tls_ca`` alone or else the system's
+    #: trust store (``quatro_shared.tls``).
+    tls: bool = False
+    tls_ca: str | None = None
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.host, self.port, self.tls, self.tls_ca)
 
 
 class QuatroApp(App[str | None]):
@@ -219,6 +228,7 @@ class QuatroApp(App[str | None]):
         rather than ending the program."""
         plan = self.plan
         host, port = "127.0.0.1", 0
+        tls, tls_ca = False, None
         try:
             if isinstance(plan, Play):
                 self._splash("Starting a private server…")
@@ -237,16 +247,21 @@ class QuatroApp(App[str | None]):
                         plan.rejoin_table, plan.rejoin_secret = remembered
                     self.ask_name = None  # asked once: a restart keeps the name
                 host, port, name = plan.host, plan.port, plan.name
-            self._splash(f"Connecting to {host}:{port}…")
+                tls, tls_ca = plan.tls, plan.tls_ca
+            self._splash(f"Connecting to {Endpoint(host, port, tls) if tls else f'{host}:{port}'}…")
             person = None if self.person_key is None else self.person_key(name)
-            self.conn = Connection(host, port, name, self.post_message, person=person)
+            context = client_context(Endpoint(host, port, tls, tls_ca))
+            self.conn = Connection(host, port, name, self.post_message, person=person, tls=context, tls_ca=tls_ca)
             hello = await self.conn.open()
         except (OSError, ConnectionLost, ServerFailed, TimeoutError) as exc:
             if isinstance(exc, ServerFailed):
                 why = str(exc)[:1].upper() + str(exc)[1:]
             else:
-                why = words.unreachable(exc, host, port)
-            if restart:
+                why = words.unreachable(exc, host, port, tls=tls, ca=tls_ca)
+            if certificate_refused(exc):
+                # Never a quiet exit, never a retry by itself: the player decides, knowing why.
+                self.show_link("The server's certificate is not trusted.", why, gone=True)
+            elif restart:
                 self.show_link("Cannot reach the server.", why, lobby=not isinstance(plan, Play))
             else:
                 self.exit(f"quatro: {why}", return_code=1)
@@ -506,9 +521,9 @@ class QuatroApp(App[str | None]):
         if not isinstance(plan, Join):
             return
 
-        def chosen(address: tuple[str, int] | None) -> None:
+        def chosen(address: Endpoint | None) -> None:
             if address is not None:
-                self.plan = Join(address[0], address[1], plan.name)
+                self.plan = Join(address.host, address.port, plan.name, tls=address.tls)
                 self.run_worker(self._restart(None), name="begin", exclusive=True, exit_on_error=False)
 
         self.push_screen(AskAddress(), chosen)
@@ -634,7 +649,8 @@ class QuatroApp(App[str | None]):
         if isinstance(plan, Join):
             table, secret = getattr(place, "table", None), getattr(place, "secret", None)
             self.plan = Join(plan.host, plan.port, plan.name, None, plan.password,
-                             table if isinstance(table, int) else None, secret if isinstance(secret, str) else None)
+                             table if isinstance(table, int) else None, secret if isinstance(secret, str) else None,
+                             tls=plan.tls, tls_ca=plan.tls_ca)
         elif isinstance(plan, Play) and self.server is not None and (leave or self.server.process is None or self.server.process.poll() is not None):
             self.server.stop(wait=False)
             self.server = None

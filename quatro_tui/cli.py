@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import ssl
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quatro_shared.addresses import parse_address
+from quatro_shared.tls import Endpoint, client_context, parse_endpoint
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN, PERSON_KEY_ENV
@@ -90,7 +92,7 @@ def choose_server(
             print(f"  no server numbered {answer}")
             continue
         try:
-            parse_address(answer)
+            parse_endpoint(answer)
         except ValueError as exc:
             print(f"  {exc}")
             continue
@@ -150,7 +152,11 @@ def parser() -> argparse.ArgumentParser:
     join = commands.add_parser("join", help="join a Quatro server; without --table, open its lobby")
     join.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
                       help=f"the server (default: pick one of those announced on the LAN, this machine's or the last "
-                           f"one used; port {DEFAULT_PORT} if left out)")
+                           f"one used; port {DEFAULT_PORT} if left out); tls://HOST[:PORT] for a server that speaks TLS, "
+                           "its certificate checked against this computer's trusted authorities")
+    join.add_argument("--tls-ca", default=None, metavar="FILE",
+                      help="over TLS, trust the certificates signed by the CA in FILE (PEM) instead: a private CA, or "
+                           "the self-signed certificate the server's operator gave you (implies TLS)")
     join.add_argument("--table", type=int, default=None, help="join this table at once")
     join.add_argument("--watch", type=int, default=None, metavar="TABLE",
                       help="watch this table from no seat: the public table, every channel and the reveal")
@@ -175,6 +181,8 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("target", metavar="ID|FILE", help="a table id, or a journal file (with --table)")
     replay.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
                         help="a server's past match, over the network (default: a journal on this machine)")
+    replay.add_argument("--tls-ca", default=None, metavar="FILE",
+                        help="over TLS (tls://HOST), trust the CA (or the self-signed certificate) in FILE")
     replay.add_argument("--seat", type=int, default=0, help="whose eyes to see the match through (default 0)")
     replay.add_argument("--match", type=int, default=None, help="the table's match, from 0 (default: its last that is over)")
     replay.add_argument("--table", type=int, default=None, help="with a FILE: the table to replay")
@@ -208,6 +216,15 @@ def play_seats(args: argparse.Namespace) -> tuple[int, str] | str:
     return players, level
 
 
+def tls_context(endpoint: Endpoint) -> ssl.SSLContext | None:
+    """``endpoint``'s TLS context, read now: a ``--tls-ca`` file that cannot be read or holds no certificate is a
+    ``ValueError`` saying so, before any screen."""
+    try:
+        return client_context(endpoint)
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(f"--tls-ca {endpoint.ca}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     made = make_app(argv)
     if isinstance(made, int):
@@ -234,11 +251,12 @@ def replay_app(args: argparse.Namespace, settings: Settings) -> QuatroApp | int:
             if not args.target.isdigit():
                 print("quatro replay: with HOST, name the table by its id", file=sys.stderr)
                 return 2
-            host, port = parse_address(args.address)
+            endpoint = parse_endpoint(args.address, ca=args.tls_ca)
             table = int(args.target)
             remembered = settings.remembered_seat(args.address, name, table, "")
-            tape = fetch(host, port, name, table, args.seat, match=args.match, password=args.password,
-                         secret=None if remembered is None else remembered.secret)
+            tape = fetch(endpoint.host, endpoint.port, name, table, args.seat, match=args.match, password=args.password,
+                         secret=None if remembered is None else remembered.secret, tls=tls_context(endpoint),
+                         tls_ca=endpoint.ca)
         elif os.path.isfile(args.target):
             tape = load(args.target, args.seat, match=args.match, table=args.table)
         elif args.target.isdigit():
@@ -324,17 +342,20 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
             print("quatro: which server? quatro join HOST[:PORT]", file=sys.stderr)
             return 2
         try:
-            host, port = parse_address(address)
+            endpoint = parse_endpoint(address, ca=args.tls_ca)
+            tls_context(endpoint)
         except ValueError as exc:
             print(f"quatro: {exc}", file=sys.stderr)
             return 2
+        host, port = endpoint.host, endpoint.port
         from quatro_tui.app import Join
 
         server = None
         if args.watch is not None and args.table is not None:
             print("quatro: --watch and --table: watch a table, or join one", file=sys.stderr)
             return 2
-        plan = Join(host, port, name, args.table, args.password, watch=args.watch)
+        plan = Join(host, port, name, args.table, args.password, watch=args.watch, tls=endpoint.tls,
+                    tls_ca=endpoint.ca)
         # Only this person's seat: two people under one account never come back to each other's.
         remembered = None if ask_name or args.watch is not None else settings.remembered_seat(address, name, args.table, person)
         if remembered is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -186,8 +187,12 @@ class Connection:
         backoff_cap: float = BACKOFF_CAP,
         restart_patience: float | None = None,
         person: str | None = None,
+        tls: ssl.SSLContext | None = None,
+        tls_ca: str | None = None,
     ) -> None:
         self.host, self.port, self.name = host, port, name
+        #: The context that verifies the server's certificate (``quatro_shared.tls``); None: in the clear.
+        self.tls, self.tls_ca = tls, tls_ca
         self.deliver = deliver
         self.backoff_first, self.backoff_cap = backoff_first, backoff_cap
         self.restart_patience = RESTART_PATIENCE if restart_patience is None else restart_patience
@@ -230,7 +235,8 @@ class Connection:
     async def open(self) -> m.Welcome:
         """Connect and say hello; returns the server's welcome. Raises ``OSError`` or ``ConnectionLost``."""
         async with asyncio.timeout(CONNECT_TIMEOUT):
-            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+            self._reader, self._writer = await asyncio.open_connection(
+                self.host, self.port, ssl=self.tls, server_hostname=self.host if self.tls is not None else None)
         self._ready = []
         self.connected = True
         reply = await self._request_directly(self.core.hello)
@@ -379,7 +385,7 @@ class Connection:
                             self._drop_link()
                             return
                 except (OSError, ConnectionLost, ProtocolError, TimeoutError) as exc:
-                    why = unreachable(exc, self.host, self.port)
+                    why = unreachable(exc, self.host, self.port, tls=self.tls is not None, ca=self.tls_ca)
                     self._drop_link()
                     continue
                 attempt = 0

@@ -11,6 +11,7 @@ from quatro_shared import events as e
 from quatro_shared.actions import Swap
 from quatro_shared.messages import Refused, Reply, RequestBody
 from quatro_shared.signs import Sign
+from quatro_shared.tls import Endpoint, tls_trouble
 from quatro_shared.wording import seconds as seconds  # the client counts down as the server words waits
 
 TEAM_LETTERS = "ABCD"
@@ -35,9 +36,13 @@ def plain(text: str, ascii_only: bool) -> str:
     return "".join(c if c.isascii() else "?" for c in text if not unicodedata.combining(c))
 
 
-def unreachable(exc: BaseException, host: str, port: int) -> str:
-    """Why a server could not be reached, in plain words and with what to do: no errno, no exception names."""
+def unreachable(exc: BaseException, host: str, port: int, *, tls: bool = False, ca: str | None = None) -> str:
+    """Why a server could not be reached, in plain words and with what to do: no errno, no exception names.
+    ``tls``: the connection spoke TLS (``ca``: the only CA trusted), whose failures say what was wrong with it."""
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    trouble = tls_trouble(exc, Endpoint(host, port, True, ca)) if tls else None
+    if trouble is not None:
+        return trouble
     if isinstance(exc, socket.gaierror):
         return f"No computer called {host} was found. Is the name right?"
     if isinstance(exc, ConnectionRefusedError):

@@ -71,11 +71,21 @@ def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
     assert targets == ["relay-flusher", "quatro"] * 3, result.stderr  # alternating, not one target's runs in a row
 
 
+def test_server_fanout_benchmark_measures_the_server_with_metrics_on_and_off():
+    """``--metrics``: the server measured again with its endpoint on and scraped, the ratio printed."""
+    result = _bench("server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20",
+                    "--relays", "none", "--metrics", "--scrape-every", "0.1")
+    targets = re.findall(r"^  (quatro\+metrics|quatro) ", result.stdout, re.MULTILINE)
+    assert targets == ["quatro", "quatro+metrics"], result.stdout
+    assert re.search(r"^metrics on / off at 1 tables: x\d", result.stdout, re.MULTILINE), result.stdout
+
+
 def test_server_work_benchmark_runs():
     """The in-process figure: the server's Python per message, beside the relay's for the same messages."""
     result = _bench("server_work.py", "--tables", "3", "--steps", "60", "--json")
     variants = json.loads(result.stdout)["variants"]
-    assert set(variants) == {"relay", "server", "server+journal"}, variants
+    assert set(variants) == {"relay", "server", "server+journal", "server+metrics"}, variants
+    assert variants["server+metrics"]["scrapes"] >= 1 and variants["server+metrics"]["us_per_scrape"] > 0, variants
     # The same load: every swap's ok and updates, every pulse (the server's first pulses come in one catch-up batch).
     relay = variants["relay"]["messages"]
     assert relay > 3 * 60 * 9 and all(abs(v["messages"] - relay) < 0.05 * relay for v in variants.values()), variants

@@ -382,6 +382,9 @@ class Journal:
         self._marked = False  # BEHIND_NAME exists (this server made it, or found it at start)
         self._thread: threading.Thread | None = None
         self._lock: TextIO | None = None
+        #: Told, on the writer's thread, how long each commit took (seconds) and how many items it held: the
+        #: metrics' journal lag (``quatro_server.metrics``). None: nobody asks.
+        self.on_commit: Callable[[float, int], None] | None = None
 
     @classmethod
     def open(cls, data_dir: Path) -> Journal:
@@ -455,6 +458,10 @@ class Journal:
             done = self._done.wait_for(lambda: self._committed >= target or self.failed is not None, timeout)
         return done and self._committed >= target
 
+    def behind(self) -> int:
+        """Items queued and not committed yet (read without a lock: a figure for the metrics, not a promise)."""
+        return max(0, self._queued - self._committed)
+
     @property
     def queued(self) -> int:
         """How many items were queued so far: ``committed(queued)`` says whether all of them are on the disk."""
@@ -496,7 +503,10 @@ class Journal:
                     # the tables whose points come first are released first.
                     items, pending = items[:CATCH_UP_ITEMS], items[CATCH_UP_ITEMS:]
                 if items:
+                    began = time.perf_counter()
                     error = self._commit(conn, items)
+                    if self.on_commit is not None:
+                        self.on_commit(time.perf_counter() - began, len(items))
                     if error is not None and transient(error) and not stopping:
                         pending, retry = items + pending, min(RETRY_MOST, max(RETRY_FIRST, retry * 2))
                         self._refused(error)

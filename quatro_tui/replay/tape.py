@@ -16,6 +16,7 @@ Where the frames come from:
 from __future__ import annotations
 
 import socket
+import ssl
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.client import Answered, ClientCore, Updated
 from quatro_shared.framing import encode
+from quatro_shared.tls import Endpoint, tls_trouble
 from quatro_shared.views import Phase
 from quatro_shared.wire import WireError, reply_from_wire
 
@@ -132,11 +134,14 @@ def load(target: str, seat: int, *, match: int | None = None, table: int | None 
 class _Link:
     """A blocking connection through the client core, for the command line (before any screen shows)."""
 
-    def __init__(self, host: str, port: int, name: str) -> None:
+    def __init__(self, host: str, port: int, name: str, tls: ssl.SSLContext | None = None,
+                 tls_ca: str | None = None) -> None:
         try:
-            self.sock = socket.create_connection((host, port), timeout=TIMEOUT)
+            sock = socket.create_connection((host, port), timeout=TIMEOUT)
+            self.sock = sock if tls is None else tls.wrap_socket(sock, server_hostname=host)
         except OSError as exc:
-            raise ReplayError(f"cannot reach {host}:{port} ({exc.strerror or exc})") from exc
+            trouble = tls_trouble(exc, Endpoint(host, port, True, tls_ca)) if tls is not None else None
+            raise ReplayError(trouble or f"cannot reach {host}:{port} ({exc.strerror or exc})") from exc
         self.core = ClientCore(name)
         reply = self.ask(m.Hello(p.PROTOCOL_VERSION, name))
         if not isinstance(reply, m.Ok):
@@ -158,9 +163,11 @@ class _Link:
 
 
 def fetch(host: str, port: int, name: str, table: int, seat: int, *, match: int | None = None,
-          password: str | None = None, secret: str | None = None) -> Tape:
-    """A replay from a server, over the protocol. Raises ``ReplayError`` (a refusal's own words)."""
-    link = _Link(host, port, name)
+          password: str | None = None, secret: str | None = None, tls: ssl.SSLContext | None = None,
+          tls_ca: str | None = None) -> Tape:
+    """A replay from a server, over the protocol (over TLS with ``tls``, ``quatro_shared.tls``). Raises
+    ``ReplayError`` (a refusal's own words)."""
+    link = _Link(host, port, name, tls, tls_ca)
     try:
         received: list[m.ReplayFrames] = []
         while True:

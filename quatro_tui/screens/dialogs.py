@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from quatro_shared.addresses import parse_address
+from quatro_shared.tls import Endpoint, parse_endpoint
 from quatro_shared.protocol import MAX_NAME_LEN, printable
 
 from quatro_shared.signs import SIGNS
@@ -117,14 +117,15 @@ class AskName(ModalScreen[str]):
             self.query_one("#ask-name-note", Static).update("A name needs something printable.")
 
 
-class AskAddress(ModalScreen[tuple[str, int] | None]):
+class AskAddress(ModalScreen[Endpoint | None]):
     """Another server to join (its host and port), when the one played on has shut down."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel", id="ask-address-cancel")]
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static("[b]Join another server[/b]\n\nIts address, HOST or HOST:PORT (enter joins, escape cancels):")
+            yield Static("[b]Join another server[/b]\n\nIts address, HOST or HOST:PORT, tls://HOST for TLS "
+                         "(enter joins, escape cancels):")
             yield Input(placeholder="HOST[:PORT]", max_length=300, id="ask-address")
             yield Static("", id="ask-address-note")
 
@@ -133,7 +134,7 @@ class AskAddress(ModalScreen[tuple[str, int] | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         try:
-            self.dismiss(parse_address(event.value.strip()))
+            self.dismiss(parse_endpoint(event.value.strip()))
         except ValueError as exc:
             self.query_one("#ask-address-note", Static).update(Content(words.sentence(str(exc))))
 

@@ -59,5 +59,5 @@ def start_server(tmp: Path, door: list[str], args: tuple[str, ...], data_dir: Pa
             process.kill()
             raise AssertionError(f"the server did not open {what}: {out}{''.join(log)}")
         out += line
-    port = int(re.search(r"quatro join 127\.0\.0\.1:(\d+)", out).group(1))  # type: ignore[union-attr]
+    port = int(re.search(r"quatro join (?:tls://)?127\.0\.0\.1:(\d+)", out).group(1))  # type: ignore[union-attr]
     return DoorProcess(process, port, out, log)
