@@ -28,16 +28,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Sized
-from typing import Any, Protocol, TypeAlias
-
-import trio
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 
 from quatro_server.datadir import default_data_dir
-from quatro_server.tables.lobby import Lobby
-from quatro_server.tables.room import Room
+
+if TYPE_CHECKING:
+    import trio
+
+    from quatro_server.tables.lobby import Lobby
+    from quatro_server.tables.room import Room
 
 log = logging.getLogger("quatro.admin")
 
@@ -49,6 +51,8 @@ IDLE_LIMIT = 30.0
 REPLY_TIMEOUT = 10.0
 #: Seconds between two looks, for ``drain --wait``, at whether the server has stopped.
 WAIT_POLL = 0.2
+#: Seconds a refused caller's connection is read and dropped after its answer, before it is closed.
+LINGER = 1.0
 #: A reason the operator gives (``close --reason``, ``remove --reason``), at most this many characters.
 MAX_REASON_LEN = 200
 
@@ -293,6 +297,8 @@ class AdminListener:
         self._inode = os.stat(path).st_ino
 
     async def serve(self, server: Server) -> None:
+        import trio  # here, not above: the command (``run``) starts in a blink without the event loop's library
+
         listener = trio.SocketListener(trio.socket.from_stdlib_socket(self._sock))
         async with listener, trio.open_nursery() as nursery:
             while True:
@@ -300,6 +306,8 @@ class AdminListener:
                 nursery.start_soon(self._connection, server, stream)
 
     async def _connection(self, server: Server, stream: trio.SocketStream) -> None:
+        import trio
+
         async with stream:
             try:
                 uid = peer_uid(stream.socket)
@@ -309,6 +317,15 @@ class AdminListener:
                 log.warning("admin_refused uid=%d", uid)
                 await self._send(stream, AdminError(NOT_ALLOWED, "only the account that runs the server may use its "
                                                     "admin socket", error=True).reply())
+                # Its request unread, a close would reset the connection and could destroy the answer: the answer's
+                # end said, what it sent is read and dropped until it goes (a second at most).
+                with trio.move_on_after(LINGER):
+                    try:
+                        await stream.send_eof()
+                        while await stream.receive_some(65536):
+                            pass
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        pass
                 return
             decoder = FrameDecoder()
             with trio.move_on_after(IDLE_LIMIT):
@@ -334,6 +351,8 @@ class AdminListener:
 
     @staticmethod
     async def _send(stream: trio.SocketStream, message: dict[str, Any]) -> None:
+        import trio
+
         try:
             await stream.send_all(encode(message))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -403,6 +422,13 @@ def ask(path: Path, request: AdminRequest, timeout: float = REPLY_TIMEOUT) -> di
             frames = decoder.feed(data)
             if frames:
                 return frames[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``quatro-server admin ARGS`` on its own (``python -m quatro_server admin``: without loading the server)."""
+    parser = argparse.ArgumentParser(prog="quatro-server admin", description="Ask the server running on this machine.")
+    add_arguments(parser)
+    return run(parser.parse_args(sys.argv[2:] if argv is None else argv))
 
 
 def run(args: argparse.Namespace) -> int:
