@@ -278,11 +278,20 @@ def _serve(args: argparse.Namespace) -> int:
     if admin_path is not None:
         try:
             operator = admin.AdminListener(admin_path)
-        except (admin.AdminSocketBusy, OSError) as exc:
-            print(f"quatro-server: the admin socket: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        except admin.AdminSocketBusy as exc:
+            print(f"quatro-server: the admin socket: {exc}", file=sys.stderr)
             if book is not None:
                 book.close()
             return 2
+        except OSError as exc:
+            why = f"cannot open the admin socket {admin_path}: {exc.strerror or exc}"
+            if args.admin_socket is not None:  # asked for: no server without it
+                print(f"quatro-server: {why}", file=sys.stderr)
+                if book is not None:
+                    book.close()
+                return 2
+            # The default one (a data directory too deep for a socket's path, say): the server runs without it.
+            print(f"quatro-server: {why}; serving without it (choose one with --admin-socket)", file=sys.stderr)
 
     async def main_task() -> None:
         nonlocal door_thread, web_thread, announcement

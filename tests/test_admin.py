@@ -338,3 +338,14 @@ def test_a_server_without_a_journal_opens_no_admin_socket_unless_asked(tmp_path)
     missing = subprocess.run([sys.executable, "-m", "quatro_server", "admin", "--socket", str(tmp_path / "none.sock"),
                               "tables"], capture_output=True, check=False)
     assert missing.returncode == 2 and b"no admin socket at" in missing.stderr
+
+
+async def test_a_data_directory_too_deep_for_a_socket_path_serves_on_without_one(tmp_path):
+    deep = tmp_path / ("d" * 110)  # a Unix socket's path holds 107 bytes at most
+    server = await start(tmp_path, data=deep)
+    try:
+        client = await TestClient.connect(server.port, "ann")
+        assert (await client.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        assert "serving without it (choose one with --admin-socket)" in server.log.read_text()
+    finally:
+        server.stop()
