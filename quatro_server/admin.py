@@ -182,7 +182,6 @@ class Server(Protocol):
     def drain(self, timeout: float | None) -> int: ...
 
 
-
 def answer(server: Server, request: AdminRequest, now: float) -> dict[str, Any]:
     """The reply to one admin request, done at once on the server's loop. Raises ``AdminError``."""
     lobby = server.lobby
