@@ -1,5 +1,10 @@
-"""``python -m quatro_server``: the same as ``quatro-server``."""
+"""``python -m quatro_server``: the same as ``quatro-server``. ``admin`` starts without loading the server."""
 
-from quatro_server.cli import main
+import sys
+
+if sys.argv[1:2] == ["admin"]:
+    from quatro_server.admin import main
+else:
+    from quatro_server.cli import main
 
 raise SystemExit(main())

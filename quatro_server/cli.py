@@ -29,7 +29,7 @@ from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.addresses import parse_address
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
-from quatro_server import doors, journal, logs, netbot, replay, simulators, soak
+from quatro_server import admin, doors, journal, logs, netbot, replay, simulators, soak
 from quatro_server.addresses import join_addresses, with_port
 from quatro_server.doors import Door, DoorThread, door_addresses, loopback, new_door_token
 from quatro_server.announce import Announcement
@@ -50,20 +50,20 @@ if TYPE_CHECKING:
 log = logging.getLogger("quatro.server")
 
 #: The subcommands; the first word of the arguments picks one, and anything else means ``serve``.
-SUBCOMMANDS = ("serve", "bot", "sim", "soak", "replay")
+SUBCOMMANDS = ("serve", "bot", "sim", "soak", "replay", "admin")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quatro-server",
         usage="%(prog)s [serve] [--port PORT] [--ssh PORT] [--web PORT] [options]\n"
-              "       %(prog)s {bot,sim,soak,replay} [options]",
+              "       %(prog)s {bot,sim,soak,replay,admin} [options]",
         description="Serve Quatro tables on this machine (the default), run network bots, simulate bot matches, "
         "or replay a journalled match.",
         epilog="With no subcommand, quatro-server serves: quatro-server --port 7777 is quatro-server serve --port 7777. "
         "quatro-server COMMAND --help describes a command's options.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak,replay}", title="commands",
+    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak,replay,admin}", title="commands",
                                      prog="quatro-server")
     # The serving options where an operator looks first: shown here too (serving is the default), parsed by serve.
     _serving_options(parser, "serving (the default; quatro-server serve takes the same)", shown_only=True)
@@ -104,6 +104,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay.add_arguments(replaying)
     replaying.set_defaults(run=replay.run)
+    administering = commands.add_parser(
+        "admin",
+        help="ask a running server: its tables, close a table, remove a seat, a notice to all, drain before a restart",
+        description="Ask the server running on this machine, over its admin socket (only the account that runs the "
+        "server may): list its tables, close one, remove a seat's player, show every player a notice, or drain it "
+        "before a restart (docs/operating.md).",
+    )
+    admin.add_arguments(administering)
+    administering.set_defaults(run=admin.run)
     return parser
 
 
@@ -160,6 +169,12 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         default=default(None),
         metavar="SECONDS",
         help="stop once nobody has been connected for SECONDS, or at once when nobody is and every table has closed",
+    )
+    operator = parser.add_argument_group("admin", "the operator's socket for quatro-server admin (docs/operating.md)")
+    operator.add_argument(
+        "--admin-socket", type=Path, default=default(None), metavar="PATH",
+        help=f"where quatro-server admin reaches this server (mode 0600: this account only; default: "
+             f"DATA_DIR/{admin.SOCKET_NAME}, none with --no-journal unless given)",
     )
     door = parser.add_argument_group("SSH door", "players reach the lobby with a plain ssh client (docs/ssh.md)")
     door.add_argument("--ssh", type=int, default=default(None), metavar="PORT", help="open the SSH door on PORT (0 picks a free one)")
@@ -307,6 +322,26 @@ def _serve(args: argparse.Namespace) -> int:
         web = web_door.WebDoor("", args.data_dir or default_data_dir(), max_visitors=args.web_max_visitors,
                                idle_timeout=args.web_idle, door_token=door_token or "")
 
+    operator: admin.AdminListener | None = None
+    admin_path = args.admin_socket or (None if args.no_journal else admin.default_socket(args.data_dir))
+    if admin_path is not None:
+        try:
+            operator = admin.AdminListener(admin_path)
+        except admin.AdminSocketBusy as exc:
+            print(f"quatro-server: the admin socket: {exc}", file=sys.stderr)
+            if book is not None:
+                book.close()
+            return 2
+        except OSError as exc:
+            why = f"cannot open the admin socket {admin_path}: {exc.strerror or exc}"
+            if args.admin_socket is not None:  # asked for: no server without it
+                print(f"quatro-server: {why}", file=sys.stderr)
+                if book is not None:
+                    book.close()
+                return 2
+            # The default one (a data directory too deep for a socket's path, say): the server runs without it.
+            print(f"quatro-server: {why}; serving without it (choose one with --admin-socket)", file=sys.stderr)
+
     async def main_task() -> None:
         nonlocal door_thread, web_thread, announcement
         async with trio.open_nursery() as nursery:
@@ -314,6 +349,8 @@ def _serve(args: argparse.Namespace) -> int:
                 restored = lobby.restore(book, trio.current_time())
                 nursery.start_soon(settle, lobby, restored)
                 print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
+            if operator is not None:
+                print(f"Admin socket: {operator.path} (quatro-server admin --socket {operator.path} tables)", flush=True)
             # The doors' clients reach the lobby over loopback, many people from one address: those that show the
             # door token are bounded by the doors' own caps; any other local process keeps the per-address limits.
             config = ServerConfig(trusted_addresses=frozenset(args.trusted_address), door_token=door_token,
@@ -338,7 +375,7 @@ def _serve(args: argparse.Namespace) -> int:
 
             async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
                 await run(args.host, args.port, lobby, config=config, door_listeners=door_listeners, metrics=metrics,
-                          task_status=task_status)
+                          admin=operator, task_status=task_status)
                 nursery.cancel_scope.cancel()  # the server has stopped: so does everything that served beside it
 
             listeners = await nursery.start(serve)
@@ -395,6 +432,8 @@ def _serve(args: argparse.Namespace) -> int:
             door_thread.stop()
         if web_thread is not None:
             web_thread.stop()
+        if operator is not None:
+            operator.remove()
         if book is not None:
             book.close()
     return status

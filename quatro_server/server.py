@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from functools import partial
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgpack
 import trio
@@ -43,6 +43,9 @@ from quatro_server.tables.lobby import Lobby
 from quatro_server.tables.room import BotJob, Room
 from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
 from quatro_server.quiet import LoopWatch, settle_heap
+
+if TYPE_CHECKING:
+    from quatro_server.admin import AdminListener
 
 log = logging.getLogger("quatro.server")
 
@@ -104,6 +107,8 @@ SLOW_READER_AFTER = 10.0
 #: Slow bots' decisions (``Game.slow_bot``: an exact search) made at once, each in a worker thread: one keeps a core for
 #: the event loop on a small machine; the others queue (docs/bots.md).
 BOT_THINKERS = 1
+#: Seconds between two looks, while the server drains, at whether every running match has ended.
+DRAIN_POLL = 0.1
 #: The requests answered from the journal, off the event loop (``Server._answer_from_archive``).
 _ARCHIVE_KINDS = frozenset({p.PAST_MATCHES, p.REPLAY})
 
@@ -316,6 +321,9 @@ class Server:
         self.frames_in = 0
         self.ended: dict[str, int] = {}
         lobby.on_room_created = self._room_created
+        #: Set when the server is to stop by itself (a drain is over), with what its clients are told.
+        self.stop_asked = trio.Event()
+        self.stop_message = "the server is shutting down"
 
     # --- tables --------------------------------------------------------------------------------
 
@@ -752,8 +760,54 @@ class Server:
                 self._nursery.start_soon(self.handle, stream, door_only)
 
     def goodbye(self, reason: str = m.BYE_SHUTDOWN) -> None:
+        message = to_wire(m.Bye(reason, self.stop_message))
         for conn in list(self.connections):
-            conn.send(to_wire(m.Bye(reason, "the server is shutting down")))
+            conn.send(message)
+
+    # --- the operator's hand (``quatro_server.admin``) -------------------------------------------------
+
+    def notice(self, text: str, *, draining: bool = False) -> int:
+        """The ``notice`` push to every connection that said hello, wherever it is; how many were told."""
+        frame = encode(to_wire(m.Notice(text, draining=draining)))
+        told = 0
+        for conn in self.connections:
+            if conn.hello:
+                conn.send(frame)
+                told += 1
+        return told
+
+    def running_matches(self) -> int:
+        """Tables whose match has started and is not over (a drain waits for them)."""
+        return sum(room.table is not None and not room.game.over(room.table) for room in self.lobby.rooms.values())
+
+    def drain(self, timeout: float | None) -> int:
+        """No new tables or matches from now on (``draining``); every client is told, and the lobby shows it. Once
+        the running matches have ended, or after ``timeout`` seconds, the server stops (``stop_asked``). Returns
+        how many matches run now."""
+        lobby = self.lobby
+        lobby.draining = True
+        running = self.running_matches()
+        log.info("draining running=%d timeout=%s", running, timeout)
+        self.notice("The server will restart soon: no new tables or matches. Running matches play on to their end.",
+                    draining=True)
+        lobby.announce()
+        assert self._nursery is not None
+        self._nursery.start_soon(self._drained, timeout)
+        return running
+
+    async def _drained(self, timeout: float | None) -> None:
+        with trio.move_on_after(math.inf if timeout is None else timeout):
+            while self.running_matches():
+                await trio.sleep(DRAIN_POLL)
+        running = self.running_matches()
+        if running:
+            kept = " Your table is kept: it comes back when the server does." if self.lobby.journal is not None else ""
+            self.notice(f"The server is restarting now, before the end of your match.{kept}", draining=True)
+            self.stop_message = "the server is restarting (drained before the end of every match)"
+        else:
+            self.stop_message = "the server is restarting (drained: every match had ended)"
+        log.info("drained running=%d", running)
+        self.stop_asked.set()
 
 
 async def settle(lobby: Lobby, rooms: list[Room], grace: float = RESTORE_GRACE) -> None:
@@ -824,12 +878,14 @@ async def run(
     config: ServerConfig | None = None,
     door_listeners: Sequence[trio.SocketListener] = (),
     metrics: Watcher | None = None,
+    admin: AdminListener | None = None,
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then say goodbye to every client and stop. SIGUSR1 logs the loop's figures
     (its longest batch of work and collection, ``quatro_server.quiet``) since the last SIGUSR1 and starts afresh.
     ``door_listeners``: ``Server.serve``'s. ``metrics``: told of the server, its loop's lag measured (its endpoint is
-    its owner's to serve)."""
+    its owner's to serve). ``admin``: the operator's socket (``quatro_server.admin``), served beside the game; a
+    drain it asks for ends in the same goodbye."""
     server = Server(lobby, config)
     watch = LoopWatch()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGUSR1) as signals:
@@ -838,6 +894,9 @@ async def run(
                 metrics.watch(server)
                 nursery.start_soon(metrics.measure_loop)
             listeners = await nursery.start(partial(server.serve, host, port, door_listeners=door_listeners))
+            if admin is not None:
+                nursery.start_soon(admin.serve, server)
+            nursery.start_soon(_stop_when_asked, server, nursery.cancel_scope)
             settle_heap()  # a quiet tail: start-up's objects frozen, fewer collections (quatro_server.quiet)
             watch.install()
             task_status.started(listeners)
@@ -853,3 +912,12 @@ async def run(
                 break
     watch.uninstall()
     watch.report()
+
+
+async def _stop_when_asked(server: Server, scope: trio.CancelScope) -> None:
+    """The server stops by itself (a drain is over): the same goodbye as an operator's SIGTERM."""
+    await server.stop_asked.wait()
+    log.info("shutdown reason=drained")
+    server.goodbye()
+    await trio.sleep(0.2)  # let the writers flush the goodbyes
+    scope.cancel()

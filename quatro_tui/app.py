@@ -43,6 +43,8 @@ from quatro_tui.connection import (
     ServerChat,
     ServerGone,
     ServerLobby,
+    ServerNotice,
+    ServerSeatEnded,
     ServerSeating,
     ServerWatchEnded,
     ServerUpdate,
@@ -53,13 +55,16 @@ from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
 from quatro_tui.screens.dialogs import LEAVE, STOP, AskAddress, AskName, LeaveRunning, TakeOver
 from quatro_tui.screens.help import HelpScreen
-from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TooSmall
+from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TableEnded, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.widgets.base import GameWidget
 
 if TYPE_CHECKING:
     from quatro_tui.replay.player import ReplayPlayer
+
+#: Seconds a notice from the server's operator stays on the screen.
+NOTICE_SECONDS = 20.0
 
 #: Textual's key symbols, spelled out for ASCII mode.
 ASCII_KEYS = str.maketrans({"⏎": "enter", "↑": "up", "↓": "down", "←": "left", "→": "right", "⌫": "backspace",
@@ -175,6 +180,8 @@ class QuatroApp(App[str | None]):
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
         self.tables: tuple[m.TableSummary, ...] = ()
+        #: The server drains before a restart (protocol 5): the lobby says it takes no new tables.
+        self.draining = False
         #: The timing profiles the server offers (its hello says; a server started with ``--timing FILE`` adds one).
         self.profiles: list[str] = list(PROFILE_NAMES)
         #: The games the server hosts (its hello says; a server from before it said: the default game alone).
@@ -268,6 +275,7 @@ class QuatroApp(App[str | None]):
             return
         self.run_worker(self.conn.run(), name="link", exit_on_error=False)
         self.tables = hello.tables
+        self.draining = hello.draining
         if hello.profiles:
             self.profiles = list(hello.profiles)
         self.games = list(hello.games) if hello.games else [p.QUATRO]
@@ -418,6 +426,34 @@ class QuatroApp(App[str | None]):
         if isinstance(self.screen, LobbyScreen):
             self.screen.note(f"Watching ended: {message.text}.")
 
+    def on_server_notice(self, message: ServerNotice) -> None:
+        """A line from the server's operator: a toast over whatever screen shows, and a line of the feed."""
+        if self.stale(message):
+            return
+        text = words.plain(message.text, self.game.ascii_only)
+        self.notify(text, title="Notice from the server", severity="warning", timeout=NOTICE_SECONDS, markup=False)
+        self.game.say(f"Server notice: {message.text}")
+        if message.draining:
+            self.draining = True
+            if isinstance(self.screen, LobbyScreen):
+                self.screen.fill()
+        self.game_changed()
+
+    def on_server_seat_ended(self, message: ServerSeatEnded) -> None:
+        """The operator closed the table or removed this player: the lobby, and a screen that says what happened."""
+        if self.stale(message):
+            return
+        if message.reason == p.REMOVED_BY_OPERATOR:
+            title = "The server's operator removed you from your seat."
+            way_on = "Your seat's secret no longer works. You are in the lobby: join or create another table."
+        else:
+            title = f"The server's operator closed table {message.table}."
+            way_on = "The match ended there. You are in the lobby: join or create another table."
+        self.game.stop_clocks()
+        self._show_lobby(self.tables)
+        reason = words.sentence(message.text) if message.text else ""
+        self.push_screen(TableEnded(title, f"{reason}\n{way_on}" if reason else way_on))
+
     def send(self, body: m.RequestBody) -> None:
         """Fire a request from a key or a click; its refusal, if any, lands in the feed."""
         self.run_worker(self.request(body), group="requests", exit_on_error=False)
@@ -475,6 +511,7 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.tables = message.tables
+        self.draining = message.draining
         if isinstance(self.screen, LobbyScreen):
             self.screen.fill()
 
@@ -616,6 +653,8 @@ class QuatroApp(App[str | None]):
             await self._restart(None)
             return
         self.left_play_table = True
+        if isinstance(listing, m.Ok) and isinstance(listing.payload, m.Tables):
+            self.draining = listing.payload.draining
         # Queued behind whatever the table pushed before it let go of this connection: that is dropped, not shown.
         self.call_later(self._show_lobby, listing.payload.tables if isinstance(listing, m.Ok)
                         and isinstance(listing.payload, m.Tables) else self.tables)

@@ -32,11 +32,13 @@ from quatro_shared.client import (
     ChatSaid,
     ClientCore,
     ClientEvent,
+    NoticeGiven,
     Place,
     ResyncNeeded,
     SeatingChanged,
     ServerBye as ByeReceived,
     TablesListed,
+    Unseated,
     WatchStopped,
     Updated,
 )
@@ -96,11 +98,12 @@ class ServerSeating(LinkMessage):
 
 
 class ServerLobby(LinkMessage):
-    """The server's tables (the ``lobby`` push, and the list a hello or ``list_tables`` returns)."""
+    """The server's tables (the ``lobby`` push, and the list a hello or ``list_tables`` returns). ``draining``: the
+    server takes no new tables (it drains before a restart)."""
 
-    def __init__(self, tables: tuple[m.TableSummary, ...]):
+    def __init__(self, tables: tuple[m.TableSummary, ...], draining: bool = False):
         super().__init__()
-        self.tables = tables
+        self.tables, self.draining = tables, draining
 
 
 class ServerChat(LinkMessage):
@@ -113,6 +116,24 @@ class ServerChat(LinkMessage):
 
 class ServerWatchEnded(LinkMessage):
     """This connection watches its table no more (the server's ``watch_ended`` push): it is in the lobby."""
+
+    def __init__(self, table: int, reason: str, text: str):
+        super().__init__()
+        self.table, self.reason, self.text = table, reason, text
+
+
+class ServerNotice(LinkMessage):
+    """A line from the server's operator (the server's ``notice`` push), for whatever screen shows: plain text.
+    ``draining``: the server takes no new tables from now on."""
+
+    def __init__(self, text: str, draining: bool):
+        super().__init__()
+        self.text, self.draining = text, draining
+
+
+class ServerSeatEnded(LinkMessage):
+    """The server's operator closed this connection's table or removed its player (the ``seat_ended`` push): the
+    connection is in the lobby, its seat's secret void. ``reason``: ``closed_by_operator`` or ``removed_by_operator``."""
 
     def __init__(self, table: int, reason: str, text: str):
         super().__init__()
@@ -410,11 +431,15 @@ class Connection:
         elif isinstance(event, SeatingChanged):
             self._tell(ServerSeating(event.seating))
         elif isinstance(event, TablesListed):
-            self._tell(ServerLobby(event.tables))
+            self._tell(ServerLobby(event.tables, self.core.draining))
         elif isinstance(event, ChatSaid):
             self._tell(ServerChat(event.line))
         elif isinstance(event, WatchStopped):
             self._tell(ServerWatchEnded(event.ended.table, event.ended.reason, event.ended.message))
+        elif isinstance(event, NoticeGiven):
+            self._tell(ServerNotice(event.notice.text, event.notice.draining))
+        elif isinstance(event, Unseated):
+            self._tell(ServerSeatEnded(event.ended.table, event.ended.reason, event.ended.message))
         elif isinstance(event, ByeReceived):
             # After "replaced" another connection holds the seat: the core forgets it, and ``run`` stops. After
             # "shutdown" the server is going: ``run`` tries again for ``restart_patience`` only.

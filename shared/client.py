@@ -17,7 +17,8 @@ arrived (cut anywhere) and returns what they meant, as events:
 - ``ResyncNeeded``: an update went missing (a gap or a repeat, or one that cannot be read): the state can no
   longer be trusted, the I/O shell must reconnect and rejoin (``rejoin()``), which brings a snapshot. Updates
   are dropped until then;
-- ``SeatingChanged``, ``TablesListed``, ``ChatSaid``, ``ServerBye``, ``WatchStopped``: the other pushes;
+- ``SeatingChanged``, ``TablesListed``, ``ChatSaid``, ``ServerBye``, ``WatchStopped``, ``NoticeGiven``,
+  ``Unseated``: the other pushes;
 - ``ServerError``: an ``error`` with no request of this client's to match (the server's own ``id`` ``null``).
 
 It also keeps what a reconnection needs (``place``: table, seat, secret; R19), learnt from the replies to
@@ -131,6 +132,21 @@ class WatchStopped(ClientEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class NoticeGiven(ClientEvent):
+    """A line from the server's operator (the ``notice`` push): show it whatever the screen, as plain text."""
+
+    notice: m.Notice
+
+
+@dataclass(frozen=True, slots=True)
+class Unseated(ClientEvent):
+    """The operator closed this connection's table, or removed its player from the seat (the ``seat_ended`` push):
+    the connection is back in the lobby, and the seat's secret is forgotten (it no longer works)."""
+
+    ended: m.SeatEnded
+
+
+@dataclass(frozen=True, slots=True)
 class ServerError(ClientEvent):
     """An ``error`` or ``refused`` that answers no request of this client (``id`` ``null``: the hello deadline, a
     framing error of this client's, a full server), or a push this client cannot read (``reply`` None then)."""
@@ -189,6 +205,9 @@ class ClientCore:
         self._last_heard: float | None = None
         #: The door token this client was handed (``protocol.DOOR_TOKEN_ENV``), said in every ``hello``; None: none.
         self.door: str | None = None
+        #: The server drains before a restart (protocol 5): it takes no new table and starts no new match. Learnt
+        #: from ``hello``'s and ``list_tables``'s replies, the ``lobby`` push and a ``notice``.
+        self.draining = False
 
     # --- requests out -----------------------------------------------------------------------------------
 
@@ -296,7 +315,17 @@ class ClientCore:
         if isinstance(push, m.Seating):
             return SeatingChanged(frame, push)
         if isinstance(push, m.LobbyList):
+            self.draining = push.draining
             return TablesListed(frame, push.tables)
+        if isinstance(push, m.Notice):
+            self.draining = self.draining or push.draining
+            return NoticeGiven(frame, push)
+        if isinstance(push, m.SeatEnded):
+            if self.place is not None and self.place.table == push.table:
+                self.place = None  # the secret no longer works: nothing to come back to
+                self.seq = None
+                self._forget()
+            return Unseated(frame, push)
         if isinstance(push, m.ChatLine):
             return ChatSaid(frame, push)
         if isinstance(push, m.WatchEnded):
@@ -330,6 +359,9 @@ class ClientCore:
             self.name = request.name  # a reconnection says hello with the new name
         if isinstance(payload, m.Welcome):
             self.welcome = payload
+            self.draining = payload.draining
+        elif isinstance(payload, m.Tables):
+            self.draining = payload.draining
         elif isinstance(payload, m.Watching) and isinstance(request, m.Watch):
             self.watching, self._watch = payload.table, request
         elif isinstance(payload, m.Seated):

@@ -328,6 +328,8 @@ class Welcome(Payload):
     tables: tuple[TableSummary, ...]
     #: The games this server hosts (``create_table``'s ``game``). Version 2.
     games: tuple[str, ...] = ()
+    #: The server drains before a restart: no new table, no new match (left out when it does not). Version 5.
+    draining: bool = field(default=False, metadata=LEFT_OUT_AT_DEFAULT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +337,8 @@ class Tables(Payload):
     """``list_tables``'s ok."""
 
     tables: tuple[TableSummary, ...]
+    #: As in ``Welcome``. Version 5.
+    draining: bool = field(default=False, metadata=LEFT_OUT_AT_DEFAULT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -635,6 +639,8 @@ class LobbyList(Push):
     """The tables of the server, to replace the list a client shows (the ``lobby`` push)."""
 
     tables: tuple[TableSummary, ...]
+    #: As in ``Welcome``: the lobby shows that the server drains. Version 5.
+    draining: bool = field(default=False, metadata=LEFT_OUT_AT_DEFAULT)
     kind: ClassVar[str] = p.LOBBY
 
 
@@ -669,7 +675,29 @@ class WatchEnded(Push):
     kind: ClassVar[str] = p.WATCH_ENDED
 
 
-PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye, ChatLine, WatchEnded)
+@dataclass(frozen=True, slots=True)
+class Notice(Push):
+    """A line from the server's operator to every connection, wherever it is (a restart coming, a word to all):
+    plain text, shown whatever the screen. ``draining``: the server drains from now on. Version 5."""
+
+    text: str
+    draining: bool = field(default=False, metadata=LEFT_OUT_AT_DEFAULT)
+    kind: ClassVar[str] = p.NOTICE
+
+
+@dataclass(frozen=True, slots=True)
+class SeatEnded(Push):
+    """This connection sits at ``table`` no more and is back in the lobby, by the operator's doing: ``reason`` is
+    ``closed_by_operator`` (the table is closed) or ``removed_by_operator`` (this seat's player was removed; the
+    seat's secret no longer works). ``message`` says why, in the operator's words when it gave some. Version 5."""
+
+    table: int
+    reason: str
+    message: str
+    kind: ClassVar[str] = p.SEAT_ENDED
+
+
+PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye, ChatLine, WatchEnded, Notice, SeatEnded)
 
 #: Why the server says bye.
 BYE_REPLACED = "replaced"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
@@ -40,6 +40,8 @@ LEADERBOARD_PAGE = 20
 PERSON_KEY_ENV = "QUATRO_PERSON_KEY"
 #: A chat line: printable, at most this many characters.
 MAX_CHAT_LEN = 200
+#: An operator's notice (the ``notice`` push, protocol 5): printable, at most this many characters.
+MAX_NOTICE_LEN = 300
 #: Seconds: a connection's chat lines come at most this often (a faster one is refused ``rate_limited``).
 CHAT_INTERVAL = 1.0
 #: Request ids are integers from 0 to this. Not every language holds it exactly: 2**53 is one past
@@ -105,8 +107,10 @@ TABLE = "table"
 LOBBY = "lobby"
 BYE = "bye"
 WATCH_ENDED = "watch_ended"
+NOTICE = "notice"  # protocol 5: a line from the server's operator, for every connection
+SEAT_ENDED = "seat_ended"  # protocol 5: this connection sits at its table no more (the operator's doing)
 
-SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED})
+SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED, NOTICE, SEAT_ENDED})
 
 # --- why a lobby request is refused (the engine's reasons are in quatro_shared.actions.Reason) -----------
 
@@ -145,6 +149,11 @@ NOT_WATCHABLE = "not_watchable"  # the table's host closed it to watchers
 CLOSED_TO_WATCHERS = "closed_to_watchers"  # the host closed the table to watchers
 TABLE_CLOSED = "table_closed"  # the table closed
 NO_SUCH_PLAYER = "no_such_player"  # player_card: no record of that person or name (or an anonymous player's own)
+DRAINING = "draining"  # the server drains before a restart: no new table, no new match (protocol 5)
+
+#: Why a seat or a watcher is sent back to the lobby by the server's operator (``seat_ended``, ``watch_ended``).
+CLOSED_BY_OPERATOR = "closed_by_operator"  # the operator closed the table
+REMOVED_BY_OPERATOR = "removed_by_operator"  # the operator removed this seat's player
 
 # --- protocol errors (the request could not be understood; see also quatro_shared.framing) ----------------
 

@@ -157,10 +157,20 @@ def test_every_push_round_trips():
         m.ChatLine(3, 1, "bob", "again?"),
         m.ChatLine(None, None, "eve", "anyone for a game?"),
         m.WatchEnded(3, p.CLOSED_TO_WATCHERS, "the host closed this table to watchers"),
+        m.LobbyList((SUMMARY,), draining=True),
+        m.Notice("back in five minutes"),
+        m.Notice("the server will restart soon", draining=True),
+        m.SeatEnded(3, p.CLOSED_BY_OPERATOR, "closing for the night"),
     ]
     assert {type(push) for push in pushes} == set(m.PUSHES)
     for push in pushes:
         assert push_from_wire(to_wire(push)) == push
+
+
+def test_draining_is_left_out_of_the_lobby_push_unless_the_server_drains():
+    assert "draining" not in to_wire(m.LobbyList((SUMMARY,)))
+    assert to_wire(m.LobbyList((), draining=True))["draining"] is True
+    assert to_wire(m.Notice("hi")) == {"kind": "notice", "text": "hi"}
 
 
 def test_a_client_skips_keys_it_does_not_know_in_the_servers_messages():

@@ -621,6 +621,7 @@ EXAMPLES = _examples(_doc())
 _OPTIONAL_KEYS = {
     "update.clock": frozenset({"vote_ms", "vote_wait_ms"}),
     "update.own": frozenset(_fields(views.OwnTimers)),
+    "lobby": frozenset({"draining"}),  # version 5: only while the server drains
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+import secrets
 import time
 from collections.abc import Callable
 from itertools import count
@@ -22,7 +23,7 @@ from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.wire import to_wire
 
 from quatro_server import games
-from quatro_server.credentials import hash_password, password_matches
+from quatro_server.credentials import digest_secret, hash_password, password_matches
 from quatro_server.games import DEFAULT_GAME
 from quatro_server.archive import Archive
 from quatro_server.journal import Journal, Recorder, RestoredTable
@@ -40,13 +41,16 @@ from quatro_server.tables.limits import (
     MAX_TABLES_PER_ADDRESS,
     GuessLimiter,
 )
-from quatro_server.tables.room import ABANDON_AFTER, UNSTARTED_ABANDON_AFTER, Peer, Room, Seat
+from quatro_server.tables.room import ABANDON_AFTER, SECRET_BYTES, UNSTARTED_ABANDON_AFTER, Peer, Room, Seat
 from quatro_server.timing import PROFILES, Timing
 
 log = logging.getLogger("quatro.lobby")
 
 #: Tables listed in one lobby message: open tables first. Stays under the codec's array limit.
 MAX_LISTED = 200
+#: What a draining server refuses (``draining``): whatever would begin a match. A running match plays on, and its
+#: players may come back to it (``rejoin``).
+_CLOSED_WHILE_DRAINING = frozenset({p.CREATE_TABLE, p.JOIN, p.START, p.REMATCH})
 
 
 class Lobby:
@@ -81,6 +85,8 @@ class Lobby:
         self._chatted: dict[Peer, float] = {}
         #: The table each watching connection watches (protocol section 18); the room keeps its own audience.
         self.watching: dict[Peer, Room] = {}
+        #: The server drains before a restart (``quatro-server admin drain``): no new table, no new match.
+        self.draining = False
         #: The handler of each request kind, reached once the acceptance table took the request.
         self._handlers: dict[str, Callable[[Peer, m.Request, float], m.Reply]] = {
             p.HELLO: self._hello,
@@ -120,7 +126,7 @@ class Lobby:
     def announce(self) -> None:
         # One message for every watcher: the shell encodes it once, and a list still waiting for a watcher is
         # replaced by this one (a ``lobby`` push is state: the latest is all a watcher needs).
-        message = to_wire(m.LobbyList(self.listing()))
+        message = to_wire(m.LobbyList(self.listing(), draining=self.draining))
         for peer in list(self.watchers):
             peer.send(message)
 
@@ -214,6 +220,7 @@ class Lobby:
             password=saved.password, rng=rng, seats=seats, host=saved.host,
             abandon_after=self.abandon_after, unstarted_abandon_after=self.unstarted_abandon_after, game=game,
             last_active=now,  # the lobby list counts its quiet from the restart, not from the clock's zero
+            created=now,
         )
         room.idle_since = now  # nobody is connected yet: the room closes if nobody comes back (ABANDON_AFTER)
         room.rated = not self.records.is_friendly(saved.id)
@@ -264,6 +271,9 @@ class Lobby:
         unfit = self._unfit(peer, request) if kind in games.ACTION_KINDS and state in accepts.SEATED else None
         if unfit is not None:
             reply = unfit
+        elif self.draining and kind in _CLOSED_WHILE_DRAINING and (verdict is accepts.TAKE or (
+                verdict is accepts.HOST and self._hosts(peer))):
+            reply = m.refused(request.id, p.DRAINING, "the server is about to restart: no new tables or matches")
         elif verdict is accepts.TAKE or (verdict is accepts.HOST and self._hosts(peer)):
             reply = self._handlers[kind](peer, request, now)
         elif verdict is accepts.HOST:
@@ -321,6 +331,7 @@ class Lobby:
                 profiles=tuple(sorted(self.profiles)),
                 tables=self.listing(),
                 games=tuple(games.GAMES),
+                draining=self.draining,
             ),
         )
 
@@ -340,7 +351,7 @@ class Lobby:
         return m.Ok(request.id)
 
     def _list_tables(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
-        return m.Ok(request.id, m.Tables(self.listing()))
+        return m.Ok(request.id, m.Tables(self.listing(), draining=self.draining))
 
     def _create_table(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         f = request.body
@@ -376,6 +387,7 @@ class Lobby:
             unstarted_abandon_after=self.unstarted_abandon_after,
             game=game,
             last_active=now,  # its creator is active now: the list pushed as it is seated must not call it idle
+            created=now,
             rated=f.rated is not False,
             on_match_over=self._match_over,
         )
@@ -583,6 +595,57 @@ class Lobby:
                 room.recorder.closed()
             room.on_change()
             self.announce()
+
+    # --- the operator's hand (``quatro-server admin``) ----------------------------------------------------
+
+    def _unseat(self, room: Room, seat: int, ended: dict[str, Any]) -> Peer | None:
+        """The connection at ``seat`` of ``room``, if any, is told ``ended`` (a ``seat_ended``) and is in the lobby
+        from now on (sent the ``lobby`` push); the seat itself is left as it is."""
+        s = room.seats[seat]
+        peer, s.peer, s.synced = s.peer, None, False
+        if peer is not None:
+            peer.room = peer.seat = None
+            peer.send(ended)
+            self.watchers.add(peer)
+        return peer
+
+    def close_by_operator(self, room: Room, message: str) -> None:
+        """The operator closes ``room``: its players and watchers are told why and are back in the lobby, and the
+        journal records the table's end (a restart does not bring it back)."""
+        ended = to_wire(m.SeatEnded(room.id, p.CLOSED_BY_OPERATOR, message))
+        for seat in range(room.players):
+            self._unseat(room, seat, ended)
+        self._end_watching(room, p.CLOSED_BY_OPERATOR, message)
+        log.info("table_closed_by_operator table=%d", room.id)
+        self.close(room)
+
+    def remove_by_operator(self, room: Room, seat: int, message: str, now: float) -> bool:
+        """The operator removes the player of ``seat``: the connection there is told why and sent to the lobby, and
+        the seat's secret stops working. As for a player who leaves: before the match the seat is free again; in a
+        match it stays, disconnected, and nobody plays in the player's place (R19), the host role passing (R18).
+        Returns whether the seat was freed."""
+        s = room.seats[seat]
+        assert s.bot is None and s.secret is not None
+        peer = self._unseat(room, seat, to_wire(m.SeatEnded(room.id, p.REMOVED_BY_OPERATOR, message)))
+        freed = room.table is None
+        if freed:
+            room.seats[seat] = Seat()
+            if room.host == seat:
+                room.lobby_host_leaves()
+        else:
+            s.secret = digest_secret(secrets.token_urlsafe(SECRET_BYTES))  # known to nobody: the old one is void
+            if peer is not None:
+                room.publish(room.act(seat, a.Disconnect(), now).events, now)
+        room.broadcast_seating()  # journals the seat as it is now: a restart does not revive the old secret
+        log.info("seat_removed_by_operator table=%d seat=%d freed=%s", room.id, seat, freed)
+        if not room.humans_connected() and room.idle_since is None:
+            room.idle_since = now
+            room.on_change()
+        if room.expired(now):
+            self.close(room)
+        else:
+            self.announce()
+        return freed
 
     def _leave(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         self.detach(peer, now, leaving=True)

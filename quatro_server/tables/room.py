@@ -135,6 +135,8 @@ class Room:
     _armed: float | None = None
     #: When anyone at the table last sent anything (the lobby list tells how long ago: an abandoned table shows).
     last_active: float = 0.0
+    #: When the room was made (or restored after a restart), on the server's clock: its age for the operator.
+    created: float = 0.0
     #: Where the room's seats and matches are journalled (None: in memory only). The room tells it every input it
     #: gives the table, with the events that came of it, before it tells anyone (``act``, ``advance``, ``start``).
     recorder: Recorder | None = None

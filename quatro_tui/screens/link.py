@@ -141,3 +141,31 @@ class TooSmall(ModalScreen[None]):
             f"This terminal is {width}x{height}.\nQuatro needs at least {need_w}x{need_h}:\n"
             "make the window larger or the font smaller.\n\nctrl+q quits."
         ))
+
+
+class TableEnded(ModalScreen[None]):
+    """The server's operator closed this player's table, or removed the player from the seat: what happened, in the
+    operator's words, and the ways on. The player is in the lobby already (it shows beneath)."""
+
+    if TYPE_CHECKING:
+        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
+    BINDINGS = [
+        Binding("l,enter,escape", "lobby", "to the lobby", id="ended-lobby"),
+        Binding("q", "app.quit_now", "quit", id="ended-quit"),
+    ]
+
+    def __init__(self, title: str, detail: str) -> None:
+        super().__init__()
+        self.title_text, self.detail = title, detail
+
+    def compose(self) -> ComposeResult:
+        ascii_only = self.app.game.ascii_only
+        with Vertical(classes="dialog wide"):
+            yield Static(Content.from_markup("[b]$title[/b]", title=words.plain(self.title_text, ascii_only)),
+                         id="ended-title")
+            yield Static(Content(words.plain(self.detail, ascii_only)), id="ended-detail")
+            yield Static(Content.from_markup("\n[b]l[/b] to the lobby    [b]q[/b] quit"), id="ended-choices")
+
+    def action_lobby(self) -> None:
+        self.dismiss(None)

@@ -136,6 +136,9 @@ class LobbyScreen(Screen[None]):
             # Rated: the match counts for everyone's records and ratings; friendly: it leaves them as they were.
             yield Select([("rated", "rated"), ("friendly", "friendly")], value="rated", allow_blank=False, id="rated")
             yield Static("rated counts for the leaderboard (l); friendly does not", id="rated-note")
+        draining = Static("", id="lobby-draining", classes="pad")
+        draining.display = False  # shown only while the server drains
+        yield draining
         yield Static("", id="lobby-note", classes="pad")
         yield Feed(id="lobby-feed", classes="pad")
         yield Footer()
@@ -157,6 +160,10 @@ class LobbyScreen(Screen[None]):
         self.fill()
 
     def fill(self) -> None:
+        draining = self.query_one("#lobby-draining", Static)
+        draining.update("[b]This server is draining before a restart:[/b] it takes no new tables; running matches "
+                        "play on to their end." if self.app.draining else "")
+        draining.display = self.app.draining
         table = self.query_one(DataTable)
         table.clear()
         ascii_only = self.app.game.ascii_only
