@@ -27,6 +27,7 @@ from quatro_shared.views import Phase
 from quatro_shared.wire import push_from_wire, to_wire
 
 from quatro_server import archive as archive_module
+from quatro_server import quarto_bots
 from quatro_server.audit import update_leaks
 from quatro_server.journal import FILE_NAME, Journal, read_journal
 from quatro_server.seat_replay import NotReplayable, frames_of, seat_replay
@@ -209,7 +210,9 @@ async def test_a_server_without_a_journal_has_no_past_matches(server):
     assert reply["kind"] == p.REFUSED and reply["reason"] == p.NO_JOURNAL
 
 
-async def test_q_a_quarto_replay_is_what_the_seat_was_sent_with_the_solver_s_verdicts(journalled):
+async def test_q_a_quarto_replay_is_what_the_seat_was_sent_with_the_solver_s_verdicts(journalled, monkeypatch):
+    # The bot moves at once rather than at a person's pace (about a second a look): the replay is the same.
+    monkeypatch.setattr(quarto_bots, "THINK_TIME", (0.0, 0.02))
     ann = await TestClient.connect(journalled.port, "ann")
     assert (await ann.request(p.CREATE_TABLE, game=q.NAME))["kind"] == p.OK
     assert (await ann.request(p.ADD_BOT, level="random"))["kind"] == p.OK

@@ -1,5 +1,5 @@
 """Watching a table through the doors, as people do: a real OpenSSH client in tmux presses ``w`` in the lobby and
-follows a whole match of the fast profile against bots to its end; so does a browser visitor.
+follows a whole match (the fast profile's durations, two points) against bots to its end; so does a browser visitor.
 The host plays over plain TCP (the test's own client), calling at every round so that the match ends quickly.
 
 Without ssh, tmux or chromium the tests are skipped on a developer's machine but fail in CI (.ci/run installs them).
@@ -8,10 +8,13 @@ Without ssh, tmux or chromium the tests are skipped on a developer's machine but
 from __future__ import annotations
 
 import threading
+from dataclasses import fields
+from pathlib import Path
 
 import pytest
 import trio
 
+from quatro_server.timing import FAST
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
@@ -25,9 +28,22 @@ from test_web_door import browser  # noqa: F401 - a fixture: one Chromium for th
 pytestmark = pytest.mark.timeout(180)
 
 
+#: The watched match's profile, on the door's server (``--timing FILE``, named by the file's stem): the fast
+#: profile's durations, and a match of two points rather than five, so that the watcher follows a whole match
+#: from its first round to its end in fewer rounds.
+MATCH = "match"
+
+
+def match_timing(directory: Path) -> str:
+    numbers = {f.name: getattr(FAST, f.name) for f in fields(FAST) if isinstance(getattr(FAST, f.name), (int, float))}
+    path = directory / f"{MATCH}.toml"
+    path.write_text("".join(f"{key} = {value}\n" for key, value in {**numbers, "target_score": 2}.items()))
+    return str(path)
+
+
 class Host:
-    """The table's host in a thread of its own, over TCP: a 4-seat table of the fast profile with three bots; once
-    told to start, it readies, calls as each round opens and starts the next round, until the match is over."""
+    """The table's host in a thread of its own, over TCP: a 4-seat table of the ``MATCH`` profile with three bots;
+    once told to start, it readies, calls as each round opens and starts the next round, until the match is over."""
 
     def __init__(self, port: int) -> None:
         self.port = port
@@ -49,7 +65,7 @@ class Host:
 
     async def _play(self) -> None:
         host = await TestClient.connect(self.port, "ann")
-        assert (await host.request(p.CREATE_TABLE, players=4, timing="fast"))["kind"] == p.OK
+        assert (await host.request(p.CREATE_TABLE, players=4, timing=MATCH))["kind"] == p.OK
         for _ in range(3):
             assert (await host.request(p.ADD_BOT, level="easy"))["kind"] == p.OK
         self.table = host.table
@@ -82,7 +98,7 @@ class Host:
 
 
 def test_a_watcher_over_ssh_follows_a_whole_match_from_the_lobby_w_key(tmp_path, tmux, ssh_client):  # noqa: F811
-    door = start_door(tmp_path)
+    door = start_door(tmp_path, "--timing", match_timing(tmp_path))
     host = Host(door.port)
     try:
         assert host.created.wait(20) and not host.failed, host.failed
@@ -107,7 +123,7 @@ def test_a_watcher_over_ssh_follows_a_whole_match_from_the_lobby_w_key(tmp_path,
 
 
 def test_a_browser_visitor_follows_a_whole_match_from_the_lobby_w_key(browser, tmp_path):
-    server = start_web(tmp_path)
+    server = start_web(tmp_path, "--timing", match_timing(tmp_path))
     host = Host(server.port)
     visitor = Page(browser, server.url)
     try:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import trio
 
+from quatro_server import quarto_bots
 from quatro_server.server import Server, ServerConfig
 from quatro_server.tables.lobby import Lobby
 from quatro_server.tables.room import WATCH_COUNT_INTERVAL
@@ -119,7 +120,9 @@ async def test_a_watcher_arriving_mid_match_gets_a_public_snapshot_and_then_the_
     assert a and a == b
 
 
-async def test_a_watcher_follows_a_whole_quarto_match(nursery):
+async def test_a_watcher_follows_a_whole_quarto_match(nursery, monkeypatch):
+    # The bot moves at once rather than at a person's pace (about a second a look): what the watcher sees is the same.
+    monkeypatch.setattr(quarto_bots, "THINK_TIME", (0.0, 0.02))
     port = await serve(nursery)
     cy = await TestClient.connect(port, "cy")
     assert (await cy.request(p.CREATE_TABLE, game=q.NAME))["kind"] == p.OK
