@@ -313,11 +313,13 @@ def _serve(args: argparse.Namespace) -> int:
             if directory is not None:
                 directory.address = args.advertise or _advertised(listeners[0].socket.getsockname()[0], port, addresses)
                 await nursery.start(directory.run)
-                print(f"Directory: {args.directory} (this server is {directory.address})", flush=True)
             print(f"Quatro server listening (timing: {name}). Players join with:", flush=True)
             ssh_port = 0
             for address in addresses:
                 print(f"  quatro join {address}", flush=True)
+            if directory is not None:  # after the join lines, which tools read first
+                print(f"One lobby with every server of the directory {args.directory}; "
+                      f"they send players here at {directory.address}", flush=True)
             if door is not None:
                 door_thread, ssh_port = await _open_door(door, args.host, port, args.ssh, "SSH door")
                 print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
