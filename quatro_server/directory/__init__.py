@@ -28,7 +28,8 @@ class TableDirectory(Protocol):
     """What the lobby asks of a directory shared with other servers."""
 
     def new_id(self) -> int:
-        """A table id no server of the directory has given or will give."""
+        """A table id no server of the directory has given or will give. Raises ``DirectoryError`` when none can be
+        had (the directory does not answer)."""
         ...
 
     def holder(self, table: int) -> tuple[str, int] | None:

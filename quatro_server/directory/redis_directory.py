@@ -96,6 +96,7 @@ class RedisDirectory:
         self.on_others_changed = on_others_changed
         self._ids: list[int] = []
         self._refilling = False
+        self._down_until = 0.0  # no id is asked of Redis on the loop before then (it just failed)
         self._others: dict[int, _Remote] = {}
         self._heard: dict[str, float] = {}  # when each other server last spoke, on this server's clock
         self._published: dict[int, Any] = {}  # each of this server's tables as last told, on the wire
@@ -122,7 +123,13 @@ class RedisDirectory:
             self._refilling = True
             self._nursery.start_soon(self._refill)
         if not self._ids:
-            self._ids.extend(self._take_ids())  # a burst used every id at hand: one round trip on the loop
+            if time.monotonic() < self._down_until:  # it failed a moment ago: the loop does not wait on it again
+                raise DirectoryError(f"no table id from {self.url}: it did not answer a moment ago")
+            try:
+                self._ids.extend(self._take_ids())  # a burst used every id at hand: one round trip on the loop
+            except redis.RedisError as exc:
+                self._down_until = time.monotonic() + RETRY
+                raise DirectoryError(f"no table id from {self.url}: {exc}") from None
         return self._ids.pop(0)
 
     def holder(self, table: int) -> tuple[str, int] | None:

@@ -24,7 +24,7 @@ from quatro_shared.wire import to_wire
 
 from quatro_server import games
 from quatro_server.credentials import hash_password, password_matches
-from quatro_server.directory import TableDirectory
+from quatro_server.directory import DirectoryError, TableDirectory
 from quatro_server.games import DEFAULT_GAME
 from quatro_server.archive import Archive
 from quatro_server.journal import Journal, Recorder, RestoredTable
@@ -399,8 +399,13 @@ class Lobby:
             )
         if len(self.rooms) >= self.max_tables:
             return m.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
+        try:
+            table_id = self._new_id()
+        except DirectoryError as exc:
+            log.warning("table_refused reason=directory error=%s", exc)
+            return m.refused(request.id, p.SERVER_FULL, "the table directory does not answer: try again in a moment")
         room = Room(
-            id=self._new_id(),
+            id=table_id,
             players=players,
             timing_name=timing_name,
             timing=self.profiles[timing_name],
