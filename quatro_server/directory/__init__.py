@@ -40,6 +40,12 @@ class TableDirectory(Protocol):
         """The tables the other servers hold, as they last told them."""
         ...
 
+    async def find(self, table: int) -> tuple[str, int] | None:
+        """Look ``table`` up in the directory itself (a table created a moment ago elsewhere, not yet told here):
+        the address of the other server that holds it, known to ``holder`` from then on; None if none does.
+        Raises ``DirectoryError`` when the directory does not answer."""
+        ...
+
     def changed(self) -> None:
         """This server's list of tables changed: the other servers are told soon (never on the caller's time)."""
         ...

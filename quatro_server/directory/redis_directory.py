@@ -105,9 +105,8 @@ class RedisDirectory:
         self._stop = threading.Event()
         self._listener: threading.Thread | None = None
         self._listing: list[m.TableSummary] | None = None
-        #: Figures for the operator and the benchmark: changes published, and hand-overs answered.
+        #: Messages published (changes and heartbeats), for the logs and the tests.
         self.published = 0
-        self.moved = 0
 
     @property
     def channel(self) -> str:
@@ -136,7 +135,6 @@ class RedisDirectory:
         remote = self._others.get(table)
         if remote is None:
             return None
-        self.moved += 1
         return remote.address
 
     def others(self) -> Sequence[m.TableSummary]:
@@ -146,6 +144,27 @@ class RedisDirectory:
 
     def changed(self) -> None:
         self._dirty.set()
+
+    async def find(self, table: int) -> tuple[str, int] | None:
+        try:
+            data = await trio.to_thread.run_sync(self.redis.get, self._key(table), limiter=self._limiter)
+        except redis.RedisError as exc:
+            raise DirectoryError(f"the directory at {self.url} does not answer: {exc}") from None
+        if not isinstance(data, bytes):
+            return None
+        try:
+            record = msgpack.unpackb(data, raw=False)
+            server = str(record["server"])
+        except (ValueError, KeyError, TypeError, msgpack.UnpackException):
+            return None
+        if server == self.address:
+            return None
+        if table not in self._others:
+            heard = self._heard.get(server)
+            self._told({"server": server, "set": [record["summary"]], "gone": [], "whole": False})
+            if heard is not None:
+                self._heard[server] = heard  # a record read is no word from its server: its deadline stays
+        return self.holder(table)
 
     # --- ids ---------------------------------------------------------------------------------------------
 

@@ -153,6 +153,16 @@ class Lobby:
         """The highest table id this server gave, the journal's included: a directory never gives one up to it."""
         return max([0, *self.rooms, *([] if self.journal is None else [self.journal.last_id])])
 
+    def unknown_table(self, request: m.Request) -> int | None:
+        """With a directory: the table a ``join``, ``rejoin`` or ``watch`` names when neither this server nor, as
+        far as it was told, another holds it (the network shell looks it up in the directory before answering)."""
+        if self.directory is None or not isinstance(request.body, (m.Join, m.Rejoin, m.Watch)):
+            return None
+        table = request.body.table
+        if table in self.rooms or self.directory.holder(table) is not None:
+            return None
+        return table
+
     def _moved(self, request_id: int, table: int) -> m.Reply | None:
         """``moved``, when another server of the directory holds ``table``."""
         where = None if self.directory is None else self.directory.holder(table)
