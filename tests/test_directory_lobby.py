@@ -20,9 +20,9 @@ def ask(lobby: Lobby, peer: LobbyPeer, kind: str, **fields: object) -> dict:
     return to_wire(lobby.handle(peer, request, trio.current_time(), greeted=kind != p.HELLO))
 
 
-def lobby_on(url: str, address: str) -> tuple[Lobby, RedisDirectory]:
+def lobby_on(url: str, address: str, ttl: float = 1.0) -> tuple[Lobby, RedisDirectory]:
     lobby = Lobby()
-    directory = RedisDirectory(url, ttl=1.0, local=lobby.local_listing, on_others_changed=lobby.push_listing)
+    directory = RedisDirectory(url, ttl=ttl, local=lobby.local_listing, on_others_changed=lobby.push_listing)
     directory.address = address
     lobby.directory = directory
     return lobby, directory
@@ -146,3 +146,37 @@ async def test_a_join_of_a_table_created_elsewhere_a_moment_ago_is_moved_not_ref
             pass
     assert frame["kind"] == p.REFUSED and frame["reason"] == p.NO_SUCH_TABLE  # nobody holds that one
     nursery.cancel_scope.cancel()
+
+
+async def test_a_server_whose_redis_hangs_still_stops_at_once(tmp_path):
+    import shutil
+    import signal
+    import subprocess
+
+    from quatro_server.directory.redis_directory import LEAVE_WAIT
+
+    binary = shutil.which("redis-server")
+    assert binary is not None, "redis-server is needed (.ci/run installs it)"
+    path = tmp_path / "redis.sock"
+    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(path), "--save", "", "--appendonly", "no",
+                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with trio.fail_after(10):
+            while not path.exists():
+                await trio.sleep(0.02)
+        lobby, directory = lobby_on(f"unix://{path}?db=0", "10.0.0.1:7001", ttl=15.0)  # Redis's own timeout: 15 s
+        async with trio.open_nursery() as nursery:
+            await directory.connect()
+            await nursery.start(directory.run)
+            ann = LobbyPeer("ann")
+            ask(lobby, ann, p.HELLO, version=p.PROTOCOL_VERSION, name="ann")
+            ask(lobby, ann, p.CREATE_TABLE, game="quarto")
+            await trio.sleep(0.1)
+            proc.send_signal(signal.SIGSTOP)  # Redis hangs: it takes connections and never answers
+            stopping = trio.current_time()
+            nursery.cancel_scope.cancel()
+        assert trio.current_time() - stopping < LEAVE_WAIT + 1.0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)

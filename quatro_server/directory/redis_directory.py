@@ -49,6 +49,8 @@ THREADS = 2
 LISTEN_POLL = 0.5
 #: Seconds between two attempts to reach a Redis server that did not answer.
 RETRY = 1.0
+#: Seconds a stopping server waits for Redis to take its records away and tell the others.
+LEAVE_WAIT = 2.0
 #: The ``ids`` counter brought up to at least the given value (a restarted server's restored tables).
 _AT_LEAST = "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then " \
             "redis.call('SET', KEYS[1], ARGV[1]) end return 0"
@@ -227,7 +229,8 @@ class RedisDirectory:
         finally:
             self._nursery = None
             self._stop.set()
-            with trio.CancelScope(shield=True):
+            # A Redis gone away must not hold the stop: its records then expire by themselves.
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + LEAVE_WAIT):
                 await trio.to_thread.run_sync(self._leave, abandon_on_cancel=True)
 
     def _subscribe(self) -> dict[str, tuple[list[Any], float]]:
