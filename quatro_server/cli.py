@@ -34,6 +34,7 @@ from quatro_server.addresses import join_addresses, with_port
 from quatro_server.doors import Door, DoorThread, door_addresses, loopback, new_door_token
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
+from quatro_server.directory import DEFAULT_TTL, DirectoryError, format_address, parse_address
 from quatro_server.idle import stop_when_idle
 from quatro_server.records.store import Records, RecordsError
 from quatro_server.tables.lobby import Lobby
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from quatro_server.metrics import Metrics
     from quatro_server.ssh_door import Door as SshDoor
     from quatro_server.web_door import WebDoor
+    from quatro_server.directory.redis_directory import RedisDirectory
 
 
 log = logging.getLogger("quatro.server")
@@ -195,6 +197,19 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
                      help=f"close a browser page's game after SECONDS without a key press outside a match "
                           f"(default {doors.WEB_IDLE_TIMEOUT:g})")
     _operating_options(parser, default)
+    many = parser.add_argument_group(
+        "many servers, one lobby", "servers sharing a table directory on Redis list every server's tables, and send "
+        "a player to the server that holds the table asked for (docs/operating.md)")
+    many.add_argument("--directory", default=default(None), metavar="URL",
+                      help="the table directory: redis://HOST:PORT/DB, or unix:///PATH/redis.sock?db=N "
+                           "(default: none; this server's tables are its own)")
+    many.add_argument("--advertise", default=default(None), metavar="HOST:PORT",
+                      help="the address other servers send players to for this server's tables "
+                           "(default: the game port's own; on every interface, this machine's first LAN address); "
+                           ":PORT sends them to PORT at the host they reached this server at (servers of one machine)")
+    many.add_argument("--directory-ttl", type=float, default=default(DEFAULT_TTL), metavar="SECONDS",
+                      help="seconds a table stays listed by the other servers after its server stops refreshing it "
+                           f"(it dies, or loses Redis); refreshed every third of it (default {DEFAULT_TTL:g})")
     serve.add_argument(
         "--announce",
         action=argparse.BooleanOptionalAction,
@@ -316,6 +331,22 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"quatro-server: {args.ssh_keys} holds no key the SSH door can read", file=sys.stderr)
             return 2
 
+    directory: RedisDirectory | None = None
+    if args.directory is not None:
+        from quatro_server.directory.redis_directory import RedisDirectory
+
+        try:
+            if args.advertise is not None:
+                parse_address(args.advertise)
+            if not args.directory_ttl > 0:
+                raise ValueError("--directory-ttl: more than 0 seconds")
+            directory = RedisDirectory(args.directory, ttl=args.directory_ttl, local=lobby.local_listing,
+                                       on_others_changed=lobby.push_listing)
+        except (DirectoryError, ValueError) as exc:
+            print(f"quatro-server: {exc}", file=sys.stderr)
+            return 2
+        lobby.directory = directory
+
     if args.web is not None:
         from quatro_server import web_door
 
@@ -351,6 +382,8 @@ def _serve(args: argparse.Namespace) -> int:
                 print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
             if operator is not None:
                 print(f"Admin socket: {operator.path} (quatro-server admin --socket {operator.path} tables)", flush=True)
+            if directory is not None:
+                await directory.connect(lobby.highest_id())  # before the game port opens: every id is global
             # The doors' clients reach the lobby over loopback, many people from one address: those that show the
             # door token are bounded by the doors' own caps; any other local process keeps the per-address limits.
             config = ServerConfig(trusted_addresses=frozenset(args.trusted_address), door_token=door_token,
@@ -383,11 +416,17 @@ def _serve(args: argparse.Namespace) -> int:
             doors_join = (f"127.0.0.1:{door_listeners[0].socket.getsockname()[1]}" if door_listeners
                           else loopback(args.host, port))
             tls_note = ", over TLS" if tls_context is not None else ""
-            print(f"Quatro server listening (timing: {name}{tls_note}). Players join with:", flush=True)
             addresses = join_addresses(args.host, port)
+            if directory is not None:
+                directory.address = args.advertise or _advertised(listeners[0].socket.getsockname()[0], port, addresses)
+                await nursery.start(directory.run)
+            print(f"Quatro server listening (timing: {name}{tls_note}). Players join with:", flush=True)
             ssh_port = 0
             for address in addresses:
                 print(f"  quatro join {'tls://' if tls_context is not None else ''}{address}", flush=True)
+            if directory is not None:  # after the join lines, which tools read first
+                print(f"One lobby with every server of the directory {args.directory}; "
+                      f"they send players here at {directory.address}", flush=True)
             if door is not None:
                 door_thread, ssh_port = await _open_door(door, args.host, doors_join, args.ssh, "SSH door")
                 if metrics is not None:
@@ -416,6 +455,9 @@ def _serve(args: argparse.Namespace) -> int:
     status = 0
     try:
         trio.run(main_task)
+    except* DirectoryError as group:
+        print(f"quatro-server: {group.exceptions[0]}", file=sys.stderr)
+        status = 1
     except* DoorFailed as group:
         print(f"quatro-server: {group.exceptions[0]}", file=sys.stderr)
         status = 1
@@ -437,6 +479,14 @@ def _serve(args: argparse.Namespace) -> int:
         if book is not None:
             book.close()
     return status
+
+
+def _advertised(bound: str, port: int, addresses: list[str]) -> str:
+    """The game port's own address, for the directory: where it listens on every interface, the first address
+    players are told to join (a LAN address of this machine)."""
+    if bound not in ("0.0.0.0", "::", "") or not addresses:
+        return format_address(bound, port)
+    return format_address(*parse_address(addresses[0]))
 
 
 def _announces(args: argparse.Namespace) -> bool:

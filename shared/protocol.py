@@ -109,8 +109,11 @@ BYE = "bye"
 WATCH_ENDED = "watch_ended"
 NOTICE = "notice"  # protocol 5: a line from the server's operator, for every connection
 SEAT_ENDED = "seat_ended"  # protocol 5: this connection sits at its table no more (the operator's doing)
+#: The reply to a request naming a table that another server holds: ask it there (protocol 5, section 21).
+MOVED = "moved"
 
-SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED, NOTICE, SEAT_ENDED})
+SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED, NOTICE, SEAT_ENDED,
+                                          MOVED})
 
 # --- why a lobby request is refused (the engine's reasons are in quatro_shared.actions.Reason) -----------
 

@@ -133,3 +133,13 @@ def test_bot_stall_benchmark_prints_each_run_as_json():
         assert run["requests"] > 0 and run["worst_ms"] >= run["p99_ms"] >= run["p50_ms"] > 0, run
         assert run["longest_batch_ms"] > 0, run
     assert report["runs"][0]["placed"] == 0  # the baseline has no bots' tables
+
+
+def test_directory_benchmark_prints_its_figures_as_json(redis_server):
+    """A few lobby changes and hand-overs between two servers sharing a directory (its own redis-server; the
+    fixture only makes a missing one fail in CI), and one server without, for the difference."""
+    result = _bench("directory.py", "--changes", "10", "--handovers", "4", "--json", timeout=120)
+    figures = json.loads(result.stdout)
+    assert figures["with_directory"]["push_p50_ms"] > 0
+    assert figures["join_moved_p50_ms"] > 0 and figures["join_direct_p50_ms"] > 0
+    assert {"directory_ms_per_change", "handover_ms"} <= set(figures)
