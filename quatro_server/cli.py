@@ -34,7 +34,8 @@ from quatro_server.addresses import join_addresses, with_port
 from quatro_server.doors import Door, DoorThread, door_addresses, loopback, new_door_token
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
-from quatro_server.directory import DEFAULT_TTL, DirectoryError, format_address, parse_address
+from quatro_server.directory import DEFAULT_TTL, DirectoryError, format_address
+from quatro_server.directory import parse_address as parse_advertised
 from quatro_server.idle import stop_when_idle
 from quatro_server.records.store import Records, RecordsError
 from quatro_server.tables.lobby import Lobby
@@ -337,7 +338,7 @@ def _serve(args: argparse.Namespace) -> int:
 
         try:
             if args.advertise is not None:
-                parse_address(args.advertise)
+                parse_advertised(args.advertise)
             if not args.directory_ttl > 0:
                 raise ValueError("--directory-ttl: more than 0 seconds")
             directory = RedisDirectory(args.directory, ttl=args.directory_ttl, local=lobby.local_listing,
@@ -486,7 +487,7 @@ def _advertised(bound: str, port: int, addresses: list[str]) -> str:
     players are told to join (a LAN address of this machine)."""
     if bound not in ("0.0.0.0", "::", "") or not addresses:
         return format_address(bound, port)
-    return format_address(*parse_address(addresses[0]))
+    return format_address(*parse_advertised(addresses[0]))
 
 
 def _announces(args: argparse.Namespace) -> bool:

@@ -376,7 +376,7 @@ async def run_bot(
                 client.closed = client.closed or str(exc) or "lost"
             except RuntimeError as exc:
                 failure = exc
-            if not started and failure is None:
+            if not started and failure is None and moved is None:
                 hint = "" if tls is not None else "; if it speaks TLS, the address is tls://HOST:PORT"
                 failure = RuntimeError(f"the server closed the connection before the bot was seated "
                                        f"({client.closed or 'closed'}){hint}")
