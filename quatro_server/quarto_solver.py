@@ -198,7 +198,7 @@ class Solver:
     """
 
     #: Below this many empty squares a position is cheaper to search than to look up.
-    TABLE_MIN_EMPTY = 4
+    TABLE_MIN_EMPTY = 5
     #: In ``"symmetric"`` mode, canonical keys from this many empty squares up.
     SYMMETRY_MIN_EMPTY = 9
 
@@ -317,6 +317,12 @@ class Solver:
             return LOSS
         if not pool & (pool - 1):
             return DRAW  # one piece left, and it is safe: the board fills (Q5)
+        n = SQUARES - _POPCOUNT[occ]
+        if n == 3:
+            return _three(cells, occ, pool, safe)
+        if n == 4:
+            self.nodes += 1
+            return _four(cells, occ, pool, safe, alpha, beta)
         return self._give(cells, occ, key, pool, safe, alpha, beta)
 
     def _store(self, key: int, entry: int) -> None:
@@ -418,8 +424,10 @@ class Solver:
         put = _PUT
         etc = n > self._etc_min
         give = self._give
+        four = _four
         best = LOSS - 1
         best_piece = pieces[0]
+        leaves = 0
         for q in pieces:
             code = codes[q]
             left = pool ^ (1 << q)
@@ -441,12 +449,17 @@ class Solver:
                 places = [(popcount[(safe2 := left & ~winners[b | code & p])], s, safe2) for s, b, p in spots]
                 places.sort()
                 for _, s, safe2 in places:
-                    if safe2:
+                    if not safe2:
+                        v = LOSS
+                    elif n == 5:
+                        cells[s] = code
+                        v = four(cells, occ | 1 << s, left, safe2, o_alpha, o_beta)
+                        cells[s] = 0
+                        leaves += 1
+                    else:
                         cells[s] = code
                         v = give(cells, occ | 1 << s, key | put[s][q], left, safe2, o_alpha, o_beta)
                         cells[s] = 0
-                    else:
-                        v = LOSS
                     if v > reply:
                         reply = v
                         if v > o_alpha:
@@ -466,6 +479,11 @@ class Solver:
                         x, y = bits[left]
                         v = _two(cells, e, f, x, y, safe2)
                         cells[s] = 0
+                    elif n == 4:
+                        cells[s] = code
+                        v = _three(cells, occ | 1 << s, left, safe2)
+                        cells[s] = 0
+                        leaves += 1
                     else:
                         cells[s] = code
                         v = give(cells, occ | 1 << s, key | put[s][q], left, safe2, o_alpha, o_beta)
@@ -485,6 +503,7 @@ class Solver:
                     alpha = value
                     if value >= beta:
                         break
+        self.nodes += leaves
         if tkey >= 0:
             hit = tt.get(tkey)
             lo, hi = (LOSS, WIN) if hit is None else ((hit >> 6) - 1, ((hit >> 4) & 3) - 1)
@@ -530,6 +549,149 @@ def _two(cells: list[int], a: int, b: int, x: int, y: int, safe: int) -> int:
                 if second:
                     return WIN
     return DRAW
+
+
+def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: int) -> int:
+    """The giver's value with four empty squares, ``safe`` (not empty) the pieces of ``pool`` it can give: the
+    search's node stripped of what does not pay this near the end (the table, the move order). Windowed like
+    ``Solver.give_value``."""
+    shape = _SHAPES[occ]
+    if shape is None:
+        shape = _SHAPES[occ] = _shape_of(occ)
+    threes, twos = shape
+    pair = [0] * SQUARES
+    for i, j, e, f in twos:
+        c = cells[i] & cells[j]
+        if c:
+            pair[e] |= c
+            pair[f] |= c
+    base = _ZERO16
+    if threes:
+        found = []
+        every = 0
+        for i, j, k, e in threes:
+            c = cells[i] & cells[j] & cells[k]
+            if c:
+                every |= c
+                found.append((e, c))
+        if every:
+            base = [every] * SQUARES
+            for e, _ in found:
+                rest = 0
+                for f, c in found:
+                    if f != e:
+                        rest |= c
+                base[e] = rest
+    winners = _WINNERS
+    spots = [(s, base[s], pair[s]) for s in _BITS[~occ & FULL]]
+    best = LOSS - 1
+    for q in _BITS[safe]:
+        code = _CODE[q]
+        left = pool ^ (1 << q)
+        reply = LOSS
+        o_beta = -alpha
+        for s, b, p in spots:
+            safe2 = left & ~winners[b | code & p]
+            if safe2:
+                cells[s] = code
+                v = _three(cells, occ | 1 << s, left, safe2)
+                cells[s] = 0
+                if v > reply:
+                    reply = v
+                    if v >= o_beta:
+                        break
+        if -reply > best:
+            best = -reply
+            if best > alpha:
+                alpha = best
+                if best >= beta:
+                    break
+    return best
+
+
+def _leaf_shape(occ: int) -> tuple[int, int, int, tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], int]:
+    """For an occupancy with three empty squares ``a < b < c``: the three, the lines holding three pieces (the index
+    of their empty square among the three, their three squares), those holding two (the index of their pair of
+    empty squares, ``ab``, ``ac`` or ``bc``, and their two squares), and the occupied square of a line through all
+    three (-1 for none)."""
+    a, b, c = _BITS[~occ & FULL]
+    index = {a: 0, b: 1, c: 2}
+    pairs = {(0, 1): 0, (0, 2): 1, (1, 2): 2}
+    ones = []
+    twos = []
+    third = -1
+    for line in LINES:
+        free = sorted(index[x] for x in line if not occ >> x & 1)
+        held = [x for x in line if occ >> x & 1]
+        if len(free) == 1:
+            ones.append((free[0], held[0], held[1], held[2]))
+        elif len(free) == 2:
+            twos.append((pairs[(free[0], free[1])], held[0], held[1]))
+        elif len(free) == 3:
+            third = held[0]
+    return a, b, c, tuple(ones), tuple(twos), third
+
+
+#: ``_LEAVES[occ]``: ``_leaf_shape(occ)``, made on first use.
+_LEAVES: dict[int, tuple[int, int, int, tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], int]] = {}
+
+
+def _three(cells: list[int], occ: int, pool: int, safe: int) -> int:
+    """The giver's value with three empty squares and the three pieces of ``pool`` left, ``safe`` those of them it
+    can give (not empty), by the attribute values the lines share, with no placement written.
+
+    For an empty square ``t``: ``w[t]``, the values shared by the lines through it that hold three pieces (a piece
+    with one of them completes a line on ``t``); for two empty squares ``t``, ``u``: ``pr[tu]``, those shared by
+    the two pieces of the lines through both that hold two; ``tri``, the piece of a line through all three. The
+    opponent places the piece given, ``q``, on ``s`` and must give one of the two others, ``x`` or ``y``, that
+    completes no line on the two squares left, ``f`` and ``g`` (if neither, it loses); the giver then wins when,
+    wherever the opponent places the one given, the last one completes a line on the last square (Q4)."""
+    shape = _LEAVES.get(occ)
+    if shape is None:
+        shape = _LEAVES[occ] = _leaf_shape(occ)
+    _, _, _, ones, twos, third = shape
+    w = [0, 0, 0]
+    for t, i, j, k in ones:
+        w[t] |= cells[i] & cells[j] & cells[k]
+    pr = [0, 0, 0]
+    for t, i, j in twos:
+        pr[t] |= cells[i] & cells[j]
+    tri = cells[third] if third >= 0 else 0
+    wa, wb, wc = w
+    pab, pac, pbc = pr
+    # s, then f and g: (w[f], w[g], pr[fs], pr[gs], pr[fg])
+    spots = ((wb, wc, pab, pac, pbc), (wa, wc, pab, pbc, pac), (wa, wb, pac, pbc, pab))
+    codes = _CODE
+    best = LOSS
+    for q in _BITS[safe]:
+        cq = codes[q]
+        x, y = _BITS[pool ^ (1 << q)]
+        cx, cy = codes[x], codes[y]
+        tq = cq & tri
+        reply = LOSS
+        for wf, wg, pfs, pgs, pfg in spots:
+            df = wf | cq & pfs  # a piece sharing one of these completes a line on f
+            dg = wg | cq & pgs
+            both = df | dg
+            v = LOSS
+            link = pfg | tq
+            if not cx & both:  # the opponent gives x: y comes last, on g or on f
+                v = DRAW
+                if cy & (dg | cx & link) and cy & (df | cx & link):
+                    v = WIN
+            if v != WIN and not cy & both:
+                v = DRAW
+                if cx & (dg | cy & link) and cx & (df | cy & link):
+                    v = WIN
+            if v > reply:
+                reply = v
+                if v == WIN:
+                    break
+        if -reply > best:
+            best = -reply
+            if best == WIN:
+                break
+    return best
 
 
 def _deadly(cells: list[int], occ: int) -> int:

@@ -229,3 +229,20 @@ def test_ten_empty_squares_are_solved_within_a_hundred_thousand_positions():
     board: list[int | None] = [None, 9, 11, None, 15, None, 3, None, None, 10, None, 7, None, None, None, None]
     pool = 0xFFFF & ~sum(1 << p for p in board if p is not None)
     assert Solver(budget=100_000).give_value(board, pool) == 0
+
+
+@pytest.mark.parametrize("empties", [3, 4])
+def test_the_last_three_and_four_empty_squares_are_solved_as_a_plain_exhaustive_search_solves_them(empties):
+    """Near the end the search solves a position by the lines' shared values alone (three empty squares) or with no
+    table and no move order (four): on many positions, with wins, draws and losses, in every window."""
+    rng = random.Random(300 + empties)
+    seen = set()
+    for _ in range(150):
+        board, pool = played_position(rng, empties, need_safe=False)
+        expected = plain_value(board, pool)
+        assert Solver().give_value(board, pool) == expected, board
+        for alpha, beta in ((-1, 0), (0, 1)):
+            v = Solver().give_value(board, pool, alpha=alpha, beta=beta)
+            assert (v <= alpha) if expected <= alpha else (v >= beta) if expected >= beta else v == expected, board
+        seen.add(expected)
+    assert seen == {-1, 0, 1}
