@@ -198,7 +198,7 @@ class Solver:
     """
 
     #: Below this many empty squares a position is cheaper to search than to look up.
-    TABLE_MIN_EMPTY = 5
+    TABLE_MIN_EMPTY = 6
     #: In ``"symmetric"`` mode, canonical keys from this many empty squares up.
     SYMMETRY_MIN_EMPTY = 9
 
@@ -321,8 +321,10 @@ class Solver:
         if n == 3:
             return _three(cells, occ, pool, safe)
         if n == 4:
-            self.nodes += 1
             return _four(cells, occ, pool, safe, alpha, beta)
+        if n == 5:
+            self.nodes += 1
+            return _five(cells, occ, pool, safe, alpha, beta)
         return self._give(cells, occ, key, pool, safe, alpha, beta)
 
     def _store(self, key: int, entry: int) -> None:
@@ -424,7 +426,7 @@ class Solver:
         put = _PUT
         etc = n > self._etc_min
         give = self._give
-        four = _four
+        five = _five
         best = LOSS - 1
         best_piece = pieces[0]
         leaves = 0
@@ -451,9 +453,9 @@ class Solver:
                 for _, s, safe2 in places:
                     if not safe2:
                         v = LOSS
-                    elif n == 5:
+                    elif n == 6:
                         cells[s] = code
-                        v = four(cells, occ | 1 << s, left, safe2, o_alpha, o_beta)
+                        v = five(cells, occ | 1 << s, left, safe2, o_alpha, o_beta)
                         cells[s] = 0
                         leaves += 1
                     else:
@@ -551,10 +553,9 @@ def _two(cells: list[int], a: int, b: int, x: int, y: int, safe: int) -> int:
     return DRAW
 
 
-def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: int) -> int:
-    """The giver's value with four empty squares, ``safe`` (not empty) the pieces of ``pool`` it can give: the
-    search's node stripped of what does not pay this near the end (the table, the move order). Windowed like
-    ``Solver.give_value``."""
+def _reading(cells: list[int], occ: int) -> tuple[list[int], list[int]]:
+    """``base`` and ``pair`` of ``Solver._give``: a piece of code ``c`` on the empty square ``s`` leaves as deadly
+    the pieces sharing a value with ``base[s] | c & pair[s]``."""
     shape = _SHAPES[occ]
     if shape is None:
         shape = _SHAPES[occ] = _shape_of(occ)
@@ -582,6 +583,50 @@ def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: in
                     if f != e:
                         rest |= c
                 base[e] = rest
+    return base, pair
+
+
+def _five(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: int) -> int:
+    """The giver's value with five empty squares, ``safe`` (not empty) the pieces of ``pool`` it can give: the
+    opponent's placements that leave it the fewest safe pieces first (they settle soonest), no table, the pieces as
+    they come. Windowed like ``Solver.give_value``."""
+    base, pair = _reading(cells, occ)
+    winners = _WINNERS
+    popcount = _POPCOUNT
+    spots = [(s, base[s], pair[s]) for s in _BITS[~occ & FULL]]
+    best = LOSS - 1
+    for q in _BITS[safe]:
+        code = _CODE[q]
+        left = pool ^ (1 << q)
+        places = [(popcount[(safe2 := left & ~winners[b | code & p])], s, safe2) for s, b, p in spots]
+        places.sort()
+        reply = LOSS
+        o_alpha, o_beta = -beta, -alpha
+        for _, s, safe2 in places:
+            if safe2:
+                cells[s] = code
+                v = _four(cells, occ | 1 << s, left, safe2, o_alpha, o_beta)
+                cells[s] = 0
+                if v > reply:
+                    reply = v
+                    if v > o_alpha:
+                        o_alpha = v
+                        if v >= o_beta:
+                            break
+        if -reply > best:
+            best = -reply
+            if best > alpha:
+                alpha = best
+                if best >= beta:
+                    break
+    return best
+
+
+def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: int) -> int:
+    """The giver's value with four empty squares, ``safe`` (not empty) the pieces of ``pool`` it can give: the
+    search's node stripped of what does not pay this near the end (the table, the move order). Windowed like
+    ``Solver.give_value``."""
+    base, pair = _reading(cells, occ)
     winners = _WINNERS
     spots = [(s, base[s], pair[s]) for s in _BITS[~occ & FULL]]
     best = LOSS - 1

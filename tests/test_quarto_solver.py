@@ -191,7 +191,7 @@ def test_the_solver_agrees_with_a_plain_alpha_beta_search_on_positions_reached_b
 
 def test_the_table_never_holds_more_than_its_size():
     board, pool = played_position(random.Random(11), 9)
-    small = Solver(table_size=500)
+    small = Solver(table_size=200)
     grown: list[int] = []
     store = small._store
 
@@ -201,8 +201,8 @@ def test_the_table_never_holds_more_than_its_size():
 
     small._store = watched  # type: ignore[method-assign]
     assert small.give_value(board, pool) == Solver().give_value(board, pool)
-    assert grown and max(grown) <= 500 and small.table_peak <= 500
-    assert max(grown) == 500  # it filled, and was emptied rather than grown
+    assert grown and max(grown) <= 200 and small.table_peak <= 200
+    assert max(grown) == 200  # it filled, and was emptied rather than grown
     with pytest.raises(ValueError):
         Solver(table_size=0)
 
