@@ -622,25 +622,76 @@ def _five(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: in
     return best
 
 
+def _quad_shape(occ: int) -> tuple[tuple[tuple[int, int, int, int, int, int, int, int], ...], tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], tuple[tuple[int, int], ...], int]:
+    """For an occupancy with four empty squares (numbered 0-3 in order): for each of them, the square, its bit
+    and the bits of the three others (in order), then its two others' bits paired as ``ab``, ``ac``, ``bc``... see
+    ``_four``; and the lines through the empty squares, grouped by how many pieces they hold (3, 2, 1), as the set
+    of their empty squares (a 4-bit mask) and their occupied squares; the last, 15 when the four form a line."""
+    empties = _BITS[~occ & FULL]
+    index = {s: i for i, s in enumerate(empties)}
+    held3 = []
+    held2 = []
+    held1 = []
+    full = 0
+    for line in LINES:
+        mask = sum(1 << index[x] for x in line if not occ >> x & 1)
+        held = [x for x in line if occ >> x & 1]
+        if not mask:
+            continue
+        if len(held) == 3:
+            held3.append((mask, held[0], held[1], held[2]))
+        elif len(held) == 2:
+            held2.append((mask, held[0], held[1]))
+        elif len(held) == 1:
+            held1.append((mask, held[0]))
+        else:
+            full = 15
+    spots = []
+    for i, s in enumerate(empties):
+        a, b, c = (1 << j for j in range(4) if j != i)
+        spots.append((s, 1 << i, a, b, c, a | b, a | c, b | c))
+    return tuple(spots), tuple(held3), tuple(held2), tuple(held1), full
+
+
+#: ``_QUADS[occ]``: ``_quad_shape(occ)``, made on first use.
+_QUADS: dict[int, tuple[tuple[tuple[int, int, int, int, int, int, int, int], ...], tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], tuple[tuple[int, int], ...], int]] = {}
+
+
 def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: int) -> int:
-    """The giver's value with four empty squares, ``safe`` (not empty) the pieces of ``pool`` it can give: the
-    search's node stripped of what does not pay this near the end (the table, the move order). Windowed like
-    ``Solver.give_value``."""
-    base, pair = _reading(cells, occ)
+    """The giver's value with four empty squares, ``safe`` (not empty) the pieces of ``pool`` it can give, with no
+    table, no move order and no placement written: ``m[e]``, for a set ``e`` of the empty squares, is what the
+    pieces of the lines whose empty squares are exactly ``e`` share (all values for a line of four empty squares).
+    The opponent's piece ``q`` on one square adds ``q``'s values to the lines through it, and ``_three_of`` takes
+    the three squares left from there. Windowed like ``Solver.give_value``."""
+    shape = _QUADS.get(occ)
+    if shape is None:
+        shape = _QUADS[occ] = _quad_shape(occ)
+    spots, held3, held2, held1, full = shape
+    m = [0] * 16
+    for e, i, j, k in held3:
+        m[e] |= cells[i] & cells[j] & cells[k]
+    for e, i, j in held2:
+        m[e] |= cells[i] & cells[j]
+    for e, i in held1:
+        m[e] |= cells[i]
+    if full:
+        m[15] = 255
     winners = _WINNERS
-    spots = [(s, base[s], pair[s]) for s in _BITS[~occ & FULL]]
+    three = _three_of
     best = LOSS - 1
     for q in _BITS[safe]:
         code = _CODE[q]
         left = pool ^ (1 << q)
         reply = LOSS
         o_beta = -alpha
-        for s, b, p in spots:
-            safe2 = left & ~winners[b | code & p]
+        for _, s, a, b, c, ab, ac, bc in spots:
+            wa = m[a] | code & m[a | s]
+            wb = m[b] | code & m[b | s]
+            wc = m[c] | code & m[c | s]
+            safe2 = left & ~winners[wa | wb | wc]
             if safe2:
-                cells[s] = code
-                v = _three(cells, occ | 1 << s, left, safe2)
-                cells[s] = 0
+                v = three(wa, wb, wc, m[ab] | code & m[ab | s], m[ac] | code & m[ac | s], m[bc] | code & m[bc | s],
+                          m[ab | c] | code & m[15], left, safe2)
                 if v > reply:
                     reply = v
                     if v >= o_beta:
@@ -701,9 +752,11 @@ def _three(cells: list[int], occ: int, pool: int, safe: int) -> int:
     pr = [0, 0, 0]
     for t, i, j in twos:
         pr[t] |= cells[i] & cells[j]
-    tri = cells[third] if third >= 0 else 0
-    wa, wb, wc = w
-    pab, pac, pbc = pr
+    return _three_of(w[0], w[1], w[2], pr[0], pr[1], pr[2], cells[third] if third >= 0 else 0, pool, safe)
+
+
+def _three_of(wa: int, wb: int, wc: int, pab: int, pac: int, pbc: int, tri: int, pool: int, safe: int) -> int:
+    """``_three`` from what the lines share: ``w``, ``pr`` and ``tri`` there, for the empty squares ``a < b < c``."""
     # s, then f and g: (w[f], w[g], pr[fs], pr[gs], pr[fg])
     spots = ((wb, wc, pab, pac, pbc), (wa, wc, pab, pbc, pac), (wa, wb, pac, pbc, pab))
     codes = _CODE
