@@ -593,19 +593,20 @@ def _five(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: in
     base, pair = _reading(cells, occ)
     winners = _WINNERS
     popcount = _POPCOUNT
-    spots = [(s, base[s], pair[s]) for s in _BITS[~occ & FULL]]
+    four = _four
+    spots = [(s, base[s], pair[s], occ | 1 << s) for s in _BITS[~occ & FULL]]
     best = LOSS - 1
     for q in _BITS[safe]:
         code = _CODE[q]
         left = pool ^ (1 << q)
-        places = [(popcount[(safe2 := left & ~winners[b | code & p])], s, safe2) for s, b, p in spots]
+        places = [(popcount[(safe2 := left & ~winners[b | code & p])], s, safe2, o) for s, b, p, o in spots]
         places.sort()
         reply = LOSS
         o_alpha, o_beta = -beta, -alpha
-        for _, s, safe2 in places:
+        for _, s, safe2, o in places:
             if safe2:
                 cells[s] = code
-                v = _four(cells, occ | 1 << s, left, safe2, o_alpha, o_beta)
+                v = four(cells, o, left, safe2, o_alpha, o_beta)
                 cells[s] = 0
                 if v > reply:
                     reply = v
@@ -667,7 +668,7 @@ def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: in
     if shape is None:
         shape = _QUADS[occ] = _quad_shape(occ)
     spots, held3, held2, held1, full = shape
-    m = [0] * 16
+    m = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
     for e, i, j, k in held3:
         m[e] |= cells[i] & cells[j] & cells[k]
     for e, i, j in held2:
