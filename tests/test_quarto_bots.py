@@ -111,15 +111,8 @@ def test_normal_and_perfect_take_every_win_and_never_give_one_away(level):
             assert safe >> actions[1].piece & 1
 
 
-@pytest.fixture
-def shallow_exact(monkeypatch):
-    """Whole games in a test's time: the exact search to the end from 9 empty squares, not 11 (the test above
-    holds perfect's values at 10 and 11); the budgeted tries and the guard from 10."""
-    monkeypatch.setattr(quarto_bots, "EXACT_EMPTY", 9)
-
-
 @pytest.mark.parametrize("opponent", ["normal", "random"])
-def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent, shallow_exact):
+def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent):
     tally, _ = simulate(["perfect", opponent], matches=1, games=2, seed=12)
     perfect, other = tally.seats
     assert tally.games == 2
@@ -129,7 +122,7 @@ def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent, sha
     assert tally.seats[1].game_losses == 0
 
 
-def test_perfect_searches_exactly_near_the_end_and_by_heuristic_before(shallow_exact):
+def test_perfect_searches_exactly_near_the_end_and_by_heuristic_before():
     tally, _ = simulate(["perfect", "random"], matches=1, games=1, seed=3)
     perfect = tally.seats[0]
     assert perfect.exact > 0 and perfect.heuristic > 0
