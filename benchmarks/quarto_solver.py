@@ -2,7 +2,7 @@
 
     python benchmarks/quarto_solver.py [--sizes 9,10,11,12] [--positions 3] [--seed 1] [--old FILE]
                                        [--baseline-max 11] [--json]
-    python benchmarks/quarto_solver.py --judge 500 [--judge-sizes 6,7,8,9,10,11] [--seed 1] [--json]
+    python benchmarks/quarto_solver.py --judge 500 [--judge-sizes 6,7,8,9,10,11] [--seed 1] [--progress] [--json]
 
 Speed. For each size (empty squares), ``--positions`` giving positions are drawn by seeded play that never hands
 over a winning piece while a safe one exists (the way ``normal`` plays, so the positions are ones games reach), and
@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import random
 import statistics
 import sys
@@ -220,7 +221,7 @@ def render(result: dict[str, Any]) -> str:
 # --- judging -----------------------------------------------------------------------------------------
 
 
-def judge(count: int, sizes: list[int], seed: int) -> dict[str, Any]:
+def judge(count: int, sizes: list[int], seed: int, progress: bool = False) -> dict[str, Any]:
     rng = random.Random(seed)
     lost: list[dict[str, Any]] = []
     per_size: dict[int, list[float]] = {size: [] for size in sizes}
@@ -235,6 +236,8 @@ def judge(count: int, sizes: list[int], seed: int) -> dict[str, Any]:
         actions = bot.decide(_view(board, pool, piece), 0.0)
         per_size[size].append(time.process_time() - start)
         after = _after(board, pool, piece, actions)
+        if progress:
+            print(f"{index} {size} empty: {before:+d} -> {after:+d}, {per_size[size][-1]:.3f} s", file=sys.stderr, flush=True)
         if after < before:
             lost.append({"empty_squares": size, "index": index, "before": before, "after": after, "mode": bot.last_mode})
     return {
@@ -242,11 +245,17 @@ def judge(count: int, sizes: list[int], seed: int) -> dict[str, Any]:
         "positions": count,
         "lost": lost,
         "sizes": [
-            {"empty_squares": size, "positions": len(t), "median_seconds": statistics.median(t), "max_seconds": max(t)}
+            {"empty_squares": size, "positions": len(t), "median_seconds": statistics.median(t),
+             "p90_seconds": _p90(t), "max_seconds": max(t)}
             for size, t in per_size.items()
             if t
         ],
     }
+
+
+def _p90(seconds: list[float]) -> float:
+    ordered = sorted(seconds)
+    return ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
 
 
 def _view(board: list[int | None], pool: int, piece: int) -> q.QuartoView:
@@ -279,10 +288,10 @@ def render_judged(result: dict[str, Any]) -> str:
     for row in result["sizes"]:
         lines.append(
             f"{row['empty_squares']:>3} empty squares: {row['positions']:>4} positions, turn median "
-            f"{row['median_seconds']:.3f} s, largest {row['max_seconds']:.3f} s CPU"
+            f"{row['median_seconds']:.3f} s, p90 {row['p90_seconds']:.3f} s, largest {row['max_seconds']:.3f} s CPU"
         )
     lines.append("")
-    lines.append(f"values lost: {len(result['lost'])}")
+    lines.append(f"values kept: {result['positions'] - len(result['lost'])}, values lost: {len(result['lost'])}")
     lines.extend(f"  {lost}" for lost in result["lost"])
     return "\n".join(lines)
 
@@ -315,12 +324,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-max", type=int, default=11, help="largest size for plain and old (default 11)")
     parser.add_argument("--judge", type=int, metavar="N", help="judge perfect's turns on N positions instead")
     parser.add_argument("--judge-sizes", default="6,7,8,9,10,11", help="sizes judged, in turn (default 6 to 11)")
+    parser.add_argument("--progress", action="store_true", help="judging: a line per position on stderr as it goes")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args(argv)
     if args.judge is not None:
         if args.judge < 1:
             parser.error("judge at least one position")
-        judged = judge(args.judge, _sizes(args.judge_sizes, parser), args.seed)
+        judged = judge(args.judge, _sizes(args.judge_sizes, parser), args.seed, args.progress)
         print(json.dumps(judged) if args.json else render_judged(judged), flush=True)
         return 1 if judged["lost"] else 0
     if args.positions < 1:

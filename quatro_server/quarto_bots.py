@@ -36,17 +36,18 @@ DEFAULT_LEVEL = q.DEFAULT_LEVEL
 THINK_TIME: tuple[float, float] = (0.6, 1.4)
 
 #: ``perfect`` searches exactly, with no budget, with this many empty squares or fewer: it never gives away a
-#: position's value there. The search takes at most about two seconds of one core there (docs/quarto.md has the
+#: position's value there. The search takes about two seconds of one core at the most there (docs/quarto.md has the
 #: measurements); the server makes these searches in a worker thread (``slow``), so they hold up no other table.
 EXACT_EMPTY = 11
-#: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about a second).
+#: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about a second: a
+#: position counted is one of six empty squares or more, the search below it included).
 TRY_EXACT_EMPTY = 12
-EXACT_BUDGET = 300_000
+EXACT_BUDGET = 40_000
 #: Up to this many empty squares the heuristic's turns are checked, best first, by a search that only asks
 #: "does this lose?", within ``GUARD_BUDGET`` positions in all (about two thirds of a second), at most
 #: ``GUARD_TURNS`` of them.
 GUARD_EMPTY = 13
-GUARD_BUDGET = 200_000
+GUARD_BUDGET = 25_000
 GUARD_TURNS = 40
 
 

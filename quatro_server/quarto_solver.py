@@ -18,15 +18,19 @@ one AND of three codes and one table look-up (``_WINNERS``) per such line; a pla
 give has lost, and a player never gives a deadly piece while a safe one exists, so placements never need checking
 for a win inside the search.
 
-Move order, best first: the piece the table remembers as best at this position, then (from 5 empty squares) the
+Move order, best first: the piece the table remembers as best at this position, then (from 6 empty squares) the
 pieces that leave the opponent the fewest safe pieces in all over its placements. The opponent's placements, from 5
 empty squares, start with those that leave it the fewest safe pieces to give (placements that leave none lose for
 it and are never searched; the tight ones settle soonest: five times fewer positions at 11 empty squares than the
-squares as they come); below 5, with the square that refuted a piece last time at the same depth (a killer square).
-Each node reads its lines once into two bytes per empty square (``_give``), so that the safe set a placement leaves
-is one look-up.
+squares as they come). Each node reads its lines once into two bytes per empty square (``_give``), so that the safe
+set a placement leaves is one look-up.
 
-The table. A dict from the board (occupancy and the 4-bit pieces on it, one int) to a small int holding the
+The last five empty squares, nine positions in ten of a search, have functions of their own with no table and no
+piece order (``_five``, ``_four``, ``_three``): four reads its lines once into what the lines of each set of its
+empty squares share, and settles the three left from those values with no square written. ``nodes`` counts the
+positions of 6 empty squares or more and those of 5 they lead to.
+
+The table (from 6 empty squares). A dict from the board (occupancy and the 4-bit pieces on it, one int) to a small int holding the
 value's bounds and the best piece. It never holds more than ``table_size`` entries: when a store would go past,
 the table is emptied and fills again from there (the deep entries that fill it are cheap to search again).
 Canonical keys (the symmetries below) are kept as an option, ``Solver("symmetric")``; measured, they do not pay
@@ -197,8 +201,8 @@ class Solver:
     The table survives between calls (values are properties of positions, not of the path to them), within its size.
     """
 
-    #: Below this many empty squares a position is cheaper to search than to look up.
-    TABLE_MIN_EMPTY = 4
+    #: Below this many empty squares a position is cheaper to search than to look up (measured).
+    TABLE_MIN_EMPTY = 6
     #: In ``"symmetric"`` mode, canonical keys from this many empty squares up.
     SYMMETRY_MIN_EMPTY = 9
 
@@ -317,6 +321,14 @@ class Solver:
             return LOSS
         if not pool & (pool - 1):
             return DRAW  # one piece left, and it is safe: the board fills (Q5)
+        n = SQUARES - _POPCOUNT[occ]
+        if n == 3:
+            return _three(cells, occ, pool, safe)
+        if n == 4:
+            return _four(cells, occ, pool, safe, alpha, beta)
+        if n == 5:
+            self.nodes += 1
+            return _five(cells, occ, pool, safe, alpha, beta)
         return self._give(cells, occ, key, pool, safe, alpha, beta)
 
     def _store(self, key: int, entry: int) -> None:
@@ -418,8 +430,10 @@ class Solver:
         put = _PUT
         etc = n > self._etc_min
         give = self._give
+        five = _five
         best = LOSS - 1
         best_piece = pieces[0]
+        leaves = 0
         for q in pieces:
             code = codes[q]
             left = pool ^ (1 << q)
@@ -441,12 +455,17 @@ class Solver:
                 places = [(popcount[(safe2 := left & ~winners[b | code & p])], s, safe2) for s, b, p in spots]
                 places.sort()
                 for _, s, safe2 in places:
-                    if safe2:
+                    if not safe2:
+                        v = LOSS
+                    elif n == 6:
+                        cells[s] = code
+                        v = five(cells, occ | 1 << s, left, safe2, o_alpha, o_beta)
+                        cells[s] = 0
+                        leaves += 1
+                    else:
                         cells[s] = code
                         v = give(cells, occ | 1 << s, key | put[s][q], left, safe2, o_alpha, o_beta)
                         cells[s] = 0
-                    else:
-                        v = LOSS
                     if v > reply:
                         reply = v
                         if v > o_alpha:
@@ -466,6 +485,11 @@ class Solver:
                         x, y = bits[left]
                         v = _two(cells, e, f, x, y, safe2)
                         cells[s] = 0
+                    elif n == 4:
+                        cells[s] = code
+                        v = _three(cells, occ | 1 << s, left, safe2)
+                        cells[s] = 0
+                        leaves += 1
                     else:
                         cells[s] = code
                         v = give(cells, occ | 1 << s, key | put[s][q], left, safe2, o_alpha, o_beta)
@@ -485,6 +509,7 @@ class Solver:
                     alpha = value
                     if value >= beta:
                         break
+        self.nodes += leaves
         if tkey >= 0:
             hit = tt.get(tkey)
             lo, hi = (LOSS, WIN) if hit is None else ((hit >> 6) - 1, ((hit >> 4) & 3) - 1)
@@ -530,6 +555,246 @@ def _two(cells: list[int], a: int, b: int, x: int, y: int, safe: int) -> int:
                 if second:
                     return WIN
     return DRAW
+
+
+def _reading(cells: list[int], occ: int) -> tuple[list[int], list[int]]:
+    """``base`` and ``pair`` of ``Solver._give``: a piece of code ``c`` on the empty square ``s`` leaves as deadly
+    the pieces sharing a value with ``base[s] | c & pair[s]``."""
+    shape = _SHAPES[occ]
+    if shape is None:
+        shape = _SHAPES[occ] = _shape_of(occ)
+    threes, twos = shape
+    pair = [0] * SQUARES
+    for i, j, e, f in twos:
+        c = cells[i] & cells[j]
+        if c:
+            pair[e] |= c
+            pair[f] |= c
+    base = _ZERO16
+    if threes:
+        found = []
+        every = 0
+        for i, j, k, e in threes:
+            c = cells[i] & cells[j] & cells[k]
+            if c:
+                every |= c
+                found.append((e, c))
+        if every:
+            base = [every] * SQUARES
+            for e, _ in found:
+                rest = 0
+                for f, c in found:
+                    if f != e:
+                        rest |= c
+                base[e] = rest
+    return base, pair
+
+
+def _five(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: int) -> int:
+    """The giver's value with five empty squares, ``safe`` (not empty) the pieces of ``pool`` it can give: the
+    opponent's placements that leave it the fewest safe pieces first (they settle soonest), no table, the pieces as
+    they come. Windowed like ``Solver.give_value``."""
+    base, pair = _reading(cells, occ)
+    winners = _WINNERS
+    popcount = _POPCOUNT
+    four = _four
+    spots = [(s, base[s], pair[s], occ | 1 << s) for s in _BITS[~occ & FULL]]
+    best = LOSS - 1
+    for q in _BITS[safe]:
+        code = _CODE[q]
+        left = pool ^ (1 << q)
+        places = [(popcount[(safe2 := left & ~winners[b | code & p])], s, safe2, o) for s, b, p, o in spots]
+        places.sort()
+        reply = LOSS
+        o_alpha, o_beta = -beta, -alpha
+        for _, s, safe2, o in places:
+            if safe2:
+                cells[s] = code
+                v = four(cells, o, left, safe2, o_alpha, o_beta)
+                cells[s] = 0
+                if v > reply:
+                    reply = v
+                    if v > o_alpha:
+                        o_alpha = v
+                        if v >= o_beta:
+                            break
+        if -reply > best:
+            best = -reply
+            if best > alpha:
+                alpha = best
+                if best >= beta:
+                    break
+    return best
+
+
+def _quad_shape(occ: int) -> tuple[tuple[tuple[int, int, int, int, int, int, int, int], ...], tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], tuple[tuple[int, int], ...], int]:
+    """For an occupancy with four empty squares (numbered 0-3 in order): for each of them, the square, its bit
+    and the bits of the three others (in order), then its two others' bits paired as ``ab``, ``ac``, ``bc``... see
+    ``_four``; and the lines through the empty squares, grouped by how many pieces they hold (3, 2, 1), as the set
+    of their empty squares (a 4-bit mask) and their occupied squares; the last, 15 when the four form a line."""
+    empties = _BITS[~occ & FULL]
+    index = {s: i for i, s in enumerate(empties)}
+    held3 = []
+    held2 = []
+    held1 = []
+    full = 0
+    for line in LINES:
+        mask = sum(1 << index[x] for x in line if not occ >> x & 1)
+        held = [x for x in line if occ >> x & 1]
+        if not mask:
+            continue
+        if len(held) == 3:
+            held3.append((mask, held[0], held[1], held[2]))
+        elif len(held) == 2:
+            held2.append((mask, held[0], held[1]))
+        elif len(held) == 1:
+            held1.append((mask, held[0]))
+        else:
+            full = 15
+    spots = []
+    for i, s in enumerate(empties):
+        a, b, c = (1 << j for j in range(4) if j != i)
+        spots.append((s, 1 << i, a, b, c, a | b, a | c, b | c))
+    return tuple(spots), tuple(held3), tuple(held2), tuple(held1), full
+
+
+#: ``_QUADS[occ]``: ``_quad_shape(occ)``, made on first use.
+_QUADS: dict[int, tuple[tuple[tuple[int, int, int, int, int, int, int, int], ...], tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], tuple[tuple[int, int], ...], int]] = {}
+
+
+def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: int) -> int:
+    """The giver's value with four empty squares, ``safe`` (not empty) the pieces of ``pool`` it can give, with no
+    table, no move order and no placement written: ``m[e]``, for a set ``e`` of the empty squares, is what the
+    pieces of the lines whose empty squares are exactly ``e`` share (all values for a line of four empty squares).
+    The opponent's piece ``q`` on one square adds ``q``'s values to the lines through it, and ``_three_of`` takes
+    the three squares left from there. Windowed like ``Solver.give_value``."""
+    shape = _QUADS.get(occ)
+    if shape is None:
+        shape = _QUADS[occ] = _quad_shape(occ)
+    spots, held3, held2, held1, full = shape
+    m = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    for e, i, j, k in held3:
+        m[e] |= cells[i] & cells[j] & cells[k]
+    for e, i, j in held2:
+        m[e] |= cells[i] & cells[j]
+    for e, i in held1:
+        m[e] |= cells[i]
+    if full:
+        m[15] = 255
+    winners = _WINNERS
+    three = _three_of
+    best = LOSS - 1
+    for q in _BITS[safe]:
+        code = _CODE[q]
+        left = pool ^ (1 << q)
+        reply = LOSS
+        o_beta = -alpha
+        for _, s, a, b, c, ab, ac, bc in spots:
+            wa = m[a] | code & m[a | s]
+            wb = m[b] | code & m[b | s]
+            wc = m[c] | code & m[c | s]
+            safe2 = left & ~winners[wa | wb | wc]
+            if safe2:
+                v = three(wa, wb, wc, m[ab] | code & m[ab | s], m[ac] | code & m[ac | s], m[bc] | code & m[bc | s],
+                          m[ab | c] | code & m[15], left, safe2)
+                if v > reply:
+                    reply = v
+                    if v >= o_beta:
+                        break
+        if -reply > best:
+            best = -reply
+            if best > alpha:
+                alpha = best
+                if best >= beta:
+                    break
+    return best
+
+
+def _leaf_shape(occ: int) -> tuple[int, int, int, tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], int]:
+    """For an occupancy with three empty squares ``a < b < c``: the three, the lines holding three pieces (the index
+    of their empty square among the three, their three squares), those holding two (the index of their pair of
+    empty squares, ``ab``, ``ac`` or ``bc``, and their two squares), and the occupied square of a line through all
+    three (-1 for none)."""
+    a, b, c = _BITS[~occ & FULL]
+    index = {a: 0, b: 1, c: 2}
+    pairs = {(0, 1): 0, (0, 2): 1, (1, 2): 2}
+    ones = []
+    twos = []
+    third = -1
+    for line in LINES:
+        free = sorted(index[x] for x in line if not occ >> x & 1)
+        held = [x for x in line if occ >> x & 1]
+        if len(free) == 1:
+            ones.append((free[0], held[0], held[1], held[2]))
+        elif len(free) == 2:
+            twos.append((pairs[(free[0], free[1])], held[0], held[1]))
+        elif len(free) == 3:
+            third = held[0]
+    return a, b, c, tuple(ones), tuple(twos), third
+
+
+#: ``_LEAVES[occ]``: ``_leaf_shape(occ)``, made on first use.
+_LEAVES: dict[int, tuple[int, int, int, tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], int]] = {}
+
+
+def _three(cells: list[int], occ: int, pool: int, safe: int) -> int:
+    """The giver's value with three empty squares and the three pieces of ``pool`` left, ``safe`` those of them it
+    can give (not empty), by the attribute values the lines share, with no placement written.
+
+    For an empty square ``t``: ``w[t]``, the values shared by the lines through it that hold three pieces (a piece
+    with one of them completes a line on ``t``); for two empty squares ``t``, ``u``: ``pr[tu]``, those shared by
+    the two pieces of the lines through both that hold two; ``tri``, the piece of a line through all three. The
+    opponent places the piece given, ``q``, on ``s`` and must give one of the two others, ``x`` or ``y``, that
+    completes no line on the two squares left, ``f`` and ``g`` (if neither, it loses); the giver then wins when,
+    wherever the opponent places the one given, the last one completes a line on the last square (Q4)."""
+    shape = _LEAVES.get(occ)
+    if shape is None:
+        shape = _LEAVES[occ] = _leaf_shape(occ)
+    _, _, _, ones, twos, third = shape
+    w = [0, 0, 0]
+    for t, i, j, k in ones:
+        w[t] |= cells[i] & cells[j] & cells[k]
+    pr = [0, 0, 0]
+    for t, i, j in twos:
+        pr[t] |= cells[i] & cells[j]
+    return _three_of(w[0], w[1], w[2], pr[0], pr[1], pr[2], cells[third] if third >= 0 else 0, pool, safe)
+
+
+def _three_of(wa: int, wb: int, wc: int, pab: int, pac: int, pbc: int, tri: int, pool: int, safe: int) -> int:
+    """``_three`` from what the lines share: ``w``, ``pr`` and ``tri`` there, for the empty squares ``a < b < c``."""
+    # s, then f and g: (w[f], w[g], pr[fs], pr[gs], pr[fg])
+    spots = ((wb, wc, pab, pac, pbc), (wa, wc, pab, pbc, pac), (wa, wb, pac, pbc, pab))
+    codes = _CODE
+    best = LOSS
+    for q in _BITS[safe]:
+        cq = codes[q]
+        x, y = _BITS[pool ^ (1 << q)]
+        cx, cy = codes[x], codes[y]
+        tq = cq & tri
+        reply = LOSS
+        for wf, wg, pfs, pgs, pfg in spots:
+            df = wf | cq & pfs  # a piece sharing one of these completes a line on f
+            dg = wg | cq & pgs
+            both = df | dg
+            v = LOSS
+            link = pfg | tq
+            if not cx & both:  # the opponent gives x: y comes last, on g or on f
+                v = DRAW
+                if cy & (dg | cx & link) and cy & (df | cx & link):
+                    v = WIN
+            if v != WIN and not cy & both:
+                v = DRAW
+                if cx & (dg | cy & link) and cx & (df | cy & link):
+                    v = WIN
+            if v > reply:
+                reply = v
+                if v == WIN:
+                    break
+        if -reply > best:
+            best = -reply
+            if best == WIN:
+                break
+    return best
 
 
 def _deadly(cells: list[int], occ: int) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import subprocess
@@ -110,15 +111,8 @@ def test_normal_and_perfect_take_every_win_and_never_give_one_away(level):
             assert safe >> actions[1].piece & 1
 
 
-@pytest.fixture
-def shallow_exact(monkeypatch):
-    """Whole games in a test's time: the exact search to the end from 9 empty squares, not 11 (the test above
-    holds perfect's values at 10 and 11); the budgeted tries and the guard from 10."""
-    monkeypatch.setattr(quarto_bots, "EXACT_EMPTY", 9)
-
-
 @pytest.mark.parametrize("opponent", ["normal", "random"])
-def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent, shallow_exact):
+def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent):
     tally, _ = simulate(["perfect", opponent], matches=1, games=2, seed=12)
     perfect, other = tally.seats
     assert tally.games == 2
@@ -128,7 +122,7 @@ def test_perfect_never_loses_to_normal_or_random_over_seeded_games(opponent, sha
     assert tally.seats[1].game_losses == 0
 
 
-def test_perfect_searches_exactly_near_the_end_and_by_heuristic_before(shallow_exact):
+def test_perfect_searches_exactly_near_the_end_and_by_heuristic_before():
     tally, _ = simulate(["perfect", "random"], matches=1, games=1, seed=3)
     perfect = tally.seats[0]
     assert perfect.exact > 0 and perfect.heuristic > 0
@@ -218,6 +212,47 @@ def test_perfect_keeps_the_value_of_every_position_with_11_empty_squares_or_fewe
     actions = bot.decide(placing_view(board, pool, piece), 0.0)
     assert turn_value(board, pool, piece, actions, judge) == before
     assert bot.last_mode == "exact"
+
+
+@functools.lru_cache(maxsize=1)
+def judged_sample(count: int = 30, seed: int = 2026) -> list[tuple[list[int | None], int, int, int]]:
+    """Placing positions at 9 and 10 empty squares reached by safe play (``count``, alternating), each with its
+    exact value for the player to move (the exact search with no budget): (board, pool after the piece, piece,
+    value)."""
+    rng = random.Random(seed)
+    sample = []
+    for i in range(count):
+        board, pool = played_position(rng, 9 + i % 2)
+        piece = rng.choice([p for p in range(16) if pool >> p & 1])
+        pool &= ~(1 << piece)
+        sample.append((board, pool, piece, Solver().place_value(board, piece, pool)))
+    return sample
+
+
+def values_lost(make_bot, sample) -> list[tuple[int, int, int]]:
+    """(index, value before, value after) of every position of ``sample`` where a bot of ``make_bot(index)``
+    leaves a worse position than it was given, judged by the exact search with no budget."""
+    lost = []
+    for i, (board, pool, piece, before) in enumerate(sample):
+        actions = make_bot(i).decide(placing_view(board, pool, piece), 0.0)
+        after = turn_value(board, pool, piece, actions, Solver())
+        if after < before:
+            lost.append((i, before, after))
+    return lost
+
+
+def test_perfect_loses_no_value_on_a_judged_sample_at_9_and_10_empty_squares():
+    """The small sample of ``benchmarks/quarto_solver.py --judge``: every turn keeps the position's value."""
+    sample = judged_sample()
+    assert {value for *_, value in sample} == {-1, 0, 1}  # wins, draws and a loss to keep
+    assert values_lost(lambda i: PerfectQuartoBot(random.Random(i)), sample) == []
+
+
+def test_the_judged_sample_catches_a_perfect_that_plays_turns_its_search_did_not_settle():
+    """The sample above has teeth: the same bot with the exact search from 8 empty squares only and a small budget
+    (so it plays guarded heuristic turns at 9 and 10) gives a value away on it."""
+    weak = values_lost(lambda i: PerfectQuartoBot(random.Random(i), budget=2_000, exact_empty=8), judged_sample())
+    assert weak, "a budget-limited perfect kept every value: the sample no longer tells"
 
 
 def test_the_budget_falls_back_to_the_heuristic_and_still_plays_safely():

@@ -25,11 +25,8 @@ from quatro_shared.views import SeatView
 
 @pytest.fixture(autouse=True)
 def quick_bots(monkeypatch):
-    """Quarto bots look at the table at a person's pace (about a second); a test's match needs no such patience, nor
-    ``perfect``'s search to the end at 10 and 11 empty squares (seconds a turn; tests/test_quarto_bots.py holds its
-    values there): here it searches to the end from 9."""
+    """Quarto bots look at the table at a person's pace (about a second); a test's match needs no such patience."""
     monkeypatch.setattr(quarto_bots, "THINK_TIME", (0.0, 0.02))
-    monkeypatch.setattr(quarto_bots, "EXACT_EMPTY", 9)
 
 
 async def quarto_table(server, name: str = "ann", bot: str | None = "perfect") -> TestClient:
