@@ -25,6 +25,7 @@ import signal
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import count
 from typing import Any
 
@@ -653,16 +654,26 @@ class Server:
     # --- the whole server ------------------------------------------------------------------------
 
     async def serve(
-        self, host: str | None, port: int, *, task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED
+        self,
+        host: str | None,
+        port: int,
+        *,
+        sockets: list[socket.socket] | None = None,
+        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Listen and serve until cancelled; on cancellation every client is told the server is going away."""
+        """Listen and serve until cancelled; on cancellation every client is told the server is going away.
+        ``sockets``: listening sockets made by another process (a worker's, ``quatro_server.workers``), served
+        instead of listening on ``host`` and ``port``."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             await nursery.start(self.flusher.run)
             nursery.start_soon(self._run_timers)
             for room in list(self.lobby.rooms.values()):
                 self._room_created(room)  # tables restored from the journal before the server started
-            listeners = await trio.open_tcp_listeners(port, host=host)
+            if sockets is None:
+                listeners = await trio.open_tcp_listeners(port, host=host)
+            else:
+                listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(sock)) for sock in sockets]
             for listener in listeners:
                 nursery.start_soon(self._accept, listener)
             task_status.started(listeners)
@@ -756,15 +767,17 @@ async def run(
     lobby: Lobby,
     *,
     config: ServerConfig | None = None,
+    sockets: list[socket.socket] | None = None,
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then say goodbye to every client and stop. SIGUSR1 logs the loop's figures
-    (its longest batch of work and collection, ``quatro_server.quiet``) since the last SIGUSR1 and starts afresh."""
+    (its longest batch of work and collection, ``quatro_server.quiet``) since the last SIGUSR1 and starts afresh.
+    ``sockets``: listening sockets to serve instead of listening on ``host`` and ``port`` (``Server.serve``)."""
     server = Server(lobby, config)
     watch = LoopWatch()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGUSR1) as signals:
         async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(server.serve, host, port)
+            listeners = await nursery.start(partial(server.serve, host, port, sockets=sockets))
             settle_heap()  # a quiet tail: start-up's objects frozen, fewer collections (quatro_server.quiet)
             watch.install()
             task_status.started(listeners)

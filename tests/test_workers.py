@@ -1,0 +1,212 @@
+"""``quatro-server --workers N``: a supervisor and its worker processes behind one public port, as real processes on
+127.0.0.1: both workers serve the port, a worker killed outright is started again with its tables, SIGTERM stops
+everything with a goodbye, and a supervisor killed outright leaves nothing behind."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+import trio
+
+from quatro_shared import protocol as p
+from quatro_server import workers
+
+from helpers.netclient import TestClient
+
+pytestmark = pytest.mark.skipif(workers.shutil.which("redis-server") is None and not os.environ.get("CI"),
+                                reason="redis-server is not installed (.ci/run installs it)")
+
+
+class Supervisor:
+    """A ``quatro-server --workers N`` process: its port, its workers' processes, what it printed."""
+
+    def __init__(self, proc: trio.Process, port: int, out: str) -> None:
+        self.proc, self.port, self.out = proc, port, out
+
+    def workers(self) -> dict[int, psutil.Process]:
+        """The live workers by number."""
+        found = {}
+        for child in psutil.Process(self.proc.pid).children():
+            try:
+                command = child.cmdline()
+            except psutil.NoSuchProcess:
+                continue
+            if "--worker-index" in command:
+                found[int(command[command.index("--worker-index") + 1])] = child
+        return found
+
+    def private_port(self, worker: psutil.Process) -> int:
+        """The private port of ``worker``: the listening socket it holds that is not the public one."""
+        ports = {c.laddr.port for c in worker.net_connections("tcp") if c.status == psutil.CONN_LISTEN}
+        (port,) = ports - {self.port}
+        return port
+
+    def holder(self, client: TestClient) -> int:
+        """The number of the worker that holds ``client``'s connection."""
+        local = client.stream.socket.getsockname()[1]
+        for index, worker in self.workers().items():
+            if any(c.raddr and c.raddr.port == local for c in worker.net_connections("tcp")):
+                return index
+        raise AssertionError(f"no worker holds the connection from port {local}")
+
+    async def wait_workers(self, count: int, seconds: float = 20) -> dict[int, psutil.Process]:
+        with trio.fail_after(seconds):
+            while len(found := self.workers()) < count:
+                await trio.sleep(0.05)
+        return found
+
+
+async def start_supervisor(tmp_path: Path, *args: str, count: int = 2) -> Supervisor:
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", str(count),
+         "--data-dir", str(tmp_path / "data"), "--timing", "fast", *args],
+        stdout=subprocess.PIPE, stderr=open(tmp_path / "supervisor.log", "wb"),  # noqa: SIM115 - the child holds it
+    )
+    out = b""
+    with trio.fail_after(30):
+        while b"quatro join 127.0.0.1:" not in out:
+            chunk = await proc.stdout.receive_some(4096)
+            assert chunk, f"the supervisor exited early: {out!r} {(tmp_path / 'supervisor.log').read_text()}"
+            out += chunk
+    line = next(line for line in out.decode().splitlines() if "quatro join" in line)
+    supervisor = Supervisor(proc, int(line.rsplit(":", 1)[1]), out.decode())
+    await supervisor.wait_workers(count)
+    return supervisor
+
+
+async def stop(supervisor: Supervisor) -> None:
+    if supervisor.proc.returncode is None:
+        supervisor.proc.send_signal(signal.SIGTERM)
+        with trio.move_on_after(15):
+            await supervisor.proc.wait()
+        if supervisor.proc.returncode is None:
+            supervisor.proc.kill()
+
+
+def log_of(tmp_path: Path) -> str:
+    return (tmp_path / "supervisor.log").read_text()
+
+
+async def test_both_workers_accept_on_the_one_public_port(tmp_path):
+    """Every client reaches the same port; the connections are spread over both workers, and each is served."""
+    supervisor = await start_supervisor(tmp_path)
+    clients = []
+    try:
+        assert "with 2 workers" in supervisor.out
+        for n in range(24):
+            c = await TestClient.connect(supervisor.port, f"p{n}")
+            assert (await c.request(p.LIST_TABLES))["kind"] == p.OK
+            clients.append(c)
+        held = [supervisor.holder(c) for c in clients]
+        assert set(held) == {1, 2}, held
+        # The data directory is the supervisor's: a second server on it is refused, as a second single server is.
+        second = await trio.run_process(
+            [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
+             "--data-dir", str(tmp_path / "data")], capture_stdout=True, capture_stderr=True, check=False,
+        )
+        assert second.returncode == 2
+        assert b"another quatro-server is using" in second.stderr
+    finally:
+        for c in clients:
+            await c.aclose()
+        await stop(supervisor)
+
+
+async def test_a_worker_killed_outright_is_started_again_with_its_tables(tmp_path):
+    """kill -9 of a worker: its player's connection ends (the client is told by its socket), the supervisor says so
+    in its log and starts it again after a pause, on the same private port, and the table comes back from the
+    worker's own journal: the seat's secret rejoins it."""
+    supervisor = await start_supervisor(tmp_path)
+    try:
+        ann = await TestClient.connect(supervisor.port, "ann")
+        assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        table, secret = ann.table, ann.secret
+        index = supervisor.holder(ann)
+        victim = supervisor.workers()[index]
+        private = supervisor.private_port(victim)
+        await trio.sleep(0.3)  # the journal's writer commits the new table
+        victim.kill()
+        assert await ann.closed(timeout=5)
+        found = await supervisor.wait_workers(2)
+        assert found[index].pid != victim.pid
+        with trio.fail_after(20):
+            while f"worker_ready worker={index}" not in log_of(tmp_path).split("worker_exited")[-1]:
+                await trio.sleep(0.05)
+        log = log_of(tmp_path)
+        assert f"worker_exited worker={index} pid={victim.pid} status=SIGKILL" in log
+        assert "restart_in=0.5s" in log and f"worker_restarted worker={index}" in log
+        back = await TestClient.connect(private, "ann")
+        reply = await back.request(p.REJOIN, table=table, secret=secret)
+        assert reply["kind"] == p.OK, reply
+        await back.aclose()
+    finally:
+        await stop(supervisor)
+
+
+async def test_sigterm_to_the_supervisor_stops_every_worker_with_a_goodbye(tmp_path):
+    supervisor = await start_supervisor(tmp_path)
+    clients = [await TestClient.connect(supervisor.port, f"p{n}") for n in range(8)]
+    pids = [w.pid for w in supervisor.workers().values()]
+    assert {supervisor.holder(c) for c in clients} == {1, 2}
+    supervisor.proc.send_signal(signal.SIGTERM)
+    for c in clients:
+        frame = None
+        while frame is None or frame["kind"] != p.BYE:
+            frame = await c.next_frame()
+            assert frame is not None, "closed without a goodbye"
+        assert frame["reason"] == "shutdown"
+    with trio.fail_after(15):
+        assert await supervisor.proc.wait() == 0
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids)
+    assert "shutdown signal=SIGTERM workers=2" in log_of(tmp_path)
+
+
+async def test_a_supervisor_killed_outright_leaves_no_worker_behind(tmp_path):
+    supervisor = await start_supervisor(tmp_path)
+    children = psutil.Process(supervisor.proc.pid).children()
+    assert len(children) >= 2
+    supervisor.proc.kill()
+    await supervisor.proc.wait()
+    with trio.fail_after(10):
+        while any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children):
+            await trio.sleep(0.05)
+
+
+def test_workers_auto_is_one_per_core_and_nonsense_is_refused():
+    assert workers.worker_count("auto") == len(os.sched_getaffinity(0))
+    assert workers.worker_count("3") == 3
+    for bad in ("0", "-1", "many"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            workers.worker_count(bad)
+
+
+def test_stop_when_idle_is_refused_with_workers(tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
+         "--no-journal", "--stop-when-idle", "5"], capture_output=True, text=True, timeout=30,
+    )
+    assert run.returncode == 2 and "--stop-when-idle" in run.stderr
+
+
+def test_a_worker_is_handed_the_operators_options_but_the_supervisors_own():
+    from quatro_server.cli import _serving_actions
+
+    actions = _serving_actions()
+    args = argparse.ArgumentParser()
+    for action in actions:
+        args._add_action(action)  # noqa: SLF001
+    parsed = args.parse_args(["--workers", "2", "--port", "7000", "--timing", "fast", "--ssh", "0", "--seed", "4",
+                              "--trusted-address", "10.0.0.1", "--trusted-address", "10.0.0.2", "--no-journal",
+                              "--no-restore"])
+    words = workers.worker_options(actions, parsed)
+    assert words[words.index("--timing") + 1] == "fast" and words[words.index("--seed") + 1] == "4"
+    assert words.count("--trusted-address") == 2 and "--no-journal" in words
+    for own in ("--workers", "--port", "--ssh", "--no-restore", "--data-dir"):
+        assert own not in words
