@@ -325,6 +325,9 @@ class Supervisor:
         self.workers = [Worker(k, listening_sockets(args.host, 0)) for k in range(1, args.workers + 1)]
         self.stopping = False
         self.failed: str | None = None
+        #: The workers' lines printed before the supervisor's own (where to join): held until those are printed, so
+        #: that the first address on the supervisor's output is the public one.
+        self.early: list[str] | None = []
 
     def command(self, worker: Worker, first: bool) -> list[str]:
         fds = [sock.fileno() for sock in (*self.public, *worker.private)]
@@ -370,7 +373,13 @@ class Supervisor:
                         log.info("worker_ready worker=%d pid=%d private_port=%d restarts=%d", worker.index,
                                  process.pid, worker.private_port, worker.restarts)
                     elif line.strip():
-                        print(f"worker {worker.index}: {line}", flush=True)
+                        self.say(f"worker {worker.index}: {line}")
+
+    def say(self, line: str) -> None:
+        if self.early is not None:
+            self.early.append(line)
+        else:
+            print(line, flush=True)
 
     async def first_start(self, nursery: trio.Nursery) -> bool:
         """Start every worker and wait until each is ready; False (``failed`` says why) if any is not."""
@@ -447,6 +456,9 @@ class Supervisor:
                         self.failed = str(exc)
                         await self.stop_all()
                         return 1
+                    early, self.early = self.early or [], None
+                    for line in early:
+                        self.say(line)
                     for worker in self.workers:
                         nursery.start_soon(self.keep, worker, nursery)
                     if redis is not None:
