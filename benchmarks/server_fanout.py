@@ -145,7 +145,7 @@ class LoadSeat:
         if reply["kind"] == "moved":
             await self.stream.aclose()
             self.buffer.clear()
-            await self.open(reply["port"], nursery, reply["host"])
+            await self.open(reply["port"], nursery, reply["host"] or HOST)  # "": the host this one was reached at
             _ok(await self.request("hello", version=PROTOCOL_VERSION, name=name), "hello")
             reply = await self.request("join", table=table)
         return reply

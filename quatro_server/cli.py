@@ -32,6 +32,7 @@ from quatro_server.addresses import join_addresses
 from quatro_server.doors import Door, DoorThread, door_addresses, loopback, new_door_token
 from quatro_server.announce import Announcement
 from quatro_server.datadir import default_data_dir
+from quatro_server.directory import DEFAULT_TTL, DirectoryError, format_address, parse_address
 from quatro_server.idle import stop_when_idle
 from quatro_server.records.store import Records, RecordsError
 from quatro_server.tables.lobby import Lobby
@@ -41,6 +42,7 @@ from quatro_server.timing import PROFILES, load_timing
 if TYPE_CHECKING:
     from quatro_server.ssh_door import Door as SshDoor
     from quatro_server.web_door import WebDoor
+    from quatro_server.directory.redis_directory import RedisDirectory
 
 
 log = logging.getLogger("quatro.server")
@@ -193,6 +195,18 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
     web.add_argument("--web-idle", type=float, default=default(doors.WEB_IDLE_TIMEOUT), metavar="SECONDS",
                      help=f"close a browser page's game after SECONDS without a key press outside a match "
                           f"(default {doors.WEB_IDLE_TIMEOUT:g})")
+    many = parser.add_argument_group(
+        "many servers, one lobby", "servers sharing a table directory on Redis list every server's tables, and send "
+        "a player to the server that holds the table asked for (docs/operating.md)")
+    many.add_argument("--directory", default=default(None), metavar="URL",
+                      help="the table directory: redis://HOST:PORT/DB, or unix:///PATH/redis.sock?db=N "
+                           "(default: none; this server's tables are its own)")
+    many.add_argument("--advertise", default=default(None), metavar="HOST:PORT",
+                      help="the address other servers send players to for this server's tables "
+                           "(default: the game port's own; on every interface, this machine's first LAN address)")
+    many.add_argument("--directory-ttl", type=float, default=default(DEFAULT_TTL), metavar="SECONDS",
+                      help="seconds a table stays listed by the other servers after its server stops refreshing it "
+                           f"(it dies, or loses Redis); refreshed every third of it (default {DEFAULT_TTL:g})")
     serve.add_argument(
         "--announce",
         action=argparse.BooleanOptionalAction,
@@ -281,6 +295,22 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"quatro-server: {args.ssh_keys} holds no key the SSH door can read", file=sys.stderr)
             return 2
 
+    directory: RedisDirectory | None = None
+    if args.directory is not None and not supervising:  # a supervisor hands its directory to its workers
+        from quatro_server.directory.redis_directory import RedisDirectory
+
+        try:
+            if args.advertise is not None:
+                parse_address(args.advertise)
+            if not args.directory_ttl > 0:
+                raise ValueError("--directory-ttl: more than 0 seconds")
+            directory = RedisDirectory(args.directory, ttl=args.directory_ttl, local=lobby.local_listing,
+                                       on_others_changed=lobby.push_listing)
+        except (DirectoryError, ValueError) as exc:
+            print(f"quatro-server: {exc}", file=sys.stderr)
+            return 2
+        lobby.directory = directory
+
     if args.web is not None and not worker:
         from quatro_server import web_door
 
@@ -297,6 +327,8 @@ def _serve(args: argparse.Namespace) -> int:
                 restored = lobby.restore(book, trio.current_time())
                 nursery.start_soon(settle, lobby, restored)
                 print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
+            if directory is not None:
+                await directory.connect(lobby.highest_id())  # before the game port opens: every id is global
             # The doors' clients reach the lobby over loopback, many people from one address: those that show the
             # door token are bounded by the doors' own caps; any other local process keeps the per-address limits.
             config = ServerConfig(trusted_addresses=frozenset(args.trusted_address), door_token=door_token,
@@ -308,12 +340,17 @@ def _serve(args: argparse.Namespace) -> int:
                 nursery.cancel_scope.cancel()  # the server has stopped: so does everything that served beside it
 
             listeners = await nursery.start(serve)
+            port = listeners[0].socket.getsockname()[1]
+            if directory is not None:
+                directory.address = args.advertise or _advertised(listeners[0].socket.getsockname()[0], port,
+                                                                  join_addresses(args.host, port))
+                await nursery.start(directory.run)
+                print(f"Directory: {args.directory} (this server is {directory.address})", flush=True)
             if worker:
                 # Gone with its supervisor, even one killed outright: SIGTERM to itself, the goodbye of any stop.
                 nursery.start_soon(workers.watch_parent, args.worker_of, lambda: os.kill(os.getpid(), signal.SIGTERM))
                 print(f"{workers.READY} {args.worker_index} (pid {os.getpid()})", flush=True)
                 return
-            port = listeners[0].socket.getsockname()[1]
             await _open_front(args, door, web, front, f"Quatro server listening (timing: {name}).", port, nursery)
             if args.stop_when_idle is not None:
                 # SIGTERM to itself: the same goodbye to every client as an operator's stop.
@@ -322,6 +359,9 @@ def _serve(args: argparse.Namespace) -> int:
     status = 0
     try:
         trio.run(main_task)
+    except* DirectoryError as group:
+        print(f"quatro-server: {group.exceptions[0]}", file=sys.stderr)
+        status = 1
     except* DoorFailed as group:
         print(f"quatro-server: {group.exceptions[0]}", file=sys.stderr)
         status = 1
@@ -386,6 +426,14 @@ async def _open_front(
             ssh_port=ssh_port, version=PROTOCOL_VERSION,
         )
         nursery.start_soon(_announce, front.announcement)
+
+
+def _advertised(bound: str, port: int, addresses: list[str]) -> str:
+    """The game port's own address, for the directory: where it listens on every interface, the first address
+    players are told to join (a LAN address of this machine)."""
+    if bound not in ("0.0.0.0", "::", "") or not addresses:
+        return format_address(bound, port)
+    return format_address(*parse_address(addresses[0]))
 
 
 def _announces(args: argparse.Namespace) -> bool:

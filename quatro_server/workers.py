@@ -113,7 +113,7 @@ def refusal(args: argparse.Namespace) -> str | None:
     """Why these serving options cannot run with workers, or None."""
     if args.stop_when_idle is not None:
         return "--stop-when-idle is for a server of one process (quatro play's); leave out --workers"
-    if getattr(args, "advertise", None):
+    if args.advertise:
         return "--advertise names one process; with --workers each worker advertises its own private port"
     return None
 
@@ -314,7 +314,7 @@ class Supervisor:
     """Starts the workers, starts again any that dies, stops them all on SIGTERM or SIGINT."""
 
     def __init__(
-        self, args: argparse.Namespace, options: list[str], public: list[socket.socket], directory: str | None,
+        self, args: argparse.Namespace, options: list[str], public: list[socket.socket], directory: str,
         door_token: str | None,
     ) -> None:
         self.args, self.options, self.public, self.directory = args, options, public, directory
@@ -336,8 +336,7 @@ class Supervisor:
                    "--worker-index", str(worker.index), "--worker-of", str(os.getpid())]
         for fd in fds:
             command += ["--listen-fd", str(fd)]
-        if self.directory is not None:
-            command += ["--directory", self.directory, "--advertise", advertised(self.args.host, worker.private_port)]
+        command += ["--directory", self.directory, "--advertise", advertised(self.args.host, worker.private_port)]
         if first and self.args.no_restore:
             command.append("--no-restore")  # the first start only: a worker started again restores its tables
         return command
@@ -490,9 +489,11 @@ def _status(status: int) -> str:
 
 
 def advertised(host: str | None, port: int) -> str:
-    """The address a worker's tables are listed at in the directory: its private port, at the first address
-    players are told to join (the one address it listens on, or on every interface this machine's LAN address)."""
-    return (join_addresses(host, port) or [f"127.0.0.1:{port}"])[0]
+    """The address a worker's tables are listed at in the directory: its private port, at the one address it listens
+    on, or (on every interface) at whichever address of this machine the client reached the public port by."""
+    if host in (None, "", "0.0.0.0", "::"):
+        return f":{port}"
+    return join_addresses(host, port)[0]
 
 
 def _lock(data_dir: Path) -> IO[str] | None:
@@ -521,11 +522,11 @@ def supervise(
                   file=sys.stderr)
             return 2
     redis: PrivateRedis | None = None
-    directory: str | None = getattr(args, "directory", None)
+    directory: str | None = args.directory
     public: list[socket.socket] = []
     supervisor: Supervisor | None = None
     try:
-        if directory is None and hasattr(args, "directory"):
+        if directory is None:
             try:
                 redis = PrivateRedis(data_dir)
             except (RedisMissing, RedisFailed) as exc:

@@ -20,6 +20,11 @@ arrived (cut anywhere) and returns what they meant, as events:
 - ``SeatingChanged``, ``TablesListed``, ``ChatSaid``, ``ServerBye``, ``WatchStopped``: the other pushes;
 - ``ServerError``: an ``error`` with no request of this client's to match (the server's own ``id`` ``null``).
 
+A request naming a table that another server holds is answered ``moved`` (protocol section 21): its ``Answered``
+carries an ``m.MovedTo``, and the core keeps the request (``redirect``). The shell closes the link, connects to the
+address it names, says hello and sends ``repeat()``: the same request again, whose reply is the one its caller
+waits for. A request moved ``MAX_MOVES`` times in a row is answered as refused instead (servers that disagree).
+
 It also keeps what a reconnection needs (``place``: table, seat, secret; R19), learnt from the replies to
 ``create_table``, ``join`` and ``rejoin`` and forgotten on ``leave`` or a ``bye`` ``replaced``, and the table it
 watches from no seat (``watching``, protocol section 18: its updates are followed as a seat's are, the view being
@@ -148,6 +153,19 @@ class Place:
     secret: str
 
 
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """A request answered ``moved``: to send again (``ClientCore.repeat``) once connected to ``host``:``port``."""
+
+    host: str
+    port: int
+    request: m.RequestBody
+
+
+#: ``moved`` answers in a row that a client follows for one request: a table is held by one server, so one hand-over
+#: is the rule; a second can come when its server restarted elsewhere meanwhile. More means servers that disagree.
+MAX_MOVES = 3
+
 #: Requests that seat a connection, or make it watch a table: its updates are counted afresh from their reply on.
 _SEATING = (m.CreateTable, m.Join, m.Rejoin, m.Watch)
 
@@ -189,6 +207,9 @@ class ClientCore:
         self._last_heard: float | None = None
         #: The door token this client was handed (``protocol.DOOR_TOKEN_ENV``), said in every ``hello``; None: none.
         self.door: str | None = None
+        #: The request last answered ``moved``, to send again on the connection to the server it names; None: none.
+        self.redirect: Redirect | None = None
+        self._moves = 0
 
     # --- requests out -----------------------------------------------------------------------------------
 
@@ -222,6 +243,14 @@ class ClientCore:
         if self._watch is None or self.watching is None:
             raise ValueError("no table to watch again")
         return self.send(self._watch, now)
+
+    def repeat(self, now: float) -> tuple[int, bytes]:
+        """The request that was answered ``moved``, sent again: on the connection to the server it named, after
+        ``hello``. Its reply answers the request as the caller first sent it."""
+        if self.redirect is None:
+            raise ValueError("no request to repeat")
+        request, self.redirect = self.redirect.request, None
+        return self.send(request, now)
 
     def resync(self, now: float) -> tuple[int, bytes]:
         """Ask for a snapshot of the seat's view on this connection (its ``seq`` goes on; the snapshot is the new
@@ -282,7 +311,7 @@ class ClientCore:
 
     def _event(self, frame: dict[str, Any]) -> ClientEvent | None:
         kind = frame["kind"]
-        if kind in (p.OK, p.REFUSED, p.ERROR):
+        if kind in (p.OK, p.REFUSED, p.ERROR, p.MOVED):
             return self._reply(frame)
         try:
             push = push_from_wire(frame)
@@ -320,6 +349,17 @@ class ClientCore:
             reply = m.Error(request_id if type(request_id) is int else None, exc.code, f"an unreadable reply: {exc}")
         if request is None:
             return ServerError(frame, reply, "a reply to no request of this client's")
+        if isinstance(reply, m.MovedTo):
+            self._moves += 1
+            if self._moves > MAX_MOVES:
+                self._moves = 0
+                reply = m.refused(reply.id, p.NO_SUCH_TABLE,
+                                  f"table {reply.table} moved {MAX_MOVES} times: the servers disagree on who holds it")
+            else:
+                self.redirect = Redirect(reply.host, reply.port, request)
+            return Answered(frame, request_id, request, reply)  # type: ignore[arg-type]
+        if request.kind != p.HELLO:
+            self._moves = 0
         if isinstance(reply, m.Ok):
             self._learn(request, reply.payload)
         return Answered(frame, request_id, request, reply)  # type: ignore[arg-type]

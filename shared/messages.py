@@ -562,6 +562,18 @@ class Error(Reply):
     kind: ClassVar[str] = p.ERROR
 
 
+@dataclass(frozen=True, slots=True)
+class MovedTo(Reply):
+    """The table the request names is held by another server, at ``host``:``port``: ask there (protocol 5). The
+    client core follows it: it reconnects there, says hello and sends the same request again."""
+
+    id: int | None
+    table: int
+    host: str
+    port: int
+    kind: ClassVar[str] = p.MOVED
+
+
 def refused(request_id: int | None, reason: str, message: str, wait: float | None = None) -> Refused:
     """A refusal, with ``wait`` in seconds turned into the wire's whole milliseconds."""
     wait_ms = None if wait is None else max(0, round(wait * 1000))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
@@ -105,8 +105,10 @@ TABLE = "table"
 LOBBY = "lobby"
 BYE = "bye"
 WATCH_ENDED = "watch_ended"
+#: The reply to a request naming a table that another server holds: ask it there (protocol 5, section 21).
+MOVED = "moved"
 
-SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED})
+SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED, MOVED})
 
 # --- why a lobby request is refused (the engine's reasons are in quatro_shared.actions.Reason) -----------
 

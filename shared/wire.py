@@ -518,7 +518,7 @@ def _by_kind(classes: tuple[type[Any], ...], family: str) -> dict[str, _Schema]:
 
 _LOBBY_REQUESTS = {cls.kind: _Schema(cls, absent_only=True) for cls in m.LOBBY_REQUESTS}
 _PUSHES = {cls.kind: _Schema(cls, lenient=True) for cls in m.PUSHES if cls is not _DEFAULT.update}
-_REPLIES = {cls.kind: _Schema(cls, lenient=True) for cls in (m.Refused, m.Error)}
+_REPLIES = {cls.kind: _Schema(cls, lenient=True) for cls in (m.Refused, m.Error, m.MovedTo)}
 _PAYLOADS = {cls: _Schema(cls, lenient=True) for cls in {*m.REPLY_PAYLOADS.values(), m.GAME_ACTION_PAYLOAD}}
 
 

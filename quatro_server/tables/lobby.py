@@ -19,10 +19,12 @@ from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import seating
 from quatro_shared.profiles import STANDARD_PROFILE
+from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
 
 from quatro_server import games
 from quatro_server.credentials import hash_password, password_matches
+from quatro_server.directory import TableDirectory
 from quatro_server.games import DEFAULT_GAME
 from quatro_server.archive import Archive
 from quatro_server.journal import Journal, Recorder, RestoredTable
@@ -73,6 +75,10 @@ class Lobby:
         #: The players' records and ratings (``quatro_server.records``): in memory unless the server gives its own
         #: (beside the journal).
         self.records = Records.memory()
+        #: The directory shared with other servers (``quatro_server.directory``): None, the tables are this server's
+        #: alone. With one, table ids are global, the lobby lists every server's tables, and a request naming a
+        #: table another server holds is answered ``moved`` (protocol section 21).
+        self.directory: TableDirectory | None = None
         #: Seconds since the epoch, for the records' "last played" (a clock the lobby does not otherwise read).
         self.wall_clock: Callable[[], float] = time.time
         #: The latest ``now`` a request brought: the lobby list's "idle for" counts to it.
@@ -113,16 +119,46 @@ class Lobby:
         return random.Random(self._seed_source.getrandbits(64))
 
     def listing(self) -> tuple[m.TableSummary, ...]:
-        """The tables to show in a lobby: the ones still seating players first, at most ``MAX_LISTED``."""
+        """The tables to show in a lobby: the ones still seating players first, at most ``MAX_LISTED``. With a
+        directory, every server's."""
+        if self.directory is not None:
+            every = [*self.local_listing(), *self.directory.others()]
+            every.sort(key=lambda summary: (summary.phase is not Phase.LOBBY, summary.table))
+            return tuple(every[:MAX_LISTED])
         rooms = sorted(self.rooms.values(), key=lambda room: (room.table is not None, room.id))
         return tuple(room.summary(self.now) for room in rooms[:MAX_LISTED])
 
+    def local_listing(self) -> list[m.TableSummary]:
+        """This server's own tables, as the lobby lists them (what a directory tells the other servers)."""
+        return [room.summary(self.now) for room in self.rooms.values()]
+
     def announce(self) -> None:
+        """This server's tables changed: tell the lobby's watchers, and the directory (the other servers)."""
+        self.push_listing()
+        if self.directory is not None:
+            self.directory.changed()
+
+    def push_listing(self) -> None:
+        """The lobby's list to every connection in the lobby."""
         # One message for every watcher: the shell encodes it once, and a list still waiting for a watcher is
         # replaced by this one (a ``lobby`` push is state: the latest is all a watcher needs).
         message = to_wire(m.LobbyList(self.listing()))
         for peer in list(self.watchers):
             peer.send(message)
+
+    def _new_id(self) -> int:
+        return next(self._ids) if self.directory is None else self.directory.new_id()
+
+    def highest_id(self) -> int:
+        """The highest table id this server gave, the journal's included: a directory never gives one up to it."""
+        return max([0, *self.rooms, *([] if self.journal is None else [self.journal.last_id])])
+
+    def _moved(self, request_id: int, table: int) -> m.Reply | None:
+        """``moved``, when another server of the directory holds ``table``."""
+        where = None if self.directory is None else self.directory.holder(table)
+        if where is None:
+            return None
+        return m.MovedTo(request_id, table, where[0], where[1])
 
     # --- the journal ---------------------------------------------------------------------------
 
@@ -364,7 +400,7 @@ class Lobby:
         if len(self.rooms) >= self.max_tables:
             return m.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
         room = Room(
-            id=next(self._ids),
+            id=self._new_id(),
             players=players,
             timing_name=timing_name,
             timing=self.profiles[timing_name],
@@ -398,7 +434,7 @@ class Lobby:
         assert isinstance(f, m.Join)
         room = self.rooms.get(f.table)
         if room is None:
-            return m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
+            return self._moved(request.id, f.table) or m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
         # A started table says so before any password is checked: nothing to guess at, nothing to learn.
         if room.table is not None:
             return accepts.MATCH_STARTED.reply(request.id)
@@ -432,7 +468,7 @@ class Lobby:
         assert isinstance(f, m.Watch)
         room = self.rooms.get(f.table)
         if room is None:
-            return m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
+            return self._moved(request.id, f.table) or m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
         if not room.watch_open:
             return m.refused(request.id, p.NOT_WATCHABLE, "the host has closed this table to watchers")
         if room.password is not None:
@@ -508,6 +544,10 @@ class Lobby:
         f = request.body
         assert isinstance(f, m.Rejoin)
         room = self.rooms.get(f.table)
+        if room is None:
+            moved = self._moved(request.id, f.table)  # the secret is checked where the table is
+            if moved is not None:
+                return moved
         seat = None if room is None else room.seat_of_secret(f.secret)
         if room is None or seat is None:
             # One answer for a wrong table and a wrong secret: nothing to learn by probing.

@@ -47,6 +47,8 @@ class TestClient:
         self._seen: dict[str, int] = {}  # events of each kind already returned by wait_event
         self._place: Place | None = None
         self._pings: set[int] = set()  # ids of the heartbeat's pings, whose replies are not kept
+        #: The servers this client was sent to by ``moved`` replies, in order (host, port).
+        self.moves: list[tuple[str, int]] = []
 
     # The seat this client was last given, kept even once the core forgets it (a "replaced" bye, a leave):
     # tests come back to it with another connection.
@@ -141,10 +143,35 @@ class TestClient:
             while True:
                 frame = await self._read_frame()
                 assert frame is not None, f"connection closed while waiting for the reply to {kind}"
+                if frame.get("id") == request_id and frame["kind"] == p.MOVED:
+                    # Another server holds the table (protocol section 21): the core follows it, as every client does.
+                    request_id = await self._follow()
+                    continue
                 if frame.get("id") == request_id and frame["kind"] in (p.OK, p.REFUSED, p.ERROR):
                     self.pending[:0] = kept
                     return frame
                 kept.append(frame)
+
+    async def _follow(self) -> int:
+        """Connect to the server a ``moved`` named, say hello there and send the moved request again: its id."""
+        redirect = self.core.redirect
+        assert redirect is not None
+        await self.stream.aclose()
+        self.core.connection_lost()
+        self.pending.clear()
+        self.stream = await trio.open_tcp_stream(redirect.host, redirect.port)
+        self.moves.append((redirect.host, redirect.port))
+        hello_id, data = self.core.hello(trio.current_time())
+        await self.send_raw(data)
+        while True:
+            frame = await self._read_frame()
+            assert frame is not None, "the server a moved named closed the connection"
+            if frame.get("id") == hello_id:
+                assert frame["kind"] == p.OK, frame
+                break
+        request_id, data = self.core.repeat(trio.current_time())
+        await self.send_raw(data)
+        return request_id
 
     async def next_frame(self, timeout: float = 5) -> dict[str, Any] | None:
         with trio.fail_after(timeout):

@@ -1,0 +1,372 @@
+"""The table directory on Redis: global table ids, each table's record, and the lobby's changes on pub/sub.
+
+What Redis holds (every key under ``prefix``, ``quatro:`` by default):
+
+- ``ids``: the last table id given (``INCRBY``). A server takes ``ID_BLOCK`` ids at a time, so that creating a
+  table waits for no round trip; ids stay unique across servers, with gaps.
+- ``table:<id>``: the table's record, msgpack ``{"server": "HOST:PORT", "summary": <the lobby's table summary>}``,
+  with a time to live (``ttl``). Its server sets it again every ``ttl / 3``: a dead server's records go by
+  themselves, so that a server starting later never lists them.
+- the channel ``lobby``: msgpack ``{"server": "HOST:PORT", "set": [summaries], "gone": [ids], "whole": bool}``, each
+  change of a server's tables; every ``ttl / 3`` the whole list (``whole``), which is also the server's heartbeat.
+
+Every server keeps the others' tables in memory, as last told, each with a deadline: a server's tables are dropped
+``ttl`` after its last message (a sweep on this server's own clock). Keyspace notifications would need
+``notify-keyspace-events`` set on the Redis server (a ``CONFIG SET`` that managed Redis services often refuse), and
+Redis tells an expiry only when it gets round to it; the heartbeat rides the channel every server listens to anyway.
+
+The client is redis-py's synchronous one: its asyncio client does not run under trio. Its commands run in worker
+threads (``trio.to_thread.run_sync``, at most ``THREADS`` at once), and one thread of its own listens on the channel
+and hands each message to the event loop (``trio.from_thread.run_sync``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import redis
+import trio
+
+from quatro_shared import messages as m
+from quatro_shared import protocol as p
+from quatro_shared.wire import WireError, reply_from_wire, to_wire
+
+from quatro_server.directory import DEFAULT_TTL, DirectoryError, parse_address
+
+log = logging.getLogger("quatro.directory")
+
+#: Ids taken from Redis at a time; a new block is fetched, off the event loop, once half of one is used.
+ID_BLOCK = 16
+#: Worker threads running Redis commands at once (the listener has its own).
+THREADS = 2
+#: Seconds the listener waits for a message before it looks whether it should stop.
+LISTEN_POLL = 0.5
+#: Seconds between two attempts to reach a Redis server that did not answer.
+RETRY = 1.0
+#: The ``ids`` counter brought up to at least the given value (a restarted server's restored tables).
+_AT_LEAST = "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then " \
+            "redis.call('SET', KEYS[1], ARGV[1]) end return 0"
+
+
+@dataclass(slots=True)
+class _Remote:
+    """A table another server holds, as it last told it."""
+
+    server: str
+    address: tuple[str, int]
+    summary: m.TableSummary
+
+
+def _summaries(wires: Sequence[Any]) -> list[m.TableSummary]:
+    """Table summaries from their wire maps (as a ``list_tables`` reply reads them); ``WireError`` if malformed."""
+    reply = reply_from_wire({"kind": p.OK, "id": None, "tables": list(wires)}, m.Tables)
+    assert isinstance(reply, m.Ok) and isinstance(reply.payload, m.Tables)
+    return list(reply.payload.tables)
+
+
+class RedisDirectory:
+    """One server's side of a directory on Redis (``TableDirectory``). ``run`` it in the server's nursery."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        ttl: float = DEFAULT_TTL,
+        prefix: str = "quatro:",
+        local: Callable[[], Sequence[m.TableSummary]] = lambda: (),
+        on_others_changed: Callable[[], None] = lambda: None,
+    ) -> None:
+        try:
+            self.redis = redis.Redis.from_url(url, socket_timeout=max(2.0, ttl), socket_connect_timeout=2.0)
+        except ValueError as exc:
+            raise DirectoryError(f"--directory {url}: {exc}") from None
+        self.url = url
+        self.ttl = ttl
+        self.prefix = prefix
+        #: This server's address as the others send players to it (``--advertise``); set before ``run``.
+        self.address = ""
+        #: This server's tables' summaries (the lobby's ``local_listing``), and what to call when the others' change.
+        self.local = local
+        self.on_others_changed = on_others_changed
+        self._ids: list[int] = []
+        self._refilling = False
+        self._others: dict[int, _Remote] = {}
+        self._heard: dict[str, float] = {}  # when each other server last spoke, on this server's clock
+        self._published: dict[int, Any] = {}  # each of this server's tables as last told, on the wire
+        self._dirty = trio.Event()
+        self._limiter = trio.CapacityLimiter(THREADS)
+        self._stop = threading.Event()
+        self._listener: threading.Thread | None = None
+        self._listing: list[m.TableSummary] | None = None
+        #: Figures for the operator and the benchmark: changes published, and hand-overs answered.
+        self.published = 0
+        self.moved = 0
+
+    @property
+    def channel(self) -> str:
+        return self.prefix + "lobby"
+
+    def _key(self, table: int) -> str:
+        return f"{self.prefix}table:{table}"
+
+    # --- what the lobby asks (TableDirectory) --------------------------------------------------------------
+
+    def new_id(self) -> int:
+        if len(self._ids) <= ID_BLOCK // 2 and not self._refilling and self._nursery is not None:
+            self._refilling = True
+            self._nursery.start_soon(self._refill)
+        if not self._ids:
+            self._ids.extend(self._take_ids())  # a burst used every id at hand: one round trip on the loop
+        return self._ids.pop(0)
+
+    def holder(self, table: int) -> tuple[str, int] | None:
+        remote = self._others.get(table)
+        if remote is None:
+            return None
+        self.moved += 1
+        return remote.address
+
+    def others(self) -> Sequence[m.TableSummary]:
+        if self._listing is None:
+            self._listing = [remote.summary for remote in self._others.values()]
+        return self._listing
+
+    def changed(self) -> None:
+        self._dirty.set()
+
+    # --- ids ---------------------------------------------------------------------------------------------
+
+    def _take_ids(self) -> list[int]:
+        last = int(self.redis.incrby(self.prefix + "ids", ID_BLOCK))
+        return list(range(last - ID_BLOCK + 1, last + 1))
+
+    async def _refill(self) -> None:
+        try:
+            ids = await trio.to_thread.run_sync(self._take_ids, limiter=self._limiter)
+            self._ids.extend(ids)
+        except redis.RedisError as exc:
+            log.warning("directory_ids_failed error=%s", exc)
+        finally:
+            self._refilling = False
+
+    # --- running -----------------------------------------------------------------------------------------
+
+    _token: trio.lowlevel.TrioToken | None = None
+    _nursery: trio.Nursery | None = None
+
+    async def connect(self, highest_id: int = 0) -> None:
+        """Reach Redis, bring the id counter past ``highest_id`` (the highest table id this server ever gave: its
+        journal's; no server gives one up to it again) and take the first ids. Before the game port opens: a table
+        created at once gets a global id. Raises ``DirectoryError`` when Redis does not answer."""
+        try:
+            await trio.to_thread.run_sync(self._connect, highest_id, limiter=self._limiter)
+        except redis.RedisError as exc:
+            raise DirectoryError(f"the directory at {self.url} does not answer: {exc}") from None
+
+    def _connect(self, highest_id: int) -> None:
+        self.redis.eval(_AT_LEAST, 1, self.prefix + "ids", highest_id)
+        self._ids.extend(self._take_ids())
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Learn the other servers' tables, announce this one's, and keep them all current until cancelled (after
+        ``connect``, once ``address`` is known). Raises ``DirectoryError`` if Redis does not answer at the start;
+        later outages are logged and retried."""
+        assert self.address, "the directory needs this server's address first"
+        self._token = trio.lowlevel.current_trio_token()
+        try:
+            found = await trio.to_thread.run_sync(self._subscribe, limiter=self._limiter)
+        except redis.RedisError as exc:
+            raise DirectoryError(f"the directory at {self.url} does not answer: {exc}") from None
+        now = trio.current_time()
+        for server, (wires, left) in found.items():
+            if server != self.address:
+                self._told({"server": server, "set": wires, "gone": [], "whole": True})
+                self._heard[server] = now - max(0.0, self.ttl - left)  # dropped when its records would expire
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._publish_changes)
+                nursery.start_soon(self._heartbeat)
+                nursery.start_soon(self._sweep)
+                log.info("directory_joined url=%s address=%s others=%d", self.url, self.address, len(self._others))
+                self._dirty.set()  # this server's tables (restored from its journal) told at once
+                task_status.started()
+                await trio.sleep_forever()
+        finally:
+            self._nursery = None
+            self._stop.set()
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(self._leave, abandon_on_cancel=True)
+
+    def _subscribe(self) -> dict[str, tuple[list[Any], float]]:
+        """In a thread: the listener subscribed, then the records the others hold read (subscribed first: nothing
+        told meanwhile is missed), by server, with the seconds left to the first of its records to expire."""
+        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        pubsub.subscribe(self.channel)
+        self._listener = threading.Thread(target=self._listen, args=(pubsub,), name="quatro-directory", daemon=True)
+        self._listener.start()
+        found: dict[str, tuple[list[Any], float]] = {}
+        for key in self.redis.scan_iter(match=self.prefix + "table:*", count=500):
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.get(key)
+            pipe.pttl(key)
+            data, left_ms = pipe.execute()
+            if data is None:
+                continue
+            try:
+                record = msgpack.unpackb(data, raw=False)
+                wires, left = found.get(str(record["server"]), ([], self.ttl))
+                wires.append(record["summary"])
+                found[str(record["server"])] = wires, min(left, max(0, int(left_ms)) / 1000)
+            except (ValueError, KeyError, TypeError, msgpack.UnpackException):
+                log.warning("directory_bad_record key=%s", key)
+        return found
+
+    def _leave(self) -> None:
+        """In a thread, at a clean stop: this server's records are removed and the others told at once."""
+        gone = list(self._published)
+        try:
+            if gone:
+                pipe = self.redis.pipeline(transaction=False)
+                pipe.delete(*(self._key(table) for table in gone))
+                pipe.publish(self.channel, msgpack.packb({"server": self.address, "set": [], "gone": gone, "whole": True}))
+                pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("directory_leave_failed error=%s", exc)
+        if self._listener is not None:
+            self._listener.join(LISTEN_POLL * 2)
+        self.redis.close()
+
+    # --- telling the others ------------------------------------------------------------------------------
+
+    async def _publish_changes(self) -> None:
+        """This server's tables that changed since they were last told: their records, and one message."""
+        while True:
+            await self._dirty.wait()
+            self._dirty = trio.Event()
+            await self._publish(whole=False)
+
+    async def _heartbeat(self) -> None:
+        """Every ``ttl / 3``: every record set again, and the whole list told (the others' sign of life)."""
+        while True:
+            await trio.sleep(self.ttl / 3)
+            await self._publish(whole=True)
+
+    async def _publish(self, *, whole: bool) -> None:
+        current = {summary.table: to_wire(summary) for summary in self.local()}
+        published = self._published
+        changed = current if whole else {t: w for t, w in current.items() if published.get(t) != w}
+        gone = [t for t in published if t not in current]
+        if not changed and not gone and not whole:
+            return
+        self._published = current
+        message = {"server": self.address, "set": list(changed.values()), "gone": gone, "whole": whole}
+        records = {self._key(t): msgpack.packb({"server": self.address, "summary": w}) for t, w in changed.items()}
+        try:
+            await trio.to_thread.run_sync(self._write, records, [self._key(t) for t in gone], msgpack.packb(message),
+                                          limiter=self._limiter)
+            self.published += 1
+        except redis.RedisError as exc:
+            self._published = {}  # told again in whole once Redis answers
+            log.warning("directory_publish_failed error=%s", exc)
+            await trio.sleep(RETRY)
+            self._dirty.set()
+
+    def _write(self, records: dict[str, bytes], gone: list[str], message: bytes) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        ttl_ms = max(1, round(self.ttl * 1000))
+        for key, value in records.items():
+            pipe.set(key, value, px=ttl_ms)
+        if gone:
+            pipe.delete(*gone)
+        pipe.publish(self.channel, message)
+        pipe.execute()
+
+    # --- hearing the others ------------------------------------------------------------------------------
+
+    def _listen(self, pubsub: Any) -> None:
+        """The listener thread: each message decoded here, and handed to the event loop."""
+        try:
+            while not self._stop.is_set():
+                try:
+                    message = pubsub.get_message(timeout=LISTEN_POLL)
+                except redis.RedisError as exc:
+                    log.warning("directory_listen_failed error=%s", exc)
+                    time.sleep(RETRY)
+                    try:
+                        pubsub.subscribe(self.channel)  # reconnects; the next heartbeats bring every table back
+                    except redis.RedisError:
+                        pass
+                    continue
+                if message is None or message.get("type") != "message":
+                    continue
+                try:
+                    told = msgpack.unpackb(message["data"], raw=False)
+                    if not isinstance(told, dict) or told.get("server") == self.address:
+                        continue
+                except (ValueError, msgpack.UnpackException):
+                    log.warning("directory_bad_message")
+                    continue
+                try:
+                    trio.from_thread.run_sync(self._told, told, trio_token=self._token)
+                except trio.RunFinishedError:
+                    return
+        finally:
+            try:
+                pubsub.close()
+            except redis.RedisError:
+                pass
+
+    def _told(self, told: dict[str, Any]) -> None:
+        """Another server's message, or the records it left in Redis (at the start), on the event loop."""
+        try:
+            server = str(told["server"])
+            address = parse_address(server)
+            summaries = _summaries(told.get("set") or [])
+            gone = [int(t) for t in told.get("gone") or []]
+        except (KeyError, TypeError, ValueError, WireError) as exc:
+            log.warning("directory_bad_message error=%s", exc)
+            return
+        others = self._others
+        before = len(others)
+        if told.get("whole"):
+            kept = {summary.table for summary in summaries}
+            gone += [t for t, remote in others.items() if remote.server == server and t not in kept]
+        changed = False
+        for t in gone:
+            if t in others and others[t].server == server:
+                del others[t]
+                changed = True
+        for summary in summaries:
+            old = others.get(summary.table)
+            if old is None or old.summary != summary or old.server != server:
+                others[summary.table] = _Remote(server, address, summary)
+                changed = True
+        self._heard[server] = trio.current_time()
+        if changed or len(others) != before:
+            self._listing = None
+            self.on_others_changed()
+
+    async def _sweep(self) -> None:
+        """Drop the tables of a server not heard from for ``ttl``: it died, or lost its way to Redis."""
+        while True:
+            now = trio.current_time()
+            deadline = min(self._heard.values(), default=now) + self.ttl
+            if deadline > now:
+                await trio.sleep_until(min(deadline, now + self.ttl))
+                continue
+            silent = {server for server, heard in self._heard.items() if heard + self.ttl <= now}
+            for server in silent:
+                del self._heard[server]
+                log.info("directory_server_gone server=%s", server)
+            before = len(self._others)
+            self._others = {t: r for t, r in self._others.items() if r.server not in silent}
+            if len(self._others) != before:
+                self._listing = None
+                self.on_others_changed()
