@@ -203,7 +203,8 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
                            "(default: none; this server's tables are its own)")
     many.add_argument("--advertise", default=default(None), metavar="HOST:PORT",
                       help="the address other servers send players to for this server's tables "
-                           "(default: the game port's own; on every interface, this machine's first LAN address)")
+                           "(default: the game port's own; on every interface, this machine's first LAN address); "
+                           ":PORT sends them to PORT at the host they reached this server at (servers of one machine)")
     many.add_argument("--directory-ttl", type=float, default=default(DEFAULT_TTL), metavar="SECONDS",
                       help="seconds a table stays listed by the other servers after its server stops refreshing it "
                            f"(it dies, or loses Redis); refreshed every third of it (default {DEFAULT_TTL:g})")

@@ -161,6 +161,10 @@ class Redirect:
     port: int
     request: m.RequestBody
 
+    def address(self, current_host: str) -> tuple[str, int]:
+        """Where to connect: ``host`` "" is the host this client reached the server that said ``moved`` at."""
+        return (self.host or current_host), self.port
+
 
 #: ``moved`` answers in a row that a client follows for one request: a table is held by one server, so one hand-over
 #: is the rule; a second can come when its server restarted elsewhere meanwhile. More means servers that disagree.

@@ -1,5 +1,6 @@
-"""Fixtures shared by the tests: a real server on 127.0.0.1 (fast timing, in the test's own nursery), and tmux on a
-private socket for the end-to-end terminal tests."""
+"""Fixtures shared by the tests: a real server on 127.0.0.1 (fast timing, in the test's own nursery), tmux on a
+private socket for the end-to-end terminal tests, and a real redis-server on a loopback port of its own for the
+table directory's tests."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import atexit
 import os
 import random
 import shutil
+import socket as _socket
 import subprocess
+import time
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -73,3 +76,56 @@ def tmux() -> Iterator[Callable[..., str]]:
     # Only this socket's server: the user's own tmux sessions are never touched. tmux leaves the socket file.
     run("kill-server")
     (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / socket).unlink(missing_ok=True)
+
+
+def _free_port() -> int:
+    with _socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server (Debian's package) on a free loopback port, no persistence, for the whole run: its URL,
+    ``redis://127.0.0.1:PORT``. Skipped on a developer's machine without it; in CI (``CI`` set) a missing
+    redis-server fails (.ci/run installs it)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed, and CI must run the directory's tests: install redis-server "
+                        "(.ci/run does)")
+        pytest.skip("redis-server is not installed (.ci/run installs it)")
+    port = _free_port()
+    folder = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with _socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
+                    probe.sendall(b"PING\r\n")
+                    if probe.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"redis-server did not start on port {port}")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> str:
+    """The session's redis-server, emptied for this test: a directory URL (database 0), ``redis://127.0.0.1:PORT/0``."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server)
+    client.flushall()
+    client.close()
+    return f"{redis_server}/0"

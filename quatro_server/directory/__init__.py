@@ -45,11 +45,14 @@ class TableDirectory(Protocol):
 
 
 def parse_address(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[V6]:PORT`` too) as (host, port); ``ValueError`` when it is not one."""
+    """``HOST:PORT`` (``[V6]:PORT`` too) as (host, port); ``ValueError`` when it is not one. ``:PORT`` (or
+    ``*:PORT``) has the host "": a client sent there keeps the host it reached this server at (servers of one
+    machine that listen on every interface, where a server cannot know which of its addresses a client used)."""
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"{text!r} is not HOST:PORT")
-    return host.strip("[]"), int(port)
+    host = host.strip("[]")
+    return ("" if host == "*" else host), int(port)
 
 
 def format_address(host: str, port: int) -> str:

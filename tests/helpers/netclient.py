@@ -156,11 +156,12 @@ class TestClient:
         """Connect to the server a ``moved`` named, say hello there and send the moved request again: its id."""
         redirect = self.core.redirect
         assert redirect is not None
+        host, port = redirect.address(self.stream.socket.getpeername()[0])
         await self.stream.aclose()
         self.core.connection_lost()
         self.pending.clear()
-        self.stream = await trio.open_tcp_stream(redirect.host, redirect.port)
-        self.moves.append((redirect.host, redirect.port))
+        self.stream = await trio.open_tcp_stream(host, port)
+        self.moves.append((host, port))
         hello_id, data = self.core.hello(trio.current_time())
         await self.send_raw(data)
         while True:
