@@ -16,9 +16,11 @@ import pytest
 import trio
 
 from quatro_shared import protocol as p
+from quatro_shared.views import Phase
 from quatro_server import workers
 
 from helpers.netclient import TestClient
+from test_server import open_round
 
 pytestmark = pytest.mark.skipif(workers.shutil.which("redis-server") is None and not os.environ.get("CI"),
                                 reason="redis-server is not installed (.ci/run installs it)")
@@ -94,44 +96,88 @@ def log_of(tmp_path: Path) -> str:
     return (tmp_path / "supervisor.log").read_text()
 
 
-async def test_both_workers_accept_on_the_one_public_port(tmp_path):
-    """Every client reaches the same port; the connections are spread over both workers, and each is served."""
+async def on_each_worker(supervisor: Supervisor, names: tuple[str, str]) -> tuple[TestClient, TestClient]:
+    """Two clients of the public port, the first held by one worker and the second by the other."""
+    first = await TestClient.connect(supervisor.port, names[0])
+    with trio.fail_after(10):
+        while True:
+            second = await TestClient.connect(supervisor.port, names[1])
+            if supervisor.holder(second) != supervisor.holder(first):
+                return first, second
+            await second.aclose()
+
+
+async def listed(client: TestClient, table: int, present: bool = True, seconds: float = 10) -> None:
+    """Wait until ``client``'s lobby lists ``table`` (or, ``present`` False, no longer does)."""
+    with trio.fail_after(seconds):
+        while (table in [t["table"] for t in (await client.request(p.LIST_TABLES))["tables"]]) != present:
+            await trio.sleep(0.05)
+
+
+async def test_workers_share_the_public_port_and_a_join_on_the_other_worker_is_moved_and_plays(tmp_path):
+    """With --workers alone the supervisor's own redis-server holds the directory. Clients of the one public port are
+    spread over both workers; a table created on one is in the lobby of a client of the other, whose join is moved
+    to the private port of the worker that holds it; four players so seated play. A second server on the same data
+    directory is refused, and the private redis-server goes with the supervisor."""
     supervisor = await start_supervisor(tmp_path)
-    clients = []
+    clients: list[TestClient] = []
     try:
         assert "with 2 workers" in supervisor.out
-        for n in range(24):
+        assert "redis.sock" in " ".join(supervisor.workers()[1].cmdline())
+        for n in range(12):
             c = await TestClient.connect(supervisor.port, f"p{n}")
             assert (await c.request(p.LIST_TABLES))["kind"] == p.OK
             clients.append(c)
         held = [supervisor.holder(c) for c in clients]
         assert set(held) == {1, 2}, held
-        # The data directory is the supervisor's: a second server on it is refused, as a second single server is.
+        for c in clients:
+            await c.aclose()
         second = await trio.run_process(
             [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
              "--data-dir", str(tmp_path / "data")], capture_stdout=True, capture_stderr=True, check=False,
         )
         assert second.returncode == 2
         assert b"another quatro-server is using" in second.stderr
-    finally:
+
+        ann, bob = await on_each_worker(supervisor, ("ann", "bob"))
+        assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        holder = supervisor.workers()[supervisor.holder(ann)]
+        await listed(bob, ann.table)
+        assert (await bob.request(p.JOIN, table=ann.table))["kind"] == p.OK
+        assert bob.moves == [("127.0.0.1", supervisor.private_port(holder))]
+        clients = [ann, bob]
+        for name in ("cid", "dee"):
+            c = await TestClient.connect(supervisor.port, name)
+            assert (await c.request(p.JOIN, table=ann.table))["kind"] == p.OK
+            clients.append(c)
+        assert (await ann.request(p.START))["kind"] == p.OK
         for c in clients:
-            await c.aclose()
+            await c.wait_view(lambda v: v.phase is Phase.SIGNING)
+        await open_round(clients)
+        view = bob.view
+        assert (await bob.request("swap", give=view.hand[0], slot=1, take=view.center[1]))["kind"] == p.OK
+        seen = await ann.wait_event("swapped")
+        assert seen["seat"] == bob.seat
+    finally:
         await stop(supervisor)
+    assert not (tmp_path / "data" / "redis.sock").exists()
 
 
-async def test_a_worker_killed_outright_is_started_again_with_its_tables(tmp_path):
-    """kill -9 of a worker: its player's connection ends (the client is told by its socket), the supervisor says so
-    in its log and starts it again after a pause, on the same private port, and the table comes back from the
-    worker's own journal: the seat's secret rejoins it."""
-    supervisor = await start_supervisor(tmp_path)
+async def test_a_worker_killed_outright_is_started_again_with_its_tables(tmp_path, redis_url):
+    """The operator's Redis (--directory): no private one is started. kill -9 of a worker: its player's connection
+    ends, the supervisor says so in its log and starts it again after a pause, on the same private port; the table
+    comes back from the worker's own journal, the other worker lists it again, and the seat's secret rejoins it
+    through the public port, from either worker."""
+    supervisor = await start_supervisor(tmp_path, "--directory", redis_url)
     try:
-        ann = await TestClient.connect(supervisor.port, "ann")
+        assert "redis.sock" not in " ".join(supervisor.workers()[1].cmdline())
+        ann, bob = await on_each_worker(supervisor, ("ann", "bob"))
         assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
         table, secret = ann.table, ann.secret
+        await listed(bob, table)
         index = supervisor.holder(ann)
         victim = supervisor.workers()[index]
         private = supervisor.private_port(victim)
-        await trio.sleep(0.3)  # the journal's writer commits the new table
         victim.kill()
         assert await ann.closed(timeout=5)
         found = await supervisor.wait_workers(2)
@@ -142,9 +188,12 @@ async def test_a_worker_killed_outright_is_started_again_with_its_tables(tmp_pat
         log = log_of(tmp_path)
         assert f"worker_exited worker={index} pid={victim.pid} status=SIGKILL" in log
         assert "restart_in=0.5s" in log and f"worker_restarted worker={index}" in log
-        back = await TestClient.connect(private, "ann")
+        assert supervisor.private_port(found[index]) == private
+        await listed(bob, table)  # announced again by the restarted worker
+        back = await TestClient.connect(supervisor.port, "ann")
         reply = await back.request(p.REJOIN, table=table, secret=secret)
         assert reply["kind"] == p.OK, reply
+        assert back.moves in ([], [("127.0.0.1", private)])
         await back.aclose()
     finally:
         await stop(supervisor)
@@ -185,6 +234,17 @@ def test_workers_auto_is_one_per_core_and_nonsense_is_refused():
     for bad in ("0", "-1", "many"):
         with pytest.raises(argparse.ArgumentTypeError):
             workers.worker_count(bad)
+
+
+def test_without_redis_server_workers_say_how_to_install_it(tmp_path):
+    """--workers without --directory needs redis-server: missing, the server says so and how to install it."""
+    run = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
+         "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=30,
+        env={**os.environ, "PATH": str(tmp_path)},
+    )
+    assert run.returncode == 2
+    assert "redis-server" in run.stderr and "apt-get install redis-server" in run.stderr and "--directory" in run.stderr
 
 
 def test_stop_when_idle_is_refused_with_workers(tmp_path):
