@@ -173,6 +173,11 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
              "(in DIR/worker-K); auto: one per core (default 1: this process serves alone). Without --directory "
              "they share a private redis-server, which must be installed",
     )
+    many.add_argument(
+        "--worker-ports", type=int, default=default(None), metavar="PORT",
+        help="the workers' own game ports, where players are sent for the tables each holds: worker K on PORT+K-1 "
+             "(default: free ports picked at start; give them for a firewall, which must let players reach them)",
+    )
     if not shown_only:  # how a supervisor starts its workers (quatro_server.workers): never typed by an operator
         many.add_argument("--worker-index", type=int, default=None, help=argparse.SUPPRESS)
         many.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)

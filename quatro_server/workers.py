@@ -79,7 +79,7 @@ BACKLOG = 65535
 SUPERVISOR_ONLY = frozenset({
     "workers", "worker_index", "worker_of", "listen_fd", "port", "data_dir", "no_restore", "announce", "stop_when_idle",
     "ssh", "ssh_keys", "ssh_max_sessions", "ssh_idle", "web", "web_max_visitors", "web_idle", "directory", "advertise",
-    "help",
+    "worker_ports", "help",
 })
 PR_SET_PDEATHSIG = 1
 
@@ -115,6 +115,8 @@ def refusal(args: argparse.Namespace) -> str | None:
         return "--stop-when-idle is for a server of one process (quatro play's); leave out --workers"
     if args.advertise:
         return "--advertise names one process; with --workers each worker advertises its own private port"
+    if args.worker_ports is not None and not 0 < args.worker_ports <= 65536 - args.workers:
+        return f"--worker-ports: the first of {args.workers} ports, from 1 to {65536 - args.workers}"
     return None
 
 
@@ -322,7 +324,9 @@ class Supervisor:
         self.env = dict(os.environ)
         if door_token:
             self.env[DOOR_TOKEN_ENV] = door_token
-        self.workers = [Worker(k, listening_sockets(args.host, 0)) for k in range(1, args.workers + 1)]
+        first = args.worker_ports
+        self.workers = [Worker(k, listening_sockets(args.host, 0 if first is None else first + k - 1))
+                        for k in range(1, args.workers + 1)]
         self.stopping = False
         self.failed: str | None = None
         #: The workers' lines printed before the supervisor's own (where to join): held until those are printed, so
@@ -537,7 +541,9 @@ def supervise(
             public = listening_sockets(args.host, args.port)
             supervisor = Supervisor(args, worker_options(actions, args), public, directory, door_token)
         except OSError as exc:
-            print(f"quatro-server: cannot listen on port {args.port}: {exc.strerror or exc}", file=sys.stderr)
+            ports = f"port {args.port}" + ("" if args.worker_ports is None else
+                                           f" and ports {args.worker_ports}-{args.worker_ports + args.workers - 1}")
+            print(f"quatro-server: cannot listen on {ports}: {exc.strerror or exc}", file=sys.stderr)
             return 1
         try:
             status = trio.run(supervisor.run, open_front, redis, timing)

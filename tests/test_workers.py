@@ -199,8 +199,36 @@ async def test_a_worker_killed_outright_is_started_again_with_its_tables(tmp_pat
         await stop(supervisor)
 
 
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive ports free on 127.0.0.1 (as far as one can tell before using them)."""
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            first = probe.getsockname()[1]
+        if first + count > 65535:
+            continue
+        try:
+            held = []
+            for port in range(first, first + count):
+                sock = socket.socket()
+                held.append(sock)
+                sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            for sock in held:
+                sock.close()
+        return first
+    raise AssertionError("no consecutive free ports")
+
+
 async def test_sigterm_to_the_supervisor_stops_every_worker_with_a_goodbye(tmp_path):
-    supervisor = await start_supervisor(tmp_path)
+    """Also: --worker-ports gives the workers' own ports, for a firewall."""
+    first = free_ports(2)
+    supervisor = await start_supervisor(tmp_path, "--worker-ports", str(first))
+    assert {supervisor.private_port(w) for w in supervisor.workers().values()} == {first, first + 1}
     clients = [await TestClient.connect(supervisor.port, f"p{n}") for n in range(8)]
     pids = [w.pid for w in supervisor.workers().values()]
     assert {supervisor.holder(c) for c in clients} == {1, 2}
