@@ -298,3 +298,31 @@ def test_a_worker_is_handed_the_operators_options_but_the_supervisors_own():
     assert words.count("--trusted-address") == 2 and "--no-journal" in words
     for own in ("--workers", "--port", "--ssh", "--no-restore", "--data-dir"):
         assert own not in words
+
+
+async def test_a_worker_that_cannot_start_stops_the_supervisor_with_its_reason(tmp_path):
+    """Worker 1's journal is locked by another process: it exits at once, and so does the supervisor, saying why."""
+    import fcntl
+
+    (tmp_path / "data" / "worker-1").mkdir(parents=True)
+    with open(tmp_path / "data" / "worker-1" / "journal.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        run = await trio.run_process(
+            [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
+             "--data-dir", str(tmp_path / "data")], capture_stdout=True, capture_stderr=True, check=False,
+        )
+    assert run.returncode == 1
+    err = run.stderr.decode()
+    assert "another quatro-server is using" in err and "worker 1 exited with status 2 before it was ready" in err
+    assert b"quatro join" not in run.stdout
+
+
+async def test_the_private_directory_dying_stops_the_server_and_says_so(tmp_path):
+    supervisor = await start_supervisor(tmp_path)
+    (redis,) = [c for c in psutil.Process(supervisor.proc.pid).children() if "redis-server" in c.name()]
+    workers_before = list(supervisor.workers().values())
+    redis.kill()
+    with trio.fail_after(20):
+        assert await supervisor.proc.wait() == 1
+    assert "the private redis-server exited" in log_of(tmp_path)
+    assert not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers_before)
