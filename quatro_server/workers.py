@@ -350,6 +350,9 @@ class Supervisor:
         worker.ready = trio.Event()
         worker.process = await trio.lowlevel.open_process(
             self.command(worker, first), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=fds, env=self.env,
+            # A group of its own: a Ctrl-C at the terminal reaches the supervisor alone, which stops every worker in
+            # its order (a worker that got it too would seem to have died, and be started again).
+            process_group=0,
         )
         worker.started_at = trio.current_time()
         nursery.start_soon(self.relay, worker, worker.process)
