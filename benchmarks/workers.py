@@ -56,6 +56,11 @@ class Run:
     skipped: int = 0  # swap slots skipped by the generator: the last reply had not come
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def cpu_per_table_ms(self) -> float:
+        """Milliseconds of the workers' CPU per table per second: what a table costs, however busy the machine."""
+        return round(sum(self.worker_cpu) / self.tables * 1000, 3)
+
     def carried(self, p99: float) -> bool:
         return self.p99_ms is not None and self.p99_ms < p99 and self.swaps > 0
 
@@ -120,7 +125,7 @@ def _round(value: float | None) -> float | None:
 
 
 HEADER = ("workers tables  p50 ms  p99 ms   swaps ok/sent   worker CPU (each)      front CPU  load CPU  "
-          "load avg")
+          "CPU ms/table/s  load avg")
 
 
 def print_run(r: Run, out: Any) -> None:
@@ -128,7 +133,8 @@ def print_run(r: Run, out: Any) -> None:
     p50 = "-" if r.p50_ms is None else f"{r.p50_ms:.2f}"
     p99 = "-" if r.p99_ms is None else f"{r.p99_ms:.2f}"
     print(f"{r.workers:7d} {r.tables:6d} {p50:>7} {p99:>7} {r.swaps_ok:8d}/{r.swaps:<7d} {each:<22} "
-          f"{r.front_cpu:8.0%} {r.generator_cpu:9.0%}  {r.load[0]:.2f}-{r.load[1]:.2f}", file=out, flush=True)
+          f"{r.front_cpu:8.0%} {r.generator_cpu:9.0%} {r.cpu_per_table_ms:15.2f}  {r.load[0]:.2f}-{r.load[1]:.2f}",
+          file=out, flush=True)
 
 
 def capacity(runs: dict[tuple[int, int], list[Run]], workers: int, sizes: list[int], p99: float) -> int:
@@ -162,7 +168,9 @@ def main() -> int:
     sizes = [int(n) for n in args.tables.split(",")]
     counts = [int(n) for n in args.workers.split(",")]
     out = sys.stderr if args.json else sys.stdout
-    timing = fanout.paced_timing(args.pace)
+    # The play at the pace, but the signing as long as the standard one: seating many tables on a busy machine takes
+    # longer than a sign window divided by the pace, and the load measured is the round's.
+    timing = fanout.paced_timing(args.pace).changed(sign_window=fanout.STANDARD.sign_window)
     print(f"{os.cpu_count()} CPUs; pace x{args.pace:g} (swap cooldown {timing.swap_cooldown * 1000:.0f} ms, pulse "
           f"every {timing.pulse_interval * 1000:.0f} ms); window {args.seconds:g} s after {args.warmup:g} s; "
           f"{args.procs} load processes; load average at the start {os.getloadavg()[0]:.2f}", file=out, flush=True)
@@ -195,6 +203,10 @@ def main() -> int:
         note = " (carried every count tried: raise --tables)" if caps[w] == sizes[-1] else ""
         print(f"  {w} worker{'s' if w > 1 else ' '}: {caps[w]} tables (~{caps[w] * args.pace:.0f} at the standard pace)"
               f"{ratio}{note}", file=out)
+    costs = {w: statistics.median(r.cpu_per_table_ms for (n, _), done in runs.items() if n == w for r in done)
+             for w in counts if any(n == w for n, _ in runs)}
+    print("workers' CPU per table (median run): " + ", ".join(f"{w} worker{'s' if w > 1 else ''} {c:.2f} ms/s"
+                                                              for w, c in costs.items()), file=out)
     load = [r.load[1] for done in runs.values() for r in done]
     print(f"load average during the runs: {min(load):.2f}-{max(load):.2f} on {os.cpu_count()} CPUs"
           + (" (busy: run it again on a quiet machine)" if max(load) > (os.cpu_count() or 1) * 0.75 else ""), file=out)
@@ -203,7 +215,8 @@ def main() -> int:
             "pace": args.pace, "p99_limit_ms": args.p99, "procs": args.procs, "cpus": os.cpu_count(),
             "capacity": {str(w): caps[w] for w in counts},
             "ratio": {str(w): (round(caps[w] / base, 2) if base else None) for w in counts},
-            "runs": [r.__dict__ for done in runs.values() for r in done],
+            "cpu_per_table_ms": {str(w): c for w, c in costs.items()},
+            "runs": [{**r.__dict__, "cpu_per_table_ms": r.cpu_per_table_ms} for done in runs.values() for r in done],
             "median_load": statistics.median(load) if load else None,
         }, indent=2), flush=True)
     return 0
