@@ -39,7 +39,11 @@ def start(tmp_path, *args: str) -> tuple[subprocess.Popen[bytes], int]:
 
 def holder(supervisor: subprocess.Popen[bytes], local_port: int) -> psutil.Process:
     for child in psutil.Process(supervisor.pid).children():
-        if "--worker-index" in child.cmdline() and any(
+        try:
+            command = child.cmdline()
+        except psutil.NoSuchProcess:
+            continue
+        if "--worker-index" in command and any(
             c.raddr and c.raddr.port == local_port for c in child.net_connections("tcp")
         ):
             return child
@@ -76,3 +80,37 @@ def test_the_player_of_a_killed_worker_is_told_and_comes_back_to_the_seat(tmp_pa
             supervisor.wait(15)
         except subprocess.TimeoutExpired:
             supervisor.kill()
+
+
+def test_the_ssh_door_of_a_supervisor_brings_its_visitors_to_the_workers(tmp_path):
+    """--ssh with --workers: the door is the supervisor's (one host key, on the one SSH port), and its visitor's
+    client reaches a worker through the public game port: her table is created there and shown to her."""
+    from test_ssh_door import LOBBY, Terminal
+
+    from helpers.ssh import start_door
+
+    door = start_door(tmp_path, "--workers", "2")
+    try:
+        listening = {c.laddr.port for c in psutil.Process(door.process.pid).net_connections("tcp")
+                     if c.status == psutil.CONN_LISTEN}
+        assert {door.port, door.ssh_port} <= listening
+
+        async def body():
+            ann = await Terminal.open(door.ssh_port, "ann")
+            assert ann.conn.get_server_host_key().get_fingerprint() == door.fingerprint
+            await ann.wait_for(LOBBY)
+            ann.process.stdin.write(b"c")
+            await ann.wait_for(b"ann (you) (host)")
+            ann.close()
+
+        run(body)
+        commands = []
+        for child in psutil.Process(door.process.pid).children():
+            try:
+                commands.append(child.cmdline())
+            except psutil.NoSuchProcess:  # the visitor's client, gone
+                continue
+        workers = [command for command in commands if "--worker-index" in command]
+        assert len(workers) == 2 and all("--ssh" not in command for command in workers)
+    finally:
+        door.stop()
