@@ -830,6 +830,8 @@ def _target_command(target: str, tables: int, args: argparse.Namespace, timing_f
         serve += ["--trusted-address", HOST]  # every load client comes from here
         # The operator's server journals every table, in a fresh data directory for every run (never the user's): a
         # run after another of the same size would otherwise restore the last one's tables and serve them too.
+        if args.directory:
+            serve += ["--directory", args.directory]  # the table directory on (benchmarks/directory.py compares)
         if args.no_journal:
             serve += ["--no-journal"]
         else:
@@ -1183,6 +1185,8 @@ def main() -> int:
     )
     parser.add_argument("--log-level", default="info", help="the Quatro server's log level (its default: info)")
     parser.add_argument("--no-journal", action="store_true", help="serve without the table journal (to see its cost)")
+    parser.add_argument("--directory", metavar="URL", default="",
+                        help="serve with this table directory (redis://HOST:PORT/DB), to see its cost")
     parser.add_argument(
         "--procs",
         type=int,

@@ -351,13 +351,18 @@ def _serve(args: argparse.Namespace) -> int:
                 directory.address = args.advertise or _advertised(listeners[0].socket.getsockname()[0], port,
                                                                   join_addresses(args.host, port))
                 await nursery.start(directory.run)
-                print(f"Directory: {args.directory} (this server is {directory.address})", flush=True)
+            # After the join lines, which tools read first.
+            joined = None if directory is None else (f"One lobby with every server of the directory {args.directory}; "
+                                                     f"they send players here at {directory.address}")
             if worker:
+                if joined is not None:
+                    print(joined, flush=True)  # the supervisor prints it after its own join lines
                 # Gone with its supervisor, even one killed outright: SIGTERM to itself, the goodbye of any stop.
                 nursery.start_soon(workers.watch_parent, args.worker_of, lambda: os.kill(os.getpid(), signal.SIGTERM))
                 print(f"{workers.READY} {args.worker_index} (pid {os.getpid()})", flush=True)
                 return
-            await _open_front(args, door, web, front, f"Quatro server listening (timing: {name}).", port, nursery)
+            await _open_front(args, door, web, front, f"Quatro server listening (timing: {name}).", port, nursery,
+                              joined)
             if args.stop_when_idle is not None:
                 # SIGTERM to itself: the same goodbye to every client as an operator's stop.
                 nursery.start_soon(stop_when_idle, lobby, args.stop_when_idle, lambda: os.kill(os.getpid(), signal.SIGTERM))
@@ -403,14 +408,17 @@ class Front:
 
 async def _open_front(
     args: argparse.Namespace, door: SshDoor | None, web: WebDoor | None, front: Front, headline: str,
-    port: int, nursery: trio.Nursery,
+    port: int, nursery: trio.Nursery, joined: str | None = None,
 ) -> None:
-    """Say where to join (the game ``port``), open the doors, announce the server on the LAN; ``front`` keeps them."""
+    """Say where to join (the game ``port``; then ``joined``, if any), open the doors, announce the server on the
+    LAN; ``front`` keeps them."""
     print(f"{headline} Players join with:", flush=True)
     addresses = join_addresses(args.host, port)
     ssh_port = 0
     for address in addresses:
         print(f"  quatro join {address}", flush=True)
+    if joined is not None:
+        print(joined, flush=True)
     if door is not None:
         from quatro_server import ssh_door
 

@@ -68,6 +68,14 @@ RECONNECT_TRIES = 3
 RECONNECT_PAUSE = 1.0
 
 
+class Moved(Exception):
+    """The table asked for is held by another server (``moved``): the bot connects there and asks again."""
+
+    def __init__(self, table: int, address: tuple[str, int]) -> None:
+        super().__init__(f"table {table} is at {address[0]}:{address[1]}")
+        self.table, self.address = table, address
+
+
 class ConnectionLost(Exception):
     """The server closed the connection, or said goodbye."""
 
@@ -173,6 +181,9 @@ class _Client:
         reply = self.replies.pop(request_id, None)
         if reply is None:
             raise ConnectionLost(self.closed or "closed")
+        if isinstance(reply, m.MovedTo) and self.core.redirect is not None:
+            current = self.stream.socket.getpeername()[0] if isinstance(self.stream, trio.SocketStream) else ""
+            raise Moved(reply.table, self.core.redirect.address(current))
         return reply
 
 
@@ -302,7 +313,9 @@ async def run_bot(
     result = BotResult(name or f"{level}-bot", level)
     core = ClientCore(result.name)
     started = False
-    for attempt in range(RECONNECT_TRIES + 1):
+    attempt = -1
+    while attempt < RECONNECT_TRIES:
+        attempt += 1
         try:
             stream = await trio.open_tcp_stream(host, port)
         except OSError:
@@ -313,6 +326,7 @@ async def run_bot(
         core.connection_lost()  # a fresh decoder; the seat and its secret stay
         client = _Client(stream, part, bot, core)
         failure: RuntimeError | None = None
+        moved: Moved | None = None
         async with stream, trio.open_nursery() as nursery:
             nursery.start_soon(client.read)  # the reader handles its own errors: it marks the client closed
             nursery.start_soon(client.heartbeat)
@@ -334,6 +348,8 @@ async def run_bot(
                 await _play(client, bot, rounds)
                 if client.closed is None:
                     await client.request(m.Leave())
+            except Moved as exc:
+                moved = exc
             except (ConnectionLost, trio.TooSlowError) as exc:
                 client.closed = client.closed or str(exc) or "lost"
             except RuntimeError as exc:
@@ -341,6 +357,12 @@ async def run_bot(
             nursery.cancel_scope.cancel()
         if failure is not None:
             raise failure
+        if moved is not None:
+            # Another server holds the table: ask for that very table there (the core bounds the hand-overs).
+            (host, port), table, core.redirect = moved.address, moved.table, None
+            log.info("moved name=%s table=%d to=%s:%d", result.name, table, host, port)
+            attempt -= 1  # a hand-over is no lost connection
+            continue
         view = client.view
         if view is not None:
             result.scores, result.winners = tuple(view.scores), tuple(view.winners)

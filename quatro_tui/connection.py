@@ -11,6 +11,9 @@ reconnects by itself with the seat secret (R19), waiting longer after each failu
 goodbye because it is shutting down (``bye`` ``shutdown``) is tried for ``RESTART_PATIENCE`` only, long
 enough for a restart to bring the seat back; then the connection stops and says so (``ServerGone``).
 
+A request naming a table that another server holds is answered ``moved`` (protocol section 21): the connection
+goes to that server, says hello and asks again there, and the caller gets that answer, as if nothing had moved;
+from then on it is that server's connection (a reconnection goes there).
 When the core finds an update missing (protocol section 11) the connection says so (``SeqGap``) and resyncs the
 way the protocol says, by reconnecting and rejoining with the seat's secret, which brings a snapshot
 (``LinkBack`` with ``resynced``).
@@ -204,6 +207,8 @@ class Connection:
         self._closing = False
         #: Set when an update went missing: why the link is being cut, until the rejoin that resyncs.
         self._resync_why: str | None = None
+        #: Set while a request answered ``moved`` is taken to the server that holds its table: ``run`` waits for it.
+        self._moving: asyncio.Event | None = None
 
     def _tell(self, message: LinkMessage) -> None:
         message.origin = self
@@ -276,7 +281,40 @@ class Connection:
     # --- requests ---------------------------------------------------------------------------------
 
     async def request(self, body: m.RequestBody) -> m.Reply:
-        """Send a request and wait for its reply (``Ok``, ``Refused`` or ``Error``). Raises ``ConnectionLost``."""
+        """Send a request and wait for its reply (``Ok``, ``Refused`` or ``Error``). Raises ``ConnectionLost``. A
+        ``moved`` is followed: the reply is the one the server holding the table gave."""
+        reply = await self._request_once(body)
+        if isinstance(reply, m.MovedTo) and self.core.redirect is not None:
+            moving = self._moving = asyncio.Event()
+            try:
+                self._drop_link()  # ``run`` sees the link end, and waits for the new one instead of reconnecting
+                reply = await self._hand_over()
+            finally:
+                self._moving = None
+                moving.set()
+        return reply
+
+    async def _hand_over(self) -> m.Reply:
+        """Connect to the server a ``moved`` named, say hello and ask again, until an answer that is not ``moved``
+        (the core gives up after ``MAX_MOVES``). Raises ``ConnectionLost`` when that server cannot be reached."""
+        while True:
+            redirect = self.core.redirect
+            assert redirect is not None
+            self.host, self.port = redirect.address(self.host)
+            try:
+                await self.open()
+                reply = await self._request_directly(self.core.repeat)
+            except (OSError, TimeoutError) as exc:
+                self._drop_link()
+                raise ConnectionLost(unreachable(exc, self.host, self.port)) from None
+            except ConnectionLost:
+                self._drop_link()
+                raise
+            if not isinstance(reply, m.MovedTo) or self.core.redirect is None:
+                return reply
+            self._drop_link()
+
+    async def _request_once(self, body: m.RequestBody) -> m.Reply:
         if not self.connected or self._writer is None:
             raise ConnectionLost("not connected")
         request_id, data = self.core.send(body, self._now())
@@ -302,12 +340,14 @@ class Connection:
         """The next event from the server, None at end of stream. Sends the heartbeat ping while it waits, and
         raises ``ConnectionLost`` when the server has been silent for ``HEARTBEAT_TIMEOUT``."""
         ready = self._ready
+        reader = self._reader
         while not ready:
-            assert self._reader is not None
+            if reader is None or self._reader is not reader:
+                return None  # the link was cut, or replaced (a request followed its table to another server)
             due = self.core.ping_due()
             try:
                 async with asyncio.timeout(None if due is None else max(0.0, due - self._now())):
-                    data = await self._reader.read(READ_BYTES)
+                    data = await reader.read(READ_BYTES)
             except TimeoutError:
                 now = self._now()
                 if self.core.server_gone(now):
@@ -337,6 +377,12 @@ class Connection:
                 why = str(exc)
             except (OSError, ProtocolError, AttributeError, AssertionError) as exc:
                 why = "the connection failed"
+            moving = self._moving
+            if moving is not None:
+                await moving.wait()  # a request follows its table to another server (``request``)
+                if self.connected:
+                    continue  # the new server's link: read it
+                why = f"cannot reach {self.host}:{self.port}"
             self._drop_link()
             if self._closing or self.core.replaced:
                 return
@@ -366,6 +412,9 @@ class Connection:
                     if self.core.watching is not None and self.core.place is None:
                         # A watcher watches again: a fresh snapshot of the public table.
                         reply = await self._request_directly(self.core.rewatch)
+                        if isinstance(reply, m.MovedTo) and self.core.redirect is not None:
+                            self._drop_link()
+                            reply = await self._hand_over()
                         if not isinstance(reply, m.Ok):
                             self._tell(ServerWatchEnded(self.core.watching, getattr(reply, "reason", ""),
                                                         getattr(reply, "message", "the table can no longer be watched")))
@@ -373,6 +422,9 @@ class Connection:
                     elif self.core.place is not None:
                         # takeover: this client's own old link is dead, even if the server has not noticed yet.
                         reply = await self._request_directly(lambda now: self.core.rejoin(now, takeover=True))
+                        if isinstance(reply, m.MovedTo) and self.core.redirect is not None:
+                            self._drop_link()
+                            reply = await self._hand_over()  # the table is held elsewhere now: rejoin it there
                         if not isinstance(reply, m.Ok):
                             self._tell(SeatLost(getattr(reply, "message", "the seat could not be recovered")))
                             self._closing = True

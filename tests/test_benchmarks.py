@@ -136,3 +136,13 @@ def test_workers_benchmark_compares_one_worker_with_two_in_one_run():
     for run in report["runs"]:
         assert run["swaps"] > 0 and run["generator_cpu"] > 0 and len(run["worker_cpu"]) == run["workers"]
     assert "load average during the runs" in result.stderr and "1 worker" in result.stderr
+
+
+def test_directory_benchmark_prints_its_figures_as_json(redis_server):
+    """A few lobby changes and hand-overs between two servers sharing a directory (its own redis-server; the
+    fixture only makes a missing one fail in CI), and one server without, for the difference."""
+    result = _bench("directory.py", "--changes", "10", "--handovers", "4", "--json", timeout=120)
+    figures = json.loads(result.stdout)
+    assert figures["with_directory"]["push_p50_ms"] > 0
+    assert figures["join_moved_p50_ms"] > 0 and figures["join_direct_p50_ms"] > 0
+    assert {"directory_ms_per_change", "handover_ms"} <= set(figures)
