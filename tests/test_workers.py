@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +97,12 @@ def log_of(tmp_path: Path) -> str:
     return (tmp_path / "supervisor.log").read_text()
 
 
+def journalled(worker_dir, table: int) -> bool:
+    """Whether the worker's journal holds ``table`` yet (its writer commits a moment after the table is made)."""
+    with sqlite3.connect(f"file:{worker_dir / 'journal.sqlite3'}?mode=ro", uri=True) as db:
+        return db.execute("SELECT count(*) FROM tables WHERE id = ?", (table,)).fetchone()[0] == 1
+
+
 async def on_each_worker(supervisor: Supervisor, names: tuple[str, str]) -> tuple[TestClient, TestClient]:
     """Two clients of the public port, the first held by one worker and the second by the other."""
     first = await TestClient.connect(supervisor.port, names[0])
@@ -182,6 +189,9 @@ async def test_a_worker_killed_outright_is_started_again_with_its_tables(tmp_pat
         index = supervisor.holder(ann)
         victim = supervisor.workers()[index]
         private = supervisor.private_port(victim)
+        with trio.fail_after(10):
+            while not journalled(tmp_path / "data" / f"worker-{index}", table):
+                await trio.sleep(0.05)
         victim.kill()
         assert await ann.closed(timeout=5)
         found = await supervisor.wait_workers(2)

@@ -17,6 +17,7 @@ from quatro_shared import messages as m
 
 from quatro_tui.connection import Connection, LinkBack, LinkDropped, SeatLost
 from helpers.tui import run, until
+from test_workers import journalled
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -63,6 +64,8 @@ def test_the_player_of_a_killed_worker_is_told_and_comes_back_to_the_seat(tmp_pa
             seat = conn.seat
             assert conn._writer is not None  # noqa: SLF001 - which worker holds it: the socket's own port
             victim = holder(supervisor, conn._writer.get_extra_info("sockname")[1])  # noqa: SLF001
+            index = victim.cmdline()[victim.cmdline().index("--worker-index") + 1]
+            await until(lambda: journalled(tmp_path / "data" / f"worker-{index}", seat.table), what="the table journalled")
             victim.kill()
             dropped = await until(lambda: [x for x in got if isinstance(x, LinkDropped)], what="the link dropped")
             assert dropped[0].why == "the server closed the connection" and not dropped[0].goodbye
