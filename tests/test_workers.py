@@ -341,3 +341,26 @@ async def test_the_private_directory_dying_stops_the_server_and_says_so(tmp_path
         assert await supervisor.proc.wait() == 1
     assert "the private redis-server exited" in log_of(tmp_path)
     assert not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers_before)
+
+
+def test_a_worker_started_again_restores_its_tables_even_under_no_restore():
+    """--no-restore (quatro play's: the last run's tables are closed) holds for the first start only: a worker
+    started again after a crash must bring its tables back. Each worker advertises its own private port."""
+    from quatro_server.cli import _parser, _serving_actions
+
+    args = _parser().parse_args(["serve", "--host", "127.0.0.1", "--port", "0", "--workers", "2", "--no-restore",
+                                 "--no-journal"])
+    public = workers.listening_sockets("127.0.0.1", 0)
+    supervisor = workers.Supervisor(args, workers.worker_options(_serving_actions(), args), public, "unix:///r.sock",
+                                    None)
+    try:
+        worker = supervisor.workers[1]
+        first, again = supervisor.command(worker, first=True), supervisor.command(worker, first=False)
+        assert "--no-restore" in first and "--no-restore" not in again
+        assert again[again.index("--advertise") + 1] == f"127.0.0.1:{worker.private_port}"
+        assert again[again.index("--worker-index") + 1] == "2"
+        fds = [int(again[i + 1]) for i, word in enumerate(again) if word == "--listen-fd"]
+        assert fds == [public[0].fileno(), worker.private[0].fileno()]
+    finally:
+        for sock in [*public, *(s for w in supervisor.workers for s in w.private)]:
+            sock.close()
