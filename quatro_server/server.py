@@ -38,6 +38,7 @@ from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.framing import frame as _frame
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
+from quatro_server.directory import DirectoryError
 from quatro_server.tables.lobby import Lobby
 from quatro_server.tables.room import BotJob, Room
 from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
@@ -211,6 +212,8 @@ class Connection:
     pending_door: bool = False
     #: Requests read and not answered yet: held back while the client reads the answers before them.
     waiting: list[dict[str, Any]] = field(default_factory=list)
+    #: A table it named is being looked up in the table directory (``Server._look_up``): one at a time.
+    looking_up: bool = False
 
     def __post_init__(self) -> None:
         self.outbox.limit = self.max_outbound_bytes
@@ -620,6 +623,11 @@ class Server:
             return
         if type(request.body) is m.Hello and not conn.hello and not self._door_hello(conn, request.body, request_id):
             return
+        if (self.lobby.directory is not None and conn.hello and not conn.looking_up and self._nursery is not None
+                and self.lobby.unknown_table(request) is not None):
+            conn.looking_up = True
+            self._nursery.start_soon(self._look_up, conn, request)  # a table created elsewhere a moment ago?
+            return
         reply = self.lobby.handle(conn, request, now, greeted=conn.hello)
         if request.kind == p.HELLO and not conn.hello:
             if type(reply) is not m.Ok:
@@ -632,6 +640,20 @@ class Server:
             conn.send(_frame(_OK_HEAD + _packb(reply.id)))  # the commonest reply (every accepted action), pre-encoded
         else:
             conn.send(to_wire(reply))
+
+    async def _look_up(self, conn: Connection, request: m.Request) -> None:
+        """A ``join``, ``rejoin`` or ``watch`` of a table nobody told this server of: the directory itself is read
+        (off the event loop), so that a table created on another server a moment ago is ``moved`` to, not refused;
+        then the lobby answers as usual (replies are matched by ``id``, in whatever order they come)."""
+        assert self.lobby.directory is not None and isinstance(request.body, (m.Join, m.Rejoin, m.Watch))
+        try:
+            await self.lobby.directory.find(request.body.table)
+        except DirectoryError as exc:
+            self.quiet("directory_lookup_failed", logging.WARNING, "directory_lookup_failed error=%s", exc)
+        finally:
+            conn.looking_up = False
+        if conn.closed_reason is None:
+            conn.send(to_wire(self.lobby.handle(conn, request, trio.current_time(), greeted=True)))
 
     async def _answer_from_archive(self, conn: Connection, request: m.Request, now: float) -> None:
         """``past_matches`` and ``replay`` read the journal and may replay a long match: in a worker thread, one at

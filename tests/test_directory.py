@@ -91,7 +91,7 @@ async def test_a_join_through_another_server_is_moved_and_plays_the_match(nodes)
     assert last.phase is q.Phase.OVER
 
 
-async def test_a_seat_secret_works_through_any_server_and_a_wrong_one_is_refused_where_the_table_is(nodes):
+async def test_a_seat_secret_and_a_watch_work_through_any_server_and_a_wrong_secret_is_refused_where_the_table_is(nodes):
     one, two, three = await nodes(3)
     ann = await TestClient.connect(one.port, "ann")
     created = await ann.request(p.CREATE_TABLE, game=q.NAME)
@@ -114,26 +114,15 @@ async def test_a_seat_secret_works_through_any_server_and_a_wrong_one_is_refused
     assert again.moves == [("127.0.0.1", one.port)]
     snapshot = await again.wait_view(lambda view: True, timeout=5)  # the seat's view, from the table's server
     assert isinstance(snapshot, q.QuartoView)
-
-
-async def test_a_watcher_through_another_server_watches_the_table(nodes):
-    one, two = await nodes(2)
-    ann = await TestClient.connect(one.port, "ann")
-    created = await ann.request(p.CREATE_TABLE, game=q.NAME)
-    await ann.request(p.ADD_BOT, level="random")
-    assert (await ann.request(p.START))["kind"] == p.OK
-    wes = await TestClient.connect(two.port, "wes")
-    await listed(wes, created["table"])
+    # A watcher through the third server watches it, and every lobby counts the watcher.
+    wes = await TestClient.connect(three.port, "wes")
     watching = await wes.request(p.WATCH, table=created["table"])
     assert watching["kind"] == p.OK and watching["table"] == created["table"], watching
     assert wes.moves == [("127.0.0.1", one.port)]
-    view = await wes.wait_view(lambda view: True, timeout=5)
-    assert isinstance(view, q.QuartoView)
-    # The lobby of either server counts the watcher.
-    bob = await TestClient.connect(two.port, "bob")
-    shown = tables(await bob.request(p.LIST_TABLES))
-    if shown[created["table"]]["watchers"] != 1:
-        await lobby_until(bob, lambda ts: ts.get(created["table"], {}).get("watchers") == 1, timeout=3)
+    assert isinstance(await wes.wait_view(lambda view: True, timeout=5), q.QuartoView)
+    cy = await TestClient.connect(two.port, "cy")
+    if tables(await cy.request(p.LIST_TABLES))[created["table"]]["watchers"] != 1:
+        await lobby_until(cy, lambda ts: ts.get(created["table"], {}).get("watchers") == 1, timeout=3)
 
 
 async def test_a_server_killed_leaves_every_lobby_within_the_ttl_and_its_restart_brings_its_tables_back(nodes):

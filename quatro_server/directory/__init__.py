@@ -28,7 +28,8 @@ class TableDirectory(Protocol):
     """What the lobby asks of a directory shared with other servers."""
 
     def new_id(self) -> int:
-        """A table id no server of the directory has given or will give."""
+        """A table id no server of the directory has given or will give. Raises ``DirectoryError`` when none can be
+        had (the directory does not answer)."""
         ...
 
     def holder(self, table: int) -> tuple[str, int] | None:
@@ -37,6 +38,12 @@ class TableDirectory(Protocol):
 
     def others(self) -> Sequence[m.TableSummary]:
         """The tables the other servers hold, as they last told them."""
+        ...
+
+    async def find(self, table: int) -> tuple[str, int] | None:
+        """Look ``table`` up in the directory itself (a table created a moment ago elsewhere, not yet told here):
+        the address of the other server that holds it, known to ``holder`` from then on; None if none does.
+        Raises ``DirectoryError`` when the directory does not answer."""
         ...
 
     def changed(self) -> None:

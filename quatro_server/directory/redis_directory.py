@@ -96,6 +96,7 @@ class RedisDirectory:
         self.on_others_changed = on_others_changed
         self._ids: list[int] = []
         self._refilling = False
+        self._down_until = 0.0  # no id is asked of Redis on the loop before then (it just failed)
         self._others: dict[int, _Remote] = {}
         self._heard: dict[str, float] = {}  # when each other server last spoke, on this server's clock
         self._published: dict[int, Any] = {}  # each of this server's tables as last told, on the wire
@@ -104,9 +105,8 @@ class RedisDirectory:
         self._stop = threading.Event()
         self._listener: threading.Thread | None = None
         self._listing: list[m.TableSummary] | None = None
-        #: Figures for the operator and the benchmark: changes published, and hand-overs answered.
+        #: Messages published (changes and heartbeats), for the logs and the tests.
         self.published = 0
-        self.moved = 0
 
     @property
     def channel(self) -> str:
@@ -122,14 +122,19 @@ class RedisDirectory:
             self._refilling = True
             self._nursery.start_soon(self._refill)
         if not self._ids:
-            self._ids.extend(self._take_ids())  # a burst used every id at hand: one round trip on the loop
+            if time.monotonic() < self._down_until:  # it failed a moment ago: the loop does not wait on it again
+                raise DirectoryError(f"no table id from {self.url}: it did not answer a moment ago")
+            try:
+                self._ids.extend(self._take_ids())  # a burst used every id at hand: one round trip on the loop
+            except redis.RedisError as exc:
+                self._down_until = time.monotonic() + RETRY
+                raise DirectoryError(f"no table id from {self.url}: {exc}") from None
         return self._ids.pop(0)
 
     def holder(self, table: int) -> tuple[str, int] | None:
         remote = self._others.get(table)
         if remote is None:
             return None
-        self.moved += 1
         return remote.address
 
     def others(self) -> Sequence[m.TableSummary]:
@@ -139,6 +144,27 @@ class RedisDirectory:
 
     def changed(self) -> None:
         self._dirty.set()
+
+    async def find(self, table: int) -> tuple[str, int] | None:
+        try:
+            data = await trio.to_thread.run_sync(self.redis.get, self._key(table), limiter=self._limiter)
+        except redis.RedisError as exc:
+            raise DirectoryError(f"the directory at {self.url} does not answer: {exc}") from None
+        if not isinstance(data, bytes):
+            return None
+        try:
+            record = msgpack.unpackb(data, raw=False)
+            server = str(record["server"])
+        except (ValueError, KeyError, TypeError, msgpack.UnpackException):
+            return None
+        if server == self.address:
+            return None
+        if table not in self._others:
+            heard = self._heard.get(server)
+            self._told({"server": server, "set": [record["summary"]], "gone": [], "whole": False})
+            if heard is not None:
+                self._heard[server] = heard  # a record read is no word from its server: its deadline stays
+        return self.holder(table)
 
     # --- ids ---------------------------------------------------------------------------------------------
 

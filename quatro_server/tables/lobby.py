@@ -24,7 +24,7 @@ from quatro_shared.wire import to_wire
 
 from quatro_server import games
 from quatro_server.credentials import hash_password, password_matches
-from quatro_server.directory import TableDirectory
+from quatro_server.directory import DirectoryError, TableDirectory
 from quatro_server.games import DEFAULT_GAME
 from quatro_server.archive import Archive
 from quatro_server.journal import Journal, Recorder, RestoredTable
@@ -152,6 +152,16 @@ class Lobby:
     def highest_id(self) -> int:
         """The highest table id this server gave, the journal's included: a directory never gives one up to it."""
         return max([0, *self.rooms, *([] if self.journal is None else [self.journal.last_id])])
+
+    def unknown_table(self, request: m.Request) -> int | None:
+        """With a directory: the table a ``join``, ``rejoin`` or ``watch`` names when neither this server nor, as
+        far as it was told, another holds it (the network shell looks it up in the directory before answering)."""
+        if self.directory is None or not isinstance(request.body, (m.Join, m.Rejoin, m.Watch)):
+            return None
+        table = request.body.table
+        if table in self.rooms or self.directory.holder(table) is not None:
+            return None
+        return table
 
     def _moved(self, request_id: int, table: int) -> m.Reply | None:
         """``moved``, when another server of the directory holds ``table``."""
@@ -399,8 +409,13 @@ class Lobby:
             )
         if len(self.rooms) >= self.max_tables:
             return m.refused(request.id, p.SERVER_FULL, "this server holds as many tables as it can")
+        try:
+            table_id = self._new_id()
+        except DirectoryError as exc:
+            log.warning("table_refused reason=directory error=%s", exc)
+            return m.refused(request.id, p.SERVER_FULL, "the table directory does not answer: try again in a moment")
         room = Room(
-            id=self._new_id(),
+            id=table_id,
             players=players,
             timing_name=timing_name,
             timing=self.profiles[timing_name],

@@ -1,0 +1,148 @@
+"""The lobby with a directory, in one process against a real redis-server: the lobby's own tables and the others'
+in one list, global ids, ``moved`` for a table held elsewhere, and a clear refusal when the directory is down."""
+
+from __future__ import annotations
+
+import trio
+
+from quatro_shared import messages as m
+from quatro_shared import protocol as p
+from quatro_shared.wire import request_from_wire, to_wire
+
+from quatro_server.directory.redis_directory import RedisDirectory
+from quatro_server.tables.lobby import Lobby
+
+from helpers.lobby_peer import RecordingPeer as LobbyPeer
+
+
+def ask(lobby: Lobby, peer: LobbyPeer, kind: str, **fields: object) -> dict:
+    request = request_from_wire({"kind": kind, "id": 1, **fields})
+    return to_wire(lobby.handle(peer, request, trio.current_time(), greeted=kind != p.HELLO))
+
+
+def lobby_on(url: str, address: str) -> tuple[Lobby, RedisDirectory]:
+    lobby = Lobby()
+    directory = RedisDirectory(url, ttl=1.0, local=lobby.local_listing, on_others_changed=lobby.push_listing)
+    directory.address = address
+    lobby.directory = directory
+    return lobby, directory
+
+
+async def test_two_lobbies_list_each_others_tables_and_move_a_join_to_the_table_s_server(redis_url):
+    one, d1 = lobby_on(redis_url, "10.0.0.1:7001")
+    two, d2 = lobby_on(redis_url, "10.0.0.2:7002")
+    async with trio.open_nursery() as nursery:
+        for lobby, directory in ((one, d1), (two, d2)):
+            await directory.connect(lobby.highest_id())
+            await nursery.start(directory.run)
+        ann, bob = LobbyPeer("ann"), LobbyPeer("bob")
+        for lobby, peer in ((one, ann), (two, bob)):
+            assert ask(lobby, peer, p.HELLO, version=p.PROTOCOL_VERSION, name=peer.name)["kind"] == p.OK
+        created = ask(one, ann, p.CREATE_TABLE, game="quarto")
+        with trio.fail_after(3):
+            while created["table"] not in [t.table for t in two.listing()]:
+                await trio.sleep(0.01)
+        assert any(isinstance(sent, dict) and sent.get("kind") == p.LOBBY
+                   and created["table"] in [t["table"] for t in sent["tables"]] for sent in bob.sent)  # pushed
+        for kind in (p.JOIN, p.WATCH):
+            assert ask(two, bob, kind, table=created["table"]) == {
+                "kind": p.MOVED, "id": 1, "table": created["table"], "host": "10.0.0.1", "port": 7001}
+        assert ask(two, bob, p.REJOIN, table=created["table"], secret="x")["kind"] == p.MOVED
+        assert ask(two, bob, p.JOIN, table=created["table"] + 1000)["reason"] == p.NO_SUCH_TABLE  # no one has it
+        other = ask(two, bob, p.CREATE_TABLE, game="quarto")
+        assert other["table"] != created["table"]  # one counter for every server
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_table_cannot_be_created_while_the_directory_does_not_answer_and_the_refusal_says_so():
+    lobby, directory = lobby_on("redis://127.0.0.1:1/0", "10.0.0.1:7001")  # nobody serves Redis there
+    ann = LobbyPeer("ann")
+    ask(lobby, ann, p.HELLO, version=p.PROTOCOL_VERSION, name="ann")
+    refused = ask(lobby, ann, p.CREATE_TABLE, game="quarto")
+    assert refused["kind"] == p.REFUSED and refused["reason"] == p.SERVER_FULL, refused
+    assert "directory" in refused["message"]
+    again = ask(lobby, ann, p.CREATE_TABLE, game="quarto")  # at once, without waiting on Redis again
+    assert again["reason"] == p.SERVER_FULL
+    assert not lobby.rooms
+
+
+async def test_a_server_stopped_cleanly_leaves_the_other_lobbies_at_once_not_after_the_ttl(redis_url):
+    one, d1 = lobby_on(redis_url, "10.0.0.1:7001")
+    two, d2 = lobby_on(redis_url, "10.0.0.2:7002")
+    d1.ttl = d2.ttl = 30.0  # the sweep would take half a minute: the stop itself must tell
+    async with trio.open_nursery() as nursery:
+        await d2.connect()
+        await nursery.start(d2.run)
+        async with trio.open_nursery() as first:
+            await d1.connect()
+            await first.start(d1.run)
+            ann = LobbyPeer("ann")
+            ask(one, ann, p.HELLO, version=p.PROTOCOL_VERSION, name="ann")
+            created = ask(one, ann, p.CREATE_TABLE, game="quarto")
+            with trio.fail_after(3):
+                while created["table"] not in [t.table for t in two.listing()]:
+                    await trio.sleep(0.01)
+            first.cancel_scope.cancel()  # the server stops (SIGTERM cancels its nursery the same way)
+        with trio.fail_after(2):
+            while created["table"] in [t.table for t in two.listing()]:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_directory_reaches_redis_over_a_unix_socket(tmp_path):
+    """``unix:///PATH?db=N``: a Redis of the same machine (the one ``--workers`` starts for its workers)."""
+    import shutil
+    import subprocess
+
+    binary = shutil.which("redis-server")
+    assert binary is not None, "redis-server is needed (.ci/run installs it)"
+    path = tmp_path / "redis.sock"
+    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(path), "--save", "", "--appendonly", "no",
+                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with trio.fail_after(10):
+            while not path.exists():
+                await trio.sleep(0.02)
+        lobby, directory = lobby_on(f"unix://{path}?db=2", "10.0.0.1:7001")
+        await directory.connect(41)  # a journal whose highest id was 41
+        assert directory.new_id() == 42
+        assert int(directory.redis.get("quatro:ids") or 0) >= 42
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+async def test_a_join_of_a_table_created_elsewhere_a_moment_ago_is_moved_not_refused(redis_url, nursery):
+    """The other server's message may not have come yet: a table this server was not told of is looked up in the
+    directory before a join, a rejoin or a watch of it is refused."""
+    from quatro_server.server import Server
+
+    from helpers.netclient import TestClient
+
+    one, d1 = lobby_on(redis_url, "10.0.0.1:7001")
+    await d1.connect()
+    await nursery.start(d1.run)
+    ann = LobbyPeer("ann")
+    ask(one, ann, p.HELLO, version=p.PROTOCOL_VERSION, name="ann")
+    table = ask(one, ann, p.CREATE_TABLE, game="quarto")["table"]
+    with trio.fail_after(3):
+        while not d1.redis.exists(f"quatro:table:{table}"):
+            await trio.sleep(0.01)
+    two, d2 = lobby_on(redis_url, "127.0.0.1:7002")
+    await d2.connect()  # connected, but listening to no message: it was told of no table
+    server = Server(two)
+    port = (await nursery.start(server.serve, "127.0.0.1", 0))[0].socket.getsockname()[1]
+    bob = await TestClient.connect(port, "bob")
+    for request_id, kind in enumerate((p.JOIN, p.WATCH, p.REJOIN), start=100):
+        fields = {"secret": "s"} if kind == p.REJOIN else {}
+        await bob.send({"kind": kind, "id": request_id, "table": table, **fields})
+        with trio.fail_after(3):
+            while (frame := await bob.next_frame()) is not None and frame.get("id") != request_id:
+                pass
+        assert frame == {"kind": p.MOVED, "id": request_id, "table": table, "host": "10.0.0.1", "port": 7001}, frame
+    await bob.send({"kind": p.JOIN, "id": 200, "table": table + 1000})
+    with trio.fail_after(3):
+        while (frame := await bob.next_frame()) is not None and frame.get("id") != 200:
+            pass
+    assert frame["kind"] == p.REFUSED and frame["reason"] == p.NO_SUCH_TABLE  # nobody holds that one
+    nursery.cancel_scope.cancel()
