@@ -142,11 +142,6 @@ class LoadSeat:
         """Join ``table``; a table held by another server (``moved``, servers sharing a directory) is joined there,
         on a connection of its own, as the client core does."""
         reply = await self.request("join", table=table)
-        for _ in range(100):  # a table just created on another server is known here once its directory says so
-            if reply.get("reason") != "no_such_table":
-                break
-            await trio.sleep(0.02)
-            reply = await self.request("join", table=table)
         if reply["kind"] == "moved":
             await self.stream.aclose()
             self.buffer.clear()
