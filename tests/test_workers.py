@@ -174,12 +174,16 @@ async def test_workers_share_the_public_port_and_a_join_on_the_other_worker_is_m
     assert not (tmp_path / "data" / "redis.sock").exists()
 
 
+#: The directory's TTL in the kill test: short, so that the table's listing before the kill is gone in the test's time.
+TTL = 3.0
+
+
 async def test_a_worker_killed_outright_is_started_again_with_its_tables(tmp_path, redis_url):
     """The operator's Redis (--directory): no private one is started. kill -9 of a worker: its player's connection
     ends, the supervisor says so in its log and starts it again after a pause, on the same private port; the table
     comes back from the worker's own journal, the other worker lists it again, and the seat's secret rejoins it
     through the public port, from either worker."""
-    supervisor = await start_supervisor(tmp_path, "--directory", redis_url, "--directory-ttl", "1.5")
+    supervisor = await start_supervisor(tmp_path, "--directory", redis_url, "--directory-ttl", str(TTL))
     try:
         assert "redis.sock" not in " ".join(supervisor.workers()[1].cmdline())
         ann, bob = await on_each_worker(supervisor, ("ann", "bob"))
@@ -193,6 +197,7 @@ async def test_a_worker_killed_outright_is_started_again_with_its_tables(tmp_pat
             while not journalled(tmp_path / "data" / f"worker-{index}", table):
                 await trio.sleep(0.05)
         victim.kill()
+        killed_at = trio.current_time()
         assert await ann.closed(timeout=5)
         found = await supervisor.wait_workers(2)
         assert found[index].pid != victim.pid
@@ -203,8 +208,9 @@ async def test_a_worker_killed_outright_is_started_again_with_its_tables(tmp_pat
         assert f"worker_exited worker={index} pid={victim.pid} status=SIGKILL" in log
         assert "restart_in=0.5s" in log and f"worker_restarted worker={index}" in log
         assert supervisor.private_port(found[index]) == private
-        await trio.sleep(3)  # twice the TTL: listed now, the table was announced again by the restarted worker
-        await listed(bob, table, seconds=1)
+        # Past the TTL since the kill, what the other worker lists was announced by the restarted worker.
+        await trio.sleep_until(killed_at + TTL + 0.5)
+        await listed(bob, table, seconds=TTL)
         back = await TestClient.connect(supervisor.port, "ann")
         reply = await back.request(p.REJOIN, table=table, secret=secret)
         assert reply["kind"] == p.OK, reply
