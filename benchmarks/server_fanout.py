@@ -134,9 +134,21 @@ class LoadSeat:
         self.hello = False  # said hello: pinged while other tables are seated (``seat_quatro``)
         self.sending = trio.Lock()  # a request and a ping never write at once
 
-    async def open(self, port: int, nursery: trio.Nursery) -> None:
-        self.stream = await trio.open_tcp_stream(HOST, port)
+    async def open(self, port: int, nursery: trio.Nursery, host: str = HOST) -> None:
+        self.stream = await trio.open_tcp_stream(host, port)
         nursery.start_soon(self.read)
+
+    async def join(self, table: int, name: str, nursery: trio.Nursery) -> dict[str, Any]:
+        """Join ``table``; a table held by another server (``moved``, servers sharing a directory) is joined there,
+        on a connection of its own, as the client core does."""
+        reply = await self.request("join", table=table)
+        if reply["kind"] == "moved":
+            await self.stream.aclose()
+            self.buffer.clear()
+            await self.open(reply["port"], nursery, reply["host"] or HOST)  # "": the host this one was reached at
+            _ok(await self.request("hello", version=PROTOCOL_VERSION, name=name), "hello")
+            reply = await self.request("join", table=table)
+        return reply
 
     async def read(self) -> None:
         stats = self.stats
@@ -183,7 +195,7 @@ class LoadSeat:
 
     def _reply(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
-        if message.get("kind") in ("ok", "refused", "error") and request_id in self.waiting:
+        if message.get("kind") in ("ok", "refused", "error", "moved") and request_id in self.waiting:
             self.replies[request_id] = message
             self.waiting.pop(request_id).set()
 
@@ -263,7 +275,7 @@ async def seat_quatro(
         created = _ok(await seats[0].request("create_table", players=SEATS), "create_table")
         seats[0].seat = created["seat"]
         for s in seats[1:]:
-            s.seat = _ok(await s.request("join", table=created["table"]), "join")["seat"]
+            s.seat = _ok(await s.join(created["table"], f"load{first + n}-{s.index}", readers), "join")["seat"]
         _ok(await seats[0].request("start"), "start")
         for s in seats:
             await s.got_update.wait()
@@ -700,76 +712,79 @@ def _scrape_for(port: int, seconds: float, every: float) -> int:
     return scrapes
 
 
-def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: Timing, timing_file: Path) -> Result:
-    """``run_target`` with the load in ``args.procs`` worker processes (the lean generator)."""
+def drive_lean_load(
+    target: str, port: int, tables: int, args: argparse.Namespace, probe: Any, window_edge: Any = None,
+    hold: Any = None,
+) -> tuple[list[WorkerReport], float, list[Any]]:
+    """Seat ``tables`` tables on the server at ``port`` with ``args.procs`` load processes (the lean generator), play
+    them ``args.warmup`` seconds, then measure ``args.seconds``: what each load process reported, the window's length,
+    and ``probe()`` read at both ends of it (the server's CPU time, as the caller counts it). ``window_edge()`` runs
+    just before each reading; ``hold(seconds)`` passes the window (default: a sleep)."""
     import multiprocessing
 
-    command = _target_command(target, tables, args, timing_file)
-    server = Target(command, args.boost)
     context = multiprocessing.get_context("fork")
-    with server:
-        assert server.process is not None
-        pid = server.process.pid
-        procs = max(1, min(args.procs, tables))
-        shares = [tables // procs + (k < tables % procs) for k in range(procs)]
-        workers = []
-        first = 0
-        for k, count in enumerate(shares):
-            parent, child = context.Pipe()
-            worker = context.Process(
-                target=lean_worker, args=(child, target, server.port, first, count, args.pace, tables * 1000 + k, args.boost),
-                daemon=True,
-            )
-            worker.start()
-            workers.append((worker, parent))
-            first += count
-        try:
-            for worker, pipe in workers:
-                if not pipe.poll(CONNECT_TIMEOUT + tables):
-                    raise RuntimeError("a load worker did not finish seating its tables")
-                status = pipe.recv()
-                if status[0] != "ready":
-                    raise RuntimeError(f"a load worker failed: {status[1]}")
-            time.sleep(args.warmup)
-            if target.startswith("quatro"):
-                os.kill(pid, signal.SIGUSR1)
-            cpu0, all0, t0 = _cpu_seconds(pid), _process_cpu_seconds(pid), time.perf_counter()
-            for _, pipe in workers:
-                pipe.send("start")
-            if server.metrics_port:
-                _scrape_for(server.metrics_port, args.seconds, args.scrape_every)
-            else:
-                time.sleep(args.seconds)
-            for _, pipe in workers:
-                pipe.send("stop")
-            cpu1, all1, t1 = _cpu_seconds(pid), _process_cpu_seconds(pid), time.perf_counter()
-            if target.startswith("quatro"):
-                os.kill(pid, signal.SIGUSR1)
-            reports: list[WorkerReport] = []
-            for _, pipe in workers:
-                if not pipe.poll(30):
-                    raise RuntimeError("a load worker did not report")
-                reports.append(pipe.recv()[1])
-        finally:
-            for worker, pipe in workers:
-                try:
-                    pipe.send("quit")
-                except OSError:
-                    pass
-            for worker, _ in workers:
-                worker.join(5)
-                if worker.is_alive():
-                    worker.kill()
+    procs = max(1, min(args.procs, tables))
+    shares = [tables // procs + (k < tables % procs) for k in range(procs)]
+    workers = []
+    first = 0
+    for k, count in enumerate(shares):
+        parent, child = context.Pipe()
+        worker = context.Process(
+            target=lean_worker, args=(child, target, port, first, count, args.pace, tables * 1000 + k, args.boost),
+            daemon=True,
+        )
+        worker.start()
+        workers.append((worker, parent))
+        first += count
+    try:
+        for worker, pipe in workers:
+            if not pipe.poll(CONNECT_TIMEOUT + tables):
+                raise RuntimeError("a load worker did not finish seating its tables")
+            status = pipe.recv()
+            if status[0] != "ready":
+                raise RuntimeError(f"a load worker failed: {status[1]}")
+        time.sleep(args.warmup)
+        if window_edge is not None:
+            window_edge()
+        before, t0 = probe(), time.perf_counter()
+        for _, pipe in workers:
+            pipe.send("start")
+        (hold or time.sleep)(args.seconds)
+        for _, pipe in workers:
+            pipe.send("stop")
+        after, t1 = probe(), time.perf_counter()
+        if window_edge is not None:
+            window_edge()
+        reports: list[WorkerReport] = []
+        for _, pipe in workers:
+            if not pipe.poll(30):
+                raise RuntimeError("a load worker did not report")
+            reports.append(pipe.recv()[1])
+    finally:
+        for worker, pipe in workers:
+            try:
+                pipe.send("quit")
+            except OSError:
+                pass
+        for worker, _ in workers:
+            worker.join(5)
+            if worker.is_alive():
+                worker.kill()
+    return reports, t1 - t0, [before, after]
+
+
+def lean_result(target: str, tables: int, reports: list[WorkerReport], window: float, server_cpu: float,
+                process_cpu: float) -> Result:
+    """The figures of a run of the lean generator: its reports merged, each load process's CPU share and lag."""
     stats = Stats()
     for r in reports:
         for name in ("frames", "updates", "bytes", "swaps", "swaps_ok"):
             setattr(stats, name, getattr(stats, name) + getattr(r.stats, name))
         stats.latencies += r.stats.latencies
-    window = t1 - t0
     sample = next((r.sample for r in reports if r.sample), b"")
     result = Result(
-        target, tables, window, cpu1 - cpu0, sum(r.cpu for r in reports), stats, len(sample) + PREFIX_BYTES,
-        process_cpu=all1 - all0,
+        target, tables, window, server_cpu, sum(r.cpu for r in reports), stats, len(sample) + PREFIX_BYTES,
+        process_cpu=process_cpu,
     )
     result.generator = [
         {
@@ -781,6 +796,30 @@ def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: 
         }
         for r in reports
     ]
+    return result
+
+
+def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: Timing, timing_file: Path) -> Result:
+    """``run_target`` with the load in ``args.procs`` worker processes (the lean generator)."""
+    command = _target_command(target, tables, args, timing_file)
+    server = Target(command, args.boost)
+    with server:
+        assert server.process is not None
+        pid = server.process.pid
+
+        def usr1() -> None:
+            if target.startswith("quatro"):
+                os.kill(pid, signal.SIGUSR1)
+
+        def hold(seconds: float) -> None:
+            if server.metrics_port:
+                _scrape_for(server.metrics_port, seconds, args.scrape_every)
+            else:
+                time.sleep(seconds)
+
+        reports, window, (before, after) = drive_lean_load(
+            target, server.port, tables, args, lambda: (_cpu_seconds(pid), _process_cpu_seconds(pid)), usr1, hold)
+    result = lean_result(target, tables, reports, window, after[0] - before[0], after[1] - before[1])
     result.loop = server.loop_stats()
     return result
 

@@ -18,6 +18,7 @@ import signal
 import ssl
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +30,7 @@ from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.addresses import parse_address
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
-from quatro_server import admin, doors, journal, logs, netbot, replay, simulators, soak
+from quatro_server import admin, doors, journal, logs, netbot, replay, simulators, soak, workers
 from quatro_server.addresses import join_addresses, with_port
 from quatro_server.doors import Door, DoorThread, door_addresses, loopback, new_door_token
 from quatro_server.announce import Announcement
@@ -119,6 +120,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _serving_actions() -> list[argparse.Action]:
+    """Every option of ``serve``, for a supervisor to hand its workers those the operator gave."""
+    parser = argparse.ArgumentParser(add_help=False)
+    _serving_options(parser, "serving")
+    return list(parser._actions)  # noqa: SLF001 - argparse's list of what it parses
+
+
 def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only: bool = False) -> None:
     """The server's options, in groups: serving, the SSH door, the browser door. ``shown_only``: for the help of
     ``quatro-server`` itself, where nothing is parsed (its arguments go to ``serve``), so no defaults are set."""
@@ -179,6 +187,22 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         help=f"where quatro-server admin reaches this server (mode 0600: this account only; default: "
              f"DATA_DIR/{admin.SOCKET_NAME}, none with --no-journal unless given)",
     )
+    many = parser.add_argument_group("workers", "every core of this machine busy (docs/operating.md)")
+    many.add_argument(
+        "--workers", type=workers.worker_count, default=default(1), metavar="N",
+        help="serve with N worker processes behind the same ports, each with its own tables and journal "
+             "(in DIR/worker-K); auto: one per core (default 1: this process serves alone). Without --directory "
+             "they share a private redis-server, which must be installed",
+    )
+    many.add_argument(
+        "--worker-ports", type=int, default=default(None), metavar="PORT",
+        help="the workers' own game ports, where players are sent for the tables each holds: worker K on PORT+K-1 "
+             "(default: free ports picked at start; give them for a firewall, which must let players reach them)",
+    )
+    if not shown_only:  # how a supervisor starts its workers (quatro_server.workers): never typed by an operator
+        many.add_argument("--worker-index", type=int, default=None, help=argparse.SUPPRESS)
+        many.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
+        many.add_argument("--listen-fd", type=int, action="append", default=[], help=argparse.SUPPRESS)
     door = parser.add_argument_group("SSH door", "players reach the lobby with a plain ssh client (docs/ssh.md)")
     door.add_argument("--ssh", type=int, default=default(None), metavar="PORT", help="open the SSH door on PORT (0 picks a free one)")
     door.add_argument("--ssh-keys", type=Path, default=default(None), metavar="FILE",
@@ -258,11 +282,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    logs.configure(args.log_level)
+    worker = args.worker_index is not None  # one of a supervisor's workers (quatro_server.workers)
+    logs.configure(args.log_level, f"worker-{args.worker_index}" if worker else None)
+    if worker:
+        workers.die_with_parent(args.worker_of)
     try:
         timing = load_timing(args.timing)
     except (ValueError, OSError) as exc:
         print(f"quatro-server: {exc}", file=sys.stderr)
+        return 2
+    supervising = args.workers > 1 and not worker
+    if supervising and (refusal := workers.refusal(args)):
+        print(f"quatro-server: {refusal}", file=sys.stderr)
         return 2
     if args.lesson:
         from quatro_server import lesson_games
@@ -273,7 +304,7 @@ def _serve(args: argparse.Namespace) -> int:
     profiles[name] = timing
     lobby = Lobby(timing_profiles=profiles, seed=args.seed)
     lobby.default_timing = name
-    if args.seed is not None:
+    if args.seed is not None and not supervising:  # each worker says it
         print(
             f"WARNING: seeded with {args.seed}: every shuffle on this server is predictable. Tests and replays only.",
             file=sys.stderr,
@@ -297,11 +328,13 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"quatro-server: {exc}", file=sys.stderr)
             return 2
     book: journal.Journal | None = None
-    if not args.no_journal:
+    data_dir = args.data_dir or default_data_dir()
+    if not args.no_journal and not supervising:
         try:
-            book = journal.Journal.open(args.data_dir or default_data_dir())
+            # A worker's tables in a journal of its own; the players' records are the whole server's.
+            book = journal.Journal.open(workers.journal_dir(data_dir, args.worker_index) if worker else data_dir)
             # The players' records beside the journal; without a journal they last as long as the process.
-            lobby.records = Records.open(args.data_dir or default_data_dir())
+            lobby.records = Records.open(data_dir)
         except (journal.JournalError, RecordsError) as refusal:
             print(f"quatro-server: {refusal}", file=sys.stderr)
             return 2
@@ -311,17 +344,18 @@ def _serve(args: argparse.Namespace) -> int:
             book.saved = []
 
     door: SshDoor | None = None
-    door_thread: DoorThread | None = None
     web: WebDoor | None = None
-    web_thread: DoorThread | None = None
-    announcement: Announcement | None = None
-    #: Handed to the doors' clients, afresh at each start: their hello shows it (docs/reliability.md).
-    door_token = new_door_token() if args.ssh is not None or args.web is not None else None
-    # A door's libraries (asyncssh; aiohttp and textual-serve) load only when it opens.
-    if args.ssh is not None:
+    front = Front()
+    #: Handed to the doors' clients, afresh at each start: their hello shows it (docs/reliability.md). A worker is
+    #: told its supervisor's, whose doors these clients come through.
+    door_token = new_door_token() if not worker and (args.ssh is not None or args.web is not None) else None
+    if worker:
+        door_token = os.environ.get(workers.DOOR_TOKEN_ENV) or None
+    # A door's libraries (asyncssh; aiohttp and textual-serve) load only when it opens. A worker has no door of its
+    # own: its supervisor's doors bring their visitors to the shared game port.
+    if args.ssh is not None and not worker:
         from quatro_server import ssh_door
 
-        data_dir = args.data_dir or default_data_dir()
         try:
             door = ssh_door.Door("", data_dir, keys_file=args.ssh_keys, max_sessions=args.ssh_max_sessions,
                                  idle_timeout=args.ssh_idle, door_token=door_token or "")
@@ -333,7 +367,7 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
 
     directory: RedisDirectory | None = None
-    if args.directory is not None:
+    if args.directory is not None and not supervising:  # a supervisor hands its directory to its workers
         from quatro_server.directory.redis_directory import RedisDirectory
 
         try:
@@ -348,14 +382,21 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
         lobby.directory = directory
 
-    if args.web is not None:
+    if args.web is not None and not worker:
         from quatro_server import web_door
 
-        web = web_door.WebDoor("", args.data_dir or default_data_dir(), max_visitors=args.web_max_visitors,
+        web = web_door.WebDoor("", data_dir, max_visitors=args.web_max_visitors,
                                idle_timeout=args.web_idle, door_token=door_token or "")
+
+    if supervising:
+        return workers.supervise(args, _serving_actions(), name, door_token,
+                                 partial(_open_front, args, door, web, front), front)
 
     operator: admin.AdminListener | None = None
     admin_path = args.admin_socket or (None if args.no_journal else admin.default_socket(args.data_dir))
+    if worker and admin_path is not None:  # one socket a worker: beside its journal, or the operator's path numbered
+        admin_path = (admin.default_socket(workers.journal_dir(data_dir, args.worker_index)) if args.admin_socket is None
+                      else admin_path.with_name(f"{admin_path.stem}-worker-{args.worker_index}{admin_path.suffix}"))
     if admin_path is not None:
         try:
             operator = admin.AdminListener(admin_path)
@@ -375,7 +416,6 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"quatro-server: {why}; serving without it (choose one with --admin-socket)", file=sys.stderr)
 
     async def main_task() -> None:
-        nonlocal door_thread, web_thread, announcement
         async with trio.open_nursery() as nursery:
             if book is not None:
                 restored = lobby.restore(book, trio.current_time())
@@ -407,48 +447,34 @@ def _serve(args: argparse.Namespace) -> int:
                 where = scraped[0].socket.getsockname()
                 print(f"Metrics: http://{with_port(where[0], where[1])}/metrics", flush=True)
 
+            sockets = [socket.socket(fileno=fd) for fd in args.listen_fd] if worker else None
+
             async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
-                await run(args.host, args.port, lobby, config=config, door_listeners=door_listeners, metrics=metrics,
-                          admin=operator, task_status=task_status)
+                await run(args.host, args.port, lobby, config=config, door_listeners=door_listeners, sockets=sockets,
+                          metrics=metrics, admin=operator, task_status=task_status)
                 nursery.cancel_scope.cancel()  # the server has stopped: so does everything that served beside it
 
             listeners = await nursery.start(serve)
             port = listeners[0].socket.getsockname()[1]
+            if directory is not None:
+                directory.address = args.advertise or _advertised(listeners[0].socket.getsockname()[0], port,
+                                                                  join_addresses(args.host, port))
+                await nursery.start(directory.run)
+            # After the join lines, which tools read first.
+            joined = None if directory is None else (f"One lobby with every server of the directory {args.directory}; "
+                                                     f"they send players here at {directory.address}")
+            if worker:
+                if joined is not None:
+                    print(joined, flush=True)  # the supervisor prints it after its own join lines
+                # Gone with its supervisor, even one killed outright: SIGTERM to itself, the goodbye of any stop.
+                nursery.start_soon(workers.watch_parent, args.worker_of, lambda: os.kill(os.getpid(), signal.SIGTERM))
+                print(f"{workers.READY} {args.worker_index} (pid {os.getpid()})", flush=True)
+                return
+            tls_note = ", over TLS" if tls_context is not None else ""
             doors_join = (f"127.0.0.1:{door_listeners[0].socket.getsockname()[1]}" if door_listeners
                           else loopback(args.host, port))
-            tls_note = ", over TLS" if tls_context is not None else ""
-            addresses = join_addresses(args.host, port)
-            if directory is not None:
-                directory.address = args.advertise or _advertised(listeners[0].socket.getsockname()[0], port, addresses)
-                await nursery.start(directory.run)
-            print(f"Quatro server listening (timing: {name}{tls_note}). Players join with:", flush=True)
-            ssh_port = 0
-            for address in addresses:
-                print(f"  quatro join {'tls://' if tls_context is not None else ''}{address}", flush=True)
-            if directory is not None:  # after the join lines, which tools read first
-                print(f"One lobby with every server of the directory {args.directory}; "
-                      f"they send players here at {directory.address}", flush=True)
-            if door is not None:
-                door_thread, ssh_port = await _open_door(door, args.host, doors_join, args.ssh, "SSH door")
-                if metrics is not None:
-                    metrics.add_door("ssh", partial(len, door.sessions), [door.connections, door.handshakes])
-                print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
-                for command in ssh_door.ssh_commands(ssh_port, addresses):
-                    print(f"  {command}", flush=True)
-            if web is not None:
-                web_thread, web_port = await _open_door(web, args.host, doors_join, args.web, "browser door")
-                if metrics is not None:
-                    metrics.add_door("web", partial(len, web.visits), [web.gate])
-                print(f"Or in a web browser (at most {web.max_visitors} at once):", flush=True)
-                for url in web_door.web_urls(web_port, addresses):
-                    print(f"  {url}", flush=True)
-            if _announces(args):
-                announcement = Announcement(
-                    f"Quatro on {socket.gethostname().split('.')[0] or 'this machine'}", args.host, port,
-                    [address.rsplit(":", 1)[0].strip("[]") for address in addresses],
-                    ssh_port=ssh_port, version=PROTOCOL_VERSION,
-                )
-                nursery.start_soon(_announce, announcement)
+            await _open_front(args, door, web, front, f"Quatro server listening (timing: {name}{tls_note}).", port,
+                              nursery, joined, doors_join=doors_join, metrics=metrics)
             if args.stop_when_idle is not None:
                 # SIGTERM to itself: the same goodbye to every client as an operator's stop.
                 nursery.start_soon(stop_when_idle, lobby, args.stop_when_idle, lambda: os.kill(os.getpid(), signal.SIGTERM))
@@ -469,17 +495,72 @@ def _serve(args: argparse.Namespace) -> int:
     except* KeyboardInterrupt:
         pass
     finally:
-        if announcement is not None:
-            announcement.stop()
-        if door_thread is not None:
-            door_thread.stop()
-        if web_thread is not None:
-            web_thread.stop()
+        front.stop()
         if operator is not None:
             operator.remove()
         if book is not None:
             book.close()
     return status
+
+
+@dataclass
+class Front:
+    """What faces the players beside the game port: the doors' threads and the LAN announcement, to stop at the end."""
+
+    door_thread: DoorThread | None = None
+    web_thread: DoorThread | None = None
+    announcement: Announcement | None = None
+
+    def stop(self) -> None:
+        if self.announcement is not None:
+            self.announcement.stop()
+        if self.door_thread is not None:
+            self.door_thread.stop()
+        if self.web_thread is not None:
+            self.web_thread.stop()
+
+
+async def _open_front(
+    args: argparse.Namespace, door: SshDoor | None, web: WebDoor | None, front: Front, headline: str,
+    port: int, nursery: trio.Nursery, joined: str | None = None, *, doors_join: str | None = None,
+    metrics: Metrics | None = None,
+) -> None:
+    """Say where to join (the game ``port``; then ``joined``, if any), open the doors, announce the server on the
+    LAN; ``front`` keeps them. The doors' clients join at ``doors_join`` (default: the game port on loopback);
+    ``metrics``, if any, counts the doors' sessions."""
+    print(f"{headline} Players join with:", flush=True)
+    addresses = join_addresses(args.host, port)
+    ssh_port = 0
+    game_address = doors_join or loopback(args.host, port)
+    for address in addresses:
+        print(f"  quatro join {'tls://' if args.tls_cert is not None else ''}{address}", flush=True)
+    if joined is not None:
+        print(joined, flush=True)
+    if door is not None:
+        from quatro_server import ssh_door
+
+        front.door_thread, ssh_port = await _open_door(door, args.host, game_address, args.ssh, "SSH door")
+        if metrics is not None:
+            metrics.add_door("ssh", partial(len, door.sessions), [door.connections, door.handshakes])
+        print(f"Or with nothing to install, over SSH (host key {door.fingerprint}):", flush=True)
+        for command in ssh_door.ssh_commands(ssh_port, addresses):
+            print(f"  {command}", flush=True)
+    if web is not None:
+        from quatro_server import web_door
+
+        front.web_thread, web_port = await _open_door(web, args.host, game_address, args.web, "browser door")
+        if metrics is not None:
+            metrics.add_door("web", partial(len, web.visits), [web.gate])
+        print(f"Or in a web browser (at most {web.max_visitors} at once):", flush=True)
+        for url in web_door.web_urls(web_port, addresses):
+            print(f"  {url}", flush=True)
+    if _announces(args):
+        front.announcement = Announcement(
+            f"Quatro on {socket.gethostname().split('.')[0] or 'this machine'}", args.host, port,
+            [address.rsplit(":", 1)[0].strip("[]") for address in addresses],
+            ssh_port=ssh_port, version=PROTOCOL_VERSION,
+        )
+        nursery.start_soon(_announce, front.announcement)
 
 
 def _advertised(bound: str, port: int, addresses: list[str]) -> str:

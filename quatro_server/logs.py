@@ -9,10 +9,11 @@ import sys
 LOG_LEVELS: tuple[str, ...] = ("debug", "info", "warning", "error")
 
 
-def configure(level: str) -> None:
-    """Send log lines at ``level`` and above to standard error, with their time, level and logger."""
+def configure(level: str, process: str | None = None) -> None:
+    """Send log lines at ``level`` and above to standard error, with their time, level and logger; ``process`` names
+    the process among others writing to the same log (a supervisor's workers: ``worker-2``)."""
     logging.basicConfig(
         level=getattr(logging, level.upper()),
         stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        format=f"%(asctime)s %(levelname)s {process + ' ' if process else ''}%(name)s %(message)s",
     )

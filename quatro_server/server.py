@@ -26,6 +26,7 @@ import socket
 import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import count
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -736,19 +737,28 @@ class Server:
     # --- the whole server ------------------------------------------------------------------------
 
     async def serve(
-        self, host: str | None, port: int, *, door_listeners: Sequence[trio.SocketListener] = (),
-        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED
+        self,
+        host: str | None,
+        port: int,
+        *,
+        door_listeners: Sequence[trio.SocketListener] = (),
+        sockets: list[socket.socket] | None = None,
+        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Listen and serve until cancelled; on cancellation every client is told the server is going away.
         ``door_listeners`` (loopback, in the clear) admit the doors' own clients only: their hello must show the door
-        token (with TLS on, the doors join there, ``docs/operating.md``)."""
+        token (with TLS on, the doors join there, ``docs/operating.md``). ``sockets``: listening sockets made by
+        another process (a worker's, ``quatro_server.workers``), served instead of listening on ``host`` and ``port``."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             await nursery.start(self.flusher.run)
             nursery.start_soon(self._run_timers)
             for room in list(self.lobby.rooms.values()):
                 self._room_created(room)  # tables restored from the journal before the server started
-            listeners = await trio.open_tcp_listeners(port, host=host)
+            if sockets is None:
+                listeners = await trio.open_tcp_listeners(port, host=host)
+            else:
+                listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(sock)) for sock in sockets]
             for listener in listeners:
                 nursery.start_soon(self._accept, listener)
             for listener in door_listeners:
@@ -899,15 +909,16 @@ async def run(
     *,
     config: ServerConfig | None = None,
     door_listeners: Sequence[trio.SocketListener] = (),
+    sockets: list[socket.socket] | None = None,
     metrics: Watcher | None = None,
     admin: AdminListener | None = None,
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then say goodbye to every client and stop. SIGUSR1 logs the loop's figures
     (its longest batch of work and collection, ``quatro_server.quiet``) since the last SIGUSR1 and starts afresh.
-    ``door_listeners``: ``Server.serve``'s. ``metrics``: told of the server, its loop's lag measured (its endpoint is
-    its owner's to serve). ``admin``: the operator's socket (``quatro_server.admin``), served beside the game; a
-    drain it asks for ends in the same goodbye."""
+    ``door_listeners``, ``sockets``: ``Server.serve``'s. ``metrics``: told of the server, its loop's lag measured (its
+    endpoint is its owner's to serve). ``admin``: the operator's socket (``quatro_server.admin``), served beside the
+    game; a drain it asks for ends in the same goodbye."""
     server = Server(lobby, config)
     watch = LoopWatch()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGUSR1) as signals:
@@ -915,7 +926,8 @@ async def run(
             if metrics is not None:
                 metrics.watch(server)
                 nursery.start_soon(metrics.measure_loop)
-            listeners = await nursery.start(partial(server.serve, host, port, door_listeners=door_listeners))
+            listeners = await nursery.start(partial(server.serve, host, port, door_listeners=door_listeners,
+                                                    sockets=sockets))
             if admin is not None:
                 nursery.start_soon(admin.serve, server)
             nursery.start_soon(_stop_when_asked, server, nursery.cancel_scope)

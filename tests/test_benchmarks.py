@@ -135,6 +135,19 @@ def test_bot_stall_benchmark_prints_each_run_as_json():
     assert report["runs"][0]["placed"] == 0  # the baseline has no bots' tables
 
 
+def test_workers_benchmark_compares_one_worker_with_two_in_one_run():
+    """benchmarks/workers.py: one table on one worker and on two, a moment each; both capacities and their ratio,
+    the load generator's CPU and the load average are printed."""
+    result = _bench("workers.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1", "--procs", "1", "--json",
+                    timeout=120)
+    report = json.loads(result.stdout)
+    assert set(report["capacity"]) == {"1", "2"}
+    assert {run["workers"] for run in report["runs"]} == {1, 2}
+    for run in report["runs"]:
+        assert run["swaps"] > 0 and run["generator_cpu"] > 0 and len(run["worker_cpu"]) == run["workers"]
+    assert "load average during the runs" in result.stderr and "1 worker" in result.stderr
+
+
 def test_directory_benchmark_prints_its_figures_as_json(redis_server):
     """A few lobby changes and hand-overs between two servers sharing a directory (its own redis-server; the
     fixture only makes a missing one fail in CI), and one server without, for the difference."""
