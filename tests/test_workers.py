@@ -370,3 +370,64 @@ def test_a_worker_started_again_restores_its_tables_even_under_no_restore():
     finally:
         for sock in [*public, *(s for w in supervisor.workers for s in w.private)]:
             sock.close()
+
+
+async def test_each_worker_answers_on_its_own_admin_socket_and_serves_its_own_metrics(tmp_path):
+    """Two workers never share an operator's endpoint: worker K's admin socket is beside its journal, and
+    ``--metrics PORT`` gives worker K the port PORT+K-1, each scraped over HTTP with its own figures."""
+    import json
+    import socket as socket_module
+    import urllib.request
+
+    for _ in range(50):  # a free port whose next one is free too, for the two endpoints
+        probe_port = 20000 + int.from_bytes(os.urandom(2), "big") % 30000
+        try:
+            with socket_module.socket() as a, socket_module.socket() as b:
+                a.bind(("127.0.0.1", probe_port))
+                b.bind(("127.0.0.1", probe_port + 1))
+            break
+        except OSError:
+            continue
+    supervisor = await start_supervisor(tmp_path, "--metrics", f"127.0.0.1:{probe_port}")
+    try:
+        for index in (1, 2):
+            sock = tmp_path / "data" / f"worker-{index}" / "admin.sock"
+            with trio.fail_after(20):
+                while not sock.exists():
+                    await trio.sleep(0.05)
+            done = await trio.run_process([sys.executable, "-m", "quatro_server", "admin", "--socket", str(sock),
+                                           "--json", "tables"], capture_stdout=True, capture_stderr=True, check=False)
+            assert done.returncode == 0, (done.stdout, done.stderr)
+            assert json.loads(done.stdout)["tables"] == []
+
+        def scrape(port: int) -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+                return answer.read().decode()
+
+        client = await TestClient.connect(supervisor.port, "ann")
+        holder = supervisor.holder(client)
+        assert (await client.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        with trio.fail_after(20):
+            while True:
+                try:
+                    figures = {k: await trio.to_thread.run_sync(scrape, probe_port + k - 1) for k in (1, 2)}
+                except OSError:
+                    await trio.sleep(0.1)
+                    continue
+                if 'phase="lobby"} 1.0' in figures[holder]:
+                    break
+                await trio.sleep(0.1)
+        other = 3 - holder
+        assert 'phase="lobby"} 1.0' not in figures[other]  # the table is one worker's, and so are its figures
+        await client.aclose()
+    finally:
+        await stop(supervisor)
+
+
+def test_tls_with_a_door_is_refused_with_workers(tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
+         "--no-journal", "--tls-cert", "cert.pem", "--tls-key", "key.pem", "--ssh", "0"],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert run.returncode == 2 and "proxy" in run.stderr, run.stderr
