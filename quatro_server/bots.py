@@ -74,6 +74,8 @@ READING_TIME: dict[str, tuple[float, float]] = {
 IDLE_GLANCE = 2.0
 #: Two moments closer than this are the same one (a cooldown's end, a pulse seen on two looks).
 SAME_MOMENT = 0.05
+#: A look asked for at a moment may come this much before it (float rounding of the clock).
+REACT_SLACK = 1e-9
 
 #: The largest number of cards of one rank a fresh deal leaves in a hand (R4): four takes two swaps at least.
 DEALT_MAX = 2
@@ -111,6 +113,8 @@ class Bot:
         self._swap_due: tuple[float, float] | None = None  # (the swap cooldown ends, the next swap may go)
         self._call_due: tuple[float, float] | None = None  # (the partner's pulse fell, the call goes)
         self._new_cards = False  # a fresh deal not yet read (``cards_dealt``)
+        self._react: tuple[object, float] | None = None  # (a reaction on what a look showed, when it may go)
+        self._react_asked = False  # this look asked for it again (``react_ready``): otherwise it is dropped
 
     def reaction(self) -> float:
         """One reaction time of this level, in seconds."""
@@ -170,12 +174,37 @@ class Bot:
         self.look_at(self._call_due[1])
         return False
 
+    def react_ready(self, what: object, now: float) -> bool:
+        """Whether a reaction to what the table shows (``what``: a counter of a team, a call) may go now: one reaction
+        time after the first look that showed it, and only if every look since still wanted it.
+
+        A bot is not told when an event fell, only that it fell before this look: counting the reaction from the
+        look that saw it, never from an earlier guess, keeps every counter and every call on a swap, a channel
+        change or a silence at least one reaction time after what it answers (a person's pace, never a reflex).
+        """
+        self._react_asked = True
+        if self._react is None or self._react[0] != what:
+            self._react = (what, now + self.reaction())
+        if now >= self._react[1] - REACT_SLACK:
+            self._react = None
+            return True
+        self.look_at(self._react[1])
+        return False
+
     def observe(self, events: list[e.Event]) -> None:
         """The events this seat was shown (H1), in order, before its next decision. Levels that read the table use them."""
 
     def decide(self, view: SeatView, now: float) -> list[a.Action]:
         """The actions to take now, in order, from the seat's view alone (H2). The caller stops at the first refusal."""
         self._now, self._due = now, None
+        self._react_asked = False
+        try:
+            return self._decide(view, now)
+        finally:
+            if not self._react_asked:
+                self._react = None  # what it waited to answer is gone (or was answered)
+
+    def _decide(self, view: SeatView, now: float) -> list[a.Action]:
         if view.phase is Phase.ROUND:
             vote = view.vote
             if vote is not None and view.seat in vote.voters and view.seat not in vote.yes:
@@ -395,7 +424,8 @@ class NormalBot(EasyBot):
                 if team_of(seat, view.players) == view.team or reader.status(seat)[0] == IMPOSSIBLE:
                     continue
                 if reader.take_at[seat] > reader.last_swap[seat]:
-                    return [a.Counter(team_of(seat, view.players))]  # the convention: a channel taken on four
+                    team = team_of(seat, view.players)  # the convention: a channel taken on four
+                    return [a.Counter(team)] if self.react_ready(("counter", team), now) else []
         actions = super().play(view, now)
         if self._quiet_since is None or any(isinstance(x, (a.Swap, a.Call)) for x in actions) or is_four(view.hand):
             self._quiet_since = now
@@ -752,10 +782,11 @@ class HardBot(NormalBot):
             return [a.Call()] if self.call_ready(view, now) else []
         if reader.valid:
             if reader.evidence(view.partner, pulses=False)[0] >= CALL_CONFIDENCE:
-                return [a.Call()]  # the partner's four is proven (or as good as): no need to wait for the pulse
+                # The partner's four is proven (or as good as): no need to wait for the pulse.
+                return [a.Call()] if self.react_ready("call", now) else []
             team, chance, signalled = self._likeliest_opponent(view)
             if chance >= (COUNTER_CONFIDENCE if signalled else CARDS_COUNTER_CONFIDENCE):
-                return [a.Counter(team)]
+                return [a.Counter(team)] if self.react_ready(("counter", team), now) else []
         four = is_four(view.hand)
         actions = self._channel(view, four)
         if four:
@@ -1344,18 +1375,18 @@ class ExpertBot(HardBot):
         if self.partner_shows_sign(view):
             return [a.Call()] if self.call_ready(view, now) else []
         if self._paired and self.keyed_four and not (reader.valid and reader.status(view.partner)[0] == IMPOSSIBLE):
-            return [a.Call()]  # the pair's own signal: the partner's swap broke the key
+            return [a.Call()] if self.react_ready("call", now) else []  # the pair's own signal: the key broke
         if reader.valid:
             # A human partner's own ways are learnt (a release, a silence); a bot partner keeps the key, and its
             # channel changes with half its swaps: only a proof from the cards calls without the key.
             if self._paired:
                 if reader.status(view.partner)[0] == PROVEN:
-                    return [a.Call()]
+                    return [a.Call()] if self.react_ready("call", now) else []
             elif reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
-                return [a.Call()]
+                return [a.Call()] if self.react_ready("call", now) else []
             accused = self._counter_pick(view)
             if accused is not None:
-                return [a.Counter(accused)]
+                return [a.Counter(accused)] if self.react_ready(("counter", accused), now) else []
         four = is_four(view.hand)
         actions = self._channel(view, four)
         if four:
