@@ -967,6 +967,9 @@ FEATURE_PRIOR = (1.0, 1.0)
 SHRINK = 2.0
 #: Added to the break-even posterior of a counter (``ExpertBot.counter_bar``).
 COUNTER_MARGIN = 0.15
+#: Beta prior (countered, not) on the chance that a third team counters a hand we wait on, before any reveal: even
+#: odds, nothing known.
+THIRD_COUNTER_PRIOR = (1.0, 1.0)
 
 
 class _Window:
@@ -1066,8 +1069,10 @@ class ExpertReader(TableReader):
         self.public = _Shown()  # our hand as the table sees it: what we took, and how many dealt cards remain
         self.card_counters: list[int] = []
         self.card_rounds: list[int | None] = []  # per round ended: the team that countered on the cards, if one did
-        self.card_chances: list[int] = []  # per team: rounds that ended with another team's hand allowing four
-        self.card_taken: list[int] = []  # per team: of those, the rounds it ended by countering such a hand
+        # Per opposing team: the rounds that ended, not by us, with its hand allowing four (``exposed``), and of those
+        # the ones a third team ended by countering it (``exposed_countered``): the chance that waiting hands it to them.
+        self.exposed: list[int] = []
+        self.exposed_countered: list[int] = []
         self.learner = SignalLearner(0)
         self.window: list[_Window | None] = []  # each seat's window now (None: no swap yet this deal)
         self._windows: dict[int, _Window] = {}  # this deal's windows, by id
@@ -1079,8 +1084,8 @@ class ExpertReader(TableReader):
         super()._setup(players)
         self.card_counters = [0] * self.teams  # counters each team made on a hand whose cards allowed four
         self.card_rounds = []
-        self.card_chances = [0] * self.teams
-        self.card_taken = [0] * self.teams
+        self.exposed = [0] * self.teams
+        self.exposed_countered = [0] * self.teams
         self.learner = SignalLearner(self.teams)
         self.window = [None] * players
         self._windows = {}
@@ -1250,14 +1255,15 @@ class ExpertReader(TableReader):
 
     def _round_ended(self, event: e.RoundEnded) -> None:
         if self.players and self.valid:
-            # Each team's chances to counter a hand on the cards (another team showed one as the round ended),
-            # and the ones it took: how quick it is to counter what the cards allow (``ExpertBot.counter_bar``).
-            shown_by = {team_of(seat, self.players) for seat in range(self.players) if self.public_state(seat) == POSSIBLE}
-            for team in range(self.teams):
-                if shown_by - {team}:
-                    self.card_chances[team] += 1
-                    if event.outcome == "counter" and event.by is not None and team_of(event.by, self.players) == team:
-                        self.card_taken[team] += event.accused in shown_by
+            # Each opposing team whose hand allowed four as the round ended, when we did not end it: did a third
+            # team end it by countering that hand? (``ExpertBot.counter_bar``: what waiting on such a hand costs.)
+            ours = None if self.seat is None else team_of(self.seat, self.players)
+            by = None if event.by is None else team_of(event.by, self.players)
+            if by is None or by != ours:
+                for team in range(self.teams):
+                    if team != ours and any(self.public_state(s) == POSSIBLE for s in team_seats(team, self.players)):
+                        self.exposed[team] += 1
+                        self.exposed_countered[team] += event.outcome == "counter" and event.accused == team
         if self.players and self.valid and event.outcome == "counter" and event.by is not None and event.accused is not None:
             # Did the accused team show a hand that could be four (a counter on the cards)?
             shown = any(self.public_state(seat) == POSSIBLE for seat in team_seats(event.accused, self.players))
@@ -1429,18 +1435,19 @@ class ExpertBot(HardBot):
         first with chance q (a point for someone else either way), else, with chance p, the holder's partner
         calls (a point for them), else nothing yet. In points for us against the field, countering pays when
         2p - 1 > -q - (1 - q) p, that is p > (1 - q) / (3 - q); ``COUNTER_MARGIN`` is added for the estimate's
-        own error and for what waiting may still show. q is the chance that one of the other opposing teams
-        counters it: each one's share of the rounds that ended with another team's hand allowing four, which it
-        ended by countering that hand (none at four players: the accused is the only other team). The margin
+        own error and for what waiting may still show. q is the chance that a third team counters it if we wait:
+        the share of the rounds that ended, not by us, with this team's hand allowing four, that a third team ended
+        by countering it (none at four players: the accused is the only other team). Counted per accused team, not
+        per counterer: where three teams race to counter, each wins a third of the races, yet waiting loses every
+        one of them. The margin
         shrinks with 1 - q: where the others counter every hand the cards allow, waiting shows nothing more (the
         hand is countered at someone else's next look), and any chance of four is a point taken from them.
         """
         reader = self.reader
-        miss = 1.0
-        for other in opposing_teams(view.team, view.players):
-            if other != team:
-                miss *= 1.0 - reader.card_taken[other] / (reader.card_chances[other] + 1)
-        q = min(0.9, 1.0 - miss)
+        q = 0.0
+        if team_count(view.players) > 2:  # at four players nobody else can counter
+            hits, misses = THIRD_COUNTER_PRIOR
+            q = min(0.9, (reader.exposed_countered[team] + hits) / (reader.exposed[team] + hits + misses))
         return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN * (1.0 - q)
 
     def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:

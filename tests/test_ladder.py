@@ -205,11 +205,12 @@ def test_expert_does_not_make_a_four_an_opponent_who_counters_on_cards_would_cat
 
 
 def test_expert_counters_on_a_lower_bar_where_the_others_counter_every_hand_the_cards_allow():
-    # Six players: teams 1 and 2 each ended by a counter nine of the ten rounds another team's hand allowed four.
+    # Six players: each of ten rounds that ended (not by us) with team 1's hand allowing four, a third team ended
+    # by countering it.
     bot = ExpertBot(random.Random(7))
     dealt(bot, 0, ("KS", "QS", "JS", "10S"), ("KD", "KH", "AH", "AC", "9S", "9H"), players=6)
-    bot.reader.card_chances = [0, 10, 10]
-    bot.reader.card_taken = [0, 10, 10]
+    bot.reader.exposed = [0, 10, 10]
+    bot.reader.exposed_countered = [0, 10, 10]
     view = seat_view(players=6)
     # Waiting shows nothing there: the hand is countered at the next look by someone else, right or wrong.
     assert bot.counter_bar(view, 1) < 0.1
@@ -217,6 +218,26 @@ def test_expert_counters_on_a_lower_bar_where_the_others_counter_every_hand_the_
     four = ExpertBot(random.Random(7))
     dealt(four, 0, ("KS", "QS", "JS", "10S"), ("KD", "KH", "AH", "AC"))
     assert four.counter_bar(seat_view(), 1) == pytest.approx(1 / 3 + bots.COUNTER_MARGIN)
+
+
+def test_expert_learns_that_waiting_on_a_hand_loses_it_to_whichever_third_team_counters_first():
+    """Eight players: in each of four rounds team 1 shows K K (a hand the cards allow) and a third team counters it
+    first, teams 2 and 3 by turns. Each of them wins half the races, yet waiting lost every one: the bar falls as
+    if one team countered every time."""
+    bot = ExpertBot(random.Random(7))
+    hand, center = ("AS", "QH", "JD", "10D"), ("KS", "KH", "QS", "AC", "9S", "9H", "8S", "8H")
+    dealt(bot, 0, hand, center, players=8)
+    view = seat_view(players=8, hand=hand, center=center)
+    before = bot.counter_bar(view, 1)
+    hands = (hand, ("KS", "KH", "JS", "10S")) + tuple(("2S", "2H", "3S", "3H") for _ in range(6))
+    for round_no in range(1, 5):
+        if round_no > 1:
+            bot.observe([e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)])
+        bot.observe([e.Swapped(1, 0, "JS", "KS"), e.Swapped(1, 1, "10S", "KH")])
+        by = 2 if round_no % 2 else 3
+        after = ("JS", "10S") + center[2:]
+        bot.observe([e.RoundEnded(round_no, "counter", by, 1, False, (1,), (0, round_no, 0, 0), hands, after, (SIGN, "owl", "fox", "bee"), ())])
+    assert bot.counter_bar(view, 1) < min(before, 0.15)
 
 
 def test_expert_learns_that_a_seat_goes_quiet_on_four():
