@@ -74,6 +74,8 @@ READING_TIME: dict[str, tuple[float, float]] = {
 IDLE_GLANCE = 2.0
 #: Two moments closer than this are the same one (a cooldown's end, a pulse seen on two looks).
 SAME_MOMENT = 0.05
+#: A look asked for at a moment may come this much before it (float rounding of the clock).
+REACT_SLACK = 1e-9
 
 #: The largest number of cards of one rank a fresh deal leaves in a hand (R4): four takes two swaps at least.
 DEALT_MAX = 2
@@ -111,6 +113,8 @@ class Bot:
         self._swap_due: tuple[float, float] | None = None  # (the swap cooldown ends, the next swap may go)
         self._call_due: tuple[float, float] | None = None  # (the partner's pulse fell, the call goes)
         self._new_cards = False  # a fresh deal not yet read (``cards_dealt``)
+        self._react: tuple[object, float] | None = None  # (a reaction on what a look showed, when it may go)
+        self._react_asked = False  # this look asked for it again (``react_ready``): otherwise it is dropped
 
     def reaction(self) -> float:
         """One reaction time of this level, in seconds."""
@@ -170,12 +174,37 @@ class Bot:
         self.look_at(self._call_due[1])
         return False
 
+    def react_ready(self, what: object, now: float) -> bool:
+        """Whether a reaction to what the table shows (``what``: a counter of a team, a call) may go now: one reaction
+        time after the first look that showed it, and only if every look since still wanted it.
+
+        A bot is not told when an event fell, only that it fell before this look: counting the reaction from the
+        look that saw it, never from an earlier guess, keeps every counter and every call on a swap, a channel
+        change or a silence at least one reaction time after what it answers (a person's pace, never a reflex).
+        """
+        self._react_asked = True
+        if self._react is None or self._react[0] != what:
+            self._react = (what, now + self.reaction())
+        if now >= self._react[1] - REACT_SLACK:
+            self._react = None
+            return True
+        self.look_at(self._react[1])
+        return False
+
     def observe(self, events: list[e.Event]) -> None:
         """The events this seat was shown (H1), in order, before its next decision. Levels that read the table use them."""
 
     def decide(self, view: SeatView, now: float) -> list[a.Action]:
         """The actions to take now, in order, from the seat's view alone (H2). The caller stops at the first refusal."""
         self._now, self._due = now, None
+        self._react_asked = False
+        try:
+            return self._decide(view, now)
+        finally:
+            if not self._react_asked:
+                self._react = None  # what it waited to answer is gone (or was answered)
+
+    def _decide(self, view: SeatView, now: float) -> list[a.Action]:
         if view.phase is Phase.ROUND:
             vote = view.vote
             if vote is not None and view.seat in vote.voters and view.seat not in vote.yes:
@@ -395,7 +424,8 @@ class NormalBot(EasyBot):
                 if team_of(seat, view.players) == view.team or reader.status(seat)[0] == IMPOSSIBLE:
                     continue
                 if reader.take_at[seat] > reader.last_swap[seat]:
-                    return [a.Counter(team_of(seat, view.players))]  # the convention: a channel taken on four
+                    team = team_of(seat, view.players)  # the convention: a channel taken on four
+                    return [a.Counter(team)] if self.react_ready(("counter", team), now) else []
         actions = super().play(view, now)
         if self._quiet_since is None or any(isinstance(x, (a.Swap, a.Call)) for x in actions) or is_four(view.hand):
             self._quiet_since = now
@@ -752,10 +782,11 @@ class HardBot(NormalBot):
             return [a.Call()] if self.call_ready(view, now) else []
         if reader.valid:
             if reader.evidence(view.partner, pulses=False)[0] >= CALL_CONFIDENCE:
-                return [a.Call()]  # the partner's four is proven (or as good as): no need to wait for the pulse
+                # The partner's four is proven (or as good as): no need to wait for the pulse.
+                return [a.Call()] if self.react_ready("call", now) else []
             team, chance, signalled = self._likeliest_opponent(view)
             if chance >= (COUNTER_CONFIDENCE if signalled else CARDS_COUNTER_CONFIDENCE):
-                return [a.Counter(team)]
+                return [a.Counter(team)] if self.react_ready(("counter", team), now) else []
         four = is_four(view.hand)
         actions = self._channel(view, four)
         if four:
@@ -936,6 +967,9 @@ FEATURE_PRIOR = (1.0, 1.0)
 SHRINK = 2.0
 #: Added to the break-even posterior of a counter (``ExpertBot.counter_bar``).
 COUNTER_MARGIN = 0.15
+#: Beta prior (countered, not) on the chance that a third team counters a hand we wait on, before any reveal: even
+#: odds, nothing known.
+THIRD_COUNTER_PRIOR = (1.0, 1.0)
 
 
 class _Window:
@@ -1035,8 +1069,10 @@ class ExpertReader(TableReader):
         self.public = _Shown()  # our hand as the table sees it: what we took, and how many dealt cards remain
         self.card_counters: list[int] = []
         self.card_rounds: list[int | None] = []  # per round ended: the team that countered on the cards, if one did
-        self.card_chances: list[int] = []  # per team: rounds that ended with another team's hand allowing four
-        self.card_taken: list[int] = []  # per team: of those, the rounds it ended by countering such a hand
+        # Per opposing team: the rounds that ended, not by us, with its hand allowing four (``exposed``), and of those
+        # the ones a third team ended by countering it (``exposed_countered``): the chance that waiting hands it to them.
+        self.exposed: list[int] = []
+        self.exposed_countered: list[int] = []
         self.learner = SignalLearner(0)
         self.window: list[_Window | None] = []  # each seat's window now (None: no swap yet this deal)
         self._windows: dict[int, _Window] = {}  # this deal's windows, by id
@@ -1048,8 +1084,8 @@ class ExpertReader(TableReader):
         super()._setup(players)
         self.card_counters = [0] * self.teams  # counters each team made on a hand whose cards allowed four
         self.card_rounds = []
-        self.card_chances = [0] * self.teams
-        self.card_taken = [0] * self.teams
+        self.exposed = [0] * self.teams
+        self.exposed_countered = [0] * self.teams
         self.learner = SignalLearner(self.teams)
         self.window = [None] * players
         self._windows = {}
@@ -1219,14 +1255,15 @@ class ExpertReader(TableReader):
 
     def _round_ended(self, event: e.RoundEnded) -> None:
         if self.players and self.valid:
-            # Each team's chances to counter a hand on the cards (another team showed one as the round ended),
-            # and the ones it took: how quick it is to counter what the cards allow (``ExpertBot.counter_bar``).
-            shown_by = {team_of(seat, self.players) for seat in range(self.players) if self.public_state(seat) == POSSIBLE}
-            for team in range(self.teams):
-                if shown_by - {team}:
-                    self.card_chances[team] += 1
-                    if event.outcome == "counter" and event.by is not None and team_of(event.by, self.players) == team:
-                        self.card_taken[team] += event.accused in shown_by
+            # Each opposing team whose hand allowed four as the round ended, when we did not end it: did a third
+            # team end it by countering that hand? (``ExpertBot.counter_bar``: what waiting on such a hand costs.)
+            ours = None if self.seat is None else team_of(self.seat, self.players)
+            by = None if event.by is None else team_of(event.by, self.players)
+            if by is None or by != ours:
+                for team in range(self.teams):
+                    if team != ours and any(self.public_state(s) == POSSIBLE for s in team_seats(team, self.players)):
+                        self.exposed[team] += 1
+                        self.exposed_countered[team] += event.outcome == "counter" and event.accused == team
         if self.players and self.valid and event.outcome == "counter" and event.by is not None and event.accused is not None:
             # Did the accused team show a hand that could be four (a counter on the cards)?
             shown = any(self.public_state(seat) == POSSIBLE for seat in team_seats(event.accused, self.players))
@@ -1344,18 +1381,18 @@ class ExpertBot(HardBot):
         if self.partner_shows_sign(view):
             return [a.Call()] if self.call_ready(view, now) else []
         if self._paired and self.keyed_four and not (reader.valid and reader.status(view.partner)[0] == IMPOSSIBLE):
-            return [a.Call()]  # the pair's own signal: the partner's swap broke the key
+            return [a.Call()] if self.react_ready("call", now) else []  # the pair's own signal: the key broke
         if reader.valid:
             # A human partner's own ways are learnt (a release, a silence); a bot partner keeps the key, and its
             # channel changes with half its swaps: only a proof from the cards calls without the key.
             if self._paired:
                 if reader.status(view.partner)[0] == PROVEN:
-                    return [a.Call()]
+                    return [a.Call()] if self.react_ready("call", now) else []
             elif reader.evidence_at(view.partner, now, pulses=False)[0] >= CALL_CONFIDENCE:
-                return [a.Call()]
+                return [a.Call()] if self.react_ready("call", now) else []
             accused = self._counter_pick(view)
             if accused is not None:
-                return [a.Counter(accused)]
+                return [a.Counter(accused)] if self.react_ready(("counter", accused), now) else []
         four = is_four(view.hand)
         actions = self._channel(view, four)
         if four:
@@ -1398,18 +1435,19 @@ class ExpertBot(HardBot):
         first with chance q (a point for someone else either way), else, with chance p, the holder's partner
         calls (a point for them), else nothing yet. In points for us against the field, countering pays when
         2p - 1 > -q - (1 - q) p, that is p > (1 - q) / (3 - q); ``COUNTER_MARGIN`` is added for the estimate's
-        own error and for what waiting may still show. q is the chance that one of the other opposing teams
-        counters it: each one's share of the rounds that ended with another team's hand allowing four, which it
-        ended by countering that hand (none at four players: the accused is the only other team). The margin
+        own error and for what waiting may still show. q is the chance that a third team counters it if we wait:
+        the share of the rounds that ended, not by us, with this team's hand allowing four, that a third team ended
+        by countering it (none at four players: the accused is the only other team). Counted per accused team, not
+        per counterer: where three teams race to counter, each wins a third of the races, yet waiting loses every
+        one of them. The margin
         shrinks with 1 - q: where the others counter every hand the cards allow, waiting shows nothing more (the
         hand is countered at someone else's next look), and any chance of four is a point taken from them.
         """
         reader = self.reader
-        miss = 1.0
-        for other in opposing_teams(view.team, view.players):
-            if other != team:
-                miss *= 1.0 - reader.card_taken[other] / (reader.card_chances[other] + 1)
-        q = min(0.9, 1.0 - miss)
+        q = 0.0
+        if team_count(view.players) > 2:  # at four players nobody else can counter
+            hits, misses = THIRD_COUNTER_PRIOR
+            q = min(0.9, (reader.exposed_countered[team] + hits) / (reader.exposed[team] + hits + misses))
         return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN * (1.0 - q)
 
     def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:

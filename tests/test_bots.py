@@ -28,6 +28,7 @@ from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import FAST
 
 from helpers.engine import new_table, random_play
+from helpers.reactions import answer
 
 SIGN = "fox"
 
@@ -247,13 +248,13 @@ def test_hard_counters_a_team_whose_four_of_a_kind_its_swaps_prove():
     bot = HardBot(random.Random(11))
     view = proven_kings(bot, taker=1)
     assert bot.reader.status(1) == (bots.PROVEN, "K")
-    assert bot.decide(view, 0.0) == [a.Counter(1)]
+    assert answer(bot, view, 0.0) == [a.Counter(1)]
 
 
 def test_hard_calls_when_it_can_prove_the_partner_holds_four():
     bot = HardBot(random.Random(12))
     view = proven_kings(bot, taker=2)  # seat 2 is our partner
-    assert bot.decide(view, 0.0) == [a.Call()]  # no need to wait for the pulse
+    assert answer(bot, view, 0.0) == [a.Call()]  # no need to wait for the pulse
 
 
 def test_hard_names_the_proven_team_at_a_table_of_six():
@@ -261,7 +262,7 @@ def test_hard_names_the_proven_team_at_a_table_of_six():
     view = seat_view(players=6, hand=("AS", "QS", "JS", "10S"), center=("KS", "KH", "KD", "KC"))
     dealt(bot, 0, view.hand, view.center, players=6)
     bot.observe([e.Swapped(5, i, c, k) for i, (c, k) in enumerate(zip(("AH", "AD", "QH", "QD"), view.center))])
-    assert bot.decide(replace(view, center=("AH", "AD", "QH", "QD")), 0.0) == [a.Counter(2)]  # seat 5 is team 2
+    assert answer(bot, replace(view, center=("AH", "AD", "QH", "QD")), 0.0) == [a.Counter(2)]  # seat 5 is team 2
 
 
 def test_hard_proves_a_four_by_elimination():
@@ -286,7 +287,7 @@ def test_hard_proves_a_four_by_elimination():
         ]
     )
     assert bot.reader.status(1) == (bots.PROVEN, "K")
-    assert bot.decide(replace(view, center=("AC", "QC", "JC", "10C")), 0.0) == [a.Counter(1)]
+    assert answer(bot, replace(view, center=("AC", "QC", "JC", "10C")), 0.0) == [a.Counter(1)]
 
 
 def test_hard_never_counters_a_hand_the_cards_rule_out():
@@ -307,7 +308,7 @@ def test_hard_counters_a_channel_taken_on_a_hand_that_allows_four():
     bot.observe([e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "10H", "KH")])
     assert not any(isinstance(x, a.Counter) for x in bot.decide(view, 0.0))  # the cards alone are not enough
     bot.observe([e.ChannelTaken(1)])
-    assert bot.decide(view, 0.5) == [a.Counter(1)]
+    assert answer(bot, view, 0.5) == [a.Counter(1)]
 
 
 def test_hard_learns_from_reveals_that_a_seat_bluffs_with_its_channel():
@@ -320,7 +321,7 @@ def test_hard_learns_from_reveals_that_a_seat_bluffs_with_its_channel():
         if round_no > 1:
             bot.observe([e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)])
         bot.observe([e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "10H", "KH"), e.ChannelTaken(1)])
-        countered = a.Counter(1) in bot.decide(seat_view(round=round_no, hand=hand, center=center), 0.0)
+        countered = a.Counter(1) in answer(bot, seat_view(round=round_no, hand=hand, center=center), 0.0)
         assert countered == (round_no == 1)  # believed until a bluff is revealed
         after = ("AH", "10H", "AD", "JH")
         bot.observe([e.RoundEnded(round_no, "counter", 0, 1, False, (1,), (0, round_no), reveal, after, (SIGN, "owl"), ())])
@@ -346,7 +347,7 @@ def test_hard_learns_an_opponents_favourite_sign_and_counters_its_pulse():
     bot.observe([e.ChannelTaken(1), e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "10H", "KH")])
     assert not any(isinstance(x, a.Counter) for x in bot.decide(view, 0.0))
     bot.observe([e.Pulse(1, "whale")])
-    assert bot.decide(view, 0.5) == [a.Counter(1)]
+    assert answer(bot, view, 0.5) == [a.Counter(1)]
 
 
 def test_hard_blocks_the_card_an_opponent_needs_and_never_feeds_it():

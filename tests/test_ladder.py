@@ -29,6 +29,7 @@ from quatro_server.exploiters import EXPLOITERS, GAUNTLET, ONE_HABIT, PAIRS, Exp
 from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import FAST, STANDARD
 
+from helpers.reactions import answer
 from test_bots import SIGN, dealt, seat_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,7 +149,7 @@ def test_normal_counters_a_channel_taken_on_cards_that_allow_four_and_nothing_le
     bot.observe([e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "10H", "KH")])
     assert not any(isinstance(x, a.Counter) for x in bot.decide(view, 0.5))  # held from before the cards
     bot.observe([e.ChannelReleased(1), e.ChannelTaken(1)])
-    assert bot.decide(view, 1.0) == [a.Counter(1)]
+    assert answer(bot, view, 1.0) == [a.Counter(1)]
 
 
 # --- expert ---------------------------------------------------------------------------------------------------
@@ -204,11 +205,12 @@ def test_expert_does_not_make_a_four_an_opponent_who_counters_on_cards_would_cat
 
 
 def test_expert_counters_on_a_lower_bar_where_the_others_counter_every_hand_the_cards_allow():
-    # Six players: teams 1 and 2 each ended by a counter nine of the ten rounds another team's hand allowed four.
+    # Six players: each of ten rounds that ended (not by us) with team 1's hand allowing four, a third team ended
+    # by countering it.
     bot = ExpertBot(random.Random(7))
     dealt(bot, 0, ("KS", "QS", "JS", "10S"), ("KD", "KH", "AH", "AC", "9S", "9H"), players=6)
-    bot.reader.card_chances = [0, 10, 10]
-    bot.reader.card_taken = [0, 10, 10]
+    bot.reader.exposed = [0, 10, 10]
+    bot.reader.exposed_countered = [0, 10, 10]
     view = seat_view(players=6)
     # Waiting shows nothing there: the hand is countered at the next look by someone else, right or wrong.
     assert bot.counter_bar(view, 1) < 0.1
@@ -216,6 +218,26 @@ def test_expert_counters_on_a_lower_bar_where_the_others_counter_every_hand_the_
     four = ExpertBot(random.Random(7))
     dealt(four, 0, ("KS", "QS", "JS", "10S"), ("KD", "KH", "AH", "AC"))
     assert four.counter_bar(seat_view(), 1) == pytest.approx(1 / 3 + bots.COUNTER_MARGIN)
+
+
+def test_expert_learns_that_waiting_on_a_hand_loses_it_to_whichever_third_team_counters_first():
+    """Eight players: in each of four rounds team 1 shows K K (a hand the cards allow) and a third team counters it
+    first, teams 2 and 3 by turns. Each of them wins half the races, yet waiting lost every one: the bar falls as
+    if one team countered every time."""
+    bot = ExpertBot(random.Random(7))
+    hand, center = ("AS", "QH", "JD", "10D"), ("KS", "KH", "QS", "AC", "9S", "9H", "8S", "8H")
+    dealt(bot, 0, hand, center, players=8)
+    view = seat_view(players=8, hand=hand, center=center)
+    before = bot.counter_bar(view, 1)
+    hands = (hand, ("KS", "KH", "JS", "10S")) + tuple(("2S", "2H", "3S", "3H") for _ in range(6))
+    for round_no in range(1, 5):
+        if round_no > 1:
+            bot.observe([e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)])
+        bot.observe([e.Swapped(1, 0, "JS", "KS"), e.Swapped(1, 1, "10S", "KH")])
+        by = 2 if round_no % 2 else 3
+        after = ("JS", "10S") + center[2:]
+        bot.observe([e.RoundEnded(round_no, "counter", by, 1, False, (1,), (0, round_no, 0, 0), hands, after, (SIGN, "owl", "fox", "bee"), ())])
+    assert bot.counter_bar(view, 1) < min(before, 0.15)
 
 
 def test_expert_learns_that_a_seat_goes_quiet_on_four():
@@ -289,7 +311,7 @@ def test_every_exploiter_makes_only_player_actions_and_keeps_its_habit():
     taker = Exploiter("counter-take", random.Random(2))
     dealt(taker, 0, ("KS", "KH", "QS", "JS"), ("KD", "AH", "10S", "AC"))
     taker.observe([e.ChannelTaken(1)])
-    assert taker.decide(seat_view(), 0.0) == [a.Counter(1)]
+    assert answer(taker, seat_view(), 0.0) == [a.Counter(1)]
     never = Exploiter("never-swap", random.Random(3))
     assert not any(isinstance(x, a.Swap) for look in range(20) for x in never.decide(seat_view(), look * 0.5))
     with pytest.raises(ValueError, match="unknown exploiter"):
@@ -410,7 +432,7 @@ def test_a_release_pair_releases_with_the_swap_that_makes_four_and_calls_on_a_qu
     caller.observe([e.ChannelReleased(2)])  # 2 s after its swap: the pair's bluff
     assert a.Call() not in caller.decide(view, 7.0)
     caller.observe([e.Swapped(2, 2, "JS", "10S"), e.ChannelReleased(2)])  # with the swap: four
-    assert caller.decide(view, 9.0) == [a.Call()]
+    assert answer(caller, view, 9.0) == [a.Call()]
 
 
 def test_a_channel_timing_pair_calls_on_a_change_with_the_swap_not_on_a_late_one():
@@ -421,7 +443,7 @@ def test_a_channel_timing_pair_calls_on_a_change_with_the_swap_not_on_a_late_one
     caller.observe([e.ChannelTaken(2)])
     assert a.Call() not in caller.decide(view, 7.0)
     caller.observe([e.Swapped(2, 2, "JS", "10S"), e.ChannelReleased(2)])
-    assert caller.decide(view, 9.0) == [a.Call()]
+    assert answer(caller, view, 9.0) == [a.Call()]
 
 
 def test_a_silence_pair_keeps_swapping_and_calls_when_its_partner_stays_still():
@@ -430,7 +452,7 @@ def test_a_silence_pair_keeps_swapping_and_calls_when_its_partner_stays_still():
     caller.observe([e.Swapped(2, 1, "QS", "AH"), e.Swapped(2, 2, "JS", "10S")])
     caller.decide(view, 5.0)
     assert a.Call() not in caller.decide(view, 5.0 + 3.5)  # a pause as long as its bluffs
-    assert caller.decide(view, 5.0 + exploiters.PAIR_SILENCE) == [a.Call()]
+    assert answer(caller, view, 5.0 + exploiters.PAIR_SILENCE) == [a.Call()]
     busy = _pair("pair-silence", hand=("AS", "QH", "JD", "10D"), center=("KC", "KH", "10S", "AC"))
     moves = [x for look in range(8) for x in busy.decide(replace(view, swap_wait_ms=0), 20.0 + look * 3.0)]
     assert any(isinstance(x, a.Swap) for x in moves)  # nothing to gain, a swap all the same: its silence speaks
@@ -450,14 +472,14 @@ def test_a_rhythm_pair_makes_its_four_on_the_slow_beat_and_calls_on_it():
     caller.observe([e.Swapped(2, 2, "JS", "10S")])
     assert a.Call() not in caller.decide(other, 7.5)  # on the beat: nothing
     caller.observe([e.Swapped(2, 1, "AH", "QS")])
-    assert caller.decide(other, 7.5 + 4.2) == [a.Call()]  # late: four
+    assert answer(caller, other, 7.5 + 4.2) == [a.Call()]  # late: four
 
 
 def test_the_card_reader_counters_a_hand_the_cards_allow_and_denies_a_collected_rank():
     reader = _pair("card-reader", hand=("AS", "QH", "JD", "10D"), center=("KS", "KH", "QS", "AC"))
     view = seat_view(hand=("AS", "QH", "JD", "10D"), center=("JS", "10S", "QS", "AC"), channel_held=True)
     reader.observe([e.Swapped(1, 0, "JS", "KS"), e.Swapped(1, 1, "10S", "KH")])  # seat 1 shows K K: could be four
-    assert reader.decide(view, 1.0) == [a.Counter(1)]
+    assert answer(reader, view, 1.0) == [a.Counter(1)]
     # Denying: seat 1 collects kings (it shows K K); with a king in the center, the reader takes it, though it
     # gains nothing for its own hand by it, and never puts one down.
     denier = _pair("card-reader", hand=("AS", "QH", "JD", "10D"), center=("KS", "KH", "QS", "AC"))
@@ -523,7 +545,7 @@ def test_expert_learns_a_pair_whose_release_means_four_from_two_reveals_and_igno
             bot.observe([e.Swapped(1, 1, "10H", "KH")])
             bot.decide(view, start + 0.3)
             bot.observe([e.ChannelTaken(1)])
-        acted = bot.decide(view, start + 2.0)
+        acted = answer(bot, view, start + 2.0)
         countered.append(any(isinstance(x, a.Counter) for x in acted))
         hands = four if real else bluff
         outcome = ("call", 3, None, True, (1,)) if real else ("counter", 3, 1, False, (1,))
@@ -563,7 +585,7 @@ def test_two_expert_partners_keep_the_key_without_four_break_it_with_the_swap_th
         changes[bots.keyed_toggle(sign, maker._deals, 0, 2)] += any(isinstance(x, (a.TakeChannel, a.ReleaseChannel)) for x in second)
         events = _played(second, 0, center2)
         partner.observe(events)
-        assert partner.decide(pview, 3.4) == [a.Call()]  # the key broken: four
+        assert answer(partner, pview, 3.4) == [a.Call()]  # the key broken: four
     # To the table, a change of channel comes with the four-making swap as often as the key says it would not:
     # whatever the key, about half the time.
     assert changes[True] == 0 and changes[False] > 0
@@ -635,3 +657,48 @@ def test_an_expert_pairs_channel_says_nothing_of_its_fours_to_a_learner():
 def test_expert_stays_above_hard_on_the_ladder():
     tally, _ = sim_quatro.simulate(4, ["expert", "hard"], 6, 1)
     assert tally.sides[0].wins >= 0.6 * tally.matches
+
+
+# --- reactions to what the table shows: never sooner than a reaction time ---------------------------------------------
+
+
+def _kings_shown(bot: bots.Bot) -> SeatView:
+    """Seat 1 shows K K after two swaps: a hand that could be four (what a card tracker counters)."""
+    hand, center = ("AS", "QH", "JD", "10D"), ("KS", "KH", "QS", "AC")
+    dealt(bot, 0, hand, center)
+    bot.observe([e.Swapped(1, 0, "JS", "KS"), e.Swapped(1, 1, "10S", "KH")])
+    return seat_view(hand=hand, center=("JS", "10S", "QS", "AC"), channel_held=True, channel_sign="owl")
+
+
+def _kings_proven(bot: bots.Bot) -> SeatView:
+    """Seat 1 takes all four kings, putting down the four cards it was dealt: its four is proven."""
+    view = seat_view(hand=("AS", "QS", "JS", "10S"), center=("KS", "KH", "KD", "KC"))
+    dealt(bot, 0, view.hand, view.center)
+    bot.observe([e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "AD", "KH"), e.Swapped(1, 2, "QH", "KD"), e.Swapped(1, 3, "QD", "KC")])
+    return replace(view, center=("AH", "AD", "QH", "QD"))
+
+
+@pytest.mark.parametrize("name", ["track-swaps", "card-reader", "normal", "hard", "expert"])
+def test_a_counter_on_a_swap_goes_a_reaction_time_after_the_look_that_saw_it(name):
+    """A bot is not told when a swap fell, only that it fell before its look: the counter on it goes one reaction time
+    (of the level's band, drawn afresh) after that look, never at the look itself, whatever looks come between."""
+    pace = bots.THINK_TIME["expert" if name in PAIRS or name in GAUNTLET else name]
+    delays = []
+    for trial in range(30):
+        rng = random.Random(trial)
+        if name in GAUNTLET or name in PAIRS:
+            bot = exploiters.make_exploiter(name, rng, pace)
+            view = _kings_shown(bot)
+        else:
+            bot = make_bot(name, rng)
+            view = _kings_proven(bot)
+            if name == "normal":
+                bot.observe([e.ChannelTaken(1)])  # normal counters the convention: a channel taken on cards like these
+        now = 1.0
+        while not any(isinstance(x, a.Counter) for x in bot.decide(view, now)):
+            now += bot.think_time()
+            assert now < 5.0, "no counter"
+        delays.append(now - 1.0)
+    low, high = pace
+    assert all(low - 1e-9 <= d <= high + 1e-9 for d in delays), delays
+    assert max(delays) - min(delays) > (high - low) / 2  # drawn afresh: a band, not one fixed delay
