@@ -371,36 +371,7 @@ class Solver:
                 if hi < beta:
                     beta = hi
                 best_first = hit & 15
-        shape = _SHAPES[occ]
-        if shape is None:
-            shape = _SHAPES[occ] = _shape_of(occ)
-        threes, twos = shape
-        pair = [0] * SQUARES
-        for i, j, e, f in twos:
-            c = cells[i] & cells[j]
-            if c:
-                pair[e] |= c
-                pair[f] |= c
-        base = _ZERO16
-        if threes:
-            found = []
-            every = 0
-            for i, j, k, e in threes:
-                c = cells[i] & cells[j] & cells[k]
-                if c:
-                    every |= c
-                    found.append((e, c))
-            if every:
-                base = [every] * SQUARES
-                if len(found) == 1:
-                    base[found[0][0]] = 0
-                else:
-                    for e, _ in found:
-                        rest = 0
-                        for f, c in found:
-                            if f != e:
-                                rest |= c
-                        base[e] = rest
+        base, pair = _reading(cells, occ)
         winners = _WINNERS
         codes = _CODE
         popcount = _POPCOUNT
@@ -581,6 +552,9 @@ def _reading(cells: list[int], occ: int) -> tuple[list[int], list[int]]:
                 found.append((e, c))
         if every:
             base = [every] * SQUARES
+            if len(found) == 1:
+                base[found[0][0]] = 0
+                return base, pair
             for e, _ in found:
                 rest = 0
                 for f, c in found:
