@@ -180,3 +180,39 @@ async def test_a_server_whose_redis_hangs_still_stops_at_once(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait(5)
+
+
+async def test_a_join_that_comes_before_the_tables_record_is_written_waits_for_it_and_is_moved(redis_url, nursery):
+    """A server writes its tables' records a moment after they change, off its loop; a player told the table's id
+    at once (a friend, a script) may ask another server before the record is there. That server reads the directory
+    again while the id is one that was given out, and moves the join; an id never given out is refused at once."""
+    from quatro_server.server import Server
+
+    from helpers.netclient import TestClient
+
+    one, d1 = lobby_on(redis_url, "10.0.0.1:7001")
+    await d1.connect()  # not running yet: it writes no record until it does
+    ann = LobbyPeer("ann")
+    ask(one, ann, p.HELLO, version=p.PROTOCOL_VERSION, name="ann")
+    table = ask(one, ann, p.CREATE_TABLE, game="quarto")["table"]
+    assert not d1.redis.exists(f"quatro:table:{table}")
+    two, d2 = lobby_on(redis_url, "127.0.0.1:7002")
+    await d2.connect()
+    server = Server(two)
+    port = (await nursery.start(server.serve, "127.0.0.1", 0))[0].socket.getsockname()[1]
+    bob = await TestClient.connect(port, "bob")
+    await bob.send({"kind": p.JOIN, "id": 100, "table": table})
+    await trio.sleep(0.2)
+    await nursery.start(d1.run)  # the record is written now, after the join came
+    with trio.fail_after(3):
+        while (frame := await bob.next_frame()) is not None and frame.get("id") != 100:
+            pass
+    assert frame == {"kind": p.MOVED, "id": 100, "table": table, "host": "10.0.0.1", "port": 7001}, frame
+    started = trio.current_time()
+    await bob.send({"kind": p.JOIN, "id": 200, "table": table + 1000})
+    with trio.fail_after(3):
+        while (frame := await bob.next_frame()) is not None and frame.get("id") != 200:
+            pass
+    assert frame["kind"] == p.REFUSED and frame["reason"] == p.NO_SUCH_TABLE
+    assert trio.current_time() - started < 0.5  # never given out: no waiting
+    nursery.cancel_scope.cancel()

@@ -51,6 +51,11 @@ LISTEN_POLL = 0.5
 RETRY = 1.0
 #: Seconds a stopping server waits for Redis to take its records away and tell the others.
 LEAVE_WAIT = 2.0
+#: A table whose id was given out but whose record is not in Redis yet (its server writes its records a moment
+#: after the change, off its loop) is read again for up to this long before it is taken for none; every
+#: ``FIND_POLL`` seconds. An id never given out is answered at once.
+FIND_PATIENCE = 1.0
+FIND_POLL = 0.02
 #: The ``ids`` counter brought up to at least the given value (a restarted server's restored tables).
 _AT_LEAST = "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then " \
             "redis.call('SET', KEYS[1], ARGV[1]) end return 0"
@@ -147,13 +152,23 @@ class RedisDirectory:
     def changed(self) -> None:
         self._dirty.set()
 
+    def _read_record(self, table: int) -> tuple[bytes | None, bool]:
+        """The table's record, if Redis holds it, and whether its id was given out at all."""
+        data, given = self.redis.mget(self._key(table), self.prefix + "ids")
+        return (data if isinstance(data, bytes) else None), given is not None and int(given) >= table
+
     async def find(self, table: int) -> tuple[str, int] | None:
-        try:
-            data = await trio.to_thread.run_sync(self.redis.get, self._key(table), limiter=self._limiter)
-        except redis.RedisError as exc:
-            raise DirectoryError(f"the directory at {self.url} does not answer: {exc}") from None
-        if not isinstance(data, bytes):
-            return None
+        deadline = trio.current_time() + FIND_PATIENCE
+        while True:
+            try:
+                data, given = await trio.to_thread.run_sync(self._read_record, table, limiter=self._limiter)
+            except redis.RedisError as exc:
+                raise DirectoryError(f"the directory at {self.url} does not answer: {exc}") from None
+            if data is not None:
+                break
+            if not given or trio.current_time() >= deadline or table in self._others:
+                return self.holder(table)
+            await trio.sleep(FIND_POLL)  # given out a moment ago: its server is writing its record
         try:
             record = msgpack.unpackb(data, raw=False)
             server = str(record["server"])
