@@ -392,13 +392,16 @@ async def play_all(recording: Recording) -> None:
     server = Server(lobby, ServerConfig(trusted_addresses=frozenset({"127.0.0.1"})))
     rng = random.Random(recording.seed)
     async with trio.open_nursery() as nursery:
-        recording.nursery = nursery
         listeners = await nursery.start(server.serve, "127.0.0.1", 0)
         server.port = listeners[0].socket.getsockname()[1]
-        async with trio.open_nursery() as games:
-            for index, (players, humans, bots) in enumerate(GAMES):
-                games.start_soon(play_game, recording, server, index, players, humans, bots,
-                                 random.Random(rng.getrandbits(32)))
+        # The watchers from before a match read in a nursery of their own, so that every one of them has stopped
+        # reading before the last frames are drained below: two tasks may not read one connection.
+        async with trio.open_nursery() as early_watchers:
+            recording.nursery = early_watchers
+            async with trio.open_nursery() as games:
+                for index, (players, humans, bots) in enumerate(GAMES):
+                    games.start_soon(play_game, recording, server, index, players, humans, bots,
+                                     random.Random(rng.getrandbits(32)))
         open_players = [pl for pl in recording.players if not pl.closed]
         for player in open_players:  # what is already on its way
             player.client.pending.clear()
