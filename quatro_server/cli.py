@@ -40,7 +40,8 @@ from quatro_server.directory import parse_address as parse_advertised
 from quatro_server.idle import stop_when_idle
 from quatro_server.records.store import Records, RecordsError
 from quatro_server.tables.lobby import Lobby
-from quatro_server.server import ServerConfig, run, settle
+from quatro_server.server import MAX_CONNECTIONS, ServerConfig, run, settle
+from quatro_server.tables.limits import MAX_TABLES
 from quatro_server.timing import PROFILES, load_timing
 from quatro_server.tls import TlsConfigError, server_context
 
@@ -127,6 +128,17 @@ def _serving_actions() -> list[argparse.Action]:
     return list(parser._actions)  # noqa: SLF001 - argparse's list of what it parses
 
 
+def _positive(text: str) -> int:
+    """A count of at least one, for argparse."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
 def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only: bool = False) -> None:
     """The server's options, in groups: serving, the SSH door, the browser door. ``shown_only``: for the help of
     ``quatro-server`` itself, where nothing is parsed (its arguments go to ``serve``), so no defaults are set."""
@@ -173,6 +185,17 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         metavar="IP",
         help="exempt this remote address from the per-address limits on connections and tables "
         "(a load generator, or a gateway that relays many people from one address); repeatable",
+    )
+    serve.add_argument(
+        "--max-tables", type=_positive, default=default(MAX_TABLES), metavar="N",
+        help=f"tables this server holds at once; past it create_table is refused server_full (default {MAX_TABLES}; "
+             "with --workers, each worker's)",
+    )
+    serve.add_argument(
+        "--max-connections", type=_positive, default=default(MAX_CONNECTIONS), metavar="N",
+        help=f"connections this server holds at once; more are told it is full (default {MAX_CONNECTIONS}; with "
+             "--workers, each worker's). A table of 8 is 8 connections, and each takes a descriptor: raise "
+             "ulimit -n to match",
     )
     serve.add_argument(
         "--stop-when-idle",
@@ -304,6 +327,7 @@ def _serve(args: argparse.Namespace) -> int:
     profiles[name] = timing
     lobby = Lobby(timing_profiles=profiles, seed=args.seed)
     lobby.default_timing = name
+    lobby.max_tables = args.max_tables
     if args.seed is not None and not supervising:  # each worker says it
         print(
             f"WARNING: seeded with {args.seed}: every shuffle on this server is predictable. Tests and replays only.",
@@ -429,7 +453,7 @@ def _serve(args: argparse.Namespace) -> int:
             # door token are bounded by the doors' own caps; any other local process keeps the per-address limits.
             config = ServerConfig(trusted_addresses=frozenset(args.trusted_address), door_token=door_token,
                                   door_addresses=frozenset(door_addresses(args.host) if door_token else ()),
-                                  tls=tls_context)
+                                  tls=tls_context, max_connections=args.max_connections)
             # With TLS on, the doors' clients join over a listener of their own, on loopback and in the clear, that
             # admits only the door token: their secrets never leave the machine, and are not encrypted twice over
             # (the visitor's own link is SSH, or the browser's). docs/operating.md, "TLS", says why.

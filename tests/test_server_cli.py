@@ -123,3 +123,35 @@ def test_the_servers_help_shows_the_serving_and_door_options_beside_the_commands
     served = cli._parser().parse_args(["serve"])
     assert (served.port, served.ssh, served.web, served.no_journal, served.trusted_address) == (7777, None, None, False, [])
     assert not hasattr(cli._parser().parse_args(["replay", "1"]), "web")
+
+
+async def test_max_tables_and_max_connections_set_the_servers_limits():
+    """``--max-tables 1 --max-connections 3``: a second table is refused ``server_full``, and a fourth connection
+    is told the server is full and closed, while the three already there are served as before."""
+    proc, port, _ = await start_server("--max-tables", "1", "--max-connections", "3")
+    clients: list[TestClient] = []
+    try:
+        for name in ("ann", "bob", "cid"):
+            clients.append(await TestClient.connect(port, name))
+        ann, bob, _cid = clients
+        assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        refused = await bob.request(p.CREATE_TABLE, players=4)
+        assert (refused["kind"], refused["reason"]) == (p.REFUSED, p.SERVER_FULL), refused
+        fourth = await TestClient.connect(port, "dee", hello=False)
+        frame = await fourth.next_frame()
+        assert frame is not None and frame["kind"] == p.ERROR and frame["code"] == p.SERVER_FULL, frame
+        assert await fourth.closed()
+        assert (await bob.request(p.JOIN, table=ann.table))["kind"] == p.OK
+    finally:
+        for c in clients:
+            await c.aclose()
+        proc.kill()
+        await proc.wait()
+
+
+def test_max_tables_and_max_connections_refuse_a_count_below_one():
+    for option in ("--max-tables", "--max-connections"):
+        done = subprocess.run([sys.executable, "-m", "quatro_server", option, "0"], capture_output=True, text=True,
+                              timeout=30)
+        assert done.returncode == 2
+        assert f"argument {option}: 0 is not at least 1" in done.stderr
