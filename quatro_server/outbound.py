@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import time
 from collections.abc import Callable
 
 import trio
@@ -190,6 +191,8 @@ class Flusher(trio.abc.Instrument):
         self.passes = 0
         #: Frames queued to be sent, to every connection (the metrics' messages out).
         self.frames = 0
+        #: Seconds spent sending in the hook (the loop's trace, ``Server.pass_reading``).
+        self.seconds = 0.0
 
     def mark(self, box: Outbox) -> None:
         self._dirty[box] = None
@@ -222,6 +225,7 @@ class Flusher(trio.abc.Instrument):
             return
         dirty, self._dirty = self._dirty, {}
         self.passes += 1
+        started = time.perf_counter()
         write = os.write
         for box in dirty:
             # The common case written out (every connection of every pass comes here): one socket, one queued chunk
@@ -248,6 +252,7 @@ class Flusher(trio.abc.Instrument):
                     self._woke = True
             else:
                 self._rest(box, data, sent)
+        self.seconds += time.perf_counter() - started
         if self._woke or self._dirty:
             # The run loop chose how long to sleep before this hook ran: a task woken or started here (a connection's
             # ``drained``, a wait for a full socket) must not wait out that sleep. Waking the loop costs one write to

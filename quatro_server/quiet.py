@@ -20,9 +20,13 @@ starting afresh: ``benchmarks/server_fanout.py`` reads the figures of its measur
 
 from __future__ import annotations
 
+import bisect
 import gc
+import heapq
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -43,24 +47,69 @@ def settle_heap() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+#: Upper bounds of the pass-length histogram's buckets, in seconds (the last bucket is everything longer).
+PASS_BUCKETS = (0.001, 0.002, 0.005, 0.010, 0.020, 0.050)
+#: The longest passes kept with what they held (``LoopWatch.longest``), and the shortest pass worth keeping so.
+LONGEST_KEPT = 8
+TRACE_FROM = 0.002
+
+
+#: What a pass did, read as plain counts the server keeps anyway (``Server.pass_reading``): requests read, tables
+#: ticked and the seconds in the tables' timer, sends and the seconds in the flush, the journal writer's CPU seconds.
+#: A pass's share is the difference of two readings.
+Reading = tuple[int, int, float, int, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """One long pass of the run loop and where it went (milliseconds, counts)."""
+
+    ms: float
+    cpu_ms: float  # the loop thread's own CPU time: ms - cpu_ms is time off the CPU (another thread, the machine)
+    timer_ms: float
+    ticks: int
+    flush_ms: float
+    sends: int
+    frames_in: int
+    writer_ms: float
+
+    def line(self) -> str:
+        return (f"{self.ms:.1f}ms(cpu {self.cpu_ms:.1f}, timer {self.timer_ms:.1f}/{self.ticks}t, "
+                f"flush {self.flush_ms:.1f}/{self.sends}w, in {self.frames_in}, writer {self.writer_ms:.1f})")
+
+
 class LoopWatch(trio.abc.Instrument):
-    """The longest batch of work and the longest garbage collection, measured as the server runs.
+    """The longest batch of work and the longest garbage collection, measured as the server runs, and a trace of
+    every pass: how long each was (a histogram) and, for the longest, where the time went.
 
     A batch is one pass of trio's run loop: every task step it runs between two waits for I/O (requests answered,
     tables' timers, the flush that sends what they queued). While a batch runs, no other table is served, so the
     longest one is the stall a player can feel. Two hooks per pass (``after_io_wait``, ``before_io_wait``), where a
-    watch of every task step cost two per step: about a microsecond per step, several per message delivered."""
+    watch of every task step cost two per step: about a microsecond per step, several per message delivered.
 
-    def __init__(self) -> None:
+    With a probe (``Server.pass_reading``), a pass longer than ``TRACE_FROM`` is kept, among the ``LONGEST_KEPT`` longest,
+    with its requests read, the tables its timer ticked and the time that took, the sends of its flush and their
+    time, the journal writer's CPU time meanwhile, and the loop thread's own CPU time: a pass much longer than its
+    CPU time was held off the core (by the writer's hold on the interpreter's lock, or by the machine)."""
+
+    def __init__(self, probe: Callable[[], Reading] | None = None) -> None:
+        self.probe = probe
         self.longest_batch = 0.0
         self.batches = 0
         self.longest_gc = 0.0
         self.collections = 0
+        self.histogram = [0] * (len(PASS_BUCKETS) + 1)
+        self.longest: list[tuple[float, int, Pass]] = []  # a min-heap of the longest passes kept
         self._batch_started = 0.0
+        self._cpu_started = 0.0
+        self._at_start: Reading = (0, 0, 0.0, 0, 0.0, 0.0)
         self._gc_started = 0.0
 
     def after_io_wait(self, timeout: float) -> None:
         self._batch_started = time.perf_counter()
+        self._cpu_started = time.thread_time()
+        if self.probe is not None:
+            self._at_start = self.probe()
 
     def before_io_wait(self, timeout: float) -> None:
         if not self._batch_started:
@@ -68,10 +117,27 @@ class LoopWatch(trio.abc.Instrument):
         took = time.perf_counter() - self._batch_started
         self._batch_started = 0.0
         self.batches += 1
+        self.histogram[bisect.bisect_left(PASS_BUCKETS, took)] += 1
         if took > self.longest_batch:
             self.longest_batch = took
+        if took > TRACE_FROM and self.probe is not None and (
+                len(self.longest) < LONGEST_KEPT or took > self.longest[0][0]):
+            self._keep(took)
         if took > STALL_WARN:
             log.warning("stall ms=%.1f", took * 1000)
+
+    def _keep(self, took: float) -> None:
+        cpu = time.thread_time() - self._cpu_started
+        assert self.probe is not None
+        now = self.probe()
+        d = [b - a for a, b in zip(self._at_start, now)]
+        kept = Pass(ms=took * 1000, cpu_ms=cpu * 1000, timer_ms=d[2] * 1000, ticks=int(d[1]), flush_ms=d[4] * 1000,
+                    sends=int(d[3]), frames_in=int(d[0]), writer_ms=d[5] * 1000)
+        entry = (took, self.batches, kept)
+        if len(self.longest) < LONGEST_KEPT:
+            heapq.heappush(self.longest, entry)
+        else:
+            heapq.heapreplace(self.longest, entry)
 
     def gc_callback(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -84,6 +150,8 @@ class LoopWatch(trio.abc.Instrument):
     def reset(self) -> None:
         self.longest_batch, self.batches = 0.0, 0
         self.longest_gc, self.collections = 0.0, 0
+        self.histogram = [0] * (len(PASS_BUCKETS) + 1)
+        self.longest = []
 
     def install(self) -> None:
         trio.lowlevel.add_instrument(self)
@@ -98,7 +166,8 @@ class LoopWatch(trio.abc.Instrument):
             pass
 
     def report(self) -> None:
-        """Log what was measured (read by ``benchmarks/server_fanout.py``)."""
+        """Log what was measured (read by ``benchmarks/server_fanout.py``): the loop's figures on one line, the
+        pass histogram (counts of passes up to each bound, in ms, and longer) and the longest passes on another."""
         log.info(
             "loop_stats batches=%d longest_batch_ms=%.2f collections=%d longest_gc_ms=%.2f",
             self.batches,
@@ -106,3 +175,7 @@ class LoopWatch(trio.abc.Instrument):
             self.collections,
             self.longest_gc * 1000,
         )
+        bounds = [f"{b * 1000:g}" for b in PASS_BUCKETS] + ["more"]
+        longest = "; ".join(kept.line() for _, _, kept in sorted(self.longest, reverse=True))
+        log.info("loop_passes %s longest=[%s]",
+                 " ".join(f"le_{b}={n}" for b, n in zip(bounds, self.histogram)), longest)

@@ -108,3 +108,76 @@ async def test_without_slack_each_table_is_ticked_at_its_own_deadline(autojump_c
     offsets = [1.000, 1.004, 1.009]
     start, ticks = await _ticks(0.0, offsets)
     assert [(room, round(now - start, 6)) for room, now in ticks] == [(1000, 1.0), (1001, 1.004), (1002, 1.009)]
+
+
+async def test_a_wake_up_with_many_tables_due_gives_the_loop_back_between_them_and_ticks_each_once() -> None:
+    """Twenty tables due at once, each taking a millisecond to tick, with a pass budget of two: the timer ticks a
+    few, yields (a request read meanwhile is answered), goes on, and every table is ticked exactly once."""
+    from quatro_server.tables.lobby import Lobby
+    from quatro_server.server import Server, ServerConfig
+
+    srv = Server(Lobby(), ServerConfig(timer_slack=0.0, pass_budget=0.002))
+    ticked: list[int] = []
+    seen_between: list[int] = []
+
+    def tick(room: _Due, now: float) -> None:
+        ticked.append(room.id)
+        time.sleep(0.001)  # a busy table's tick
+        room.at = None
+
+    srv._tick = tick  # type: ignore[method-assign, assignment]
+    start = trio.current_time()
+    for i in range(20):
+        room = _Due(2000 + i, start + 0.05)
+        srv.lobby.rooms[room.id] = room  # type: ignore[assignment]
+        srv._room_created(room)  # type: ignore[arg-type]
+
+    async def another_task() -> None:  # what a connection's reader would do meanwhile: run between passes
+        while len(ticked) < 20:
+            seen_between.append(len(ticked))
+            await trio.sleep(0)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(srv._run_timers)
+        nursery.start_soon(another_task)
+        with trio.fail_after(5):
+            while len(ticked) < 20:
+                await trio.sleep(0.01)
+        await trio.sleep(0.1)
+        nursery.cancel_scope.cancel()
+    assert sorted(ticked) == list(range(2000, 2020))
+    assert srv.timer_yields >= 5
+    assert any(0 < n < 20 for n in seen_between)  # the other task ran while the tables were still being ticked
+    steps = sorted(set(seen_between))
+    assert max(b - a for a, b in zip(steps, steps[1:])) <= 4  # never many more than the budget's worth at a time
+
+
+def test_the_trace_keeps_the_longest_passes_with_where_their_time_went(caplog: pytest.LogCaptureFixture) -> None:
+    """With a probe, a long pass is kept with the counts it moved (requests read, tables ticked, the timer's time,
+    sends, the flush's time, the journal writer's CPU), and the report logs the pass histogram and the longest."""
+    counts = {"frames": 0, "ticks": 0, "timer": 0.0, "sends": 0, "flush": 0.0}
+    watch = LoopWatch(lambda: (counts["frames"], counts["ticks"], counts["timer"], counts["sends"], counts["flush"], 0.0))
+
+    async def main() -> None:
+        watch.install()
+        try:
+            await trio.sleep(0)
+            for _ in range(3):
+                await trio.sleep(0)
+            time.sleep(0.02)  # one long pass: 7 requests, 40 tables ticked in 15 ms, 56 sends in 3 ms
+            counts.update(frames=7, ticks=40, timer=0.015, sends=56, flush=0.003)
+            await trio.sleep(0)
+        finally:
+            watch.uninstall()
+
+    trio.run(main)
+    assert sum(watch.histogram) == watch.batches
+    assert watch.histogram[-1] == 0 and watch.histogram[quiet.PASS_BUCKETS.index(0.050)] >= 1
+    longest = max(watch.longest)[2]
+    assert longest.ms >= 20 and longest.cpu_ms < 5  # asleep: the pass was long, its CPU time short
+    assert (longest.frames_in, longest.ticks, longest.sends) == (7, 40, 56)
+    assert longest.timer_ms == pytest.approx(15) and longest.flush_ms == pytest.approx(3)
+    with caplog.at_level(logging.INFO, logger="quatro.loop"):
+        watch.report()
+    line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("loop_passes"))
+    assert "le_50=" in line and "timer 15.0/40t" in line and "flush 3.0/56w" in line and "in 7" in line

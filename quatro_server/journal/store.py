@@ -381,6 +381,7 @@ class Journal:
         self._lost = False  # a commit that can never succeed was dropped: the journal stays marked behind
         self._marked = False  # BEHIND_NAME exists (this server made it, or found it at start)
         self._thread: threading.Thread | None = None
+        self._clock: int | None = None  # the writer thread's CPU-time clock (``cpu_seconds``)
         self._lock: TextIO | None = None
         #: Told, on the writer's thread, how long each commit took (seconds) and how many items it held: the
         #: metrics' journal lag (``quatro_server.metrics``). None: nobody asks.
@@ -431,8 +432,21 @@ class Journal:
             )
         journal._thread = threading.Thread(target=journal._write_loop, name="quatro-journal", daemon=True)
         journal._thread.start()
+        if hasattr(time, "pthread_getcpuclockid") and journal._thread.ident is not None:
+            journal._clock = time.pthread_getcpuclockid(journal._thread.ident)
         journal.prune()
         return journal
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds the writer thread has used (0 where the platform cannot tell): while it runs Python it holds
+        the interpreter's lock, which the event loop then waits for (the loop's trace, ``quatro_server.quiet``)."""
+        if self._clock is None:
+            return 0.0
+        try:
+            return time.clock_gettime(self._clock)
+        except OSError:  # the thread has ended
+            self._clock = None
+            return 0.0
 
     # --- writing ------------------------------------------------------------------------------------
 
