@@ -400,7 +400,7 @@ def _serve(args: argparse.Namespace) -> int:
             if not args.directory_ttl > 0:
                 raise ValueError("--directory-ttl: more than 0 seconds")
             directory = RedisDirectory(args.directory, ttl=args.directory_ttl, local=lobby.local_listing,
-                                       on_others_changed=lobby.push_listing)
+                                       on_others_changed=lobby.listing_changed)
         except (DirectoryError, ValueError) as exc:
             print(f"quatro-server: {exc}", file=sys.stderr)
             return 2

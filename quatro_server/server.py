@@ -24,6 +24,7 @@ import os
 import signal
 import socket
 import ssl
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -44,7 +45,7 @@ from quatro_server.directory import DirectoryError
 from quatro_server.tables.lobby import Lobby
 from quatro_server.tables.room import BotJob, Room
 from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
-from quatro_server.quiet import LoopWatch, settle_heap
+from quatro_server.quiet import LoopWatch, Reading, settle_heap
 
 if TYPE_CHECKING:
     from quatro_server.admin import AdminListener
@@ -84,6 +85,13 @@ FLUSH_GRACE = 1.0
 #: passes at each deadline at its own moment (``Table.advance``), so a move that comes meanwhile meets the table as
 #: it was due to be; only telling the seats waits, by this much at most (a pulse shows for most of a second).
 TIMER_SLACK = 0.010
+#: Seconds of ticking tables the timer does in one pass of the event loop before it lets the loop read requests and
+#: flush answers, then goes on (``Server._tick_all``): a thousand busy tables may be due in one wake-up.
+PASS_BUDGET = 0.002
+#: Seconds at least between two pushes of the lobby's list (``Server._push_lobby``): seating one table changes the
+#: list a dozen times, and at a thousand tables each list costs milliseconds to build; someone browsing the lobby
+#: sees a seat taken within this much.
+LOBBY_PUSH_EVERY = 0.1
 #: accept() failures that mean the machine is out of something (file descriptors, memory): wait, then retry.
 ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 ACCEPT_RETRY = 0.1
@@ -129,6 +137,7 @@ class ServerConfig:
     slow_reader_after: float = SLOW_READER_AFTER
     linger: float = LINGER
     timer_slack: float = TIMER_SLACK
+    pass_budget: float = PASS_BUDGET
     #: Remote addresses exempt from the per-address limits (connections, tables): a load generator on this
     #: machine, or a gateway that relays many people from one address and limits them itself.
     trusted_addresses: frozenset[str] = frozenset()
@@ -324,10 +333,23 @@ class Server:
         #: figures (``quatro_server.metrics``), plain counts that cost the hot path an addition.
         self.frames_in = 0
         self.ended: dict[str, int] = {}
+        #: Tables the timer ticked, and the seconds it spent ticking them (the loop's trace, ``pass_reading``).
+        self.ticks = 0
+        self.timer_seconds = 0.0
+        #: Times the timer gave the loop back with tables still to tick (``_tick_all``).
+        self.timer_yields = 0
         lobby.on_room_created = self._room_created
+        #: While serving, the lobby's list is pushed by ``_push_lobby``, at most once per ``LOBBY_PUSH_EVERY``.
+        self._lobby_stale = trio.Event()
         #: Set when the server is to stop by itself (a drain is over), with what its clients are told.
         self.stop_asked = trio.Event()
         self.stop_message = "the server is shutting down"
+
+    def pass_reading(self) -> Reading:
+        """The counts a pass of the run loop is traced by (``quatro_server.quiet.LoopWatch``)."""
+        journal = self.lobby.journal
+        return (self.frames_in, self.ticks, self.timer_seconds, self.flusher.sends, self.flusher.seconds,
+                journal.cpu_seconds() if journal is not None else 0.0)
 
     # --- tables --------------------------------------------------------------------------------
 
@@ -383,11 +405,47 @@ class Server:
                 if self._armed.get(room.id) == at:
                     del self._armed[room.id]
                     due.setdefault(room.id, room)
-            for room in due.values():
-                self._tick(room, now)
+            await self._tick_all(list(due.values()), now)
             arm, self._rooms_to_arm = self._rooms_to_arm, []
             for room in arm:
                 self._arm(room)
+
+    async def _tick_all(self, rooms: list[Room], now: float) -> None:
+        """Tick ``rooms``, yielding to the rest of the loop whenever ``pass_budget`` is spent: with a thousand busy
+        tables one wake-up may find hundreds due, and ticking them all in one pass would hold every request read
+        meanwhile (and the flush of its answer) behind them. After a yield time has moved on: the rest tick at the
+        time they are reached, as they would have been had the timer woken then."""
+        budget = self.config.pass_budget
+        i, n = 0, len(rooms)
+        while True:
+            started, first = time.perf_counter(), i
+            while i < n:
+                self._tick(rooms[i], now)
+                i += 1
+                if i < n and time.perf_counter() - started > budget:
+                    break
+            self.ticks += i - first
+            self.timer_seconds += time.perf_counter() - started
+            if i >= n:
+                return
+            self.timer_yields += 1
+            await trio.sleep(0)  # the requests read meanwhile are answered, and what was ticked is flushed
+            now = trio.current_time()
+
+    async def _push_lobby(self) -> None:
+        """The lobby's list to its watchers when it changed: the first change of a quiet spell at once (in the next
+        pass), the ones after it together, ``LOBBY_PUSH_EVERY`` apart."""
+        lobby = self.lobby
+        lobby.on_listing_stale = lambda: self._lobby_stale.set()
+        try:
+            while True:
+                await self._lobby_stale.wait()
+                self._lobby_stale = trio.Event()
+                lobby.push_stale_listing()
+                await trio.sleep(LOBBY_PUSH_EVERY)
+        finally:
+            lobby.on_listing_stale = None
+            lobby.push_stale_listing()
 
     def _arm(self, room: Room) -> None:
         """Put ``room``'s next deadline on the timer (a table gone stops its timer)."""
@@ -753,6 +811,7 @@ class Server:
             self._nursery = nursery
             await nursery.start(self.flusher.run)
             nursery.start_soon(self._run_timers)
+            nursery.start_soon(self._push_lobby)
             for room in list(self.lobby.rooms.values()):
                 self._room_created(room)  # tables restored from the journal before the server started
             if sockets is None:
@@ -920,7 +979,7 @@ async def run(
     endpoint is its owner's to serve). ``admin``: the operator's socket (``quatro_server.admin``), served beside the
     game; a drain it asks for ends in the same goodbye."""
     server = Server(lobby, config)
-    watch = LoopWatch()
+    watch = LoopWatch(server.pass_reading)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGUSR1) as signals:
         async with trio.open_nursery() as nursery:
             if metrics is not None:

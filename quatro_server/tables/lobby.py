@@ -50,6 +50,9 @@ log = logging.getLogger("quatro.lobby")
 
 #: Tables listed in one lobby message: open tables first. Stays under the codec's array limit.
 MAX_LISTED = 200
+#: Seconds the lobby's list, built once, answers every ``hello`` and ``list_tables`` unchanged (its "idle for" is in
+#: whole seconds); any change of a table builds it again.
+LISTING_FRESH = 1.0
 #: What a draining server refuses (``draining``): whatever would begin a match. A running match plays on, and its
 #: players may come back to it (``rejoin``).
 _CLOSED_WHILE_DRAINING = frozenset({p.CREATE_TABLE, p.JOIN, p.START, p.REMATCH})
@@ -67,6 +70,13 @@ class Lobby:
         self._seed_source = random.Random(seed) if seed is not None else None
         self.watchers: set[Peer] = set()  # connections in the lobby, told when the list changes
         self.on_room_created: Callable[[Room], None] = lambda room: None
+        #: Set by a network shell that pushes the lobby's list on its own beat (``push_stale_listing``): a change
+        #: then only marks the list stale and calls this. None: every change pushes at once.
+        self.on_listing_stale: Callable[[], None] | None = None
+        self._listing_stale = False
+        #: The list as last built, and when (``listing``): every ``hello`` is answered with it, and at a thousand
+        #: tables it costs milliseconds to build. Built again after any change, or once ``LISTING_FRESH`` old.
+        self._listed: tuple[float, tuple[m.TableSummary, ...]] | None = None
         # Limits, as attributes so that a server (or a test) can set its own before tables are made.
         self.max_tables = MAX_TABLES
         self.max_tables_per_address = MAX_TABLES_PER_ADDRESS
@@ -131,21 +141,49 @@ class Lobby:
             every = [*self.local_listing(), *self.directory.others()]
             every.sort(key=lambda summary: (summary.phase is not Phase.LOBBY, summary.table))
             return tuple(every[:MAX_LISTED])
+        cached, now = self._listed, self.now
+        if cached is not None and now is not None and now - cached[0] < LISTING_FRESH:
+            return cached[1]
         rooms = sorted(self.rooms.values(), key=lambda room: (room.table is not None, room.id))
-        return tuple(room.summary(self.now) for room in rooms[:MAX_LISTED])
+        listed = tuple(room.summary(now) for room in rooms[:MAX_LISTED])
+        if now is not None:
+            self._listed = (now, listed)
+        return listed
 
     def local_listing(self) -> list[m.TableSummary]:
         """This server's own tables, as the lobby lists them (what a directory tells the other servers)."""
         return [room.summary(self.now) for room in self.rooms.values()]
 
     def announce(self) -> None:
-        """This server's tables changed: tell the lobby's watchers, and the directory (the other servers)."""
-        self.push_listing()
+        """This server's tables changed: tell the lobby's watchers, and the directory (the other servers).
+
+        Building the list costs in proportion to the tables (a sort, up to ``MAX_LISTED`` lines, their encoding:
+        milliseconds at a thousand tables), and seating one table changes it a dozen times; with a shell that
+        pushes on its own beat (``on_listing_stale``) the changes of a beat cost one list."""
+        self.listing_changed()
         if self.directory is not None:
             self.directory.changed()
 
+    def listing_changed(self) -> None:
+        """The lobby's list changed (this server's tables, or another's through the directory): push it now, or
+        mark it stale for the shell's next beat."""
+        self._listed = None
+        if self.on_listing_stale is None:
+            self.push_listing()
+        else:
+            self._listing_stale = True
+            self.on_listing_stale()
+
+    def push_stale_listing(self) -> None:
+        """Push the lobby's list if it changed since the last push (``on_listing_stale``)."""
+        if self._listing_stale:
+            self.push_listing()
+
     def push_listing(self) -> None:
         """The lobby's list to every connection in the lobby."""
+        self._listing_stale = False
+        if not self.watchers:
+            return
         # One message for every watcher: the shell encodes it once, and a list still waiting for a watcher is
         # replaced by this one (a ``lobby`` push is state: the latest is all a watcher needs).
         message = to_wire(m.LobbyList(self.listing(), draining=self.draining))
