@@ -348,3 +348,28 @@ async def test_a_leave_that_closes_a_table_tells_the_lobby_once(server):
     pushes = [frame for frame in watcher.frames[before:] if frame["kind"] == p.LOBBY]
     assert len(pushes) == 1, pushes
     assert created["table"] not in [t["table"] for t in pushes[0]["tables"]]
+
+
+async def test_the_lobbys_watchers_get_one_list_for_a_burst_of_changes_and_it_is_the_latest(server):
+    """Seating a table changes the lobby's list many times in a moment: a watcher of the lobby is sent the first
+    change at once and the rest together (``LOBBY_PUSH_EVERY`` apart), never a list older than the last change;
+    a ``hello`` after a change is answered with the changed list, not the one built before it."""
+    from quatro_server.server import LOBBY_PUSH_EVERY
+
+    watcher = await TestClient.connect(server.port, "eve")
+    host = await TestClient.connect(server.port, "ann")
+    assert (await host.request(p.CREATE_TABLE, players=8))["kind"] == p.OK
+    for seat in range(1, 8):  # seven changes within a few milliseconds
+        assert (await host.request(p.ADD_BOT, seat=seat, level="easy"))["kind"] == p.OK
+    await watcher.drain(LOBBY_PUSH_EVERY * 4)
+    pushes = [f for f in watcher.frames if f["kind"] == p.LOBBY]
+    assert 1 <= len(pushes) <= 4, [len(f["tables"]) for f in pushes]
+    (table,) = pushes[-1]["tables"]
+    assert table["table"] == host.table and table["bots"] == 7
+    late = await TestClient.connect(server.port, "fay", hello=False)
+    hello = await late.request(p.HELLO, version=p.PROTOCOL_VERSION, name="fay")
+    assert [t["bots"] for t in hello["tables"]] == [7]
+    assert (await host.request(p.REMOVE_BOT, seat=7))["kind"] == p.OK
+    again = await TestClient.connect(server.port, "gil", hello=False)
+    hello = await again.request(p.HELLO, version=p.PROTOCOL_VERSION, name="gil")
+    assert [t["bots"] for t in hello["tables"]] == [6]  # the list built a moment ago was not kept past the change
