@@ -1,6 +1,7 @@
 """What one message costs to encode and decode: the shared dataclasses with quatro_shared.wire, against msgspec Structs.
 
     python benchmarks/wire_codec.py [--repeat 5] [--seconds 0.2] [--server-tables 50] [--server-steps 200]
+                                    [--alternate 0]
 
 The messages are real: an 8-player ``update`` during a break (the largest message there is: the reveal, every
 hand, a full view), a 4-player ``update`` of one swap during a round (the most frequent one), a ``lobby`` push
@@ -29,6 +30,10 @@ write the same bytes), and its ``Decoder`` followed by the checks msgpack makes 
 not (strings, arrays and maps over their limits), besides the codec's own walk (depth, key and value types).
 Printed: µs per call, calls per delivered message, µs per delivered message, and the saving as a share of the
 server's own µs per delivered message, from a second, uncounted run. ``--server-steps 0`` leaves this part out.
+
+``--alternate N`` (with msgspec) then runs that server N rounds as shipped and N rounds with every one of those calls
+through msgspec (``_packb`` in both modules and ``framing.decode`` swapped in the running process), the two taking
+turns, and prints each side's median µs per delivered message and the median of the paired ratios.
 
 Results go to docs/contract.md by hand. Needs msgspec (``pip install msgspec``); without it only the shipped side
 is measured.
@@ -340,6 +345,37 @@ def server_codec(tables: int, steps: int, seconds: float, repeat: int) -> None:
               f"msgspec would save {saved:.3f} µs, {100 * saved / per_message:.1f}% of the server's {per_message:.2f}")
 
 
+def alternate(tables: int, steps: int, rounds: int) -> None:
+    """``server_work.py``'s server, as shipped and with its codec calls through msgspec, taking turns."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import statistics
+
+    import server_work
+    from quatro_server import server, updates
+
+    ms_encode, ms_decode = _msgspec_framing()
+    shipped = (updates._packb, server._packb, framing.decode)
+    sides: dict[str, list[float]] = {"msgpack": [], "msgspec": []}
+    try:
+        for i in range(rounds):
+            for side in sides if i % 2 == 0 else reversed(list(sides)):
+                if side == "msgspec":
+                    updates._packb = server._packb = ms_encode
+                    framing.decode = ms_decode
+                else:
+                    updates._packb, server._packb, framing.decode = shipped
+                run = server_work._Run(tables, steps, 3.0)
+                sides[side].append(server_work.measure_server(run, journalled=False)["us_per_msg"])
+    finally:
+        updates._packb, server._packb, framing.decode = shipped
+    ratios = [new / old for new, old in zip(sides["msgspec"], sides["msgpack"])]
+    print(f"\nalternating: server_work.py's server, {tables} tables of 8, {steps} steps, {rounds} rounds a side")
+    for side, figures in sides.items():
+        print(f"  {side:<8} median {statistics.median(figures):.3f} µs per delivered message "
+              f"(from {min(figures):.3f} to {max(figures):.3f})")
+    print(f"  msgspec / msgpack, median of the paired rounds: {statistics.median(ratios):.3f}")
+
+
 # --- timing ----------------------------------------------------------------------------------------
 
 
@@ -369,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=0.2)
     parser.add_argument("--server-tables", type=int, default=50, help="the server's codec calls: tables of 8")
     parser.add_argument("--server-steps", type=int, default=200, help="the server's codec calls: steps (0: skip)")
+    parser.add_argument("--alternate", type=int, default=0, metavar="ROUNDS",
+                        help="that server as shipped and through msgspec, taking turns, ROUNDS rounds a side")
     args = parser.parse_args(argv)
 
     messages: list[tuple[str, Any, Callable[[dict], object]]] = [
@@ -420,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
     print("µs per message, best of the runs; dc: dataclasses + quatro_shared.wire (shipped), ms: msgspec Structs")
     if args.server_steps > 0:
         server_codec(args.server_tables, args.server_steps, args.seconds, args.repeat)
+        if args.alternate > 0 and msgspec is not None:
+            alternate(args.server_tables, args.server_steps, args.alternate)
     return 0
 
 
