@@ -107,11 +107,16 @@ def test_watchers_benchmark_builds_one_frame_per_batch_for_the_whole_audience():
 
 
 def test_wire_codec_benchmark_runs():
-    """Every real message is encoded and decoded by the shipped codec (and by msgspec, where it is installed)."""
-    result = _bench("wire_codec.py", "--repeat", "1", "--seconds", "0.01")
+    """Every real message is encoded and decoded by the shipped codec (and by msgspec, where it is installed), then
+    the server's own codec calls are counted per delivered message."""
+    result = _bench("wire_codec.py", "--repeat", "1", "--seconds", "0.01", "--server-tables", "2", "--server-steps", "40")
     for label in ("update, 8 players, break", "update, 4 players, swap", "lobby, 50 tables", "swap request"):
         row = re.search(rf"^{re.escape(label)} +(\d+) +([\d.]+) ", result.stdout, re.MULTILINE)
         assert row and int(row.group(1)) > 0 and float(row.group(2)) > 0, f"no figures for {label}:\n{result.stdout}"
+    for call in ("updates._packb", "decode"):
+        row = re.search(rf"^{re.escape(call)} +([\d.]+) +([\d.]+) ", result.stdout, re.MULTILINE)
+        assert row and float(row.group(1)) > 0 and float(row.group(2)) > 0, f"no figures for {call}:\n{result.stdout}"
+    assert re.search(r"the server's own Python: [\d.]+ µs per delivered message", result.stdout), result.stdout
 
 
 def test_ssh_sessions_benchmark_runs():
