@@ -1,6 +1,6 @@
 """What the server costs per message it delivers: the real Quatro server against a bare trio relay, same load, same run.
 
-    python benchmarks/server_fanout.py [--tables 1,10,50] [--seconds 6] [--warmup 2] [--pace 3] [--relays naive,flusher]
+    python benchmarks/server_fanout.py [--tables 1,10,50] [--seconds 6] [--warmup 2] [--pace 3] [--relays plain,flusher]
     python benchmarks/server_fanout.py --json        # the same figures as one JSON document on stdout
     python benchmarks/server_fanout.py --tables 50 --rounds 3 --json   # relay and server alternating, median ratio
 
@@ -12,7 +12,11 @@ For each size, K tables of 8 seats are filled by load clients (raw sockets in th
    held channel's pulse; every request gets an ``ok``. Writer: one task per connection, one ``send_all``
    per frame (the simplest writer, ``naive``), or one flusher task sending each connection's joined frames once
    per scheduler pass (``flusher``, the design the server uses). This is the floor: trio, the framing codec
-   and loopback TCP.
+   and loopback TCP. ``plain`` is the hardest floor, the same frames with as little around them as trio allows:
+   raw socket reads (``sock.recv`` when epoll says readable, no ``SocketStream``), one bytearray per connection
+   flushed once per scheduler pass, one pulse timer for every held channel that sleeps to the earliest deadline
+   plus the server's slack (``quatro_server.server.TIMER_SLACK``, or ``--timer-slack``), and nothing else. The
+   default relays are ``plain`` and ``flusher``.
 2. ``quatro``: ``python -m quatro_server`` itself (the operator's command, journalling every table to a fresh
    data directory unless ``--no-journal``) with a timing file whose durations are the standard ones divided by
    ``--pace`` (rounds long enough never to end in the window).
@@ -26,7 +30,8 @@ a swap request sent to the requester's own update carrying that swap received (t
 
 Printed per size and target: deliveries per second, server CPU share, server CPU µs per delivered message,
 latency p50/p99 (and, to judge the run: the load clients' CPU, swaps accepted, update size). Then the ratio
-Quatro / relay, and the tables one core holds at the standard pace: a million µs over (µs per message ×
+Quatro / relay for each relay, every target's p99 and longest pass (one pass of trio's run loop, measured by
+``quatro_server.quiet.LoopWatch`` in the server and in every relay alike: two clock reads per pass), and the tables one core holds at the standard pace: a million µs over (µs per message ×
 deliveries per table per second), the latter the highest per-table rate of the run divided by the pace
 (every duration scales with it), and also for the architecture's working figure of 80 per table.
 
@@ -35,10 +40,14 @@ With ``--rounds N``, each table count is measured N times, the targets taking tu
 ratio is the median of the rounds' ratios (each listed), and each target's other figures are its median round's.
 
 With ``--json``, the same runs print one JSON document (the table goes to stderr): for each table count, the
-server's µs per delivered message beside each relay's (``ratio_to_flusher``: the server over the flusher relay,
-same load, same run), ``tables_per_core`` at the standard pace, ``p50_ms`` and ``p99_ms`` of swap -> own update,
-bytes received per seat per second (as run, and brought to the standard pace), and the server's longest batch of
-work and longest garbage collection (its ``loop_stats`` log line, written when it stops).
+server's µs per delivered message beside each relay's (``relay_plain_us_per_msg``, ...), the server over each relay
+(``ratio_to_plain``, ``ratio_to_flusher``, ...: same load, same run; the median of the rounds, each round's in
+``ratio_to_plain_rounds``, ...), ``tables_per_core`` at the standard pace, ``p50_ms`` and ``p99_ms`` of swap -> own
+update (each relay's p99 as ``relay_plain_p99_ms``, ...), bytes received per seat per second (as run, and brought
+to the standard pace), and the server's longest batch of work (pass) and longest garbage collection (its
+``loop_stats`` log line for the window, on SIGUSR1; each relay's as ``relay_plain_longest_batch_ms`` and
+``relay_plain_longest_gc_ms``, ...; the relays keep Python's collector as it comes, the server raises its thresholds).
+The server is started with ``--max-tables`` and ``--max-connections`` raised to what the run needs.
 
 Figures, not tests: nothing here asserts a threshold. Results go to docs/performance.md by hand.
 """
@@ -49,10 +58,12 @@ import argparse
 import gc
 import heapq
 import json
-import re
+import logging
 import os
+import re
 import random
 import signal
+import socket
 import statistics
 import struct
 import subprocess
@@ -73,7 +84,9 @@ from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E4
 from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
 
-from quatro_server.server import TIMER_SLACK  # noqa: E402
+from quatro_server.quiet import LoopWatch  # noqa: E402
+from quatro_server.server import MAX_CONNECTIONS, TIMER_SLACK  # noqa: E402
+from quatro_server.tables.limits import MAX_TABLES  # noqa: E402
 from quatro_server.timing import STANDARD, Timing  # noqa: E402
 
 SEATS = 8
@@ -510,15 +523,13 @@ async def measure(target: str, port: int, pid: int, tables: int, args: argparse.
                 nursery.start_soon(play, s, timing, random.Random(rng.getrandbits(64)), quatro)
         await trio.sleep(args.warmup)
         gc.collect()
-        if quatro:
-            os.kill(pid, signal.SIGUSR1)  # the server's loop figures start afresh with the window...
+        os.kill(pid, signal.SIGUSR1)  # the target's loop figures start afresh with the window...
         cpu0, all0, own0, t0 = _cpu_seconds(pid), _process_cpu_seconds(pid), time.process_time(), time.perf_counter()
         stats.measuring = True
         await trio.sleep(args.seconds)
         stats.measuring = False
         cpu1, all1, own1, t1 = _cpu_seconds(pid), _process_cpu_seconds(pid), time.process_time(), time.perf_counter()
-        if quatro:
-            os.kill(pid, signal.SIGUSR1)  # ...and are logged as it closes
+        os.kill(pid, signal.SIGUSR1)  # ...and are logged as it closes
         sample = next((s.latest for seats in seat_tables for s in seats if s.latest), b"")
         nursery.cancel_scope.cancel()
     for seats in seat_tables:
@@ -807,9 +818,8 @@ def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: 
         assert server.process is not None
         pid = server.process.pid
 
-        def usr1() -> None:
-            if target.startswith("quatro"):
-                os.kill(pid, signal.SIGUSR1)
+        def usr1() -> None:  # the target's loop figures: afresh as the window opens, logged as it closes
+            os.kill(pid, signal.SIGUSR1)
 
         def hold(seconds: float) -> None:
             if server.metrics_port:
@@ -831,16 +841,14 @@ def _quantile_ms(values: list[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000, 2)
 
 
-#: Starts the operator's command with the connection cap raised when the run needs more connections than it
-#: allows (500 tables are 4,000 connections; the cap is 2,000): the command's ``ServerConfig`` gets the larger cap.
-#: ``--gc-thresholds`` replaces the server's collector thresholds, ``--timer-slack`` its timer's slack, to measure
-#: them against others.
+#: Starts the operator's command: ``--gc-thresholds`` replaces the server's collector thresholds, ``--timer-slack`` its
+#: timer's slack, to measure them against others. (The caps on tables and connections are the command's own flags.)
 _SERVE = (
     "import functools, sys; from quatro_server import cli, quiet, server;"
-    " cli.ServerConfig = functools.partial(server.ServerConfig, max_connections=max(server.MAX_CONNECTIONS, int(sys.argv[1])),"
-    " timer_slack=float(sys.argv[3]) if sys.argv[3] else server.TIMER_SLACK);"
-    " quiet.GC_THRESHOLDS = tuple(map(int, sys.argv[2].split(','))) if sys.argv[2] else quiet.GC_THRESHOLDS;"
-    " from quatro_server.cli import main; sys.exit(main(sys.argv[4:]))"
+    " cli.ServerConfig = functools.partial(server.ServerConfig,"
+    " timer_slack=float(sys.argv[2]) if sys.argv[2] else server.TIMER_SLACK);"
+    " quiet.GC_THRESHOLDS = tuple(map(int, sys.argv[1].split(','))) if sys.argv[1] else quiet.GC_THRESHOLDS;"
+    " from quatro_server.cli import main; sys.exit(main(sys.argv[3:]))"
 )
 
 
@@ -858,10 +866,15 @@ def _target_command(target: str, tables: int, args: argparse.Namespace, timing_f
             serve += ["--data-dir", tempfile.mkdtemp(prefix=f"data-{tables}-", dir=timing_file.parent)]
         if target == "quatro+metrics":
             serve += ["--metrics", "0"]  # the endpoint on, the loop's lag measured, and scraped in the window
-        command = [sys.executable, "-c", _SERVE, str(tables * SEATS + 100), args.gc_thresholds, args.timer_slack, *serve]
+        # The caps raised when the run needs more (1,000 tables are 8,000 connections; the defaults hold 500 tables
+        # and 2,000 connections), never lowered: a small run meets the server as an operator starts it.
+        serve += ["--max-tables", str(max(MAX_TABLES, tables)),
+                  "--max-connections", str(max(MAX_CONNECTIONS, tables * SEATS + 100))]
+        command = [sys.executable, "-c", _SERVE, args.gc_thresholds, args.timer_slack, *serve]
     else:
-        writer = target.split("-", 1)[1] if "-" in target else "naive"  # relay, relay-coalesce, relay-flusher
-        command = [sys.executable, str(Path(__file__).resolve()), "--serve-relay", writer, "--pace", str(args.pace)]
+        writer = _writer(target)  # relay, relay-coalesce, relay-flusher, relay-plain
+        command = [sys.executable, str(Path(__file__).resolve()), "--serve-relay", writer, "--pace", str(args.pace),
+                   "--timer-slack", args.timer_slack]
     return command
 
 
@@ -1038,18 +1051,209 @@ class Relay(trio.abc.Instrument):
         self.dirty.add(conn)
 
 
-def serve_relay(writer: str, pace: float) -> None:
-    relay = Relay(writer, pace)
+class PlainConn:
+    """A plain relay's connection: its socket, the bytes queued for it, its table."""
+
+    __slots__ = ("sock", "out", "queued", "blocked", "table", "seat")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.out = bytearray()  # everything queued since the last flush, sent in one ``send()``
+        self.queued = False  # on the flusher's list for this pass
+        self.blocked = False  # the kernel's buffer was full: a task waits until it takes the rest
+        self.table: list[PlainConn] | None = None
+        self.seat = 0
+
+
+class PlainRelay(trio.abc.Instrument):
+    """The hardest floor (``--relays plain``): the same frames as ``Relay``, with as little around them as trio allows.
+
+    Raw sockets (accepted and read with ``sock.recv`` when epoll says readable, no ``SocketStream``), one bytearray
+    per connection appended to and sent by one flusher once per scheduler pass (trio's ``before_io_wait`` hook, one
+    ``send()`` per connection, ``wait_writable`` only when the kernel's buffer is full), and one pulse timer for every
+    held channel that sleeps to the earliest deadline plus the server's slack and fires every pulse then due. Nothing
+    else: no per-connection task but its reader, no channel, no limit, no heartbeat."""
+
+    def __init__(self, pace: float, slack: float) -> None:
+        self.pulse_interval = STANDARD.pulse_interval / pace
+        self.slack = slack
+        self.template = sample_update_body()
+        self.tables: dict[int, list[PlainConn]] = {}
+        self.dirty: list[PlainConn] = []
+        self.pulses: list[tuple[float, int, PlainConn, dict[str, Any]]] = []  # (deadline, order, holder, event)
+        self.order = 0
+        self.pulse_added = trio.Event()  # set when the timer had nothing to wait for and now has
+        self.nursery: trio.Nursery | None = None
+
+    def send(self, conn: PlainConn, frame: bytes) -> None:
+        conn.out += frame
+        if not conn.queued:
+            conn.queued = True
+            self.dirty.append(conn)
+
+    def fan_out(self, table: list[PlainConn], event: dict[str, Any]) -> None:
+        frame = encode({**self.template, "events": [event]})  # one encode per batch, as ``Relay``
+        for conn in table:
+            self.send(conn, frame)
+
+    def before_io_wait(self, timeout: float) -> None:
+        """The flusher: at the end of every scheduler pass, each connection's queued bytes in one ``send()``."""
+        if not self.dirty:
+            return
+        dirty, self.dirty = self.dirty, []
+        woke = False
+        for conn in dirty:
+            conn.queued = False
+            if conn.blocked:
+                continue  # its waiting task queues it again when the kernel takes more
+            out = conn.out
+            try:
+                sent = conn.sock.send(out)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                out.clear()  # the peer is gone: its reader ends the connection
+                continue
+            if sent == len(out):
+                out.clear()
+            else:
+                del out[:sent]
+                conn.blocked = True
+                trio.lowlevel.spawn_system_task(self._unblock, conn)
+                woke = True
+        if woke:
+            trio.lowlevel.current_trio_token().run_sync_soon(lambda: None)  # the loop's sleep was chosen before this
+
+    async def _unblock(self, conn: PlainConn) -> None:
+        try:
+            await trio.lowlevel.wait_writable(conn.sock)
+        except (OSError, trio.ClosedResourceError):
+            return
+        conn.blocked = False
+        if conn.out and not conn.queued:
+            conn.queued = True
+            self.dirty.append(conn)
+
+    async def run_pulses(self) -> None:
+        """Every held channel's pulse, one task: sleep to the earliest deadline plus the slack, fire all that are due.
+        A channel is taken with its first pulse an interval away, never before a deadline already waited for, so the
+        timer is woken only when it had none."""
+        heap = self.pulses
+        interval = self.pulse_interval
+        while True:
+            if not heap:
+                await self.pulse_added.wait()
+                self.pulse_added = trio.Event()
+                continue
+            await trio.sleep_until(heap[0][0] + self.slack)
+            now = trio.current_time()
+            while heap and heap[0][0] <= now:
+                at, order, conn, event = heap[0]
+                if conn.table is None:
+                    heapq.heappop(heap)  # the holder left
+                    continue
+                self.fan_out(conn.table, event)
+                at += interval
+                heapq.heapreplace(heap, (at if at > now else now + interval, order, conn, event))
+
+    def hold_channel(self, conn: PlainConn, sign: str) -> None:
+        self.order += 1
+        heapq.heappush(self.pulses, (trio.current_time() + self.pulse_interval, self.order, conn,
+                                     {"kind": "pulse", "seat": conn.seat, "sign": sign}))
+        self.pulse_added.set()
+
+    async def accept(self, listener: socket.socket) -> None:
+        assert self.nursery is not None
+        while True:
+            await trio.lowlevel.wait_readable(listener)
+            while True:
+                try:
+                    sock, _ = listener.accept()
+                except BlockingIOError:
+                    break
+                sock.setblocking(False)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as trio's SocketStream (and the server)
+                self.nursery.start_soon(self.handle, PlainConn(sock))
+
+    async def handle(self, conn: PlainConn) -> None:
+        sock = conn.sock
+        decoder = FrameDecoder()
+        try:
+            while True:
+                await trio.lowlevel.wait_readable(sock)
+                try:
+                    data = sock.recv(65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    break
+                if not data:
+                    break
+                for frame in decoder.feed(data):
+                    kind, request_id = frame["kind"], frame.get("id")
+                    if kind == "join":
+                        conn.table = self.tables.setdefault(frame["table"], [])
+                        conn.seat = len(conn.table)
+                        conn.table.append(conn)
+                        self.send(conn, encode({"kind": "ok", "id": request_id, "table": frame["table"], "seat": conn.seat}))
+                        continue
+                    if kind == "swap" and conn.table is not None:
+                        event = {"kind": "swapped", "seat": conn.seat, "slot": frame["slot"], "give": frame["give"]}
+                        self.fan_out(conn.table, {**event, "take": frame["take"]})
+                    elif kind == "choose_emoji":
+                        self.hold_channel(conn, frame["sign"])
+                    self.send(conn, encode({"kind": "ok", "id": request_id}))
+        finally:
+            if conn.table is not None:
+                conn.table.remove(conn)
+            conn.table = None
+            conn.out.clear()
+            trio.lowlevel.notify_closing(sock)
+            sock.close()
+
+    async def serve(self) -> None:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((HOST, 0))
+        listener.listen(4096)
+        listener.setblocking(False)
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            trio.lowlevel.add_instrument(self)
+            nursery.start_soon(self.run_pulses)
+            nursery.start_soon(self.accept, listener)
+            print(f"relay (plain) listening on {HOST}:{listener.getsockname()[1]}", flush=True)
+
+
+def serve_relay(writer: str, pace: float, slack: float) -> None:
+    """A relay until SIGTERM. Its loop is watched as the server's is (``quatro_server.quiet.LoopWatch``: two clock
+    reads per scheduler pass): SIGUSR1 logs its longest pass since the last one, then starts afresh."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")  # stderr, read for loop_stats
+    watch = LoopWatch()
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
+            watch.install()
+            nursery.start_soon(report_on_usr1)
+            if writer == "plain":
+                nursery.start_soon(PlainRelay(pace, slack).serve)
+                return
+            relay = Relay(writer, pace)
             if writer == "flusher":
                 trio.lowlevel.add_instrument(relay)
             listeners = await trio.open_tcp_listeners(0, host=HOST)
             print(f"relay ({writer}) listening on {HOST}:{listeners[0].socket.getsockname()[1]}", flush=True)
             nursery.start_soon(trio.serve_listeners, relay.handle, listeners)
 
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))  # nothing to flush: the benchmark already hung up
+    async def report_on_usr1() -> None:
+        # SIGTERM through the same receiver, so that a SIGUSR1 sent before it is reported before the relay stops.
+        with trio.open_signal_receiver(signal.SIGUSR1, signal.SIGTERM) as signals:
+            async for signum in signals:
+                if signum == signal.SIGTERM:
+                    os._exit(0)  # nothing to flush: the benchmark already hung up
+                watch.report()
+                watch.reset()
+
     trio.run(main)
 
 
@@ -1104,12 +1308,15 @@ def summary_json(
             "process_us_per_msg": round(q.process_us_per_delivery, 2),
         }
         for relay in relays:
-            row[f"{relay.replace('-', '_')}_us_per_msg"] = round(results[relay, tables].us_per_delivery, 2)
-        if "relay-flusher" in relays:
-            row["ratio_to_flusher"] = round(statistics.median(rounds["relay-flusher", tables]), 2)
-            row["ratio_to_flusher_rounds"] = [round(r, 2) for r in rounds["relay-flusher", tables]]
-        if "relay" in relays:
-            row["ratio_to_naive"] = round(statistics.median(rounds["relay", tables]), 2)
+            r, key = results[relay, tables], relay.replace("-", "_")
+            row[f"{key}_us_per_msg"] = round(r.us_per_delivery, 2)
+            row[f"{key}_p99_ms"] = None if r.latency_ms(0.99) is None else round(r.latency_ms(0.99), 2)
+            row[f"{key}_longest_batch_ms"] = r.loop.get("longest_batch_ms")
+            row[f"{key}_longest_gc_ms"] = r.loop.get("longest_gc_ms")  # a long pass may be one collection
+        for relay in relays:  # the server over each relay: the median of the rounds' ratios, and each round's
+            name = _writer(relay)
+            row[f"ratio_to_{name}"] = round(statistics.median(rounds[relay, tables]), 2)
+            row[f"ratio_to_{name}_rounds"] = [round(r, 2) for r in rounds[relay, tables]]
         p50, p99 = q.latency_ms(0.5), q.latency_ms(0.99)
         row.update(
             tables_per_core=round(1e6 / (q.us_per_delivery * demand)),
@@ -1136,6 +1343,11 @@ def summary_json(
         "deliveries_per_table_per_s_standard_pace": round(demand, 1),
         "sizes": rows,
     }
+
+
+def _writer(relay: str) -> str:
+    """A relay target's writer: relay -> naive, relay-plain -> plain."""
+    return relay.split("-", 1)[1] if "-" in relay else "naive"
 
 
 def _median_run(runs: list[Result]) -> Result:
@@ -1173,6 +1385,10 @@ def print_summary(
             file=out,
             flush=True,
         )
+        targets = ["quatro", *relays]
+        p99 = ", ".join(f"{t} {_ms(results[t, tables].latency_ms(0.99))}" for t in targets)
+        passes = ", ".join(f"{t} {_ms(results[t, tables].loop.get('longest_batch_ms'))}" for t in targets)
+        print(f"{'':>13} p99 swap -> own update (ms): {p99}; longest pass (ms): {passes}", file=out, flush=True)
 
 
 def _ratio(results: dict[tuple[str, int], Result], rounds: dict[tuple[str, int], list[float]] | None, relay: str, tables: int) -> str:
@@ -1182,7 +1398,7 @@ def _ratio(results: dict[tuple[str, int], Result], rounds: dict[tuple[str, int],
     return text if len(each) == 1 else f"{text} (rounds: {', '.join(f'{r:.2f}' for r in each)})"
 
 
-WRITERS = ("naive", "coalesce", "flusher")
+WRITERS = ("naive", "coalesce", "flusher", "plain")
 
 
 def main() -> int:
@@ -1193,9 +1409,11 @@ def main() -> int:
     parser.add_argument("--pace", type=float, default=3.0, help="play this many times faster than the standard timing")
     parser.add_argument(
         "--relays",
-        default="naive,flusher",
+        default="plain,flusher",
         help="relay writers to measure, comma-separated, or none: naive (one send_all per frame), "
-        "coalesce (one send_all per wake-up), flusher (one task sends for every connection, like the server)",
+        "coalesce (one send_all per wake-up), flusher (one task sends for every connection, like the server), "
+        "plain (the hardest floor: raw socket reads, one buffer per connection flushed once per pass, one pulse "
+        "timer with the server's slack)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document (the table to stderr)")
     parser.add_argument("--gc-thresholds", default="", help="the server's collector thresholds, e.g. 700,10,10 (Python's)")
@@ -1240,7 +1458,7 @@ def main() -> int:
     parser.add_argument("--serve-relay", metavar="WRITER", choices=WRITERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_relay:
-        serve_relay(args.serve_relay, args.pace)
+        serve_relay(args.serve_relay, args.pace, float(args.timer_slack) if args.timer_slack else TIMER_SLACK)
         return 0
     sizes = [int(n) for n in args.tables.split(",")]
     writers = [] if args.relays == "none" else args.relays.split(",")

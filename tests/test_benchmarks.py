@@ -23,28 +23,39 @@ def _bench(script: str, *args: str, timeout: float = 60) -> subprocess.Completed
 
 
 def test_server_fanout_benchmark_runs():
-    """One table at twenty times the standard pace, for half a second: the bare relay, then the real server."""
-    result = _bench("server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20")
+    """One table at twenty times the standard pace, for half a second: every relay writer, then the real server."""
+    result = _bench("server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20",
+                    "--relays", "naive,coalesce,flusher,plain", timeout=90)
     out = result.stdout
-    for target in ("relay", "quatro"):
+    targets = ("relay", "relay-coalesce", "relay-flusher", "relay-plain", "quatro")
+    for target in targets:
         row = re.search(rf"^  {target} +1 +8 +(\d+) +[\d.]+% +([\d.]+) ", out, re.MULTILINE)
         assert row, f"no figures for {target}:\n{out}"
         assert int(row.group(1)) > 0, f"{target} delivered nothing:\n{out}"
-    summary = re.search(r"1 tables: quatro [\d.]+ µs / relay [\d.]+ µs = [\d.]+x.*tables per core", out)
+    summary = re.search(r"1 tables: quatro [\d.]+ µs / relay [\d.]+ µs = [\d.]+x.*/ relay-plain [\d.]+ µs = [\d.]+x"
+                        r".*tables per core", out)
     assert summary, out
+    # Every target's tail and longest pass (the relays watch their loop as the server does).
+    tails = re.search(r"p99 swap -> own update \(ms\): (.*); longest pass \(ms\): (.*)$", out, re.MULTILINE)
+    assert tails, out
+    for figures in tails.groups():
+        assert [name for name, _ in (f.split() for f in figures.split(", "))] == ["quatro", *targets[:-1]], out
+        assert all(re.fullmatch(r"[\d.]+", f.split()[1]) for f in figures.split(", ")), out
 
 
 def test_server_fanout_benchmark_prints_its_figures_as_json():
-    """The figures the performance goals are read from: the server beside the flusher relay, same run."""
+    """The figures the performance goals are read from: the server beside the plain and the flusher relay, same run."""
     result = _bench(
         "server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20", "--json", timeout=90
     )
     report = json.loads(result.stdout)
     (row,) = report["sizes"]
     assert row["tables"] == 1 and row["deliveries_per_s"] > 0, report
-    assert row["us_per_msg"] > 0 and row["relay_flusher_us_per_msg"] > 0 and row["relay_us_per_msg"] > 0, report
+    assert row["us_per_msg"] > 0 and row["relay_flusher_us_per_msg"] > 0 and row["relay_plain_us_per_msg"] > 0, report
     # The ratio comes from the unrounded figures; the two printed beside it are each rounded to 0.01 µs.
-    assert abs(row["ratio_to_flusher"] - row["us_per_msg"] / row["relay_flusher_us_per_msg"]) < 0.011, report
+    for relay in ("flusher", "plain"):
+        assert abs(row[f"ratio_to_{relay}"] - row["us_per_msg"] / row[f"relay_{relay}_us_per_msg"]) < 0.011, report
+        assert row[f"relay_{relay}_p99_ms"] > 0 and row[f"relay_{relay}_longest_batch_ms"] > 0, report
     assert row["tables_per_core"] > 0 and row["p50_ms"] is not None and row["p99_ms"] >= row["p50_ms"], report
     assert row["bytes_per_seat_per_s"] > 0 and row["bytes_per_update"] > 0, report
     assert row["longest_batch_ms"] is not None and row["longest_batch_ms"] > 0, report  # the server's loop_stats
@@ -52,7 +63,7 @@ def test_server_fanout_benchmark_prints_its_figures_as_json():
     (worker,) = row["generator"]  # the lean load generator says what it cost and whether it kept up
     assert 0 < worker["cpu_share"] < 1 and worker["swaps_sent"] > 0 and worker["lag_p99_ms"] is not None, report
     assert worker["skipped_awaiting_reply"] + worker["skipped_no_view"] < worker["swaps_sent"], report
-    assert "relay-flusher" in result.stderr  # the table still shows every target
+    assert "relay-flusher" in result.stderr and "relay-plain" in result.stderr  # the table still shows every target
 
 
 def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
