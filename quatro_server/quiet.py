@@ -55,9 +55,9 @@ TRACE_FROM = 0.002
 
 
 #: What a pass did, read as plain counts the server keeps anyway (``Server.pass_reading``): requests read, tables
-#: ticked and the seconds in the tables' timer, sends and the seconds in the flush, the journal writer's CPU seconds.
+#: ticked and the seconds in the tables' timer, sends and the seconds in the flush.
 #: A pass's share is the difference of two readings.
-Reading = tuple[int, int, float, int, float, float]
+Reading = tuple[int, int, float, int, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,17 +65,21 @@ class Pass:
     """One long pass of the run loop and where it went (milliseconds, counts)."""
 
     ms: float
-    cpu_ms: float  # the loop thread's own CPU time: ms - cpu_ms is time off the CPU (another thread, the machine)
+    #: The loop thread's own CPU time, and the journal writer's, when measured (``LoopWatch(cpu=...)``): a pass much
+    #: longer than its CPU time was held off the core (the writer's hold on the interpreter's lock, or the machine).
+    cpu_ms: float | None
     timer_ms: float
     ticks: int
     flush_ms: float
     sends: int
     frames_in: int
-    writer_ms: float
+    writer_ms: float | None
 
     def line(self) -> str:
-        return (f"{self.ms:.1f}ms(cpu {self.cpu_ms:.1f}, timer {self.timer_ms:.1f}/{self.ticks}t, "
-                f"flush {self.flush_ms:.1f}/{self.sends}w, in {self.frames_in}, writer {self.writer_ms:.1f})")
+        cpu = "" if self.cpu_ms is None else f"cpu {self.cpu_ms:.1f}, "
+        writer = "" if self.writer_ms is None else f", writer {self.writer_ms:.1f}"
+        return (f"{self.ms:.1f}ms({cpu}timer {self.timer_ms:.1f}/{self.ticks}t, flush {self.flush_ms:.1f}/{self.sends}w, "
+                f"in {self.frames_in}{writer})")
 
 
 class LoopWatch(trio.abc.Instrument):
@@ -89,11 +93,13 @@ class LoopWatch(trio.abc.Instrument):
 
     With a probe (``Server.pass_reading``), a pass longer than ``TRACE_FROM`` is kept, among the ``LONGEST_KEPT`` longest,
     with its requests read, the tables its timer ticked and the time that took, the sends of its flush and their
-    time, the journal writer's CPU time meanwhile, and the loop thread's own CPU time: a pass much longer than its
-    CPU time was held off the core (by the writer's hold on the interpreter's lock, or by the machine)."""
+    time. With ``cpu`` (the journal writer's CPU clock; the server passes it at log level debug), also the loop
+    thread's own CPU time and the writer's in each pass: three clock reads more a pass, about a microsecond and a
+    half, which at hundreds of tables is a share of the loop worth keeping off by default."""
 
-    def __init__(self, probe: Callable[[], Reading] | None = None) -> None:
+    def __init__(self, probe: Callable[[], Reading] | None = None, cpu: Callable[[], float] | None = None) -> None:
         self.probe = probe
+        self.cpu = cpu
         self.longest_batch = 0.0
         self.batches = 0
         self.longest_gc = 0.0
@@ -101,15 +107,16 @@ class LoopWatch(trio.abc.Instrument):
         self.histogram = [0] * (len(PASS_BUCKETS) + 1)
         self.longest: list[tuple[float, int, Pass]] = []  # a min-heap of the longest passes kept
         self._batch_started = 0.0
-        self._cpu_started = 0.0
-        self._at_start: Reading = (0, 0, 0.0, 0, 0.0, 0.0)
+        self._cpu_started = (0.0, 0.0)
+        self._at_start: Reading = (0, 0, 0.0, 0, 0.0)
         self._gc_started = 0.0
 
     def after_io_wait(self, timeout: float) -> None:
         self._batch_started = time.perf_counter()
-        self._cpu_started = time.thread_time()
         if self.probe is not None:
             self._at_start = self.probe()
+            if self.cpu is not None:
+                self._cpu_started = (time.thread_time(), self.cpu())
 
     def before_io_wait(self, timeout: float) -> None:
         if not self._batch_started:
@@ -127,12 +134,15 @@ class LoopWatch(trio.abc.Instrument):
             log.warning("stall ms=%.1f", took * 1000)
 
     def _keep(self, took: float) -> None:
-        cpu = time.thread_time() - self._cpu_started
+        cpu = writer = None
+        if self.cpu is not None:
+            cpu = (time.thread_time() - self._cpu_started[0]) * 1000
+            writer = (self.cpu() - self._cpu_started[1]) * 1000
         assert self.probe is not None
         now = self.probe()
         d = [b - a for a, b in zip(self._at_start, now)]
-        kept = Pass(ms=took * 1000, cpu_ms=cpu * 1000, timer_ms=d[2] * 1000, ticks=int(d[1]), flush_ms=d[4] * 1000,
-                    sends=int(d[3]), frames_in=int(d[0]), writer_ms=d[5] * 1000)
+        kept = Pass(ms=took * 1000, cpu_ms=cpu, timer_ms=d[2] * 1000, ticks=int(d[1]), flush_ms=d[4] * 1000,
+                    sends=int(d[3]), frames_in=int(d[0]), writer_ms=writer)
         entry = (took, self.batches, kept)
         if len(self.longest) < LONGEST_KEPT:
             heapq.heappush(self.longest, entry)

@@ -347,9 +347,12 @@ class Server:
 
     def pass_reading(self) -> Reading:
         """The counts a pass of the run loop is traced by (``quatro_server.quiet.LoopWatch``)."""
+        return self.frames_in, self.ticks, self.timer_seconds, self.flusher.sends, self.flusher.seconds
+
+    def writer_cpu(self) -> float:
+        """CPU seconds of the journal's writer thread so far (0 without a journal): the loop's trace, at debug."""
         journal = self.lobby.journal
-        return (self.frames_in, self.ticks, self.timer_seconds, self.flusher.sends, self.flusher.seconds,
-                journal.cpu_seconds() if journal is not None else 0.0)
+        return journal.cpu_seconds() if journal is not None else 0.0
 
     # --- tables --------------------------------------------------------------------------------
 
@@ -979,7 +982,7 @@ async def run(
     endpoint is its owner's to serve). ``admin``: the operator's socket (``quatro_server.admin``), served beside the
     game; a drain it asks for ends in the same goodbye."""
     server = Server(lobby, config)
-    watch = LoopWatch(server.pass_reading)
+    watch = LoopWatch(server.pass_reading, server.writer_cpu if log.isEnabledFor(logging.DEBUG) else None)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGUSR1) as signals:
         async with trio.open_nursery() as nursery:
             if metrics is not None:
