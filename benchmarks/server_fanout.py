@@ -72,6 +72,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -926,6 +927,24 @@ class RelayConn:
             pass
 
 
+
+def relay_answer(relay: Any, conn: Any, frame: dict[str, Any], hold: Callable[[Any, str], None]) -> None:
+    """One request at a relay, whichever writer: ``join`` seats the connection, ``swap`` fans one update out to its
+    table, ``choose_emoji`` holds its channel (``hold``: the relay's own pulses); each is answered ``ok``."""
+    kind, request_id = frame["kind"], frame.get("id")
+    if kind == "join":
+        conn.table = relay.tables.setdefault(frame["table"], [])
+        conn.seat = len(conn.table)
+        conn.table.append(conn)
+        relay.reply(conn, {"kind": "ok", "id": request_id, "table": frame["table"], "seat": conn.seat})
+        return
+    if kind == "swap" and conn.table is not None:
+        event = {"kind": "swapped", "seat": conn.seat, "slot": frame["slot"], "give": frame["give"]}
+        relay.fan_out(conn.table, {**event, "take": frame["take"]})
+    elif kind == "choose_emoji":
+        hold(conn, frame["sign"])
+    relay.reply(conn, {"kind": "ok", "id": request_id})
+
 class Relay(trio.abc.Instrument):
     """Answers every request ``ok``; a swap fans one update out to the table, a held channel pulses it."""
 
@@ -972,19 +991,7 @@ class Relay(trio.abc.Instrument):
                     if not data:
                         break
                     for frame in decoder.feed(data):
-                        kind, request_id = frame["kind"], frame.get("id")
-                        if kind == "join":
-                            conn.table = self.tables.setdefault(frame["table"], [])
-                            conn.seat = len(conn.table)
-                            conn.table.append(conn)
-                            self.reply(conn, {"kind": "ok", "id": request_id, "table": frame["table"], "seat": conn.seat})
-                            continue
-                        if kind == "swap" and conn.table is not None:
-                            event = {"kind": "swapped", "seat": conn.seat, "slot": frame["slot"], "give": frame["give"]}
-                            self.fan_out(conn.table, {**event, "take": frame["take"]})
-                        elif kind == "choose_emoji":
-                            nursery.start_soon(self.pulse, conn, frame["sign"])
-                        self.reply(conn, {"kind": "ok", "id": request_id})
+                        relay_answer(self, conn, frame, lambda c, sign: nursery.start_soon(self.pulse, c, sign))
                 nursery.cancel_scope.cancel()
         finally:
             if conn.table is not None:
@@ -1091,6 +1098,9 @@ class PlainRelay(trio.abc.Instrument):
             conn.queued = True
             self.dirty.append(conn)
 
+    def reply(self, conn: PlainConn, message: dict[str, Any]) -> None:
+        self.send(conn, encode(message))
+
     def fan_out(self, table: list[PlainConn], event: dict[str, Any]) -> None:
         frame = encode({**self.template, "events": [event]})  # one encode per batch, as ``Relay``
         for conn in table:
@@ -1190,19 +1200,7 @@ class PlainRelay(trio.abc.Instrument):
                 if not data:
                     break
                 for frame in decoder.feed(data):
-                    kind, request_id = frame["kind"], frame.get("id")
-                    if kind == "join":
-                        conn.table = self.tables.setdefault(frame["table"], [])
-                        conn.seat = len(conn.table)
-                        conn.table.append(conn)
-                        self.send(conn, encode({"kind": "ok", "id": request_id, "table": frame["table"], "seat": conn.seat}))
-                        continue
-                    if kind == "swap" and conn.table is not None:
-                        event = {"kind": "swapped", "seat": conn.seat, "slot": frame["slot"], "give": frame["give"]}
-                        self.fan_out(conn.table, {**event, "take": frame["take"]})
-                    elif kind == "choose_emoji":
-                        self.hold_channel(conn, frame["sign"])
-                    self.send(conn, encode({"kind": "ok", "id": request_id}))
+                    relay_answer(self, conn, frame, self.hold_channel)
         finally:
             if conn.table is not None:
                 conn.table.remove(conn)
