@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from quatro_server.datadir import default_data_dir as default_data_dir  # the journal lives in the data directory
 from quatro_server.journal.codec import Codec, json_text
@@ -301,38 +301,42 @@ def read_journal(path: Path) -> list[SavedTable]:
     return tables
 
 
-def _merged(statements: Iterator[Statement]) -> Iterator[Statement]:
+def _merged(statements: Iterator[tuple[str, Sequence[Any], bool]]) -> Iterator[tuple[str, Sequence[Any], bool]]:
     """The same statements, in the same order, with runs of one single-row ``INSERT ... VALUES (...)`` made into
-    multi-row INSERTs: one statement (one step of SQLite, one hand-over of the interpreter's lock) per run."""
-    run_sql, rows = "", 0
+    multi-row INSERTs: one statement (one step of SQLite, one hand-over of the interpreter's lock) per run. The flag
+    beside each says whether a parameter of it is still to be encoded (``Later``)."""
+    run_sql, rows, run_lazy = "", 0, False
     run_params: list[Any] = []
-    for sql, params in statements:
+    for sql, params, lazy in statements:
         if sql == run_sql and rows < ROWS_PER_INSERT:
             run_params.extend(params)
             rows += 1
+            run_lazy = run_lazy or lazy
             continue
         if rows:
-            yield _rows(run_sql, rows), tuple(run_params)
+            yield _rows(run_sql, rows), run_params, run_lazy
             rows = 0
         if sql.startswith("INSERT") and sql.endswith(")") and sql.count("VALUES (") == 1:
-            run_sql, run_params, rows = sql, list(params), 1
+            run_sql, run_params, rows, run_lazy = sql, list(params), 1, lazy
         else:
             run_sql = ""
-            yield sql, params
+            yield sql, params, lazy
     if rows:
-        yield _rows(run_sql, rows), tuple(run_params)
+        yield _rows(run_sql, rows), run_params, run_lazy
 
 
-def _statements(items: list[tuple[Statement, ...] | MoveRow]) -> Iterator[Statement]:
-    """The statements of the queued items, in order: a routine move's row as its ``INSERT``, its action and events
-    encoded here, on the writer's thread, by the game's codec."""
+def _statements(items: list[tuple[Statement, ...] | MoveRow]) -> Iterator[tuple[str, Sequence[Any], bool]]:
+    """The statements of the queued items, in order, each with whether a parameter is still to be encoded: a
+    routine move's row as its ``INSERT``, its action and events encoded here, on the writer's thread, by the game's
+    codec (nothing left to encode); a statement's ``Later`` parameters are encoded as it is executed."""
     for item in items:
         if type(item[0]) is int:  # a MoveRow (its table id first); statements start with their SQL
             table_id, n, at, kind, seat, action, emits, codec = item
             encoded = None if action is None else codec.encode_action(action)  # None: time passing
-            yield INSERT_MOVE, (table_id, n, at, kind, seat, encoded, codec.encode_events(emits))
+            yield INSERT_MOVE, (table_id, n, at, kind, seat, encoded, codec.encode_events(emits)), False
         else:
-            yield from item  # type: ignore[misc]
+            for sql, params in cast("tuple[Statement, ...]", item):
+                yield sql, params, any(type(p) is Later for p in params)
 
 
 def _rows(sql: str, rows: int) -> str:
@@ -548,8 +552,8 @@ class Journal:
         """Commit ``items`` in one transaction; the error if it failed (rolled back: nothing of them is written)."""
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for sql, params in _merged(_statements(items)):
-                conn.execute(sql, [p.encode(p.value) if isinstance(p, Later) else p for p in params])
+            for sql, params, lazy in _merged(_statements(items)):
+                conn.execute(sql, [p.encode(p.value) if type(p) is Later else p for p in params] if lazy else params)
             conn.execute("COMMIT")
             return None
         except Exception as exc:  # a full disk, an I/O error: never let the writer die silently
