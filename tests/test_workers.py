@@ -116,6 +116,23 @@ async def on_each_worker(supervisor: Supervisor, names: tuple[str, str]) -> tupl
             await second.aclose()
 
 
+async def spread_over_both(supervisor: Supervisor) -> list[TestClient]:
+    """Clients of the public port, each held open, until both workers have taken some. Which worker accepts a
+    connection is the kernel's choice (the first awake), so a fixed number may all land on one; a worker that takes
+    none within 10 s is not accepting."""
+    clients: list[TestClient] = []
+    held: set[int] = set()
+    with trio.fail_after(10):
+        while held != {1, 2}:
+            c = await TestClient.connect(supervisor.port, f"p{len(clients)}")
+            assert (await c.request(p.LIST_TABLES))["kind"] == p.OK
+            clients.append(c)
+            held.add(supervisor.holder(c))
+            if len(clients) % 8 == 0:
+                await trio.sleep(0.05)
+    return clients
+
+
 async def listed(client: TestClient, table: int, present: bool = True, seconds: float = 10) -> None:
     """Wait until ``client``'s lobby lists ``table`` (or, ``present`` False, no longer does)."""
     with trio.fail_after(seconds):
@@ -137,17 +154,7 @@ async def test_workers_share_the_public_port_and_a_join_on_the_other_worker_is_m
         first = next(line for line in supervisor.out.splitlines() if "127.0.0.1:" in line)
         assert "quatro join" in first
         assert "redis.sock" in " ".join(supervisor.workers()[1].cmdline())
-        # Which worker accepts a connection is the kernel's choice (the first awake), so the clients keep coming,
-        # each held open, until both workers have taken some: within seconds, or a worker is not accepting.
-        held: list[int] = []
-        with trio.fail_after(10):
-            while set(held) != {1, 2}:
-                c = await TestClient.connect(supervisor.port, f"p{len(clients)}")
-                assert (await c.request(p.LIST_TABLES))["kind"] == p.OK
-                clients.append(c)
-                held.append(supervisor.holder(c))
-                if len(clients) % 8 == 0:
-                    await trio.sleep(0.05)
+        clients = await spread_over_both(supervisor)
         for c in clients:
             await c.aclose()
         second = await trio.run_process(
@@ -257,9 +264,8 @@ async def test_sigterm_to_the_supervisor_stops_every_worker_with_a_goodbye(tmp_p
     first = free_ports(2)
     supervisor = await start_supervisor(tmp_path, "--worker-ports", str(first))
     assert {supervisor.private_port(w) for w in supervisor.workers().values()} == {first, first + 1}
-    clients = [await TestClient.connect(supervisor.port, f"p{n}") for n in range(8)]
+    clients = await spread_over_both(supervisor)
     pids = [w.pid for w in supervisor.workers().values()]
-    assert {supervisor.holder(c) for c in clients} == {1, 2}
     supervisor.proc.send_signal(signal.SIGTERM)
     for c in clients:
         frame = None
