@@ -446,12 +446,31 @@ class Result:
         return samples[min(len(samples) - 1, int(round(q * (len(samples) - 1))))] * 1000
 
 
+def placed(boost: int = 0, cores: set[int] | None = None) -> None:
+    """Where this process runs: ``boost`` nice levels above normal (``--boost``), on ``cores`` alone (``--pin``)."""
+    if boost:
+        os.nice(-boost)
+    if cores:
+        os.sched_setaffinity(0, cores)
+
+
+def pinned_cores(pin: bool) -> tuple[set[int] | None, set[int] | None]:
+    """With ``--pin``, the target's core (the first this process may use) and the load's (the others); else none."""
+    if not pin:
+        return None, None
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        raise SystemExit("--pin needs two cores: one for the target, the rest for the load")
+    return {usable[0]}, set(usable[1:])
+
+
 class Target:
     """A server process on 127.0.0.1: started, measured, always stopped."""
 
-    def __init__(self, command: list[str], boost: int = 0) -> None:
+    def __init__(self, command: list[str], boost: int = 0, cores: set[int] | None = None) -> None:
         self.command = command
         self.boost = boost  # run this much above the normal priority (``--boost``)
+        self.cores = cores  # run on these cores alone (``--pin``)
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
         self.metrics_port = 0  # its metrics endpoint (``quatro+metrics``), printed before the game port
@@ -466,11 +485,14 @@ class Target:
         return {k: float(v) for k, v in pairs.items() if re.fullmatch(r"[\d.]+", v)}
 
     def __enter__(self) -> Target:
-        boost = self.boost
+        boost, cores = self.boost, self.cores
         self.process = subprocess.Popen(
             self.command, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, stdin=subprocess.DEVNULL, text=True,
-            preexec_fn=(lambda: os.nice(-boost)) if boost else None,
+            preexec_fn=(lambda: placed(boost, cores)) if boost or cores else None,
         )
+        if cores and os.sched_getaffinity(self.process.pid) != cores:
+            self.__exit__()
+            raise RuntimeError(f"the target was not placed on cores {sorted(cores)}")
         deadline = time.monotonic() + CONNECT_TIMEOUT
         assert self.process.stdout is not None
         while time.monotonic() < deadline:
@@ -580,14 +602,14 @@ async def _worker_setup(target: str, port: int, first: int, count: int, timing: 
 
 
 def lean_worker(
-    control: Any, target: str, port: int, first: int, count: int, pace: float, seed: int, boost: int = 0
+    control: Any, target: str, port: int, first: int, count: int, pace: float, seed: int, boost: int = 0,
+    cores: set[int] | None = None,
 ) -> None:
     """One load process: seat ``count`` tables (from table ``first``), then play them until told to stop."""
     import select
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if boost:
-        os.nice(-boost)
+    placed(boost, cores)
     timing = paced_timing(pace)
     stats = Stats()
     try:
@@ -742,7 +764,8 @@ def drive_lean_load(
     for k, count in enumerate(shares):
         parent, child = context.Pipe()
         worker = context.Process(
-            target=lean_worker, args=(child, target, port, first, count, args.pace, tables * 1000 + k, args.boost),
+            target=lean_worker, args=(child, target, port, first, count, args.pace, tables * 1000 + k, args.boost,
+                  pinned_cores(args.pin)[1]),
             daemon=True,
         )
         worker.start()
@@ -814,7 +837,7 @@ def lean_result(target: str, tables: int, reports: list[WorkerReport], window: f
 def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: Timing, timing_file: Path) -> Result:
     """``run_target`` with the load in ``args.procs`` worker processes (the lean generator)."""
     command = _target_command(target, tables, args, timing_file)
-    server = Target(command, args.boost)
+    server = Target(command, args.boost, pinned_cores(args.pin)[0])
     with server:
         assert server.process is not None
         pid = server.process.pid
@@ -1440,6 +1463,11 @@ def main() -> int:
         "machine busy with other work, the tail then shows the server rather than the other work preempting it",
     )
     parser.add_argument(
+        "--pin", action="store_true",
+        help="run the target on one core alone and the load on the others (the lean generator only): the server's "
+        "figures are one core's, and the load never takes that core from it",
+    )
+    parser.add_argument(
         "--rounds",
         type=int,
         default=1,
@@ -1458,6 +1486,9 @@ def main() -> int:
     if args.serve_relay:
         serve_relay(args.serve_relay, args.pace, float(args.timer_slack) if args.timer_slack else TIMER_SLACK)
         return 0
+    if args.pin and not args.procs:
+        parser.error("--pin places the load processes: it needs --procs 1 or more")
+    pinned_cores(args.pin)  # refused here, before any run, on a machine with one core
     sizes = [int(n) for n in args.tables.split(",")]
     writers = [] if args.relays == "none" else args.relays.split(",")
     if not set(writers) <= set(WRITERS):
@@ -1507,7 +1538,10 @@ def main() -> int:
     if args.json:
         report = summary_json(results, sizes, relays, args.pace, rounds)
         slack = float(args.timer_slack) if args.timer_slack else TIMER_SLACK
-        report.update(load_processes=args.procs, boost=args.boost, rounds=args.rounds, timer_slack=slack)
+        target_cores, load_cores = pinned_cores(args.pin)
+        report.update(load_processes=args.procs, boost=args.boost, target_cores=sorted(target_cores or ()),
+                      load_cores=sorted(load_cores or ()), rounds=args.rounds,
+                      timer_slack=slack)
         print(json.dumps(report, indent=2), flush=True)
     return 0
 

@@ -165,6 +165,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document (the table to stderr)")
     args = parser.parse_args()
     args.boost = 0  # the load generator's option: never raised above the others here
+    args.pin = False  # nor pinned: the workers are spread over the cores themselves
     sizes = [int(n) for n in args.tables.split(",")]
     counts = [int(n) for n in args.workers.split(",")]
     out = sys.stderr if args.json else sys.stdout

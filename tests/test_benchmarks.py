@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -80,6 +81,20 @@ def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
     assert row["ratio_to_flusher"] == sorted(each)[1], report
     targets = re.findall(r"^  (relay-flusher|quatro) ", result.stderr, re.MULTILINE)
     assert targets == ["relay-flusher", "quatro"] * 3, result.stderr  # alternating, not one target's runs in a row
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="--pin needs two cores")
+def test_server_fanout_benchmark_pins_the_target_to_one_core_and_the_load_to_the_others():
+    """``--pin``: one core's figures, the load never on it (the benchmark checks the target's placement as it starts)."""
+    result = _bench("server_fanout.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1", "--pace", "20",
+                    "--relays", "plain", "--pin", "--json", timeout=90)
+    report = json.loads(result.stdout)
+    assert len(report["target_cores"]) == 1 and report["load_cores"], report
+    assert not set(report["target_cores"]) & set(report["load_cores"]), report
+    assert report["sizes"][0]["relay_plain_us_per_msg"] > 0 and report["sizes"][0]["us_per_msg"] > 0, report
+    refused = subprocess.run([sys.executable, "benchmarks/server_fanout.py", "--pin", "--procs", "0"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "--pin" in refused.stderr, refused.stderr
 
 
 def test_server_fanout_benchmark_measures_the_server_with_metrics_on_and_off():
