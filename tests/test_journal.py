@@ -144,6 +144,28 @@ def test_a_table_before_its_match_comes_back_with_its_seats_host_and_password(tm
     journal2.close()
 
 
+def test_a_new_table_s_row_is_committed_with_its_host_s_seat_never_alone(tmp_path, monkeypatch):
+    """The writer may commit between any two writes; a table on the disk without its seats would come back empty
+    (and be closed). So its row and its creator's seat are one write."""
+    lobby, journal, _ = open_lobby(tmp_path, 0.0)
+    writes: list[tuple[str, ...]] = []
+    original = journal.write
+
+    def write(*statements: store.Statement) -> None:
+        writes.append(tuple(sql for sql, _ in statements))
+        original(*statements)
+
+    monkeypatch.setattr(journal, "write", write)
+    created = ask(lobby, Peer("ann"), 0.0, p.CREATE_TABLE, players=4, timing="steady")
+    with_row = [w for w in writes if any(sql.startswith("INSERT INTO tables") for sql in w)]
+    assert len(with_row) == 1 and any("INTO seats" in sql for sql in with_row[0]), writes
+    assert journal.flush()
+    journal.close()
+    _, journal2, (room,) = open_lobby(tmp_path, 1.0)
+    assert room.id == created["table"] and room.seats[0].name == "ann"
+    journal2.close()
+
+
 def test_r20_the_point_is_on_disk_before_anyone_is_told(tmp_path):
     """Every update that tells a round's end is sent after the journal holds its score (read by another connection)."""
     lobby, journal, _ = open_lobby(tmp_path, 0.0)

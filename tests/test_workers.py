@@ -98,8 +98,8 @@ def log_of(tmp_path: Path) -> str:
 
 
 def journalled(worker_dir, table: int) -> bool:
-    """Whether the worker's journal holds ``table`` and its first seat yet (its writer commits them a moment after
-    the table is made, not always in one transaction: a table restored without its seats is an empty one, closed)."""
+    """Whether the worker's journal holds ``table`` and its first seat yet (its writer commits them, in one
+    transaction, a moment after the table is made)."""
     with sqlite3.connect(f"file:{worker_dir / 'journal.sqlite3'}?mode=ro", uri=True) as db:
         return (db.execute("SELECT count(*) FROM tables WHERE id = ?", (table,)).fetchone()[0] == 1
                 and db.execute("SELECT count(*) FROM seats WHERE table_id = ?", (table,)).fetchone()[0] >= 1)

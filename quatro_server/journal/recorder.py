@@ -36,9 +36,11 @@ SeatRecord = tuple[str | None, str | None, str | None, int]
 class Recorder:
     """The journal of one table: its seats, and its matches move by move."""
 
-    __slots__ = ("journal", "table_id", "codec", "table", "held", "look_at", "missed", "told", "_moves", "_routine")
+    __slots__ = ("journal", "table_id", "codec", "table", "held", "look_at", "missed", "told", "_moves", "_routine",
+                 "_row")
 
-    def __init__(self, journal: Journal, table_id: int, codec: Codec, next_move: int = 0) -> None:
+    def __init__(self, journal: Journal, table_id: int, codec: Codec, next_move: int = 0,
+                 row: Statement | None = None) -> None:
         self.journal = journal
         self.table_id = table_id
         self.codec = codec
@@ -55,12 +57,17 @@ class Recorder:
         self.told: tuple[int, ...] = ()
         self._moves = count(next_move)
         self._routine = codec.routine  # asked for every move: looked up once
+        #: A new table's own row (``Journal.table_row``), written with its first seats; None once written or restored.
+        self._row = row
 
     # --- the room --------------------------------------------------------------------------------
 
     def seating(self, host: int | None, seats: Iterable[SeatRecord]) -> None:
-        """Seats, names and host as they are now (the room calls it on every change of them)."""
+        """Seats, names and host as they are now (the room calls it on every change of them). A new table's row
+        goes in the same commit as its first seats."""
+        row, self._row = self._row, None
         self.journal.write(
+            *((row,) if row is not None else ()),
             ("UPDATE tables SET host = ? WHERE id = ?", (host, self.table_id)),
             *(
                 (

@@ -645,8 +645,8 @@ class Journal:
 
     # --- tables -------------------------------------------------------------------------------------
 
-    def add_table(
-        self,
+    @staticmethod
+    def table_row(
         table_id: int,
         *,
         game: str,
@@ -656,14 +656,15 @@ class Journal:
         password: str | None,
         host: int | None,
         scores: Sequence[int],
-    ) -> None:
-        """A new table's row: its game and configuration (its moves follow, ``quatro_server.journal.Recorder``)."""
+    ) -> Statement:
+        """A new table's row: its game and configuration. Its ``Recorder`` writes it with the table's first seats,
+        in one commit (a table on the disk without its seats would be restored empty), then its moves."""
         values = timing.values()
-        self.write((
+        return (
             "INSERT INTO tables (id, game, players, timing_name, timing, password, host, status, scores, created) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, 'lobby', ?, ?)",
             (table_id, game, players, timing_name, json.dumps(values), password, host, json_text(list(scores)), time.time()),
-        ))
+        )
 
     def set_status(self, table_id: int, status: str) -> None:
         self.write(ended(table_id, status))

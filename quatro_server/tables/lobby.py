@@ -483,11 +483,11 @@ class Lobby:
         if not room.rated:
             self.records.friendly(room.id)
         if self.journal is not None:
-            self.journal.add_table(
+            row = self.journal.table_row(
                 room.id, game=game.name, players=room.players, timing_name=room.timing_name, timing=room.timing,
                 password=room.password, host=room.host, scores=game.no_scores(room.players),
             )
-            room.recorder = Recorder(self.journal, room.id, game.journal)
+            room.recorder = Recorder(self.journal, room.id, game.journal, row=row)
         self.rooms[room.id] = room
         self.on_room_created(room)
         secret = self._seat(peer, room, 0)
