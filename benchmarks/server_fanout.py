@@ -420,6 +420,7 @@ class Result:
     stats: Stats
     update_bytes: float
     loop: dict[str, float] = field(default_factory=dict)  # the server's loop_stats, when it reports them
+    passes: str = ""  # the server's loop_passes of the window: the pass histogram and the longest passes' make-up
     process_cpu: float = 0.0  # every thread of the server process (the loop's, the journal writer's)
     generator: list[dict[str, Any]] = field(default_factory=list)  # each lean load worker's CPU share and lag
 
@@ -483,6 +484,12 @@ class Target:
             return {}
         pairs = dict(item.split("=", 1) for item in found[1].split())  # [0]: start-up and seating; [1]: the window
         return {k: float(v) for k, v in pairs.items() if re.fullmatch(r"[\d.]+", v)}
+
+    def loop_passes(self) -> str:
+        """The window's ``loop_passes`` line as the server logged it (its pass histogram and longest passes)."""
+        self.log.seek(0)
+        found = re.findall(r"loop_passes (.*)$", self.log.read(), re.MULTILINE)
+        return found[1] if len(found) >= 2 else ""
 
     def __enter__(self) -> Target:
         boost, cores = self.boost, self.cores
@@ -855,6 +862,7 @@ def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: 
             target, server.port, tables, args, lambda: (_cpu_seconds(pid), _process_cpu_seconds(pid)), usr1, hold)
     result = lean_result(target, tables, reports, window, after[0] - before[0], after[1] - before[1])
     result.loop = server.loop_stats()
+    result.passes = server.loop_passes()
     return result
 
 
@@ -1353,6 +1361,7 @@ def summary_json(
             longest_batch_ms=q.loop.get("longest_batch_ms"),
             longest_gc_ms=q.loop.get("longest_gc_ms"),
             collections=q.loop.get("collections"),
+            passes=q.passes or None,
         )
         rows.append(row)
     return {

@@ -61,6 +61,7 @@ def test_server_fanout_benchmark_prints_its_figures_as_json():
     assert row["bytes_per_seat_per_s"] > 0 and row["bytes_per_update"] > 0, report
     assert row["longest_batch_ms"] is not None and row["longest_batch_ms"] > 0, report  # the server's loop_stats
     assert row["process_us_per_msg"] >= row["us_per_msg"], report  # every thread of the server, the loop's among them
+    assert re.match(r"le_1=\d+ le_2=\d+ .* longest=\[", row["passes"]), report  # the window's pass trace
     (worker,) = row["generator"]  # the lean load generator says what it cost and whether it kept up
     assert 0 < worker["cpu_share"] < 1 and worker["swaps_sent"] > 0 and worker["lag_p99_ms"] is not None, report
     assert worker["skipped_awaiting_reply"] + worker["skipped_no_view"] < worker["swaps_sent"], report
