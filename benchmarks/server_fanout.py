@@ -448,9 +448,17 @@ class Result:
 
 
 def placed(boost: int = 0, cores: set[int] | None = None) -> None:
-    """Where this process runs: ``boost`` nice levels above normal (``--boost``), on ``cores`` alone (``--pin``)."""
+    """Where this process runs: ``boost`` nice levels above normal (``--boost``), on ``cores`` alone (``--pin``).
+
+    Where the kernel schedules by session (autogroups, Linux's default on desktops), a nice level weighs only
+    within the session, and every other session gets an equal share however nice its processes are: so the
+    session's own group is raised as well."""
     if boost:
         os.nice(-boost)
+        try:
+            Path("/proc/self/autogroup").write_text(str(-boost))
+        except OSError:
+            pass  # no autogroups (or no right to): the nice level alone
     if cores:
         os.sched_setaffinity(0, cores)
 
