@@ -493,6 +493,12 @@ class Target:
         pairs = dict(item.split("=", 1) for item in found[1].split())  # [0]: start-up and seating; [1]: the window
         return {k: float(v) for k, v in pairs.items() if re.fullmatch(r"[\d.]+", v)}
 
+    def told(self, lines: int = 12) -> str:
+        """The last warnings and errors the server logged (why a run failed: seats closed, stalls)."""
+        self.log.seek(0)
+        found = [line for line in self.log.read().splitlines() if re.search(r"WARNING|ERROR|closed|Traceback", line)]
+        return "\n".join(found[-lines:])
+
     def loop_passes(self) -> str:
         """The window's ``loop_passes`` line as the server logged it (its pass histogram and longest passes)."""
         self.log.seek(0)
@@ -866,8 +872,12 @@ def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: 
             else:
                 time.sleep(seconds)
 
-        reports, window, (before, after) = drive_lean_load(
-            target, server.port, tables, args, lambda: (_cpu_seconds(pid), _process_cpu_seconds(pid)), usr1, hold)
+        try:
+            reports, window, (before, after) = drive_lean_load(
+                target, server.port, tables, args, lambda: (_cpu_seconds(pid), _process_cpu_seconds(pid)), usr1, hold)
+        except RuntimeError:
+            print(f"{target} at {tables} tables failed; its log's last warnings:\n{server.told()}", file=sys.stderr)
+            raise
     result = lean_result(target, tables, reports, window, after[0] - before[0], after[1] - before[1])
     result.loop = server.loop_stats()
     result.passes = server.loop_passes()
