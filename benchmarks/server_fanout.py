@@ -496,7 +496,7 @@ class Target:
     def told(self, lines: int = 12) -> str:
         """The last warnings and errors the server logged (why a run failed: seats closed, stalls)."""
         self.log.seek(0)
-        found = [line for line in self.log.read().splitlines() if re.search(r"WARNING|ERROR|closed|Traceback", line)]
+        found = [line for line in self.log.read().splitlines() if re.search(r"WARNING|ERROR|closed|reason=|Traceback", line)]
         return "\n".join(found[-lines:])
 
     def loop_passes(self) -> str:
@@ -892,13 +892,15 @@ def _quantile_ms(values: list[float], q: float) -> float | None:
 
 
 #: Starts the operator's command: ``--gc-thresholds`` replaces the server's collector thresholds, ``--timer-slack`` its
-#: timer's slack, to measure them against others. (The caps on tables and connections are the command's own flags.)
+#: timer's slack, ``--switch-interval`` its hold of the interpreter's lock, to measure them against others. (The caps
+#: on tables and connections are the command's own flags.)
 _SERVE = (
     "import functools, sys; from quatro_server import cli, quiet, server;"
     " cli.ServerConfig = functools.partial(server.ServerConfig,"
     " timer_slack=float(sys.argv[2]) if sys.argv[2] else server.TIMER_SLACK);"
     " quiet.GC_THRESHOLDS = tuple(map(int, sys.argv[1].split(','))) if sys.argv[1] else quiet.GC_THRESHOLDS;"
-    " from quatro_server.cli import main; sys.exit(main(sys.argv[3:]))"
+    " quiet.SWITCH_INTERVAL = float(sys.argv[3]) if sys.argv[3] else quiet.SWITCH_INTERVAL;"
+    " from quatro_server.cli import main; sys.exit(main(sys.argv[4:]))"
 )
 
 
@@ -920,7 +922,7 @@ def _target_command(target: str, tables: int, args: argparse.Namespace, timing_f
         # and 2,000 connections), never lowered: a small run meets the server as an operator starts it.
         serve += ["--max-tables", str(max(MAX_TABLES, tables)),
                   "--max-connections", str(max(MAX_CONNECTIONS, tables * SEATS + 100))]
-        command = [sys.executable, "-c", _SERVE, args.gc_thresholds, args.timer_slack, *serve]
+        command = [sys.executable, "-c", _SERVE, args.gc_thresholds, args.timer_slack, args.switch_interval, *serve]
     else:
         writer = _writer(target)  # relay, relay-coalesce, relay-flusher, relay-plain
         command = [sys.executable, str(Path(__file__).resolve()), "--serve-relay", writer, "--pace", str(args.pace),
@@ -1465,6 +1467,9 @@ def main() -> int:
     )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document (the table to stderr)")
     parser.add_argument("--gc-thresholds", default="", help="the server's collector thresholds, e.g. 700,10,10 (Python's)")
+    parser.add_argument("--switch-interval", default="",
+                        help="the server's hold of the interpreter's lock while another thread waits, in seconds (its "
+                        "default: quatro_server.quiet.SWITCH_INTERVAL), e.g. 0.005 (Python's)")
     parser.add_argument(
         "--timer-slack",
         default="",

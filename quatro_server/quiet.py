@@ -24,6 +24,7 @@ import bisect
 import gc
 import heapq
 import logging
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,11 +41,20 @@ GC_THRESHOLDS = (70_000, 20, 100)
 STALL_WARN = 0.050
 
 
+#: Seconds a thread holding the interpreter's lock keeps it while another waits (Python: 0.005). The journal writer
+#: runs Python beside the loop; every socket write of the loop's flush lets go of the lock and must take it back, so
+#: with Python's 5 ms a flush of a few dozen writes could wait on the writer once per write (a pass of 48 writes
+#: measured 7.5 ms). docs/performance.md has the figures.
+SWITCH_INTERVAL = 0.0005
+
+
 def settle_heap() -> None:
-    """Collect once, freeze what start-up left alive, and raise the collector's thresholds."""
+    """Collect once, freeze what start-up left alive, raise the collector's thresholds, and shorten the hold of the
+    interpreter's lock that another thread may have while the loop waits for it."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 #: Upper bounds of the pass-length histogram's buckets, in seconds (the last bucket is everything longer).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import sys
 import time
 
 import pytest
@@ -43,15 +44,17 @@ def test_the_watch_times_collections() -> None:
     assert watch.collections == 1 and watch.longest_gc > 0
 
 
-def test_settling_the_heap_freezes_start_up_and_raises_the_thresholds() -> None:
-    before = gc.get_threshold()
+def test_settling_the_heap_freezes_start_up_raises_the_thresholds_and_shortens_the_lock_s_hold() -> None:
+    before, switch = gc.get_threshold(), sys.getswitchinterval()
     try:
         quiet.settle_heap()
         assert gc.get_threshold() == quiet.GC_THRESHOLDS
         assert gc.get_freeze_count() > 0
+        assert sys.getswitchinterval() == pytest.approx(quiet.SWITCH_INTERVAL) and quiet.SWITCH_INTERVAL < switch
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+        sys.setswitchinterval(switch)
 
 
 class _Due:
