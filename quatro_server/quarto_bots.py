@@ -36,8 +36,9 @@ DEFAULT_LEVEL = q.DEFAULT_LEVEL
 THINK_TIME: tuple[float, float] = (0.6, 1.4)
 
 #: ``perfect`` searches exactly, with no budget, with this many empty squares or fewer: it never gives away a
-#: position's value there. The search takes about two seconds of one core at the most there (docs/quarto.md has the
-#: measurements); the server makes these searches in a worker thread (``slow``), so they hold up no other table.
+#: position's value there. The turn takes under a second of one core at the median there, up to about three
+#: (docs/quarto.md has the measurements); the server makes these searches in a worker thread (``slow``), so they
+#: hold up no other table.
 EXACT_EMPTY = 11
 #: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about a second: a
 #: position counted is one of six empty squares or more, the search below it included).
