@@ -36,8 +36,9 @@ DEFAULT_LEVEL = q.DEFAULT_LEVEL
 THINK_TIME: tuple[float, float] = (0.6, 1.4)
 
 #: ``perfect`` searches exactly, with no budget, with this many empty squares or fewer: it never gives away a
-#: position's value there. The search takes about two seconds of one core at the most there (docs/quarto.md has the
-#: measurements); the server makes these searches in a worker thread (``slow``), so they hold up no other table.
+#: position's value there. The turn takes under a second of one core at the median there, up to about three
+#: (docs/quarto.md has the measurements); the server makes these searches in a worker thread (``slow``), so they
+#: hold up no other table.
 EXACT_EMPTY = 11
 #: Up to this many empty squares it tries the exact search within ``EXACT_BUDGET`` positions (about a second: a
 #: position counted is one of six empty squares or more, the search below it included).
@@ -280,39 +281,38 @@ class PerfectQuartoBot(NormalQuartoBot):
     # --- the exact search at the root ---------------------------------------------------------
 
     def _exact_turn(self, board: Cells, piece: int, ranked: list[tuple[int, int, float]]) -> tuple[int, int]:
-        """The best (square, piece to give) by exact value. Squares and then pieces are tried in the heuristic's
-        order, and only a strictly better value replaces the best so far, so that among equal values (a lost
-        position above all) the heuristic's favourite is played."""
+        """The best (square, piece to give) by exact value. The turns are tried in the heuristic's order, each with
+        the narrowest window that tells whether it beats the best so far, and only a strictly better value replaces
+        the best, so that among equal values (a lost position above all) the heuristic's favourite is played. The
+        piece comes out of the same searches: no turn is searched twice."""
         solver = self.solver
-        squares: list[int] = []
-        for s, _, _ in ranked:
-            if s not in squares:
-                squares.append(s)
-        best_square, best_value = squares[0], -2
-        for s in squares:
+        best, best_value = ranked[0][:2], -2
+        for s, give, _ in ranked:
             board.place(s, piece)
             try:
-                value = solver.give_value(board.cells, board.pool, alpha=best_value) if board.safe() else -1
+                if not board.safe():
+                    value = -1  # every piece left lets the opponent complete a line
+                else:
+                    # Giving ``give`` is worth minus the opponent's placing it; it beats ``best_value`` when the
+                    # reply is below ``-best_value``: a null window once a turn is known.
+                    rest = board.pool & ~(1 << give)
+                    value = -solver.place_value(board.cells, give, rest, beta=min(1, -best_value))
             finally:
                 board.unplace(s)
             if value > best_value:
-                best_square, best_value = s, value
+                best, best_value = (s, give), value
                 if value == 1:
                     break
-        order = [p for s, p, _ in ranked if s == best_square]
-        board.place(best_square, piece)
-        try:
-            return best_square, self._exact_give(board, order, best_value)
-        finally:
-            board.unplace(best_square)
+        return best
 
     def _exact_give(self, board: Cells, order: list[int], value: int) -> int:
         """The first piece of ``order`` (safe pieces, heuristic order) whose exact value for the giver is ``value``."""
         if value == -1 or not board.safe():
             return order[0] if order else min(pieces_of(board.pool))
         for p in order:
-            # Giving p is worth ``value`` when the opponent's placing it is worth no more than -value.
-            reply = self.solver.place_value(board.cells, p, board.pool & ~(1 << p), beta=-value + 1)
+            # Giving p is worth ``value`` when the opponent's placing it is worth no more than -value: a null window
+            # (-value, -value + 1) asks just that, and a full one would also prove what the reply is worth.
+            reply = self.solver.place_value(board.cells, p, board.pool & ~(1 << p), alpha=-value, beta=-value + 1)
             if -reply >= value:
                 return p
         raise AssertionError("no piece reaches the position's value")  # pragma: no cover - the search is exact

@@ -262,9 +262,29 @@ class Solver:
         """
         cells, occ, key = self._encode(board)
         alpha, beta = max(alpha, LOSS), min(beta, WIN)
+        empties = _BITS[~occ & FULL]
+        code = _CODE[piece]
+        for s in empties:
+            for line in _LINES_THROUGH[s]:
+                if occ & line[3] == line[3] and code & cells[line[0]] & cells[line[1]] & cells[line[2]]:
+                    return WIN  # Q4
+        if not pool:
+            return DRAW  # Q5: the board is full
+        # As inside the search: the table may know a placement that reaches beta already, and the placements that
+        # leave the fewest safe pieces to give come first (those that leave none lose at once).
+        if len(empties) > self._etc_min:
+            tt = self.tt
+            put = _PUT
+            for s in empties:
+                hit = tt.get(key | put[s][piece])
+                if hit is not None and (hit >> 6) - 1 >= beta:
+                    return (hit >> 6) - 1
+        base, pair = _reading(cells, occ)
+        winners = _WINNERS
+        places = sorted((_POPCOUNT[pool & ~winners[base[s] | code & pair[s]]], s) for s in empties)
         best = LOSS - 1
-        for s in _BITS[~occ & FULL]:
-            v = self._after_place(cells, occ, key, piece, s, pool, alpha, beta)
+        for safe_count, s in places:
+            v = self._after_place(cells, occ, key, piece, s, pool, alpha, beta) if safe_count else LOSS
             if v > best:
                 best = v
                 if v > alpha:

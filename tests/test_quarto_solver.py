@@ -166,11 +166,12 @@ def test_a_budget_stops_the_search():
 
 
 def reference_place_value(board: list[int | None], piece: int, pool: int) -> int:
-    """The placer's value: the best of its placements (a line wins, a full board draws, else the giving value)."""
+    """The placer's value: the best of its placements (a line wins, a full board draws, else the value of the giving
+    position it leaves, which the placer now holds)."""
     best = -2
     for s in (s for s in range(16) if board[s] is None):
         board[s] = piece
-        v = 1 if q.winning_line(board, s) is not None else 0 if not pool else -reference_value(board, pool)
+        v = 1 if q.winning_line(board, s) is not None else 0 if not pool else reference_value(board, pool)
         board[s] = None
         best = max(best, v)
     return best
@@ -221,6 +222,31 @@ def test_a_narrow_window_bounds_the_value_on_the_right_side(empties):
                 assert v >= beta, (board, alpha, beta)
             else:
                 assert v == exact, (board, alpha, beta)
+
+
+@pytest.mark.parametrize("empties", [7, 8])
+def test_a_placing_value_in_a_narrow_window_is_bounded_on_the_right_side_with_a_table_already_filled(empties):
+    """``place_value`` orders its placements and may answer from bounds the table holds for the positions they
+    leave: asked in every window, one solver for all (its table filled by the questions before), it agrees with
+    the plain search."""
+    rng = random.Random(90 + empties)
+    solver = Solver()
+    seen = set()
+    for _ in range(3):
+        board, pool = played_position(rng, empties, need_safe=False)
+        for piece in [p for p in range(16) if pool >> p & 1][:3]:
+            rest = pool & ~(1 << piece)
+            exact = reference_place_value(list(board), piece, rest)
+            seen.add(exact)
+            for alpha, beta in ((-1, 0), (0, 1), (-1, 1)):
+                v = solver.place_value(board, piece, rest, alpha=alpha, beta=beta)
+                if exact <= alpha:
+                    assert v <= alpha, (board, piece, alpha, beta)
+                elif exact >= beta:
+                    assert v >= beta, (board, piece, alpha, beta)
+                else:
+                    assert v == exact, (board, piece, alpha, beta)
+    assert len(seen) >= 2
 
 
 def test_ten_empty_squares_are_solved_within_thirty_thousand_positions():
