@@ -25,6 +25,7 @@ import gc
 import heapq
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -105,11 +106,15 @@ class LoopWatch(trio.abc.Instrument):
     with its requests read, the tables its timer ticked and the time that took, the sends of its flush and their
     time. With ``cpu`` (the journal writer's CPU clock; the server passes it at log level debug), also the loop
     thread's own CPU time and the writer's in each pass: three clock reads more a pass, about a microsecond and a
-    half, which at hundreds of tables is a share of the loop worth keeping off by default."""
+    half, which at hundreds of tables is a share of the loop worth keeping off by default.
+
+    ``idle`` is set while the loop waits for its sockets with nothing to do, and cleared as it wakes: the journal's
+    writer runs its Python then, not while a pass works (``quatro_server.journal.store.IDLE_WAIT``)."""
 
     def __init__(self, probe: Callable[[], Reading] | None = None, cpu: Callable[[], float] | None = None) -> None:
         self.probe = probe
         self.cpu = cpu
+        self.idle = threading.Event()
         self.longest_batch = 0.0
         self.batches = 0
         self.longest_gc = 0.0
@@ -122,6 +127,7 @@ class LoopWatch(trio.abc.Instrument):
         self._gc_started = 0.0
 
     def after_io_wait(self, timeout: float) -> None:
+        self.idle.clear()
         self._batch_started = time.perf_counter()
         if self.probe is not None:
             self._at_start = self.probe()
@@ -129,6 +135,8 @@ class LoopWatch(trio.abc.Instrument):
                 self._cpu_started = (time.thread_time(), self.cpu())
 
     def before_io_wait(self, timeout: float) -> None:
+        if timeout > 0:  # a wait for sockets, not a look between two passes with work left
+            self.idle.set()
         if not self._batch_started:
             return  # the pass during which the watch was installed
         took = time.perf_counter() - self._batch_started
@@ -178,6 +186,7 @@ class LoopWatch(trio.abc.Instrument):
         gc.callbacks.append(self.gc_callback)
 
     def uninstall(self) -> None:
+        self.idle.set()  # no loop to keep out of the way of any more: the writer runs freely
         if self.gc_callback in gc.callbacks:
             gc.callbacks.remove(self.gc_callback)
         try:

@@ -995,6 +995,8 @@ async def run(
             nursery.start_soon(_stop_when_asked, server, nursery.cancel_scope)
             settle_heap()  # a quiet tail: start-up's objects frozen, fewer collections (quatro_server.quiet)
             watch.install()
+            if lobby.journal is not None:
+                lobby.journal.loop_idle = watch.idle  # the writer's Python runs while the loop waits
             task_status.started(listeners)
             async for signum in signals:
                 if signum == signal.SIGUSR1:  # an operator asks: the loop's figures since the last ask, then afresh

@@ -166,6 +166,27 @@ def test_a_new_table_s_row_is_committed_with_its_host_s_seat_never_alone(tmp_pat
     journal2.close()
 
 
+def test_the_writer_runs_its_statements_while_the_loop_waits_and_never_waits_past_its_bound(tmp_path, monkeypatch):
+    """The writer's Python takes the interpreter's lock: it runs while the event loop waits for sockets
+    (``loop_idle`` set), and a loop never idle still has its writes committed, ``IDLE_WAIT`` late at most."""
+    import threading
+
+    journal = j.Journal.open(tmp_path)
+    idle = threading.Event()  # the loop is working
+    journal.loop_idle = idle
+    monkeypatch.setattr(store, "IDLE_WAIT", 60.0)
+    journal.write(journal.table_row(1, game="quatro", players=4, timing_name="steady", timing=STEADY, password=None,
+                                    host=0, scores=[0, 0]))
+    assert not journal.flush(timeout=0.3)  # held while the loop works
+    idle.set()  # the loop waits for its sockets
+    assert journal.flush(timeout=5)
+    monkeypatch.setattr(store, "IDLE_WAIT", 0.01)
+    idle.clear()
+    journal.write(store.ended(1, "closed"))
+    assert journal.flush(timeout=5)  # a loop never idle: committed all the same, a bounded wait later
+    journal.close()
+
+
 def test_r20_the_point_is_on_disk_before_anyone_is_told(tmp_path):
     """Every update that tells a round's end is sent after the journal holds its score (read by another connection)."""
     lobby, journal, _ = open_lobby(tmp_path, 0.0)
@@ -537,7 +558,8 @@ def test_a_disk_with_a_little_room_again_takes_the_backlog_a_part_at_a_time_in_o
     for i in range(5 * store.CATCH_UP_ITEMS):
         journal.write(("INSERT OR REPLACE INTO meta (key, value) VALUES ('last', ?)", (str(i),)))
     assert not journal.flush()
-    disk.full, disk.room = False, 8  # a part of CATCH_UP_ITEMS fits (500 rows a statement); the whole does not
+    # A part of CATCH_UP_ITEMS fits (ROWS_PER_INSERT rows a statement, and the COMMIT); the whole does not.
+    disk.full, disk.room = False, store.CATCH_UP_ITEMS // store.ROWS_PER_INSERT + 2
     wait_for(lambda: journal.failed is None)
     assert journal.flush()
     journal.close()

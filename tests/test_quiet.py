@@ -185,3 +185,24 @@ def test_the_trace_keeps_the_longest_passes_with_where_their_time_went(caplog: p
         watch.report()
     line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("loop_passes"))
     assert "le_50=" in line and "timer 15.0/40t" in line and "flush 3.0/56w" in line and "in 7" in line
+
+
+async def test_the_watch_says_when_the_loop_waits_for_its_sockets_and_not_while_it_works() -> None:
+    """``idle`` (the journal writer's cue) is set while the loop waits with nothing to do, clear while a pass runs."""
+    import threading
+
+    watch = LoopWatch()
+    watch.install()
+    seen = threading.Event()
+    try:
+        await trio.sleep(0)  # the pass during which the watch was installed ends
+        waiter = threading.Thread(target=lambda: seen.set() if watch.idle.wait(5) else None)
+        assert not watch.idle.is_set()  # this task is running: a pass
+        waiter.start()
+        await trio.sleep(0.05)  # the loop waits: the writer's thread may run
+        assert not watch.idle.is_set()  # woken: working again
+        waiter.join(5)
+        assert seen.is_set()
+    finally:
+        watch.uninstall()
+    assert watch.idle.is_set()  # no loop left to keep out of the way of

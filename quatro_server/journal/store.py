@@ -69,14 +69,22 @@ TRANSIENT_CODES = frozenset({
 })
 #: Items at most in one commit while the journal catches up on what the disk refused.
 CATCH_UP_ITEMS = 2000
-#: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7).
-ROWS_PER_INSERT = 500
+#: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7). Each statement
+#: is one piece of the writer's work between two looks at the loop (``IDLE_WAIT``): a hundred moves' rows are built,
+#: encoded and stepped in about a third of a millisecond.
+ROWS_PER_INSERT = 100
 #: How many nice levels below the server the writer thread runs (Linux, where a thread has its own). The journal is
 #: background work: at the server's own priority, its wake-ups preempted the event loop on the loop's core (a context
 #: switch and a cold cache for every table's next request); measured with ``benchmarks/server_fanout.py``, the loop's
 #: cost per message fell by about 0.6 us. A commit someone waits for (a round's end) still comes at once: the loop
 #: sleeps meanwhile.
 WRITER_NICENESS = 10
+#: Seconds at most the writer waits, before each statement it runs, for the event loop to be idle (``loop_idle``).
+#: Its Python (a statement's parameters, the events' JSON) needs the interpreter's lock, which the loop lets go of
+#: at every socket write: run while the loop works, the writer took the lock at those writes and a pass of the loop
+#: took twice as long (a trace at 500 tables: 7.3 ms, 4.4 of them the writer's). Run while the loop waits for
+#: sockets, it costs the loop nothing. Bounded, so that a loop never idle still has its points committed.
+IDLE_WAIT = 0.020
 #: Tables in these states are restored on start; the others are kept for ``replay`` only.
 LIVE = ("lobby", "playing")
 
@@ -381,6 +389,9 @@ class Journal:
         self._committed = 0
         self._done = threading.Condition()
         self._urgent = threading.Event()  # a flush is waiting: commit what is queued without gathering more
+        #: Set while the event loop waits for its sockets (``quatro_server.quiet.LoopWatch``): the writer runs its
+        #: statements then (``IDLE_WAIT``). None: no loop to keep out of the way of (a tool, a test).
+        self.loop_idle: threading.Event | None = None
         self._since = 0.0  # when the disk first refused the writes it still holds (monotonic)
         self._lost = False  # a commit that can never succeed was dropped: the journal stays marked behind
         self._marked = False  # BEHIND_NAME exists (this server made it, or found it at start)
@@ -522,7 +533,7 @@ class Journal:
                     items, pending = items[:CATCH_UP_ITEMS], items[CATCH_UP_ITEMS:]
                 if items:
                     began = time.perf_counter()
-                    error = self._commit(conn, items)
+                    error = self._commit(conn, items, self.loop_idle)
                     if self.on_commit is not None:
                         self.on_commit(time.perf_counter() - began, len(items))
                     if error is not None and transient(error) and not stopping:
@@ -548,11 +559,20 @@ class Journal:
             conn.close()
 
     @staticmethod
-    def _commit(conn: sqlite3.Connection, items: list[tuple[Statement, ...] | MoveRow]) -> Exception | None:
-        """Commit ``items`` in one transaction; the error if it failed (rolled back: nothing of them is written)."""
+    def _commit(conn: sqlite3.Connection, items: list[tuple[Statement, ...] | MoveRow],
+                idle: threading.Event | None = None) -> Exception | None:
+        """Commit ``items`` in one transaction; the error if it failed (rolled back: nothing of them is written).
+        Each statement waits for ``idle`` first (``IDLE_WAIT`` at most)."""
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for sql, params, lazy in _merged(_statements(items)):
+            statements = _merged(_statements(items))
+            while True:
+                if idle is not None:  # before the statement is even built: building it is Python too
+                    idle.wait(IDLE_WAIT)
+                statement = next(statements, None)
+                if statement is None:
+                    break
+                sql, params, lazy = statement
                 conn.execute(sql, [p.encode(p.value) if type(p) is Later else p for p in params] if lazy else params)
             conn.execute("COMMIT")
             return None
