@@ -634,7 +634,7 @@ def test_an_expert_pairs_channel_says_nothing_of_its_fours_to_a_learner():
 
     ExpertBot.__init__ = init
     try:
-        sim_quatro.simulate(4, ["expert", "expert"], 3, 0)
+        sim_quatro.simulate(4, ["expert", "expert"], 6, 0)
     finally:
         ExpertBot.__init__ = original
     with_four = without = fours = others = 0
