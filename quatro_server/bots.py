@@ -970,6 +970,13 @@ COUNTER_MARGIN = 0.15
 #: Beta prior (countered, not) on the chance that a third team counters a hand we wait on, before any reveal: even
 #: odds, nothing known.
 THIRD_COUNTER_PRIOR = (1.0, 1.0)
+#: Where a third team ends at least this share of the rounds on a hand we wait on (q, ``ExpertBot.counter_bar``), the
+#: table counters every hand the cards allow: waiting shows nothing (the hand is countered a reaction later, right or
+#: wrong), and the accused scores from a wrong counter of theirs exactly as from ours, so ``expert`` counters any such
+#: hand with a chance of four of at least ``RACED_BAR``: every real four it is first to counter is a point taken from
+#: them.
+RACED_Q = 0.75
+RACED_BAR = 0.02
 #: During a round ``expert`` watches the table without a break, as a practised player does: it glances at it this
 #: often (seconds), between its regular looks (one reaction time apart, like every level's). A glance only sees
 #: sooner: a counter or a call on what it shows still goes one reaction time (the level's band) after the glance
@@ -1512,6 +1519,8 @@ class ExpertBot(HardBot):
         if team_count(view.players) > 2:  # at four players nobody else can counter
             hits, misses = THIRD_COUNTER_PRIOR
             q = min(0.9, (reader.exposed_countered[team] + hits) / (reader.exposed[team] + hits + misses))
+        if q >= RACED_Q:
+            return RACED_BAR  # the others counter nearly every such hand: waiting shows nothing, and loses the race
         return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN * (1.0 - q)
 
     def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:
