@@ -983,7 +983,7 @@ RACED_BAR = 0.02
 #: that saw it, a swap still waits for the cooldown and a reaction, and the first swap after a deal is made at a
 #: regular look, as before. So what a look shows is answered within ``WATCH_GLANCE`` plus a reaction of it falling,
 #: never sooner than the band, and no longer up to a whole look later.
-WATCH_GLANCE = 0.1
+WATCH_GLANCE = 0.05
 
 
 class _Window:
