@@ -970,6 +970,20 @@ COUNTER_MARGIN = 0.15
 #: Beta prior (countered, not) on the chance that a third team counters a hand we wait on, before any reveal: even
 #: odds, nothing known.
 THIRD_COUNTER_PRIOR = (1.0, 1.0)
+#: Where a third team ends at least this share of the rounds on a hand we wait on (q, ``ExpertBot.counter_bar``), the
+#: table counters every hand the cards allow: waiting shows nothing (the hand is countered a reaction later, right or
+#: wrong), and the accused scores from a wrong counter of theirs exactly as from ours, so ``expert`` counters any such
+#: hand with a chance of four of at least ``RACED_BAR``: every real four it is first to counter is a point taken from
+#: them.
+RACED_Q = 0.75
+RACED_BAR = 0.02
+#: During a round ``expert`` watches the table without a break, as a practised player does: it glances at it this
+#: often (seconds), between its regular looks (one reaction time apart, like every level's). A glance only sees
+#: sooner: a counter or a call on what it shows still goes one reaction time (the level's band) after the glance
+#: that saw it, a swap still waits for the cooldown and a reaction, and the first swap after a deal is made at a
+#: regular look, as before. So what a look shows is answered within ``WATCH_GLANCE`` plus a reaction of it falling,
+#: never sooner than the band, and no longer up to a whole look later.
+WATCH_GLANCE = 0.05
 
 
 class _Window:
@@ -1342,6 +1356,9 @@ class ExpertBot(HardBot):
         self._paired = False  # our partner is a bot: the keyed convention is on
         self._swaps_made: dict[int, int] = {}  # swaps this deal, by seat (ours and our partner's)
         self.keyed_four = False  # the partner's latest swap broke the key: it holds four
+        self._watching = False  # in a round: glancing at the table every ``WATCH_GLANCE`` s
+        self._regular_at: float | None = None  # when the next regular look falls (one reaction after the last)
+        self._last_look = 0.0  # the moment of the latest look in a round (a glance or a regular one)
 
     def observe(self, events: list[e.Event]) -> None:
         super().observe(events)
@@ -1364,7 +1381,49 @@ class ExpertBot(HardBot):
 
     def sign(self, view: SeatView) -> list[a.Action]:
         self._note(view)
+        self._watching = False
         return super().sign(view)
+
+    def think_time(self) -> float:
+        """During a round: the next glance (``WATCH_GLANCE``), or sooner the regular look or a reaction falling due."""
+        if not self._watching or self._idle is not None:
+            self._watching, self._regular_at = False, None
+            return super().think_time()
+        due, self._due = self._due, None
+        now = self._now
+        if self._regular_at is None or self._regular_at <= now + REACT_SLACK:
+            self._regular_at = now + self.reaction()
+        target = self._regular_at if due is None else min(self._regular_at, max(now, due))
+        swap_due = self._swap_due
+        if swap_due is not None and swap_due[1] > now + REACT_SLACK:
+            target = min(target, swap_due[1])  # the next swap falls due then: look at that moment, glance or not
+        return min(max(0.0, target - now), WATCH_GLANCE)
+
+    def _glance(self, now: float) -> bool:
+        """Whether this look is a glance between two regular looks."""
+        return self._regular_at is not None and now < self._regular_at - REACT_SLACK
+
+    def _bait_now(self, view: SeatView, now: float, glance: bool, previous: float) -> a.Swap | None:
+        """The bait to show now, while a counter waits for its reaction: a swap due now (at a regular look, or as it
+        falls due) after which our public cards could be four and are not; None if there is none."""
+        if is_four(view.hand) or (glance and not self._swap_falls_due(now, previous)) or not self.swap_ready(view, now):
+            return None
+        if not self.reader.valid or not self._baits_help(view):
+            return None
+        swap = self._best_swap(view)
+        if swap is None:
+            return None
+        after = list(view.hand)
+        after[after.index(swap.give)] = swap.take
+        if is_four(after) or self.reader.public_status_after(swap.give, swap.slot, swap.take) == IMPOSSIBLE:
+            return None
+        return swap
+
+    def _swap_falls_due(self, now: float, previous: float) -> bool:
+        """Whether the next swap fell due (the cooldown's end and a reaction, R9) since the look before this one: a
+        swap may go at that moment, as at any regular look, never at a glance between."""
+        due = self._swap_due
+        return due is not None and previous < due[1] - REACT_SLACK <= now
 
     def _note(self, view: SeatView) -> None:
         self._sign, self._partner = view.sign, view.partner
@@ -1378,6 +1437,8 @@ class ExpertBot(HardBot):
         reader.sync(view)
         reader.note_time(now)
         self._note(view)
+        glance, self._watching = self._glance(now), True
+        previous, self._last_look = self._last_look, now
         if self.partner_shows_sign(view):
             return [a.Call()] if self.call_ready(view, now) else []
         if self._paired and self.keyed_four and not (reader.valid and reader.status(view.partner)[0] == IMPOSSIBLE):
@@ -1392,11 +1453,21 @@ class ExpertBot(HardBot):
                 return [a.Call()] if self.react_ready("call", now) else []
             accused = self._counter_pick(view)
             if accused is not None:
-                return [a.Counter(accused)] if self.react_ready(("counter", accused), now) else []
+                if self.react_ready(("counter", accused), now):
+                    return [a.Counter(accused)]
+                # Waiting to counter: a bait due now goes meanwhile. The table's counters go to the latest hand that
+                # could be four, so ours, shown now, draws them from the hand we would counter (their wrong counter
+                # is our point whether that hand held four or not).
+                bait = self._bait_now(view, now, glance, previous)
+                if bait is None:
+                    return []
+                return self._keyed_swap(view, bait, False, []) if self._paired else [bait]
         four = is_four(view.hand)
         actions = self._channel(view, four)
         if four:
             return actions
+        if glance and not self._swap_falls_due(now, previous):
+            return actions  # a glance sees, and answers with a reaction (above): swaps and requests keep their pace
         if self.swap_ready(view, now):
             swap = self._best_swap(view)
             if swap is not None:
@@ -1448,6 +1519,8 @@ class ExpertBot(HardBot):
         if team_count(view.players) > 2:  # at four players nobody else can counter
             hits, misses = THIRD_COUNTER_PRIOR
             q = min(0.9, (reader.exposed_countered[team] + hits) / (reader.exposed[team] + hits + misses))
+        if q >= RACED_Q:
+            return RACED_BAR  # the others counter nearly every such hand: waiting shows nothing, and loses the race
         return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN * (1.0 - q)
 
     def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:

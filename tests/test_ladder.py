@@ -214,10 +214,31 @@ def test_expert_counters_on_a_lower_bar_where_the_others_counter_every_hand_the_
     view = seat_view(players=6)
     # Waiting shows nothing there: the hand is countered at the next look by someone else, right or wrong.
     assert bot.counter_bar(view, 1) < 0.1
+    assert bot.counter_bar(view, 1) == bots.RACED_BAR  # a third team ended every one of them: any chance will do
     # At four players nobody else can counter: the bar keeps its margin for what waiting may show.
     four = ExpertBot(random.Random(7))
     dealt(four, 0, ("KS", "QS", "JS", "10S"), ("KD", "KH", "AH", "AC"))
     assert four.counter_bar(seat_view(), 1) == pytest.approx(1 / 3 + bots.COUNTER_MARGIN)
+
+
+def test_expert_glances_at_the_table_in_a_round_and_swaps_at_its_own_pace():
+    """In a round ``expert`` looks at least every ``WATCH_GLANCE`` s (a player who watches without a break), yet its
+    swaps come only at its regular looks or as one falls due: the cooldown and a reaction apart, as before."""
+    bot = make_bot("expert", random.Random(5))
+    low, high = bots.THINK_TIME["expert"]
+    view = seat_view(hand=("KS", "KH", "QS", "JS"), center=("KD", "AH", "10S", "AC"), channel_held=True)
+    looks: list[float] = []
+    swaps: list[float] = []
+    now = 0.0
+    while len(swaps) < 6:
+        wait = 0 if not swaps else max(0, round((swaps[-1] + STANDARD.swap_cooldown - now) * 1000))
+        looks.append(now)
+        if any(isinstance(x, a.Swap) for x in bot.decide(replace(view, swap_wait_ms=wait), now)):
+            swaps.append(now)
+        now += bot.think_time()
+    assert max(b - a_ for a_, b in zip(looks, looks[1:])) <= bots.WATCH_GLANCE + 1e-9
+    gaps = [b - a_ for a_, b in zip(swaps, swaps[1:])]
+    assert all(STANDARD.swap_cooldown + low - TOLERANCE <= gap <= STANDARD.swap_cooldown + high + TOLERANCE for gap in gaps), gaps
 
 
 def test_expert_learns_that_waiting_on_a_hand_loses_it_to_whichever_third_team_counters_first():
@@ -634,7 +655,7 @@ def test_an_expert_pairs_channel_says_nothing_of_its_fours_to_a_learner():
 
     ExpertBot.__init__ = init
     try:
-        sim_quatro.simulate(4, ["expert", "expert"], 3, 0)
+        sim_quatro.simulate(4, ["expert", "expert"], 6, 0)
     finally:
         ExpertBot.__init__ = original
     with_four = without = fours = others = 0
