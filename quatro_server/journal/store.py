@@ -483,8 +483,16 @@ class Journal:
             return False
         target = self._queued
         self._urgent.set()
-        with self._done:
-            done = self._done.wait_for(lambda: self._committed >= target or self.failed is not None, timeout)
+        # The loop waits here for the writer: the writer must not wait for the loop (``IDLE_WAIT``).
+        idle = self.loop_idle if self.loop_idle is not None and not self.loop_idle.is_set() else None
+        if idle is not None:
+            idle.set()
+        try:
+            with self._done:
+                done = self._done.wait_for(lambda: self._committed >= target or self.failed is not None, timeout)
+        finally:
+            if idle is not None:
+                idle.clear()  # the pass goes on
         return done and self._committed >= target
 
     def behind(self) -> int:
