@@ -58,6 +58,8 @@ WIN, DRAW, LOSS = 1, 0, -1
 EMPTY = -1
 FULL = (1 << SQUARES) - 1
 
+#: The most a placement's history counts (below the safe count's place in the order's key, ``1 << 24``).
+_HISTORY_CAP = (1 << 24) - 1
 #: The most entries the transposition table holds (about 100 bytes each: some 50 MB at the most).
 TABLE_SIZE = 500_000
 
@@ -228,6 +230,9 @@ class Solver:
         self.table_peak = 0
         self.tt: dict[int, int] = {}
         self._killers = [-1] * (SQUARES + 1)
+        #: ``_history[(16 * n + q) * 16 + s]``: how often placing piece ``q`` on ``s`` settled a position of ``n``
+        #: empty squares (its placer reached the bound it needed); ties of the placement order go to the higher.
+        self._history = [0] * ((SQUARES + 1) * PIECES * SQUARES)
         self.order_min = 5
         self.place_order_min = 5
         self._etc_min = self._table_min if table == "plain" else SQUARES + 1
@@ -235,8 +240,10 @@ class Solver:
         self.allow(budget)
 
     def forget(self) -> None:
-        """Empty the table (its memory goes back; the values are found again when asked)."""
+        """Empty the table (its memory goes back; the values are found again when asked) and the placements'
+        history."""
         self.tt.clear()
+        self._history = [0] * len(self._history)
 
     def allow(self, budget: int | None) -> None:
         """Let the calls that follow visit at most ``budget`` giving positions in all (``None``: no limit)."""
@@ -411,6 +418,7 @@ class Solver:
             scored.sort()
             pieces = tuple(q for _, q in scored)
         killers = self._killers
+        history = self._history
         ordered = n >= self.place_order_min
         if not ordered:
             killer = killers[n]
@@ -443,7 +451,12 @@ class Solver:
                 pass
             elif ordered:
                 # The placements that leave the placer the fewest safe pieces to give first: they settle soonest.
-                places = [(popcount[(safe2 := left & ~winners[b | code & p])], s, safe2) for s, b, p in spots]
+                # Among equals, those that settled positions of this size with this piece most often.
+                row = (n << 4 | q) << 4
+                places = [
+                    ((popcount[(safe2 := left & ~winners[b | code & p])] << 24) - history[row + s], s, safe2)
+                    for s, b, p in spots
+                ]
                 places.sort()
                 for _, s, safe2 in places:
                     if not safe2:
@@ -462,6 +475,8 @@ class Solver:
                         if v > o_alpha:
                             o_alpha = v
                             if v >= o_beta:
+                                if history[row + s] < _HISTORY_CAP:
+                                    history[row + s] += 1
                                 break
             else:
                 for s, b, p in spots:
