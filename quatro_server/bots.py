@@ -28,6 +28,7 @@ pulses the team's sign.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import random
 from collections.abc import Callable, Sequence
@@ -948,6 +949,10 @@ BAIT_WORTH = 4.0
 #: the last this many rounds, the swap that makes four waits: the counter would come, and be right. A bait
 #: (a hand that looks like four and is not) is shown instead, and the counter it draws is ours.
 WARY_ROUNDS = 3
+#: A table that counters on the cards counters the latest hand they allow (``ExpertReader.latest_possible``). While
+#: that is our bait, the counters it draws are ours to gain: ``expert`` counters another team only on a posterior of
+#: at least ``HOLD_BAR`` meanwhile (a wrong counter of ours would end the round on their point).
+HOLD_BAR = 0.5
 
 
 #: What ``expert`` learns from, per opposing team: every public behaviour of a seat in a *window* (from one of its
@@ -984,6 +989,37 @@ RACED_BAR = 0.02
 #: regular look, as before. So what a look shows is answered within ``WATCH_GLANCE`` plus a reaction of it falling,
 #: never sooner than the band, and no longer up to a whole look later.
 WATCH_GLANCE = 0.05
+
+
+def point_values(scores: Sequence[int], target: int, us: int, accused: int) -> tuple[float, float, float]:
+    """What one point does to our team's chance of winning the match (R20), at these scores: (what ours gains it,
+    what the accused team's costs it, what a third team's costs it on average; 0.0 if there is no third team).
+
+    The chance is worked out as if every point from here went to a team drawn at random (``match_chance``): the
+    teams are equals, and only the scores tell them apart. All 0.0 when the match is decided or not yet scored.
+    """
+    teams = len(scores)
+    if target <= 0 or teams < 2 or not 0 <= us < teams or not 0 <= accused < teams or max(scores) >= target:
+        return 0.0, 0.0, 0.0
+    base = tuple(scores)
+
+    def after(team: int) -> float:
+        return match_chance(tuple(n + (i == team) for i, n in enumerate(base)), target, us)
+
+    now = match_chance(base, target, us)
+    thirds = [now - after(t) for t in range(teams) if t not in (us, accused)]
+    return after(us) - now, now - after(accused), sum(thirds) / len(thirds) if thirds else 0.0
+
+
+@functools.lru_cache(maxsize=4096)
+def match_chance(scores: tuple[int, ...], target: int, us: int) -> float:
+    """The chance that team ``us`` reaches ``target`` first, if each point from here goes to any team alike."""
+    if scores[us] >= target:
+        return 1.0
+    if max(scores) >= target:
+        return 0.0
+    teams = len(scores)
+    return sum(match_chance(tuple(n + (i == t) for i, n in enumerate(scores)), target, us) for t in range(teams)) / teams
 
 
 class _Window:
@@ -1093,6 +1129,9 @@ class ExpertReader(TableReader):
         self._pending: list[tuple[str, int]] = []  # behaviour seen since the last look, stamped at the next
         self._last_pulse: list[Sign | None] = []
         self._gap_from: dict[int, float] = {}
+        # The seat whose swap last left its public cards allowing four, as the table sees them (None: none this
+        # round): the hand a table that counters on the cards counters next (``HOLD_BAR``).
+        self.latest_possible: int | None = None
 
     def _setup(self, players: int) -> None:
         super()._setup(players)
@@ -1108,6 +1147,7 @@ class ExpertReader(TableReader):
         self.release_at = [-1] * players
         self.swap_time = [0.0] * players
         self._swap_seen = [-1] * players
+        self.latest_possible = None
 
     def _dealt(self, event: e.Dealt) -> None:
         super()._dealt(event)
@@ -1119,6 +1159,11 @@ class ExpertReader(TableReader):
             self.window = [None] * self.players
             self._windows = {}
             self._pending = []
+        self.latest_possible = None
+
+    def _round_over(self, event: e.Event) -> None:
+        super()._round_over(event)
+        self.latest_possible = None
 
     def _swapped(self, event: e.Swapped) -> None:
         if self.valid and event.seat == self.seat:
@@ -1131,6 +1176,8 @@ class ExpertReader(TableReader):
                 public.dealt_out[rank] = public.dealt_out.get(rank, 0) + 1
             public.taken.append(event.taken)
         super()._swapped(event)
+        if self.valid and self.table_state(event.seat) != IMPOSSIBLE:
+            self.latest_possible = event.seat
         if self.valid and event.seat != self.seat:
             seat = event.seat
             window = _Window(self.clock, seat, len(self.shown[seat].taken), self.status(seat)[0] == POSSIBLE)
@@ -1289,15 +1336,19 @@ class ExpertReader(TableReader):
         super()._round_ended(event)
 
     def public_state(self, seat: int) -> int:
-        """What the table makes of ``seat``'s hand (ours too: as the others see it, not as we know it)."""
-        if seat != self.seat:
+        """What we make of ``seat``'s hand, and of ours what the table makes of it (not what we know of it)."""
+        return self.status(seat)[0] if seat != self.seat else self.table_state(seat)
+
+    def table_state(self, seat: int) -> int:
+        """What the others make of ``seat``'s hand: the public cards alone, without what our own hand tells us."""
+        if self.seat is None:
             return self.status(seat)[0]
-        saved = self.shown[seat]
-        self.shown[seat] = self.public
+        saved = self.shown[self.seat]
+        self.shown[self.seat] = self.public
         try:
             return self.status(seat)[0]
         finally:
-            self.shown[seat] = saved
+            self.shown[self.seat] = saved
 
     def public_status_after(self, give: Card, slot: int, take: Card) -> int:
         """What the table would make of our hand after this swap: impossible, possible or proven four."""
@@ -1335,7 +1386,9 @@ class ExpertBot(HardBot):
       completes four, which such a counter would catch; it shows baits instead.
     - It learns each opposing pair's signal, whatever it is, from the reveals (``SignalLearner``: naive Bayes over
       every public behaviour of a seat between two of its swaps), and counters when that makes a counter likelier
-      to pay than waiting (``counter_bar``); it stops countering what the reveals show to be a bluff.
+      to pay than waiting (``counter_bar``, each point weighed by what it does to the match: ``point_values``); it
+      stops countering what the reveals show to be a bluff, and holds a doubtful counter while the table's card
+      counters aim at its bait (``HOLD_BAR``).
     - It weighs swaps by a count of where the missing cards are (``_reach``), and against a table that counters on
       the cards takes the ranks opponents begin to collect (``_deny``).
     - With a bot partner, the channel changes with a swap exactly when a key drawn from the team's sign says so,
@@ -1490,11 +1543,12 @@ class ExpertBot(HardBot):
     def _counter_pick(self, view: SeatView) -> int | None:
         """The opposing team to counter now, if any: the one whose posterior clears its bar by the most."""
         best, margin = None, 0.0
+        hold = HOLD_BAR if self._baiting(view) else 0.0
         for team in opposing_teams(view.team, view.players):
             miss = 1.0
             for seat in team_seats(team, view.players):
                 miss *= 1.0 - self.reader.chance(seat, self._now)
-            over = (1.0 - miss) - self.counter_bar(view, team)
+            over = (1.0 - miss) - max(hold, self.counter_bar(view, team))
             if over >= margin:
                 best, margin = team, over
         return best
@@ -1505,7 +1559,11 @@ class ExpertBot(HardBot):
         Counter: +1 for us with chance p, else +1 for the accused (R14). Wait: another team counters this hand
         first with chance q (a point for someone else either way), else, with chance p, the holder's partner
         calls (a point for them), else nothing yet. In points for us against the field, countering pays when
-        2p - 1 > -q - (1 - q) p, that is p > (1 - q) / (3 - q); ``COUNTER_MARGIN`` is added for the estimate's
+        2p - 1 > -q - (1 - q) p, that is p > (1 - q) / (3 - q). The match is won, not the point: a point is weighed
+        by what it does to our chance of winning the match (``point_values``: g for ours, l for the accused's, t for
+        a third team's), so the bar is p > (1 - q) l / (g + 2 (1 - q) l + q t), the same (1 - q) / (3 - q) when every
+        point weighs alike (two teams level), and lower where one of several teams is ours: at eight players and
+        level scores our point is worth about three times an opponent's. ``COUNTER_MARGIN`` is added for the estimate's
         own error and for what waiting may still show. q is the chance that a third team counters it if we wait:
         the share of the rounds that ended, not by us, with this team's hand allowing four, that a third team ended
         by countering it (none at four players: the accused is the only other team). Counted per accused team, not
@@ -1521,7 +1579,10 @@ class ExpertBot(HardBot):
             q = min(0.9, (reader.exposed_countered[team] + hits) / (reader.exposed[team] + hits + misses))
         if q >= RACED_Q:
             return RACED_BAR  # the others counter nearly every such hand: waiting shows nothing, and loses the race
-        return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN * (1.0 - q)
+        gain, loss, third = point_values(view.scores, view.target_score, view.team, team)
+        if gain + loss <= 0.0:
+            return (1.0 - q) / (3.0 - q) + COUNTER_MARGIN * (1.0 - q)  # no score: the match is over or not yet set
+        return (1.0 - q) * loss / (gain + 2.0 * (1.0 - q) * loss + q * third) + COUNTER_MARGIN * (1.0 - q)
 
     def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:
         """With a bot partner: the channel changes (taken or released) with a swap exactly when the key says so,
@@ -1668,6 +1729,11 @@ class ExpertBot(HardBot):
         slot = next(i for i, card in enumerate(view.center) if rank_of(card) == rank)
         give = sorted((c for c in view.hand if rank_of(c) != rank), key=lambda c: counts[rank_of(c)])
         return a.Swap(give[0], slot, view.center[slot]) if give else None
+
+    def _baiting(self, view: SeatView) -> bool:
+        """Whether our team's hand is the latest the cards allow, before an opposing team that counters on the cards."""
+        latest = self.reader.latest_possible
+        return latest is not None and team_of(latest, view.players) == view.team and self._baits_help(view)
 
     def _baits_help(self, view: SeatView) -> bool:
         """Whether an opposing team counters on the cards (a hand that could be four, not proven): baits draw that."""

@@ -221,6 +221,57 @@ def test_expert_counters_on_a_lower_bar_where_the_others_counter_every_hand_the_
     assert four.counter_bar(seat_view(), 1) == pytest.approx(1 / 3 + bots.COUNTER_MARGIN)
 
 
+def test_expert_weighs_a_point_by_what_it_does_to_the_match():
+    """The match is won, not the point (R20): at two teams level a point each way weighs alike; at four, ours is one
+    of four chances and gains about three times what one opponent's costs; near the end the weights follow the score."""
+    gain, loss, third = bots.point_values((0, 0), 5, 0, 1)
+    assert gain == pytest.approx(loss) and third == 0.0
+    gain, loss, third = bots.point_values((0, 0, 0, 0), 5, 0, 1)
+    assert gain == pytest.approx(3 * loss, rel=0.05) and third == pytest.approx(loss)
+    for scores in ((0, 0, 0, 0), (2, 1, 4, 0), (4, 4, 4, 4), (3, 0, 2)):
+        assert sum(bots.match_chance(scores, 5, team) for team in range(len(scores))) == pytest.approx(1.0)
+    assert bots.point_values((5, 0, 0, 0), 5, 0, 1) == (0.0, 0.0, 0.0)  # decided: nothing left to weigh
+
+    bot = ExpertBot(random.Random(7))
+    dealt(bot, 0, ("AS", "QH", "JD", "10D"), ("KS", "KH", "QS", "AC", "9S", "9H", "8S", "8H"), players=8)
+    level = bot.counter_bar(seat_view(players=8), 1)
+    assert level < 1 / 3  # two teams' bar with its margin would be 0.2 + 0.075: ours is one of four
+    # The accused one point from the match: its point from a wrong counter would end it, so the bar rises.
+    assert bot.counter_bar(seat_view(players=8, scores=(0, 4, 0, 0)), 1) > level
+    # A third team one point from it: waiting risks that team's point from the hand, countering only the accused's.
+    assert bot.counter_bar(seat_view(players=8, scores=(0, 0, 4, 0)), 1) < level
+    # Every point goes to someone: what ours gains is what all the others' would cost.
+    gain, loss, third = bots.point_values((3, 1, 4, 0), 5, 0, 1)
+    assert gain == pytest.approx(loss + 2 * third)
+
+
+def test_expert_holds_a_doubtful_counter_while_its_bait_is_the_latest_hand_the_cards_allow(monkeypatch):
+    """Eight players, a table that counters on the cards (the latest hand they allow): while that hand is our bait,
+    their counters are our points, and ``expert`` counters team 1 (a chance of four of 0.3, over its usual bar) only
+    once an opponent's swap makes another hand the latest."""
+    bot = ExpertBot(random.Random(7))
+    dealt(bot, 0, ("AS", "QS", "JS", "10S"), ("KD", "KH", "3C", "2C", "9S", "9H", "8S", "8H"), players=8)
+    bot.reader.card_counters[1] = 1  # team 1 countered a hand that only looked like four
+    bot.observe([e.Swapped(0, 0, "QS", "KD"), e.Swapped(0, 1, "JS", "KH")])  # ours shows K K and two dealt cards
+    assert bot.reader.latest_possible == 0 and bot.reader.table_state(0) != bots.IMPOSSIBLE
+    monkeypatch.setattr(bot.reader, "chance", lambda seat, now: 0.3 if seat == 1 else 0.0)
+    view = seat_view(players=8, hand=("AS", "KD", "KH", "10S"), center=("QS", "JS", "3C", "2C", "9S", "9H", "8S", "8H"))
+    assert 0.3 > bot.counter_bar(view, 1)
+
+    def counters(view: SeatView, start: float) -> list[a.Action]:
+        now, seen = start, []
+        while now < start + 3.0:
+            seen += [x for x in bot.decide(replace(view, swap_wait_ms=10_000), now) if isinstance(x, a.Counter)]
+            now += bot.think_time()
+        return seen
+
+    assert counters(view, 1.0) == []  # our bait is the hand they counter next: not a point to throw away
+    bot.observe([e.Swapped(2, 4, "5D", "9S"), e.Swapped(2, 5, "6D", "9H")])  # seat 2 now shows 9 9 and two dealt
+    assert bot.reader.latest_possible == 2
+    later = replace(view, center=("QS", "JS", "3C", "2C", "5D", "6D", "8S", "8H"))
+    assert set(counters(later, 5.0)) == {a.Counter(1)}
+
+
 def test_expert_glances_at_the_table_in_a_round_and_swaps_at_its_own_pace():
     """In a round ``expert`` looks at least every ``WATCH_GLANCE`` s (a player who watches without a break), yet its
     swaps come only at its regular looks or as one falls due: the cooldown and a reaction apart, as before."""
