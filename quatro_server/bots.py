@@ -996,7 +996,7 @@ def point_values(scores: Sequence[int], target: int, us: int, accused: int) -> t
     what the accused team's costs it, what a third team's costs it on average; 0.0 if there is no third team).
 
     The chance is worked out as if every point from here went to a team drawn at random (``match_chance``): the
-    teams are equals, and only the scores tell them apart. All 0.0 when the match is decided or not yet scored.
+    teams are equals, and only the scores tell them apart. All 0.0 when the match is decided or has no target.
     """
     teams = len(scores)
     if target <= 0 or teams < 2 or not 0 <= us < teams or not 0 <= accused < teams or max(scores) >= target:
@@ -1159,10 +1159,6 @@ class ExpertReader(TableReader):
             self.window = [None] * self.players
             self._windows = {}
             self._pending = []
-        self.latest_possible = None
-
-    def _round_over(self, event: e.Event) -> None:
-        super()._round_over(event)
         self.latest_possible = None
 
     def _swapped(self, event: e.Swapped) -> None:
