@@ -74,8 +74,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     (wheel,) = dist.glob("quatro-*.whl")
     env = base / "venv"
     venv.create(env, with_pip=False)  # the outer pip installs into it: faster than a pip of its own
-    _check(subprocess.run([*pip, "--python", env / "bin" / "python", "install", "-q", wheel],
-                          capture_output=True, text=True), "pip install of the wheel")
+    # The lock the README's commands use: the wheel's dependencies at the versions the suite passes with.
+    _check(subprocess.run([*pip, "--python", env / "bin" / "python", "install", "-q", "-c", ROOT / "constraints.txt",
+                           wheel], capture_output=True, text=True), "pip install of the wheel")
     return Installed(wheel, env, home)
 
 

@@ -251,7 +251,7 @@ class RedisDirectory:
     def _subscribe(self) -> dict[str, tuple[list[Any], float]]:
         """In a thread: the listener subscribed, then the records the others hold read (subscribed first: nothing
         told meanwhile is missed), by server, with the seconds left to the first of its records to expire."""
-        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         pubsub.subscribe(self.channel)
         self._listener = threading.Thread(target=self._listen, args=(pubsub,), name="quatro-directory", daemon=True)
         self._listener.start()
