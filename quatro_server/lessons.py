@@ -131,12 +131,17 @@ class QuatroLessonBot:
         self._pulse_at: float | None = None
         self._called = False
         self._team_sign: Sign | None = None
+        #: Every emoji each seat's channel showed, in any round: public (every channel is), so the decoy can keep
+        #: clear of the learner's team's sign without knowing it (H2: only what its seat saw).
+        self._shown: dict[int, set[Sign]] = {}
 
     def think_time(self) -> float:
         return LOOK
 
     def observe(self, events: list[Any]) -> None:
         for event in events:
+            if isinstance(event, e.Pulse):
+                self._shown.setdefault(event.seat, set()).add(event.sign)
             if (isinstance(event, e.Pulse) and event.seat == LEARNER and self._pulse_at is None
                     and self._team_sign is not None and event.sign == self._team_sign):
                 self._pulse_at = -1.0  # the moment is taken at the next look (``decide`` has the clock)
@@ -166,7 +171,7 @@ class QuatroLessonBot:
         if scene is SCENES[-1]:
             # The decoy: the channel, at once an emoji that is not the team's sign, with nothing in hand.
             if not view.channel_held and now >= self._dealt_at + beat and view.channel_wait_ms == 0:
-                decoy = next(s for s in DECOY_SIGNS if s != view.sign)
+                decoy = decoy_sign(view, self._shown)
                 return [a.TakeChannel(), a.ChooseEmoji(decoy)]
             return []
         if is_four_of_a_kind(view.hand):
@@ -178,6 +183,13 @@ class QuatroLessonBot:
             swap = collect(view.hand, view.center)
             return [swap] if swap is not None else []
         return []
+
+
+def decoy_sign(view: SeatView, shown: dict[int, set[Sign]]) -> Sign:
+    """The decoy's emoji: never its own team's sign, nor one the other team's channels ever showed (the learner's own
+    sign among them, shown in the first scene): a decoy must not look like the learner's partner signing."""
+    theirs = set().union(*(signs for seat, signs in shown.items() if seat not in (view.seat, view.partner)))
+    return next(s for s in (*DECOY_SIGNS, *SIGNS) if s != view.sign and s not in theirs)
 
 
 def collect(hand: Sequence[Card], center: Sequence[Card]) -> a.Swap | None:

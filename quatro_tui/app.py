@@ -124,6 +124,8 @@ class QuatroApp(App[str | None]):
     CSS_PATH = "quatro.tcss"
     TITLE = "Quatro"
     ENABLE_COMMAND_PALETTE = False
+    #: The match is played to its target score, and the scores say so ("(to 5)"); a lesson's ends with its steps.
+    TELLS_TARGET = True
     BINDINGS = [
         Binding("question_mark,f1", "help", "help", id="help"),
         Binding("ctrl+q", "quit", "quit", id="quit", priority=True),

@@ -229,7 +229,21 @@ def main(argv: list[str] | None = None) -> int:
     made = make_app(argv)
     if isinstance(made, int):
         return made
-    app = made
+    status = run_app(made)
+    from quatro_tui.lessons.coach import LessonApp
+
+    if isinstance(made, LessonApp) and made.then_play and made.finished:
+        # The lesson was taken from quatro play's offer and done: the match the player asked for follows (the offer
+        # is answered now, so this builds the match itself).
+        follow = make_app(argv)
+        if isinstance(follow, int):
+            return follow
+        status = run_app(follow)
+    return status
+
+
+def run_app(app: QuatroApp) -> int:
+    """Run one app to its end, its private server stopped after it; its exit status."""
     try:
         result = app.run()
     finally:
@@ -315,7 +329,13 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         settings.lesson_answered(name)
         settings.save()
         if learn_now:
-            return make_lesson(argparse.Namespace(game=args.game, timing=LESSON_PROFILE), name, settings, ascii_only)
+            lesson = make_lesson(argparse.Namespace(game=args.game, timing=LESSON_PROFILE), name, settings, ascii_only)
+            if not isinstance(lesson, int):
+                from quatro_tui.lessons.coach import LessonApp
+
+                assert isinstance(lesson, LessonApp)
+                lesson.then_play = True  # the match follows the lesson (main runs it)
+            return lesson
     if args.command == "play":
         seats = play_seats(args)
         if isinstance(seats, str):

@@ -136,6 +136,10 @@ def refusal(request: RequestBody, reply: Reply, ascii_only: bool) -> str:
     )
 
 
+#: The feed's first line of a match (a lesson says its own in its place).
+MATCH_STARTS = "The match starts: "
+
+
 def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) -> str | None:
     """One feed line for a public event, or None for events the screen shows elsewhere."""
 
@@ -143,7 +147,7 @@ def event(ev: e.Event, name: Callable[[int], str], me: int, ascii_only: bool) ->
         return card(value, ascii_only)
 
     if isinstance(ev, e.MatchStarted):
-        return f"The match starts: first team to {ev.target_score} points wins."
+        return f"{MATCH_STARTS}first team to {ev.target_score} points wins."
     if isinstance(ev, e.SigningStarted):
         return f"Round {ev.round}: pick your team's sign."
     if isinstance(ev, e.SignChosen):

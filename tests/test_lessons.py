@@ -289,3 +289,103 @@ def test_the_reveal_says_why_a_round_went_wrong_from_the_learners_side():
     assert "Wrong counter" in said(ended("counter", 0, False))
     assert "your team scores" in said(ended("call", 2, True))
     assert "<next-round>" in said(ended("call", 2, True))
+
+
+# --- what the coach says after a move off the script ------------------------------------------------------------
+
+def keys_as_ids(binding: str) -> str:
+    return f"<{binding}>"
+
+
+def test_after_a_wrong_swap_the_coach_names_the_rank_within_reach_and_the_keys():
+    from quatro_tui.games.quatro.lesson import QUATRO_STEPS
+
+    # The first scene, after giving a king for the 10: one 10 in hand, three kings in the center.
+    view = seat_view(hand=("10S", "KH", "AS", "JS"), center=("KD", "KC", "QS", "KS"))
+    said = QUATRO_STEPS[0].say(game_of(view), keys_as_ids)
+    assert "You hold one K;" in said and "10" not in said.split(";")[0], said
+    assert "<hand-" in said and "<slot-" in said, said  # the keys, still named
+    # No card of any rank of the hand in the center: still the keys, never a bare "collect".
+    stuck = seat_view(hand=("10S", "KH", "AS", "JS"), center=("QD", "QC", "QS", "QH"))
+    assert "<hand-1>" in QUATRO_STEPS[0].say(game_of(stuck), keys_as_ids)
+
+
+def test_the_decoy_never_shows_an_emoji_the_learners_team_showed():
+    from quatro_server.lessons import DECOY_SIGNS, SCENES, QuatroLessonBot
+
+    decoy = SCENES[-1]
+    for learners in DECOY_SIGNS:
+        bot = QuatroLessonBot()
+        bot.observe([e.Pulse(0, learners)])  # the learner showed its sign in the first scene
+        view = seat_view(seat=decoy.actor, hand=decoy.hands[decoy.actor], center=decoy.center, sign="octopus")
+        bot.decide(view, 0.0)
+        actions = bot.decide(view, 100.0)
+        shown = [move.sign for move in actions if isinstance(move, a.ChooseEmoji)]
+        assert shown and shown[0] != learners and shown[0] != "octopus", shown
+
+
+def test_the_lesson_done_says_why_the_decoy_round_went_as_it_did():
+    from quatro_tui.games.quatro.lesson import quatro_last_words
+
+    wrong = game_of(seat_view(phase=Phase.BREAK), e.Pulse(3, "die"), ended("counter", 0, False))
+    assert "Wrong counter" in quatro_last_words(wrong) and "decoy" in quatro_last_words(wrong)
+    let_go = game_of(seat_view(), e.Pulse(3, "die"), e.Pulse(3, "die"))
+    assert "You let the decoy go" in quatro_last_words(let_go)
+
+
+def test_quartos_threat_names_every_attribute_the_line_shares():
+    from quatro_tui.games.quarto.lesson import QUARTO_STEPS
+
+    table = quarto_table()
+    act(table, 1, q.Give(0b0001))
+    act(table, 0, q.Place(0))
+    act(table, 0, q.Give(0b0011))
+    act(table, 1, q.Place(1))
+    act(table, 1, q.Give(0b0101))
+    act(table, 0, q.Place(2))  # a1 b1 c1: all tall and all hollow, d1 empty
+    said = QUARTO_STEPS[2].say(quarto_game(table), keys_as_ids)
+    assert "tall or hollow too hands them a win" in said and "neither" in said, said
+
+
+def test_a_lesson_taken_from_quatro_plays_offer_is_followed_by_the_match_once_done(monkeypatch, tmp_path):
+    from quatro_tui import cli
+    from quatro_tui.lessons.coach import LessonApp
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setattr(cli, "lesson_offer_wanted", lambda: True)
+    monkeypatch.setattr(cli, "offer_lesson", lambda title: True)
+    ran: list[object] = []
+
+    def run(app) -> int:
+        ran.append(app)
+        if isinstance(app, LessonApp):
+            assert app.then_play
+            app.done = len(app.lesson.steps)
+        if app.server is not None:
+            app.server.stop()
+        return 0
+
+    monkeypatch.setattr(cli, "run_app", run)
+    assert cli.main(["play", "--name", "ann"]) == 0
+    assert [type(app).__name__ for app in ran] == ["LessonApp", "QuatroApp"], ran
+
+
+def test_the_lesson_done_names_plain_quatro_play_or_the_match_that_follows(monkeypatch):
+    from quatro_tui.app import Play
+    from quatro_tui.games import client_game
+    from quatro_tui.lessons.coach import LessonApp
+
+    class Screen:  # keys_on reads bindings; the finished text needs only the quit key
+        pass
+
+    lesson = client_game("quatro").lesson
+    assert lesson is not None
+    app = LessonApp(Play(4, "lesson", "lesson", "ann", 0, "quatro"), lesson)
+    app.done = len(lesson.steps)
+    from quatro_tui.lessons import coach
+
+    monkeypatch.setattr(coach, "keys_on", lambda screen, binding, ascii_only=False: f"<{binding}>")
+    said = app.coach_text(Screen())
+    assert "quatro play[/b] starts a real match" in said and "--game" not in said, said
+    app.then_play = True
+    assert "your match against bots starts" in app.coach_text(Screen())

@@ -15,9 +15,12 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Static
 
+from quatro_tui import words
 from quatro_tui.app import Play, QuatroApp
+from quatro_tui.games import default
 from quatro_tui.lessons.steps import Lesson, advance
 from quatro_tui.screens.help import key_name
+from quatro_tui.widgets import Feed
 
 
 def bound_keys(node: DOMNode, binding_id: str, ascii_only: bool = False) -> list[str]:
@@ -38,6 +41,10 @@ def keys_on(screen: Screen[Any], binding_id: str, ascii_only: bool = False) -> s
     return f"<{keys[0]}>"
 
 
+#: The feed's first line in a lesson, in place of a match's target.
+LESSON_STARTS = "The lesson starts: each round is dealt for one thing to learn, again until it is learnt."
+
+
 class Coach(Static):
     """The lesson's panel, over the bottom of whatever screen shows."""
 
@@ -54,12 +61,15 @@ class LessonApp(QuatroApp):
     """``quatro learn``: the client, its private server's lesson, and the coach."""
 
     CSS_PATH = str(Path(__file__).parent.parent / "quatro.tcss")  # the client's stylesheet, not one beside this
+    TELLS_TARGET = False  # the lesson's match ends with its last step, never at a score
 
     def __init__(self, plan: Play, lesson: Lesson, **kwargs: Any) -> None:
         super().__init__(plan, **kwargs)
         self.lesson = lesson
         #: The steps the player has done, in order.
         self.done = 0
+        #: Taken from ``quatro play``'s offer: once the lesson is left, the match the player asked for follows.
+        self.then_play = False
 
     @property
     def plan_game(self) -> str:
@@ -70,6 +80,10 @@ class LessonApp(QuatroApp):
         return self.done >= len(self.lesson.steps)
 
     def game_changed(self) -> None:
+        feed = self.game.feed
+        for k, line in enumerate(feed):
+            if line.startswith(words.MATCH_STARTS):
+                feed[k] = LESSON_STARTS  # its target is only there so that the match outlasts the lesson
         super().game_changed()
         self.coach()
 
@@ -94,6 +108,13 @@ class LessonApp(QuatroApp):
             screen.add_class("-coached")  # the panel lies over the screen: it adds nothing to scroll to
             screen.mount(panel)
         panel.say(self.coach_text(screen))
+        # The panel lies over the bottom of the screen: the feed keeps its newest lines above it.
+        self.call_after_refresh(self._feeds_above, screen)
+
+    def _feeds_above(self, screen: Screen[Any]) -> None:
+        if screen.is_mounted:
+            for feed in screen.query(Feed):
+                feed.redraw()
 
     def coach_text(self, screen: Screen[Any]) -> str:
         ascii_only = self.game.ascii_only
@@ -103,9 +124,14 @@ class LessonApp(QuatroApp):
 
         steps = self.lesson.steps
         if self.finished:
-            return (f"[b]Lesson done[/b]: you know every move. [b]quatro play --game {self.plan_game}[/b] starts a "
-                    "real match.\n"
-                    f"Press {keys('quit')} to leave.")
+            why = self.lesson.last_words(self.game)
+            if self.then_play:
+                on = f"Press {keys('quit')}: your match against bots starts."
+            else:
+                command = "quatro play" if self.plan_game in ("", default().name) else \
+                    f"quatro play --game {self.plan_game}"
+                on = f"[b]{command}[/b] starts a real match. Press {keys('quit')} to leave."
+            return "\n".join(line for line in ("[b]Lesson done[/b]: you know every move.", why, on) if line)
         step = steps[self.done]
         head = f"[b]Lesson {self.done + 1}/{len(steps)}: {step.title}[/b]"
         between = self.lesson.between(self.game, keys, step)

@@ -50,6 +50,8 @@ class Lesson:
 
     steps: tuple[Step, ...]
     between: Callable[[Game, Keys, Step | None], str]
+    #: Once every step is done: why the last round went as it did ("" when there is nothing to explain).
+    last_words: Callable[[Game], str] = lambda game: ""
 
 
 def advance(lesson: Lesson, done: int, game: Game) -> int:

@@ -11,8 +11,21 @@ from quatro_tui.widgets.base import GameWidget
 class Feed(GameWidget):
     """The latest lines of the game's feed, newest at the bottom, as many as fit."""
 
+    def covered(self) -> int:
+        """Rows at the bottom of the feed that a panel over the screen hides (the lesson's coach, docked over the
+        bottom): the newest line must show above it, not under it."""
+        try:
+            panels = self.screen.query("Coach")
+        except Exception:  # not on a screen yet
+            return 0
+        bottom = self.content_region.bottom
+        tops = [panel.region.y for panel in panels if panel.display and panel.region.height]
+        return max([0, *(bottom - top for top in tops if top < bottom)])
+
     def draw(self) -> Text:
-        height = max(1, self.content_size.height)
+        full = max(1, self.content_size.height)
+        hidden = min(self.covered(), full - 1)
+        height = full - hidden
         width = max(8, self.content_size.width)
         ascii_only = self.game.ascii_only
         feed = list(self.game.feed)
@@ -29,4 +42,4 @@ class Feed(GameWidget):
             rows[:0] = wrapped
             if len(rows) >= height:
                 break
-        return Text("\n").join(rows[-height:])
+        return Text("\n").join([*rows[-height:], *([Text()] * hidden)])

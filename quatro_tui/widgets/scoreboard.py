@@ -21,5 +21,6 @@ class Scoreboard(GameWidget):
             mine = team == view.team  # starred as well as coloured: one's own team
             text.append(f"{words.team_letter(team)}{'*' if mine else ''}:{score}", style=f"bold {TEAM_STYLES[team]}")
             text.append(" ")
-        text.append(f"(to {view.target_score})", style="dim")
+        if self.app.TELLS_TARGET:
+            text.append(f"(to {view.target_score})", style="dim")
         return text

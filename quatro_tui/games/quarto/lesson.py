@@ -101,8 +101,9 @@ def _safe_words(game: Game, keys: Keys) -> str:
     line, shared = found
     squares = " ".join(q.format_square(s) for s in line if view.board[s] is not None)
     piece = _safe_pieces(view)[0]
-    return (f"{squares} are all {' and '.join(shared)}: a piece that is {shared[0]} too hands them a win. Give one "
-            f"that is not: type {_typed(q.format_piece(piece))} for {q.format_piece(piece)} "
+    either = " or ".join(shared)
+    return (f"{squares} are all {' and '.join(shared)}: a piece that is {either} too hands them a win. Give one "
+            f"that is {'not' if len(shared) == 1 else 'neither' if len(shared) == 2 else 'none of these'}: type {_typed(q.format_piece(piece))} for {q.format_piece(piece)} "
             f"({q.describe_piece(piece)}), then {keys('quarto-confirm')}.")
 
 

@@ -3,8 +3,10 @@ view and the events the player was told), and what the coach says between rounds
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from quatro_shared import events as e
-from quatro_shared.cards import display, is_four_of_a_kind, rank_counts, rank_of
+from quatro_shared.cards import Card, display, is_four_of_a_kind, rank_counts, rank_of
 from quatro_shared.views import Phase, SeatView
 
 from quatro_tui import words
@@ -77,19 +79,35 @@ def decoy_seen(game: Game) -> bool:
 
 # --- what the coach says ---------------------------------------------------------------------------------------
 
+def collect_rank(hand: Sequence[Card], center: Sequence[Card]) -> str:
+    """The rank to collect: the one of the hand that the hand and the center hold most of together (four of it can be
+    reached), the hand's own count breaking ties. After a wrong swap this is still the rank within reach, not the one
+    the hand happens to list first."""
+    in_center = rank_counts(center)
+    counts = rank_counts(hand)
+    return max(counts, key=lambda r: (counts[r] + in_center.get(r, 0), counts[r]))
+
+
+def _how_to_swap(keys: Keys) -> str:
+    """The swap's keys in general, for when no one swap is the one to name."""
+    return (f"Press {keys('hand-1')}–{keys('hand-4')} to pick a card of your hand, then {keys('slot-1')}–"
+            f"{keys('slot-4')} for the card of the center it swaps with.")
+
+
 def _swap_words(game: Game, keys: Keys) -> str:
     view = _view(game)
     if view is None or view.phase is not Phase.ROUND or not view.hand:
         return "The round opens with four cards in your hand and four in the center."
-    counts = rank_counts(view.hand)
-    rank = max(counts, key=lambda r: counts[r])
+    rank = collect_rank(view.hand, view.center)
+    held = rank_counts(view.hand)[rank]
     slots = [k for k, card in enumerate(view.center) if rank_of(card) == rank]
     gives = [k for k, card in enumerate(view.hand) if rank_of(card) != rank]
     if not slots or not gives:
-        return f"Collect the {rank}s: swap a card of your hand for one of the center."
+        return f"Collect one rank: four of it in your hand wins. {_how_to_swap(keys)}"
     hand, slot = gives[0], slots[0]
     ascii_only = game.ascii_only
-    return (f"You hold {counts[rank]} {rank}s; the center has {display(view.center[slot], ascii_only)}. "
+    holding = f"one {rank}" if held == 1 else f"{held} {rank}s"
+    return (f"You hold {holding}; the center has {display(view.center[slot], ascii_only)}. "
             f"Press {keys(f'hand-{hand + 1}')} (your {display(view.hand[hand], ascii_only)}), "
             f"then {keys(f'slot-{slot + 1}')} (the {display(view.center[slot], ascii_only)}) to swap them.")
 
@@ -183,6 +201,18 @@ def quatro_between(game: Game, keys: Keys, step: Step | None) -> str:
         return f"{said}Press {keys('next-round')} for the next round."
     return ""
 
+def quatro_last_words(game: Game) -> str:
+    """Why the decoy round went as it did: the lesson's last step ends the lesson, so its reveal is said here."""
+    view, end = _view(game), round_end(game)
+    if view is None:
+        return ""
+    decoys = [ev.seat for ev in round_events(game) if isinstance(ev, e.Pulse) and game.team_of(ev.seat) != view.team]
+    who = game.raw_name(decoys[-1]) if decoys else "that player"
+    if end is not None and end.outcome == "counter" and end.by == view.seat and not end.right:
+        return (f"Wrong counter: {who} held nothing of four, so their team scored. That was the decoy: anyone may "
+                "show any emoji, and only one who took cards toward four can mean it.")
+    return (f"You let the decoy go: {who} took nothing from the center, so the emoji meant nothing. A wrong "
+            "counter would have given them the point.")
 
 
-LESSON = Lesson(QUATRO_STEPS, quatro_between)
+LESSON = Lesson(QUATRO_STEPS, quatro_between, quatro_last_words)
