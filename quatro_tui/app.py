@@ -588,7 +588,11 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.link = ""
-        self.game.say("Resynced: the table as it is now." if message.resynced else "Reconnected: back in your seat.")
+        if message.resynced:
+            self.game.say("Resynced: the table as it is now.")
+        else:
+            self.game.say("Reconnected: watching again." if self.game.watching is not None else
+                          "Reconnected: back in your seat.")
         self.hide_link()
         self.game_changed()
 

@@ -86,6 +86,9 @@ class Game:
                 fresh = self._feed_pulse(self.pulse_line(ev, view))
                 alert = alert or (fresh and self.is_partner_sign(ev, view))
                 continue
+            if (isinstance(ev, e.HostChanged) and ev.seat == view.seat and before is not None
+                    and before.host == view.seat):
+                continue  # back from a drop with nobody to hand the table to, the host hosts again: no news to them
             line = words.event(ev, self.name, view.seat, self.ascii_only)
             if line:
                 self.feed.append(line)

@@ -197,6 +197,24 @@ def test_a_watchers_dropped_link_watches_again_with_a_fresh_snapshot(quatro_serv
     run(body)
 
 
+def test_a_watcher_whose_link_came_back_is_told_it_watches_again_not_that_it_has_a_seat(quatro_server):
+    async def body():
+        ann, table_id = await table_with_bots(quatro_server)
+        await ann.act(p.START)
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "wes", watch=table_id))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, WatchScreen), what="the watch screen")
+            app.conn.abort()
+            await until(lambda: any(line.startswith("Reconnected") for line in app.game.feed), timeout=20,
+                        what="the reconnection")
+            assert "Reconnected: watching again." in app.game.feed, list(app.game.feed)
+            assert not any("your seat" in line for line in app.game.feed)
+            await pilot.press("ctrl+q")
+        await ann.close()
+
+    run(body)
+
+
 def test_quatro_join_watch_takes_a_table_number():
     args = parser().parse_args(["join", "127.0.0.1:7777", "--watch", "3"])
     assert args.watch == 3 and args.table is None

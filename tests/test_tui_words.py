@@ -136,3 +136,21 @@ def test_a_reason_ends_in_one_mark_whether_or_not_it_brought_its_own():
     assert words.ended("the server closed the connection") == "the server closed the connection."
     assert words.ended("the seat is gone.") == "the seat is gone."
     assert words.sentence("the server is shutting down") == "The server is shutting down."  # a goodbye's words
+
+
+def test_a_host_back_from_a_drop_is_not_told_it_hosts_now_and_a_new_host_is():
+    from dataclasses import replace
+
+    from quatro_shared import events as e
+    from quatro_tui.game import Game
+    from test_bots import seat_view
+
+    hosting = replace(seat_view(), host=0)
+    game = Game()
+    game.apply(hosting, [], 0.0)
+    game.apply(hosting, [e.HostChanged(None), e.HostChanged(0)], 1.0)  # dropped alone with bots, came back
+    assert not any("host" in line for line in game.feed), list(game.feed)
+    other = Game()
+    other.apply(replace(seat_view(), host=1), [], 0.0)
+    other.apply(hosting, [e.HostChanged(0)], 1.0)  # the host left: this player hosts now
+    assert "You host now." in other.feed
