@@ -182,6 +182,9 @@ class QuatroApp(App[str | None]):
         self.join_addresses: list[str] = []
         #: The server's tables, for the lobby screen.
         self.tables: tuple[m.TableSummary, ...] = ()
+        #: The lobby's create row as the player last left it (game, players, timing, rated): a visit to a table
+        #: and back keeps the choices.
+        self.create_choices: dict[str, str | int] = {}
         #: The server drains before a restart (protocol 5): the lobby says it takes no new tables.
         self.draining = False
         #: The timing profiles the server offers (its hello says; a server started with ``--timing FILE`` adds one).

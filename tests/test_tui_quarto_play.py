@@ -133,6 +133,32 @@ def test_the_lobby_lists_and_creates_both_games(quatro_server):
     run(body)
 
 
+def test_the_create_row_keeps_the_players_choices_after_a_visit_to_a_table(quatro_server):
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            lobby = app.screen
+            await until(lambda: bool(lobby.query_one("#game", Select).query("#label")), what="the choices drawn")
+            lobby.query_one("#game", Select).value = "quatro"
+            lobby.query_one("#players", Select).value = 6
+            lobby.query_one("#rated", Select).value = "friendly"
+            await pilot.pause()
+            await pilot.press("c")
+            await until(lambda: isinstance(app.screen, RoomScreen), what="the room")
+            assert app.game.seating.players == 6
+            await pilot.press("l")
+            await until(lambda: isinstance(app.screen, LobbyScreen) and app.screen is not lobby, what="the lobby again")
+            again = app.screen
+            await until(lambda: bool(again.query("#players")) and bool(again.query_one("#players").query("#label")),
+                        what="the create row drawn")
+            assert again.query_one("#players", Select).value == 6, (app.create_choices, again.query_one("#players", Select).value)
+            assert again.query_one("#rated", Select).value == "friendly"
+            await pilot.press("ctrl+q")
+
+    run(body)
+
+
 def test_a_server_gone_mid_game_shows_the_ways_on_and_a_restart_says_the_seat_is_lost(tmp_path):
     """Quarto tables live in the server's memory only: after a restart the seat cannot come back (protocol 17),
     and the client says so, with the lobby as the way on."""

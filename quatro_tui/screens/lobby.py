@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -124,17 +124,25 @@ class LobbyScreen(Screen[None]):
             yield Input(value=name, placeholder="your name", max_length=p.MAX_NAME_LEN, id="name")
             # The games this server hosts (its hello says), by name.
             hosted = [(game.capitalize(), game) for game in self.app.games]
-            yield Select(hosted, value=self.app.games[0], allow_blank=False, id="game")
-            seats = seat_choices(self.app.games[0])
-            yield Select(seats, value=seats[0][1], allow_blank=False, id="players")
+            chosen = self.app.create_choices  # as the player left the row last time, where this server offers it
+
+            def kept(field: str, options: list[tuple[Any, Any]], default: Any) -> Any:
+                value = chosen.get(field)
+                return value if any(value == option for _, option in options) else default
+
+            game = kept("game", hosted, self.app.games[0])
+            yield Select(hosted, value=game, allow_blank=False, id="game")
+            seats = seat_choices(game)
+            yield Select(seats, value=kept("players", seats, seats[0][1]), allow_blank=False, id="players")
             # The server's profiles, by name: plain text, they are the server's words.
             profiles = [(Text(words.plain(name, ascii_only)), name) for name in self.app.profiles]
             default = STANDARD_PROFILE if STANDARD_PROFILE in self.app.profiles else self.app.profiles[0]
-            yield Select(profiles, value=default, allow_blank=False, id="timing")
+            yield Select(profiles, value=kept("timing", profiles, default), allow_blank=False, id="timing")
             yield PasswordInput(placeholder="password (optional)", password=True, id="password")
         with Horizontal(id="create-more"):
             # Rated: the match counts for everyone's records and ratings; friendly: it leaves them as they were.
-            yield Select([("rated", "rated"), ("friendly", "friendly")], value="rated", allow_blank=False, id="rated")
+            rated = [("rated", "rated"), ("friendly", "friendly")]
+            yield Select(rated, value=kept("rated", rated, "rated"), allow_blank=False, id="rated")
             yield Static("rated counts for the leaderboard (l); friendly does not", id="rated-note")
         draining = Static("", id="lobby-draining", classes="pad")
         draining.display = False  # shown only while the server drains
@@ -180,13 +188,17 @@ class LobbyScreen(Screen[None]):
         self.query_one("#lobby-note", Static).update(Content(words.plain(text, self.app.game.ascii_only)))
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        if event.select.id != "game":
+        field = event.select.id
+        if field in ("game", "players", "timing", "rated") and isinstance(event.value, (str, int)):
+            self.app.create_choices[field] = event.value
+        if field != "game":
             return
-        # Each game's own table sizes.
+        # Each game's own table sizes (the size chosen kept when the game has it).
         players = self.query_one("#players", Select)
         seats = seat_choices(str(event.value))
+        size = players.value
         players.set_options(seats)
-        players.value = seats[0][1]
+        players.value = size if any(size == option for _, option in seats) else seats[0][1]
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "name":
