@@ -13,7 +13,7 @@ import pytest
 from quatro_tui.app import QuatroApp
 from helpers.snapshot_games import over_game, reveal_game, room_game, round_game, signing_game
 from test_tui_ascii import screen_text
-from helpers.tui import run
+from helpers.tui import quatro_server, run  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -66,5 +66,35 @@ def test_the_connection_screen_says_it_whole_at_80x24():
             assert not CUT.findall(text), text
             for sentence in [*detail.split("\n"), "r try again now l back to the lobby j another server q quit"]:
                 assert sentence in flat(text), f"{sentence!r} is not whole:\n{text}"
+
+    run(body)
+
+
+def test_the_lobby_shows_every_column_and_its_whole_key_bar_at_80x24(quatro_server):
+    """A table in play, long names at it: the list's last column (its scores) and the key bar's last key (? help)
+    still show at 80x24."""
+    from quatro_shared import protocol as p
+    from quatro_tui.app import Join
+    from quatro_tui.screens.lobby import LobbyScreen
+    from helpers.tui import Player, until
+
+    async def body():
+        host = await Player(quatro_server, "bartholomew-the-long").start()
+        created = await host.act(p.CREATE_TABLE, players=4)
+        for _ in range(3):
+            await host.act(p.ADD_BOT, level="easy")
+        await host.act(p.START)
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "wes"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            await until(lambda: any(t.table == created["table"] for t in app.tables), what="the table listed")
+            await pilot.pause()
+            await pilot.pause()
+            lines = screen_text(app).rstrip("\n").split("\n")
+            assert lines[-1].rstrip().endswith("? help"), lines[-1]
+            header = next(line for line in lines if "table" in line and "game" in line)
+            assert header.rstrip().endswith("scores") or "scores" in header, header
+            assert "who sits there" in header
+        await host.close()
 
     run(body)

@@ -85,7 +85,9 @@ class LobbyScreen(Screen[None]):
     BINDINGS = [
         Binding("enter", "join", "join the table", id="lobby-join"),
         Binding("c", "create", "create", id="lobby-create"),
-        Binding("g", "refresh", "refresh", id="lobby-refresh"),
+        # The list is pushed as it changes: refreshing it by hand is seldom needed, and off the key bar it leaves
+        # room at 80 columns for the keys that lead somewhere (help lists it).
+        Binding("g", "refresh", "refresh", id="lobby-refresh", show=False),
         Binding("t", "chat", "chat", id="lobby-chat"),
         Binding("p", "past", "replays", id="lobby-past"),
         Binding("w", "watch", "watch", id="lobby-watch"),
@@ -153,7 +155,9 @@ class LobbyScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("table", "game", "who sits there", "phase", "idle", "timing", "pw", "play", "watch", "scores")
+        # The names last: the widest column, it is the one that runs off a narrow terminal (the list scrolls
+        # sideways), not the scores or the watchers after it.
+        table.add_columns("table", "game", "phase", "idle", "timing", "pw", "play", "watch", "scores", "who sits there")
         self.query_one("#lobby-feed", Feed).styles.height = 4
         self.fill()
         self.query_one(DataTable).focus()
@@ -178,8 +182,9 @@ class LobbyScreen(Screen[None]):
         for t in self.app.tables:
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
-                str(t.table), t.game.capitalize(), who_sits(t), str(t.phase), words.idle(t.idle_s), t.timing,
+                str(t.table), t.game.capitalize(), str(t.phase), words.idle(t.idle_s), t.timing,
                 "yes" if t.password else "", "rated" if t.rated else "friendly", watchers(t), " ".join(map(str, t.scores)),
+                who_sits(t),
             )
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t.table))
 
