@@ -645,9 +645,10 @@ class QuatroApp(App[str | None]):
         self.run_worker(self._restart(place), name="begin", exclusive=True, exit_on_error=False)
 
     def action_back_to_lobby(self) -> None:
-        if isinstance(self.plan, Play) and self.conn is not None and not self.game.link \
-                and not isinstance(self.screen, LinkScreen):
-            # The private server has a lobby like any server's: leave the table for it, on the same connection.
+        if self.conn is not None and not self.game.link and not isinstance(self.screen, LinkScreen):
+            # A link that is up takes the player to the lobby as it is: leave the table, list the tables, on the
+            # same connection (a new connection and hello took seconds with nothing on screen). A private
+            # server has a lobby like any server's.
             self.run_worker(self._to_lobby(self.conn), name="lobby", group="lobby", exclusive=True, exit_on_error=False)
             return
         self.run_worker(self._restart(None, leave=True), name="begin", exclusive=True, exit_on_error=False)

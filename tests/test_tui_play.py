@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Select
 
 from quatro_shared import events as e
 from quatro_shared import protocol as p
@@ -336,3 +336,56 @@ def test_play_back_to_the_lobby_at_the_match_end_shows_the_private_servers_lobby
             await pilot.press("ctrl+q")
 
     run(body)
+
+
+def test_join_back_to_the_lobby_at_the_match_end_stays_on_the_same_connection(tmp_path):
+    """``l`` at a match end on a server joined with ``quatro join``: the lobby at once, on the link already open (a
+    new connection and hello took two seconds with nothing on screen, and keys typed meanwhile landed elsewhere)."""
+    from quatro_tui.local_server import LocalServer
+    from quatro_tui.screens.dialogs import ConfirmCall
+    from quatro_tui.screens.reveal import MatchEndScreen
+    from helpers.tui import PATIENT_TIMING
+
+    timing = tmp_path / "quick.toml"
+    timing.write_text("".join(f"{k} = {v}\n" for k, v in {**PATIENT_TIMING, "target_score": 1}.items()))
+    server = LocalServer(str(timing))
+    server.start()
+
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", server.port, "ann"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            await pilot.pause()  # let the lobby's widgets finish mounting
+            app.screen.query_one("#timing", Select).value = "quick"  # the file's profile: a match of one point
+            await pilot.press("c")
+            await until(lambda: isinstance(app.screen, RoomScreen) and app.game.is_host(), what="the room")
+            for _ in range(3):
+                await pilot.press("b")
+                await pilot.pause(0.2)
+                await pilot.press("enter")
+                await pilot.pause(0.2)
+            await until(lambda: all(s.taken for s in app.game.seating.seats), what="three bots")
+            await pilot.press("s")
+            await until(lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match")
+            if isinstance(app.screen, SigningScreen):
+                await armed(app)
+                await pilot.press("enter")
+            await until(lambda: isinstance(app.screen, TableScreen) and app.game.view.hand, what="the round")
+            await armed(app)
+            await pilot.press("space")
+            await pilot.pause(0.3)
+            if isinstance(app.screen, ConfirmCall):
+                await pilot.press("y")
+            await until(lambda: isinstance(app.screen, MatchEndScreen), what=f"the match end ({app.screen})")
+            conn = app.conn
+            await armed(app)
+            await pilot.press("l")
+            await until(lambda: isinstance(app.screen, LobbyScreen), timeout=5, what="the lobby")
+            assert app.conn is conn, "back to the lobby reconnected"
+            assert app.game.view is None and app.game.seating is None
+            await pilot.press("ctrl+q")
+
+    try:
+        run(body)
+    finally:
+        server.stop()
