@@ -136,3 +136,10 @@ def test_a_reason_ends_in_one_mark_whether_or_not_it_brought_its_own():
     assert words.ended("the server closed the connection") == "the server closed the connection."
     assert words.ended("the seat is gone.") == "the seat is gone."
     assert words.sentence("the server is shutting down") == "The server is shutting down."  # a goodbye's words
+
+
+def test_counts_agree_with_their_nouns():
+    from quatro_shared.wording import counted
+
+    assert [counted(n, "table") for n in (0, 1, 2)] == ["0 tables", "1 table", "2 tables"]
+    assert counted(1, "match", "matches") == "1 match" and counted(3, "match", "matches") == "3 matches"
