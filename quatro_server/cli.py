@@ -447,7 +447,10 @@ def _serve(args: argparse.Namespace) -> int:
                 nursery.start_soon(settle, lobby, restored)
                 print(f"Journal: {book.path} ({counted(len(restored), 'table')} restored)", flush=True)
             if operator is not None:
-                print(f"Admin socket: {operator.path} (quatro-server admin --socket {operator.path} tables)", flush=True)
+                # The README's way for a server's own socket (--data DIR), --socket for one placed elsewhere.
+                reach = (f"--data {operator.path.parent}" if not worker and operator.path == admin.default_socket(data_dir)
+                         else f"--socket {operator.path}")
+                print(f"Admin socket: {operator.path} (quatro-server admin {reach} tables)", flush=True)
             if directory is not None:
                 await directory.connect(lobby.highest_id())  # before the game port opens: every id is global
             # The doors' clients reach the lobby over loopback, many people from one address: those that show the
