@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.wording import counted
 
 from quatro_server.datadir import default_data_dir
 
@@ -495,7 +496,7 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
         return f"error: {reply.get('message', reply.get('code'))}"
     if isinstance(request, Tables):
         tables = reply.get("tables", [])
-        head = f"{len(tables)} table{'s' if len(tables) != 1 else ''}, {reply.get('connections', 0)} connections"
+        head = f"{counted(len(tables), 'table')}, {counted(reply.get('connections', 0), 'connection')}"
         lines = [head + (" (draining: no new tables)" if reply.get("draining") else "")]
         for t in tables:
             lines.append(f"table {t['table']}  {t['game']}  {t['phase']}  age {_age(t['age_s'])}  "
@@ -510,13 +511,13 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
                 lines.append(f"  seat {s['seat'] + 1}: {who}")  # seats as people see them, 1 to N
         return "\n".join(lines)
     if isinstance(request, Close):
-        return f"table {reply['table']} closed; {reply['told']} connection(s) told and sent to the lobby"
+        return f"table {reply['table']} closed; {counted(reply['told'], 'connection')} told and sent to the lobby"
     if isinstance(request, Remove):
         told = "its player was told and sent to the lobby" if reply["told"] else "its player was not connected"
         seat = "the seat is free again" if reply["freed"] else "the seat stays in the match, disconnected"
         return f"seat {reply['seat'] + 1} of table {reply['table']}: {told}; {seat}; its secret no longer works"
     if isinstance(request, Notice):
-        return f"notice shown to {reply['told']} connection(s)"
+        return f"notice shown to {counted(reply['told'], 'connection')}"
     running = reply.get("running", 0)
     limit = reply.get("timeout")
     until = f"or in {limit:g} s at the latest" if limit is not None else "whenever that is"

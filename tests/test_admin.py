@@ -126,7 +126,7 @@ async def test_tables_lists_a_bot_match_and_close_ends_it_telling_player_and_wat
 
         done = await run_admin(server, "close", str(ann.table), "--reason", "closing for the night")
         assert done.returncode == 0, done.stderr
-        assert b"closed; 2 connection(s) told" in done.stdout
+        assert b"closed; 2 connections told" in done.stdout
         ended = await push(ann, p.SEAT_ENDED)
         assert ended == {"kind": "seat_ended", "table": ann.table, "reason": "closed_by_operator",
                          "message": "closing for the night"}
@@ -190,7 +190,7 @@ async def test_a_notice_reaches_the_lobby_and_the_tables(tmp_path):
         ann = await bot_match("ann", server.port)
         eve = await TestClient.connect(server.port, "eve")
         done = await run_admin(server, "notice", "back in five minutes")
-        assert done.returncode == 0 and b"notice shown to 2 connection(s)" in done.stdout
+        assert done.returncode == 0 and b"notice shown to 2 connections" in done.stdout
         for client in (ann, eve):
             assert await push(client, p.NOTICE) == {"kind": "notice", "text": "back in five minutes"}
         bad = await run_admin(server, "notice", "two\nlines")
