@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.wording import counted
 
 from quatro_server.datadir import default_data_dir
 
@@ -204,10 +205,10 @@ def answer(server: Server, request: AdminRequest, now: float) -> dict[str, Any]:
         lobby.close_by_operator(room, request.reason or "the server's operator closed the table")
         return {"kind": p.OK, "table": request.table, "told": told}
     if not 0 <= request.seat < room.players:
-        raise AdminError(NO_SUCH_SEAT, f"table {room.id} has seats 0 to {room.players - 1}")
+        raise AdminError(NO_SUCH_SEAT, f"table {room.id} has seats 1 to {room.players}")
     s = room.seats[request.seat]
     if s.bot is not None or s.secret is None:
-        raise AdminError(NO_PLAYER, f"no player sits at seat {request.seat} of table {room.id}")
+        raise AdminError(NO_PLAYER, f"no player sits at seat {request.seat + 1} of table {room.id}")
     connected = s.peer is not None
     freed = lobby.remove_by_operator(room, request.seat, request.reason or "the server's operator removed you from the table", now)
     return {"kind": p.OK, "table": room.id, "seat": request.seat, "freed": freed, "told": connected}
@@ -369,6 +370,17 @@ class AdminListener:
 # --- the command's side ----------------------------------------------------------------------------------
 
 
+def _seat_number(text: str) -> int:
+    """A seat as people number it (1 to N), for ``remove``."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError("a seat is numbered from 1, as the tables command shows it")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--socket", type=Path, metavar="PATH", help="the server's admin socket")
@@ -382,7 +394,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     close.add_argument("--reason", help="what the players are told")
     remove = commands.add_parser(REMOVE, help="remove a seat's player: sent to the lobby, the seat's secret void")
     remove.add_argument("table", type=int)
-    remove.add_argument("seat", type=int)
+    remove.add_argument("seat", type=_seat_number, help="the seat as people see it: 1 to the table's size")
     remove.add_argument("--reason", help="what the player is told")
     notice = commands.add_parser(NOTICE, help="show a notice to every connected player, on every screen")
     notice.add_argument("text")
@@ -400,7 +412,7 @@ def _request(args: argparse.Namespace) -> AdminRequest:
     if command == CLOSE:
         return Close(args.table, args.reason)
     if command == REMOVE:
-        return Remove(args.table, args.seat, args.reason)
+        return Remove(args.table, args.seat - 1, args.reason)  # the wire counts seats from 0
     if command == NOTICE:
         return Notice(args.text)
     return Drain(args.timeout)
@@ -484,7 +496,7 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
         return f"error: {reply.get('message', reply.get('code'))}"
     if isinstance(request, Tables):
         tables = reply.get("tables", [])
-        head = f"{len(tables)} table{'s' if len(tables) != 1 else ''}, {reply.get('connections', 0)} connections"
+        head = f"{counted(len(tables), 'table')}, {counted(reply.get('connections', 0), 'connection')}"
         lines = [head + (" (draining: no new tables)" if reply.get("draining") else "")]
         for t in tables:
             lines.append(f"table {t['table']}  {t['game']}  {t['phase']}  age {_age(t['age_s'])}  "
@@ -496,16 +508,16 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
                     who = f"{s['name']} (bot, {s['bot']})"
                 else:
                     who = f"{s['name']} ({'connected' if s['connected'] else 'not connected'})"
-                lines.append(f"  seat {s['seat']}: {who}")
+                lines.append(f"  seat {s['seat'] + 1}: {who}")  # seats as people see them, 1 to N
         return "\n".join(lines)
     if isinstance(request, Close):
-        return f"table {reply['table']} closed; {reply['told']} connection(s) told and sent to the lobby"
+        return f"table {reply['table']} closed; {counted(reply['told'], 'connection')} told and sent to the lobby"
     if isinstance(request, Remove):
         told = "its player was told and sent to the lobby" if reply["told"] else "its player was not connected"
         seat = "the seat is free again" if reply["freed"] else "the seat stays in the match, disconnected"
-        return f"seat {reply['seat']} of table {reply['table']}: {told}; {seat}; its secret no longer works"
+        return f"seat {reply['seat'] + 1} of table {reply['table']}: {told}; {seat}; its secret no longer works"
     if isinstance(request, Notice):
-        return f"notice shown to {reply['told']} connection(s)"
+        return f"notice shown to {counted(reply['told'], 'connection')}"
     running = reply.get("running", 0)
     limit = reply.get("timeout")
     until = f"or in {limit:g} s at the latest" if limit is not None else "whenever that is"

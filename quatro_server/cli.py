@@ -27,6 +27,7 @@ import trio
 
 from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
+from quatro_shared.wording import counted
 from quatro_shared.addresses import parse_address
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
 
@@ -444,9 +445,12 @@ def _serve(args: argparse.Namespace) -> int:
             if book is not None:
                 restored = lobby.restore(book, trio.current_time())
                 nursery.start_soon(settle, lobby, restored)
-                print(f"Journal: {book.path} ({len(restored)} tables restored)", flush=True)
+                print(f"Journal: {book.path} ({counted(len(restored), 'table')} restored)", flush=True)
             if operator is not None:
-                print(f"Admin socket: {operator.path} (quatro-server admin --socket {operator.path} tables)", flush=True)
+                # The README's way for a server's own socket (--data DIR), --socket for one placed elsewhere.
+                reach = (f"--data {operator.path.parent}" if not worker and operator.path == admin.default_socket(data_dir)
+                         else f"--socket {operator.path}")
+                print(f"Admin socket: {operator.path} (quatro-server admin {reach} tables)", flush=True)
             if directory is not None:
                 await directory.connect(lobby.highest_id())  # before the game port opens: every id is global
             # The doors' clients reach the lobby over loopback, many people from one address: those that show the

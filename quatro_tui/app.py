@@ -112,6 +112,8 @@ class Join:
     #: trust store (``quatro_shared.tls``).
     tls: bool = False
     tls_ca: str | None = None
+    #: The server's address as the person typed it (``tls://`` included), for every message that names it.
+    address: str | None = None
 
     @property
     def endpoint(self) -> Endpoint:
@@ -241,6 +243,7 @@ class QuatroApp(App[str | None]):
         plan = self.plan
         host, port = "127.0.0.1", 0
         tls, tls_ca = False, None
+        address: str | None = None
         try:
             if isinstance(plan, Play):
                 self._splash("Starting a private server…")
@@ -259,17 +262,18 @@ class QuatroApp(App[str | None]):
                         plan.rejoin_table, plan.rejoin_secret = remembered
                     self.ask_name = None  # asked once: a restart keeps the name
                 host, port, name = plan.host, plan.port, plan.name
-                tls, tls_ca = plan.tls, plan.tls_ca
-            self._splash(f"Connecting to {Endpoint(host, port, tls) if tls else f'{host}:{port}'}…")
+                tls, tls_ca, address = plan.tls, plan.tls_ca, plan.address
+            self._splash(f"Connecting to {address or Endpoint(host, port, tls)}…")
             person = None if self.person_key is None else self.person_key(name)
             context = client_context(Endpoint(host, port, tls, tls_ca))
-            self.conn = Connection(host, port, name, self.post_message, person=person, tls=context, tls_ca=tls_ca)
+            self.conn = Connection(host, port, name, self.post_message, person=person, tls=context, tls_ca=tls_ca,
+                                   address=address)
             hello = await self.conn.open()
         except (OSError, ConnectionLost, ServerFailed, TimeoutError) as exc:
             if isinstance(exc, ServerFailed):
                 why = str(exc)[:1].upper() + str(exc)[1:]
             else:
-                why = words.unreachable(exc, host, port, tls=tls, ca=tls_ca)
+                why = words.unreachable(exc, host, port, tls=tls, ca=tls_ca, address=address)
             if certificate_refused(exc):
                 # Never a quiet exit, never a retry by itself: the player decides, knowing why.
                 self.show_link("The server's certificate is not trusted.", why, gone=True)
@@ -538,9 +542,7 @@ class QuatroApp(App[str | None]):
         self.game_changed()
 
     def server_address(self) -> str:
-        conn = self.conn
-        host, port = (conn.host, conn.port) if conn is not None else ("", 0)
-        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        return self.conn.shown if self.conn is not None else ""
 
     def goodbye_words(self, retry: str = "") -> tuple[str, str]:
         """What a player is told while a server that said goodbye is tried again."""

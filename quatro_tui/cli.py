@@ -375,7 +375,7 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
             print("quatro: --watch and --table: watch a table, or join one", file=sys.stderr)
             return 2
         plan = Join(host, port, name, args.table, args.password, watch=args.watch, tls=endpoint.tls,
-                    tls_ca=endpoint.ca)
+                    tls_ca=endpoint.ca, address=address)
         # Only this person's seat: two people under one account never come back to each other's.
         remembered = None if ask_name or args.watch is not None else settings.remembered_seat(address, name, args.table, person)
         if remembered is not None:

@@ -47,6 +47,7 @@ from quatro_shared.client import (
 )
 from quatro_shared.framing import ProtocolError
 from quatro_shared.protocol import DOOR_TOKEN_ENV, QUATRO
+from quatro_shared.tls import SCHEME, Endpoint, SpeaksTls, speaks_tls_words
 
 from quatro_tui.words import unreachable
 
@@ -213,8 +214,12 @@ class Connection:
         person: str | None = None,
         tls: ssl.SSLContext | None = None,
         tls_ca: str | None = None,
+        address: str | None = None,
     ) -> None:
         self.host, self.port, self.name = host, port, name
+        #: The server's address as the person typed it (``tls://`` included): every message names it so.
+        self.address = address
+        self._typed_at = (host, port)
         #: The context that verifies the server's certificate (``quatro_shared.tls``); None: in the clear.
         self.tls, self.tls_ca = tls, tls_ca
         self.deliver = deliver
@@ -253,6 +258,25 @@ class Connection:
     def hello(self) -> m.Welcome | None:
         return self.core.welcome
 
+    @property
+    def shown(self) -> str:
+        """The server's address for a person: as they typed it, unless a ``moved`` took the link elsewhere."""
+        if self.address is not None and (self.host, self.port) == self._typed_at:
+            return self.address
+        return str(Endpoint(self.host, self.port, self.tls is not None))
+
+    async def _speaks_tls(self) -> bool:
+        """Whether the server's port speaks TLS: a handshake (nothing verified, nothing sent after it) answered."""
+        probe = ssl.create_default_context()
+        probe.check_hostname, probe.verify_mode = False, ssl.CERT_NONE
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                _, writer = await asyncio.open_connection(self.host, self.port, ssl=probe)
+        except (OSError, TimeoutError):
+            return False
+        writer.transport.abort()
+        return True
+
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
@@ -265,7 +289,15 @@ class Connection:
                 self.host, self.port, ssl=self.tls, server_hostname=self.host if self.tls is not None else None)
         self._ready = []
         self.connected = True
-        reply = await self._request_directly(self.core.hello)
+        try:
+            reply = await self._request_directly(self.core.hello)
+        except (ConnectionLost, ProtocolError, TimeoutError):
+            # A TLS port hangs up on a hello in the clear (or answers with a TLS record, no frame): say so, and how.
+            if self.tls is None and await self._speaks_tls():
+                self._drop_link()
+                shown = self.shown.removeprefix(SCHEME)
+                raise SpeaksTls(speaks_tls_words(shown)) from None
+            raise
         if not isinstance(reply, m.Ok) or not isinstance(reply.payload, m.Welcome):
             self._drop_link()
             raise ConnectionLost(getattr(reply, "message", "the server refused hello"))
@@ -409,7 +441,7 @@ class Connection:
                 await moving.wait()  # a request follows its table to another server (``request``)
                 if self.connected:
                     continue  # the new server's link: read it
-                why = f"cannot reach {self.host}:{self.port}"
+                why = f"cannot reach {self.shown}"
             self._drop_link()
             if self._closing or self.core.replaced:
                 return
@@ -458,7 +490,8 @@ class Connection:
                             self._drop_link()
                             return
                 except (OSError, ConnectionLost, ProtocolError, TimeoutError) as exc:
-                    why = unreachable(exc, self.host, self.port, tls=self.tls is not None, ca=self.tls_ca)
+                    why = unreachable(exc, self.host, self.port, tls=self.tls is not None, ca=self.tls_ca,
+                                      address=self.shown)
                     self._drop_link()
                     continue
                 attempt = 0

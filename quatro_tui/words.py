@@ -11,7 +11,7 @@ from quatro_shared import events as e
 from quatro_shared.actions import Swap
 from quatro_shared.messages import Refused, Reply, RequestBody
 from quatro_shared.signs import Sign
-from quatro_shared.tls import Endpoint, tls_trouble
+from quatro_shared.tls import Endpoint, SpeaksTls, tls_trouble
 from quatro_shared.wording import seconds as seconds  # the client counts down as the server words waits
 
 TEAM_LETTERS = "ABCD"
@@ -36,10 +36,14 @@ def plain(text: str, ascii_only: bool) -> str:
     return "".join(c if c.isascii() else "?" for c in text if not unicodedata.combining(c))
 
 
-def unreachable(exc: BaseException, host: str, port: int, *, tls: bool = False, ca: str | None = None) -> str:
+def unreachable(exc: BaseException, host: str, port: int, *, tls: bool = False, ca: str | None = None,
+                address: str | None = None) -> str:
     """Why a server could not be reached, in plain words and with what to do: no errno, no exception names.
     ``tls``: the connection spoke TLS (``ca``: the only CA trusted), whose failures say what was wrong with it."""
-    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if isinstance(exc, SpeaksTls):
+        return str(exc)
+    # As the person typed it (``tls://`` included), else as the endpoint reads.
+    address = address or str(Endpoint(host, port, tls))
     trouble = tls_trouble(exc, Endpoint(host, port, True, ca)) if tls else None
     if trouble is not None:
         return trouble

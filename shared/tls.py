@@ -47,6 +47,16 @@ def parse_endpoint(text: str, default_port: int = DEFAULT_PORT, *, ca: str | Non
     return Endpoint(host, port, tls or ca is not None, ca)
 
 
+class SpeaksTls(ConnectionError):
+    """A connection in the clear reached a port that speaks TLS: its words say so, and the command that joins."""
+
+
+def speaks_tls_words(address: str) -> str:
+    """What a player is told when ``address`` (as they typed it, without ``tls://``) turned out to speak TLS."""
+    return (f"{address} speaks TLS, and this connection was in the clear. Join with: quatro join {SCHEME}{address} "
+            "(and --tls-ca FILE if its operator gave you a certificate).")
+
+
 def client_context(endpoint: Endpoint) -> ssl.SSLContext | None:
     """The context that verifies ``endpoint``'s certificate (its chain and its name), or None for a plain
     connection. Raises ``OSError`` (a CA file that cannot be read) or ``ssl.SSLError`` (one that holds no certificate)."""

@@ -30,6 +30,11 @@ REFUSAL_WORDS: dict[str, str] = {
 _SWAP_KINDS = frozenset({"swap"})
 
 
+def counted(count: int, one: str, many: str | None = None) -> str:
+    """``count`` and its noun, agreeing: "1 table", "2 tables", "0 tables" (``many``: an irregular plural)."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def seconds(value: float) -> str:
     """A countdown: ``2:31`` above a minute, ``9.4s`` below ten seconds, ``42s`` between."""
     value = max(0.0, value)

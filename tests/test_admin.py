@@ -122,11 +122,11 @@ async def test_tables_lists_a_bot_match_and_close_ends_it_telling_player_and_wat
             ("ann", None, True), ("easy-bot-1", "easy", True), ("easy-bot-2", "easy", True), ("easy-bot-3", "easy", True)]
         assert table["age_s"] >= 0 and listing["draining"] is False
         said = (await run_admin(server, "tables")).stdout.decode()
-        assert f"table {ann.table}  quatro  signing" in said and "seat 0: ann (connected)" in said, said
+        assert f"table {ann.table}  quatro  signing" in said and "seat 1: ann (connected)" in said, said
 
         done = await run_admin(server, "close", str(ann.table), "--reason", "closing for the night")
         assert done.returncode == 0, done.stderr
-        assert b"closed; 2 connection(s) told" in done.stdout
+        assert b"closed; 2 connections told" in done.stdout
         ended = await push(ann, p.SEAT_ENDED)
         assert ended == {"kind": "seat_ended", "table": ann.table, "reason": "closed_by_operator",
                          "message": "closing for the night"}
@@ -156,7 +156,7 @@ async def test_remove_sends_the_player_to_the_lobby_and_voids_the_secret_in_a_ma
     try:
         ann = await bot_match("ann", server.port)
         secret = ann.secret
-        done = await run_admin(server, "remove", str(ann.table), "0")
+        done = await run_admin(server, "remove", str(ann.table), "1")
         assert done.returncode == 0, done.stderr
         assert b"stays in the match, disconnected" in done.stdout
         ended = await push(ann, p.SEAT_ENDED)
@@ -173,13 +173,13 @@ async def test_remove_sends_the_player_to_the_lobby_and_voids_the_secret_in_a_ma
         created = await cid.request(p.CREATE_TABLE, players=4)
         dan = await TestClient.connect(server.port, "dan")
         assert (await dan.request(p.JOIN, table=created["table"]))["seat"] == 1
-        done = await run_admin(server, "--json", "remove", str(created["table"]), "1", "--reason", "be nice")
+        done = await run_admin(server, "--json", "remove", str(created["table"]), "2", "--reason", "be nice")
         assert json.loads(done.stdout)["freed"] is True
         assert (await push(dan, p.SEAT_ENDED))["message"] == "be nice"
         seating = await push(cid, p.TABLE)
         assert [s["taken"] for s in seating["seats"]] == [True, False, False, False]
-        bots = await run_admin(server, "remove", str(ann.table), "1")
-        assert bots.returncode == 1 and b"no player sits at seat 1" in bots.stdout
+        bots = await run_admin(server, "remove", str(ann.table), "2")
+        assert bots.returncode == 1 and b"no player sits at seat 2" in bots.stdout
     finally:
         server.stop()
 
@@ -190,7 +190,7 @@ async def test_a_notice_reaches_the_lobby_and_the_tables(tmp_path):
         ann = await bot_match("ann", server.port)
         eve = await TestClient.connect(server.port, "eve")
         done = await run_admin(server, "notice", "back in five minutes")
-        assert done.returncode == 0 and b"notice shown to 2 connection(s)" in done.stdout
+        assert done.returncode == 0 and b"notice shown to 2 connections" in done.stdout
         for client in (ann, eve):
             assert await push(client, p.NOTICE) == {"kind": "notice", "text": "back in five minutes"}
         bad = await run_admin(server, "notice", "two\nlines")

@@ -135,7 +135,7 @@ async def test_r20_kill_9_at_random_moments_loses_no_point_and_no_seat(tmp_path,
                 break
 
             proc, port, out = await start_server(*args)
-            if "1 tables restored" in out:  # the last point was won (and committed) just before the kill, unseen
+            if "1 table restored" in out:  # the last point was won (and committed) just before the kill, unseen
                 replay = await trio.run_process(
                     [sys.executable, "-m", "quatro_server", "replay", str(secrets["ann"][0]), "--data-dir", str(data)],
                     capture_stdout=True,
@@ -290,7 +290,7 @@ async def test_q_a_quarto_game_survives_kill_9_with_both_seats_and_its_position(
         await trio.sleep(2.0)  # the server is down for a while: that time is nobody's
 
         proc, port, out = await start_server(*args)
-        assert "1 tables restored" in out, out
+        assert "1 table restored" in out, out
         returned = []  # kept open: a dropped connection would be a disconnection
         for c in (ann, bob):
             back = await TestClient.connect(port, c.name)
@@ -433,7 +433,7 @@ async def test_a_restored_table_is_listed_idle_from_the_restart_not_from_another
         proc.send_signal(signum)
         await proc.wait()
         proc, port, out = await start_server(*args)
-        assert "1 tables restored" in out, out
+        assert "1 table restored" in out, out
         zed = await TestClient.connect(port, "zed")
         (entry,) = (await zed.request(p.LIST_TABLES))["tables"]
         assert 0 <= entry["idle_s"] <= 5, entry

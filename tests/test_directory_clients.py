@@ -48,7 +48,8 @@ def test_the_terminal_clients_join_is_moved_unseen_and_a_dead_servers_seat_comes
         assert f"127.0.0.1:{one.port}" in dropped[-1].why, dropped[-1].why
         # Its restart brings the table back from its journal, and bob's seat with it.
         await asyncio.to_thread(one.start)
-        assert "1 tables restored" in one.out
+        assert "1 table restored" in one.out
+        assert "(quatro-server admin --data " in one.out and "admin --socket" not in one.out, one.out  # as the README says
         await until(lambda: any(isinstance(x, LinkBack) for x in bob.messages[before:]), timeout=15,
                     what="bob back in his seat")
         assert bob.conn.seat is not None and bob.conn.seat.table == created["table"]

@@ -131,3 +131,64 @@ def test_a_dropped_tls_link_comes_back_to_its_seat_over_tls(tls_server):
         reading.cancel()
 
     run(body)
+
+
+def test_a_plain_join_at_a_tls_port_says_it_speaks_tls_and_how_to_join(tls_server):
+    """A plain hello at a TLS port gets no frame back (the server's TLS layer hangs up): the client checks whether
+    the port speaks TLS and says so, with the command that joins, the address as the person typed it."""
+    port, _ = tls_server
+
+    async def body():
+        app = QuatroApp(Join(HOST, port, "ann", address=f"{HOST}:{port}"))
+        async with app.run_test(size=(80, 24)):
+            await until(lambda: app.return_code is not None, timeout=15, what="the join to end")
+        return app
+
+    app = run(body)
+    told = str(app.return_value)
+    assert app.return_code == 1, told
+    assert f"{HOST}:{port} speaks TLS" in told and f"quatro join tls://{HOST}:{port}" in told, told
+    assert "closed the connection" not in told, told
+
+
+def test_the_lost_server_words_keep_the_tls_address_as_typed(tmp_path, monkeypatch):
+    """A TLS server that says goodbye and does not come back is named by its address with ``tls://``, as typed."""
+    from quatro_tui import connection
+
+    monkeypatch.setattr(connection, "RESTART_PATIENCE", 1.0)
+    cert = self_signed(tmp_path / "tls")
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "quatro_server", "serve", "--host", HOST, "--port", str(port), "--timing", "fast",
+         "--log-level", "warning", "--no-journal", "--tls-cert", str(cert.cert), "--tls-key", str(cert.key)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection((HOST, port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+        typed = f"tls://{HOST}:{port}"
+        seen: list[str] = []
+
+        async def body():
+            app = QuatroApp(Join(HOST, port, "ann", tls=True, tls_ca=str(cert.cert), address=typed))
+            async with app.run_test(size=(80, 24)):
+                await until(lambda: isinstance(app.screen, LobbyScreen), timeout=15, what="the lobby over TLS")
+                process.terminate()
+                await until(lambda: isinstance(app.screen, LinkScreen) and "said goodbye" in _told(app),
+                            timeout=15, what="the goodbye")
+                seen.append(_told(app))
+                await until(lambda: isinstance(app.screen, LinkScreen) and "has not come back" in _told(app),
+                            timeout=15, what="the server gone")
+                seen.append(_told(app))
+
+        run(body)
+        for text in seen:
+            assert f"The server at {typed} said goodbye" in text, text
+    finally:
+        process.kill()
+        process.wait(10)

@@ -154,3 +154,10 @@ def test_a_host_back_from_a_drop_is_not_told_it_hosts_now_and_a_new_host_is():
     other.apply(replace(seat_view(), host=1), [], 0.0)
     other.apply(hosting, [e.HostChanged(0)], 1.0)  # the host left: this player hosts now
     assert "You host now." in other.feed
+
+
+def test_counts_agree_with_their_nouns():
+    from quatro_shared.wording import counted
+
+    assert [counted(n, "table") for n in (0, 1, 2)] == ["0 tables", "1 table", "2 tables"]
+    assert counted(1, "match", "matches") == "1 match" and counted(3, "match", "matches") == "3 matches"
