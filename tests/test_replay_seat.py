@@ -420,3 +420,19 @@ async def test_a_long_eight_seat_match_replays_whole_over_tcp(journalled_to_five
     assert frames == decoded(expected.frames) == updates(ann)
     tape = await trio.to_thread.run_sync(lambda: fetch("127.0.0.1", journalled.port, "eve", ann.table, 0))
     assert [step.view for step in tape.steps] == [ann.views[seq] for seq in sorted(ann.views)]
+
+
+async def test_a_table_s_first_match_under_way_is_not_over_before_the_journal_holds_it(journalled):
+    """The first match of a table, still played (its table not yet written to the journal's file): ``not_over``, as
+    for any match under way, never ``no_such_table``."""
+    ann = await TestClient.connect(journalled.port, "ann")
+    await ann.request(p.CREATE_TABLE, players=4)
+    for _ in range(3):
+        await ann.request(p.ADD_BOT, level="normal")
+    await ann.request(p.START)
+    await ann.wait_view(lambda v: v.phase is Phase.SIGNING)
+    eve = await TestClient.connect(journalled.port, "eve")
+    reply = await eve.request(p.REPLAY, table=ann.table, seat=0)
+    assert reply["kind"] == p.REFUSED and reply["reason"] == p.NOT_OVER, reply
+    reply = await eve.request(p.REPLAY, table=ann.table + 50, seat=0)
+    assert reply["kind"] == p.REFUSED and reply["reason"] == p.NO_SUCH_TABLE, reply
