@@ -40,7 +40,8 @@ NOTES_BYTES = 16 * 1024
 #: Frames (and their times) in one ``replay`` reply, and notes in the first: an array of the framing holds no more
 #: (``MAX_ARRAY_LEN``). A match's frames have no bound the rules set (an 8-seat match to five points at the standard
 #: pace, each seat swapping every 2 s cooldown of a 180 s round, tells up to 720 swaps a round to every seat, and a
-#: drawn round scores nothing, so rounds have no bound), so a long replay comes in as many chunks as it takes, never in a longer array.
+#: drawn round scores nothing, so rounds have no bound), so a long replay comes in as many chunks as it takes, never
+#: in a longer array.
 CHUNK_FRAMES = MAX_ARRAY_LEN
 #: Replays kept built, for the chunks that follow.
 KEEP_REPLAYS = 16
