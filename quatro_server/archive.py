@@ -23,6 +23,7 @@ import msgpack
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared.framing import MAX_ARRAY_LEN
 
 from quatro_server.credentials import password_matches, secret_matches
 from quatro_server.journal import JournalError, SavedTable
@@ -36,6 +37,12 @@ PAGE = 20
 CHUNK_BYTES = 40 * 1024
 #: Notes' bytes in a reply (the first chunk carries them all): more are left out, the frames never are.
 NOTES_BYTES = 16 * 1024
+#: Frames (and their times) in one ``replay`` reply, and notes in the first: an array of the framing holds no more
+#: (``MAX_ARRAY_LEN``). A match's frames have no bound the rules set (an 8-seat match to five points at the standard
+#: pace, each seat swapping every 2 s cooldown of a 180 s round, tells up to 720 swaps a round to every seat, and a
+#: drawn round scores nothing, so rounds have no bound), so a long replay comes in as many chunks as it takes, never
+#: in a longer array.
+CHUNK_FRAMES = MAX_ARRAY_LEN
 #: Replays kept built, for the chunks that follow.
 KEEP_REPLAYS = 16
 
@@ -140,13 +147,13 @@ def _may_see(saved: SavedTable, ask: m.Replay) -> bool:
     return secret is not None and any(s.secret is not None and secret_matches(s.secret, secret) for s in saved.seats)
 
 
-def chunk(replay: SeatReplay, start: int, limit: int | None = None) -> m.ReplayFrames:
+def chunk(replay: SeatReplay, start: int, limit: int | None = None, count: int = CHUNK_FRAMES) -> m.ReplayFrames:
     """The frames from ``start`` that fit one reply (at least one, if any is left; ``limit``: bytes of frames, by
-    default ``CHUNK_BYTES``); the notes with the first."""
+    default ``CHUNK_BYTES``; ``count``: frames, and notes, at most); the notes with the first."""
     limit = CHUNK_BYTES if limit is None else limit
     start = max(0, min(start, len(replay.frames)))
     end, size = start, 0
-    while end < len(replay.frames) and (end == start or size + len(replay.frames[end]) <= limit):
+    while end < len(replay.frames) and end - start < count and (end == start or size + len(replay.frames[end]) <= limit):
         size += len(replay.frames[end]) + 8
         end += 1
     notes: list[m.ReplayNote] = []
@@ -154,7 +161,7 @@ def chunk(replay: SeatReplay, start: int, limit: int | None = None) -> m.ReplayF
         budget = NOTES_BYTES if limit == CHUNK_BYTES else limit
         for frame, lines in replay.notes:
             budget -= 8 + sum(len(line) + 2 for line in lines)
-            if budget < 0:
+            if budget < 0 or len(notes) >= count:
                 break
             notes.append(m.ReplayNote(frame, lines))
     return m.ReplayFrames(

@@ -70,7 +70,7 @@ def _seat_wire(tables: list[SavedTable], table_id: int | None, seat: int, match:
     except NotReplayable as exc:
         print(f"quatro-server replay: {exc.message}", file=sys.stderr)
         return 1
-    sys.stdout.buffer.write(msgpack.packb(to_wire(Ok(None, chunk(replay, 0, limit=sys.maxsize))), use_bin_type=True))
+    sys.stdout.buffer.write(msgpack.packb(to_wire(Ok(None, chunk(replay, 0, limit=sys.maxsize, count=sys.maxsize))), use_bin_type=True))
     sys.stdout.buffer.flush()
     return 0
 

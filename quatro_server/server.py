@@ -786,8 +786,8 @@ class Server:
         if reply is None:
             async with self.archivists:
                 if isinstance(request.body, m.Replay):
-                    reply, missed = await trio.to_thread.run_sync(archive.replay, request.id, request.body)
-                    lobby.replayed(conn, missed, trio.current_time())
+                    answer, missed = await trio.to_thread.run_sync(archive.replay, request.id, request.body)
+                    reply = lobby.replayed(conn, request, answer, missed, trio.current_time())
                 else:
                     assert isinstance(request.body, m.PastMatches)
                     matches = await trio.to_thread.run_sync(archive.past_matches, request.body.offset or 0)

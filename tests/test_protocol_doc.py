@@ -773,3 +773,25 @@ def test_every_import_in_a_doc_s_python_example_names_what_exists(doc):
                     )
             elif isinstance(node, ast.ImportFrom) and node.module:
                 assert node.module.split(".")[0] not in {"shared", "server", "tui"}, (doc, node.module)
+
+
+def test_example_centers_hold_cards_of_a_four_player_deck() -> None:
+    """Every ``center`` an example shows is four distinct cards a 4-player deck holds (the examples are 4 seats)."""
+    from quatro_shared.cards import deck_for
+
+    deck = set(deck_for(4))
+    centers = re.findall(r'"center": \[([^\]]*)\]', _doc())
+    assert centers
+    for center in centers:
+        cards = re.findall(r'"([^"]+)"', center)
+        if not cards:
+            continue  # an empty center: a view before the deal
+        assert len(cards) == len(set(cards)) == 4, center
+        assert set(cards) <= deck, f"{center}: not all cards of a 4-player deck"
+
+
+def test_watch_example_continues_the_watchers_sequence() -> None:
+    """The watch example's snapshot carries the audience's seq, not 0: the wire numbers it as the watchers' last frame."""
+    section = _doc().split("## 18.", 1)[1].split("## 19.", 1)[0]
+    seqs = [int(n) for n in re.findall(r'"kind": "update", "table": \d+, "seq": (\d+), "snapshot": true', section)]
+    assert seqs and all(n > 0 for n in seqs)

@@ -9,6 +9,7 @@ from the command line offline.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ import trio
 
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
-from quatro_shared import seating
+from quatro_shared import framing, seating
 from quatro_shared.client import ClientCore, Updated
 from quatro_shared.framing import MAX_FRAME_BYTES, encode
 from quatro_shared.views import Phase
@@ -32,6 +33,7 @@ from quatro_server.audit import update_leaks
 from quatro_server.journal import FILE_NAME, Journal, read_journal
 from quatro_server.seat_replay import NotReplayable, frames_of, seat_replay
 from quatro_server.server import Server
+from quatro_server.timing import FAST
 from quatro_server.tables.lobby import Lobby
 
 from conftest import SHORT_MATCH
@@ -350,3 +352,87 @@ async def test_quatro_replay_from_a_server_reads_the_seat_s_frames_as_its_live_c
     assert tape.names[2] == "bob" and tape.bot_seats == (1, 3) and tape.seat == 2
     with pytest.raises(ReplayError, match="password"):
         await trio.to_thread.run_sync(lambda: fetch("127.0.0.1", journalled.port, "eve", ann.table, 2))
+
+
+async def long_match(server: Server, players: int = 8, swaps_per_round: int = 120) -> TestClient:
+    """Ann (seat 0) and ``players - 1`` hard bots play a match to its end at the fast pace, Ann waiting in every round
+    until ``swaps_per_round`` swaps have been told before she calls: a match of many swaps per round, as long in
+    frames as a standard-pace one (the sizes are what matter, not the clock)."""
+    ann = await TestClient.connect(server.port, "ann")
+    assert (await ann.request(p.CREATE_TABLE, players=players))["kind"] == p.OK
+    for _ in range(players - 1):
+        assert (await ann.request(p.ADD_BOT, level="hard"))["kind"] == p.OK
+    assert (await ann.request(p.START))["kind"] == p.OK
+    with trio.fail_after(240):
+        while True:
+            view = await ann.wait_view(lambda v: v.phase is not Phase.ROUND or len(v.hand) == 4)
+            if view.phase is Phase.OVER:
+                break
+            if view.phase is Phase.SIGNING:
+                await ann.request("ready")
+                await ann.wait_view(lambda v: v.phase is not Phase.SIGNING)
+            elif view.phase is Phase.ROUND:
+                told = len(updates(ann))
+                await ann.wait_view(lambda v: v.phase is not Phase.ROUND or len(updates(ann)) >= told + swaps_per_round)
+                await ann.request("call")
+                await ann.wait_view(lambda v: v.phase is not Phase.ROUND)
+            elif view.phase is Phase.BREAK:
+                await ann.request("next_round")
+                await ann.wait_view(lambda v: v.phase is not Phase.BREAK)
+    await ann.drain(0.2)
+    return ann
+
+
+@pytest.fixture
+async def journalled_to_five(nursery, tmp_path):
+    """A journalling server as ``journalled``, its matches to five points (R20's standard target) at the fast pace."""
+    lobby = Lobby(timing_profiles={"fast5": replace(FAST, break_length=0.5)}, seed=random.randrange(2**32))
+    lobby.default_timing = "fast5"
+    journal = Journal.open(tmp_path)
+    lobby.restore(journal, trio.current_time())
+    srv = Server(lobby)
+    listeners = await nursery.start(srv.serve, "127.0.0.1", 0)
+    srv.port = listeners[0].socket.getsockname()[1]
+    srv.journal = journal
+    yield srv
+    journal.close()
+
+
+async def test_a_long_eight_seat_match_replays_whole_over_tcp(journalled_to_five):
+    journalled = journalled_to_five
+    """An 8-seat match of hundreds of frames (more than an array of the framing holds) comes whole, chunk after
+    chunk, to ``quatro replay``'s fetch and to a client reading the replies: no reply breaks the framing's limits."""
+    from quatro_tui.replay.tape import fetch
+
+    ann = await long_match(journalled)
+    assert journalled.journal.flush()
+    (saved,) = [t for t in read_journal(journalled.journal.path) if t.id == ann.table]
+    expected = seat_replay(saved, 0)
+    assert len(expected.frames) > framing.MAX_ARRAY_LEN
+    eve = await TestClient.connect(journalled.port, "eve")
+    frames: list[dict[str, Any]] = []
+    while True:
+        reply = await eve.request(p.REPLAY, table=ann.table, seat=0, start=len(frames))
+        assert reply["kind"] == p.OK, reply
+        frames += reply["frames"]
+        if len(frames) >= reply["total"]:
+            break
+    assert frames == decoded(expected.frames) == updates(ann)
+    tape = await trio.to_thread.run_sync(lambda: fetch("127.0.0.1", journalled.port, "eve", ann.table, 0))
+    assert [step.view for step in tape.steps] == [ann.views[seq] for seq in sorted(ann.views)]
+
+
+async def test_a_table_s_first_match_under_way_is_not_over_before_the_journal_holds_it(journalled):
+    """The first match of a table, still played (its table not yet written to the journal's file): ``not_over``, as
+    for any match under way, never ``no_such_table``."""
+    ann = await TestClient.connect(journalled.port, "ann")
+    await ann.request(p.CREATE_TABLE, players=4)
+    for _ in range(3):
+        await ann.request(p.ADD_BOT, level="normal")
+    await ann.request(p.START)
+    await ann.wait_view(lambda v: v.phase is Phase.SIGNING)
+    eve = await TestClient.connect(journalled.port, "eve")
+    reply = await eve.request(p.REPLAY, table=ann.table, seat=0)
+    assert reply["kind"] == p.REFUSED and reply["reason"] == p.NOT_OVER, reply
+    reply = await eve.request(p.REPLAY, table=ann.table + 50, seat=0)
+    assert reply["kind"] == p.REFUSED and reply["reason"] == p.NO_SUCH_TABLE, reply

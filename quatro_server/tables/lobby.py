@@ -249,10 +249,17 @@ class Lobby:
                 return m.refused(request.id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
         return None
 
-    def replayed(self, peer: Peer, missed: bool, now: float) -> None:
-        """A ``replay`` was answered; ``missed``: refused for a wrong password or secret, counted as a guess."""
+    def replayed(self, peer: Peer, request: m.Request, reply: m.Reply, missed: bool, now: float) -> m.Reply:
+        """A ``replay`` was answered ``reply`` from the journal, which is the reply to send; ``missed``: refused for a
+        wrong password or secret, counted as a guess. A table the journal's file does not hold yet but that is live
+        here is a first match under way: ``not_over``, as any match under way."""
         if missed:
             self.guesses_by_address.missed(getattr(peer, "origin", None), now)
+        body = request.body
+        if (isinstance(reply, m.Refused) and reply.reason == p.NO_SUCH_TABLE and isinstance(body, m.Replay)
+                and body.table in self.rooms):
+            return m.refused(request.id, p.NOT_OVER, f"table {body.table}'s first match is not over: it cannot be replayed yet")
+        return reply
 
     def _replay(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         """``replay`` for a caller in this process; the network shell answers it off its event loop instead."""
@@ -261,8 +268,7 @@ class Lobby:
             return refusal
         assert self.archive is not None and isinstance(request.body, m.Replay)
         reply, missed = self.archive.replay(request.id, request.body)
-        self.replayed(peer, missed, now)
-        return reply
+        return self.replayed(peer, request, reply, missed, now)
 
     def restore(self, journal: Journal, now: float) -> list[Room]:
         """Journal every table from now on in ``journal``, and put back the tables that were live when its last server
