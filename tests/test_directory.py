@@ -145,7 +145,7 @@ async def test_a_server_killed_leaves_every_lobby_within_the_ttl_and_its_restart
     assert trio.current_time() - killed_at < TTL + 1.0
     # The restart: the table comes back from its journal, under the same id, in every lobby.
     await trio.to_thread.run_sync(one.start)
-    assert "1 tables restored" in one.out
+    assert "1 table restored" in one.out
     for watcher in (bob, cy):
         shown = await lobby_until(watcher, lambda ts: table in ts, timeout=3)
         assert shown[table]["names"][0] == "ann"

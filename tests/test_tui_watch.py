@@ -226,3 +226,24 @@ def test_the_watch_screen_looks(snap_compare, phase):
     from helpers.snapshot_games import watched_game
 
     assert snap_compare(QuatroApp(game=watched_game(4, phase)), terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_a_watcher_sent_away_lands_in_the_lobby_told_why_without_a_crash(quatro_server, attempt):
+    """The host closes the table to watchers while it is watched: the watcher's lobby comes up and says why. The
+    note arrives before the new lobby screen is composed; it must wait for it, not crash the client."""
+    async def body():
+        ann, table_id = await table_with_bots(quatro_server, bots=2)
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "wes", watch=table_id))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, WaitingToWatch), what="the watched table")
+            await until(lambda: ann.seating is not None and ann.seating.watchers == 1, what="the host told")
+            await ann.act(p.WATCHERS, open=False)
+            await until(lambda: isinstance(app.screen, LobbyScreen) and "Watching ended" in screen_text(app),
+                        what="the lobby, told why")
+            await pilot.pause()
+            assert app.return_code is None  # still running: no unhandled error ended it
+            await pilot.press("ctrl+q")
+        await ann.close()
+
+    run(body)

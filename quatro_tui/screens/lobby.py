@@ -79,8 +79,19 @@ def watchers(t: m.TableSummary) -> str:
 
 
 class LobbyScreen(Screen[None]):
+    """The lobby. The server's pushes (its list, a drain, why watching ended) may reach it before it is composed
+    (it was pushed in the same turn of the loop) or after it is gone (the player moved on): it keeps what it is
+    told and shows it once its widgets are there, never asking for a widget that is not."""
+
     if TYPE_CHECKING:
         app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The line under the list, kept for the moment the screen is composed.
+        self._note = ""
+        #: The widgets are composed (set as it mounts): until then fill() waits for on_mount to fill it.
+        self._composed = False
 
     BINDINGS = [
         Binding("enter", "join", "join the table", id="lobby-join"),
@@ -149,11 +160,12 @@ class LobbyScreen(Screen[None]):
         draining = Static("", id="lobby-draining", classes="pad")
         draining.display = False  # shown only while the server drains
         yield draining
-        yield Static("", id="lobby-note", classes="pad")
+        yield Static(Content(words.plain(self._note, ascii_only)), id="lobby-note", classes="pad")
         yield Feed(id="lobby-feed", classes="pad")
         yield Footer()
 
     def on_mount(self) -> None:
+        self._composed = True
         table = self.query_one(DataTable)
         # The names last: the widest column, it is the one that runs off a narrow terminal (the list scrolls
         # sideways), not the scores or the watchers after it.
@@ -172,7 +184,10 @@ class LobbyScreen(Screen[None]):
         self.fill()
 
     def fill(self) -> None:
-        draining = self.query_one("#lobby-draining", Static)
+        found = list(self.query("#lobby-draining").results(Static)) if self._composed else []
+        if not found:
+            return  # on_mount fills it; a screen gone has nobody to show it to
+        draining = found[0]
         draining.update("[b]This server is draining before a restart:[/b] it takes no new tables; running matches "
                         "play on to their end." if self.app.draining else "")
         draining.display = self.app.draining
@@ -190,7 +205,9 @@ class LobbyScreen(Screen[None]):
 
     def note(self, text: str) -> None:
         """A line under the list, as plain text (it often holds the server's own words)."""
-        self.query_one("#lobby-note", Static).update(Content(words.plain(text, self.app.game.ascii_only)))
+        self._note = text
+        for line in self.query("#lobby-note").results(Static):
+            line.update(Content(words.plain(text, self.app.game.ascii_only)))
 
     def on_select_changed(self, event: Select.Changed) -> None:
         field = event.select.id
@@ -217,7 +234,8 @@ class LobbyScreen(Screen[None]):
         reply = await self.app.request(m.Rename(name))
         if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Renamed):
             self.note(f"You play as {reply.payload.name}.")
-        self.query_one(DataTable).focus()
+        for table in self.query(DataTable).results(DataTable):
+            table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_join()
