@@ -244,6 +244,7 @@ def test_a_watcher_sent_away_lands_in_the_lobby_told_why_without_a_crash(quatro_
             await pilot.pause()
             assert app.return_code is None  # still running: no unhandled error ended it
             await pilot.press("ctrl+q")
+        await ann.act(p.LEAVE)  # the table goes with its host: the module's server is shared, tables are counted
         await ann.close()
 
     run(body)
