@@ -8,6 +8,7 @@ requests with ``now`` and gives it ``Peer`` objects to send to. What a connectio
 from __future__ import annotations
 
 import logging
+import operator
 import random
 import secrets
 import time
@@ -88,6 +89,8 @@ class Lobby:
         #: again only after it changed: at a thousand tables, building every line costs milliseconds.
         self._order: list[Room] | None = None
         self._order_of = 0
+        #: The lines of the last ``list_tables`` reply framed, and their packed array: the same lines, the same bytes.
+        self._framed: tuple[tuple[m.TableSummary, ...], bytes] | None = None
         # Limits, as attributes so that a server (or a test) can set its own before tables are made.
         self.max_tables = MAX_TABLES
         self.max_tables_per_address = MAX_TABLES_PER_ADDRESS
@@ -199,14 +202,20 @@ class Lobby:
         changed, not every table's conversion and encoding."""
         tables = reply.payload
         assert isinstance(tables, m.Tables)
-        rooms = self.rooms
-        parts = [_packb(p.OK), _packb("id"), _packb(reply.id), _packb("tables"), _array_header(len(tables.tables))]
-        for summary in tables.tables:
-            room = rooms.get(summary.table)
-            parts.append(_packb(to_wire(summary)) if room is None else room.listed_packed(summary))
-        if tables.draining:
-            parts += [_packb("draining"), _packb(True)]
-        return frame(_MAP_OK_TABLES[tables.draining] + b"".join(parts))
+        listed = tables.tables
+        framed = self._framed
+        if framed is not None and len(framed[0]) == len(listed) and all(map(operator.is_, framed[0], listed)):
+            packed = framed[1]  # the very lines of the last list: its bytes
+        else:
+            rooms = self.rooms
+            parts = [_array_header(len(listed))]
+            for summary in listed:
+                room = rooms.get(summary.table)
+                parts.append(_packb(to_wire(summary)) if room is None else room.listed_packed(summary))
+            packed = b"".join(parts)
+            self._framed = (listed, packed)
+        head = _MAP_OK_TABLES[tables.draining] + _packb(p.OK) + _packb("id") + _packb(reply.id) + _packb("tables")
+        return frame(head + packed + (_packb("draining") + _packb(True) if tables.draining else b""))
 
     def _room_listing_changed(self, room: Room) -> None:
         """``room``'s line of the list may have changed (``Room.on_listing``): the list is pushed again if it did."""

@@ -227,7 +227,9 @@ class Room:
         """The room's line of the lobby list at ``now``, and whether it shows more than its idle count changed since
         it was last built. Built again only after ``listing_changed``; otherwise the line kept, its idle count
         brought to ``now`` (whole seconds: it changes once a second at most)."""
-        idle = 0 if now is None else max(0, int(now - self.last_active))
+        idle = 0 if now is None else int(now - self.last_active)
+        if idle < 0:
+            idle = 0
         cached = self._listed
         if cached is not None and not self._listed_dirty:
             if cached.idle_s == idle:
