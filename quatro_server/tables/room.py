@@ -178,10 +178,10 @@ class Room:
     on_listing: Callable[[Room], None] = lambda room: None
     #: The room's line of the lobby list as last built (``listed``), its wire form, and its msgpack bytes once asked
     #: for; ``_listed_dirty``: it must be built again (something it shows changed since).
-    _listed: m.TableSummary | None = field(default=None, repr=False)
-    _listed_wire: dict[str, Any] | None = field(default=None, repr=False)
-    _listed_packed: bytes | None = field(default=None, repr=False)
-    _listed_dirty: bool = field(default=True, repr=False)
+    _listed: m.TableSummary | None = field(default=None, repr=False, compare=False)
+    _listed_wire: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _listed_packed: bytes | None = field(default=None, repr=False, compare=False)
+    _listed_dirty: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # When each seat was taken, counted on from the seats the room is made with (a restored room's).
