@@ -444,7 +444,7 @@ class Server:
             while True:
                 await self._lobby_stale.wait()
                 self._lobby_stale = trio.Event()
-                lobby.push_stale_listing()
+                lobby.push_stale_listing(trio.current_time())
                 await trio.sleep(LOBBY_PUSH_EVERY)
         finally:
             lobby.on_listing_stale = None
@@ -760,6 +760,8 @@ class Server:
             log.debug("hello peer=%s name=%s", conn.address, quote(conn.name))
         if type(reply) is m.Ok and type(reply.payload) is m.Done:
             conn.send(_frame(_OK_HEAD + _packb(reply.id)))  # the commonest reply (every accepted action), pre-encoded
+        elif type(reply) is m.Ok and type(reply.payload) is m.Tables:
+            conn.send(self.lobby.tables_frame(reply))  # each table's line packed once while it is unchanged
         else:
             conn.send(to_wire(reply))
 

@@ -313,14 +313,15 @@ class Connection:
         if self._writer is not None:
             self._writer.transport.abort()
 
-    def _drop_link(self) -> None:
+    def _drop_link(self, why: str = "the connection dropped") -> None:
+        """Cut the link; every request still waiting for its reply fails with ``ConnectionLost(why)``."""
         self.connected = False
         if self._writer is not None:
             self._writer.transport.abort()
         self._writer = self._reader = None
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(ConnectionLost("the connection dropped"))
+                future.set_exception(ConnectionLost(why))
         self._pending.clear()
         self.core.connection_lost()
 
@@ -424,7 +425,7 @@ class Connection:
         """Read until closed, reconnecting when the link drops. Run it in a worker, after ``open()``."""
         attempt = 0
         while not self._closing:
-            why = "the connection dropped"
+            why = lost = "the connection dropped"
             try:
                 while True:
                     event = await self._next_event()
@@ -434,7 +435,11 @@ class Connection:
                     self._dispatch(event)
             except ConnectionLost as exc:
                 why = str(exc)
-            except (OSError, ProtocolError, AttributeError, AssertionError) as exc:
+            except ProtocolError as exc:
+                # The server's bytes broke the framing or its limits: the stream cannot be trusted past them, so the
+                # link goes, but a request waiting for its reply is told what happened, not that the link dropped.
+                why = lost = f"the server sent a message this client cannot read ({exc.code}: {exc.message})"
+            except (OSError, AttributeError, AssertionError) as exc:
                 why = "the connection failed"
             moving = self._moving
             if moving is not None:
@@ -442,7 +447,7 @@ class Connection:
                 if self.connected:
                     continue  # the new server's link: read it
                 why = f"cannot reach {self.shown}"
-            self._drop_link()
+            self._drop_link(lost)
             if self._closing or self.core.replaced:
                 return
             resync = self._resync_why is not None and (self.core.place is not None or self.core.watching is not None)

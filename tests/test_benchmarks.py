@@ -133,6 +133,17 @@ def test_watchers_benchmark_builds_one_frame_per_batch_for_the_whole_audience():
     assert all(row["dropped"] == 0 and row["us_per_batch"] > 0 for row in rows.values()), rows
 
 
+def test_lobby_listing_benchmark_prints_the_lobby_s_figures_beside_the_baseline_s():
+    """A small lobby: both ways of answering ``list_tables`` measured, the same list (in bytes) either way."""
+    result = _bench("lobby_listing.py", "--tables", "60", "--changed", "0,3", "--lists", "30", "--repeat", "1", "--json")
+    figures = json.loads(result.stdout)
+    rows = {row["changed"]: row for row in figures["rows"]}
+    assert figures["tables"] == 60 and set(rows) == {0, 3}, figures
+    for row in rows.values():
+        assert row["lobby_us_per_list"] > 0 and row["afresh_us_per_list"] > 0 and row["list_bytes"] > 1000, row
+    assert rows[3]["lobby_us_per_push"] > 0 and rows[3]["afresh_us_per_push"] > 0, rows
+
+
 def test_wire_codec_benchmark_runs():
     """Every real message is encoded and decoded by the shipped codec (and by msgspec, where it is installed), then
     the server's own codec calls are counted per delivered message."""

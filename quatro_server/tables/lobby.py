@@ -8,6 +8,7 @@ requests with ``now`` and gives it ``Peer`` objects to send to. What a connectio
 from __future__ import annotations
 
 import logging
+import operator
 import random
 import secrets
 import time
@@ -15,11 +16,14 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
+import msgpack
+
 from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import seating
 from quatro_shared.profiles import STANDARD_PROFILE
+from quatro_shared.framing import frame
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
 
@@ -50,9 +54,10 @@ log = logging.getLogger("quatro.lobby")
 
 #: Tables listed in one lobby message: open tables first. Stays under the codec's array limit.
 MAX_LISTED = 200
-#: Seconds the lobby's list, built once, answers every ``hello`` and ``list_tables`` unchanged (its "idle for" is in
-#: whole seconds); any change of a table builds it again.
-LISTING_FRESH = 1.0
+_packb = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+_array_header = msgpack.Packer(autoreset=True).pack_array_header
+#: The head of a ``list_tables`` reply's map, without and with ``draining``: its size and ``kind``.
+_MAP_OK_TABLES = {False: b"\x83" + _packb("kind"), True: b"\x84" + _packb("kind")}
 #: What a draining server refuses (``draining``): whatever would begin a match. A running match plays on, and its
 #: players may come back to it (``rejoin``).
 _CLOSED_WHILE_DRAINING = frozenset({p.CREATE_TABLE, p.JOIN, p.START, p.REMATCH})
@@ -73,10 +78,19 @@ class Lobby:
         #: Set by a network shell that pushes the lobby's list on its own beat (``push_stale_listing``): a change
         #: then only marks the list stale and calls this. None: every change pushes at once.
         self.on_listing_stale: Callable[[], None] | None = None
+        #: A push is due: the tables listed, or one of them, changed (``announce``), or the directory's did.
         self._listing_stale = False
-        #: The list as last built, and when (``listing``): every ``hello`` is answered with it, and at a thousand
-        #: tables it costs milliseconds to build. Built again after any change, or once ``LISTING_FRESH`` old.
-        self._listed: tuple[float, tuple[m.TableSummary, ...]] | None = None
+        #: A push may be due: something a listed table's line shows may have changed (``Room.listing_changed``); it
+        #: is, if its line built again differs (``_listing_moved``).
+        self._lines_stale = False
+        self._listing_moved = False
+        #: The rooms listed, in the list's order (``_listed_rooms``), and how many rooms there were then; None: sorted
+        #: again when next listed (a room came, went, or started its match). Each room keeps its own line, built
+        #: again only after it changed: at a thousand tables, building every line costs milliseconds.
+        self._order: list[Room] | None = None
+        self._order_of = 0
+        #: The lines of the last ``list_tables`` reply framed, and their packed array: the same lines, the same bytes.
+        self._framed: tuple[tuple[m.TableSummary, ...], bytes] | None = None
         # Limits, as attributes so that a server (or a test) can set its own before tables are made.
         self.max_tables = MAX_TABLES
         self.max_tables_per_address = MAX_TABLES_PER_ADDRESS
@@ -141,18 +155,75 @@ class Lobby:
             every = [*self.local_listing(), *self.directory.others()]
             every.sort(key=lambda summary: (summary.phase is not Phase.LOBBY, summary.table))
             return tuple(every[:MAX_LISTED])
-        cached, now = self._listed, self.now
-        if cached is not None and now is not None and now - cached[0] < LISTING_FRESH:
-            return cached[1]
-        rooms = sorted(self.rooms.values(), key=lambda room: (room.table is not None, room.id))
-        listed = tuple(room.summary(now) for room in rooms[:MAX_LISTED])
-        if now is not None:
-            self._listed = (now, listed)
-        return listed
+        now, moved = self.now, False
+        listed = []
+        for room in self._listed_rooms():
+            summary, changed = room.listed(now)
+            listed.append(summary)
+            moved = moved or changed
+        if moved:
+            self._listing_moved = True
+        return tuple(listed)
+
+    def _listed_rooms(self) -> list[Room]:
+        """The rooms the list shows, in its order: the ones still seating players first, by id, at most
+        ``MAX_LISTED``."""
+        order = self._order
+        if order is None or self._order_of != len(self.rooms):
+            rooms = sorted(self.rooms.values(), key=lambda room: (room.table is not None, room.id))
+            order = self._order = rooms[:MAX_LISTED]
+            self._order_of = len(self.rooms)
+            self._listing_moved = True
+        return order
 
     def local_listing(self) -> list[m.TableSummary]:
         """This server's own tables, as the lobby lists them (what a directory tells the other servers)."""
-        return [room.summary(self.now) for room in self.rooms.values()]
+        now, listed, moved = self.now, [], False
+        for room in self.rooms.values():
+            summary, changed = room.listed(now)
+            listed.append(summary)
+            moved = moved or changed
+        if moved:
+            self._listing_moved = True
+        return listed
+
+    def _wire_listing(self, tables: tuple[m.TableSummary, ...]) -> list[dict[str, Any]]:
+        """``tables`` as ``to_wire`` writes them, each room's line converted once while it is unchanged."""
+        rooms = self.rooms
+        wired = []
+        for summary in tables:
+            room = rooms.get(summary.table)
+            wired.append(to_wire(summary) if room is None else room.listed_wire(summary))
+        return wired
+
+    def tables_frame(self, reply: m.Ok) -> bytes:
+        """The frame of a ``list_tables`` reply (an ``ok`` holding ``Tables``), as ``encode(to_wire(reply))`` would
+        write it, from each room's line packed once while it is unchanged: a list asked again and again costs what
+        changed, not every table's conversion and encoding."""
+        tables = reply.payload
+        assert isinstance(tables, m.Tables)
+        listed = tables.tables
+        framed = self._framed
+        if framed is not None and len(framed[0]) == len(listed) and all(map(operator.is_, framed[0], listed)):
+            packed = framed[1]  # the very lines of the last list: its bytes
+        else:
+            rooms = self.rooms
+            parts = [_array_header(len(listed))]
+            for summary in listed:
+                room = rooms.get(summary.table)
+                parts.append(_packb(to_wire(summary)) if room is None else room.listed_packed(summary))
+            packed = b"".join(parts)
+            self._framed = (listed, packed)
+        head = _MAP_OK_TABLES[tables.draining] + _packb(p.OK) + _packb("id") + _packb(reply.id) + _packb("tables")
+        return frame(head + packed + (_packb("draining") + _packb(True) if tables.draining else b""))
+
+    def _room_listing_changed(self, room: Room) -> None:
+        """``room``'s line of the list may have changed (``Room.on_listing``): the list is pushed again if it did."""
+        self._lines_stale = True
+        if self.on_listing_stale is None:
+            self.push_stale_listing()
+        else:
+            self.on_listing_stale()
 
     def announce(self) -> None:
         """This server's tables changed: tell the lobby's watchers, and the directory (the other servers).
@@ -167,26 +238,43 @@ class Lobby:
     def listing_changed(self) -> None:
         """The lobby's list changed (this server's tables, or another's through the directory): push it now, or
         mark it stale for the shell's next beat."""
-        self._listed = None
+        self._order = None
         if self.on_listing_stale is None:
             self.push_listing()
         else:
             self._listing_stale = True
             self.on_listing_stale()
 
-    def push_stale_listing(self) -> None:
-        """Push the lobby's list if it changed since the last push (``on_listing_stale``)."""
+    def push_stale_listing(self, now: float | None = None) -> None:
+        """Push the lobby's list if it changed since the last push (``on_listing_stale``): a table came, went or
+        changed its seats (``announce``), or the line of a listed table shows something new. ``now``: the shell's
+        clock, for the idle counts (else the latest request's)."""
+        if now is not None:
+            self.now = max(now, self.now or now)
         if self._listing_stale:
             self.push_listing()
+        elif self._lines_stale:
+            self._lines_stale = False
+            if not self.watchers:
+                return  # the lines are built when next asked for
+            tables = self.listing()
+            if self._listing_moved:
+                self._push(tables)
 
     def push_listing(self) -> None:
         """The lobby's list to every connection in the lobby."""
-        self._listing_stale = False
-        if not self.watchers:
-            return
+        self._listing_stale = self._lines_stale = False
+        if self.watchers:
+            self._push(self.listing())
+
+    def _push(self, tables: tuple[m.TableSummary, ...]) -> None:
+        self._listing_moved = False
         # One message for every watcher: the shell encodes it once, and a list still waiting for a watcher is
-        # replaced by this one (a ``lobby`` push is state: the latest is all a watcher needs).
-        message = to_wire(m.LobbyList(self.listing(), draining=self.draining))
+        # replaced by this one (a ``lobby`` push is state: the latest is all a watcher needs). It is
+        # ``to_wire(m.LobbyList(tables, draining=...))``, each table's line converted once while it is unchanged.
+        message: dict[str, Any] = {"kind": p.LOBBY, "tables": self._wire_listing(tables)}
+        if self.draining:
+            message["draining"] = True
         for peer in list(self.watchers):
             peer.send(message)
 
@@ -282,10 +370,12 @@ class Lobby:
             except ValueError as exc:
                 journal.refuse(saved.id, str(exc))
                 continue
+            room.on_listing = self._room_listing_changed
             self.rooms[room.id] = room
             rooms.append(room)
             log.info("table_restored table=%d phase=%s", room.id, room.phase)
         self._ids = count(max([journal.last_id, *self.rooms]) + 1)
+        self._order = None
         self.journal = journal
         journal.flush()
         return rooms
@@ -441,6 +531,7 @@ class Lobby:
         return m.Ok(request.id)
 
     def _list_tables(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """The list as it is at ``now``: every table's latest line (the network shell frames it: ``tables_frame``)."""
         return m.Ok(request.id, m.Tables(self.listing(), draining=self.draining))
 
     def _create_table(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
@@ -494,6 +585,7 @@ class Lobby:
                 password=room.password, host=room.host, scores=game.no_scores(room.players),
             )
             room.recorder = Recorder(self.journal, room.id, game.journal, row=row)
+        room.on_listing = self._room_listing_changed
         self.rooms[room.id] = room
         self.on_room_created(room)
         secret = self._seat(peer, room, 0)

@@ -8,6 +8,7 @@ audience, seat ``NO_SEAT`` of the game's batch: one frame a batch, the same byte
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import random
@@ -16,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, Protocol
+
+import msgpack
 
 from quatro_shared import actions as a
 from quatro_shared import messages as m
@@ -33,6 +36,12 @@ from quatro_server.rules import RulesTable, SeatBot
 from quatro_server.timing import Timing
 
 log = logging.getLogger("quatro.lobby")
+_packer = msgpack.Packer(use_bin_type=True, autoreset=True)
+
+
+def _packb(value: Any) -> bytes:
+    packed: bytes = _packer.pack(value)
+    return packed
 
 #: Bytes of randomness in a seat secret (R19): 128 bits, unguessable.
 SECRET_BYTES = 16
@@ -164,6 +173,15 @@ class Room:
     rated: bool = True
     #: Told once when a match of the room ends (the lobby records it); the match's record is ``match_record()``.
     on_match_over: Callable[[Room], None] = lambda room: None
+    #: Told whenever something the room's line of the lobby list shows may have changed (``listing_changed``): the
+    #: lobby then pushes its list again, if the line did change.
+    on_listing: Callable[[Room], None] = lambda room: None
+    #: The room's line of the lobby list as last built (``listed``), its wire form, and its msgpack bytes once asked
+    #: for; ``_listed_dirty``: it must be built again (something it shows changed since).
+    _listed: m.TableSummary | None = field(default=None, repr=False, compare=False)
+    _listed_wire: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _listed_packed: bytes | None = field(default=None, repr=False, compare=False)
+    _listed_dirty: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # When each seat was taken, counted on from the seats the room is made with (a restored room's).
@@ -198,6 +216,49 @@ class Room:
             watching=self.watch_open,
             rated=self.rated,
         )
+
+    def listing_changed(self) -> None:
+        """Something the room's line of the lobby list shows may have changed (its seats or names, its phase or scores,
+        its watchers): the line is built again when next listed, and the lobby is told (``on_listing``)."""
+        self._listed_dirty = True
+        self.on_listing(self)
+
+    def listed(self, now: float | None) -> tuple[m.TableSummary, bool]:
+        """The room's line of the lobby list at ``now``, and whether it shows more than its idle count changed since
+        it was last built. Built again only after ``listing_changed``; otherwise the line kept, its idle count
+        brought to ``now`` (whole seconds: it changes once a second at most)."""
+        idle = 0 if now is None else int(now - self.last_active)
+        if idle < 0:
+            idle = 0
+        cached = self._listed
+        if cached is not None and not self._listed_dirty:
+            if cached.idle_s == idle:
+                return cached, False
+            summary, changed = dataclasses.replace(cached, idle_s=idle), False
+        else:
+            summary = self.summary(now)
+            changed = cached is None or dataclasses.replace(cached, idle_s=idle) != summary
+            self._listed_dirty = False
+        self._listed, self._listed_wire, self._listed_packed = summary, None, None
+        return summary, changed
+
+    def listed_wire(self, summary: m.TableSummary) -> dict[str, Any]:
+        """``to_wire(summary)``, kept while ``summary`` is the room's line as last built (``listed``)."""
+        if summary is not self._listed:
+            return to_wire(summary)
+        wire = self._listed_wire
+        if wire is None:
+            wire = self._listed_wire = to_wire(summary)
+        return wire
+
+    def listed_packed(self, summary: m.TableSummary) -> bytes:
+        """The msgpack bytes of ``listed_wire(summary)``, kept as it is."""
+        if summary is not self._listed:
+            return _packb(to_wire(summary))
+        packed = self._listed_packed
+        if packed is None:
+            packed = self._listed_packed = _packb(self.listed_wire(summary))
+        return packed
 
     def _scores_told(self) -> tuple[int, ...]:
         """The match's scores as its players were told them: a point the journal has not taken yet is not shown."""
@@ -246,6 +307,7 @@ class Room:
 
     def tell_seating(self) -> None:
         """Send the ``table`` push to every seat and watcher (a change of the watchers alone is not journalled)."""
+        self.listing_changed()  # the seats, names, phase or watchers the ``table`` push tells, the lobby list shows
         message = encode(to_wire(self.seating()))  # encoded once for the whole table and its watchers
         for s in self.seats:
             if s.peer is not None:
@@ -260,6 +322,7 @@ class Room:
         snapshot of the public table; the others are told the new count (``watchers_changed``)."""
         alone = not self.watchers
         self.watchers[peer] = None
+        self.listing_changed()
         peer.send(encode(to_wire(self.seating())))
         self.watchers_changed(now)
         if self.table is not None:
@@ -296,6 +359,7 @@ class Room:
         if peer not in self.watchers:
             return False
         del self.watchers[peer]
+        self.listing_changed()
         return True
 
     def _tell_watchers(self, batch: games.UpdateBatch) -> None:
@@ -375,6 +439,7 @@ class Room:
         next deadline forward. Routine play (most batches) does neither."""
         if self.game.routine(emits):
             return
+        self.listing_changed()  # the phase or the scores may have moved (routine play moves neither)
         kinds = self.game.record_kinds
         if kinds:
             events = self.game.observed(emits, tuple(range(len(emits))))

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Footer, Input, Select, Static
 from quatro_shared import messages as m
 
 from quatro_tui import words
+from quatro_tui.connection import ConnectionLost
 from quatro_tui.replay.player import ReplayPlayer
 from quatro_tui.replay.tape import ReplayError, Tape
 from quatro_tui.widgets.status import StatusBar
@@ -69,10 +70,34 @@ class PastMatchesScreen(Screen[None]):
     def note(self, text: str) -> None:
         self.query_one("#past-note", Static).update(Text(words.plain(text, self.app.game.ascii_only)))
 
+    async def _ask(self, body: m.RequestBody) -> m.Reply | str:
+        """The server's reply to ``body``, or why there is none, in words: not connected, the link dropped, or what
+        the server sent could not be read (the link goes then: its bytes cannot be trusted; it comes back by itself,
+        and the player stays here). A reply that is not ``ok`` is the caller's to tell, on this screen."""
+        conn = self.app.conn
+        if conn is None:
+            return "not connected"
+        try:
+            return await conn.request(body)
+        except ConnectionLost as exc:
+            return str(exc)
+
+    @staticmethod
+    def why(reply: m.Reply | str) -> str:
+        """Why ``reply`` is not what was asked for: the server's own words for a refusal or an error (its reason when
+        it gave none), or what went wrong on the way."""
+        if isinstance(reply, str):
+            return reply
+        if isinstance(reply, m.Refused):
+            return reply.message or f"the server refused it ({reply.reason})"
+        if isinstance(reply, m.Error):
+            return reply.message or f"the server found the request bad ({reply.code})"
+        return "the server's reply is not the one asked for"
+
     async def _load(self, offset: int) -> None:
-        reply = await self.app.request(m.PastMatches(offset or None))
+        reply = await self._ask(m.PastMatches(offset or None))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Matches)):
-            self.note(f"No past matches: {getattr(reply, 'message', None) or 'the connection was lost'}.")
+            self.note(f"No past matches: {self.why(reply)}. Escape goes back to the lobby.")
             return
         self.matches += reply.payload.matches
         self.more = reply.payload.more
@@ -135,10 +160,10 @@ class PastMatchesScreen(Screen[None]):
         received: list[m.ReplayFrames] = []
         while True:
             start = sum(len(part.frames) for part in received)
-            reply = await self.app.request(m.Replay(match.table, seat, match=match.match, start=start or None,
-                                                    password=password))
+            reply = await self._ask(m.Replay(match.table, seat, match=match.match, start=start or None,
+                                             password=password))
             if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.ReplayFrames)):
-                self.note(f"Cannot replay it: {getattr(reply, 'message', None) or 'the connection was lost'}.")
+                self.note(f"Cannot replay it: {self.why(reply)}. Pick another match or seat, or escape to the lobby.")
                 return
             received.append(reply.payload)
             if not reply.payload.frames or start + len(reply.payload.frames) >= reply.payload.total:
