@@ -795,3 +795,60 @@ def test_watch_example_continues_the_watchers_sequence() -> None:
     section = _doc().split("## 18.", 1)[1].split("## 19.", 1)[0]
     seqs = [int(n) for n in re.findall(r'"kind": "update", "table": \d+, "seq": (\d+), "snapshot": true', section)]
     assert seqs and all(n > 0 for n in seqs)
+
+
+# --- the lists and the contents, derived from the code ------------------------------------------------------
+
+
+def _paragraph(doc: str, opening: str) -> str:
+    """The paragraph of section 3 that opens with ``opening``, up to its blank line."""
+    section = doc[doc.index("## 3. ") : doc.index("## 4. ")]
+    start = section.index(opening)
+    end = section.find("\n\n", start)
+    return section[start : end if end >= 0 else len(section)]
+
+
+def _named(text: str) -> set[str]:
+    """The words a list names in backticks (links' anchors left out)."""
+    return set(re.findall(r"`([a-z_]+)`", re.sub(r"\]\([^)]*\)", "]", text)))
+
+
+def test_section_3_lists_every_request_kind_and_nothing_else():
+    """The lobby requests (``LOBBY_KINDS``), then every game's actions (``games.request_kinds()``): a request added to
+    the code and left out of the list, or one listed the code does not take, fails here."""
+    text = _paragraph(_doc(), "Client → server request kinds:")
+    lobby_part, actions_part = text.split("the game actions", 1)
+    assert _named(lobby_part) == set(protocol.LOBBY_KINDS), (
+        sorted(set(protocol.LOBBY_KINDS) - _named(lobby_part)), sorted(_named(lobby_part) - set(protocol.LOBBY_KINDS))
+    )
+    game_actions = set(games.request_kinds()) - set(protocol.LOBBY_KINDS)
+    assert _named(actions_part) == game_actions, (
+        sorted(game_actions - _named(actions_part)), sorted(_named(actions_part) - game_actions)
+    )
+
+
+def test_section_3_lists_every_server_kind_and_push_and_nothing_else():
+    """Every kind the server sends (``SERVER_KINDS``) and every push (``messages.PUSHES``, the ``chat`` push
+    included), as replies and pushes."""
+    text = _paragraph(_doc(), "Server → client kinds:")
+    replies, pushes = text.split("(replies)", 1)
+    push_kinds = {cls.kind for cls in messages.PUSHES}
+    reply_kinds = set(protocol.SERVER_KINDS) - push_kinds
+    assert _named(replies) == reply_kinds, (sorted(reply_kinds - _named(replies)), sorted(_named(replies) - reply_kinds))
+    assert _named(pushes) == push_kinds, (sorted(push_kinds - _named(pushes)), sorted(_named(pushes) - push_kinds))
+    assert push_kinds - {protocol.CHAT} <= set(protocol.SERVER_KINDS)
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation but hyphens and underscores dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_contents_list_every_section_in_order():
+    """The contents are the document's ``##`` headings, each once, in their order, each linked to its anchor."""
+    doc = _doc()
+    headings = re.findall(r"^## (.+)$", _prose(doc), flags=re.M)
+    contents = doc[doc.index("Contents:") : doc.index("\n---\n")]
+    listed = re.findall(r"^\d+\. \[(.+)\]\(#([^)]+)\)$", contents, flags=re.M)
+    assert [title for title, _ in listed] == [re.sub(r"^\d+\. ", "", h) for h in headings], (listed, headings)
+    assert [anchor for _, anchor in listed] == [_anchor(h) for h in headings]
