@@ -47,6 +47,8 @@ ChatText = str
 UpdateFrame: TypeAlias = dict[str, Any]
 #: A person as the records name them: printable, 1 to ``MAX_PERSON_LEN`` characters.
 PersonId = str
+#: A person key as a client sends it in ``hello``: printable, 1 to ``MAX_PERSON_KEY_LEN`` characters.
+PersonKey = str
 #: The durations of a table's timing, by name, in seconds (``target_score`` a whole number): a map of numbers.
 Durations = dict[str, float]
 
@@ -71,7 +73,7 @@ class Hello(LobbyRequest):
     door: DoorToken | None = None
     #: The player's person key (``quatro_server.records.identity``): the same key, the same person, whatever the
     #: name; left out, the player is anonymous and unrated. Version 4.
-    person: Secret | None = None
+    person: PersonKey | None = None
     kind: ClassVar[str] = p.HELLO
 
 

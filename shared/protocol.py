@@ -33,6 +33,8 @@ MAX_GAME_LEN = 16
 #: A person as the records name them (``player_card``'s ``person``, a leaderboard entry's): ``p:`` and 32 hex
 #: digits, or ``bot:`` and a level.
 MAX_PERSON_LEN = 40
+#: A person key in ``hello`` (``person``, protocol 4): printable, 1 to this many characters.
+MAX_PERSON_KEY_LEN = 64
 #: Entries in one ``leaderboard`` reply, at most.
 LEADERBOARD_PAGE = 20
 #: The environment variable through which a door hands its visitor's client the visitor's person key (``hello``'s

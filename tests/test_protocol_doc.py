@@ -852,3 +852,18 @@ def test_the_contents_list_every_section_in_order():
     listed = re.findall(r"^\d+\. \[(.+)\]\(#([^)]+)\)$", contents, flags=re.M)
     assert [title for title, _ in listed] == [re.sub(r"^\d+\. ", "", h) for h in headings], (listed, headings)
     assert [anchor for _, anchor in listed] == [_anchor(h) for h in headings]
+
+
+def test_hello_s_person_key_is_bounded_by_its_own_constant():
+    """``hello``'s ``person`` takes 1 to ``MAX_PERSON_KEY_LEN`` characters, and the handshake's row says that constant."""
+    def hello(person: str) -> Any:
+        return wire.request_from_wire({"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION,
+                                       "name": "ann", "person": person})
+
+    assert hello("k" * protocol.MAX_PERSON_KEY_LEN).body.person == "k" * protocol.MAX_PERSON_KEY_LEN
+    with pytest.raises(protocol.RequestError) as refused:
+        hello("k" * (protocol.MAX_PERSON_KEY_LEN + 1))
+    assert refused.value.code == protocol.BAD_REQUEST
+    handshake = _doc().split("## 4. The handshake", 1)[1].split("## 5.", 1)[0]
+    row = next(line for line in handshake.splitlines() if line.startswith("| `person` |"))
+    assert f"`MAX_PERSON_KEY_LEN` ({protocol.MAX_PERSON_KEY_LEN})" in row, row
