@@ -867,3 +867,32 @@ def test_hello_s_person_key_is_bounded_by_its_own_constant():
     handshake = _doc().split("## 4. The handshake", 1)[1].split("## 5.", 1)[0]
     row = next(line for line in handshake.splitlines() if line.startswith("| `person` |"))
     assert f"`MAX_PERSON_KEY_LEN` ({protocol.MAX_PERSON_KEY_LEN})" in row, row
+
+
+def _section_14_row(table_heading: str, first: str) -> str:
+    doc = _doc()
+    table = doc[doc.index(table_heading) :]
+    table = table[: table.index("\n### ", 1)]
+    return next(line for line in table.splitlines() if line.startswith(f"| `{first}` |"))
+
+
+def test_a_negative_offset_or_start_is_an_error_where_the_wire_says_so():
+    """``past_matches``'s ``offset`` and ``replay``'s ``start`` below 0 are answered ``error`` ``bad_request``
+    (``tests/test_replay_seat.py`` over TCP), ``leaderboard``'s ``offset`` ``refused`` (``test_hostile_input``)."""
+    refused = _section_14_row("### `refused` reasons from the lobby and the server", protocol.BAD_REQUEST)
+    assert "past_matches" not in refused and "replay" not in refused, refused
+    error = _section_14_row("### `error` codes", protocol.BAD_REQUEST)
+    assert "`past_matches`" in error and "`replay`" in error, error
+    assert "leaderboard" in _section_14_row("### `refused` reasons of the records", protocol.BAD_REQUEST)
+
+
+def test_every_place_that_lists_not_over_says_a_replay_of_a_match_being_played_is_refused_it():
+    """A replay of a match still being played, a table's first match included, is refused ``not_over``
+    (``tests/test_replay_seat.py``), as a ``rematch`` while a match is under way."""
+    doc = _doc()
+    replay = doc[doc.index("### `replay`\n") : doc.index("## 7. ")]
+    row = _section_14_row("### `refused` reasons from the lobby and the server", protocol.NOT_OVER)
+    replays = doc[doc.index("## 19. ") : doc.index("## 20. ")]
+    for text in (replay, row, replays):
+        assert "a table's first match" in re.sub(r"\s+", " ", text), text[:200]
+    assert "`rematch`" in row
