@@ -896,3 +896,27 @@ def test_every_place_that_lists_not_over_says_a_replay_of_a_match_being_played_i
     for text in (replay, row, replays):
         assert "a table's first match" in re.sub(r"\s+", " ", text), text[:200]
     assert "`rematch`" in row
+
+
+_CARD_LIKE = re.compile(r'"((?:10|[2-9AKQJ])[SHDC])"')
+
+
+def test_every_example_card_is_a_card_of_its_table_s_deck():
+    """Every card an example shows (a string shaped like one, in any code block) is a card of the deck of its table:
+    a Quatro table's of the example's ``players`` (4 where the block names no Quatro table's: section 17's ``swap``
+    sent to a Quarto table shows a 4-player table's cards), from ``deck_for``. A card that no deal of its table holds,
+    or no card at all (``2D``), fails here."""
+    from quatro_shared.cards import deck_for
+
+    doc = _doc()
+    wrong = []
+    section = ""
+    for part in re.split(r"^(```.*?^```)", doc, flags=re.S | re.M):
+        if not part.startswith("```"):
+            headings = re.findall(r"^## (\d+)\.", part, flags=re.M)
+            section = headings[-1] if headings else section
+            continue
+        players = {int(n) for n in re.findall(r'"players": (\d+)', part)} & {4, 6, 8} or {4}
+        deck = set().union(*(deck_for(n) for n in players))
+        wrong += [(section, card) for card in _CARD_LIKE.findall(part) if card not in deck]
+    assert not wrong, f"example cards no deal of their table holds (section, card): {wrong}"
