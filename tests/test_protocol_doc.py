@@ -920,3 +920,26 @@ def test_every_example_card_is_a_card_of_its_table_s_deck():
         deck = set().union(*(deck_for(n) for n in players))
         wrong += [(section, card) for card in _CARD_LIKE.findall(part) if card not in deck]
     assert not wrong, f"example cards no deal of their table holds (section, card): {wrong}"
+
+
+def _section_14_first_cells() -> set[str]:
+    doc = _doc()
+    section = doc[doc.index("## 14. ") : doc.index("## 15. ")]
+    cells: set[str] = set()
+    for line in section.splitlines():
+        first = re.match(r"^\| (`[^|]*`) \|", line)
+        if first:
+            cells |= set(re.findall(r"`([a-z_]+)`", first.group(1)))
+    return cells
+
+
+def test_section_14_lists_every_reason_and_code_of_the_code_and_nothing_else():
+    """Every reason or code constant of ``quatro_shared.protocol`` (its snake_case words that are no kind and no game)
+    has a row in section 14's tables, and those rows name only the code's reasons: the protocol's, the rules'
+    (``actions.Reason``) and the framing's and fields' error codes."""
+    kinds = set(protocol.LOBBY_KINDS) | set(protocol.SERVER_KINDS) | set(games.names())
+    reasons = _protocol_words() - kinds
+    cells = _section_14_first_cells()
+    assert not reasons - cells, f"reasons of shared/protocol.py with no row in section 14: {sorted(reasons - cells)}"
+    known = reasons | {reason.value for reason in actions.Reason} | _error_codes()
+    assert not cells - known, f"section 14 names reasons the code does not have: {sorted(cells - known)}"
