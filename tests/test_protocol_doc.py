@@ -393,10 +393,10 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-#: Limits a client must know, by module; every int constant of framing and protocol is one.
+#: Limits a client must know, by module; every int constant of framing and every number of protocol is one.
 LIMITS = {
     **{(framing, name): value for name, value in vars(framing).items() if name.isupper() and type(value) is int},
-    **{(protocol, name): value for name, value in vars(protocol).items() if name.isupper() and type(value) is int},
+    **{(protocol, name): value for name, value in vars(protocol).items() if name.isupper() and type(value) in (int, float)},
     **{
         (server, name): getattr(server, name)
         for name in (
