@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, Keymap
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.scrollbar import ScrollBar, ScrollBarRender
@@ -31,6 +31,7 @@ from quatro_shared.tls import Endpoint, certificate_refused, client_context
 from quatro_shared.views import Phase
 
 from quatro_tui import words
+from quatro_tui.crash import MAX_CRASHES, Crash, CrashScreen, write_log
 from quatro_tui.connection import (
     Connection,
     ConnectionLost,
@@ -196,6 +197,14 @@ class QuatroApp(App[str | None]):
         #: ASCII mode draws ASCII borders too (quatro.tcss, ``.-ascii``).
         self.set_class(self.game.ascii_only, "-ascii")
         self._scrollbar_renderer: type[ScrollBarRender] | None = None
+        #: The unexpected error this app stopped on (its traceback written to a file): ``successor`` goes on from it.
+        self.crash: Crash | None = None
+        #: The crash of the app before this one, shown first with its ways on (``quatro_tui.crash``).
+        self.after: Crash | None = None
+        #: Where the ways on after a crash lead: the server the crashed app was at (None: it was at none).
+        self._way_on: Join | None = None
+        #: The keys remapped by the player's settings, for a successor to keep.
+        self.keymap_given: Keymap = {}
 
     def compose(self) -> ComposeResult:
         yield Static("Quatro", id="splash")
@@ -208,7 +217,9 @@ class QuatroApp(App[str | None]):
             ScrollBar.renderer = AsciiScrollBarRender
         if self.idle_exit is not None:
             self.set_interval(min(self.idle_exit / 4, 5.0), self._close_if_idle)
-        if self.plan is not None:
+        if self.after is not None:
+            self.push_screen(CrashScreen(self.after))
+        elif self.plan is not None:
             self.run_worker(self._begin(), name="begin", exit_on_error=False)
         elif self.player is not None:
             self.player.start(self)
@@ -870,6 +881,77 @@ class QuatroApp(App[str | None]):
             await self.conn.close()
         self.exit(message, return_code=return_code)
 
+    # --- an unexpected error ----------------------------------------------------------------------
+
+    def _handle_exception(self, error: Exception) -> None:
+        """An error nothing handled ends this app (Textual's rule) but never in silence: its traceback goes to a
+        file, and ``successor`` opens on a screen that names the file and offers the ways on."""
+        place = self.conn.seat if self.conn is not None else None
+        plan = self.plan
+        about = (f"player {getattr(plan, 'name', '?')!r}; plan {type(plan).__name__}; screens "
+                 f"{[type(s).__name__ for s in self.screen_stack]}; table {place.table if place else None}; "
+                 f"phase {self.game.phase}")
+        try:
+            log = write_log(error, about)
+        except Exception:  # noqa: BLE001 - a log that cannot be written must not hide the error itself
+            log = None
+        if self.conn is not None:
+            self.conn.close_now()  # the seat is free at once for the next app to come back to (R19)
+        lobby = isinstance(plan, Join) or (isinstance(plan, Play) and self.server is not None
+                                           and self.server.port is not None)
+        self.crash = Crash.of(error, log, None if place is None else (place.table, place.seat), lobby,
+                              1 if self.after is None else self.after.count + 1,
+                              None if place is None else place.secret)
+        super()._handle_exception(error)
+        if log is not None:
+            self._exit_renderables.clear()  # the traceback is in the file; the next screen names it
+
+    def successor(self) -> QuatroApp | None:
+        """The app that follows this one after it stopped on an unexpected error: it opens on the crash screen
+        (None: no crash, or too many in a row to go on from)."""
+        crash = self.crash
+        if crash is None or crash.count > MAX_CRASHES:
+            return None
+        plan = self.plan
+        way_on: Join | None = None
+        server = None
+        if isinstance(plan, Join):
+            way_on = Join(plan.host, plan.port, plan.name, password=plan.password, tls=plan.tls, tls_ca=plan.tls_ca,
+                          address=plan.address)
+        elif isinstance(plan, Play) and self.server is not None and self.server.port is not None:
+            # The private server plays on (its bots keep the seat's match going): the next app joins it.
+            way_on, server = Join("127.0.0.1", self.server.port, plan.name), self.server
+        elif self._way_on is not None:
+            way_on, server = self._way_on, self.server
+        follow = QuatroApp(None, ascii_only=self.game.ascii_only, clock=self._clock, server=server,
+                           remember_seat=self.remember_seat, idle_exit=self.idle_exit, bell=self.bell_on,
+                           person_key=self.person_key)
+        if way_on is None:
+            crash = Crash(crash.summary, crash.log, None, False, crash.count)  # nowhere to go on to but out
+        follow.after, follow._way_on = crash, way_on
+        if self.keymap_given:
+            follow.set_keymap(self.keymap_given)
+        return follow
+
+    def after_crash(self, seat: bool) -> None:
+        """A way on from the crash screen: back to the seat held (R19), or the server's lobby."""
+        if self._way_on is None or self.after is None:
+            return
+        plan = self._way_on
+        table_seat = self.after.seat if seat else None
+        secret = self.after.secret if table_seat is not None else None
+        self.plan = Join(plan.host, plan.port, plan.name, None, plan.password,
+                         table_seat[0] if table_seat is not None else None, secret, tls=plan.tls,
+                         tls_ca=plan.tls_ca, address=plan.address)
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self._splash("Connecting…")
+        self.run_worker(self._begin(restart=True), name="begin", exclusive=True, exit_on_error=False)
+
+    def set_keymap(self, keymap: Keymap) -> None:
+        self.keymap_given = dict(keymap)
+        super().set_keymap(keymap)
+
     def get_key_display(self, binding: Binding) -> str:
         """Keys as the footer shows them: Textual's symbols (arrows, a return sign), or their names in ASCII mode."""
         shown = super().get_key_display(binding)
@@ -881,7 +963,7 @@ class QuatroApp(App[str | None]):
         if self._scrollbar_renderer is not None:
             ScrollBar.renderer = self._scrollbar_renderer
             self._scrollbar_renderer = None
-        if self.server is not None:
+        if self.server is not None and self.crash is None:  # after a crash, the next app may go on at this server
             if isinstance(self.plan, Play) and self.plan.open and self.others_playing():
                 self.server.detach()  # the app ends unasked (its terminal went): the others play on
             else:

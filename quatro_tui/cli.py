@@ -19,6 +19,7 @@ from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN,
 from quatro_tui.games import CLIENT_GAMES, client_game, default
 from quatro_tui.lessons import LESSON_LEVEL, LESSON_PROFILE
 from quatro_tui.local_server import QUIET_STOP, LocalServer, minutes
+from quatro_tui.crash import log_to_stderr
 from quatro_tui.settings import RememberedSeat, Settings, login_name, person_key, wants_ascii
 from quatro_tui.settings import remember_seat as store_seat
 
@@ -243,14 +244,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_app(app: QuatroApp) -> int:
-    """Run one app to its end, its private server stopped after it; its exit status."""
-    try:
-        result = app.run()
-    finally:
-        if app.server is not None:
-            app.server.stop(wait=False)
+    """Run one app to its end, its private server stopped after it; its exit status.
+
+    An app that stopped on an unexpected error is followed by one that says so and offers the ways on
+    (``quatro_tui.crash``); the private server, if any, lives on into it."""
+    while True:
+        follow = None
+        try:
+            result = app.run()
+            follow = app.successor()
+        finally:
+            if app.server is not None and (follow is None or follow.server is not app.server):
+                app.server.stop(wait=False)
+        if follow is None:
+            break
+        app = follow
     if isinstance(result, str) and result:
         print(result, file=sys.stderr)
+    if app.crash is not None:
+        log_to_stderr(app.crash)
     return app.return_code or 0
 
 

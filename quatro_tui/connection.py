@@ -305,6 +305,10 @@ class Connection:
 
     async def close(self) -> None:
         """Leave for good: no reconnection, pending requests fail."""
+        self.close_now()
+
+    def close_now(self) -> None:
+        """``close``, from code that cannot wait (an app ending on an error)."""
         self._closing = True
         self._drop_link()
 
