@@ -129,3 +129,16 @@ def redis_url(redis_server: str) -> str:
     client.flushall()
     client.close()
     return f"{redis_server}/0"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--walk-steps", type=int, default=0, metavar="N",
+                     help="walk the client N steps in all (tests/test_client_walk.py) instead of the suite's few")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A longer walk has no suite timeout: it runs as long as its steps take.
+    if config.getoption("--walk-steps"):
+        for item in items:
+            if "test_client_walk" in item.nodeid:
+                item.add_marker(pytest.mark.timeout(0))

@@ -1,0 +1,333 @@
+"""A random walk of a person through the whole client, against a real server that pushes what real servers push.
+
+Each step is one thing a person or the server does: a key the screen on top offers, any other key, a click
+anywhere, a resize (80×24, 120×36, too small), quitting and coming back with the remembered seat; or, on the
+other side, a scripted host (tables of both games opened, filled with bots, started, rematched, closed to
+watchers, left, a chat line), a twin who takes the walker's seat over, and the operator (a notice, a table
+closed, the walker's seat removed, the server restarted from its journal).
+
+The walk fails on any unhandled exception in the client (with the last steps that led there) and on a screen
+that offers no key that leads on for ``STUCK`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Input
+
+from quatro_server import admin
+from quatro_shared import protocol as p
+
+from quatro_tui.app import Join, QuatroApp
+from quatro_tui.screens.link import ConfirmQuit
+
+from helpers.tui import Player
+
+#: The walk server's durations: the fast profile's, matches to 2 points, so that rounds, breaks, match ends,
+#: rematches and past matches (for replays) all come within a walk.
+WALK_TIMING = """\
+sign_window = 3.0
+swap_cooldown = 0.2
+channel_cooldown = 0.2
+pulse_interval = 0.5
+pulse_shown = 0.4
+vote_window = 2.0
+vote_gap = 1.0
+round_length = 12.0
+break_length = 2.0
+target_score = 2
+"""
+
+#: Seconds a screen may offer no key that leads on (the splash while connecting, a screen filling in).
+STUCK = 8.0
+#: Steps shown when the walk fails.
+TRAIL = 40
+#: Keys a person presses without looking at the footer.
+KEYS = [*"abcdefghijklmnopqrstuvwxyz", *"12345678", "enter", "escape", "tab", "shift+tab", "up", "down", "left",
+        "right", "space", "backspace", "question_mark"]
+#: Keys that end the program or only show help: not a way on from a screen.
+NOT_ON = {"quit", "help", "quit_now"}
+SIZES = [(80, 24), (120, 36)]
+#: What a person who came to play presses more often than the rest: a match gets made and started, watched and
+#: replayed, so that the walk reaches every screen.
+PURPOSE = {"LobbyScreen": ["c", "enter", "w", "p"], "RoomScreen": ["b", "b", "b", "s"], "BotLevel": ["1", "2"],
+           "PastMatchesScreen": ["enter"]}
+
+
+class WalkServer:
+    """``quatro-server`` journalling into a data directory (replays, restarts restore), its admin socket there."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.data = tmp / "data"
+        self.timing = tmp / "walk.toml"
+        self.timing.write_text(WALK_TIMING)
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def start(self) -> int:
+        log = (self.tmp / f"server-{self.starts}.log").open("wb")
+        self.starts += 1
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", str(self.port), "--no-announce",
+             "--data-dir", str(self.data), "--timing", str(self.timing), "--trusted-address", "127.0.0.1",
+             "--log-level", "warning"],
+            stdout=subprocess.PIPE, stderr=log)
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline().decode()
+            assert line, f"the walk server exited: {(self.tmp / f'server-{self.starts - 1}.log').read_text()}"
+            if "quatro join 127.0.0.1:" in line:
+                self.port = int(line.strip().rsplit(":", 1)[1])
+                return self.port
+        raise AssertionError("the walk server never said where it listens")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def admin(self, request: admin.AdminRequest) -> dict[str, Any] | None:
+        try:
+            return admin.ask(self.data / admin.SOCKET_NAME, request, timeout=5)
+        except (OSError, admin.AdminError):
+            return None  # restarting: the operator tries again later
+
+
+@dataclass
+class Walk:
+    """One walk: ``steps`` steps from ``seed``."""
+
+    server: WalkServer
+    seed: int
+    steps: int
+    name: str = "wanda"
+    rng: random.Random = field(init=False)
+    trail: deque[str] = field(default_factory=lambda: deque(maxlen=TRAIL))
+    seat: tuple[int, str] | None = None
+    done: int = 0
+    sessions: int = 0
+    screens: set[str] = field(default_factory=set)
+    host: Player | None = None
+    host_tables: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    def note(self, what: str) -> None:
+        self.trail.append(f"{self.done:5} {what}")
+
+    def fail(self, why: str, app: QuatroApp | None = None) -> AssertionError:
+        shown = f"\nscreen {type(app.screen).__name__}" if app is not None else ""
+        return AssertionError(f"walk seed {self.seed} step {self.done}: {why}{shown}\nlast steps:\n"
+                              + "\n".join(self.trail))
+
+    def remember(self, table: int, secret: str, _name: str) -> None:
+        self.seat = (table, secret)
+
+    # --- the walk ------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            while self.done < self.steps:
+                await self.session()
+        finally:
+            if self.host is not None:
+                await self.host.close()
+
+    async def session(self) -> None:
+        self.sessions += 1
+        table, secret = self.seat if self.seat else (None, None)
+        app = QuatroApp(Join("127.0.0.1", self.server.port, self.name, rejoin_table=table, rejoin_secret=secret),
+                        remember_seat=self.remember)
+        self.note(f"session {self.sessions} (rejoin {table})")
+        try:
+            async with app.run_test(size=self.rng.choice(SIZES)) as pilot:
+                stuck_since: float | None = None
+                while self.done < self.steps and app.is_running:
+                    self.done += 1
+                    await self.step(app, pilot)
+                    await pilot.pause()
+                    if app._exception is not None:
+                        break
+                    if not app.is_running:
+                        break
+                    self.screens.add(type(app.screen).__name__)
+                    if self.leads_on(app):
+                        stuck_since = None
+                    elif stuck_since is None:
+                        stuck_since = time.monotonic()
+                    elif time.monotonic() - stuck_since > STUCK:
+                        raise self.fail(f"no key leads on for {STUCK:.0f} s", app)
+                if app.is_running:
+                    app.exit()
+        except AssertionError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the client's unhandled error, re-raised by run_test
+            raise self.fail(f"the client crashed: {exc!r}", app) from exc
+        if app._exception is not None:
+            raise self.fail(f"the client crashed: {app._exception!r}", app) from app._exception
+
+    @staticmethod
+    def leads_on(app: QuatroApp) -> bool:
+        if isinstance(app.focused, Input):
+            return True
+        return any(b.enabled and b.binding.action.split("(")[0] not in NOT_ON for b in app.active_bindings.values())
+
+    async def step(self, app: QuatroApp, pilot: Any) -> None:
+        roll = self.rng.random()
+        if roll < 0.50:
+            # The screen's own keys, quitting left to the walk's own step (it comes back with the seat).
+            offered = [key for key, b in app.active_bindings.items()
+                       if b.enabled and b.binding.action.split("(")[0] not in NOT_ON]
+            wanted = [key for key in PURPOSE.get(type(app.screen).__name__, []) if key in offered]
+            if wanted and self.rng.random() < 0.5:
+                offered = wanted
+            if offered:
+                key = self.rng.choice(offered)
+                self.note(f"{type(app.screen).__name__}: offered {key}")
+                await pilot.press(key)
+                await self.answer_quit(app, pilot)
+                return
+            roll = 0.55
+        if roll < 0.65:
+            key = self.rng.choice(KEYS)
+            self.note(f"{type(app.screen).__name__}: key {key}")
+            await pilot.press(key)
+            await self.answer_quit(app, pilot)
+        elif roll < 0.72:
+            width, height = app.size
+            where = (self.rng.randrange(width), self.rng.randrange(height))
+            self.note(f"{type(app.screen).__name__}: click {where}")
+            await pilot.click(offset=where)
+        elif roll < 0.74:
+            size = self.rng.choice([*SIZES, (60, 18)])
+            self.note(f"resize {size}")
+            await pilot.resize_terminal(*size)
+        elif roll < 0.745:
+            self.note("quit, to come back")
+            await pilot.press("ctrl+q")
+            await self.answer_quit(app, pilot, leave=True)
+        elif roll < 0.92:
+            await self.host_does(app)
+        elif roll < 0.94:
+            await self.twin_takes_over()
+        else:
+            await self.operator_does(app)
+
+    async def answer_quit(self, app: QuatroApp, pilot: Any, leave: bool | None = None) -> None:
+        """A quit question is answered: yes when the walk means to leave, at random otherwise."""
+        await pilot.pause()
+        if isinstance(app.screen, ConfirmQuit):
+            yes = leave if leave is not None else self.rng.random() < 0.5
+            self.note(f"quit? {'y' if yes else 'n'}")
+            await pilot.press("y" if yes else "n")
+            await pilot.pause()
+
+    # --- the other side ------------------------------------------------------------------------------
+
+    async def host_player(self) -> Player | None:
+        if self.host is not None and self.host.conn.connected:
+            return self.host
+        if self.host is not None:
+            await self.host.close()
+            self.host = None
+        try:
+            self.host = await asyncio.wait_for(Player(self.server.port, "hosta").start(), 5)
+        except (OSError, asyncio.TimeoutError, Exception):  # noqa: BLE001 - the server is restarting
+            self.host = None
+        return self.host
+
+    async def host_does(self, app: QuatroApp) -> None:
+        host = await self.host_player()
+        if host is None:
+            return
+        what = self.rng.choice(["open", "open", "fill", "start", "rematch", "watchers_off", "watchers_on", "leave",
+                                "chat", "join_walker"])
+        self.note(f"host: {what}")
+        try:
+            await asyncio.wait_for(self._host(host, what, app), 5)
+        except (asyncio.TimeoutError, AssertionError, Exception):  # noqa: BLE001 - refusals and a dropped link
+            pass
+
+    async def _host(self, host: Player, what: str, app: QuatroApp) -> None:
+        if what == "open":
+            await host.request(p.LEAVE)
+            if self.rng.random() < 0.5:
+                await host.request(p.CREATE_TABLE, game="quarto")
+            else:
+                await host.request(p.CREATE_TABLE, players=self.rng.choice([4, 6]))
+        elif what == "fill":
+            for _ in range(7):
+                if (await host.request(p.ADD_BOT, level="easy"))["kind"] != p.OK:
+                    break
+        elif what == "start":
+            await host.request(p.START)
+        elif what == "rematch":
+            await host.request(p.REMATCH)
+        elif what in ("watchers_off", "watchers_on"):
+            await host.request(p.WATCHERS, open=what == "watchers_on")
+        elif what == "leave":
+            await host.request(p.LEAVE)
+        elif what == "chat":
+            await host.request(p.CHAT, text="hello there")
+        elif what == "join_walker" and app.conn is not None and app.conn.seat is not None:
+            await host.request(p.LEAVE)
+            await host.request(p.JOIN, table=app.conn.seat.table)
+
+    async def twin_takes_over(self) -> None:
+        """The walker's own seat, taken over from another terminal with its secret, then given back."""
+        if self.seat is None:
+            return
+        table, secret = self.seat
+        self.note(f"twin takes over table {table}")
+        twin: Player | None = None
+        try:
+            twin = await asyncio.wait_for(Player(self.server.port, self.name).start(), 5)
+            await asyncio.wait_for(twin.request(p.REJOIN, table=table, secret=secret, takeover=True), 5)
+        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the seat is gone, or the server restarts
+            pass
+        finally:
+            if twin is not None:
+                await twin.close()
+
+    async def operator_does(self, app: QuatroApp) -> None:
+        roll = self.rng.random()
+        mine = app.conn.seat.table if app.conn is not None and app.conn.seat is not None else None
+        if roll < 0.35:
+            self.note("operator: notice")
+            await asyncio.to_thread(self.server.admin, admin.Notice("The server restarts at midnight."))
+        elif roll < 0.6:
+            listed = await asyncio.to_thread(self.server.admin, admin.Tables())
+            tables = [t["table"] for t in (listed or {}).get("tables", [])]
+            if tables:
+                table = mine if mine in tables and self.rng.random() < 0.5 else self.rng.choice(tables)
+                self.note(f"operator: close table {table}")
+                await asyncio.to_thread(self.server.admin, admin.Close(table, "closing for the night"))
+        elif roll < 0.85:
+            if mine is not None and app.game.my_seat is not None:
+                self.note(f"operator: remove the walker from table {mine}")
+                await asyncio.to_thread(self.server.admin, admin.Remove(mine, app.game.my_seat, "make room"))
+        else:
+            self.note("operator: restart the server")
+            await asyncio.to_thread(self.restart)
+
+    def restart(self) -> None:
+        self.server.stop()
+        self.server.start()
