@@ -526,8 +526,12 @@ class Target:
             if f"{HOST}:" in line:
                 self.port = int(line.strip().rsplit(":", 1)[1])
                 return self
+        status = self.process.poll()
         self.__exit__()
-        raise RuntimeError(f"{' '.join(self.command)} did not start listening")
+        self.log.seek(0)
+        said = "\n".join(self.log.read().strip().splitlines()[-15:]) or "(it logged nothing)"
+        how = f"it exited with status {status}" if status is not None else f"nothing in {CONNECT_TIMEOUT:g} s"
+        raise RuntimeError(f"{' '.join(self.command)} did not start listening ({how}); its log ends:\n{said}")
 
     def __exit__(self, *exc: object) -> None:
         process = self.process
