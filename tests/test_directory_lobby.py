@@ -216,3 +216,26 @@ async def test_a_join_that_comes_before_the_tables_record_is_written_waits_for_i
     assert frame["kind"] == p.REFUSED and frame["reason"] == p.NO_SUCH_TABLE
     assert trio.current_time() - started < 0.5  # never given out: no waiting
     nursery.cancel_scope.cancel()
+
+
+async def test_servers_started_together_give_the_first_tables_low_ids_not_a_block_apart(redis_url):
+    """A fresh ``--workers 2`` server's first table was "Table 17": each worker took 16 ids at its start. The first
+    block is one id and the blocks grow from there, so the first tables of servers started together are 1, 2, 3…,
+    and every id stays unique however many are taken."""
+    one, d1 = lobby_on(redis_url, "10.0.0.1:7001")
+    two, d2 = lobby_on(redis_url, "10.0.0.2:7002")
+    await d1.connect()
+    await d2.connect()
+    firsts = {d1.new_id(), d2.new_id()}
+    assert firsts == {1, 2}
+    given = set(firsts)
+    async with trio.open_nursery() as nursery:
+        d1._nursery = d2._nursery = nursery  # where their refills run (``run`` sets it)
+        for _ in range(60):
+            for directory in (d1, d2):
+                table = directory.new_id()
+                assert table not in given
+                given.add(table)
+            await trio.sleep(0)
+        nursery.cancel_scope.cancel()
+    assert max(given) < 200, "the blocks stop growing at ID_BLOCK"

@@ -2,8 +2,10 @@
 
 What Redis holds (every key under ``prefix``, ``quatro:`` by default):
 
-- ``ids``: the last table id given (``INCRBY``). A server takes ``ID_BLOCK`` ids at a time, so that creating a
-  table waits for no round trip; ids stay unique across servers, with gaps.
+- ``ids``: the last table id given (``INCRBY``). A server takes its ids in blocks, so that creating a table waits
+  for no round trip; ids stay unique across servers, with gaps. The first block is one id and each next one twice
+  the last, up to ``ID_BLOCK``: the first tables of servers started together (``--workers``' workers) are 1, 2, …,
+  not 1 and 17.
 - ``table:<id>``: the table's record, msgpack ``{"server": "HOST:PORT", "summary": <the lobby's table summary>}``,
   with a time to live (``ttl``). Its server sets it again every ``ttl / 3``: a dead server's records go by
   themselves, so that a server starting later never lists them.
@@ -41,7 +43,8 @@ from quatro_server.directory import DEFAULT_TTL, DirectoryError, parse_address
 
 log = logging.getLogger("quatro.directory")
 
-#: Ids taken from Redis at a time; a new block is fetched, off the event loop, once half of one is used.
+#: The most ids taken from Redis at a time (the first block is one id, each next twice the last, up to this); a
+#: new block is fetched, off the event loop, once the ids at hand are half a block or fewer.
 ID_BLOCK = 16
 #: Worker threads running Redis commands at once (the listener has its own).
 THREADS = 2
@@ -102,6 +105,7 @@ class RedisDirectory:
         self.local = local
         self.on_others_changed = on_others_changed
         self._ids: list[int] = []
+        self._block = 1  # the size of the next block of ids taken
         self._refilling = False
         self._down_until = 0.0  # no id is asked of Redis on the loop before then (it just failed)
         self._others: dict[int, _Remote] = {}
@@ -125,7 +129,7 @@ class RedisDirectory:
     # --- what the lobby asks (TableDirectory) --------------------------------------------------------------
 
     def new_id(self) -> int:
-        if len(self._ids) <= ID_BLOCK // 2 and not self._refilling and self._nursery is not None:
+        if len(self._ids) <= self._block // 2 and not self._refilling and self._nursery is not None:
             self._refilling = True
             self._nursery.start_soon(self._refill)
         if not self._ids:
@@ -186,8 +190,10 @@ class RedisDirectory:
     # --- ids ---------------------------------------------------------------------------------------------
 
     def _take_ids(self) -> list[int]:
-        last = int(self.redis.incrby(self.prefix + "ids", ID_BLOCK))
-        return list(range(last - ID_BLOCK + 1, last + 1))
+        size = self._block
+        last = int(self.redis.incrby(self.prefix + "ids", size))
+        self._block = min(ID_BLOCK, size * 2)
+        return list(range(last - size + 1, last + 1))
 
     async def _refill(self) -> None:
         try:
