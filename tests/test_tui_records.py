@@ -156,3 +156,38 @@ def test_a_table_made_friendly_in_the_create_row_shows_so_in_the_lobby(records_s
             await pilot.press("ctrl+q")
 
     run(body)
+
+
+def test_i_on_an_empty_leaderboard_opens_one_s_own_card_and_the_note_says_why_it_is_empty(tmp_path):
+    """A new server's board is empty: ``i`` did nothing at all, under a note that named "the highlighted player's
+    card". It opens one's own card (no rated match yet, and how to get one), and the note says what the board
+    waits for."""
+    from quatro_tui.app import Join, QuatroApp
+    from quatro_tui.screens.lobby import LobbyScreen
+    from quatro_tui.screens.records import LeaderboardScreen, PlayerCardScreen
+
+    server: DoorProcess = start_server(tmp_path, [], (), tmp_path / "data", "quatro join 127.0.0.1:", "its port")
+
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", server.port, "ann"), person_key=lambda name: ANN_KEY)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen) and app.conn is not None, what="lobby")
+            await pilot.pause()
+            await pilot.press("l")
+            await until(lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.standings is not None, what="board")
+            board = app.screen
+            assert board.standings.total == 0 and "(nobody yet)" in _text(board, "#board-title")
+            note = _text(board, "#board-note")
+            assert "Nobody has a rated match" in note and "i: your own card" in note and "highlighted" not in note
+            await pilot.press("i")
+            await until(lambda: isinstance(app.screen, PlayerCardScreen) and app.screen.card is not None, what="own card")
+            text = _text(app.screen, "#card-body")
+            assert "ann  (you)" in text and "No rated match finished yet" in text
+            await pilot.press("escape")
+            await until(lambda: app.screen is board, what="back on the board")
+            await pilot.press("ctrl+q")
+
+    try:
+        run(body)
+    finally:
+        server.stop()

@@ -106,9 +106,10 @@ class LeaderboardScreen(Screen[None]):
         self._title(f"Leaderboard: {title_of(board.game)}  ({shown})")
         others = len(self.app.games) > 1
         self._note(
-            "Rating: what the player is surely worth (mean - 3 x uncertainty); rated tables only. "
+            ("Rating: what the player is surely worth (mean - 3 x uncertainty); rated tables only. "
+             if board.entries else "Nobody has a rated match of this game yet: finish one at a rated table. ")
             + ("g: another game. " if others else "")
-            + "i: the highlighted player's card."
+            + ("i: the highlighted player's card." if board.entries else "i: your own card.")
         )
 
     def _title(self, text: str) -> None:
@@ -144,9 +145,10 @@ class LeaderboardScreen(Screen[None]):
         return board.entries[table.cursor_row]
 
     def action_card(self) -> None:
+        """The highlighted player's card; one's own where nobody is highlighted (an empty board, a page past the
+        last), as the note says: the key always opens a card."""
         standing = self.highlighted()
-        if standing is not None:
-            self.app.push_screen(PlayerCardScreen(standing.person))
+        self.app.push_screen(PlayerCardScreen(standing.person if standing is not None else None))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_card()
