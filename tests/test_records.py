@@ -365,3 +365,35 @@ def test_a_friendly_table_stays_friendly_across_a_restart_and_a_restored_seat_le
     assert _ask(lobby, back, m.Rejoin(rated["table"], rated["secret"]))["kind"] == p.OK
     assert room.seats[0].person == identity.person_of("bob-key-0123456789")
     journal.close()
+
+
+def _open_at_once(data_dir: str, barrier, results) -> None:  # a process of the test below
+    from pathlib import Path
+    from quatro_server.records.store import Records as Opened
+
+    barrier.wait()
+    try:
+        Opened.open(Path(data_dir)).close()
+        results.put("ok")
+    except Exception as exc:  # noqa: BLE001 - what the process met is the test's finding
+        results.put(repr(exc))
+
+
+def test_the_workers_of_one_server_open_a_new_records_file_at_once_and_every_one_starts(tmp_path):
+    """A --workers 2 server failed to start one time in a few: both workers opened the new records file together,
+    and one was told "not a records file (database is locked)" (or wrote the schema row twice). Four processes open
+    each new file at the same moment, two hundred times: every one opens it (before the fix, about one open in 300 failed)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    failures = []
+    for attempt in range(200):
+        folder = tmp_path / f"data-{attempt}"
+        barrier, results = context.Barrier(4), context.Queue()
+        processes = [context.Process(target=_open_at_once, args=(str(folder), barrier, results)) for _ in range(4)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(30)
+        failures += [found for found in (results.get(timeout=5) for _ in processes) if found != "ok"]
+    assert not failures, failures

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sqlite3
+import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,10 @@ from quatro_server.records.ratings import Rating
 log = logging.getLogger("quatro.records")
 
 FILE_NAME = "records.sqlite3"
+#: Seconds a server waits for the records file while another process holds it locked (a --workers server's workers
+#: open it together at their start), trying again every OPEN_RETRY seconds.
+OPEN_PATIENCE = 10.0
+OPEN_RETRY = 0.02
 SCHEMA_VERSION = 1
 
 _SCHEMA = (
@@ -77,6 +82,8 @@ class Records:
 
     def __init__(self, db: sqlite3.Connection, path: Path | None) -> None:
         self.db, self.path = db, path
+        # One writer at a time from the first read: two processes that both found no schema row would both write it.
+        db.execute("BEGIN IMMEDIATE")
         for statement in _SCHEMA:
             db.execute(statement)
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -93,13 +100,29 @@ class Records:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # the user's alone from the first byte
-        try:
-            db = sqlite3.connect(path, isolation_level="DEFERRED")
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses at most the last match, never the file
-            return cls(db, path)
-        except sqlite3.DatabaseError as exc:
-            raise RecordsError(f"{path}: not a records file ({exc})") from exc
+        deadline = time.monotonic() + OPEN_PATIENCE
+        while True:
+            db = None
+            try:
+                db = sqlite3.connect(path, isolation_level="DEFERRED")
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses at most the last match, never the file
+                return cls(db, path)
+            except sqlite3.OperationalError as exc:
+                # The workers of one server open the file at once: while one turns a new file to WAL and writes its
+                # schema, the others are told "database is locked" at once, whatever the busy timeout. They wait
+                # their turn; a file that stays locked is another program's.
+                if db is not None:
+                    db.close()
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise RecordsError(f"{path}: not a records file ({exc})") from exc
+                if time.monotonic() >= deadline:
+                    raise RecordsError(f"{path}: still locked by another program after {OPEN_PATIENCE:g} s") from exc
+                time.sleep(OPEN_RETRY)
+            except sqlite3.DatabaseError as exc:
+                if db is not None:
+                    db.close()
+                raise RecordsError(f"{path}: not a records file ({exc})") from exc
 
     @classmethod
     def memory(cls) -> Records:
