@@ -540,11 +540,11 @@ class QuatroApp(App[str | None]):
             return
         self.game.stop_clocks()
         if message.reason == m.BYE_REPLACED:
-            self.game.link = "this seat is now played from another connection"
+            self.game.link = "seat played elsewhere"
             self.show_link("Your seat is now played from another connection.",
                            "Someone (you, elsewhere?) came back to this seat with its secret.")
         elif message.reason == m.BYE_SHUTDOWN:
-            self.game.link = "the server is shutting down"
+            self.game.link = "server shutting down"
             self.game.say("The server says goodbye: it is shutting down.")
             self.show_link(*self.goodbye_words(), retrying=True)
         else:
@@ -564,7 +564,7 @@ class QuatroApp(App[str | None]):
     def on_server_gone(self, message: ServerGone) -> None:
         if self.stale(message):
             return
-        self.game.link = "the server has shut down"
+        self.game.link = "server shut down"
         self.show_link("The server has shut down.",
                        f"The server at {self.server_address()} said goodbye ({message.text.rstrip('.')}) "
                        "and has not come back.", gone=True)
@@ -586,7 +586,7 @@ class QuatroApp(App[str | None]):
     def on_link_dropped(self, message: LinkDropped) -> None:
         if self.stale(message):
             return
-        self.game.link = f"connection lost: trying again in {message.retry_in:.1f}s"
+        self.game.link = f"connection lost, retry in {message.retry_in:.1f}s"
         self.game.stop_clocks()
         if message.attempt == 1 and not message.goodbye:
             self.game.say("Connection lost: trying again.")

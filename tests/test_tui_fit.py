@@ -98,3 +98,47 @@ def test_the_lobby_shows_every_column_and_its_whole_key_bar_at_80x24(quatro_serv
         await host.close()
 
     run(body)
+
+
+@pytest.mark.parametrize("link", ["connection lost, retry in 12.5s", "seat played elsewhere", "server shutting down",
+                                  "a server's own long words about why the link is down, longer than any line"])
+def test_the_scores_stay_whole_on_the_top_line_while_the_link_is_down_at_80x24(link):
+    """While the link is down the top line says so beside the stopped clock; its words pushed the scores off the
+    line ("A:0 B:0 (to"). They are short, and any longer ones are shortened, never the scores."""
+    async def body():
+        app = QuatroApp(game=round_game(8))
+        app.send = lambda body: None
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.game.link = link
+            app.game.stop_clocks()
+            app.game_changed()
+            await pilot.pause()
+            await pilot.pause()
+            top = screen_text(app).split("\n")[0]
+            assert top.rstrip().endswith("(to 5)"), top
+            assert "stopped" in top, top
+            shown = link if len(link) < 30 else link[:10]
+            assert shown in top, top
+
+    run(body)
+
+
+def test_the_create_row_s_friendly_choice_shows_whole_at_80x24(quatro_server):
+    """The rated/friendly choice read "friend" over "ly" at 80x24: its box was narrower than its word."""
+    from textual.widgets import Select
+
+    from quatro_tui.app import Join
+    from quatro_tui.screens.lobby import LobbyScreen
+    from helpers.tui import until
+
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", quatro_server, "wes"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            app.screen.query_one("#rated", Select).value = "friendly"
+            await pilot.pause()
+            await pilot.pause()
+            text = screen_text(app)
+            assert "friendly ▼" in text or "friendly v" in text, text
+
+    run(body)

@@ -23,10 +23,23 @@ class RoundLabel(GameWidget):
         contract = CONTRACTS.get(game.kind, DEFAULT)
         text.append(f" {contract.title.upper()} ", style="bold reverse")
         if game.link:
-            text.append(f" {words.plain(game.link, game.ascii_only)} ", style="bold reverse")
+            text.append(f" {self._fitted(words.plain(game.link, game.ascii_only), text.cell_len)} ", style="bold reverse")
         elif game.view is not None:
             text.append(f" round {game.view.round} ")
         return text
+
+    def _fitted(self, link: str, used: int) -> str:
+        """The link's words, shortened with an ellipsis to the room the bar leaves beside the clock and the
+        scores: at 80 columns a long one pushed the scores off the line ("A:0 B:0 (to")."""
+        bar = self.parent
+        if not isinstance(bar, StatusBar) or bar.size.width == 0:
+            return link
+        others = sum(w.outer_size.width + w.styles.margin.width for w in bar.children if isinstance(w, Countdown))
+        others += sum(w.draw().cell_len for w in bar.children if isinstance(w, Scoreboard))
+        room = max(8, bar.size.width - others - used - 3)
+        if len(link) <= room:
+            return link
+        return link[: room - 1].rstrip() + ("..." if self.game.ascii_only else "…")
 
     def redraw(self) -> None:
         # The width follows the text (the link message is long): lay out again when it changes.
