@@ -116,6 +116,7 @@ class Bot:
         self._new_cards = False  # a fresh deal not yet read (``cards_dealt``)
         self._react: tuple[object, float] | None = None  # (a reaction on what a look showed, when it may go)
         self._react_asked = False  # this look asked for it again (``react_ready``): otherwise it is dropped
+        self._voted_this_round = False  # a reshuffle vote was held this round: no more requests (``_one_vote_a_round``)
 
     def reaction(self) -> float:
         """One reaction time of this level, in seconds."""
@@ -193,17 +194,32 @@ class Bot:
         return False
 
     def observe(self, events: list[e.Event]) -> None:
-        """The events this seat was shown (H1), in order, before its next decision. Levels that read the table use them."""
+        """The events this seat was shown (H1), in order, before its next decision. Levels that read the table use
+        them (and call this one: it keeps what every level needs, whether the round had a reshuffle vote)."""
+        for event in events:
+            if isinstance(event, e.VoteStarted):
+                self._voted_this_round = True
+            elif isinstance(event, e.RoundOpened):
+                self._voted_this_round = False
 
     def decide(self, view: SeatView, now: float) -> list[a.Action]:
         """The actions to take now, in order, from the seat's view alone (H2). The caller stops at the first refusal."""
         self._now, self._due = now, None
         self._react_asked = False
         try:
-            return self._decide(view, now)
+            return self._one_vote_a_round(self._decide(view, now))
         finally:
             if not self._react_asked:
                 self._react = None  # what it waited to answer is gone (or was answered)
+
+    def _one_vote_a_round(self, actions: list[a.Action]) -> list[a.Action]:
+        """``actions`` without a reshuffle request once the round had a vote, this bot's or anyone's (R15). The rules
+        allow a new vote every ``vote_gap``, but a request is a question to the people at the table and their answer
+        (silence is no) stands for the round: a bot whose center stayed dead asked a lone human again after every
+        gap, four times and more in a round. Every level's requests go through here."""
+        if self._voted_this_round:
+            return [action for action in actions if not isinstance(action, a.AskReshuffle)]
+        return actions
 
     def _decide(self, view: SeatView, now: float) -> list[a.Action]:
         if view.phase is Phase.ROUND:
@@ -286,6 +302,7 @@ class EasyBot(Bot):
         self._swaps: dict[int, int] | None = None  # swaps per seat since the latest deal (None: we missed the deal)
 
     def observe(self, events: list[e.Event]) -> None:
+        super().observe(events)
         for event in events:
             if isinstance(event, e.Pulse):
                 # A deal leaves at most two of a rank in a hand (R4), so four takes two swaps at least: a pulse

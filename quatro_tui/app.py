@@ -169,7 +169,9 @@ class QuatroApp(App[str | None]):
         #: Seconds without a key press, outside a match, after which the app closes itself (None: never).
         self.idle_exit = idle_exit
         self._clock = clock
-        self._last_key = clock()
+        #: Where the idle count of ``idle_exit`` starts: the last key press, or the last moment the table gave the
+        #: player something to look at (``_close_if_idle``).
+        self._idle_from = clock()
         self.plan = plan
         self.game = game if game is not None else Game(ascii_only=ascii_only, clock=clock)
         self.game.ascii_only = self.game.ascii_only or ascii_only
@@ -489,8 +491,11 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         game = client_game(message.game)
+        during = self.in_match()
         if game.take(self.game, message.view, message.events, message.received_at) and self.bell_on:
             self.ring()
+        if during or self.in_match():
+            self._idle_from = self._clock()  # the update of a match, or the one that ended it (``_close_if_idle``)
         self.route()
         game.updated(self, message.view, message.events, message.received_at)
         self.game_changed()
@@ -803,7 +808,7 @@ class QuatroApp(App[str | None]):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
-            self._last_key = self._clock()
+            self._idle_from = self._clock()
         await super().on_event(event)
 
     def on_app_blur(self, event: events.AppBlur) -> None:
@@ -817,11 +822,17 @@ class QuatroApp(App[str | None]):
 
     def _close_if_idle(self) -> None:
         """Watching a match is playing it; anywhere else (the lobby, a room, a match that is over), a player
-        who has not touched a key for ``idle_exit`` seconds has gone: the session closes."""
+        who has not touched a key for ``idle_exit`` seconds has gone: the session closes.
+
+        The count starts from the last key press or from the match's last update, whichever came later: the
+        update that ends a match is the moment the player has something to do again (a rematch, the lobby), and
+        their last key press during it says nothing about whether they are still there. Someone who watched bots
+        play a whole match, or sat still while bots played it, gets the whole ``idle_exit`` after its end, not
+        what was left of it since a poll of this check or a key press long ago."""
         now = self._clock()
         if self.in_match():
-            self._last_key = now
-        elif self.idle_exit is not None and now - self._last_key >= self.idle_exit:
+            self._idle_from = now
+        elif self.idle_exit is not None and now - self._idle_from >= self.idle_exit:
             minutes = self.idle_exit / 60
             self.run_worker(self._quit(f"Closed after {minutes:g} minutes without a key press.", exits.IDLE),
                             exit_on_error=False)

@@ -379,6 +379,35 @@ def test_hard_asks_for_a_reshuffle_when_the_center_is_dead_for_it():
     assert a.AskReshuffle() not in bot.decide(replace(view, reshuffle_used=True), 60.0)  # once a round (R15)
 
 
+@pytest.mark.parametrize("level", ["random", "normal", "hard"])
+def test_a_bot_asks_no_more_reshuffles_in_a_round_that_had_a_vote(level):
+    """Issue 37: after a failed vote a bot whose center stayed dead asked the table's lone human again after every
+    vote gap. A room on the virtual clock plays a long round with a human who never answers (silence is no)."""
+    from helpers.lobby_peer import RecordingPeer
+
+    room = Room(
+        id=1, players=4, timing_name="fast", timing=FAST.changed(round_length=180.0), password=None,
+        rng=random.Random(7), seats=[Seat() for _ in range(4)],
+    )  # fmt: skip
+    human = RecordingPeer("ann")
+    room.sit(0, human, "ann")
+    bot = make_bot(level, random.Random(72))
+    if level == "random":
+        bot.SHARES = (((a.AskReshuffle,), 1.0),)  # a request at every look: nothing but the bound stops it
+    seated = {2: bot} | {seat: make_bot("normal", random.Random(70 + seat)) for seat in (1, 3)}
+    for seat, each in seated.items():
+        room.sit(seat, None, f"bot-{seat}", bot=each)
+    room.start(0.0)
+    room.act(0, a.PickSign(SIGN), 0.0)
+    room.act(0, a.Ready(), 0.0)
+    while (wake := room.next_wake()) is not None and room.table.phase is Phase.ROUND:
+        room.tick(wake)
+    told = [event for message in human.sent for event in message.get("events", ())]
+    votes = [event for event in told if event["kind"] == "vote_started"]
+    assert len(votes) == 1, votes  # asked once; the vote timed out and the round ran on for minutes
+    assert [event["outcome"] for event in told if event["kind"] == "vote_ended"] == ["timeout"]
+
+
 def test_hard_holds_its_channel_quietly_and_decoys_once_opponents_counter():
     bot = HardBot(random.Random(21))
     view = seat_view(hand=("AS", "AH", "KS", "QH"), center=("JS", "JH", "10S", "10D"))

@@ -97,6 +97,24 @@ def test_a_room_keeps_only_the_events_its_game_counts_and_tells_the_end_of_a_mat
 # --- ratings ---------------------------------------------------------------------------------------------
 
 
+def test_a_bot_level_on_both_teams_keeps_nothing_of_the_match_and_the_person_beside_it_keeps_it_all():
+    """Issue 37: easy bots on both teams made "easy bot: 1 match, 1 win". A person who played against themselves
+    neither won nor lost: the match is not recorded for them (docs/protocol.md section 20)."""
+    records = Records.memory()
+    ann, easy = Player("p:" + "a" * 32, "ann"), Player(identity.bot_person("easy"), "easy bot")
+    seated = [ann, easy, easy, easy]  # teams (0, 2) and (1, 3): easy bots on both
+    record = QUATRO.record(_Table(4, (5, 2), (0,)), [_reveal("call", 2, True), _reveal("counter", 1, True)])  # type: ignore[arg-type]
+    records.match_ended(QUATRO.name, record, seated, 0.0)
+    total, board = records.leaderboard(QUATRO.name, 0, p.LEADERBOARD_PAGE)
+    assert total == 1 and [(entry.person, entry.matches, entry.wins) for entry in board] == [(ann.person, 1, 1)]
+    assert records.card(easy.person) == []  # no match, no win, no tallies, no rating moved
+    assert board[0].rating.mu > Rating().mu  # the match still counts for ann, against her opponents as rated
+    # Easy bots on one side only: their match like anyone's, the seats of the side merged into one record.
+    records.match_ended(QUATRO.name, QUATRO.record(_Table(4, (5, 2), (0,)), []), [ann, easy, None, easy], 0.0)  # type: ignore[arg-type]
+    (bot, _), = records.card(easy.person)
+    assert (bot.matches, bot.wins) == (1, 0) and bot.rating.mu < Rating().mu
+
+
 def test_ratings_fit_several_teams_at_once_and_a_winner_rises():
     after = rate([[Rating(), Rating()], [Rating(), Rating()], [Rating(), Rating()]], [1, 2, 3])
     assert after[0][0].mu > 25 > after[2][0].mu and after[0][0].sigma < Rating().sigma
@@ -330,7 +348,7 @@ def test_each_match_of_a_table_counts_once_a_rematch_again_and_a_friendly_table_
             assert _ask(lobby, ann, m.Rematch())["kind"] == p.OK
             _play_out(lobby, room)
             assert [(e.game, e.matches) for e, _ in lobby.records.card(me)] == [("quatro", 2)]
-            assert lobby.records.card(identity.bot_person("hard"))[0][0].matches == 2
+            assert lobby.records.card(identity.bot_person("hard")) == []  # on both teams: against itself, unrecorded
         else:
             assert [(e.game, e.matches) for e, _ in lobby.records.card(me)] == [("quatro", 2)]
             assert not room.rated and lobby.records.is_friendly(room.id)

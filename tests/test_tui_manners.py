@@ -434,3 +434,39 @@ def test_connection_failures_are_said_in_plain_words():
     assert "[::1]:7777" in words.unreachable(TimeoutError(), "::1", 7777)
     for text in (said, words.unreachable(OSError(101, "Network is unreachable"), "10.0.0.9", 7777)):
         assert "Errno" not in text and "[" not in text
+
+
+def test_a_player_still_through_a_bots_match_gets_the_whole_idle_allowance_after_it_ends():
+    """Issue 37: the idle count ran from the last look at the match (or key press), so the player who watched bots
+    play it through was closed as soon as it ended. It runs from the update that ended the match."""
+    from quatro_tui.connection import ServerUpdate
+
+    from helpers.snapshot_games import over_game
+
+    async def body():
+        now = [NOW]
+        game = round_game(4)
+        game.clock = lambda: now[0]
+        app = QuatroApp(game=game, clock=lambda: now[0], idle_exit=600.0)
+        closed: list[str | None] = []
+
+        async def quit(message: str | None = None, return_code: int = 0) -> None:
+            closed.append(message)
+
+        app._quit = quit
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, TableScreen), what="the table")
+            app._close_if_idle()  # a look while the round runs: not idle, nothing pressed since NOW
+            now[0] = NOW + 2000  # the bots play on, no look in between (a look is every few seconds at most)
+            app.post_message(ServerUpdate(7, 20, False, [], over_game(4).view, now[0]))  # the match is over
+            await pilot.pause()
+            now[0] += 599
+            app._close_if_idle()
+            await pilot.pause()
+            assert closed == []  # a second short of the whole allowance after the end
+            now[0] += 1
+            app._close_if_idle()
+            await pilot.pause()
+            assert closed and "without a key press" in closed[0]
+
+    run(body)

@@ -6,8 +6,10 @@ players; a match ranks any number of teams at once (two to four teams of a team 
 a leaderboard shows is the rating one can be fairly sure of, ``mu - 3 sigma`` (``shown``), so that a newcomer with one
 lucky win does not top the board.
 
-A person who sits in more than one seat of a match (a bot level in several seats, a player in two) is rated from
-each of those seats as if they were different players, and keeps the mean of what the seats would give them.
+A person who sits in more than one seat of one side of a match (a bot level at both seats of a team, a player in
+two) is rated from each of those seats as if they were different players, and keeps the mean of what the seats would
+give them. A person on more than one side played against themselves: the records keep nothing of that match for them
+(``quatro_server.records.store.against_themselves``).
 """
 
 from __future__ import annotations

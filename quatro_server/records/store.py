@@ -136,8 +136,14 @@ class Records:
 
     def match_ended(self, game: str, record: MatchRecord, seats: Sequence[Player | None], when: float) -> None:
         """Count a finished match of ``game`` and rate it. ``seats[i]`` played seat i (None: an anonymous player, who
-        is rated as a newcomer for the others' sake and keeps nothing)."""
+        is rated as a newcomer for the others' sake and keeps nothing).
+
+        A person who played on more than one side (``against_themselves``: a bot level on both teams, the usual
+        case) keeps nothing of the match either: whichever side won, they both won and lost it, so a match and a
+        win (or a loss) would be a false record, and a rating moved by beating oneself a false rating. Their seats
+        still count with their rating as it stands, for the others' sake."""
         people = {player.person for player in seats if player is not None}
+        unrecorded = against_themselves(record, seats)
         current = {entry.person: entry for entry in self._entries(game, people)}
         sides = len(record.places)
         teams: list[list[Rating]] = [[] for _ in range(sides)]
@@ -153,7 +159,7 @@ class Records:
         counts: dict[str, dict[str, int]] = {}
         names: dict[str, str] = {}
         for seat, player in enumerate(seats):
-            if player is None:
+            if player is None or player.person in unrecorded:
                 continue
             side, index = where[seat]
             new[player.person].append(rated[side][index])
@@ -234,6 +240,15 @@ class Records:
 
     def is_friendly(self, table: int) -> bool:
         return self.db.execute("SELECT 1 FROM friendly_tables WHERE id = ?", (table,)).fetchone() is not None
+
+
+def against_themselves(record: MatchRecord, seats: Sequence[Player | None]) -> set[str]:
+    """The people of a match who sat on more than one of its sides: it is no match of theirs to win or lose."""
+    sides: dict[str, set[int]] = defaultdict(set)
+    for seat, player in enumerate(seats):
+        if player is not None:
+            sides[player.person].add(record.side_of[seat])
+    return {person for person, theirs in sides.items() if len(theirs) > 1}
 
 
 def _entry(row: tuple[object, ...]) -> Entry:
