@@ -66,6 +66,8 @@ class Game:
     stopped_at: float | None = None
     #: The feed's last line if it tells a pulse: as shown, the pulse's own line, and how many times it repeated.
     _pulse_line: tuple[str, str, int] | None = None
+    #: The feed's "You hold four of a kind" line while it is true, None otherwise.
+    _four_line: str | None = None
 
     # --- arriving state ---------------------------------------------------------------------------
 
@@ -96,8 +98,15 @@ class Game:
         had_four = (before is not None and before.round == view.round and before.phase is Phase.ROUND
                     and len(before.hand) == 4 and is_four_of_a_kind(before.hand))
         if four and not had_four:
-            self.feed.append(f"You hold four of a kind: show {words.YOUR_SIGN.lower()} (1).")
+            self._four_line = f"You hold four of a kind: show {words.YOUR_SIGN.lower()} (1)."
+            self.feed.append(self._four_line)
             alert = True
+        elif not four and self._four_line is not None:
+            # An instruction, not news: once the hand is no longer four of a kind (a swap, the round's end, the next
+            # deal) it goes, or round 2 would still read round 1's "You hold four of a kind".
+            if self._four_line in self.feed:
+                self.feed.remove(self._four_line)
+            self._four_line = None
         return alert
 
     def _feed_pulse(self, line: str) -> bool:

@@ -161,3 +161,27 @@ def test_counts_agree_with_their_nouns():
 
     assert [counted(n, "table") for n in (0, 1, 2)] == ["0 tables", "1 table", "2 tables"]
     assert counted(1, "match", "matches") == "1 match" and counted(3, "match", "matches") == "3 matches"
+
+
+def test_the_four_of_a_kind_line_leaves_the_feed_once_the_hand_is_no_longer_four_of_a_kind():
+    """The lesson's feed kept round 1's "You hold four of a kind" into round 2, an instruction no longer true. It
+    shows while the hand is four of a kind, and goes at a swap that breaks it or at the next round."""
+    game = round_game(4)
+    view = game.view
+    ranks = sorted({card[:-1] for card in view.center})
+    rank = view.hand[0][:-1]
+    four = tuple(f"{rank}{suit}" for suit in "HSDC")
+    line = "You hold four of a kind: show your sign (1)."
+    assert game.apply(replace(view, hand=four), [], NOW)  # the bell rings
+    assert list(game.feed)[-1] == line
+    game.say("bob took the channel.")
+    game.apply(replace(view, hand=four), [], NOW)
+    assert line in game.feed  # still true: still there, once
+    assert list(game.feed).count(line) == 1
+    broken = (four[0], four[1], four[2], f"{ranks[0]}H")
+    game.apply(replace(view, hand=broken), [], NOW)
+    assert line not in game.feed and "bob took the channel." in game.feed  # the rest of the feed stays
+    game.apply(replace(view, hand=four), [], NOW)
+    assert line in game.feed
+    game.apply(replace(view, phase=Phase.SIGNING, round=view.round + 1, hand=()), [], NOW)
+    assert line not in game.feed
