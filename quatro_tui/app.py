@@ -268,6 +268,10 @@ class QuatroApp(App[str | None]):
             else:
                 assert isinstance(plan, Join)
                 if self.ask_name is not None:
+                    # Nobody there: say so now, not after the name was asked for nothing.
+                    host, port, tls, tls_ca, address = plan.host, plan.port, plan.tls, plan.tls_ca, plan.address
+                    self._splash(f"Connecting to {address or Endpoint(host, port, tls)}…")
+                    await Connection.reachable(host, port)
                     self._splash("")
                     plan.name = await self.push_screen(AskName(plan.name), wait_for_dismiss=True)
                     remembered = self.ask_name(plan.name)

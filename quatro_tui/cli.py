@@ -50,8 +50,8 @@ def choose_server(
     local: str = f"127.0.0.1:{DEFAULT_PORT}",
 ) -> str | None:
     """``quatro join`` without an address: the servers announced on the LAN (zeroconf, about two seconds),
-    this machine's (``local``: said so when nothing answers there), and the last one used, to pick from by
-    number. Without a terminal to ask on: the last one used, else the first found. None when the player picks none."""
+    this machine's (``local``: said so when nothing answers there), and the last one used (marked, and
+    taken by enter), to pick from by number. Without a terminal to ask on: the last one used, else the first found. None when the player picks none."""
     from quatro_tui.discover import answers
 
     if look is None:
@@ -75,18 +75,22 @@ def choose_server(
     for address, label in ((last, f"the last one used ({last})"), (local, here)):
         if address and address not in (a for a, _ in choices):
             choices.append((address, label))
+    # The last one used is marked wherever it is listed (announced, or this machine), and is what enter takes.
+    choices = [(address, label if address != last or label.startswith("the last") else f"{label}: the last one used")
+               for address, label in choices]
     if not interactive:
         return last or (announced[0] if announced else None)
     for number, (_, label) in enumerate(choices, 1):
         print(f"  {number}. {label}")
+    first = next((number for number, (address, _) in enumerate(choices, 1) if address == last), 1)
     while True:
         try:
-            answer = ask(f"Join which (1-{len(choices)}, or HOST[:PORT])? [1] ").strip()
+            answer = ask(f"Join which (1-{len(choices)}, or HOST[:PORT])? [{first}] ").strip()
         except (EOFError, KeyboardInterrupt):
             print()
             return None
         if not answer:
-            return choices[0][0]
+            return choices[first - 1][0]
         if answer.isdigit():
             if 1 <= int(answer) <= len(choices):
                 return choices[int(answer) - 1][0]

@@ -280,6 +280,15 @@ class Connection:
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
+    @staticmethod
+    async def reachable(host: str, port: int) -> None:
+        """Whether anything listens at ``host``:``port``: a TCP connection opened and dropped at once, nothing sent.
+        Raises what ``open`` would (``OSError``, ``TimeoutError``) when nothing does, so that a person is told so
+        before being asked anything."""
+        async with asyncio.timeout(CONNECT_TIMEOUT):
+            _, writer = await asyncio.open_connection(host, port)
+        writer.transport.abort()
+
     # --- opening and closing ----------------------------------------------------------------------
 
     async def open(self) -> m.Welcome:

@@ -90,3 +90,24 @@ def test_without_a_terminal_the_last_server_or_the_first_found_is_joined():
     assert choose_server("10.0.0.9:7777", look=lambda: LAN, interactive=False) == "10.0.0.9:7777"
     assert choose_server(None, look=lambda: LAN, interactive=False) == "192.168.1.20:7777"
     assert choose_server(None, look=lambda: [], interactive=False) is None
+
+
+def test_the_last_server_used_is_marked_where_it_is_listed_and_enter_takes_it(capsys):
+    """The picker said "the last one used" only for a server it had not found otherwise: the one announced on the
+    LAN or this machine's never showed it, and enter took the first line. Marked wherever it is, enter takes it."""
+    prompts = []
+
+    def ask(prompt: str) -> str:
+        prompts.append(prompt)
+        return ""
+
+    assert choose_server("192.168.1.30:7000", look=lambda: LAN, ask=ask, interactive=True) == "192.168.1.30:7000"
+    out = capsys.readouterr().out
+    assert "2. Quatro on den (192.168.1.30:7000): the last one used" in out
+    assert "1. Quatro on box (192.168.1.20:7777, or ssh -p 2222 NAME@192.168.1.20)\n" in out
+    assert prompts == ["Join which (1-3, or HOST[:PORT])? [2] "]
+    local = "127.0.0.1:7777"
+    assert choose_server(local, look=lambda: LAN, ask=ask, interactive=True, local=local) == local
+    out = capsys.readouterr().out
+    assert f"3. the last one used ({local})" in out and "4." not in out  # this machine's, listed once
+    assert prompts[-1] == "Join which (1-3, or HOST[:PORT])? [3] "

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(90)
 
 def said_goodbye(app: QuatroApp) -> bool:
     """The server told this client its seat was taken over, or said goodbye."""
-    return "another connection" in app.game.link or any("goodbye" in line for line in app.game.feed)
+    return app.game.link == "seat played elsewhere" or any("goodbye" in line for line in app.game.feed)
 
 
 # --- what the settings remember -----------------------------------------------------------------------
@@ -213,3 +213,29 @@ def test_play_uses_the_name_its_help_names(tmp_path, monkeypatch):
         assert app.plan.name == "dora"
     finally:
         app.server.stop()
+
+
+def test_join_without_a_name_to_a_port_where_nobody_serves_says_so_before_asking_the_name(tmp_path, monkeypatch):
+    """``quatro join HOST:PORT`` with nobody serving there asked the name first, then said nobody answers: the
+    name was asked for nothing. Now it says so at once, and nothing is asked."""
+    import socket
+
+    from quatro_tui.screens.dialogs import AskName
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nobody serves there
+
+    async def body():
+        app = make_app(["join", f"127.0.0.1:{port}"])
+        assert isinstance(app, QuatroApp) and app.ask_name is not None  # no name given, none kept: it would ask
+        asked = []
+        async with app.run_test(size=(80, 24)):
+            await until(lambda: app.return_value is not None or isinstance(app.screen, AskName), what="an answer")
+            asked.append(isinstance(app.screen, AskName))
+        assert not asked[0], "the name was asked before the server was tried"
+        assert app.return_value == f"quatro: Nobody is serving at 127.0.0.1:{port}. Is the server running?"
+        assert app.return_code == 1
+
+    run(body)
