@@ -199,6 +199,13 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
              "ulimit -n to match",
     )
     serve.add_argument(
+        "--final-goodbye",
+        default=None,
+        metavar="WORDS",
+        help="this server's stop is final (a private game's): its goodbye tells every client WORDS and not to wait "
+             "for a restart (bye closed)",
+    )
+    serve.add_argument(
         "--stop-when-idle",
         type=float,
         default=default(None),
@@ -457,7 +464,8 @@ def _serve(args: argparse.Namespace) -> int:
             # door token are bounded by the doors' own caps; any other local process keeps the per-address limits.
             config = ServerConfig(trusted_addresses=frozenset(args.trusted_address), door_token=door_token,
                                   door_addresses=frozenset(door_addresses(args.host) if door_token else ()),
-                                  tls=tls_context, max_connections=args.max_connections)
+                                  tls=tls_context, max_connections=args.max_connections,
+                                  final_goodbye=args.final_goodbye)
             # With TLS on, the doors' clients join over a listener of their own, on loopback and in the clear, that
             # admits only the door token: their secrets never leave the machine, and are not encrypted twice over
             # (the visitor's own link is SSH, or the browser's). docs/operating.md, "TLS", says why.

@@ -150,6 +150,9 @@ class ServerConfig:
     #: TLS on the game port (``quatro_server.tls.server_context``); None: in the clear. The handshake runs within the
     #: hello window (``hello_timeout``): a peer that does not finish it is refused ``tls_handshake``.
     tls: ssl.SSLContext | None = None
+    #: The words of a stop that is final (``--final-goodbye``: a private game's server, which its opener ended): the
+    #: goodbye is ``bye closed`` with them, so that nobody waits for a restart. None: ``bye shutdown``.
+    final_goodbye: str | None = None
 
 
 class QuietLog:
@@ -855,8 +858,9 @@ class Server:
                     continue
                 self._nursery.start_soon(self.handle, stream, door_only)
 
-    def goodbye(self, reason: str = m.BYE_SHUTDOWN) -> None:
-        message = to_wire(m.Bye(reason, self.stop_message))
+    def goodbye(self) -> None:
+        final = self.config.final_goodbye
+        message = to_wire(m.Bye(m.BYE_SHUTDOWN, self.stop_message) if final is None else m.Bye(m.BYE_CLOSED, final))
         for conn in list(self.connections):
             conn.send(message)
 

@@ -261,7 +261,8 @@ class QuatroApp(App[str | None]):
             if isinstance(plan, Play):
                 self._splash("Starting a private server…")
                 if self.server is None:
-                    self.server = LocalServer(plan.timing, public=plan.open > 0, data_dir=plan.data_dir)
+                    self.server = LocalServer(plan.timing, public=plan.open > 0, data_dir=plan.data_dir,
+                                              opener=plan.name)
                 port = await asyncio.to_thread(self.server.wait)
                 self.join_addresses = list(self.server.addresses)
                 host, name = "127.0.0.1", plan.name
@@ -552,6 +553,9 @@ class QuatroApp(App[str | None]):
             self.game.link = "seat played elsewhere"
             self.show_link("Your seat is now played from another connection.",
                            "Someone (you, elsewhere?) came back to this seat with its secret.")
+        elif message.reason == m.BYE_CLOSED:
+            self.game.link = "server stopped"
+            self.game.say(f"The server says goodbye: {words.ended(message.text or 'it stopped for good')}")
         elif message.reason == m.BYE_SHUTDOWN:
             self.game.link = "server shutting down"
             self.game.say("The server says goodbye: it is shutting down.")
@@ -574,9 +578,14 @@ class QuatroApp(App[str | None]):
         if self.stale(message):
             return
         self.game.link = "server shut down"
-        self.show_link("The server has shut down.",
-                       f"The server at {self.server_address()} said goodbye ({message.text.rstrip('.')}) "
-                       "and has not come back.", gone=True)
+        if message.final:
+            self.show_link("The game is over: its server has stopped.",
+                           f"{words.ended(message.text)} The server at {self.server_address()} is not coming "
+                           "back, and neither is this table.", gone=True)
+        else:
+            self.show_link("The server has shut down.",
+                           f"The server at {self.server_address()} said goodbye ({message.text.rstrip('.')}) "
+                           "and has not come back.", gone=True)
         self.game_changed()
 
     def action_another_server(self) -> None:

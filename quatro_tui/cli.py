@@ -366,7 +366,8 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         from quatro_tui.replay.journals import free_play_data_dir
 
         data_dir = free_play_data_dir(name)  # this player's own journal, for replays; none while another game holds it
-        server: LocalServer | None = LocalServer(timing, public=args.open > 0, data_dir=data_dir)
+        server: LocalServer | None = LocalServer(timing, public=args.open > 0, data_dir=data_dir,
+                                                   opener=name)
         assert server is not None
         server.launch()
         from quatro_tui.app import Play

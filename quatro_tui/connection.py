@@ -163,12 +163,13 @@ class LinkDropped(LinkMessage):
 
 
 class ServerGone(LinkMessage):
-    """The server said goodbye (shutting down) and has not come back within ``RESTART_PATIENCE``: no more
-    retries. ``text``: its words."""
+    """The server said goodbye (shutting down) and has not come back within ``RESTART_PATIENCE``, or said it
+    stops for good (``final``: ``bye closed``, a private game its opener ended): no more retries. ``text``: its
+    words."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, final: bool = False):
         super().__init__()
-        self.text = text
+        self.text, self.final = text, final
 
 
 class LinkBack(LinkMessage):
@@ -227,6 +228,8 @@ class Connection:
         self.restart_patience = RESTART_PATIENCE if restart_patience is None else restart_patience
         #: The server's words when it said goodbye because it is shutting down (None: it has not).
         self.goodbye: str | None = None
+        #: The server said it stops for good (``bye closed``): the link going is the end, not a drop.
+        self._final = False
         self.core = ClientCore(name, person)
         # A door's client (SSH, browser) was handed the server's door token: its hello says so.
         self.core.door = os.environ.get(DOOR_TOKEN_ENV) or None
@@ -463,6 +466,10 @@ class Connection:
             self._drop_link(lost)
             if self._closing or self.core.replaced:
                 return
+            if self._final and self.goodbye is not None:
+                self._closing = True
+                self._tell(ServerGone(self.goodbye, final=True))
+                return
             resync = self._resync_why is not None and (self.core.place is not None or self.core.watching is not None)
             if resync:
                 why, self._resync_why = f"resyncing after {self._resync_why}", None
@@ -548,4 +555,8 @@ class Connection:
             # "shutdown" the server is going: ``run`` tries again for ``restart_patience`` only.
             if event.bye.reason == m.BYE_SHUTDOWN:
                 self.goodbye = event.bye.message or "the server is shutting down"
+            elif event.bye.reason == m.BYE_CLOSED:
+                # It stops for good: no restart to wait for, so no retries once the link goes.
+                self.goodbye = event.bye.message or "the server stopped for good"
+                self._final = True
             self._tell(ServerBye(event.bye.reason, event.bye.message))

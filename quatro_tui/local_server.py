@@ -71,8 +71,10 @@ class LocalServer:
     """One ``quatro-server`` child process. Use ``start()`` and ``stop()``, or ``with LocalServer(...)``."""
 
     def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False, idle_stop: float = QUIET_STOP,
-                 lesson: bool = False, data_dir: Path | None = None) -> None:
+                 lesson: bool = False, data_dir: Path | None = None, opener: str | None = None) -> None:
         self.timing = timing
+        #: Whose game this is: its stop is final, and its guests are told who ended it (``--final-goodbye``).
+        self.opener = opener
         #: Host the guided first match (``quatro learn``): the server's tables are each game's scripted lesson.
         self.lesson = lesson
         #: Where the server journals its matches, for replays (``quatro_tui.replay.journals``); None: it keeps none.
@@ -97,6 +99,8 @@ class LocalServer:
         journal = ["--no-journal"] if self.data_dir is None else ["--data-dir", str(self.data_dir), "--no-restore"]
         return [sys.executable, "-c", _BOOT, *outlive, "--host", host, "--port", "0", "--timing", self.timing,
                 *journal, "--log-level", "warning", "--stop-when-idle", str(self.idle_stop),
+                # A private game is not restarted: its guests are told so, not to wait for it.
+                "--final-goodbye", f"{self.opener} ended the game" if self.opener else "the game's opener ended it",
                 *(["--lesson"] if self.lesson else [])]
 
     def launch(self) -> None:

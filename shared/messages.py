@@ -660,7 +660,7 @@ class LobbyList(Push):
 
 @dataclass(frozen=True, slots=True)
 class Bye(Push):
-    """The server lets this connection go: ``replaced``, ``table_failed`` or ``shutdown``."""
+    """The server lets this connection go: ``replaced``, ``table_failed``, ``shutdown`` or ``closed``."""
 
     reason: str
     message: str
@@ -717,3 +717,6 @@ PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye, ChatLine, Wat
 BYE_REPLACED = "replaced"
 BYE_TABLE_FAILED = "table_failed"
 BYE_SHUTDOWN = "shutdown"
+#: Version 6: the server stops for good (a private game its opener ended): nothing to wait for, no seat to come
+#: back to. ``shutdown`` may be a restart.
+BYE_CLOSED = "closed"

@@ -10,6 +10,7 @@ import pytest
 import trio
 
 from quatro_shared import messages as m
+from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import MAX_MOVES, ClientCore
 from quatro_server.netbot import run_bot
@@ -85,7 +86,7 @@ def test_the_core_keeps_a_moved_request_to_repeat_and_gives_up_after_max_moves()
     from quatro_shared.framing import encode
 
     core = ClientCore("ann")
-    core.receive_data(encode({"kind": "ok", "id": core.hello(0.0)[0], "version": 5, "server": "quatro",
+    core.receive_data(encode({"kind": "ok", "id": core.hello(0.0)[0], "version": p.PROTOCOL_VERSION, "server": "quatro",
                               "profiles": ["fast"], "tables": [], "games": ["quatro"]}), 0.0)
     request_id, _ = core.send(m.Join(7), 0.0)
     for hop in range(MAX_MOVES):

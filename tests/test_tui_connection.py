@@ -393,3 +393,49 @@ def test_a_connections_last_word_while_the_app_closes_is_dropped_not_a_crash():
         assert app.stale(LinkDropped(1, 2.0, "the server closed the connection"))  # every link message: none is told
 
     run(body)
+
+
+def test_guests_of_a_private_game_its_opener_ended_are_told_at_once_and_not_to_wait(tmp_path):
+    """A private game's server (``quatro play --open``) stopped by its opener said ``bye shutdown``: its guests
+    read "If it is restarting, you will be back in your seat" and waited 20 s for a restart that never comes. Its
+    goodbye is ``bye closed`` (protocol version 6), with who ended it: the guest is told at once, with the ways on."""
+    from quatro_tui.app import Join, QuatroApp
+    from quatro_tui.connection import ServerBye
+    from quatro_tui.screens.link import LinkScreen
+    from quatro_tui.screens.lobby import LobbyScreen
+    from test_tui_manners import _free_port, _serve
+    from helpers.tui import timing_file
+
+    port = _free_port()
+    server = _serve(port, str(timing_file(tmp_path)), "--final-goodbye", "dan ended the game")
+
+    def told(app: QuatroApp) -> str:
+        return "\n".join(str(w.render()) for w in app.screen.query("Static"))
+
+    async def body():
+        app = QuatroApp(Join("127.0.0.1", port, "ann"))
+        titles: list[str] = []
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+            assert isinstance(await app.request(m.CreateTable(4)), m.Ok)
+            server.terminate()  # the opener's client stops its private server
+
+            def seen() -> bool:
+                if isinstance(app.screen, LinkScreen) and app.screen.title_text not in titles:
+                    titles.append(app.screen.title_text)
+                return "The game is over: its server has stopped." in titles
+
+            await until(seen, timeout=5, what="the end told at once (the restart patience is 20 s)")
+            text = await until(lambda: "not coming back" in told(app) and told(app), what="its words")
+            assert "dan ended the game." in text and f"The server at 127.0.0.1:{port} is not coming back" in text, text
+            assert "r try again" in text and "j another server" in text and "q quit" in text, text
+            assert titles == ["The game is over: its server has stopped."], titles  # no "shutting down" before it
+            assert "If it is restarting" not in text and "Trying again" not in text, text
+            assert "The server says goodbye: dan ended the game." in app.game.feed
+            await pilot.press("ctrl+q")
+
+    try:
+        run(body)
+    finally:
+        server.kill()
+        server.wait()

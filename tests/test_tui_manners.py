@@ -228,7 +228,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve(port: int, timing: str):
+def _serve(port: int, timing: str, *extra: str):
     """A server on ``port``, without a journal: a restart forgets the tables (the client must find its seat gone,
     never race to rejoin a table restored from a journal shared with other runs)."""
     import socket
@@ -237,7 +237,7 @@ def _serve(port: int, timing: str):
     import time
 
     process = subprocess.Popen([sys.executable, "-m", "quatro_server", "serve", "--host", "127.0.0.1", "--port", str(port),
-                                "--timing", timing, "--log-level", "warning", "--no-journal"],
+                                "--timing", timing, "--log-level", "warning", "--no-journal", *extra],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
