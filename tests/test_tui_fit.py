@@ -142,3 +142,22 @@ def test_the_create_row_s_friendly_choice_shows_whole_at_80x24(quatro_server):
             assert "friendly ▼" in text or "friendly v" in text, text
 
     run(body)
+
+
+@pytest.mark.parametrize("players", [6, 8])
+def test_the_sign_screen_s_ready_line_breaks_between_seats_never_inside_one_at_80x24(players):
+    """With 8 players the ready line wrapped inside a seat: "A" at a line's end, "normal-bot-4: ready" below."""
+    async def body():
+        app = QuatroApp(game=signing_game(players))
+        app.send = lambda body: None
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            lines = screen_text(app).split("\n")
+            for seat in range(1, players):
+                team = "ABCD"[seat % (players // 2)]
+                name = "bob" if seat == 1 else f"normal-bot-{seat}"
+                assert any(f"{team} {name}: ready" in line for line in lines), (seat, "\n".join(lines))
+            assert any("A you: " in line for line in lines)
+
+    run(body)

@@ -45,6 +45,10 @@ class SignChoice(GameWidget):
         return text
 
 
+#: Columns between two seats on the ready line.
+GAP = 3
+
+
 class ReadyList(GameWidget):
     """Who is ready: the round opens when everyone connected is, or when the window closes (R7)."""
 
@@ -54,12 +58,23 @@ class ReadyList(GameWidget):
         text = Text()
         if view is None:
             return text
+        # Lines break between seats, never inside one: at 80 columns 8 seats read "A" at a line's end and
+        # "normal-bot-4: ready" on the next.
+        width = self.size.width or 80
+        line = 0
         for state in view.seats:
             mark = "ready" if state.ready else ("away" if not state.connected else words.plain("…", game.ascii_only))
             who = "you" if state.seat == view.seat else game.raw_name(state.seat)[:12]
-            text.append(f"{words.team_letter(state.team)} {who}: ", style="bold" if state.seat == view.seat else "")
-            text.append(mark, style="bold" if state.ready else "dim")
-            text.append("   ")
+            entry = Text(f"{words.team_letter(state.team)} {who}: ", style="bold" if state.seat == view.seat else "")
+            entry.append(mark, style="bold" if state.ready else "dim")
+            if line and line + GAP + entry.cell_len > width:
+                text.append("\n")
+                line = 0
+            elif line:
+                text.append(" " * GAP)
+                line += GAP
+            text.append_text(entry)
+            line += entry.cell_len
         return text
 
 
