@@ -952,6 +952,9 @@ class QuatroApp(App[str | None]):
                            person_key=self.person_key)
         if way_on is None:
             crash = Crash(crash.summary, crash.log, None, False, crash.count)  # nowhere to go on to but out
+        elif crash.seat is not None:
+            # Back to the seat, the table's story so far comes along (the lobby starts a fresh feed anyway).
+            follow.game.feed.extend(self.game.feed)
         follow.after, follow._way_on = crash, way_on
         if self.keymap_given:
             follow.set_keymap(self.keymap_given)

@@ -44,6 +44,7 @@ def test_a_crash_at_the_table_is_logged_and_r_brings_the_player_back_to_the_seat
                 await until(lambda: app.game.my_seat is not None and app.conn is not None and app.conn.seat,
                             what="a seat")
                 seat = app.game.my_seat
+                app.game.say("a line of the table's story")
                 app.call_later(fault)
                 await pilot.pause()
         crash = app.crash
@@ -63,6 +64,7 @@ def test_a_crash_at_the_table_is_logged_and_r_brings_the_player_back_to_the_seat
             await until(lambda: follow.game.my_seat == seat and follow.conn is not None and follow.conn.seat,
                         what="back in the seat")
             assert follow.conn.seat.table == table
+            assert "a line of the table's story" in follow.game.feed  # the feed came back with the seat
             await pilot.press("ctrl+q")
         await ann.act(p.LEAVE)
         await ann.close()
