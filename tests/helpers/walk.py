@@ -6,6 +6,9 @@ other side, a scripted host (tables of both games opened, filled with bots, star
 watchers, left, a chat line), a twin who takes the walker's seat over, and the operator (a notice, a table
 closed, the walker's seat removed, the server restarted from its journal).
 
+Sessions are of three kinds (``KINDS``): ``quatro join`` to the walk's server, whose journal holds a Quatro and a
+Quarto match over from the start (for replays), ``quatro play`` on a private server, and ``quatro learn``.
+
 The walk fails on any unhandled exception in the client (with the last steps that led there) and on a screen
 that offers no key that leads on for ``STUCK`` seconds.
 """
@@ -28,7 +31,10 @@ from textual.widgets import Input
 from quatro_server import admin
 from quatro_shared import protocol as p
 
-from quatro_tui.app import Join, QuatroApp
+from quatro_tui.app import Join, Play, QuatroApp
+from quatro_tui.games import CLIENT_GAMES, client_game
+from quatro_tui.lessons.coach import LessonApp
+from quatro_tui.local_server import LocalServer
 from quatro_tui.screens.link import ConfirmQuit
 
 from helpers.tui import Player
@@ -47,6 +53,10 @@ round_length = 12.0
 break_length = 2.0
 target_score = 2
 """
+
+#: How a session starts, by weight: ``quatro join`` to the walk's server (where the host and the operator act),
+#: ``quatro play`` (a private server of its own, bots in the other seats) and ``quatro learn`` (the lesson).
+KINDS = {"join": 8, "play": 1, "learn": 1}
 
 #: Seconds a screen may offer no key that leads on (the splash while connecting, a screen filling in).
 STUCK = 8.0
@@ -76,7 +86,18 @@ class WalkServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
+    def past_matches(self) -> None:
+        """Two matches over in the journal before the server first starts, a Quatro one and a Quarto one, so that
+        the lobby's past matches (p) list them and the walk replays them from its first session."""
+        from test_journal import play_to_the_end
+        from test_tui_replay import quarto_match
+
+        play_to_the_end(self.data)
+        quarto_match(self.data)
+
     def start(self) -> int:
+        if self.starts == 0:
+            self.past_matches()
         log = (self.tmp / f"server-{self.starts}.log").open("wb")
         self.starts += 1
         self.process = subprocess.Popen(
@@ -124,6 +145,8 @@ class Walk:
     done: int = 0
     sessions: int = 0
     screens: set[str] = field(default_factory=set)
+    #: The kinds of session walked ("join", "play quarto", "learn quatro", ...).
+    kinds: set[str] = field(default_factory=set)
     host: Player | None = None
     host_tables: list[int] = field(default_factory=list)
 
@@ -151,12 +174,30 @@ class Walk:
             if self.host is not None:
                 await self.host.close()
 
+    def app(self) -> tuple[QuatroApp, str]:
+        """The next session's client, and what kind it is (``KINDS``)."""
+        kind = self.rng.choices(list(KINDS), weights=list(KINDS.values()))[0]
+        timing = str(self.server.timing)
+        game = self.rng.choice(sorted(CLIENT_GAMES))
+        if kind == "play":
+            seats = client_game(game).contract.seats
+            level = self.rng.choice(client_game(game).contract.levels[:2])
+            plan = Play(self.rng.choice(seats), level, timing, self.name, 0, game, self.server.tmp / f"play-{self.sessions}")
+            return QuatroApp(plan), f"play {game}"
+        if kind == "learn":
+            lesson = client_game(game).lesson
+            if lesson is not None:
+                plan = Play(client_game(game).contract.seats[0], "lesson", timing, self.name, 0, game)
+                return LessonApp(plan, lesson, server=LocalServer(timing, lesson=True)), f"learn {game}"
+        table, secret = self.seat if self.seat else (None, None)
+        return (QuatroApp(Join("127.0.0.1", self.server.port, self.name, rejoin_table=table, rejoin_secret=secret),
+                          remember_seat=self.remember), f"join (rejoin {table})")
+
     async def session(self) -> None:
         self.sessions += 1
-        table, secret = self.seat if self.seat else (None, None)
-        app = QuatroApp(Join("127.0.0.1", self.server.port, self.name, rejoin_table=table, rejoin_secret=secret),
-                        remember_seat=self.remember)
-        self.note(f"session {self.sessions} (rejoin {table})")
+        app, kind = self.app()
+        self.kinds.add(kind.split(" (")[0])
+        self.note(f"session {self.sessions}: {kind}")
         try:
             async with app.run_test(size=self.rng.choice(SIZES)) as pilot:
                 stuck_since: float | None = None
@@ -169,6 +210,8 @@ class Walk:
                     if not app.is_running:
                         break
                     self.screens.add(type(app.screen).__name__)
+                    if getattr(app, "player", None) is not None:
+                        self.screens.add("a replay")  # a replay plays on the table's own screens, under its bar
                     if self.leads_on(app):
                         stuck_since = None
                     elif stuck_since is None:
