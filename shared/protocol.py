@@ -50,17 +50,12 @@ CHAT_INTERVAL = 1.0
 #: JavaScript's largest safe integer, and some msgpack libraries send it as a float; count from 1 upward.
 MAX_REQUEST_ID = 2**53
 
-#: Seconds: a client sends a ``ping`` when it has sent nothing for this long, so that the server hears from it.
-HEARTBEAT_INTERVAL = 10.0
-#: Seconds: a connection heard nothing from for this long counts as gone. The server may drop it (its seat stays,
-#: R19); a client drops a silent server's connection and reconnects with the seat secret.
-HEARTBEAT_TIMEOUT = 30.0
-
-#: Heartbeat. A client sends ``ping`` whenever it has sent nothing for this many seconds, so that a live
+#: Heartbeat, in seconds. A client sends ``ping`` whenever it has sent nothing for this long, so that a live
 #: connection is never silent for long, even while its player only watches.
 HEARTBEAT_INTERVAL = 10.0
-#: The server treats a connection it has received nothing from for this many seconds as gone: the seat is
-#: kept (R19) and the host role passes (R18). Three missed heartbeats: a slow link survives, a dead one does not.
+#: Seconds: a connection heard nothing from for this long counts as gone. The server drops it: the seat is kept
+#: (R19) and the host role passes (R18); a client drops a silent server's connection and reconnects with the seat
+#: secret. Three missed heartbeats: a slow link survives, a dead one does not.
 HEARTBEAT_TIMEOUT = 30.0
 
 # --- client → server ------------------------------------------------------------------------------
