@@ -158,11 +158,10 @@ class Game:
         """A seat's player by name (oneself too), as this terminal can draw it (``words.plain``).
 
         A name is another player's text: widgets draw it as plain text, never as markup."""
+        name = None
         if self.seating is not None and seat < len(self.seating.seats):
             name = self.seating.seats[seat].name
-            if name:
-                return words.plain(name, self.ascii_only)
-        return f"seat {seat + 1}"
+        return words.plain(words.person(seat, name), self.ascii_only)
 
     def name(self, seat: int) -> str:
         """A seat's player as the feed says it: "you" for oneself."""

@@ -198,8 +198,8 @@ def test_past_matches_from_the_lobby_open_the_replay_player(tmp_path):
 
 @pytest.mark.timeout(120)
 def test_quatro_replay_id_seat_2_in_tmux_at_80x24(tmp_path, tmux):
-    """``quatro replay ID --seat 2``, a match of the player's own (their ``quatro play`` journal): seat 2's screens,
-    step by step, then the reveal and the truth beside it; q closes."""
+    """``quatro replay ID --seat 3``, a match of the player's own (their ``quatro play`` journal): the screens of seat
+    3 (the wire's 2: people count seats from 1), step by step, then the reveal and the truth beside it; q closes."""
     from quatro_tui.replay.journals import play_data_dir
 
     data_home = tmp_path / "data"
@@ -210,12 +210,12 @@ def test_quatro_replay_id_seat_2_in_tmux_at_80x24(tmp_path, tmux):
     session = f"quatro-replay-{uuid.uuid4().hex[:8]}"
     command = " ".join([
         "env", f"XDG_DATA_HOME={shlex.quote(str(data_home))}", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
-        "LANG=C.UTF-8", shlex.quote(sys.executable), "-m", "quatro_tui", "replay", str(table), "--seat", "2",
+        "LANG=C.UTF-8", shlex.quote(sys.executable), "-m", "quatro_tui", "replay", str(table), "--seat", "3",
         "--name", "ann",
     ])
     tmux("-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
     try:
-        wait_for(tmux, session, lambda t: f"replay of table {table} as seat 2" in t, "the replay")
+        wait_for(tmux, session, lambda t: f"replay of table {table} as seat 3 (" in t, "the replay")
         tmux("send-keys", "-t", session, "Home")  # to the start, paused: the steps are the keys'
         wait_for(tmux, session, lambda t: "paused x1 · 00:00.0" in t and "frame 1/" in t, "the first frame")
         tmux("send-keys", "-t", session, "Right")

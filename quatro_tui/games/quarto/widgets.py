@@ -104,7 +104,7 @@ class QuartoPicture:
     def name(self, seat: int) -> str:
         if self.view is not None and seat == self.view.seat:
             return "you"
-        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat + 1}"
+        return self.names[seat] if 0 <= seat < len(self.names) else words.person(seat, None)
 
     def plain(self, text: str) -> str:
         return words.plain(text, self.ascii_only)
