@@ -284,9 +284,9 @@ def test_a_round_s_truth_is_kept_when_the_next_round_is_told_with_it():
                          ("AS",) * 4, ("QS",) * 4), ("JS",) * 4, ("owl", "crab"), (0,))
     said = commentary.note(None, [Emit(ended), Emit(e.BreakStarted(1)), Emit(e.SigningStarted(2))])
     assert said is not None and said[0] == "The truth of round 1"
-    # Players as the table names them: by name, a seat without one by its number (from 1), never "s0".
-    assert "ann held four: AS AH AD AC" in said and "signs: team A owl, team B crab" in said
-    assert "cid: 1 real sign, 1 decoy (die)" in said and "bob: 1 decoy (fox)" in said
+    # The table's words: players by name (a seat without one by its number, from 1), cards and signs as drawn.
+    assert "ann held four: A♠ A♥ A♦ A♣" in said and "signs: team A 🦉, team B 🦀" in said
+    assert "cid: 1 real sign, 1 decoy (🎲)" in said and "bob: 1 decoy (🦊)" in said
     assert "seat 4: no pulse" in said
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shlex
 import sys
 import time
@@ -38,6 +39,7 @@ from helpers.lobby_peer import RecordingPeer as Peer
 from helpers.terminal import on_the_table, wait_for
 from helpers.tui import run, until
 from test_journal import ask, play_to_the_end
+from test_tui_ascii import screen_text
 
 
 def tape_of(data_dir: Path, table: int, seat: int) -> Tape:
@@ -117,6 +119,46 @@ def test_a_replay_s_countdowns_run_on_the_match_s_clock(tmp_path):
             await until(lambda: player.index == len(tape.steps) - 1, what="the end")
             assert app.game.clock() == tape.steps[-1].at_ms / 1000
             assert "the end" in bar_text(app)
+
+    run(body)
+
+
+def reveal_frame(tape: Tape) -> int:
+    """The first frame with a round's reveal (the break after it)."""
+    return next(i for i, step in enumerate(tape.steps) if any(ev.kind == "round_ended" for ev in step.events))
+
+
+@pytest.mark.parametrize("ascii_only", [False, True], ids=["unicode", "ascii"])
+def test_the_truth_beside_a_replay_speaks_as_the_table_does_at_80x24(tmp_path, ascii_only):
+    """The truth names players as the table does (by name; seats from 1, never "s0") and draws cards and signs as
+    the table draws them: ``A♠`` and the sign's emoji, or ``AS`` and its name in ASCII."""
+    from quatro_shared import events as e
+    from quatro_server.quatro_commentary import QuatroCommentary
+
+    table = play_to_the_end(tmp_path)
+    tape = tape_of(tmp_path, table, 0)
+    at = reveal_frame(tape)
+    ann_four = e.RoundEnded(1, "call", 0, None, True, (0,), (1, 0), (("AS", "AH", "AD", "AC"),) + (("KS",) * 4,) * 3,
+                            ("JS",) * 4, ("owl", "crab"), (0,))
+    tape.notes = [(at, tuple(QuatroCommentary(tape.names).truth(ann_four)))]
+
+    async def body() -> None:
+        player = ReplayPlayer(tape, autoplay=False)
+        app = QuatroApp(ascii_only=ascii_only, replay=player)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: app.screen.query(ReplayBar), what="the bar")
+            player.goto(at)
+            await until(lambda: "The truth of round 1" in screen_text(app), what="the truth beside the reveal")
+            await pilot.pause()
+            text = screen_text(app)
+            if ascii_only:
+                assert "ann held four: AS AH AD AC" in text and "signs: team A owl, team B crab" in text, text
+                assert text.isascii(), text
+            else:
+                assert "ann held four: A♠ A♥ A♦ A♣" in text and "signs: team A 🦉, team B 🦀" in text, text
+            assert "normal-bot-1: no pulse" in text, text
+            assert not re.search(r"\bs[0-3]\b", text), text
+            assert "as seat 1 (ann)" in text, text
 
     run(body)
 
