@@ -52,6 +52,9 @@ class Game:
     #: The table watched from no seat (protocol section 18), None when seated or in the lobby: its views are from
     #: ``NO_SEAT`` and its game's watch screen shows them.
     watching: int | None = None
+    #: A replay's table (``quatro_tui.replay.player``): nobody plays it live, so no screen asks for a move or offers
+    #: a host's key; the screens tell what happened instead.
+    replay: bool = False
     #: Where the sign grid's cursor starts each round. Unpredictable by default; screenshots fix it.
     rng: random.Random = field(default_factory=random.SystemRandom)
     #: The team's sign of each round this client saw, by round.

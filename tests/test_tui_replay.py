@@ -163,6 +163,30 @@ def test_the_truth_beside_a_replay_speaks_as_the_table_does_at_80x24(tmp_path, a
     run(body)
 
 
+def test_a_quatro_replay_tells_its_breaks_and_offers_no_host_s_keys_at_80x24(tmp_path):
+    """Ann hosted the match, but a replay is no live seat: the break and the match's end are told, and neither
+    "n starts the next round" nor "plays again" (nor the non-host's "The host may play again") shows."""
+    table = play_to_the_end(tmp_path)
+    tape = tape_of(tmp_path, table, 0)
+    live_words = ("starts the next round now", "if the host says so", "plays again", "The host may play again")
+
+    async def body() -> None:
+        player = ReplayPlayer(tape, autoplay=False)
+        app = QuatroApp(replay=player)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: app.screen.query(ReplayBar), what="the bar")
+            player.goto(reveal_frame(tape))
+            await until(lambda: isinstance(app.screen, RevealScreen), what="the break")
+            await until(lambda: "The next round starts in" in screen_text(app), what="the break told")
+            assert not [said for said in live_words if said in screen_text(app)], screen_text(app)
+            player.goto(len(tape.steps) - 1)
+            await until(lambda: isinstance(app.screen, MatchEndScreen), what="the end of the match")
+            await until(lambda: "The match ended here." in screen_text(app), what="the end told")
+            assert not [said for said in live_words if said in screen_text(app)], screen_text(app)
+
+    run(body)
+
+
 def quarto_match(data_dir: Path) -> int:
     """A whole Quarto match of one game between a caller and a bot, in process, journalled."""
     lobby = Lobby(timing_profiles={"steady": STEADY}, seed=5)
@@ -207,6 +231,31 @@ def test_q_a_quarto_replay_jumps_move_by_move_with_the_solver_s_verdict(tmp_path
                     break
             assert any("position for them" in note for note in said), said
             assert any("game is over" in note for note in said), said
+
+    run(body)
+
+
+def test_a_quarto_replay_never_asks_the_seat_to_move_at_80x24(tmp_path):
+    """Frame after frame, the seat's own turns are told ("You place TDQF.") and no live prompt shows: no "Your
+    turn", no move keys, no cursor's "choose one to give", no "n starts the next game"."""
+    table = quarto_match(tmp_path)
+    tape = tape_of(tmp_path, table, 0)
+    live_words = ("Your turn", "You start: choose", "enter or a second click", "choose one to give",
+                  "n starts the next game", "ready: the next game starts")
+
+    async def body() -> None:
+        player = ReplayPlayer(tape, autoplay=False)
+        app = QuatroApp(replay=player)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, QuartoScreen), what="the board")
+            told = []
+            for index in range(len(tape.steps)):
+                player.goto(index)
+                await pilot.pause()
+                text = screen_text(app)
+                assert not [said for said in live_words if said in text], (index, text)
+                told += re.findall(r"You (?:place \w+|choose the piece)", text)
+            assert told, "the seat's own turns are told"
 
     run(body)
 

@@ -111,6 +111,7 @@ class ReplayPlayer:
         old = self.app.game
         game = Game(ascii_only=old.ascii_only, clock=self.clock, rng=old.rng)
         game.kind = self.tape.game
+        game.replay = True
         game.my_seat = self.tape.seat
         game.seat(self.tape.seating())
         return game
