@@ -112,7 +112,7 @@ class Archive:
         if saved.password is not None and not _may_see(saved, ask):
             return m.refused(request_id, p.BAD_PASSWORD, "a password table's match: give its password or a seat's secret"), True
         if not 0 <= ask.seat < saved.players:
-            return m.refused(request_id, p.NO_SUCH_SEAT, f"table {saved.id} has seats 0 to {saved.players - 1}"), False
+            return m.refused(request_id, p.NO_SUCH_SEAT, f"table {saved.id} has {saved.players} seats"), False
         try:
             replay = self._built(saved, ask.seat, ask.match)
         except NotReplayable as exc:

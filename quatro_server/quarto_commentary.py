@@ -3,7 +3,8 @@
 After every give and every placement, the position is judged by the exact solver (``quatro_server.quarto_solver``)
 for the player to move: won, drawn or lost with best play. A search is allowed ``BUDGET`` positions: an early
 position (many empty squares) is beyond it and is said to be so, never guessed. A move that turns a won position
-into one that is not, or a drawn one into a lost one, is named a mistake.
+into one that is not, or a drawn one into a lost one, is named a mistake. Players are named as the table names
+them: by name, or "seat 2" (seats counted from 1, as the waiting room counts them).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from quatro_shared import quarto as q
+from quatro_shared import wording
 
 from quatro_server import quarto as engine
 from quatro_server.quarto_solver import DRAW, LOSS, WIN, BudgetExceeded, Solver
@@ -35,8 +37,7 @@ class QuartoCommentary:
         self.last: tuple[int, int] | None = None
 
     def who(self, seat: int) -> str:
-        name = self.names[seat] if seat < len(self.names) else None
-        return f"s{seat} {name}" if name else f"s{seat}"
+        return wording.person(seat, self.names[seat] if seat < len(self.names) else None)
 
     def value(self, view: q.QuartoView) -> int | None:
         """The exact value of the position for the player to move, None when beyond the budget."""

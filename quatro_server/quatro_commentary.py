@@ -4,6 +4,11 @@ During a round a seat sees its own hand, its team's sign and everyone's pulses, 
 The reveal (R17, ``RoundEnded``) shows every hand and sign; read with the round's pulses, which the commentary has
 counted from the whole record, it says who held four of a kind, and for each seat whose pulses showed its team's
 real sign and whose were decoys (any other emoji, R12).
+
+It speaks as the table does, for the truth shows beside the table: players by name (or "seat 3", seats counted
+from 1 as the waiting room counts them), cards drawn as the table draws them (``Q♦``, ``quatro_shared.cards``) and
+signs by their emoji (``quatro_shared.signs``). A terminal without Unicode spells those out as its table does
+(``quatro_tui.words.plain``: ``QD``, ``fox``).
 """
 
 from __future__ import annotations
@@ -11,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from quatro_shared import cards, seating, signs, wording
 from quatro_shared import events as e
-from quatro_shared import seating
 
 from quatro_server.engine import Emit
 
@@ -31,8 +36,7 @@ class QuatroCommentary:
         self.pulses: dict[int, list[str]] = {}
 
     def who(self, seat: int) -> str:
-        name = self.names[seat] if seat < len(self.names) else None
-        return f"s{seat} {name}" if name else f"s{seat}"
+        return wording.person(seat, self.names[seat] if seat < len(self.names) else None)
 
     def note(self, table: Any, emits: Sequence[Emit]) -> list[str] | None:
         said: list[str] | None = None
@@ -52,11 +56,11 @@ class QuatroCommentary:
         lines = [f"The truth of round {ended.round}"]
         if ended.fours:
             for seat in ended.fours:
-                lines.append(f"{self.who(seat)} held four: {' '.join(ended.hands[seat])}")
+                lines.append(f"{self.who(seat)} held four: {' '.join(map(cards.display, ended.hands[seat]))}")
         else:
             lines.append("nobody held four of a kind")
-        signs = ", ".join(f"team {team_letter(team)} {sign or '-'}" for team, sign in enumerate(ended.signs))
-        lines.append(f"signs: {signs}")
+        shown_signs = ", ".join(f"team {team_letter(team)} {signs.display(sign) if sign else '-'}" for team, sign in enumerate(ended.signs))
+        lines.append(f"signs: {shown_signs}")
         for seat in range(self.players):
             team = seating.team_of(seat, self.players)
             shown = self.pulses.get(seat, [])
@@ -70,6 +74,6 @@ class QuatroCommentary:
                 parts.append(f"{real} real sign{'s' if real > 1 else ''}")
             if decoys:
                 count = len(shown) - real
-                parts.append(f"{count} decoy{'s' if count > 1 else ''} ({' '.join(decoys)})")
+                parts.append(f"{count} decoy{'s' if count > 1 else ''} ({' '.join(map(signs.display, decoys))})")
             lines.append(f"{self.who(seat)}: {', '.join(parts)}")
         return lines

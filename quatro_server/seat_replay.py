@@ -107,7 +107,7 @@ def seat_replay(saved: SavedTable, seat: int, match: int | None = None, *, comme
     if game is None:
         raise NotReplayable("unknown_game", f"table {saved.id} played {saved.game!r}, a game this server does not host")
     if not 0 <= seat < saved.players:
-        raise NotReplayable("no_such_seat", f"table {saved.id} has seats 0 to {saved.players - 1}")
+        raise NotReplayable("no_such_seat", f"table {saved.id} has {saved.players} seats")
     matches = matches_of(saved)
     try:
         finished = [i for i, moves in enumerate(matches) if i < len(matches) - 1 or _over(saved, game, moves)]

@@ -36,6 +36,17 @@ def _name(value: str) -> str:
     return value
 
 
+def _seat_number(value: str) -> int:
+    """A seat as people number it, from 1 (the waiting room's numbers): the wire's index is one less."""
+    try:
+        seat = int(value)
+    except ValueError:
+        seat = 0
+    if seat < 1:
+        raise argparse.ArgumentTypeError(f"seats are numbered from 1, not {value!r}")
+    return seat - 1
+
+
 def _password(value: str) -> str:
     if not 0 < len(value) <= MAX_PASSWORD_LEN:
         raise argparse.ArgumentTypeError(f"a password has 1 to {MAX_PASSWORD_LEN} characters")
@@ -188,7 +199,9 @@ def parser() -> argparse.ArgumentParser:
                         help="a server's past match, over the network (default: a journal on this machine)")
     replay.add_argument("--tls-ca", default=None, metavar="FILE",
                         help="over TLS (tls://HOST), trust the CA (or the self-signed certificate) in FILE")
-    replay.add_argument("--seat", type=int, default=0, help="whose eyes to see the match through (default 0)")
+    replay.add_argument("--seat", type=_seat_number, default=0, metavar="N",
+                        help="whose eyes to see the match through: seat 1 to N, as the waiting room numbers them "
+                             "(default 1)")
     replay.add_argument("--match", type=int, default=None, help="the table's match, from 0 (default: its last that is over)")
     replay.add_argument("--table", type=int, default=None, help="with a FILE: the table to replay")
     replay.add_argument("--data-dir", type=Path, default=None, metavar="DIR",

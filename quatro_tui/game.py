@@ -52,6 +52,9 @@ class Game:
     #: The table watched from no seat (protocol section 18), None when seated or in the lobby: its views are from
     #: ``NO_SEAT`` and its game's watch screen shows them.
     watching: int | None = None
+    #: A replay's table (``quatro_tui.replay.player``): nobody plays it live, so no screen asks for a move or offers
+    #: a host's key; the screens tell what happened instead.
+    replay: bool = False
     #: Where the sign grid's cursor starts each round. Unpredictable by default; screenshots fix it.
     rng: random.Random = field(default_factory=random.SystemRandom)
     #: The team's sign of each round this client saw, by round.
@@ -167,11 +170,10 @@ class Game:
         """A seat's player by name (oneself too), as this terminal can draw it (``words.plain``).
 
         A name is another player's text: widgets draw it as plain text, never as markup."""
+        name = None
         if self.seating is not None and seat < len(self.seating.seats):
             name = self.seating.seats[seat].name
-            if name:
-                return words.plain(name, self.ascii_only)
-        return f"seat {seat + 1}"
+        return words.plain(words.person(seat, name), self.ascii_only)
 
     def name(self, seat: int) -> str:
         """A seat's player as the feed says it: "you" for oneself."""

@@ -12,6 +12,7 @@ from quatro_shared.actions import Swap
 from quatro_shared.messages import Refused, Reply, RequestBody
 from quatro_shared.signs import Sign
 from quatro_shared.tls import Endpoint, SpeaksTls, tls_trouble
+from quatro_shared.wording import person as person  # seats from 1, a name where there is one, as the server says
 from quatro_shared.wording import seconds as seconds  # the client counts down as the server words waits
 
 TEAM_LETTERS = "ABCD"

@@ -35,6 +35,12 @@ def counted(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
+def person(seat: int, name: str | None) -> str:
+    """A seat's player as people read them: their name, or "seat 3" for a seat with none. Seats count from 1 in
+    every word a person reads (the waiting room's numbers), though the wire counts them from 0."""
+    return name or f"seat {seat + 1}"
+
+
 def seconds(value: float) -> str:
     """A countdown: ``2:31`` above a minute, ``9.4s`` below ten seconds, ``42s`` between."""
     value = max(0.0, value)

@@ -9,6 +9,7 @@ from the command line offline.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 import subprocess
 import sys
@@ -228,17 +229,21 @@ async def test_q_a_quarto_replay_is_what_the_seat_was_sent_with_the_solver_s_ver
     said = [line for _frame, lines in replay.notes for line in lines]
     assert any("position for them" in line for line in said), said  # judged where the solver can
     assert any("too deep" in line for line in said), said  # an early position is beyond a small budget, and says so
+    # Players by name, as the table names them: never by the wire's seat index ("s0 ann placed: s0 ann to give").
+    assert any(line.startswith(("ann placed: ", "ann gave: ")) for line in said), said
+    assert not [line for line in said if re.search(r"\bs[01]\b", line)], said
     with pytest.raises(NotReplayable):
         seat_replay(saved, 5)
 
 
 def test_quatro_replay_offline_from_a_journal_file(tmp_path):
-    """``quatro replay FILE --seat N --print``: the seat's frames, read off the journal file with no server."""
+    """``quatro replay FILE --seat N --print``: the seat's frames, read off the journal file with no server. Seats
+    are numbered from 1, as the waiting room numbers them: ``--seat 3`` is the wire's seat 2."""
     from test_journal import play_to_the_end
 
     table_id = play_to_the_end(tmp_path)
     out = subprocess.run(
-        [sys.executable, "-m", "quatro_tui", "replay", str(tmp_path / FILE_NAME), "--table", str(table_id), "--seat", "2",
+        [sys.executable, "-m", "quatro_tui", "replay", str(tmp_path / FILE_NAME), "--table", str(table_id), "--seat", "3",
          "--print"],
         capture_output=True, text=True, timeout=60,
     )
@@ -246,11 +251,11 @@ def test_quatro_replay_offline_from_a_journal_file(tmp_path):
     (saved,) = [t for t in read_journal(tmp_path / FILE_NAME) if t.id == table_id]
     frames = seat_replay(saved, 2).frames
     lines = out.stdout.splitlines()
-    assert lines[0].startswith(f"# table {table_id}, match 0, seat 2")
+    assert lines[0].startswith(f"# table {table_id}, match 0, seat 3 (")
     assert len([line for line in lines if not line.startswith("#")]) == len(frames)
     assert "hand_dealt" in out.stdout and "The truth of round 1" in out.stdout
     by_id = subprocess.run(
-        [sys.executable, "-m", "quatro_tui", "replay", str(table_id), "--seat", "2", "--print", "--data-dir", str(tmp_path)],
+        [sys.executable, "-m", "quatro_tui", "replay", str(table_id), "--seat", "3", "--print", "--data-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=60,
     )
     assert by_id.returncode == 0 and by_id.stdout == out.stdout
@@ -259,6 +264,11 @@ def test_quatro_replay_offline_from_a_journal_file(tmp_path):
         capture_output=True, text=True, timeout=60,
     )
     assert none.returncode != 0 and "no table 999" in none.stderr
+    zero = subprocess.run(
+        [sys.executable, "-m", "quatro_tui", "replay", str(table_id), "--seat", "0", "--print", "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert zero.returncode == 2 and "numbered from 1" in zero.stderr
 
 
 def test_a_round_s_truth_is_kept_when_the_next_round_is_told_with_it():
@@ -267,16 +277,17 @@ def test_a_round_s_truth_is_kept_when_the_next_round_is_told_with_it():
     from quatro_server.engine import Emit
     from quatro_server.quatro_commentary import QuatroCommentary
 
-    commentary = QuatroCommentary(["ann", "bob", "cid", "dee"])
+    commentary = QuatroCommentary(["ann", "bob", "cid", None])
     assert commentary.note(None, [Emit(e.SigningStarted(1))]) == []
     commentary.note(None, [Emit(e.Pulse(2, "owl")), Emit(e.Pulse(1, "fox")), Emit(e.Pulse(2, "die"))])
     ended = e.RoundEnded(1, "call", 0, None, True, (0,), (1, 0), (("AS", "AH", "AD", "AC"), ("KS",) * 4,
-                         ("AS",) * 4, ("QS",) * 4), ("JS",) * 4, ("owl", "cat"), (0,))
+                         ("AS",) * 4, ("QS",) * 4), ("JS",) * 4, ("owl", "crab"), (0,))
     said = commentary.note(None, [Emit(ended), Emit(e.BreakStarted(1)), Emit(e.SigningStarted(2))])
     assert said is not None and said[0] == "The truth of round 1"
-    assert "s0 ann held four: AS AH AD AC" in said and "signs: team A owl, team B cat" in said
-    assert "s2 cid: 1 real sign, 1 decoy (die)" in said and "s1 bob: 1 decoy (fox)" in said
-    assert "s3 dee: no pulse" in said
+    # The table's words: players by name (a seat without one by its number, from 1), cards and signs as drawn.
+    assert "ann held four: A♠ A♥ A♦ A♣" in said and "signs: team A 🦉, team B 🦀" in said
+    assert "cid: 1 real sign, 1 decoy (🎲)" in said and "bob: 1 decoy (🦊)" in said
+    assert "seat 4: no pulse" in said
 
 
 def test_quatro_play_journals_its_player_s_matches_and_restores_none(tmp_path, monkeypatch):

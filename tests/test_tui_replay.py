@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shlex
 import sys
 import time
@@ -38,6 +39,7 @@ from helpers.lobby_peer import RecordingPeer as Peer
 from helpers.terminal import on_the_table, wait_for
 from helpers.tui import run, until
 from test_journal import ask, play_to_the_end
+from test_tui_ascii import screen_text
 
 
 def tape_of(data_dir: Path, table: int, seat: int) -> Tape:
@@ -121,6 +123,70 @@ def test_a_replay_s_countdowns_run_on_the_match_s_clock(tmp_path):
     run(body)
 
 
+def reveal_frame(tape: Tape) -> int:
+    """The first frame with a round's reveal (the break after it)."""
+    return next(i for i, step in enumerate(tape.steps) if any(ev.kind == "round_ended" for ev in step.events))
+
+
+@pytest.mark.parametrize("ascii_only", [False, True], ids=["unicode", "ascii"])
+def test_the_truth_beside_a_replay_speaks_as_the_table_does_at_80x24(tmp_path, ascii_only):
+    """The truth names players as the table does (by name; seats from 1, never "s0") and draws cards and signs as
+    the table draws them: ``A♠`` and the sign's emoji, or ``AS`` and its name in ASCII."""
+    from quatro_shared import events as e
+    from quatro_server.quatro_commentary import QuatroCommentary
+
+    table = play_to_the_end(tmp_path)
+    tape = tape_of(tmp_path, table, 0)
+    at = reveal_frame(tape)
+    ann_four = e.RoundEnded(1, "call", 0, None, True, (0,), (1, 0), (("AS", "AH", "AD", "AC"),) + (("KS",) * 4,) * 3,
+                            ("JS",) * 4, ("owl", "crab"), (0,))
+    tape.notes = [(at, tuple(QuatroCommentary(tape.names).truth(ann_four)))]
+
+    async def body() -> None:
+        player = ReplayPlayer(tape, autoplay=False)
+        app = QuatroApp(ascii_only=ascii_only, replay=player)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: app.screen.query(ReplayBar), what="the bar")
+            player.goto(at)
+            await until(lambda: "The truth of round 1" in screen_text(app), what="the truth beside the reveal")
+            await pilot.pause()
+            text = screen_text(app)
+            if ascii_only:
+                assert "ann held four: AS AH AD AC" in text and "signs: team A owl, team B crab" in text, text
+                assert text.isascii(), text
+            else:
+                assert "ann held four: A♠ A♥ A♦ A♣" in text and "signs: team A 🦉, team B 🦀" in text, text
+            assert "normal-bot-1: no pulse" in text, text
+            assert not re.search(r"\bs[0-3]\b", text), text
+            assert "as seat 1 (ann)" in text, text
+
+    run(body)
+
+
+def test_a_quatro_replay_tells_its_breaks_and_offers_no_host_s_keys_at_80x24(tmp_path):
+    """Ann hosted the match, but a replay is no live seat: the break and the match's end are told, and neither
+    "n starts the next round" nor "plays again" (nor the non-host's "The host may play again") shows."""
+    table = play_to_the_end(tmp_path)
+    tape = tape_of(tmp_path, table, 0)
+    live_words = ("starts the next round now", "if the host says so", "plays again", "The host may play again")
+
+    async def body() -> None:
+        player = ReplayPlayer(tape, autoplay=False)
+        app = QuatroApp(replay=player)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: app.screen.query(ReplayBar), what="the bar")
+            player.goto(reveal_frame(tape))
+            await until(lambda: isinstance(app.screen, RevealScreen), what="the break")
+            await until(lambda: "The next round starts in" in screen_text(app), what="the break told")
+            assert not [said for said in live_words if said in screen_text(app)], screen_text(app)
+            player.goto(len(tape.steps) - 1)
+            await until(lambda: isinstance(app.screen, MatchEndScreen), what="the end of the match")
+            await until(lambda: "The match ended here." in screen_text(app), what="the end told")
+            assert not [said for said in live_words if said in screen_text(app)], screen_text(app)
+
+    run(body)
+
+
 def quarto_match(data_dir: Path) -> int:
     """A whole Quarto match of one game between a caller and a bot, in process, journalled."""
     lobby = Lobby(timing_profiles={"steady": STEADY}, seed=5)
@@ -169,6 +235,31 @@ def test_q_a_quarto_replay_jumps_move_by_move_with_the_solver_s_verdict(tmp_path
     run(body)
 
 
+def test_a_quarto_replay_never_asks_the_seat_to_move_at_80x24(tmp_path):
+    """Frame after frame, the seat's own turns are told ("You place TDQF.") and no live prompt shows: no "Your
+    turn", no move keys, no cursor's "choose one to give", no "n starts the next game"."""
+    table = quarto_match(tmp_path)
+    tape = tape_of(tmp_path, table, 0)
+    live_words = ("Your turn", "You start: choose", "enter or a second click", "choose one to give",
+                  "n starts the next game", "ready: the next game starts")
+
+    async def body() -> None:
+        player = ReplayPlayer(tape, autoplay=False)
+        app = QuatroApp(replay=player)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, QuartoScreen), what="the board")
+            told = []
+            for index in range(len(tape.steps)):
+                player.goto(index)
+                await pilot.pause()
+                text = screen_text(app)
+                assert not [said for said in live_words if said in text], (index, text)
+                told += re.findall(r"You (?:place \w+|choose the piece)", text)
+            assert told, "the seat's own turns are told"
+
+    run(body)
+
+
 def test_past_matches_from_the_lobby_open_the_replay_player(tmp_path):
     """Against a real server on its journal: the lobby's p lists the match, enter replays it, q comes back."""
     table = play_to_the_end(tmp_path)
@@ -198,8 +289,8 @@ def test_past_matches_from_the_lobby_open_the_replay_player(tmp_path):
 
 @pytest.mark.timeout(120)
 def test_quatro_replay_id_seat_2_in_tmux_at_80x24(tmp_path, tmux):
-    """``quatro replay ID --seat 2``, a match of the player's own (their ``quatro play`` journal): seat 2's screens,
-    step by step, then the reveal and the truth beside it; q closes."""
+    """``quatro replay ID --seat 3``, a match of the player's own (their ``quatro play`` journal): the screens of seat
+    3 (the wire's 2: people count seats from 1), step by step, then the reveal and the truth beside it; q closes."""
     from quatro_tui.replay.journals import play_data_dir
 
     data_home = tmp_path / "data"
@@ -210,12 +301,12 @@ def test_quatro_replay_id_seat_2_in_tmux_at_80x24(tmp_path, tmux):
     session = f"quatro-replay-{uuid.uuid4().hex[:8]}"
     command = " ".join([
         "env", f"XDG_DATA_HOME={shlex.quote(str(data_home))}", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
-        "LANG=C.UTF-8", shlex.quote(sys.executable), "-m", "quatro_tui", "replay", str(table), "--seat", "2",
+        "LANG=C.UTF-8", shlex.quote(sys.executable), "-m", "quatro_tui", "replay", str(table), "--seat", "3",
         "--name", "ann",
     ])
     tmux("-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
     try:
-        wait_for(tmux, session, lambda t: f"replay of table {table} as seat 2" in t, "the replay")
+        wait_for(tmux, session, lambda t: f"replay of table {table} as seat 3 (" in t, "the replay")
         tmux("send-keys", "-t", session, "Home")  # to the start, paused: the steps are the keys'
         wait_for(tmux, session, lambda t: "paused x1 · 00:00.0" in t and "frame 1/" in t, "the first frame")
         tmux("send-keys", "-t", session, "Right")

@@ -125,7 +125,7 @@ class PastMatchesScreen(Screen[None]):
         select = self.query_one("#past-seat", Select)
         ascii_only = self.app.game.ascii_only
         # Plain text: names are the players' own words.
-        options = [(Text(words.plain(f"seat {i}: {name or 'nobody'}", ascii_only)), i) for i, name in enumerate(match.names)]
+        options = [(Text(words.plain(f"seat {i + 1}: {name or 'nobody'}", ascii_only)), i) for i, name in enumerate(match.names)]
         select.set_options(options)
         select.value = 0
 

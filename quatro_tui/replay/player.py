@@ -111,6 +111,7 @@ class ReplayPlayer:
         old = self.app.game
         game = Game(ascii_only=old.ascii_only, clock=self.clock, rng=old.rng)
         game.kind = self.tape.game
+        game.replay = True
         game.my_seat = self.tape.seat
         game.seat(self.tape.seating())
         return game
@@ -201,14 +202,13 @@ class ReplayPlayer:
 
     def status(self) -> str:
         tape = self.tape
-        name = tape.names[tape.seat] if tape.seat < len(tape.names) and tape.names[tape.seat] else f"seat {tape.seat}"
         end = tape.steps[-1].at_ms if tape.steps else 0
         state = "playing" if self.playing else "paused"
         if self.index >= len(tape.steps) - 1:
             state = "the end"
         # What changes first: a narrow terminal cuts the end of the line.
         return (f"{state} x{self.speed} · {clock_text(round(self.time * 1000))} / {clock_text(end)} · "
-                f"frame {self.index + 1}/{len(tape.steps)} · replay of table {tape.table} as seat {tape.seat} ({name})")
+                f"frame {self.index + 1}/{len(tape.steps)} · replay of table {tape.table} as {tape.seat_words(tape.seat)}")
 
     def keys(self) -> str:
         jump = self.game_client.replay_jump

@@ -16,8 +16,7 @@ from quatro_tui.replay.tape import Tape
 
 
 def lines(tape: Tape) -> Iterator[str]:
-    name = tape.names[tape.seat] if tape.seat < len(tape.names) else ""
-    yield (f"# table {tape.table}, match {tape.match}, seat {tape.seat} ({name or 'nobody'}), {tape.game}: "
+    yield (f"# table {tape.table}, match {tape.match}, {tape.seat_words(tape.seat)}, {tape.game}: "
            f"{len(tape.steps)} frames")
     notes = dict(tape.notes)
     for i, step in enumerate(tape.steps):

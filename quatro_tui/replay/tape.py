@@ -91,6 +91,11 @@ class Tape:
             shown = lines
         return shown
 
+    def seat_words(self, seat: int) -> str:
+        """A seat as a person picks or reads it: "seat 3 (ann)", counted from 1 as the waiting room counts seats."""
+        name = self.names[seat] if seat < len(self.names) else ""
+        return f"seat {seat + 1} ({name or 'nobody'})"
+
     def seating(self) -> m.Seating:
         """The ``table`` push of the replayed table: names and bots, as the screens read them."""
         seats = tuple(

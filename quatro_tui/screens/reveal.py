@@ -82,6 +82,8 @@ class BreakHint(GameWidget):
         view = game.view
         if view is None:
             return Text("")
+        if game.replay:
+            return Text(self.told(view.phase, game.left(view.phase_ms) or 0))
         if view.phase is Phase.OVER:
             if view.host == view.seat:
                 return Text.assemble(("p", "bold underline"), " plays again (same seats)   ", ("l", "bold underline"),
@@ -92,6 +94,13 @@ class BreakHint(GameWidget):
         if view.host == view.seat:
             return Text.assemble(("n", "bold underline"), f" starts the next round now; otherwise it starts in {left}.")
         return Text(f"The next round starts in {left} (or sooner, if the host says so).")
+
+    @staticmethod
+    def told(phase: Phase, left: float) -> str:
+        """A replay's break, told rather than asked: nobody in a replay can start a round or play again."""
+        if phase is Phase.OVER:
+            return "The match ended here."
+        return f"The next round starts in {words.seconds(left)}."
 
 
 class Winners(GameWidget):

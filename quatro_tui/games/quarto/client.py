@@ -74,7 +74,7 @@ class QuartoClient(ClientGame):
         game = app.game
         kind = QuartoWatchScreen if wanted is QuartoWatchScreen else QuartoScreen
         screen = kind(lambda action: self.act(app, action), names=self.names(app),
-                    ascii_only=game.ascii_only, clock=game.clock)
+                    ascii_only=game.ascii_only, clock=game.clock, replay=game.replay)
         screen.host = game.is_host()
         if isinstance(game.game_view, q.QuartoView):
             screen.show(game.game_view, [], game.received_at)

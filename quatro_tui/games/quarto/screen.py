@@ -118,10 +118,11 @@ class QuartoScreen(KeyGuard, Screen[None]):
         names: tuple[str, str] = ("seat 1", "seat 2"),
         ascii_only: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
+        replay: bool = False,
     ) -> None:
         super().__init__()
         self.act = act
-        self.picture = QuartoPicture(names=names, clock=clock, ascii_only=bool(ascii_only))
+        self.picture = QuartoPicture(names=names, clock=clock, ascii_only=bool(ascii_only), replay=replay)
         #: Whether this seat hosts the table (a rematch is the host's to ask for).
         self.host = False
         self._ascii_given = ascii_only is not None

@@ -84,6 +84,8 @@ class QuartoPicture:
 
     view: QuartoView | None = None
     ascii_only: bool = False
+    #: A replay's board: nobody moves here, so no cursor shows and no key is offered (``Game.replay``).
+    replay: bool = False
     #: The players' names by seat, as the terminal can draw them; one's own seat reads "you".
     names: tuple[str, str] = ("seat 1", "seat 2")
     #: The board's keyboard cursor (a square) while placing, the pool's (an index of ``POOL_ORDER``) while giving.
@@ -104,7 +106,7 @@ class QuartoPicture:
     def name(self, seat: int) -> str:
         if self.view is not None and seat == self.view.seat:
             return "you"
-        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat + 1}"
+        return self.names[seat] if 0 <= seat < len(self.names) else words.person(seat, None)
 
     def plain(self, text: str) -> str:
         return words.plain(text, self.ascii_only)
@@ -117,13 +119,16 @@ class QuartoPicture:
 
     def placing(self) -> bool:
         """Whether it is this seat's turn to place (the board's cursor shows)."""
-        v = self.view
-        return v is not None and v.phase is Phase.PLAYING and v.turn == v.seat and v.step is Step.PLACE
+        return self._to_move(Step.PLACE)
 
     def giving(self) -> bool:
         """Whether it is this seat's turn to give (the pool's cursor shows)."""
+        return self._to_move(Step.GIVE)
+
+    def _to_move(self, step: Step) -> bool:
+        """Whether this seat is to make the move ``step``: never in a replay, whose seat nobody plays live."""
         v = self.view
-        return v is not None and v.phase is Phase.PLAYING and v.turn == v.seat and v.step is Step.GIVE
+        return not self.replay and v is not None and v.phase is Phase.PLAYING and v.turn == v.seat and v.step is step
 
 
 class QuartoWidget(DrawnWidget):
@@ -312,7 +317,7 @@ class QuartoTurn(QuartoWidget):
         picture, view = self.picture, self.picture.view
         if view is None:
             return Text("")
-        text = quarto_words.turn(view, picture.name)
+        text = quarto_words.turn(view, picture.name, live=not picture.replay)
         style = "bold" if view.turn == view.seat or view.phase is not Phase.PLAYING else ""
         return Text(picture.plain(text), style=style)
 
@@ -354,6 +359,8 @@ def hint(picture: QuartoPicture) -> str:
     view = picture.view
     if view is None:
         return ""
+    if picture.replay:
+        return ""  # a replay's keys are on its own bar: nothing here acts
     typed = f"  typed: {picture.typed}" if picture.typed else ""
     if picture.placing():
         return f"arrows, b3 or a click choose; enter or a second click places{typed}"

@@ -20,8 +20,9 @@ def score(view: q.QuartoView, name: Callable[[int], str]) -> str:
     return f"{name(me)} {view.scores[me]} – {view.scores[other]} {name(other)}{draws}"
 
 
-def turn(view: q.QuartoView, name: Callable[[int], str]) -> str:
-    """Whose turn it is and which step (Q3), or how the game or the match ended (Q4–Q6), in one sentence."""
+def turn(view: q.QuartoView, name: Callable[[int], str], *, live: bool = True) -> str:
+    """Whose turn it is and which step (Q3), or how the game or the match ended (Q4–Q6), in one sentence. Not
+    ``live`` (a replay), one's own turn is told as it went, never asked for: nobody moves in a replay."""
     if view.phase is q.Phase.LOBBY:
         return "Waiting for the match to start."
     if view.phase is q.Phase.PLAYING and view.seat not in (0, 1):  # a watcher's view: nobody is "you"
@@ -30,6 +31,8 @@ def turn(view: q.QuartoView, name: Callable[[int], str]) -> str:
             return f"{name(mover)} chooses the piece {name(1 - mover)} places next."
         piece = q.format_piece(view.in_hand) if view.in_hand is not None else "the piece"
         return f"{name(mover)} places {piece}."
+    if view.phase is q.Phase.PLAYING and not live and view.turn == view.seat:
+        return own_turn_told(view, name)
     if view.phase is q.Phase.PLAYING:
         mine = view.turn == view.seat
         opening = view.in_hand is None and all(p is None for p in view.board)
@@ -49,6 +52,15 @@ def turn(view: q.QuartoView, name: Callable[[int], str]) -> str:
             return f"{ended} Match over: {name(view.winners[0])} {verb} the match."
         return f"{ended} Match over: a drawn match."
     return ended
+
+
+def own_turn_told(view: q.QuartoView, name: Callable[[int], str]) -> str:
+    """One's own turn in a replay, as the opponent's is told live: what is done, not what to do."""
+    other = name(1 - view.seat)
+    if view.step is q.Step.GIVE:
+        return f"You choose the piece {other} places next."
+    piece = q.format_piece(view.in_hand) if view.in_hand is not None else "the piece"
+    return f"You place {piece}."
 
 
 def result(view: q.QuartoView, name: Callable[[int], str]) -> str:
