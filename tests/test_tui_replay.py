@@ -361,3 +361,33 @@ def test_a_replay_in_ascii_mode_shows_ascii_and_names_as_plain_text(tmp_path):
             assert "[b]ann[/b]" in bar_text(app)
 
     run(body)
+
+
+def test_past_matches_at_80x24_show_when_each_ended_and_count_seats_from_1(tmp_path):
+    """At 80x24 the list cut "ended" to "2026-12-0" (the names came before it), and the seat chooser began at
+    "seat 0" where the waiting room counts from 1. The names run off last, the date shows whole."""
+    from test_tui_ascii import screen_text
+
+    play_to_the_end(tmp_path)
+    server = LocalServer("fast", data_dir=tmp_path)
+    server.start()
+    try:
+        async def body() -> None:
+            app = QuatroApp(Join("127.0.0.1", server.port, "eve"))
+            async with app.run_test(size=(80, 24)) as pilot:
+                from quatro_tui.screens.lobby import LobbyScreen
+
+                await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
+                await pilot.press("p")
+                await until(lambda: isinstance(app.screen, PastMatchesScreen) and app.screen.matches, what="the list")
+                await pilot.pause()
+                await pilot.pause()
+                shown = screen_text(app)
+                ended = time.strftime("%Y-%m-%d", time.localtime(app.screen.matches[0].ended))
+                row = next(line for line in shown.split("\n") if line.lstrip().startswith("1 "))
+                assert ended in row and "Quatro" in row and "ann" in row, shown
+                assert "seat 0" not in shown and "seat 1" in shown, shown
+
+        run(body)
+    finally:
+        server.stop()

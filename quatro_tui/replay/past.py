@@ -57,13 +57,15 @@ class PastMatchesScreen(Screen[None]):
         yield Static("[b]Past matches on this server[/b]  (enter replays the highlighted one, as the seat chosen "
                      "below saw it)", classes="pad")
         yield DataTable(id="past", cursor_type="row")
-        yield Select([("seat 0", 0)], value=0, allow_blank=False, id="past-seat")
+        yield Select([("seat 1", 0)], value=0, allow_blank=False, id="past-seat")  # seats count from 1, as people do
         yield Input(placeholder="password (a password table's match)", password=True, id="past-password")
         yield Static("", id="past-note", classes="pad")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("table", "game", "who sat there", "scores", "ended", "pw")
+        # The names last: the widest column, it is the one that runs off a narrow terminal (as in the lobby), not
+        # the scores or when the match ended.
+        self.query_one(DataTable).add_columns("table", "game", "scores", "ended", "pw", "who sat there")
         self.query_one(DataTable).focus()
         self.app.run_worker(self._load(0), exit_on_error=False)
 
@@ -109,8 +111,8 @@ class PastMatchesScreen(Screen[None]):
         ascii_only = self.app.game.ascii_only
         for match in self.matches:
             names = ", ".join(name or "-" for name in match.names)
-            cells = (f"{match.table}" + (f" #{match.match + 1}" if match.match else ""), match.game.capitalize(), names,
-                     " ".join(map(str, match.scores)), when(match.ended), "yes" if match.password else "")
+            cells = (f"{match.table}" + (f" #{match.match + 1}" if match.match else ""), match.game.capitalize(),
+                     " ".join(map(str, match.scores)), when(match.ended), "yes" if match.password else "", names)
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells))
         if not self.matches:
             self.note("No match on this server is over yet.")
