@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
@@ -108,8 +109,10 @@ def test_the_opener_who_says_n_stays_and_only_s_stops_the_table_for_everyone(tmp
             await pilot.press("ctrl+q")
             await until(lambda: isinstance(app.screen, LeaveRunning), what="the question a third time")
             await pilot.press("s")
-        await until(lambda: any(isinstance(m, ServerBye) and m.reason == "shutdown" for m in bob.messages),
-                    what="bob told the server is going")
+        # Her stop is final: her guest is told the game is over and who ended it, not to come back later.
+        bye = await until(lambda: next((m for m in bob.messages if isinstance(m, ServerBye)), None),
+                          what="bob told the server is going")
+        assert bye.reason == m.BYE_CLOSED and bye.text == "opal ended the game", (bye.reason, bye.text)
         await until(lambda: process.poll() is not None, what="the server to stop")
         await bob.close()
 
