@@ -3,7 +3,8 @@
 The server listens on ``DATA/admin.sock`` (``--admin-socket PATH`` elsewhere), mode 0600, and answers only
 connections from the Unix account that runs it (the file's mode, and the peer's credentials, ``SO_PEERCRED``, checked
 on every connection). A second server on the same path is refused while the first lives; a socket file left by a
-server that died is replaced.
+server that died is replaced. A server of workers (``--workers``) has one such socket for the whole server, its
+supervisor's (``WholeServer``), which asks each worker on the worker's own.
 
 The admin protocol is not the game's: the same frames (``quatro_shared.framing``: a length, then a msgpack map with a
 ``kind``), small typed requests and replies, one reply per request, documented in docs/operating.md ("Admin and
@@ -27,7 +28,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sized
+from collections.abc import Awaitable, Callable, Sized
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from quatro_shared import protocol as p
@@ -214,6 +215,10 @@ def answer(server: Server, request: AdminRequest, now: float) -> dict[str, Any]:
     return {"kind": p.OK, "table": room.id, "seat": request.seat, "freed": freed, "told": connected}
 
 
+#: What answers the admin socket's requests: ``(request, now) -> reply``; raises ``AdminError``.
+Answerer: TypeAlias = Callable[[AdminRequest, float], Awaitable[dict[str, Any]]]
+
+
 def _table(room: Room, now: float) -> dict[str, Any]:
     return {
         "table": room.id,
@@ -297,15 +302,24 @@ class AdminListener:
         self._inode = os.stat(path).st_ino
 
     async def serve(self, server: Server) -> None:
+        """Answer for one server, on its loop."""
+
+        async def at_once(request: AdminRequest, now: float) -> dict[str, Any]:
+            return answer(server, request, now)
+
+        await self.serve_answers(at_once)
+
+    async def serve_answers(self, answerer: Answerer) -> None:
+        """Answer every request with ``answerer`` (one server's ``answer``, or a supervisor's ``WholeServer``)."""
         import trio  # here, not above: the command (``run``) starts in a blink without the event loop's library
 
         listener = trio.SocketListener(trio.socket.from_stdlib_socket(self._sock))
         async with listener, trio.open_nursery() as nursery:
             while True:
                 stream = await listener.accept()
-                nursery.start_soon(self._connection, server, stream)
+                nursery.start_soon(self._connection, answerer, stream)
 
-    async def _connection(self, server: Server, stream: trio.SocketStream) -> None:
+    async def _connection(self, answerer: Answerer, stream: trio.SocketStream) -> None:
         import trio
 
         async with stream:
@@ -343,7 +357,7 @@ class AdminListener:
                         return
                     for frame in frames:
                         try:
-                            reply = answer(server, request_from_frame(frame), trio.current_time())
+                            reply = await answerer(request_from_frame(frame), trio.current_time())
                         except AdminError as refusal:
                             reply = refusal.reply()
                         log.info("admin request=%s reply=%s", frame.get("kind"), reply["kind"])
@@ -365,6 +379,150 @@ class AdminListener:
                 os.unlink(self.path)
         except OSError:
             pass
+
+
+class AdminUnavailable(Exception):
+    """The server does not start: a live server holds its admin socket, or the one asked for (``--admin-socket``)
+    cannot be opened."""
+
+
+def started_line(path: Path, data_dir: Path) -> str:
+    """The start-up line that names the socket: by the README's way for a server's own (``--data DIR``), by
+    ``--socket`` for one placed elsewhere."""
+    reach = f"--data {path.parent}" if path == default_socket(data_dir) else f"--socket {path}"
+    return f"Admin socket: {path} (quatro-server admin {reach} tables)"
+
+
+def listen(path: Path, *, asked: bool) -> AdminListener | None:
+    """The admin socket at ``path``. The default one that cannot be opened (a data directory too deep for a socket's
+    path, say) is said on stderr and the server serves without it (None); one ``asked`` for, or one a live server
+    holds, raises ``AdminUnavailable``."""
+    try:
+        return AdminListener(path)
+    except AdminSocketBusy as exc:
+        raise AdminUnavailable(f"the admin socket: {exc}") from exc
+    except OSError as exc:
+        why = f"cannot open the admin socket {path}: {exc.strerror or exc}"
+        if asked:
+            raise AdminUnavailable(why) from exc
+        print(f"quatro-server: {why}; serving without it (choose one with --admin-socket)", file=sys.stderr)
+        return None
+
+
+# --- a server of workers: one admin socket for the whole --------------------------------------------------
+
+#: Seconds the supervisor waits for a worker's admin reply (a worker answers on its loop in milliseconds; one that
+#: does not within this is restarting or stuck, and said so): well inside the command's own REPLY_TIMEOUT.
+WORKER_REPLY_TIMEOUT = 3.0
+
+
+class Fleet(Protocol):
+    """What the whole server's admin socket asks of a supervisor (``quatro_server.workers.Supervisor``)."""
+
+    draining: bool
+
+    def worker_sockets(self) -> list[tuple[int, Path]]:
+        """Each worker's number and admin socket."""
+        ...
+
+    def drain(self, timeout: float | None) -> None:
+        """From now on a worker that stops when its matches are over stays stopped (one that crashes is started
+        again and drained again), and once every worker has stopped the supervisor stops."""
+        ...
+
+
+async def ask_worker(path: Path, request: AdminRequest, timeout: float = WORKER_REPLY_TIMEOUT) -> dict[str, Any]:
+    """``ask`` from the supervisor's loop, which it never holds. Raises ``OSError``, ``ProtocolError`` or
+    ``trio.TooSlowError``."""
+    import trio
+
+    with trio.fail_after(timeout):
+        stream = await trio.open_unix_socket(str(path))
+        async with stream:
+            await stream.send_all(encode(request_to_frame(request)))
+            decoder = FrameDecoder()
+            while True:
+                data = await stream.receive_some(65536)
+                if not data:
+                    raise ConnectionResetError(errno.ECONNRESET, "the worker closed the admin connection without a reply")
+                frames = decoder.feed(data)
+                if frames:
+                    return frames[0]
+
+
+async def reply_or_why(path: Path, request: AdminRequest) -> dict[str, Any] | str:
+    """A worker's reply (``ask_worker``), or why it gave none, in words."""
+    import trio
+
+    try:
+        return await ask_worker(path, request)
+    except trio.TooSlowError:
+        return f"no answer within {WORKER_REPLY_TIMEOUT:g} s"
+    except (OSError, ProtocolError) as exc:
+        return getattr(exc, "strerror", None) or str(exc)
+
+
+class WholeServer:
+    """The supervisor's admin socket: every request answered for the whole server, each worker asked on its own
+    socket (``DATA/worker-K/admin.sock``). ``tables`` merges theirs (each table marked with its worker), ``close``
+    and ``remove`` reach the worker that holds the table (ids are unique across the workers), ``notice`` goes to
+    every worker, ``drain`` drains every worker and then stops the supervisor. A worker that does not answer (it is
+    restarting) is named in the reply, never waited on for longer than WORKER_REPLY_TIMEOUT."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+
+    async def _ask_all(self, request: AdminRequest) -> dict[int, dict[str, Any] | str]:
+        """Each worker's reply, or why it gave none."""
+        import trio
+
+        answers: dict[int, dict[str, Any] | str] = {}
+
+        async def one(index: int, path: Path) -> None:
+            answers[index] = await reply_or_why(path, request)
+
+        async with trio.open_nursery() as nursery:
+            for index, path in self.fleet.worker_sockets():
+                nursery.start_soon(one, index, path)
+        return dict(sorted(answers.items()))
+
+    @staticmethod
+    def _silent(answers: dict[int, dict[str, Any] | str]) -> list[dict[str, Any]]:
+        return [{"worker": k, "why": a} for k, a in answers.items() if isinstance(a, str)]
+
+    async def _drain(self, request: Drain) -> dict[str, Any]:
+        if self.fleet.draining:
+            raise AdminError(ALREADY_DRAINING, "the server is draining already")
+        self.fleet.drain(request.timeout)  # first: a worker that stops at once is not started again
+        answers = await self._ask_all(request)
+        replies = [a for a in answers.values() if isinstance(a, dict) and a.get("kind") == p.OK]
+        return {"kind": p.OK, "running": sum(a.get("running", 0) for a in replies), "timeout": request.timeout,
+                "silent": self._silent(answers)}
+
+    async def __call__(self, request: AdminRequest, now: float) -> dict[str, Any]:
+        if isinstance(request, Drain):
+            return await self._drain(request)
+        answers = await self._ask_all(request)
+        silent = self._silent(answers)
+        replies = {k: a for k, a in answers.items() if isinstance(a, dict)}
+        if isinstance(request, Tables):
+            tables = [{**t, "worker": k} for k, a in replies.items() if a.get("kind") == p.OK for t in a["tables"]]
+            return {"kind": p.OK, "tables": sorted(tables, key=lambda t: t["table"]),
+                    "draining": self.fleet.draining or any(a.get("draining") for a in replies.values()),
+                    "connections": sum(a.get("connections", 0) for a in replies.values()),
+                    "workers": len(answers), "silent": silent}
+        if isinstance(request, Notice):
+            return {"kind": p.OK, "told": sum(a.get("told", 0) for a in replies.values()), "silent": silent}
+        # close, remove: the one worker that holds the table answers for it
+        for k, a in replies.items():
+            if not (a.get("kind") == p.REFUSED and a.get("reason") == NO_SUCH_TABLE):
+                if a.get("kind") == p.REFUSED:
+                    raise AdminError(str(a.get("reason")), str(a.get("message")))
+                if a.get("kind") != p.OK:
+                    raise AdminError(str(a.get("code")), str(a.get("message")), error=True)
+                return {**a, "worker": k}
+        unheard = "".join(f"; worker {w['worker']} did not answer ({w['why']}): it may hold it" for w in silent)
+        raise AdminError(NO_SUCH_TABLE, f"no table {request.table}{unheard}")
 
 
 # --- the command's side ----------------------------------------------------------------------------------
@@ -497,10 +655,13 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
     if isinstance(request, Tables):
         tables = reply.get("tables", [])
         head = f"{counted(len(tables), 'table')}, {counted(reply.get('connections', 0), 'connection')}"
-        lines = [head + (" (draining: no new tables)" if reply.get("draining") else "")]
+        if "workers" in reply:  # a server of workers, asked as a whole
+            head += f", {counted(reply['workers'], 'worker')}"
+        lines = [head + (" (draining: no new tables)" if reply.get("draining") else ""), *_silent_lines(reply)]
         for t in tables:
             lines.append(f"table {t['table']}  {t['game']}  {t['phase']}  age {_age(t['age_s'])}  "
-                         f"watchers {t['watchers']}" + ("  password" if t["password"] else ""))
+                         f"watchers {t['watchers']}" + ("  password" if t["password"] else "")
+                         + (f"  worker {t['worker']}" if "worker" in t else ""))
             for s in t["seats"]:
                 if not s["taken"]:
                     who = "free"
@@ -517,11 +678,17 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
         seat = "the seat is free again" if reply["freed"] else "the seat stays in the match, disconnected"
         return f"seat {reply['seat'] + 1} of table {reply['table']}: {told}; {seat}; its secret no longer works"
     if isinstance(request, Notice):
-        return f"notice shown to {counted(reply['told'], 'connection')}"
+        return "\n".join([f"notice shown to {counted(reply['told'], 'connection')}", *_silent_lines(reply)])
     running = reply.get("running", 0)
     limit = reply.get("timeout")
     until = f"or in {limit:g} s at the latest" if limit is not None else "whenever that is"
-    out = f"draining: no new tables; {running} match(es) running; the server stops when they end, {until}"
+    out = "\n".join([f"draining: no new tables; {counted(running, 'match', 'matches')} running; the server stops when "
+                     f"they end, {until}", *_silent_lines(reply)])
     if reply.get("stopped"):
         out += "\nthe server has stopped"
     return out
+
+
+def _silent_lines(reply: dict[str, Any]) -> list[str]:
+    """The workers of a whole server that gave no answer (restarting, as a rule), and why."""
+    return [f"worker {w['worker']} did not answer ({w['why']}): its part is missing" for w in reply.get("silent", ())]

@@ -425,27 +425,17 @@ def _serve(args: argparse.Namespace) -> int:
                                  partial(_open_front, args, door, web, front), front)
 
     operator: admin.AdminListener | None = None
-    admin_path = args.admin_socket or (None if args.no_journal else admin.default_socket(args.data_dir))
-    if worker and admin_path is not None:  # one socket a worker: beside its journal, or the operator's path numbered
-        admin_path = (admin.default_socket(workers.journal_dir(data_dir, args.worker_index)) if args.admin_socket is None
-                      else admin_path.with_name(f"{admin_path.stem}-worker-{args.worker_index}{admin_path.suffix}"))
+    # One socket a worker (its supervisor's answers for the whole server, asking each worker on its own).
+    admin_path = (workers.worker_admin_socket(data_dir, args.no_journal, args.admin_socket, args.worker_index) if worker
+                  else workers.admin_socket(data_dir, args.no_journal, args.admin_socket))
     if admin_path is not None:
         try:
-            operator = admin.AdminListener(admin_path)
-        except admin.AdminSocketBusy as exc:
-            print(f"quatro-server: the admin socket: {exc}", file=sys.stderr)
+            operator = admin.listen(admin_path, asked=args.admin_socket is not None)
+        except admin.AdminUnavailable as exc:
+            print(f"quatro-server: {exc}", file=sys.stderr)
             if book is not None:
                 book.close()
             return 2
-        except OSError as exc:
-            why = f"cannot open the admin socket {admin_path}: {exc.strerror or exc}"
-            if args.admin_socket is not None:  # asked for: no server without it
-                print(f"quatro-server: {why}", file=sys.stderr)
-                if book is not None:
-                    book.close()
-                return 2
-            # The default one (a data directory too deep for a socket's path, say): the server runs without it.
-            print(f"quatro-server: {why}; serving without it (choose one with --admin-socket)", file=sys.stderr)
 
     async def main_task() -> None:
         async with trio.open_nursery() as nursery:
@@ -453,11 +443,8 @@ def _serve(args: argparse.Namespace) -> int:
                 restored = lobby.restore(book, trio.current_time())
                 nursery.start_soon(settle, lobby, restored)
                 print(f"Journal: {book.path} ({counted(len(restored), 'table')} restored)", flush=True)
-            if operator is not None:
-                # The README's way for a server's own socket (--data DIR), --socket for one placed elsewhere.
-                reach = (f"--data {operator.path.parent}" if not worker and operator.path == admin.default_socket(data_dir)
-                         else f"--socket {operator.path}")
-                print(f"Admin socket: {operator.path} (quatro-server admin {reach} tables)", flush=True)
+            if operator is not None and not worker:  # a worker's is its supervisor's to name
+                print(admin.started_line(operator.path, data_dir), flush=True)
             if directory is not None:
                 await directory.connect(lobby.highest_id())  # before the game port opens: every id is global
             # The doors' clients reach the lobby over loopback, many people from one address: those that show the

@@ -16,6 +16,9 @@ their own use N cores. The supervisor faces the players and the workers hold the
 - The workers share a table directory (``--directory``): the operator's Redis, or without one a private
   ``redis-server`` the supervisor starts (a Unix socket in the data directory, nothing saved to disk), so that one
   machine and many machines run the same directory code.
+- The operator's admin socket (``DATA/admin.sock``) is the supervisor's and answers for the whole server
+  (``admin.WholeServer``): it asks each worker on the worker's own socket (``DATA/worker-K/admin.sock``) and merges
+  the answers; a drain stops each worker once its matches are over, and then the supervisor.
 - A worker keeps its tables in its own journal (``DATA/worker-K``) and the players' records in the server's
   (``DATA``). One that dies is started again (after 0.5 s, doubling up to 30 s while it keeps dying; logged):
   it restores its journal and announces its tables again. SIGTERM or SIGINT to the supervisor stops every worker
@@ -47,6 +50,9 @@ from typing import IO, Protocol
 
 import trio
 
+from quatro_shared import protocol as p
+
+from quatro_server import admin
 from quatro_server.addresses import join_addresses
 from quatro_server.datadir import default_data_dir
 from quatro_server.journal.store import LOCK_NAME
@@ -107,6 +113,19 @@ def worker_count(text: str) -> int:
 def journal_dir(data_dir: Path, index: int) -> Path:
     """Where worker ``index`` keeps its journal: a directory of its own under the server's."""
     return data_dir / f"worker-{index}"
+
+
+def admin_socket(data_dir: Path, no_journal: bool, asked: Path | None) -> Path | None:
+    """The server's admin socket (a supervisor's answers for the whole server): ``--admin-socket``, else beside the
+    journal, none with ``--no-journal`` unless asked."""
+    return asked or (None if no_journal else admin.default_socket(data_dir))
+
+
+def worker_admin_socket(data_dir: Path, no_journal: bool, asked: Path | None, index: int) -> Path | None:
+    """Worker ``index``'s own admin socket: beside its journal, or the operator's path numbered (``-worker-K``)."""
+    if asked is not None:
+        return asked.with_name(f"{asked.stem}-worker-{index}{asked.suffix}")
+    return None if no_journal else admin.default_socket(journal_dir(data_dir, index))
 
 
 def refusal(args: argparse.Namespace) -> str | None:
@@ -287,6 +306,8 @@ class Worker:
     backoff: float = BACKOFF_FIRST
     restarts: int = 0
     ready: trio.Event = field(default_factory=trio.Event)
+    #: It stopped of itself while the server drains (its matches over): not started again.
+    drained: bool = False
 
     @property
     def private_port(self) -> int:
@@ -332,6 +353,13 @@ class Supervisor:
                         for k in range(1, args.workers + 1)]
         self.stopping = False
         self.failed: str | None = None
+        #: The whole server drains (``quatro-server admin drain``): a worker whose matches are over stops for good,
+        #: and once every worker has, so does the supervisor (``all_drained``).
+        self.draining = False
+        self.drain_deadline: float | None = None
+        self.all_drained = trio.Event()
+        #: The whole server's admin socket (``admin.WholeServer``), if it has one.
+        self.operator: admin.AdminListener | None = None
         #: The workers' lines printed before the supervisor's own (where to join): held until those are printed, so
         #: that the first address on the supervisor's output is the public one.
         self.early: list[str] | None = []
@@ -420,12 +448,44 @@ class Supervisor:
         self.failed = f"a worker was not ready within {START_TIMEOUT:g} s"
         return False
 
+    # --- the whole server's admin socket (``admin.Fleet``) ---
+
+    def worker_socket(self, worker: Worker) -> Path | None:
+        return worker_admin_socket(self.data_dir, self.args.no_journal, self.args.admin_socket, worker.index)
+
+    def worker_sockets(self) -> list[tuple[int, Path]]:
+        """Every worker still serving (not drained) that has an admin socket."""
+        return [(w.index, path) for w in self.workers if not w.drained and (path := self.worker_socket(w)) is not None]
+
+    def drain(self, timeout: float | None) -> None:
+        self.draining = True
+        self.drain_deadline = None if timeout is None else trio.current_time() + timeout
+        log.info("draining workers=%d timeout=%s", len(self.workers), timeout)
+
+    async def drain_again(self, worker: Worker) -> None:
+        """A worker started again while the server drains (it crashed mid-match) drains too, within what is left of
+        the operator's timeout."""
+        with trio.move_on_after(START_TIMEOUT):
+            await worker.ready.wait()
+            path = self.worker_socket(worker)
+            left = None if self.drain_deadline is None else max(0.0, self.drain_deadline - trio.current_time())
+            reply = "no admin socket" if path is None else await admin.reply_or_why(path, admin.Drain(left))
+            if isinstance(reply, str) or reply.get("kind") != p.OK:
+                log.warning("drain_lost worker=%d reply=%s", worker.index, reply)
+
     async def keep(self, worker: Worker, nursery: trio.Nursery) -> None:
-        """Start ``worker`` again whenever it dies, waiting longer while it keeps dying."""
+        """Start ``worker`` again whenever it dies, waiting longer while it keeps dying; not one that stopped of
+        itself, its matches over, while the server drains."""
         while True:
             assert worker.process is not None
             status = await worker.process.wait()
             if self.stopping:
+                return
+            if self.draining and status == 0:
+                worker.drained = True
+                log.info("worker_drained worker=%d pid=%d", worker.index, worker.process.pid)
+                if all(w.drained for w in self.workers):
+                    self.all_drained.set()
                 return
             ran = trio.current_time() - worker.started_at
             if ran >= STEADY_AFTER:
@@ -439,6 +499,8 @@ class Supervisor:
             worker.restarts += 1
             await self.start(worker, nursery, first=False)
             log.info("worker_restarted worker=%d pid=%d restarts=%d", worker.index, worker.process.pid, worker.restarts)
+            if self.draining:
+                nursery.start_soon(self.drain_again, worker)
 
     async def stop_all(self) -> None:
         """SIGTERM to every worker (each says goodbye to its clients), then wait; kill any that does not stop."""
@@ -476,9 +538,14 @@ class Supervisor:
                         nursery.start_soon(self.keep, worker, nursery)
                     if redis is not None:
                         nursery.start_soon(self.watch_redis, redis, nursery.cancel_scope)
-                    async for signum in signals:
-                        log.info("shutdown signal=%s workers=%d", signal.Signals(signum).name, len(self.workers))
-                        break
+                    if self.operator is not None:
+                        nursery.start_soon(self.operator.serve_answers, admin.WholeServer(self))
+                        self.say(admin.started_line(self.operator.path, self.data_dir))
+                    with trio.CancelScope() as waiting:
+                        nursery.start_soon(self._stop_when_drained, waiting)
+                        async for signum in signals:
+                            log.info("shutdown signal=%s workers=%d", signal.Signals(signum).name, len(self.workers))
+                            break
                     await self.stop_all()
                 finally:
                     self.stopping = True
@@ -486,6 +553,11 @@ class Supervisor:
         if self.failed is not None:
             return 1
         return 0
+
+    async def _stop_when_drained(self, waiting: trio.CancelScope) -> None:
+        await self.all_drained.wait()
+        log.info("drained workers=%d", len(self.workers))
+        waiting.cancel()
 
     async def watch_redis(self, redis: PrivateRedis, scope: trio.CancelScope) -> None:
         """The private directory gone, the workers cannot find each other's tables: stop, and say why."""
@@ -539,7 +611,15 @@ def supervise(
     directory: str | None = args.directory
     public: list[socket.socket] = []
     supervisor: Supervisor | None = None
+    operator: admin.AdminListener | None = None
     try:
+        where = admin_socket(data_dir, args.no_journal, args.admin_socket)
+        if where is not None:
+            try:
+                operator = admin.listen(where, asked=args.admin_socket is not None)
+            except admin.AdminUnavailable as exc:
+                print(f"quatro-server: {exc}", file=sys.stderr)
+                return 2
         if directory is None:
             try:
                 redis = PrivateRedis(data_dir)
@@ -550,6 +630,7 @@ def supervise(
         try:
             public = listening_sockets(args.host, args.port)
             supervisor = Supervisor(args, worker_options(actions, args), public, directory, door_token)
+            supervisor.operator = operator
         except OSError as exc:
             ports = f"port {args.port}" + ("" if args.worker_ports is None else
                                            f" and ports {args.worker_ports}-{args.worker_ports + args.workers - 1}")
@@ -564,6 +645,8 @@ def supervise(
         return status
     finally:
         front.stop()
+        if operator is not None:
+            operator.remove()
         if redis is not None:
             redis.stop()
         for sock in public:

@@ -206,7 +206,7 @@ async def test_drain_refuses_new_tables_lets_the_running_match_finish_then_exits
         eve = await TestClient.connect(server.port, "eve")
         done = await run_admin(server, "drain")
         assert done.returncode == 0, done.stderr
-        assert b"1 match(es) running" in done.stdout
+        assert b"1 match running" in done.stdout
         notice = await push(eve, p.NOTICE)
         assert notice["draining"] is True
         assert (await push(eve, p.LOBBY))["draining"] is True

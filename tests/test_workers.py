@@ -5,6 +5,7 @@ everything with a goodbye, and a supervisor killed outright leaves nothing behin
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sqlite3
@@ -21,6 +22,7 @@ from quatro_shared.views import Phase
 from quatro_server import workers
 
 from helpers.netclient import TestClient
+from test_admin import SHORT, push
 from test_server import open_round
 
 pytestmark = pytest.mark.skipif(workers.shutil.which("redis-server") is None and not os.environ.get("CI"),
@@ -433,6 +435,119 @@ async def test_each_worker_answers_on_its_own_admin_socket_and_serves_its_own_me
         other = 3 - holder
         assert 'phase="lobby"} 1.0' not in figures[other]  # the table is one worker's, and so are its figures
         await client.aclose()
+    finally:
+        await stop(supervisor)
+
+
+async def whole(supervisor_data: Path, *argv: str) -> subprocess.CompletedProcess[bytes]:
+    """``quatro-server admin --data DATA ...``, as the README and the start-up line name it: the whole server."""
+    return await trio.run_process([sys.executable, "-m", "quatro_server", "admin", "--data", str(supervisor_data),
+                                   *argv], capture_stdout=True, capture_stderr=True, check=False)
+
+
+async def whole_json(data: Path, *argv: str) -> dict:
+    done = await whole(data, "--json", *argv)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    return json.loads(done.stdout)
+
+
+async def printed(supervisor: Supervisor, words: str, seconds: float = 10) -> str:
+    """Read the supervisor's output on until it holds ``words``."""
+    with trio.fail_after(seconds):
+        while words not in supervisor.out:
+            chunk = await supervisor.proc.stdout.receive_some(4096)
+            assert chunk, f"the supervisor's output ended before {words!r}: {supervisor.out!r}"
+            supervisor.out += chunk.decode()
+    return supervisor.out
+
+
+async def test_one_admin_entry_answers_for_every_worker(tmp_path):
+    """``quatro-server admin --data DATA``, as the start-up line says: the tables of every worker in one list, each
+    marked with its worker; close and remove reach the worker that holds the table; a notice reaches every worker's
+    players (it once said "no admin socket... is the server running?" while it ran)."""
+    data = tmp_path / "data"
+    supervisor = await start_supervisor(tmp_path)
+    try:
+        out = await printed(supervisor, "Admin socket:")
+        assert f"Admin socket: {data / 'admin.sock'} (quatro-server admin --data {data} tables)" in out
+        assert out.count("Admin socket:") == 1  # the workers' own sockets are the supervisor's business
+        ann, bob = await on_each_worker(supervisor, ("ann", "bob"))
+        for client in (ann, bob):
+            assert (await client.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        holders = {ann.table: supervisor.holder(ann), bob.table: supervisor.holder(bob)}
+        listing = await whole_json(data, "tables")
+        assert {t["table"]: t["worker"] for t in listing["tables"]} == holders
+        assert (listing["workers"], listing["connections"], listing["silent"]) == (2, 2, [])
+        text = (await whole(data, "tables")).stdout.decode()
+        assert text.startswith("2 tables, 2 connections, 2 workers\n"), text
+        assert f"table {bob.table}  quatro  lobby" in text and f"worker {holders[bob.table]}" in text
+
+        told = await whole(data, "notice", "back in five minutes")
+        assert told.returncode == 0 and b"notice shown to 2 connections" in told.stdout
+        for client in (ann, bob):
+            assert await push(client, p.NOTICE) == {"kind": "notice", "text": "back in five minutes"}
+
+        closed = await whole(data, "close", str(bob.table), "--reason", "closing for the night")
+        assert closed.returncode == 0 and b"1 connection told" in closed.stdout, closed.stdout
+        ended = await push(bob, p.SEAT_ENDED)
+        assert (ended["reason"], ended["message"]) == ("closed_by_operator", "closing for the night")
+        removed = await whole_json(data, "remove", str(ann.table), "1")
+        assert (removed["table"], removed["freed"], removed["worker"]) == (ann.table, True, holders[ann.table])
+        assert (await push(ann, p.SEAT_ENDED))["reason"] == "removed_by_operator"
+        assert (await whole_json(data, "tables"))["tables"] == []
+        missing = await whole(data, "close", "999")
+        assert missing.returncode == 1 and b"refused: no table 999" in missing.stdout
+        await ann.aclose()
+        await bob.aclose()
+    finally:
+        await stop(supervisor)
+
+
+async def test_drain_of_the_whole_server_stops_each_worker_once_its_matches_end_and_then_the_supervisor(tmp_path):
+    """``drain --timeout T --wait`` through the one entry: every worker drains; the one with nothing running stops
+    at once and is not started again, the one with a match stops at T, and then the supervisor exits 0 (its socket
+    gone, so --wait returns). A worker killed while the server drains comes back for its players and drains too."""
+    data = tmp_path / "data"
+    timing = tmp_path / "short.toml"
+    timing.write_text(SHORT)  # a match that waits for ann in its signing: it runs until the drain's timeout
+    supervisor = await start_supervisor(tmp_path, "--timing", str(timing))
+    try:
+        await printed(supervisor, "Admin socket:")
+        ann, eve = await on_each_worker(supervisor, ("ann", "eve"))
+        assert (await ann.request(p.CREATE_TABLE, players=4))["kind"] == p.OK
+        for _ in range(3):
+            assert (await ann.request(p.ADD_BOT, level="easy"))["kind"] == p.OK
+        assert (await ann.request(p.START))["kind"] == p.OK
+        await ann.wait_view(lambda v: v.phase is Phase.SIGNING)
+        busy = supervisor.holder(ann)
+        with trio.fail_after(10):
+            while not journalled(data / f"worker-{busy}", ann.table):
+                await trio.sleep(0.05)
+        done: list[subprocess.CompletedProcess[bytes]] = []
+        with trio.fail_after(30):
+            started = trio.current_time()
+            async with trio.open_nursery() as nursery:
+                async def drain_and_wait() -> None:
+                    done.append(await whole(data, "drain", "--timeout", "3", "--wait"))
+
+                nursery.start_soon(drain_and_wait)
+                assert (await push(eve, p.BYE, timeout=10))["reason"] == "shutdown"  # nothing ran there: it stops now
+                again = await whole(data, "drain")
+                assert again.returncode == 1 and b"draining already" in again.stdout
+                victim = supervisor.workers()[busy]
+                victim.kill()  # mid-drain: started again for ann's match, and drained again within what is left
+            assert await supervisor.proc.wait() == 0
+        (drained,) = done
+        assert drained.returncode == 0, (drained.stdout, drained.stderr)
+        assert b"1 match running" in drained.stdout and b"the server has stopped" in drained.stdout
+        assert trio.current_time() - started >= 3 - 0.5  # the busy worker kept its match to the timeout
+        log = log_of(tmp_path)
+        assert f"worker_restarted worker={busy}" in log and f"worker_drained worker={busy}" in log
+        assert f"worker_drained worker={3 - busy}" in log and f"worker_restarted worker={3 - busy}" not in log
+        assert "drain_lost" not in log
+        assert not (data / "admin.sock").exists()
+        await eve.aclose()
+        await ann.aclose()
     finally:
         await stop(supervisor)
 
