@@ -202,6 +202,15 @@ class Game(ABC):
     #: no others: nothing of routine play). None by default.
     record_kinds: frozenset[str] = frozenset()
 
+    #: How many of its match's latest events a room keeps for a rejoiner's ``recent`` push (protocol 7): what a
+    #: player coming back from another terminal reads in the feed. 0 (by default): none kept, no push.
+    recent_kept: int = 0
+
+    def recent(self, history: Sequence[Any], seat: int, team: int) -> tuple[Any, ...]:
+        """Of the room's kept events ``history`` (oldest first, hidden ones too), the latest that ``seat`` of ``team``
+        may see (H1), at most ``MAX_RECENT_EVENTS``: the ``recent`` push's."""
+        return ()
+
     def record(self, table: Any, events: Sequence[Any]) -> MatchRecord:
         """The record of ``table``'s finished match, from ``events`` (those of its kinds in ``record_kinds``, in
         order): who played for which side, the sides' places, and each seat's tallies of the game's own. By default
@@ -279,6 +288,12 @@ class QuatroGame(Game):
         return QuatroCommentary(names)
 
     record_kinds = frozenset({e.RoundEnded.kind})
+    # A feed's worth of what a seat sees, from several times as many events (the hidden ones are most of a deal).
+    recent_kept = 4 * p.MAX_RECENT_EVENTS
+
+    def recent(self, history: Sequence[engine.Emit], seat: int, team: int) -> tuple[Any, ...]:
+        seen = [emit.event for emit in history if emit.visible_to(seat, team)]  # the one gate of H1, as in updates
+        return tuple(seen[-p.MAX_RECENT_EVENTS:])
 
     def record(self, table: engine.Table, events: Sequence[Any]) -> MatchRecord:
         """Teams are the sides, placed by the winners (R20: several may win together) and then the scores; each seat's

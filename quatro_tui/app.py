@@ -45,6 +45,7 @@ from quatro_tui.connection import (
     ServerGone,
     ServerLobby,
     ServerNotice,
+    ServerRecent,
     ServerSeatEnded,
     ServerSeating,
     ServerWatchEnded,
@@ -464,6 +465,13 @@ class QuatroApp(App[str | None]):
             self.draining = True
             if isinstance(self.screen, LobbyScreen):
                 self.screen.fill()
+        self.game_changed()
+
+    def on_server_recent(self, message: ServerRecent) -> None:
+        """A rejoin's look back (before its snapshot): the feed of a client that comes back with none."""
+        if self.stale(message):
+            return
+        client_game(message.game).recall(self.game, message.events)
         self.game_changed()
 
     def on_server_seat_ended(self, message: ServerSeatEnded) -> None:

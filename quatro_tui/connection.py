@@ -37,6 +37,7 @@ from quatro_shared.client import (
     ClientEvent,
     NoticeGiven,
     Place,
+    Recalled,
     ResyncNeeded,
     SeatingChanged,
     ServerBye as ByeReceived,
@@ -124,6 +125,14 @@ class ServerWatchEnded(LinkMessage):
     def __init__(self, table: int, reason: str, text: str):
         super().__init__()
         self.table, self.reason, self.text = table, reason, text
+
+
+class ServerRecent(LinkMessage):
+    """What the seat saw of its match before this rejoin (the server's ``recent`` push), for the feed."""
+
+    def __init__(self, table: int, game: str, events: list[Any]):
+        super().__init__()
+        self.table, self.game, self.events = table, game, events
 
 
 class ServerNotice(LinkMessage):
@@ -548,6 +557,8 @@ class Connection:
             self._tell(ServerWatchEnded(event.ended.table, event.ended.reason, event.ended.message))
         elif isinstance(event, NoticeGiven):
             self._tell(ServerNotice(event.notice.text, event.notice.draining))
+        elif isinstance(event, Recalled):
+            self._tell(ServerRecent(event.recent.table, event.recent.game, list(event.recent.events)))
         elif isinstance(event, Unseated):
             self._tell(ServerSeatEnded(event.ended.table, event.ended.reason, event.ended.message))
         elif isinstance(event, ByeReceived):

@@ -71,6 +71,8 @@ class Game:
     _pulse_line: tuple[str, str, int] | None = None
     #: The feed's "You hold four of a kind" line while it is true, None otherwise.
     _four_line: str | None = None
+    #: A rejoin's ``recent`` events (``recall``), into the feed with the snapshot that follows them.
+    _recalled: list[e.Event] = field(default_factory=list)
 
     # --- arriving state ---------------------------------------------------------------------------
 
@@ -79,6 +81,8 @@ class Game:
         the partner showed the team's sign, or one's own hand just became four of a kind."""
         before = self.view
         self.view, self.received_at, self.stopped_at = view, received_at, None
+        if self._recalled:
+            self._recall_into_feed(view.seat)
         if view.sign is not None:
             self.signs[view.round] = view.sign
         self.events.extend(events)
@@ -111,6 +115,27 @@ class Game:
                 self.feed.remove(self._four_line)
             self._four_line = None
         return alert
+
+    def recall(self, events: list[e.Event]) -> None:
+        """The ``recent`` push of a rejoin (protocol 7): the match's latest events this seat saw, told just before
+        the snapshot. They go into the feed with that snapshot (``apply``: then the feed knows whose seat is "you"),
+        if it holds nothing of the match yet (a client started afresh: ``quatro join`` again, another terminal); a
+        client that kept its feed through a reconnect has these lines already. No bell, no state."""
+        if not self.events:  # this client saw none of the match
+            self._recalled = list(events)
+
+    def _recall_into_feed(self, me: int) -> None:
+        events, self._recalled = self._recalled, []
+        for ev in events:
+            if isinstance(ev, e.MatchStarted):
+                self.feed.clear()
+            if isinstance(ev, e.Pulse):
+                # Plain: the team's sign of an earlier round is not known here, so no "= your sign" on old pulses.
+                self._feed_pulse(f"{self.name(ev.seat)} showed {words.sign(ev.sign, self.ascii_only)}.")
+                continue
+            line = words.event(ev, self.name, me, self.ascii_only)
+            if line:
+                self.feed.append(line)
 
     def _feed_pulse(self, line: str) -> bool:
         """A pulse into the feed; False when it repeats the line before. The same channel showing the same emoji

@@ -152,6 +152,14 @@ class Unseated(ClientEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class Recalled(ClientEvent):
+    """What this seat saw of its match before it rejoined (the ``recent`` push, just before the snapshot): for a
+    feed that has none of it (a new process); it changes no state."""
+
+    recent: m.Recent
+
+
+@dataclass(frozen=True, slots=True)
 class ServerError(ClientEvent):
     """An ``error`` or ``refused`` that answers no request of this client (``id`` ``null``: the hello deadline, a
     framing error of this client's, a full server), or a push this client cannot read (``reply`` None then)."""
@@ -361,6 +369,8 @@ class ClientCore:
             return Unseated(frame, push)
         if isinstance(push, m.ChatLine):
             return ChatSaid(frame, push)
+        if isinstance(push, m.Recent):
+            return Recalled(frame, push)
         if isinstance(push, m.WatchEnded):
             self.watching = self.seq = None
             self._forget()

@@ -711,7 +711,25 @@ class SeatEnded(Push):
     kind: ClassVar[str] = p.SEAT_ENDED
 
 
-PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye, ChatLine, WatchEnded, Notice, SeatEnded)
+#: An event of whichever game a message names (``Recent``): the wire reads it by that game's codec.
+GameEvent: TypeAlias = Any
+
+
+@dataclass(frozen=True, slots=True)
+class Recent(Push):
+    """What a seat saw of its match before it rejoined, for its feed: the latest events it may see (at most
+    ``MAX_RECENT_EVENTS``, oldest first; those of its time away too). Sent to a rejoiner just before its snapshot,
+    by a game that keeps them (Quatro's; the wire's ``push_from_wire`` reads them as ``game``'s events); it changes
+    no state: the snapshot is the game as it is. Version 7."""
+
+    table: int
+    #: The table's game (a name of the registry), whose events these are: read by its codec.
+    game: str
+    events: tuple[GameEvent, ...]
+    kind: ClassVar[str] = p.RECENT
+
+
+PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye, ChatLine, WatchEnded, Notice, SeatEnded, Recent)
 
 #: Why the server says bye.
 BYE_REPLACED = "replaced"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
@@ -106,11 +106,14 @@ BYE = "bye"
 WATCH_ENDED = "watch_ended"
 NOTICE = "notice"  # protocol 5: a line from the server's operator, for every connection
 SEAT_ENDED = "seat_ended"  # protocol 5: this connection sits at its table no more (the operator's doing)
+RECENT = "recent"  # protocol 7: a rejoiner's recent events of its match, for its feed (before its snapshot)
+#: The most events a ``recent`` push holds: the seat's latest of its match, oldest first.
+MAX_RECENT_EVENTS = 60
 #: The reply to a request naming a table that another server holds: ask it there (protocol 5, section 21).
 MOVED = "moved"
 
 SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED, NOTICE, SEAT_ENDED,
-                                          MOVED})
+                                          RECENT, MOVED})
 
 # --- why a lobby request is refused (the engine's reasons are in quatro_shared.actions.Reason) -----------
 

@@ -372,6 +372,10 @@ class _EventsOf:
     game: str
 
 
+#: An event of the game a message names (``messages.GameEvent``, the ``recent`` push's): written as any event.
+_BASE["GameEvent"] = _EventsOf("")
+
+
 def _owner(cls: type) -> GameContract[Any, Any, Any, Any] | None:
     """The game whose own class ``cls`` is, if any."""
     for contract in g.CONTRACTS.values():
@@ -519,7 +523,7 @@ def _by_kind(classes: tuple[type[Any], ...], family: str) -> dict[str, _Schema]:
 
 
 _LOBBY_REQUESTS = {cls.kind: _Schema(cls, absent_only=True) for cls in m.LOBBY_REQUESTS}
-_PUSHES = {cls.kind: _Schema(cls, lenient=True) for cls in m.PUSHES if cls is not _DEFAULT.update}
+_PUSHES = {cls.kind: _Schema(cls, lenient=True) for cls in m.PUSHES if cls not in (_DEFAULT.update, m.Recent)}
 _REPLIES = {cls.kind: _Schema(cls, lenient=True) for cls in (m.Refused, m.Error, m.MovedTo)}
 _PAYLOADS = {cls: _Schema(cls, lenient=True) for cls in {*m.REPLY_PAYLOADS.values(), m.GAME_ACTION_PAYLOAD}}
 
@@ -684,8 +688,24 @@ def push_from_wire(data: Any) -> m.Push:
             raise WireError("bad_field", f"game: {quote(game)} is no game this side knows", "game")
         update: m.Push = codec(contract).update(data)
         return update
+    if isinstance(data, dict) and data.get("kind") == p.RECENT:
+        return _recent(data)
     push: m.Push = _schema_for(data, _PUSHES, "a push").build_message(data)
     return push
+
+
+def _recent(data: dict[str, Any]) -> m.Recent:
+    """A ``recent`` push: its events read as its game's (protocol 7)."""
+    table, game, events = data.get("table"), data.get("game"), data.get("events")
+    if type(table) is not int:
+        raise WireError("bad_field", f"table: expected an integer, got {quote(table)}", "table")
+    contract = g.CONTRACTS.get(game) if isinstance(game, str) else None
+    if contract is None or not isinstance(game, str):
+        raise WireError("bad_field", f"game: {quote(game)} is no game this side knows", "game")
+    if type(events) is not list or len(events) > p.MAX_RECENT_EVENTS:
+        raise WireError("bad_field", f"events: a list of at most {p.MAX_RECENT_EVENTS} events", "events")
+    reader = codec(contract)
+    return m.Recent(table, game, tuple(reader.event(item) for item in events))
 
 
 def reply_from_wire(data: Any, payload: type[m.Payload] = m.Done) -> m.Reply:

@@ -633,6 +633,32 @@ def test_h3_seating_and_lobby_messages_hold_no_card_sign_or_secret(recording):
     assert checked > len(recording.players), note
 
 
+def test_h1_a_rejoiners_look_back_holds_only_what_its_seat_may_see(recording):
+    """Protocol 7's ``recent`` (a rejoiner's events of the match, for its feed) goes through the same gate as every
+    update: only a rejoined connection gets one, before its snapshot, and it holds no other seat's hand or emoji
+    and no other team's sign, whatever happened while the seat was away."""
+    note = seed_note(recording)
+    looked = 0
+    for player in recording.players:
+        kinds = [frame["kind"] for frame in player.client.frames]
+        for at, frame in enumerate(player.client.frames):
+            if frame["kind"] != p.RECENT:
+                continue
+            looked += 1
+            assert player.rejoined and frame["table"] == player.table, (frame, note)
+            assert p.UPDATE in kinds[at:] and p.UPDATE not in kinds[:at], (kinds, note)  # before the snapshot
+            assert 0 < len(frame["events"]) <= p.MAX_RECENT_EVENTS, note
+            for ev in frame["events"]:
+                event_from_wire(ev)
+                if ev["kind"] in ("hand_dealt", "emoji_chosen"):
+                    assert ev["seat"] == player.seat, (ev, player.seat, note)
+                if ev["kind"] == "sign_chosen":
+                    assert ev["team"] == player.team, (ev, player.team, note)
+                for value in values(ev):
+                    assert value not in recording.secrets.values(), (ev, note)
+    assert looked == sum(pl.rejoined for pl in recording.players) > 0, note
+
+
 def test_h3_updates_hold_nothing_but_the_declared_fields(recording):
     """Even fields a client would ignore could leak (H3): an update is exactly its keys, a view and known events,
     each rebuilt strictly by quatro_shared.wire (which refuses any field a dataclass does not declare)."""

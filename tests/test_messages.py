@@ -161,10 +161,21 @@ def test_every_push_round_trips():
         m.Notice("back in five minutes"),
         m.Notice("the server will restart soon", draining=True),
         m.SeatEnded(3, p.CLOSED_BY_OPERATOR, "closing for the night"),
+        m.Recent(3, p.QUATRO, (PlayerReady(0), PlayerReady(1))),
     ]
     assert {type(push) for push in pushes} == set(m.PUSHES)
     for push in pushes:
         assert push_from_wire(to_wire(push)) == push
+
+
+def test_a_recent_push_is_read_as_its_games_events_and_bounded():
+    wire = to_wire(m.Recent(3, p.QUATRO, (PlayerReady(0),)))
+    assert wire == {"kind": "recent", "table": 3, "game": "quatro", "events": [{"kind": "player_ready", "seat": 0}]}
+    for bad in ({**wire, "game": "chess"}, {**wire, "table": "3"}, {**wire, "events": {"kind": "player_ready"}},
+                {**wire, "events": [{"kind": "placed", "seat": 0}]},
+                {**wire, "events": wire["events"] * (p.MAX_RECENT_EVENTS + 1)}):
+        with pytest.raises(WireError):
+            push_from_wire(bad)
 
 
 def test_draining_is_left_out_of_the_lobby_push_unless_the_server_drains():

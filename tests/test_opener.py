@@ -164,7 +164,11 @@ def test_r19_the_opener_who_left_it_running_comes_back_to_her_seat_with_quatro_j
         assert isinstance(again, QuatroApp)
         async with again.run_test(size=(80, 24)) as pilot:
             await until(lambda: again.game.my_seat == seat and again.game.view is not None, what="her seat again")
-            assert "Back in your seat." in again.game.feed
+            feed = list(again.game.feed)
+            assert "Back in your seat." in feed
+            # A new process, and yet the feed of the match she left (protocol 7's ``recent``), before her return.
+            told = [line for line in feed if line.startswith("The match starts: ") or line.startswith("Round 1: ")]
+            assert len(told) == 2 and feed.index(told[-1]) < feed.index("Back in your seat."), feed
             await until(lambda: bob.seating is not None and bob.seating.seats[seat].connected, what="bob sees her back")
             await again.conn.close()
         await bob.close()

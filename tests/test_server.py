@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 import trio
 
+from quatro_shared import actions as a
 from quatro_shared import protocol as p
 from quatro_shared.cards import is_four_of_a_kind
 from quatro_shared.views import Phase
+from quatro_shared.wire import event_from_wire
 
 from helpers.netclient import TestClient
 
@@ -175,6 +177,41 @@ async def test_r19_drop_and_rejoin_with_the_secret_restores_seat_and_hand(server
     view = await back.wait_view(lambda v: v.phase is Phase.ROUND)
     assert view.hand == hand and view.seat == 1
     await ann.wait_view(lambda v: v.seats[1].connected)
+
+
+async def test_r19_a_rejoiner_is_told_what_its_seat_saw_of_the_match_before_its_snapshot_and_nothing_hidden(server):
+    """Protocol 7's ``recent``: coming back from a new connection (another terminal, a new process), a seat is sent
+    the match's latest events it may see, its time away included, just before its snapshot: what its feed would
+    hold. Never an event of another seat or team (H1): no other hand, no other team's sign, no other's emoji."""
+    clients = await seat_four(server)
+    await open_round(clients)
+    ann, bob, cid, dee = clients
+    assert (await ann.request("take_channel"))["kind"] == p.OK
+    await bob.wait_event("channel_taken")
+    table, secret = bob.table, bob.secret
+    await bob.aclose()
+    await ann.wait_view(lambda v: not v.seats[1].connected)
+    center = ann.view.center
+    assert (await cid.act(a.Swap(cid.view.hand[0], 0, center[0])))["kind"] == p.OK  # while bob is away
+    await ann.wait_event("swapped")
+
+    back = await TestClient.connect(server.port, "bob")
+    assert (await back.request(p.REJOIN, table=table, secret=secret))["kind"] == p.OK
+    kinds = [f["kind"] for f in back.frames]
+    assert kinds.index(p.RECENT) < kinds.index(p.UPDATE), kinds  # the look back, then the game as it is
+    (recent,) = [f for f in back.frames if f["kind"] == p.RECENT]
+    assert (recent["table"], recent["game"]) == (table, "quatro")
+    events = recent["events"]
+    seen = [ev["kind"] for ev in events]
+    assert seen[0] == "match_started" and "round_opened" in seen and "channel_taken" in seen
+    assert seen[-1] == "swapped" and events[-1]["seat"] == 2  # cid's swap, made while bob was away
+    assert [ev["seat"] for ev in events if ev["kind"] == "hand_dealt"] == [1]  # his own hand alone
+    assert all(ev["team"] == 1 for ev in events if ev["kind"] == "sign_chosen")  # his own team's sign alone
+    assert all(ev["seat"] == 1 for ev in events if ev["kind"] == "emoji_chosen")
+    for ev in events:
+        event_from_wire(ev)  # each a well-formed event of the game
+    snapshot = next(f for f in back.frames if f["kind"] == p.UPDATE)
+    assert snapshot["snapshot"] is True  # and the look back is no update: no seq of its own
 
 
 async def test_r19_partner_and_opponents_can_still_act_on_a_disconnected_seat(server):

@@ -733,6 +733,7 @@ class Lobby:
         self.watchers.discard(peer)
         log.debug("seat_rejoined table=%d seat=%d", room.id, seat)
         if room.table is not None:
+            room.send_recent(seat)  # the feed's history first, for a client that comes back with none
             outcome = room.act(seat, a.Connect(), now)
             room.publish(outcome.events, now, snapshot_for=seat)  # also tells the seating (seat_connected)
             if not outcome.events:

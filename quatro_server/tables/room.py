@@ -13,6 +13,7 @@ import logging
 import math
 import random
 import secrets
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import count
@@ -189,6 +190,8 @@ class Room:
         #: The current match's events its record is counted from (``Game.record_kinds``), and whether its end was told.
         self.match_events: list[Any] = []
         self.over_told = self.table is not None and self.game.over(self.table)
+        #: The current match's latest events, hidden ones too (``Game.recent_kept``), for a rejoiner's ``recent`` push.
+        self.history: deque[Any] | None = deque(maxlen=self.game.recent_kept) if self.game.recent_kept else None
 
     # --- what the room tells people ------------------------------------------------------------
 
@@ -376,6 +379,16 @@ class Room:
         for peer in self.watchers:
             peer.send(frame)
 
+    def send_recent(self, seat: int) -> None:
+        """To a rejoiner, before its snapshot: the latest events of the match it may see (protocol 7, ``recent``),
+        for its feed; those of its time away too. Nothing for a game that keeps none, or a match with none yet."""
+        peer = self.seats[seat].peer
+        if self.history is None or peer is None:
+            return
+        events = self.game.recent(self.history, seat, seating.team_of(seat, self.players))
+        if events:
+            peer.send(encode(to_wire(m.Recent(self.id, self.game.name, events))))
+
     def _update(self, batch: games.UpdateBatch, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         """The frame of one seat's update in ``batch``, numbered by the seat's ``seq``."""
         s = self.seats[seat]
@@ -437,6 +450,8 @@ class Room:
     def _published(self, emits: list[Any]) -> None:
         """After a batch was told: the seating push if it changed, the timer woken if the batch brought the room's
         next deadline forward. Routine play (most batches) does neither."""
+        if self.history is not None:
+            self.history.extend(emits)
         if self.game.routine(emits):
             return
         self.listing_changed()  # the phase or the scores may have moved (routine play moves neither)
@@ -619,6 +634,8 @@ class Room:
         opening = self.opening(None if recorder is None else recorder.seed(self.rng))
         self.table = table = self.game.new_table(opening, self.timing, self.rng)
         self.match_events, self.over_told = [], False
+        if self.history is not None:
+            self.history.clear()  # a rematch's feed starts afresh, as the match's first update does
         emits: list[Any] = list(table.start(now))
         if recorder is not None:
             recorder.started(opening, table, now, emits)

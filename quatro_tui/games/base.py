@@ -69,6 +69,10 @@ class ClientGame(ABC):
         """Keep an update of this game's table (``view``: the seat's view after ``events``) in ``game``. True when
         the player must not miss it (the bell rings, if asked for)."""
 
+    def recall(self, game: Game, events: Sequence[Any]) -> None:
+        """What this seat saw of its match before it rejoined (the ``recent`` push), into a feed that has none of
+        it. By default nothing: a game whose screen keeps no feed."""
+
     @abstractmethod
     def screen(self, game: Game) -> type[Screen[None]] | None:
         """The screen the table's state calls for (None: none yet, whatever shows stays)."""

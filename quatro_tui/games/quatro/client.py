@@ -51,6 +51,9 @@ class QuatroClient(ClientGame):
         game.kind = self.name
         return game.apply(view, [ev for ev in events if isinstance(ev, e.Event)], received_at)
 
+    def recall(self, game: Game, events: Sequence[Any]) -> None:
+        game.recall([ev for ev in events if isinstance(ev, e.Event)])
+
     def screen(self, game: Game) -> type[Screen[None]] | None:
         phase = game.phase
         return None if phase is None else PHASE_SCREENS[phase]
