@@ -312,7 +312,7 @@ class QuatroApp(App[str | None]):
         elif plan.watch is not None:
             reply = await self.watch_table(plan.watch, plan.password)
             if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Watching)):
-                why = getattr(reply, "message", None) or "the connection was lost"
+                why = words.why_not(reply)
                 self.exit(f"quatro: cannot watch table {plan.watch}: {words.ended(why)}", return_code=1)
                 return
         elif await self._rejoin(plan):
@@ -320,7 +320,7 @@ class QuatroApp(App[str | None]):
         elif plan.table is not None:
             reply = await self.request(m.Join(plan.table, plan.password or None))
             if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-                why = getattr(reply, "message", None) or "the connection was lost"
+                why = words.why_not(reply)
                 self.exit(f"quatro: cannot join table {plan.table}: {words.ended(why)}", return_code=1)
                 return
             self.game.my_seat = reply.payload.seat
@@ -361,7 +361,7 @@ class QuatroApp(App[str | None]):
         reply = await self.request(m.CreateTable(players if len(contract.seats) > 1 else None,
                                                  self.table_timing(plan.timing), game=None if default else contract.name))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            why = getattr(reply, "message", None) or "the connection was lost"
+            why = words.why_not(reply)
             table = "a table" if default else f"a {contract.title} table"
             self.exit(f"quatro: cannot create {table}: {words.ended(why)}", return_code=1)
             return

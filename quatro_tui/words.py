@@ -67,6 +67,19 @@ def ended(text: str) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
+#: Why a request got no answer: ``request`` returns None only when the link went before the reply came.
+NO_ANSWER = "the connection to the server was lost before it answered"
+
+
+def why_not(reply: Reply | None) -> str:
+    """Why ``reply`` is not the answer asked for, in words: the server's own (a refusal's, an error's), or that no
+    answer came (the link went: None), or that the answer was another than asked for (a client out of step)."""
+    if reply is None:
+        return NO_ANSWER
+    message = getattr(reply, "message", None)
+    return message or "the server answered something this client did not ask for"
+
+
 def sentence(text: str) -> str:
     """``text`` (a reason, a server's words) as a sentence of its own: a capital first, one closing mark last."""
     return ended(text[:1].upper() + text[1:])

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from quatro_shared.actions import Call, Swap, TakeChannel
+from quatro_shared import messages as m
+from quatro_shared import protocol as p
 from quatro_shared.messages import Refused
 from quatro_shared import events as e
 from quatro_shared import wording
@@ -185,3 +187,12 @@ def test_the_four_of_a_kind_line_leaves_the_feed_once_the_hand_is_no_longer_four
     assert line in game.feed
     game.apply(replace(view, phase=Phase.SIGNING, round=view.round + 1, hand=()), [], NOW)
     assert line not in game.feed
+
+
+def test_a_reply_that_is_not_the_answer_says_why_in_the_servers_words_or_that_none_came():
+    """Never "the connection was lost" for a refusal or an error (a replay once read so while the link was fine)."""
+    refused = m.Refused(3, p.NO_SUCH_TABLE, "no table 9")
+    assert words.why_not(refused) == "no table 9"
+    assert words.why_not(m.Error(3, p.BAD_REQUEST, "offset: a whole number")) == "offset: a whole number"
+    assert words.why_not(None) == words.NO_ANSWER and "lost" in words.NO_ANSWER
+    assert words.why_not(m.Ok(3, m.Done())) == "the server answered something this client did not ask for"

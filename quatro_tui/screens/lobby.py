@@ -267,7 +267,7 @@ class LobbyScreen(Screen[None]):
         password = self.query_one("#password", Input).value or getattr(self.app.plan, "password", None)
         reply = await self.app.watch_table(table_id, password)
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Watching)):
-            self.note(f"Cannot watch: {getattr(reply, 'message', None) or 'the connection was lost'}.")
+            self.note(f"Cannot watch: {words.why_not(reply)}.")
             return
         # The seating push (and the snapshot) that came before the reply have turned this screen into the watch.
         self.app.route()
@@ -277,7 +277,7 @@ class LobbyScreen(Screen[None]):
         password = self.query_one("#password", Input).value or getattr(self.app.plan, "password", None)
         reply = await self.app.request(m.Join(table_id, password or None))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            self.note(f"Cannot join: {getattr(reply, 'message', None) or 'the connection was lost'}.")
+            self.note(f"Cannot join: {words.why_not(reply)}.")
             return
         # The seating push that came with the reply has already turned this screen into the table's room.
         self.app.game.my_seat = reply.payload.seat
@@ -300,7 +300,7 @@ class LobbyScreen(Screen[None]):
                                 None if contract is games.DEFAULT else game, False if rated == "friendly" else None)
         reply = await self.app.request(request)
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
-            self.note(f"Cannot create: {getattr(reply, 'message', None) or 'the connection was lost'}.")
+            self.note(f"Cannot create: {words.why_not(reply)}.")
             return
         # The seating push that came with the reply has already turned this screen into the table's room.
         self.app.game.my_seat = reply.payload.seat

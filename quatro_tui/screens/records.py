@@ -87,7 +87,7 @@ class LeaderboardScreen(Screen[None]):
         reply = await self.app.request(m.Leaderboard(self.game, self.first or None))
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Standings)):
             self._title(f"Leaderboard: {title_of(self.game)}")
-            self._note(f"No leaderboard: {getattr(reply, 'message', None) or 'the connection was lost'}.")
+            self._note(f"No leaderboard: {words.why_not(reply)}.")
             return
         self.standings = board = reply.payload
         self.fill(board)
@@ -181,7 +181,7 @@ class PlayerCardScreen(ModalScreen[None]):
         reply = await self.app.request(m.PlayerCard(self.person))
         body = self.query_one("#card-body", Static)
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Card)):
-            why = getattr(reply, "message", None) or "the connection was lost"
+            why = words.why_not(reply)
             body.update(Content(words.plain(f"No card: {why}.", self.app.game.ascii_only)))
             return
         self.card = reply.payload

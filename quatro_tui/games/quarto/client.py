@@ -14,6 +14,7 @@ from quatro_shared.views import Phase as TablePhase
 
 from quatro_tui.games.quarto.lesson import LESSON
 from quatro_tui.games.base import ClientGame, MarkRow
+from quatro_tui import words as client_words
 from quatro_tui.games.quarto import words
 from quatro_tui.games.quarto.screen import MARKS_ASCII, MARKS_TITLE, MARKS_UNICODE, RULES, QuartoScreen, QuartoWatchScreen
 from quatro_tui.screens.room import RoomScreen
@@ -113,7 +114,7 @@ class QuartoClient(ClientGame):
         reply = await app.request(action)
         screen = self.shown(app)
         if screen is not None and not isinstance(reply, m.Ok):
-            screen.refused(getattr(reply, "message", "") or "the connection was lost")
+            screen.refused(client_words.why_not(reply))
 
 
 CLIENT = QuartoClient()
