@@ -408,6 +408,7 @@ LIMITS = {
             "FLOOD_DISCONNECT",
             "HELLO_TIMEOUT",
             "FLUSH_GRACE",
+            "LOBBY_PUSH_EVERY",
         )
     },
     (outbound, "MAX_OUTBOUND_BYTES"): outbound.MAX_OUTBOUND_BYTES,
