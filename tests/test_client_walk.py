@@ -17,10 +17,14 @@ SEEDS = [(1, 700), (2, 700), (3, 700)]
 
 
 @pytest.fixture
-def walk_server(tmp_path):
-    server = WalkServer(tmp_path)
+def walk_server(tmp_path, redis_url):
+    """The walk's server and, sharing its lobby through a real Redis directory, a second one (for ``moved``)."""
+    server = WalkServer(tmp_path, directory=redis_url)
+    server.far = WalkServer(tmp_path / "far", directory=redis_url, past=False)
     server.start()
+    server.far.start()
     yield server
+    server.far.stop()
     server.stop()
 
 

@@ -4,7 +4,9 @@ Each step is one thing a person or the server does: a key the screen on top offe
 anywhere, a resize (80×24, 120×36, too small), quitting and coming back with the remembered seat; or, on the
 other side, a scripted host (tables of both games opened, filled with bots, started, rematched, closed to
 watchers, left, a chat line), a twin who takes the walker's seat over, and the operator (a notice, a table
-closed, the walker's seat removed, the server restarted from its journal).
+closed, the walker's seat removed, the server restarted from its journal). With a directory (a real Redis), a
+second server shares the lobby and a host there opens tables of its own: joining or watching one of them is
+answered ``moved``, and the client follows it there (protocol section 21).
 
 Sessions are of three kinds (``KINDS``): ``quatro join`` to the walk's server, whose journal holds a Quatro and a
 Quarto match over from the start (for replays), ``quatro play`` on a private server, and ``quatro learn``.
@@ -77,14 +79,19 @@ PURPOSE = {"LobbyScreen": ["c", "enter", "w", "p"], "RoomScreen": ["b", "b", "b"
 class WalkServer:
     """``quatro-server`` journalling into a data directory (replays, restarts restore), its admin socket there."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, directory: str | None = None, past: bool = True) -> None:
         self.tmp = tmp
         self.data = tmp / "data"
+        tmp.mkdir(parents=True, exist_ok=True)
         self.timing = tmp / "walk.toml"
         self.timing.write_text(WALK_TIMING)
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
+        #: The table directory shared with ``far`` (a Redis URL), and whether the journal starts with past matches.
+        self.directory, self.past = directory, past
+        #: The other server of the directory, whose tables the walker is ``moved`` to (None: a server alone).
+        self.far: WalkServer | None = None
 
     def past_matches(self) -> None:
         """Two matches over in the journal before the server first starts, a Quatro one and a Quarto one, so that
@@ -96,14 +103,14 @@ class WalkServer:
         quarto_match(self.data)
 
     def start(self) -> int:
-        if self.starts == 0:
+        if self.starts == 0 and self.past:
             self.past_matches()
         log = (self.tmp / f"server-{self.starts}.log").open("wb")
         self.starts += 1
         self.process = subprocess.Popen(
             [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", str(self.port), "--no-announce",
              "--data-dir", str(self.data), "--timing", str(self.timing), "--trusted-address", "127.0.0.1",
-             "--log-level", "warning"],
+             "--log-level", "warning", *(["--directory", self.directory] if self.directory else [])],
             stdout=subprocess.PIPE, stderr=log)
         assert self.process.stdout is not None
         deadline = time.monotonic() + 20
@@ -149,6 +156,8 @@ class Walk:
     kinds: set[str] = field(default_factory=set)
     host: Player | None = None
     host_tables: list[int] = field(default_factory=list)
+    #: The host of the directory's other server (``WalkServer.far``).
+    far_host: Player | None = None
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -171,8 +180,9 @@ class Walk:
             while self.done < self.steps:
                 await self.session()
         finally:
-            if self.host is not None:
-                await self.host.close()
+            for host in (self.host, self.far_host):
+                if host is not None:
+                    await host.close()
 
     def app(self) -> tuple[QuatroApp, str]:
         """The next session's client, and what kind it is (``KINDS``)."""
@@ -212,6 +222,9 @@ class Walk:
                     self.screens.add(type(app.screen).__name__)
                     if getattr(app, "player", None) is not None:
                         self.screens.add("a replay")  # a replay plays on the table's own screens, under its bar
+                    far = self.server.far
+                    if far is not None and app.conn is not None and app.conn.connected and app.conn.port == far.port:
+                        self.screens.add("moved")  # followed a ``moved`` to the other server
                     if self.leads_on(app):
                         stuck_since = None
                     elif stuck_since is None:
@@ -267,8 +280,10 @@ class Walk:
             self.note("quit, to come back")
             await pilot.press("ctrl+q")
             await self.answer_quit(app, pilot, leave=True)
-        elif roll < 0.92:
+        elif roll < 0.86:
             await self.host_does(app)
+        elif roll < 0.92:
+            await self.far_host_does()
         elif roll < 0.94:
             await self.twin_takes_over()
         else:
@@ -333,6 +348,41 @@ class Walk:
         elif what == "join_walker" and app.conn is not None and app.conn.seat is not None:
             await host.request(p.LEAVE)
             await host.request(p.JOIN, table=app.conn.seat.table)
+
+    async def far_host_does(self) -> None:
+        """The other server's host opens a table there (listed in the walker's lobby through the directory), fills
+        it with bots and starts it, or leaves it: the walker's join or watch of it is answered ``moved``."""
+        far = self.server.far
+        if far is None:
+            return
+        if self.far_host is None or not self.far_host.conn.connected:
+            if self.far_host is not None:
+                await self.far_host.close()
+            try:
+                self.far_host = await asyncio.wait_for(Player(far.port, "farah").start(), 5)
+            except (OSError, asyncio.TimeoutError, Exception):  # noqa: BLE001
+                self.far_host = None
+                return
+        host = self.far_host
+        what = self.rng.choice(["open", "open", "fill", "start", "leave"])
+        self.note(f"far host: {what}")
+        try:
+            async with asyncio.timeout(5):
+                if what == "open":
+                    await host.request(p.LEAVE)
+                    if self.rng.random() < 0.3:
+                        await host.request(p.CREATE_TABLE, game="quarto")
+                    else:
+                        await host.request(p.CREATE_TABLE, players=4)
+                elif what == "fill":
+                    for _ in range(self.rng.choice([1, 3])):  # sometimes a seat is left for the walker
+                        await host.request(p.ADD_BOT, level="easy")
+                elif what == "start":
+                    await host.request(p.START)
+                else:
+                    await host.request(p.LEAVE)
+        except (asyncio.TimeoutError, AssertionError, Exception):  # noqa: BLE001 - refusals and a dropped link
+            pass
 
     async def twin_takes_over(self) -> None:
         """The walker's own seat, taken over from another terminal with its secret, then given back."""
