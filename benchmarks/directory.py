@@ -44,7 +44,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from quatro_shared import messages as m  # noqa: E402
-from quatro_shared import protocol as p  # noqa: E402
 from quatro_shared import quarto as q  # noqa: E402
 from quatro_shared.client import Answered, ClientCore, TablesListed  # noqa: E402
 

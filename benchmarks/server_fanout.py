@@ -70,7 +70,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -763,7 +763,7 @@ def _scrape_for(port: int, seconds: float, every: float) -> int:
     import urllib.request
 
     end, scrapes = time.perf_counter() + seconds, 0
-    while (left := end - time.perf_counter()) > 0:
+    while end - time.perf_counter() > 0:
         with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=5) as answer:
             answer.read()
         scrapes += 1

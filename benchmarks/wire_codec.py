@@ -299,7 +299,6 @@ def server_codec(tables: int, steps: int, seconds: float, repeat: int) -> None:
         server_work._seat_all, server_work._Run.swap_bytes = seat_all, swap_bytes  # type: ignore[method-assign]
     per_message = server_work.measure_server(server_work._Run(tables, steps, 3.0), journalled=False)["us_per_msg"]
 
-    unpack_limits = framing._UNPACK_LIMITS
     ms_encode, ms_decode = _msgspec_framing() if msgspec is not None else (None, None)
     sides: dict[str, tuple[Callable[..., Any], Callable[..., Any] | None]] = {
         "updates._packb": (shipped[0], ms_encode),

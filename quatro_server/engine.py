@@ -22,7 +22,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from functools import partial
 from math import inf
 from typing import Any, Self
 

@@ -31,7 +31,6 @@ import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.addresses import parse_address
 from quatro_shared.tls import Endpoint, client_context, parse_endpoint, tls_trouble
 from quatro_shared.games import CONTRACTS, DEFAULT
 from quatro_shared.cards import PLAYER_COUNTS

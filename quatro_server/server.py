@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import count
-from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgpack

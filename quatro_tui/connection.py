@@ -464,7 +464,7 @@ class Connection:
                 # The server's bytes broke the framing or its limits: the stream cannot be trusted past them, so the
                 # link goes, but a request waiting for its reply is told what happened, not that the link dropped.
                 why = lost = f"the server sent a message this client cannot read ({exc.code}: {exc.message})"
-            except (OSError, AttributeError, AssertionError) as exc:
+            except (OSError, AttributeError, AssertionError):
                 why = "the connection failed"
             moving = self._moving
             if moving is not None:

@@ -173,9 +173,9 @@ def parse_turn(text: str) -> Turn:
 def common_attributes(pieces: tuple[int, ...] | list[int]) -> tuple[int, int]:
     """The attributes all ``pieces`` share, as bit sets: (set in every one, clear in every one)."""
     on, off = 0xF, 0xF
-    for p in pieces:
-        on &= p
-        off &= ~p
+    for piece in pieces:
+        on &= piece
+        off &= ~piece
     return on, off & 0xF
 
 
@@ -486,10 +486,10 @@ def winning_squares(board: Sequence[int | None], piece: int) -> tuple[int, ...]:
 
 
 def pool_of(view: QuartoView) -> int:
-    """The pool as a bit set (bit ``p`` set when piece ``p`` can still be given)."""
+    """The pool as a bit set (bit ``piece`` set when that piece can still be given)."""
     bits = 0
-    for p in view.pool:
-        bits |= 1 << p
+    for piece in view.pool:
+        bits |= 1 << piece
     return bits
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import trio
 
-from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.wire import request_from_wire, to_wire
 

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 import pytest
 
 from quatro_shared import games
-from quatro_shared import protocol as p
 from quatro_shared.client import ClientCore, ResyncNeeded, Updated
 from quatro_shared.framing import encode
 from quatro_shared.game import GameContract

@@ -21,7 +21,6 @@ from quatro_server.quarto import QuartoTable, view
 from quatro_server.quarto_bots import QuartoBot
 from quatro_server.timing import FAST
 from quatro_shared import actions as a
-from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import ClientCore, ResyncNeeded, Updated

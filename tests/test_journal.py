@@ -900,7 +900,7 @@ def test_q_a_rematch_is_restored_from_its_own_start_with_its_own_scores(tmp_path
     ask(lobby, ann, 0.0, p.CREATE_TABLE, game="quarto", timing="steady")
     ask(lobby, ann, 0.0, p.ADD_BOT, level="random")
     ask(lobby, ann, 0.0, p.START)
-    room, rng, now = ann.room, random.Random(8), 0.0
+    room, now = ann.room, 0.0
     while room.table.phase is not q.Phase.OVER:
         now += 0.5
         room.tick(now)

@@ -21,7 +21,6 @@ from quatro_server.timing import LESSON, LESSON_PROFILE, load_timing
 
 from quatro_tui import lessons as client_lessons
 from quatro_tui.game import Game
-from quatro_tui.games.quarto import lesson as quarto_lesson
 from quatro_tui.games.quarto.lesson import gave_a_piece, gave_safe_piece, placed_a_piece
 from quatro_tui.games.quatro.lesson import LESSON as QUATRO_LESSON
 from quatro_tui.games.quatro.lesson import (called_right, countered_right, decoy_seen, holds_four,

@@ -16,7 +16,7 @@ import trio
 from helpers.lobby_peer import RecordingPeer
 from helpers.netclient import TestClient
 from quatro_server import quarto_bots
-from quatro_server.games import GAMES, QUARTO, QUATRO
+from quatro_server.games import QUARTO, QUATRO
 from quatro_server.records import identity
 from quatro_server.records.match import MatchRecord, places_by_score
 from quatro_server.records.ratings import Rating, rate

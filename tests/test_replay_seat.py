@@ -13,7 +13,6 @@ import re
 from dataclasses import replace
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -23,10 +22,10 @@ import trio
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared import framing, seating
-from quatro_shared.client import ClientCore, Updated
+from quatro_shared.client import ClientCore
 from quatro_shared.framing import MAX_FRAME_BYTES, encode
 from quatro_shared.views import Phase
-from quatro_shared.wire import push_from_wire, to_wire
+from quatro_shared.wire import to_wire
 
 from quatro_server import archive as archive_module
 from quatro_server import quarto_bots

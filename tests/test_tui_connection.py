@@ -400,7 +400,6 @@ def test_guests_of_a_private_game_its_opener_ended_are_told_at_once_and_not_to_w
     read "If it is restarting, you will be back in your seat" and waited 20 s for a restart that never comes. Its
     goodbye is ``bye closed`` (protocol version 6), with who ended it: the guest is told at once, with the ways on."""
     from quatro_tui.app import Join, QuatroApp
-    from quatro_tui.connection import ServerBye
     from quatro_tui.screens.link import LinkScreen
     from quatro_tui.screens.lobby import LobbyScreen
     from test_tui_manners import _free_port, _serve

@@ -15,7 +15,7 @@ from quatro_server.addresses import machine_interfaces, reachable_addresses
 from quatro_server.bots import LEVELS
 from quatro_tui.app import Join, Play, QuatroApp
 from quatro_shared.levels import PLAY_LEVEL
-from quatro_tui.cli import parse_address, parser, play_seats
+from quatro_tui.cli import parser, play_seats
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import BotLevel, RoomScreen
 from quatro_tui.screens.signing import SigningScreen

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_shared import protocol as p
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen

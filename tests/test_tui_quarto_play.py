@@ -206,7 +206,7 @@ def test_a_closed_client_comes_back_to_its_quarto_seat(quatro_server):
     async def body():
         seats: list[tuple[int, str]] = []
         app = QuatroApp(Join("127.0.0.1", quatro_server, "ann"), remember_seat=lambda t, s, n: seats.append((t, s)))
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(80, 24)):
             await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
             await app.request(m.CreateTable(game="quarto"))
             await app.request(m.AddBot(level="random"))
@@ -220,7 +220,7 @@ def test_a_closed_client_comes_back_to_its_quarto_seat(quatro_server):
             app.exit()
         table, secret = seats[-1]
         back = QuatroApp(Join("127.0.0.1", quatro_server, "ann", rejoin_table=table, rejoin_secret=secret))
-        async with back.run_test(size=(80, 24)) as pilot:
+        async with back.run_test(size=(80, 24)):
             await until(lambda: isinstance(back.screen, QuartoScreen) and back.screen.view is not None, what="the board")
             assert back.screen.view.moves[: len(moves)] == moves
             assert back.game.kind == "quarto"

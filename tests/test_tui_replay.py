@@ -173,7 +173,7 @@ def test_a_quatro_replay_tells_its_breaks_and_offers_no_host_s_keys_at_80x24(tmp
     async def body() -> None:
         player = ReplayPlayer(tape, autoplay=False)
         app = QuatroApp(replay=player)
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(80, 24)):
             await until(lambda: app.screen.query(ReplayBar), what="the bar")
             player.goto(reveal_frame(tape))
             await until(lambda: isinstance(app.screen, RevealScreen), what="the break")

@@ -231,7 +231,7 @@ def test_counter_with_six_players_asks_which_team(quatro_server):
 
 def test_r13_calling_on_ones_own_four_asks_first():
     """The reminder needs a hand of four: built by hand, no server (the dialog is the client's alone)."""
-    from helpers.snapshot_games import round_game, sent_fields
+    from helpers.snapshot_games import round_game
 
     async def body():
         game = round_game(4, hand=("KS", "KH", "KD", "KC"))

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from helpers.terminal import WAIT, on_the_table, quit_with_ctrl_q, to_the_table, wait_for
+from helpers.terminal import on_the_table, quit_with_ctrl_q, to_the_table, wait_for
 from helpers.tui import timing_file
 
 pytestmark = pytest.mark.timeout(90)

@@ -7,7 +7,7 @@ them from the screen's bindings (as remapped), so the words never drift from the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from quatro_shared import events as e
