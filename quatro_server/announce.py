@@ -6,25 +6,7 @@ import ipaddress
 import socket
 from typing import Any
 
-from quatro_shared.discovery import SERVICE_TYPE, NoMulticast
-
-
-def _interfaces(host: str | None) -> Any:
-    """Where to announce or look: a server bound to one address uses that address's interface only."""
-    from zeroconf import InterfaceChoice
-
-    if host in (None, "", "0.0.0.0", "::"):
-        return InterfaceChoice.All
-    return [host]
-
-
-def _open(host: str | None) -> Any:
-    from zeroconf import IPVersion, Zeroconf
-
-    try:
-        return Zeroconf(interfaces=_interfaces(host), ip_version=IPVersion.V4Only)
-    except OSError as exc:
-        raise NoMulticast(f"no multicast on this network ({exc.strerror or exc})") from exc
+from quatro_shared.discovery import SERVICE_TYPE, NoMulticast, open_zeroconf
 
 
 class Announcement:
@@ -56,7 +38,7 @@ class Announcement:
 
     def start(self) -> None:
         """Announce; raises ``NoMulticast``."""
-        self.zeroconf = _open(self.host)
+        self.zeroconf = open_zeroconf(self.host)
         try:
             self.zeroconf.register_service(self.info, allow_name_change=True)
         except OSError as exc:

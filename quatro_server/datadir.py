@@ -1,5 +1,5 @@
-"""Where a server keeps its state: the table journal (journal.py), the SSH door's host key (ssh_door.py), and the
-doors' visitors' client settings (ssh_door.py, web_door.py)."""
+"""Where a server keeps its state: the table journal (``quatro_server/journal/``), the SSH door's host key
+(ssh_door.py), and the doors' visitors' client settings (ssh_door.py, web_door.py)."""
 
 from __future__ import annotations
 

@@ -300,16 +300,6 @@ class Solver:
                         break
         return best
 
-    def placement_value(
-        self, board: Sequence[int | None], piece: int, square: int, pool: int, alpha: int = LOSS, beta: int = WIN
-    ) -> int:
-        """The value, for the player placing ``piece`` on ``square``, of that placement (``pool`` excludes the piece).
-
-        Windowed like ``give_value``.
-        """
-        cells, occ, key = self._encode(board)
-        return self._after_place(cells, occ, key, piece, square, pool, max(alpha, LOSS), min(beta, WIN))
-
     def give_values(self, board: Sequence[int | None], pool: int) -> dict[int, int]:
         """For each piece of ``pool``: the value, for the giver, of giving it."""
         return {q: -self.place_value(board, q, pool & ~(1 << q)) for q in _BITS[pool]}

@@ -6,7 +6,7 @@ import socket
 import time
 from typing import Any
 
-from quatro_shared.discovery import LOOK_SECONDS, SERVICE_TYPE, Found, NoMulticast
+from quatro_shared.discovery import LOOK_SECONDS, SERVICE_TYPE, Found, NoMulticast, open_zeroconf
 
 
 #: Seconds to wait for a server to accept a connection before saying nothing answers there.
@@ -22,30 +22,12 @@ def answers(host: str, port: int, seconds: float = ANSWER_SECONDS) -> bool:
         return False
 
 
-def _interfaces(host: str | None) -> Any:
-    """Where to announce or look: a server bound to one address uses that address's interface only."""
-    from zeroconf import InterfaceChoice
-
-    if host in (None, "", "0.0.0.0", "::"):
-        return InterfaceChoice.All
-    return [host]
-
-
-def _open(host: str | None) -> Any:
-    from zeroconf import IPVersion, Zeroconf
-
-    try:
-        return Zeroconf(interfaces=_interfaces(host), ip_version=IPVersion.V4Only)
-    except OSError as exc:
-        raise NoMulticast(f"no multicast on this network ({exc.strerror or exc})") from exc
-
-
 def discover(seconds: float = LOOK_SECONDS, host: str | None = None) -> list[Found]:
     """The Quatro servers that answer within ``seconds`` (``host``: look through that address's interface
     only). Raises ``NoMulticast``."""
     from zeroconf import ServiceBrowser, ServiceListener
 
-    zeroconf = _open(host)
+    zeroconf = open_zeroconf(host)
     names: list[str] = []
 
     class Listener(ServiceListener):

@@ -8,6 +8,7 @@ Avahi. The TXT record carries ``version`` (the protocol version) and ``ssh`` (th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 SERVICE_TYPE = "_quatro._tcp.local."
 #: Seconds ``quatro join`` listens for announcements before it shows what it found.
@@ -18,6 +19,19 @@ NO_ANNOUNCE_ENV = "QUATRO_NO_ANNOUNCE"
 
 class NoMulticast(Exception):
     """Zeroconf cannot work here: no interface takes multicast (the message says what failed)."""
+
+
+def open_zeroconf(host: str | None) -> Any:
+    """The zeroconf engine to announce or look through: a server bound to one address uses that address's interface
+    only, any other every interface; IPv4 only. Raises ``NoMulticast``. (The zeroconf library loads here, when it is
+    needed: neither side pays for it otherwise.)"""
+    from zeroconf import InterfaceChoice, IPVersion, Zeroconf
+
+    interfaces: Any = InterfaceChoice.All if host in (None, "", "0.0.0.0", "::") else [host]
+    try:
+        return Zeroconf(interfaces=interfaces, ip_version=IPVersion.V4Only)
+    except OSError as exc:
+        raise NoMulticast(f"no multicast on this network ({exc.strerror or exc})") from exc
 
 
 @dataclass(frozen=True)

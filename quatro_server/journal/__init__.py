@@ -1,10 +1,13 @@
 """The table journal: every table and its match, move by move, in SQLite, so that tables outlive the process.
 
-Three parts, none of which knows the lobby, its rooms or any game by name:
+Six parts, none of which knows the lobby, its rooms or any game by name:
 
 - ``store``: the file (``DATA_DIR/journal.sqlite3``), its checks, and the writer thread that commits to it;
 - ``recorder``: the journal of one table, fed by its room after each thing the room did (``Recorder``);
-- ``restore``: the live tables read back and rebuilt, as plain data the lobby builds its rooms from.
+- ``restore``: the live tables read back and rebuilt, as plain data the lobby builds its rooms from;
+- ``saved``: what the file holds for one table, as plain rows (``SavedTable``, ``SavedSeat``, ``SavedMove``);
+- ``codec``: what the journal asks of a game, how its matches are written and read back (``Codec``);
+- ``archive``: finished tables read back one at a time, for the replays a running server offers.
 
 What a game's actions, events and checkpoints look like in the file is the game's own ``Codec`` (``codec``), which
 the game registry (``quatro_server.games``) supplies. ``docs/journal.md`` describes the whole.
