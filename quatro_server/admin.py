@@ -20,6 +20,7 @@ import dataclasses
 import errno
 import json
 import logging
+import math
 import os
 import socket
 import stat
@@ -36,6 +37,7 @@ from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.wording import counted
 
 from quatro_server.datadir import default_data_dir
+from quatro_server.logs import shown
 
 if TYPE_CHECKING:
     import trio
@@ -57,6 +59,11 @@ WAIT_POLL = 0.2
 LINGER = 1.0
 #: A reason the operator gives (``close --reason``, ``remove --reason``), at most this many characters.
 MAX_REASON_LEN = 200
+#: Admin connections open at once, at most: one more is answered ``error`` ``busy`` and closed (an operator runs one
+#: command at a time; a script gone wrong must not hold the server's descriptors).
+MAX_CONNECTIONS = 8
+#: The error code of a connection over ``MAX_CONNECTIONS``.
+BUSY = "busy"
 
 #: The admin requests' kinds.
 TABLES, CLOSE, REMOVE, NOTICE, DRAIN = "tables", "close", "remove", "notice", "drain"
@@ -156,8 +163,9 @@ def request_from_frame(frame: dict[str, Any]) -> AdminRequest:
         return Notice(text)
     if kind == DRAIN:
         timeout = frame.get("timeout")
-        if timeout is not None and (type(timeout) not in (int, float) or not timeout >= 0):
-            raise AdminError(BAD_REQUEST, "timeout: seconds, 0 or more", error=True)
+        if timeout is not None and (type(timeout) not in (int, float) or not 0 <= timeout < math.inf):
+            raise AdminError(BAD_REQUEST, "timeout: seconds, 0 or more (a number, not infinity: leave it out to wait "
+                             "for the last match)", error=True)
         return Drain(None if timeout is None else float(timeout))
     raise AdminError(p.UNKNOWN_KIND, f"admin requests: {', '.join((TABLES, CLOSE, REMOVE, NOTICE, DRAIN))}", error=True)
 
@@ -300,6 +308,9 @@ class AdminListener:
         self.path = path
         self._sock = claim(path)
         self._inode = os.stat(path).st_ino
+        #: Connections being served now (at most ``MAX_CONNECTIONS``), and those turned away since the last said.
+        self.open = 0
+        self._turned_away = 0
 
     async def serve(self, server: Server) -> None:
         """Answer for one server, on its loop."""
@@ -317,9 +328,31 @@ class AdminListener:
         async with listener, trio.open_nursery() as nursery:
             while True:
                 stream = await listener.accept()
+                if self.open >= MAX_CONNECTIONS:
+                    nursery.start_soon(self._turn_away, stream)
+                    continue
+                self.open += 1
                 nursery.start_soon(self._connection, answerer, stream)
 
+    async def _turn_away(self, stream: trio.SocketStream) -> None:
+        """One connection too many: told so and closed at once, one log line for a burst of them."""
+        self._turned_away += 1
+        if self._turned_away == 1:
+            log.warning("admin_refused reason=full open=%d", self.open)
+        async with stream:
+            await self._send(stream, AdminError(BUSY, f"{MAX_CONNECTIONS} admin connections are open already: try again "
+                                                "once one has ended", error=True).reply())
+
     async def _connection(self, answerer: Answerer, stream: trio.SocketStream) -> None:
+        try:
+            await self._serve_one(answerer, stream)
+        finally:
+            self.open -= 1
+            if self._turned_away and self.open == 0:
+                log.info("admin_turned_away count=%d", self._turned_away)
+                self._turned_away = 0
+
+    async def _serve_one(self, answerer: Answerer, stream: trio.SocketStream) -> None:
         import trio
 
         async with stream:
@@ -360,7 +393,7 @@ class AdminListener:
                             reply = await answerer(request_from_frame(frame), trio.current_time())
                         except AdminError as refusal:
                             reply = refusal.reply()
-                        log.info("admin request=%s reply=%s", frame.get("kind"), reply["kind"])
+                        log.info("admin request=%s reply=%s", shown(frame.get("kind")), reply["kind"])
                         await self._send(stream, reply)
 
     @staticmethod
