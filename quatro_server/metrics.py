@@ -41,6 +41,11 @@ COMMIT_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 
 MAX_REQUEST_BYTES = 8192
 REQUEST_TIMEOUT = 5.0
 MAX_SCRAPES = 4
+#: Connections the endpoint holds at once (answered or waiting for a scrape slot), and from one address: each is
+#: gone within REQUEST_TIMEOUT of its accept, and one more is closed at once. A scraper needs one; these bound a
+#: flood of silent connections far inside the descriptors the game port keeps (``doors.descriptor_reserve``).
+MAX_CONNECTIONS = 32
+MAX_CONNECTIONS_PER_ADDRESS = 16
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: Why connections end that the server refused (``Server.ended``); the rest ended otherwise (the peer left, went
 #: silent, was cut for flooding or not reading).
@@ -63,6 +68,7 @@ class Metrics:
                                         buckets=COMMIT_BUCKETS, registry=self.registry)
         self._scrapes = trio.CapacityLimiter(MAX_SCRAPES)
         self.registry.register(_Figures(self))
+        self._gate: Gate | None = None  # made on the loop (its quiet log reads the loop's clock)
 
     def watch(self, server: Server) -> None:
         """Read ``server``'s figures (and time its journal's commits, if it keeps one)."""
@@ -98,14 +104,30 @@ class Metrics:
             await trio.serve_listeners(self._answer, listeners, handler_nursery=nursery)
 
     async def _answer(self, stream: trio.SocketStream) -> None:
-        async with self._scrapes:
-            try:
-                with trio.move_on_after(REQUEST_TIMEOUT):
+        """One connection: within REQUEST_TIMEOUT of its accept (waiting for a slot included) it is answered and
+        closed; past the gate's bounds it is closed at once, one log line for a burst (``metrics_refused``)."""
+        from quatro_server.doors import Gate
+        from quatro_server.server import QuietLog
+
+        if self._gate is None:
+            self._gate = Gate(MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, QuietLog(log), "metrics")
+        gate = self._gate
+        try:
+            address = str(stream.socket.getpeername()[0])
+        except OSError:
+            address = "?"
+        if gate.admit(address) is not None:
+            await trio.aclose_forcefully(stream)
+            return
+        try:
+            with trio.move_on_after(REQUEST_TIMEOUT):
+                async with self._scrapes:
                     await stream.send_all(_response(await _request_line(stream), self.text))
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                pass
-            finally:
-                await trio.aclose_forcefully(stream)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
+        finally:
+            gate.release(address)
+            await trio.aclose_forcefully(stream)
 
 
 async def _request_line(stream: trio.SocketStream) -> bytes:

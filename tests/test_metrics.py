@@ -141,6 +141,48 @@ async def test_the_endpoint_answers_its_path_only(nursery):
     await idle.aclose()
 
 
+async def test_a_flood_of_silent_connections_is_bounded_and_a_real_scrape_is_answered_meanwhile(nursery, caplog,
+                                                                                                  monkeypatch):
+    """Silent connections to the endpoint once took the process to its descriptor limit (the request timeout started
+    only with a scrape slot): now at most MAX_CONNECTIONS are held, each for REQUEST_TIMEOUT from its accept; one more
+    is closed at once with one log line (no traceback), a scraper from another address is answered meanwhile, and
+    the game port's descriptors stay as they were."""
+    import logging
+    import os
+
+    from quatro_server import metrics as metrics_module
+
+    monkeypatch.setattr(metrics_module, "REQUEST_TIMEOUT", 1.0)
+    _, _, port = await _served(nursery)
+    held = metrics_module.MAX_CONNECTIONS_PER_ADDRESS
+    before = len(os.listdir("/proc/self/fd"))
+    silent = []
+    with caplog.at_level(logging.INFO, logger="quatro.metrics"):
+        for _ in range(3 * held):  # three times what one address may hold
+            silent.append(await trio.open_tcp_stream(HOST, port))
+        await trio.sleep(0.2)
+        open_now = len(os.listdir("/proc/self/fd")) - before
+        # The test's own ends of the connections count here too: the server's side holds at most ``held`` of them.
+        assert open_now <= len(silent) + held + 4, open_now
+
+        def scrape_from(address: str) -> int:
+            import socket
+
+            with socket.create_connection((HOST, port), timeout=5, source_address=(address, 0)) as sock:
+                sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                return len(sock.recv(65536))
+
+        assert await trio.to_thread.run_sync(scrape_from, "127.0.0.2") > 0  # another address: answered at once
+    refused = [r for r in caplog.records if "metrics_refused" in r.getMessage()]
+    assert len(refused) == 1 and "reason=per_address" in refused[0].getMessage() and not refused[0].exc_info
+    with trio.fail_after(5):  # the held ones are let go within the request timeout of their accept
+        for stream in silent:
+            assert await stream.receive_some(1) == b""
+    for stream in silent:
+        await stream.aclose()
+    assert await scrape(port)
+
+
 def test_metrics_address_on_the_command_line():
     from quatro_server.cli import _metrics_address
 
