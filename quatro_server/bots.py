@@ -1008,35 +1008,77 @@ RACED_BAR = 0.02
 WATCH_GLANCE = 0.05
 
 
+#: The most points a team may still need in ``match_chance``'s reckoning: a match further from its end is weighed as
+#: if scaled down to this (every team's need in proportion, one point then standing for several). The race's states
+#: grow with the needs to the power of the teams, and unbounded (a profile's ``target_score`` has no maximum) one
+#: decision took seconds, or failed on Python's recursion limit: bounded, the whole table of a four-team race is
+#: about 4,400 states, reckoned once (milliseconds) and kept.
+MATCH_NEED_CAP = 12
+
+
 def point_values(scores: Sequence[int], target: int, us: int, accused: int) -> tuple[float, float, float]:
     """What one point does to our team's chance of winning the match (R20), at these scores: (what ours gains it,
     what the accused team's costs it, what a third team's costs it on average; 0.0 if there is no third team).
 
     The chance is worked out as if every point from here went to a team drawn at random (``match_chance``): the
-    teams are equals, and only the scores tell them apart. All 0.0 when the match is decided or has no target.
+    teams are equals, and only the scores tell them apart. All 0.0 when the match is decided or has no target. Far
+    from the end (a need over ``MATCH_NEED_CAP``) a point is one of the scaled race's: the three keep their ratios.
     """
     teams = len(scores)
     if target <= 0 or teams < 2 or not 0 <= us < teams or not 0 <= accused < teams or max(scores) >= target:
         return 0.0, 0.0, 0.0
-    base = tuple(scores)
+    needs = _scaled_needs(scores, target)
 
     def after(team: int) -> float:
-        return match_chance(tuple(n + (i == team) for i, n in enumerate(base)), target, us)
+        return _chance(tuple(n - (i == team) for i, n in enumerate(needs)), us)
 
-    now = match_chance(base, target, us)
+    now = _chance(needs, us)
     thirds = [now - after(t) for t in range(teams) if t not in (us, accused)]
     return after(us) - now, now - after(accused), sum(thirds) / len(thirds) if thirds else 0.0
 
 
-@functools.lru_cache(maxsize=4096)
 def match_chance(scores: tuple[int, ...], target: int, us: int) -> float:
-    """The chance that team ``us`` reaches ``target`` first, if each point from here goes to any team alike."""
+    """The chance that team ``us`` reaches ``target`` first, if each point from here goes to any team alike (needs
+    over ``MATCH_NEED_CAP`` scaled down to it)."""
     if scores[us] >= target:
         return 1.0
     if max(scores) >= target:
         return 0.0
-    teams = len(scores)
-    return sum(match_chance(tuple(n + (i == t) for i, n in enumerate(scores)), target, us) for t in range(teams)) / teams
+    return _chance(_scaled_needs(scores, target), us)
+
+
+def _scaled_needs(scores: Sequence[int], target: int) -> tuple[int, ...]:
+    needs = [target - n for n in scores]
+    top = max(needs)
+    if top <= MATCH_NEED_CAP:
+        return tuple(needs)
+    return tuple(max(1, round(n * MATCH_NEED_CAP / top)) for n in needs)
+
+
+def _chance(needs: tuple[int, ...], us: int) -> float:
+    """``us``'s chance in the race where team i still needs ``needs[i]`` points (0: it has won)."""
+    if needs[us] <= 0:
+        return 1.0
+    if min(needs) <= 0:
+        return 0.0
+    return _race(needs[us], tuple(sorted(needs[:us] + needs[us + 1:])))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _race(mine: int, others: tuple[int, ...]) -> float:
+    """The chance of the team that needs ``mine`` points against teams needing ``others`` (sorted: the teams are
+    alike, so only the multiset counts), every point to any team alike. Depth at most the needs' sum (48 at most
+    with ``MATCH_NEED_CAP``), never Python's recursion limit."""
+    teams = len(others) + 1
+    total = 1.0 if mine == 1 else _race(mine - 1, others)
+    last = 0.0  # the race after a point of the team before, which a team of the same need shares
+    for i, n in enumerate(others):
+        if n == 1:
+            continue  # that team reaches the target: 0 for us
+        if not (i and others[i - 1] == n):
+            last = _race(mine, tuple(sorted((*others[:i], n - 1, *others[i + 1:]))))
+        total += last
+    return total / teams
 
 
 class _Window:

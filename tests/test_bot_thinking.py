@@ -255,3 +255,48 @@ async def test_a_bot_whose_thinking_fails_in_its_thread_ends_its_table_alone(ser
     assert "a bot bug" in caplog.text
     other = await TestClient.connect(server.port, "zed")
     assert (await other.request(p.PING))["kind"] == p.OK
+
+
+async def test_expert_tables_far_from_their_end_never_hold_the_loop(nursery):
+    """``expert`` weighs a point by what it does to the match (``point_values``), a race over the scores that grew
+    with the target and the teams: seven experts at a target of 15 once took the server to 199% CPU and silence, and
+    a target of 200 failed the table on Python's recursion limit. Now needs are reckoned at most ``MATCH_NEED_CAP``
+    (scaled): two tables of seven experts each, at a target of a million and of 15, play while another connection
+    pings, and the loop's longest step stays short."""
+    from quatro_server import bots
+    from quatro_server.server import Server
+
+    profiles = {**PROFILES, "far": FAST.changed(target_score=1_000_000), "fifteen": FAST.changed(target_score=15)}
+    lobby = Lobby(timing_profiles=profiles, seed=5)
+    server = Server(lobby)
+    listeners = await nursery.start(server.serve, "127.0.0.1", 0)
+    port = listeners[0].socket.getsockname()[1]
+    hosts = []
+    for timing in ("far", "fifteen"):
+        host = await TestClient.connect(port, f"host-{timing}")
+        assert (await host.request(p.CREATE_TABLE, players=8, timing=timing))["kind"] == p.OK
+        for _ in range(7):
+            assert (await host.request(p.ADD_BOT, level="expert"))["kind"] == p.OK
+        assert (await host.request(p.START))["kind"] == p.OK
+        hosts.append(host)
+    eve = await TestClient.connect(port, "eve")
+    bots._race.cache_clear()
+    watch = LoopWatch()
+    watch.install()
+    took: list[float] = []
+    try:
+        ends = trio.current_time() + 4.0
+        while trio.current_time() < ends:
+            started = time.perf_counter()
+            assert (await eve.request(p.PING))["kind"] == p.OK
+            took.append(time.perf_counter() - started)
+            await trio.sleep(0.05)  # 20 a second, inside the request rate
+    finally:
+        watch.uninstall()
+    assert any(r.table is not None and r.table.round >= 1 for r in lobby.rooms.values())  # the experts played
+    assert all(r.table is not None and not r.game.over(r.table) for r in lobby.rooms.values())  # no table failed
+    assert bots._race.cache_info().currsize <= 5_000  # the race's states, bounded whatever the target
+    took.sort()
+    assert took[int(len(took) * 0.99) - 1] < 0.1 and watch.longest_batch < 0.1, (took[-5:], watch.longest_batch)
+    for host in hosts:
+        await host.aclose()

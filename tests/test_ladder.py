@@ -231,6 +231,12 @@ def test_expert_weighs_a_point_by_what_it_does_to_the_match():
     for scores in ((0, 0, 0, 0), (2, 1, 4, 0), (4, 4, 4, 4), (3, 0, 2)):
         assert sum(bots.match_chance(scores, 5, team) for team in range(len(scores))) == pytest.approx(1.0)
     assert bots.point_values((5, 0, 0, 0), 5, 0, 1) == (0.0, 0.0, 0.0)  # decided: nothing left to weigh
+    # Any target a profile may set: far from the end the race is reckoned scaled (MATCH_NEED_CAP), same ratios,
+    # no recursion limit reached (a target of 200 once failed the table).
+    gain, loss, third = bots.point_values((0, 0, 0, 0), 10**9, 0, 1)
+    assert gain == pytest.approx(3 * loss, rel=0.05) and third == pytest.approx(loss)
+    gain, loss, _ = bots.point_values((0, 0), 200, 0, 1)
+    assert gain > 0 and gain == pytest.approx(loss)
 
     bot = ExpertBot(random.Random(7))
     dealt(bot, 0, ("AS", "QH", "JD", "10D"), ("KS", "KH", "QS", "AC", "9S", "9H", "8S", "8H"), players=8)
