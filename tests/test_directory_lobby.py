@@ -8,6 +8,7 @@ import trio
 from quatro_shared import protocol as p
 from quatro_shared.wire import request_from_wire, to_wire
 
+from quatro_server.directory import DirectoryError
 from quatro_server.directory.redis_directory import RedisDirectory
 from quatro_server.tables.lobby import Lobby
 
@@ -232,9 +233,67 @@ async def test_servers_started_together_give_the_first_tables_low_ids_not_a_bloc
         d1._nursery = d2._nursery = nursery  # where their refills run (``run`` sets it)
         for _ in range(60):
             for directory in (d1, d2):
-                table = directory.new_id()
+                with trio.fail_after(5):
+                    while True:
+                        try:
+                            table = directory.new_id()
+                            break
+                        except DirectoryError:  # a burst faster than the refills: a moment later
+                            await trio.sleep(0.001)
                 assert table not in given
                 given.add(table)
             await trio.sleep(0)
         nursery.cancel_scope.cancel()
     assert max(given) < 200, "the blocks stop growing at ID_BLOCK"
+
+
+async def test_a_stalled_redis_never_holds_the_loop_a_create_is_refused_at_once_and_play_goes_on(tmp_path):
+    """Redis stopped (SIGSTOP) with the ids at hand used up: ``create_table`` once asked Redis on the event loop and
+    froze the whole server for its 15 s socket timeout. Now it is refused at once ("try again in a moment"), one log
+    line for the spell, the loop never waits; once Redis answers again the ids come back and tables are made."""
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import time
+
+    binary = shutil.which("redis-server")
+    assert binary is not None, "redis-server is needed (.ci/run installs it)"
+    path = tmp_path / "redis.sock"
+    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(path), "--save", "", "--appendonly", "no",
+                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with trio.fail_after(10):
+            while not path.exists():
+                await trio.sleep(0.02)
+        lobby, directory = lobby_on(f"unix://{path}?db=3", "10.0.0.1:7001", ttl=6.0)
+        ann = LobbyPeer("ann")
+        ask(lobby, ann, p.HELLO, version=p.PROTOCOL_VERSION, name="ann")
+        async with trio.open_nursery() as nursery:
+            await directory.connect()
+            await nursery.start(directory.run)
+            with trio.fail_after(5):
+                while len(directory._ids) < 2:  # the refill that follows the join
+                    await trio.sleep(0.01)
+            os.kill(proc.pid, signal.SIGSTOP)
+            made, refused, slowest = 0, None, 0.0
+            for _ in range(40):  # more tables than the ids at hand
+                started = time.perf_counter()
+                reply = ask(lobby, LobbyPeer(f"p{made}"), p.CREATE_TABLE, game="quarto")
+                slowest = max(slowest, time.perf_counter() - started)
+                if reply["kind"] == p.OK:
+                    made += 1
+                else:
+                    refused = reply
+                await trio.sleep(0.01)
+            assert made >= 1 and refused is not None and "try again in a moment" in refused["message"], refused
+            assert slowest < 0.05, slowest  # never a round trip to the stopped Redis on the loop
+            os.kill(proc.pid, signal.SIGCONT)
+            with trio.fail_after(20):  # the refill's thread gets its answer, or the next one does
+                while ask(lobby, LobbyPeer("late"), p.CREATE_TABLE, game="quarto")["kind"] != p.OK:
+                    await trio.sleep(0.1)
+            nursery.cancel_scope.cancel()
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.terminate()
+        proc.wait(5)

@@ -129,18 +129,21 @@ class RedisDirectory:
     # --- what the lobby asks (TableDirectory) --------------------------------------------------------------
 
     def new_id(self) -> int:
+        """An id from those at hand, never a round trip on the loop: the ids are taken in blocks ahead of need, in a
+        thread (``_refill``). With none at hand (a burst took them faster than Redis answered, or Redis does not
+        answer) raises ``DirectoryError`` at once, and the lobby refuses the table with "try again in a moment":
+        a stalled Redis costs no table's play a moment."""
+        self._refill_soon()
+        if not self._ids:
+            why = "it did not answer a moment ago" if time.monotonic() < self._down_until else "more are on their way"
+            raise DirectoryError(f"no table id at hand from {self.url}: {why}")
+        return self._ids.pop(0)
+
+    def _refill_soon(self) -> None:
+        """More ids asked for in a thread, once half of the block at hand is used (none asked twice at once)."""
         if len(self._ids) <= self._block // 2 and not self._refilling and self._nursery is not None:
             self._refilling = True
             self._nursery.start_soon(self._refill)
-        if not self._ids:
-            if time.monotonic() < self._down_until:  # it failed a moment ago: the loop does not wait on it again
-                raise DirectoryError(f"no table id from {self.url}: it did not answer a moment ago")
-            try:
-                self._ids.extend(self._take_ids())  # a burst used every id at hand: one round trip on the loop
-            except redis.RedisError as exc:
-                self._down_until = time.monotonic() + RETRY
-                raise DirectoryError(f"no table id from {self.url}: {exc}") from None
-        return self._ids.pop(0)
 
     def holder(self, table: int) -> tuple[str, int] | None:
         remote = self._others.get(table)
@@ -200,7 +203,9 @@ class RedisDirectory:
             ids = await trio.to_thread.run_sync(self._take_ids, limiter=self._limiter)
             self._ids.extend(ids)
         except redis.RedisError as exc:
-            log.warning("directory_ids_failed error=%s", exc)
+            if time.monotonic() >= self._down_until:  # once a spell, not once a table asked for
+                log.warning("directory_ids_failed error=%s", exc)
+            self._down_until = time.monotonic() + RETRY
         finally:
             self._refilling = False
 
@@ -245,6 +250,7 @@ class RedisDirectory:
                 nursery.start_soon(self._sweep)
                 log.info("directory_joined url=%s address=%s others=%d", self.url, self.address, len(self._others))
                 self._dirty.set()  # this server's tables (restored from its journal) told at once
+                self._refill_soon()  # the next ids at hand before the first player asks (the first block is one)
                 task_status.started()
                 await trio.sleep_forever()
         finally:

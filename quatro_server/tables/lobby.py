@@ -559,7 +559,8 @@ class Lobby:
             table_id = self._new_id()
         except DirectoryError as exc:
             log.warning("table_refused reason=directory error=%s", exc)
-            return m.refused(request.id, p.SERVER_FULL, "the table directory does not answer: try again in a moment")
+            return m.refused(request.id, p.SERVER_FULL, "no table number to give just now (the table directory is "
+                             "slow to answer): try again in a moment")
         room = Room(
             id=table_id,
             players=players,
