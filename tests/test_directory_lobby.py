@@ -297,3 +297,38 @@ async def test_a_stalled_redis_never_holds_the_loop_a_create_is_refused_at_once_
         os.kill(proc.pid, signal.SIGCONT)
         proc.terminate()
         proc.wait(5)
+
+
+async def test_a_redis_restarted_empty_never_gives_an_id_again_that_a_live_server_holds(redis_url):
+    """Redis restarted with nothing saved (as the private one is) once made a server hand out table 1 again while its
+    own table 1 played on, and two servers reuse ids 1 to 11 (the journal then lost writes to its UNIQUE ids). Each
+    server knows its own highest id and raises the counter past it at every block it takes and every heartbeat."""
+    import redis as redis_module
+
+    one, d1 = lobby_on(redis_url, "10.0.0.1:7001", ttl=0.6)
+    two, d2 = lobby_on(redis_url, "10.0.0.2:7002", ttl=0.6)
+    ann = LobbyPeer("ann")
+    ask(one, ann, p.HELLO, version=p.PROTOCOL_VERSION, name="ann")
+    async with trio.open_nursery() as nursery:
+        await d1.connect(one.highest_id())
+        await nursery.start(d1.run)
+
+        async def create(lobby: Lobby, name: str) -> int:
+            peer = LobbyPeer(name)
+            ask(lobby, peer, p.HELLO, version=p.PROTOCOL_VERSION, name=name)
+            with trio.fail_after(5):
+                while (reply := ask(lobby, peer, p.CREATE_TABLE, game="quarto"))["kind"] != p.OK:
+                    await trio.sleep(0.01)
+            return int(reply["table"])
+
+        held = [await create(one, f"a{i}") for i in range(3)]
+        client = redis_module.Redis.from_url(redis_url)
+        client.flushall()  # the restart, with nothing saved
+        client.close()
+        assert all(table > max(held) for table in [await create(one, f"b{i}") for i in range(12)])  # past its pool
+        held = list(one.rooms)
+        await trio.sleep(0.5)  # a heartbeat of the live server
+        await d2.connect(two.highest_id())  # a server that never held a table starts on the empty Redis
+        await nursery.start(d2.run)
+        assert await create(two, "cid") > max(held)
+        nursery.cancel_scope.cancel()

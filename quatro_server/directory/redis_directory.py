@@ -62,6 +62,10 @@ FIND_POLL = 0.02
 #: The ``ids`` counter brought up to at least the given value (a restarted server's restored tables).
 _AT_LEAST = "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then " \
             "redis.call('SET', KEYS[1], ARGV[1]) end return 0"
+#: The counter raised to at least ARGV[1] (this server's highest id), then ARGV[2] more taken, in one step: a Redis
+#: that restarted empty (nothing saved, as the private one) never hands this server an id it gave already.
+_TAKE_PAST = "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then " \
+             "redis.call('SET', KEYS[1], ARGV[1]) end return redis.call('INCRBY', KEYS[1], ARGV[2])"
 
 
 @dataclass(slots=True)
@@ -105,6 +109,9 @@ class RedisDirectory:
         self.local = local
         self.on_others_changed = on_others_changed
         self._ids: list[int] = []
+        #: The highest table id this server ever held or was given (its journal's, and every block since): whatever
+        #: Redis forgets, the counter is raised past it at each block taken and each heartbeat.
+        self._highest = 0
         self._block = 1  # the size of the next block of ids taken
         self._refilling = False
         self._down_until = 0.0  # no id is asked of Redis on the loop before then (it just failed)
@@ -194,9 +201,11 @@ class RedisDirectory:
 
     def _take_ids(self) -> list[int]:
         size = self._block
-        last = int(self.redis.incrby(self.prefix + "ids", size))
+        highest = self._highest
+        last = int(self.redis.eval(_TAKE_PAST, 1, self.prefix + "ids", highest, size))
         self._block = min(ID_BLOCK, size * 2)
-        return list(range(last - size + 1, last + 1))
+        self._highest = max(highest, last)
+        return [table for table in range(last - size + 1, last + 1) if table > highest]
 
     async def _refill(self) -> None:
         try:
@@ -224,7 +233,7 @@ class RedisDirectory:
             raise DirectoryError(f"the directory at {self.url} does not answer: {exc}") from None
 
     def _connect(self, highest_id: int) -> None:
-        self.redis.eval(_AT_LEAST, 1, self.prefix + "ids", highest_id)
+        self._highest = max(self._highest, highest_id)
         self._ids.extend(self._take_ids())
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -336,6 +345,9 @@ class RedisDirectory:
 
     def _write(self, records: dict[str, bytes], gone: list[str], message: bytes) -> None:
         pipe = self.redis.pipeline(transaction=False)
+        # The counter past this server's highest id, each time: a Redis restarted empty is set right within a
+        # heartbeat, before another server takes an id this one holds.
+        pipe.eval(_AT_LEAST, 1, self.prefix + "ids", self._highest)
         ttl_ms = max(1, round(self.ttl * 1000))
         for key, value in records.items():
             pipe.set(key, value, px=ttl_ms)
