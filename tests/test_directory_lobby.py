@@ -3,6 +3,15 @@ in one list, global ids, ``moved`` for a table held elsewhere, and a clear refus
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
 import trio
 
 from quatro_shared import protocol as p
@@ -89,27 +98,32 @@ async def test_a_server_stopped_cleanly_leaves_the_other_lobbies_at_once_not_aft
         nursery.cancel_scope.cancel()
 
 
-async def test_the_directory_reaches_redis_over_a_unix_socket(tmp_path):
-    """``unix:///PATH?db=N``: a Redis of the same machine (the one ``--workers`` starts for its workers)."""
-    import shutil
-    import subprocess
-
+@asynccontextmanager
+async def unix_redis(folder: Path) -> AsyncIterator[tuple[subprocess.Popen[bytes], Path]]:
+    """A redis-server of this test's own on a Unix socket in ``folder``, nothing saved: its process and socket."""
     binary = shutil.which("redis-server")
     assert binary is not None, "redis-server is needed (.ci/run installs it)"
-    path = tmp_path / "redis.sock"
+    path = folder / "redis.sock"
     proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(path), "--save", "", "--appendonly", "no",
-                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with trio.fail_after(10):
             while not path.exists():
                 await trio.sleep(0.02)
+        yield proc, path
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)  # a test may have stopped it
+        proc.terminate()
+        proc.wait(5)
+
+
+async def test_the_directory_reaches_redis_over_a_unix_socket(tmp_path):
+    """``unix:///PATH?db=N``: a Redis of the same machine (the one ``--workers`` starts for its workers)."""
+    async with unix_redis(tmp_path) as (_, path):
         lobby, directory = lobby_on(f"unix://{path}?db=2", "10.0.0.1:7001")
         await directory.connect(41)  # a journal whose highest id was 41
         assert directory.new_id() == 42
         assert int(directory.redis.get("quatro:ids") or 0) >= 42
-    finally:
-        proc.terminate()
-        proc.wait(5)
 
 
 async def test_a_join_of_a_table_created_elsewhere_a_moment_ago_is_moved_not_refused(redis_url, nursery):
@@ -251,21 +265,7 @@ async def test_a_stalled_redis_never_holds_the_loop_a_create_is_refused_at_once_
     """Redis stopped (SIGSTOP) with the ids at hand used up: ``create_table`` once asked Redis on the event loop and
     froze the whole server for its 15 s socket timeout. Now it is refused at once ("try again in a moment"), one log
     line for the spell, the loop never waits; once Redis answers again the ids come back and tables are made."""
-    import os
-    import shutil
-    import signal
-    import subprocess
-    import time
-
-    binary = shutil.which("redis-server")
-    assert binary is not None, "redis-server is needed (.ci/run installs it)"
-    path = tmp_path / "redis.sock"
-    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(path), "--save", "", "--appendonly", "no",
-                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with trio.fail_after(10):
-            while not path.exists():
-                await trio.sleep(0.02)
+    async with unix_redis(tmp_path) as (proc, path):
         lobby, directory = lobby_on(f"unix://{path}?db=3", "10.0.0.1:7001", ttl=6.0)
         ann = LobbyPeer("ann")
         ask(lobby, ann, p.HELLO, version=p.PROTOCOL_VERSION, name="ann")
@@ -293,10 +293,6 @@ async def test_a_stalled_redis_never_holds_the_loop_a_create_is_refused_at_once_
                 while ask(lobby, LobbyPeer("late"), p.CREATE_TABLE, game="quarto")["kind"] != p.OK:
                     await trio.sleep(0.1)
             nursery.cancel_scope.cancel()
-    finally:
-        os.kill(proc.pid, signal.SIGCONT)
-        proc.terminate()
-        proc.wait(5)
 
 
 async def test_a_redis_restarted_empty_never_gives_an_id_again_that_a_live_server_holds(redis_url):
