@@ -163,21 +163,9 @@ async def test_a_join_of_a_table_created_elsewhere_a_moment_ago_is_moved_not_ref
 
 
 async def test_a_server_whose_redis_hangs_still_stops_at_once(tmp_path):
-    import shutil
-    import signal
-    import subprocess
-
     from quatro_server.directory.redis_directory import LEAVE_WAIT
 
-    binary = shutil.which("redis-server")
-    assert binary is not None, "redis-server is needed (.ci/run installs it)"
-    path = tmp_path / "redis.sock"
-    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(path), "--save", "", "--appendonly", "no",
-                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with trio.fail_after(10):
-            while not path.exists():
-                await trio.sleep(0.02)
+    async with unix_redis(tmp_path) as (proc, path):
         lobby, directory = lobby_on(f"unix://{path}?db=0", "10.0.0.1:7001", ttl=15.0)  # Redis's own timeout: 15 s
         async with trio.open_nursery() as nursery:
             await directory.connect()
@@ -190,10 +178,6 @@ async def test_a_server_whose_redis_hangs_still_stops_at_once(tmp_path):
             stopping = trio.current_time()
             nursery.cancel_scope.cancel()
         assert trio.current_time() - stopping < LEAVE_WAIT + 1.0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
 
 
 async def test_a_join_that_comes_before_the_tables_record_is_written_waits_for_it_and_is_moved(redis_url, nursery):
