@@ -100,14 +100,7 @@ def update_leaks(
         own_sign, own_emoji = view.get("sign"), view.get("channel_sign")
     public_cards = set(center or ()) | set(own_hand or ())
     shown_signs = {own_sign, own_emoji}
-    for ev in frame["events"]:
-        kind = ev.get("kind")
-        if kind == "hand_dealt" and ev.get("seat") != seat:
-            leaks.append(f"hand_dealt of seat {ev.get('seat')}")
-        elif kind == "sign_chosen" and ev.get("team") != team:
-            leaks.append(f"sign_chosen of team {ev.get('team')}")
-        elif kind == "emoji_chosen" and ev.get("seat") != seat:
-            leaks.append(f"emoji_chosen of seat {ev.get('seat')}")
+    leaks += misaddressed(frame["events"], seat, team)
     hidden = before_reveal(frame)
     for ev in hidden["events"]:
         kind = ev.get("kind")
@@ -133,6 +126,38 @@ def update_leaks(
     return leaks
 
 
+def misaddressed(events: Iterable[dict[str, Any]], seat: int, team: int) -> list[str]:
+    """The events that are another seat's or team's alone (H1): a hand dealt, a team's sign, a seat's chosen emoji.
+    Every other event is the table's: its cards and signs are public (a swap, a deal's center, a pulse, a reveal)."""
+    leaks = []
+    for ev in events:
+        kind = ev.get("kind")
+        if kind == "hand_dealt" and ev.get("seat") != seat:
+            leaks.append(f"hand_dealt of seat {ev.get('seat')}")
+        elif kind == "sign_chosen" and ev.get("team") != team:
+            leaks.append(f"sign_chosen of team {ev.get('team')}")
+        elif kind == "emoji_chosen" and ev.get("seat") != seat:
+            leaks.append(f"emoji_chosen of seat {ev.get('seat')}")
+    return leaks
+
+
+#: The keys of a ``recent`` push (protocol 7).
+RECENT_KEYS = frozenset({"kind", "table", "game", "events"})
+
+
+def recent_leaks(frame: dict[str, Any], seat: int | None, team: int | None) -> list[str]:
+    """What a ``recent`` push (a rejoiner's events of its match, protocol 7) carries that its seat may not see: it
+    goes to a seated connection only, holds its declared keys, and no event of another seat or team (H1). Its cards
+    and signs are those of the table's own events, public when they happened."""
+    if seat is None or team is None:
+        return ["a recent frame to a connection with no seat"]
+    leaks = [f"recent keys {sorted(frame)}"] if set(frame) != RECENT_KEYS else []
+    events = frame.get("events")
+    if not isinstance(events, list) or not all(isinstance(ev, dict) for ev in events):
+        return [*leaks, "recent events that are not a list of events"]
+    return leaks + misaddressed(events, seat, team)
+
+
 def frame_leaks(
     frame: dict[str, Any],
     seat: int | None,
@@ -156,6 +181,8 @@ built it, with this frame applied (for an update that is not a snapshot)."""
         if seat is None or team is None:
             return [*leaks, "an update to a connection with no seat"]
         return leaks + update_leaks(frame, seat, team, known=known)
+    if kind == p.RECENT:
+        return leaks + recent_leaks(frame, seat, team)
     private = PRIVATE_KEYS & set(keys(frame))
     if kind == p.OK and frame.get("secret") is not None and frame.get("secret") == own_secret:
         private -= {"secret"}

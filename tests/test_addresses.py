@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from quatro_shared import protocol as p
+from quatro_shared import tls
 from quatro_shared.addresses import parse_address
 
 from quatro_server import netbot
@@ -53,7 +54,9 @@ def test_a_bad_address_says_what_is_wrong(text: str, says: str) -> None:
 
 def test_the_client_and_the_network_bots_read_addresses_with_the_one_parser() -> None:
     assert cli.parse_address is parse_address
-    assert netbot.parse_address is parse_address
+    # The network bot reads an endpoint (tls:// or not) with the contract's parser, which reads the address with it.
+    assert netbot.parse_endpoint is tls.parse_endpoint
+    assert tls.parse_address is parse_address
 
 
 def test_quatro_join_with_a_bad_address_says_so(capsys: pytest.CaptureFixture[str], tmp_path, monkeypatch) -> None:

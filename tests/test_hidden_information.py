@@ -37,7 +37,7 @@ import pytest
 import trio
 
 from quatro_server import engine as engine_module
-from quatro_server.audit import PRIVATE_KEYS, keys, update_leaks, values, watcher_frame_leaks
+from quatro_server.audit import PRIVATE_KEYS, keys, recent_leaks, update_leaks, values, watcher_frame_leaks
 from quatro_server.bots import LEVELS
 from quatro_server.engine import Table
 from quatro_server.tables.lobby import Lobby
@@ -648,12 +648,11 @@ def test_h1_a_rejoiners_look_back_holds_only_what_its_seat_may_see(recording):
             assert player.rejoined and frame["table"] == player.table, (frame, note)
             assert p.UPDATE in kinds[at:] and p.UPDATE not in kinds[:at], (kinds, note)  # before the snapshot
             assert 0 < len(frame["events"]) <= p.MAX_RECENT_EVENTS, note
+            assert not recent_leaks(frame, player.seat, player.team), (recent_leaks(frame, player.seat, player.team), note)
             for ev in frame["events"]:
                 event_from_wire(ev)
-                if ev["kind"] in ("hand_dealt", "emoji_chosen"):
-                    assert ev["seat"] == player.seat, (ev, player.seat, note)
-                if ev["kind"] == "sign_chosen":
-                    assert ev["team"] == player.team, (ev, player.team, note)
+                assert ev["kind"] not in ("hand_dealt", "emoji_chosen") or ev["seat"] == player.seat, (ev, note)
+                assert ev["kind"] != "sign_chosen" or ev["team"] == player.team, (ev, note)
                 for value in values(ev):
                     assert value not in recording.secrets.values(), (ev, note)
     assert looked == sum(pl.rejoined for pl in recording.players) > 0, note

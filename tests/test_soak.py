@@ -67,6 +67,17 @@ def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
     assert frame_leaks(reply, 2, 0, own_secret="mine", secrets={"mine", "theirs"}) == []
     stolen = {"kind": p.OK, "id": 3, "table": 1, "seat": 2, "secret": "theirs"}
     assert "another seat's secret" in frame_leaks(stolen, 2, 0, own_secret="mine", secrets={"mine", "theirs"})
+    # A rejoiner's look back (protocol 7): its own hand and team's sign, the table's swaps and pulses; nothing else's.
+    own = [{"kind": "hand_dealt", "seat": 1, "hand": ["KS", "KH", "QS", "JD"]}, {"kind": "sign_chosen", "team": 1,
+           "sign": "rocket", "seat": 3}, {"kind": "swapped", "seat": 0, "slot": 1, "put_down": "AS", "taken": "JH"},
+           {"kind": "pulse", "seat": 2, "sign": "turtle"}]
+    recent = {"kind": p.RECENT, "table": 1, "game": "quatro", "events": own}
+    assert frame_leaks(recent, 1, 1) == []
+    theirs = {**recent, "events": [*own, {"kind": "hand_dealt", "seat": 0, "hand": ["AD", "AH", "10S", "10H"]},
+                                   {"kind": "emoji_chosen", "seat": 2, "sign": "fox"}]}
+    assert frame_leaks(theirs, 1, 1) == ["hand_dealt of seat 0", "emoji_chosen of seat 2"]
+    assert frame_leaks(recent, 1, 0) == ["sign_chosen of team 1"]  # another team's sign
+    assert frame_leaks(recent, None, None) == ["a recent frame to a connection with no seat"]
 
 
 async def test_a_short_soak_holds_and_exercises_every_scenario(monkeypatch):
