@@ -311,6 +311,7 @@ class AdminListener:
         #: Connections being served now (at most ``MAX_CONNECTIONS``), and those turned away since the last said.
         self.open = 0
         self._turned_away = 0
+        self._lingering = 0  # turned-away connections read to their end, so that their answer arrives
 
     async def serve(self, server: Server) -> None:
         """Answer for one server, on its loop."""
@@ -339,9 +340,17 @@ class AdminListener:
         self._turned_away += 1
         if self._turned_away == 1:
             log.warning("admin_refused reason=full open=%d", self.open)
+        reply = AdminError(BUSY, f"{MAX_CONNECTIONS} admin connections are open already: try again once one has "
+                           "ended", error=True).reply()
         async with stream:
-            await self._send(stream, AdminError(BUSY, f"{MAX_CONNECTIONS} admin connections are open already: try again "
-                                                "once one has ended", error=True).reply())
+            if self._lingering >= MAX_CONNECTIONS:  # a flood: no descriptor held for it, the answer may be lost
+                await self._send(stream, reply)
+                return
+            self._lingering += 1
+            try:
+                await self._refuse(stream, reply)
+            finally:
+                self._lingering -= 1
 
     async def _connection(self, answerer: Answerer, stream: trio.SocketStream) -> None:
         try:
@@ -362,17 +371,8 @@ class AdminListener:
                 uid = -1
             if not allowed(uid):
                 log.warning("admin_refused uid=%d", uid)
-                await self._send(stream, AdminError(NOT_ALLOWED, "only the account that runs the server may use its "
-                                                    "admin socket", error=True).reply())
-                # Its request unread, a close would reset the connection and could destroy the answer: the answer's
-                # end said, what it sent is read and dropped until it goes (a second at most).
-                with trio.move_on_after(LINGER):
-                    try:
-                        await stream.send_eof()
-                        while await stream.receive_some(65536):
-                            pass
-                    except (trio.BrokenResourceError, trio.ClosedResourceError):
-                        pass
+                await self._refuse(stream, AdminError(NOT_ALLOWED, "only the account that runs the server may use "
+                                                      "its admin socket", error=True).reply())
                 return
             decoder = FrameDecoder()
             with trio.move_on_after(IDLE_LIMIT):
@@ -395,6 +395,22 @@ class AdminListener:
                             reply = refusal.reply()
                         log.info("admin request=%s reply=%s", shown(frame.get("kind")), reply["kind"])
                         await self._send(stream, reply)
+
+    @classmethod
+    async def _refuse(cls, stream: trio.SocketStream, reply: dict[str, Any]) -> None:
+        """``reply`` to a connection that is served no further. Its request unread, a close would reset the
+        connection and could destroy the answer (or break the caller's own write): the answer's end said, what it
+        sends is read and dropped until it goes (``LINGER`` at most)."""
+        import trio
+
+        await cls._send(stream, reply)
+        with trio.move_on_after(LINGER):
+            try:
+                await stream.send_eof()
+                while await stream.receive_some(65536):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
 
     @staticmethod
     async def _send(stream: trio.SocketStream, message: dict[str, Any]) -> None:

@@ -136,7 +136,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="walk the client N steps in all (tests/test_client_walk.py) instead of the suite's few")
 
 
+#: The modules of the slow tier (``pytest -m slow``; ``pytest -m "not slow"`` is the everyday one, a few minutes):
+#: those that drive whole processes end to end (tmux, the SSH door with OpenSSH, Chromium, the installed wheel,
+#: several servers), play long matches or walk the client, and the benchmarks' and the soak's own runs. Measured
+#: with ``pytest --durations=0``: these hold about three quarters of the suite's time. The rules (R1-R20, H1-H3,
+#: Q1-Q7), the protocol, the server over TCP, the engine, the bots' unit tests and the screens' snapshots stay in
+#: the fast tier. CI runs both.
+SLOW_MODULES = frozenset({
+    "test_client_walk", "test_web_door", "test_soak", "test_learn_terminal", "test_replay_seat", "test_benchmarks",
+    "test_crash", "test_ssh_door", "test_ssh_terminal", "test_tui_quarto_play", "test_opener", "test_hostile_input",
+    "test_tui_quarto", "test_workers", "test_workers_clients", "test_tui_play", "test_wheel", "test_tui_replay",
+    "test_quarto_bots", "test_tui_manners", "test_directory_clients", "test_tui_terminal", "test_watch_doors",
+    "test_learn_app",
+})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
     # A longer walk has no suite timeout: it runs as long as its steps take.
     if config.getoption("--walk-steps"):
         for item in items:
