@@ -139,15 +139,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 #: The modules of the slow tier (``pytest -m slow``; ``pytest -m "not slow"`` is the everyday one, a few minutes):
 #: those that drive whole processes end to end (tmux, the SSH door with OpenSSH, Chromium, the installed wheel,
 #: several servers), play long matches or walk the client, and the benchmarks' and the soak's own runs. Measured
-#: with ``pytest --durations=0``: these hold about three quarters of the suite's time. The rules (R1-R20, H1-H3,
-#: Q1-Q7), the protocol, the server over TCP, the engine, the bots' unit tests and the screens' snapshots stay in
-#: the fast tier. CI runs both.
+#: with ``pytest --durations=0`` (README, "Running the tests"): these hold about seven eighths of the suite's time.
+#: The rules (R1-R20, H1-H3, Q1-Q7), the protocol and its document, the server over TCP, the engine, the bots' unit
+#: tests, the journal, the types, the lint and the screens' snapshots stay in the fast tier. CI runs both.
 SLOW_MODULES = frozenset({
     "test_client_walk", "test_web_door", "test_soak", "test_learn_terminal", "test_replay_seat", "test_benchmarks",
     "test_crash", "test_ssh_door", "test_ssh_terminal", "test_tui_quarto_play", "test_opener", "test_hostile_input",
     "test_tui_quarto", "test_workers", "test_workers_clients", "test_tui_play", "test_wheel", "test_tui_replay",
     "test_quarto_bots", "test_tui_manners", "test_directory_clients", "test_tui_terminal", "test_watch_doors",
     "test_learn_app",
+    # Real servers of their own (TLS, Redis, metrics, the admin socket, network bots) or a client's whole session
+    # against one, waiting on their clocks: seconds each, nearly none of it CPU.
+    "test_netbot", "test_tls", "test_tls_tui", "test_metrics", "test_directory", "test_directory_lobby",
+    "test_discovery", "test_heartbeat_clients", "test_server_cli", "test_admin", "test_admin_tui", "test_records",
+    "test_tui_connection", "test_tui_stopped_clocks", "test_tui_past_matches", "test_tui_watch", "test_tui_records",
+    "test_lobby_friends", "test_tui_crash", "test_outbound", "test_watching", "test_bot_thinking",
 })
 
 
