@@ -19,7 +19,7 @@ is given to a second one) and keeps them open. The bots look at the table every 
 random, person's pace is 0.6-1.4 s), so that the searches come often.
 
 Printed (``--json``: one JSON document on stdout) per run: the bystander's round trip p50, p99 and worst (ms), the
-server's longest task step (``quatro_server.quiet.LoopWatch``, ms) and its task, the Quarto pieces the bots placed
+server's longest task step (``quatro_server.net.quiet.LoopWatch``, ms) and its task, the Quarto pieces the bots placed
 in the window (the work done: a run whose bots did less would look better for nothing), and requests answered.
 Figures, not tests: nothing here asserts a threshold. Results go to docs/bots.md by hand.
 """
@@ -49,14 +49,14 @@ from quatro_shared import quarto as q  # noqa: E402
 from quatro_shared.client import ClientCore  # noqa: E402
 from quatro_shared.views import Phase  # noqa: E402
 
-from quatro_server import quarto_bots  # noqa: E402
+from quatro_server.bots import netbot  # noqa: E402
+from quatro_server.bots.games import bot_game  # noqa: E402
+from quatro_server.bots.netbot import _Client  # noqa: E402
+from quatro_server.games.quarto import bots as quarto_bots  # noqa: E402
+from quatro_server.net.quiet import LoopWatch  # noqa: E402
+from quatro_server.server import Server  # noqa: E402
 from quatro_server.tables.lobby import Lobby  # noqa: E402
 from quatro_server.tables.room import Room  # noqa: E402
-from quatro_server.bot_games import bot_game  # noqa: E402
-from quatro_server import netbot  # noqa: E402
-from quatro_server.netbot import _Client  # noqa: E402
-from quatro_server.quiet import LoopWatch  # noqa: E402
-from quatro_server.server import Server  # noqa: E402
 from quatro_server.timing import FAST, PROFILES  # noqa: E402
 
 MODES = ("idle", "inline", "thread")

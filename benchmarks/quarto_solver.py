@@ -8,12 +8,12 @@ Speed. For each size (empty squares), ``--positions`` giving positions are drawn
 over a winning piece while a safe one exists (the way ``normal`` plays, so the positions are ones games reach), and
 each is solved, in the same run, by:
 
-1. ``new``: ``quatro_server.quarto_solver.Solver()``, fresh for each position;
+1. ``new``: ``quatro_server.games.quarto.solver.Solver()``, fresh for each position;
 2. ``plain``: the baseline written below, apart from the solver: negamax with alpha-beta and the deadly-piece cut
    (never give a piece that completes a line while a safe one exists), no table, no symmetry, no move order;
    run up to ``--baseline-max`` empty squares (at 12 it takes minutes a position);
 3. ``old``, with ``--old FILE``: the ``Solver("symmetric")`` of another version of the solver module, loaded from
-   ``FILE`` (``git show REV:quatro_server/quarto_solver.py > FILE``), up to ``--baseline-max`` as well.
+   ``FILE`` (``git show REV:quatro_server/games/quarto/solver.py > FILE``), up to ``--baseline-max`` as well.
 
 Printed per size and search: the values, the median and the largest CPU time to the value (CPU time of this
 process, which a busy machine disturbs less than wall time), positions visited (each search counts its own);
@@ -46,8 +46,8 @@ sys.path.insert(0, str(ROOT))
 
 from quatro_shared import quarto as q  # noqa: E402
 
-from quatro_server.quarto_bots import Cells, PerfectQuartoBot  # noqa: E402
-from quatro_server.quarto_solver import EMPTY, Solver, deadly  # noqa: E402
+from quatro_server.games.quarto.bots import Cells, PerfectQuartoBot  # noqa: E402
+from quatro_server.games.quarto.solver import EMPTY, Solver, deadly  # noqa: E402
 
 # --- the plain baseline ------------------------------------------------------------------------------
 
@@ -320,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="9,10,11,12", help="empty squares of the positions (default 9,10,11,12)")
     parser.add_argument("--positions", type=int, default=3, help="positions per size (default 3)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the positions (default 1)")
-    parser.add_argument("--old", metavar="FILE", help="another version of quatro_server/quarto_solver.py to compare")
+    parser.add_argument("--old", metavar="FILE", help="another version of quatro_server/games/quarto/solver.py to compare")
     parser.add_argument("--baseline-max", type=int, default=11, help="largest size for plain and old (default 11)")
     parser.add_argument("--judge", type=int, metavar="N", help="judge perfect's turns on N positions instead")
     parser.add_argument("--judge-sizes", default="6,7,8,9,10,11", help="sizes judged, in turn (default 6 to 11)")

@@ -31,7 +31,7 @@ a swap request sent to the requester's own update carrying that swap received (t
 Printed per size and target: deliveries per second, server CPU share, server CPU µs per delivered message,
 latency p50/p99 (and, to judge the run: the load clients' CPU, swaps accepted, update size). Then the ratio
 Quatro / relay for each relay, every target's p99 and longest pass (one pass of trio's run loop, measured by
-``quatro_server.quiet.LoopWatch`` in the server and in every relay alike: two clock reads per pass), and the tables one core holds at the standard pace: a million µs over (µs per message ×
+``quatro_server.net.quiet.LoopWatch`` in the server and in every relay alike: two clock reads per pass), and the tables one core holds at the standard pace: a million µs over (µs per message ×
 deliveries per table per second), the latter the highest per-table rate of the run divided by the pace
 (every duration scales with it), and also for the architecture's working figure of 80 per table.
 
@@ -60,8 +60,8 @@ import heapq
 import json
 import logging
 import os
-import re
 import random
+import re
 import signal
 import socket
 import statistics
@@ -70,9 +70,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,7 +85,7 @@ from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E4
 from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
 
-from quatro_server.quiet import LoopWatch  # noqa: E402
+from quatro_server.net.quiet import LoopWatch  # noqa: E402
 from quatro_server.server import MAX_CONNECTIONS, TIMER_SLACK  # noqa: E402
 from quatro_server.tables.limits import MAX_TABLES  # noqa: E402
 from quatro_server.timing import STANDARD, Timing  # noqa: E402
@@ -1279,7 +1279,7 @@ class PlainRelay(trio.abc.Instrument):
 
 
 def serve_relay(writer: str, pace: float, slack: float) -> None:
-    """A relay until SIGTERM. Its loop is watched as the server's is (``quatro_server.quiet.LoopWatch``: two clock
+    """A relay until SIGTERM. Its loop is watched as the server's is (``quatro_server.net.quiet.LoopWatch``: two clock
     reads per scheduler pass): SIGUSR1 logs its longest pass since the last one, then starts afresh."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")  # stderr, read for loop_stats
     watch = LoopWatch()
@@ -1473,7 +1473,7 @@ def main() -> int:
     parser.add_argument("--gc-thresholds", default="", help="the server's collector thresholds, e.g. 700,10,10 (Python's)")
     parser.add_argument("--switch-interval", default="",
                         help="the server's hold of the interpreter's lock while another thread waits, in seconds (its "
-                        "default: quatro_server.quiet.SWITCH_INTERVAL), e.g. 0.005 (Python's)")
+                        "default: quatro_server.net.quiet.SWITCH_INTERVAL), e.g. 0.005 (Python's)")
     parser.add_argument(
         "--timer-slack",
         default="",

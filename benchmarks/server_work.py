@@ -15,7 +15,7 @@ in one process on one thread, so that a run repeats to within a few per cent:
    its pulses, published). Every connection's queued frames are then taken, as the flusher takes them before its one
    write. Time is a ``trio.testing.MockClock`` moved by hand: a step is an eighth of the swap period, so every seat
    swaps at the pace of ``server_fanout.py``'s load, and pulses come at theirs. The collector is set as the server
-   sets it once it serves (``quatro_server.quiet.settle_heap``: start-up frozen, a young generation of 70,000).
+   sets it once it serves (``quatro_server.net.quiet.settle_heap``: start-up frozen, a young generation of 70,000).
 2. ``server+journal``: the same, journalling every table to a fresh data directory (the operator's default): the
    loop's share of the journal, and the writer thread beside it (its CPU is not counted, its interference is).
 3. ``server+metrics``: the same as ``server``, its metrics watched (``quatro-server --metrics``) and their text
@@ -50,18 +50,18 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import trio  # noqa: E402
 import trio.testing  # noqa: E402
+from server_fanout import SEATS, paced_timing, sample_update_body  # noqa: E402
 
 from quatro_shared.framing import FrameDecoder, encode  # noqa: E402
 from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 from quatro_shared.signs import SIGNS  # noqa: E402
 
 from quatro_server import journal  # noqa: E402
+from quatro_server.net.quiet import settle_heap  # noqa: E402
+from quatro_server.server import Connection, Server  # noqa: E402
 from quatro_server.tables.lobby import Lobby  # noqa: E402
 from quatro_server.tables.room import Room  # noqa: E402
-from quatro_server.quiet import settle_heap  # noqa: E402
-from quatro_server.server import Connection, Server  # noqa: E402
 from quatro_server.timing import PROFILES  # noqa: E402
-from server_fanout import SEATS, paced_timing, sample_update_body  # noqa: E402
 
 VARIANTS = ("relay", "server", "server+journal", "server+metrics")
 
@@ -133,7 +133,7 @@ def _seat_all(server: Server, clock: trio.testing.MockClock, count: int) -> list
 
 
 def measure_server(run: _Run, journalled: bool, scrape_every: float | None = None) -> dict[str, float]:
-    """``scrape_every``: the server's metrics watched (``quatro_server.metrics``) and their text written every that
+    """``scrape_every``: the server's metrics watched (``quatro_server.workers.metrics``) and their text written every that
     many seconds of the run's clock, inside the measured time, as a scrape makes the loop write it."""
     clock = trio.testing.MockClock()
     result: dict[str, float] = {}
@@ -143,7 +143,7 @@ def measure_server(run: _Run, journalled: bool, scrape_every: float | None = Non
         server = Server(lobby)
         metrics = None
         if scrape_every is not None:
-            from quatro_server.metrics import Metrics
+            from quatro_server.workers.metrics import Metrics
 
             metrics = Metrics()
             metrics.watch(server)

@@ -34,17 +34,16 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import trio  # noqa: E402
 import trio.testing  # noqa: E402
+from server_fanout import SEATS  # noqa: E402
+from server_work import _NoStream, _Run, _seat_all  # noqa: E402
 
 from quatro_shared.framing import FrameDecoder  # noqa: E402
 from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
 
-from quatro_server.quiet import settle_heap  # noqa: E402
+from quatro_server.net.quiet import settle_heap  # noqa: E402
 from quatro_server.server import Connection, Server  # noqa: E402
 from quatro_server.tables.lobby import Lobby  # noqa: E402
 from quatro_server.timing import PROFILES  # noqa: E402
-from server_fanout import SEATS  # noqa: E402
-from server_work import _NoStream, _Run, _seat_all  # noqa: E402
-
 
 #: How an ``update`` frame starts (after its length prefix and map header): its ``kind``.
 _UPDATE = b"\xa4kind\xa6update"

@@ -23,7 +23,7 @@ dataclasses / msgspec in the same run.
 Then the figure that decides whether msgspec pays on the server: what the server's codec calls cost per *delivered*
 message. ``benchmarks/server_work.py``'s server (``--server-tables`` tables of 8, ``--server-steps`` steps) is run
 once with every codec call it makes in its measured part counted and its arguments kept: ``_packb`` in
-``quatro_server/updates.py`` (a delta's ``seq`` past 127, an event, a clock, cooldowns) and in
+``quatro_server/games/quatro/updates.py`` (a delta's ``seq`` past 127, an event, a clock, cooldowns) and in
 ``quatro_server/server.py`` (an ``ok``'s id), ``framing.encode`` there, and ``framing.decode`` (each request's bytes).
 Those very arguments are replayed through msgpack as shipped and through msgspec: its ``Encoder`` (checked here to
 write the same bytes), and its ``Decoder`` followed by the checks msgpack makes while it parses and msgspec does
@@ -56,18 +56,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from msgpack import packb as msgpack_packb  # noqa: E402
+
 from quatro_shared import actions as a  # noqa: E402
 from quatro_shared import events as e  # noqa: E402
+from quatro_shared import framing  # noqa: E402
 from quatro_shared import messages as m  # noqa: E402
 from quatro_shared import views as v  # noqa: E402
-from quatro_shared import framing  # noqa: E402
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode  # noqa: E402
 from quatro_shared.wire import action_from_wire, push_from_wire, to_wire  # noqa: E402
 
-from quatro_server.engine import Table, events_for, view  # noqa: E402
+from quatro_server.games.quatro.engine import Table, events_for, view  # noqa: E402
 from quatro_server.timing import STANDARD  # noqa: E402
-
-from msgpack import packb as msgpack_packb  # noqa: E402
 
 try:
     import msgspec
@@ -260,7 +260,9 @@ def server_codec(tables: int, steps: int, seconds: float, repeat: int) -> None:
     """The server's codec calls per delivered message (``server_work.py``'s measured part), msgpack against msgspec."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import server_work
-    from quatro_server import server, updates
+
+    from quatro_server import server
+    from quatro_server.games.quatro import updates
 
     calls: dict[str, list[tuple[Any, ...]]] = {"updates._packb": [], "server._packb": [], "encode": [], "decode": []}
     counting = [False]
@@ -350,7 +352,9 @@ def alternate(tables: int, steps: int, rounds: int) -> None:
     import statistics
 
     import server_work
-    from quatro_server import server, updates
+
+    from quatro_server import server
+    from quatro_server.games.quatro import updates
 
     ms_encode, ms_decode = _msgspec_framing()
     shipped = (updates._packb, server._packb, framing.decode)

@@ -37,7 +37,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import psutil  # noqa: E402
-
 import server_fanout as fanout  # noqa: E402  (the load generator: one copy, shared)
 
 

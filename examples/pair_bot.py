@@ -20,7 +20,7 @@ from quatro_shared import events as e
 from quatro_shared.cards import is_four_of_a_kind, rank_counts, rank_of
 from quatro_shared.views import SeatView
 
-from quatro_server.bots import Bot
+from quatro_server.games.quatro.bots import Bot
 
 
 class PairBot(Bot):

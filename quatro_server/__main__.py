@@ -3,7 +3,7 @@
 import sys
 
 if sys.argv[1:2] == ["admin"]:
-    from quatro_server.admin import main
+    from quatro_server.workers.admin import main
 else:
     from quatro_server.cli import main
 

@@ -13,8 +13,8 @@ import argparse
 import ipaddress
 import logging
 import os
-import socket
 import signal
+import socket
 import ssl
 import sys
 from collections.abc import Callable
@@ -25,32 +25,38 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from quatro_shared.addresses import parse_address
 from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
-from quatro_shared.wording import counted
-from quatro_shared.addresses import parse_address
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
+from quatro_shared.wording import counted
 
-from quatro_server import admin, doors, journal, logs, netbot, replay, simulators, soak, workers
-from quatro_server.addresses import join_addresses, with_port
-from quatro_server.doors import Door, DoorThread, door_addresses, loopback, new_door_token
-from quatro_server.announce import Announcement
+from quatro_server import journal, logs
+from quatro_server.bots import netbot
 from quatro_server.datadir import default_data_dir
 from quatro_server.directory import DEFAULT_TTL, DirectoryError, format_address
 from quatro_server.directory import parse_address as parse_advertised
+from quatro_server.doors import gate as doors
+from quatro_server.doors.gate import Door, DoorThread, door_addresses, loopback, new_door_token
 from quatro_server.idle import stop_when_idle
+from quatro_server.net.addresses import join_addresses, with_port
+from quatro_server.net.announce import Announcement
+from quatro_server.net.tls import TlsConfigError, server_context
 from quatro_server.records.store import Records, RecordsError
-from quatro_server.tables.lobby import Lobby
+from quatro_server.replay import printout as replay
 from quatro_server.server import MAX_CONNECTIONS, ServerConfig, run, settle
 from quatro_server.tables.limits import MAX_TABLES
+from quatro_server.tables.lobby import Lobby
 from quatro_server.timing import PROFILES, load_timing
-from quatro_server.tls import TlsConfigError, server_context
+from quatro_server.tools import simulators, soak
+from quatro_server.workers import admin
+from quatro_server.workers import supervisor as workers
 
 if TYPE_CHECKING:
-    from quatro_server.metrics import Metrics
-    from quatro_server.ssh_door import Door as SshDoor
-    from quatro_server.web_door import WebDoor
     from quatro_server.directory.redis_directory import RedisDirectory
+    from quatro_server.doors.ssh import Door as SshDoor
+    from quatro_server.doors.web import WebDoor
+    from quatro_server.workers.metrics import Metrics
 
 
 log = logging.getLogger("quatro.server")
@@ -230,7 +236,7 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         help="the workers' own game ports, where players are sent for the tables each holds: worker K on PORT+K-1 "
              "(default: free ports picked at start; give them for a firewall, which must let players reach them)",
     )
-    if not shown_only:  # how a supervisor starts its workers (quatro_server.workers): never typed by an operator
+    if not shown_only:  # how a supervisor starts its workers (quatro_server.workers.supervisor): never typed by an operator
         many.add_argument("--worker-index", type=int, default=None, help=argparse.SUPPRESS)
         many.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
         many.add_argument("--listen-fd", type=int, action="append", default=[], help=argparse.SUPPRESS)
@@ -313,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    worker = args.worker_index is not None  # one of a supervisor's workers (quatro_server.workers)
+    worker = args.worker_index is not None  # one of a supervisor's workers (quatro_server.workers.supervisor)
     logs.configure(args.log_level, f"worker-{args.worker_index}" if worker else None)
     if worker:
         workers.die_with_parent(args.worker_of)
@@ -327,7 +333,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"quatro-server: {refusal}", file=sys.stderr)
         return 2
     if args.lesson:
-        from quatro_server import lesson_games
+        from quatro_server.games import lessons as lesson_games
 
         lesson_games.host()
     profiles = dict(PROFILES)
@@ -386,7 +392,7 @@ def _serve(args: argparse.Namespace) -> int:
     # A door's libraries (asyncssh; aiohttp and textual-serve) load only when it opens. A worker has no door of its
     # own: its supervisor's doors bring their visitors to the shared game port.
     if args.ssh is not None and not worker:
-        from quatro_server import ssh_door
+        from quatro_server.doors import ssh as ssh_door
 
         try:
             door = ssh_door.Door("", data_dir, keys_file=args.ssh_keys, max_sessions=args.ssh_max_sessions,
@@ -415,7 +421,7 @@ def _serve(args: argparse.Namespace) -> int:
         lobby.directory = directory
 
     if args.web is not None and not worker:
-        from quatro_server import web_door
+        from quatro_server.doors import web as web_door
 
         web = web_door.WebDoor("", data_dir, max_visitors=args.web_max_visitors,
                                idle_timeout=args.web_idle, door_token=door_token or "")
@@ -460,7 +466,7 @@ def _serve(args: argparse.Namespace) -> int:
                               if tls_context is not None and door_token else [])
             metrics: Metrics | None = None
             if metrics_at is not None:
-                from quatro_server.metrics import Metrics
+                from quatro_server.workers.metrics import Metrics
 
                 metrics = Metrics()
                 try:
@@ -560,7 +566,7 @@ async def _open_front(
     if joined is not None:
         print(joined, flush=True)
     if door is not None:
-        from quatro_server import ssh_door
+        from quatro_server.doors import ssh as ssh_door
 
         front.door_thread, ssh_port = await _open_door(door, args.host, game_address, args.ssh, "SSH door")
         if metrics is not None:
@@ -569,7 +575,7 @@ async def _open_front(
         for command in ssh_door.ssh_commands(ssh_port, addresses):
             print(f"  {command}", flush=True)
     if web is not None:
-        from quatro_server import web_door
+        from quatro_server.doors import web as web_door
 
         front.web_thread, web_port = await _open_door(web, args.host, game_address, args.web, "browser door")
         if metrics is not None:

@@ -70,7 +70,7 @@ class RulesTable(Protocol):
 @runtime_checkable
 class SeatBot(Protocol):
     """A seat's bot, of any game: it is told what its seat is told and decides from its seat's view alone (H2), at its
-    own pace. The room (and a network bot, ``quatro_server.netbot``) plays its actions in order, up to the first
+    own pace. The room (and a network bot, ``quatro_server.bots.netbot``) plays its actions in order, up to the first
     refusal."""
 
     @property

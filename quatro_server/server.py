@@ -2,7 +2,7 @@
 
 Everything about the game is decided by the lobby and the engine; this module moves bytes and owns
 the clock (trio's). Each connection has a reader (frames in, one reply per request), an outbox (bytes
-out, bounded in bytes; one flusher sends for every connection, ``quatro_server.outbound``), an inbound rate
+out, bounded in bytes; one flusher sends for every connection, ``quatro_server.net.outbound``), an inbound rate
 limit, a heartbeat deadline, and dies alone: a bad peer takes its own connection down, never a table or
 another player.
 
@@ -41,13 +41,13 @@ from quatro_shared.framing import frame as _frame
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
 from quatro_server.directory import DirectoryError
+from quatro_server.net.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
+from quatro_server.net.quiet import LoopWatch, Reading, settle_heap
 from quatro_server.tables.lobby import Lobby
 from quatro_server.tables.room import BotJob, Room
-from quatro_server.outbound import MAX_OUTBOUND_BYTES, Flusher, Outbox
-from quatro_server.quiet import LoopWatch, Reading, settle_heap
 
 if TYPE_CHECKING:
-    from quatro_server.admin import AdminListener
+    from quatro_server.workers.admin import AdminListener
 
 log = logging.getLogger("quatro.server")
 
@@ -146,7 +146,7 @@ class ServerConfig:
     door_token: str | None = None
     door_addresses: frozenset[str] = frozenset()
     max_door_pending: int = MAX_DOOR_PENDING
-    #: TLS on the game port (``quatro_server.tls.server_context``); None: in the clear. The handshake runs within the
+    #: TLS on the game port (``quatro_server.net.tls.server_context``); None: in the clear. The handshake runs within the
     #: hello window (``hello_timeout``): a peer that does not finish it is refused ``tls_handshake``.
     tls: ssl.SSLContext | None = None
     #: The words of a stop that is final (``--final-goodbye``: a private game's server, which its opener ended): the
@@ -209,7 +209,7 @@ class Connection:
     address: str  # host:port, for logs
     origin: str | None = "?"  # the remote address alone: connections and tables are counted per origin (None: trusted)
     max_outbound_bytes: int = MAX_OUTBOUND_BYTES
-    #: Bytes out, bounded by ``max_outbound_bytes``; the server's flusher sends it (quatro_server.outbound). The
+    #: Bytes out, bounded by ``max_outbound_bytes``; the server's flusher sends it (quatro_server.net.outbound). The
     #: default one is sent by nobody: its bytes are only taken with ``take``.
     outbox: Outbox = field(default_factory=lambda: Outbox(-1, None))
     name: str = "player"
@@ -332,7 +332,7 @@ class Server:
         #: The worker threads reading past matches from the journal (``_answer_from_archive``).
         self.archivists = trio.CapacityLimiter(1)
         #: Frames read from every client, and connections ended by reason (refusals among them): the metrics'
-        #: figures (``quatro_server.metrics``), plain counts that cost the hot path an addition.
+        #: figures (``quatro_server.workers.metrics``), plain counts that cost the hot path an addition.
         self.frames_in = 0
         self.ended: dict[str, int] = {}
         #: Tables the timer ticked, and the seconds it spent ticking them (the loop's trace, ``pass_reading``).
@@ -348,7 +348,7 @@ class Server:
         self.stop_message = "the server is shutting down"
 
     def pass_reading(self) -> Reading:
-        """The counts a pass of the run loop is traced by (``quatro_server.quiet.LoopWatch``)."""
+        """The counts a pass of the run loop is traced by (``quatro_server.net.quiet.LoopWatch``)."""
         return self.frames_in, self.ticks, self.timer_seconds, self.flusher.sends, self.flusher.seconds
 
     def writer_cpu(self) -> float:
@@ -813,7 +813,7 @@ class Server:
         """Listen and serve until cancelled; on cancellation every client is told the server is going away.
         ``door_listeners`` (loopback, in the clear) admit the doors' own clients only: their hello must show the door
         token (with TLS on, the doors join there, ``docs/operating.md``). ``sockets``: listening sockets made by
-        another process (a worker's, ``quatro_server.workers``), served instead of listening on ``host`` and ``port``."""
+        another process (a worker's, ``quatro_server.workers.supervisor``), served instead of listening on ``host`` and ``port``."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             await nursery.start(self.flusher.run)
@@ -863,7 +863,7 @@ class Server:
         for conn in list(self.connections):
             conn.send(message)
 
-    # --- the operator's hand (``quatro_server.admin``) -------------------------------------------------
+    # --- the operator's hand (``quatro_server.workers.admin``) -------------------------------------------------
 
     def notice(self, text: str, *, draining: bool = False) -> int:
         """The ``notice`` push to every connection that said hello, wherever it is; how many were told."""
@@ -962,7 +962,7 @@ async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> N
 
 
 class Watcher(Protocol):
-    """What ``run`` tells of its server (``quatro_server.metrics.Metrics``)."""
+    """What ``run`` tells of its server (``quatro_server.workers.metrics.Metrics``)."""
 
     def watch(self, server: Server) -> None: ...
 
@@ -982,9 +982,9 @@ async def run(
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then say goodbye to every client and stop. SIGUSR1 logs the loop's figures
-    (its longest batch of work and collection, ``quatro_server.quiet``) since the last SIGUSR1 and starts afresh.
+    (its longest batch of work and collection, ``quatro_server.net.quiet``) since the last SIGUSR1 and starts afresh.
     ``door_listeners``, ``sockets``: ``Server.serve``'s. ``metrics``: told of the server, its loop's lag measured (its
-    endpoint is its owner's to serve). ``admin``: the operator's socket (``quatro_server.admin``), served beside the
+    endpoint is its owner's to serve). ``admin``: the operator's socket (``quatro_server.workers.admin``), served beside the
     game; a drain it asks for ends in the same goodbye."""
     server = Server(lobby, config)
     watch = LoopWatch(server.pass_reading, server.writer_cpu if log.isEnabledFor(logging.DEBUG) else None)
@@ -998,7 +998,7 @@ async def run(
             if admin is not None:
                 nursery.start_soon(admin.serve, server)
             nursery.start_soon(_stop_when_asked, server, nursery.cancel_scope)
-            settle_heap()  # a quiet tail: start-up's objects frozen, fewer collections (quatro_server.quiet)
+            settle_heap()  # a quiet tail: start-up's objects frozen, fewer collections (quatro_server.net.quiet)
             watch.install()
             if lobby.journal is not None:
                 lobby.journal.loop_idle = watch.idle  # the writer's Python runs while the loop waits

@@ -1,7 +1,7 @@
 """Every duration of the rules in one place, as timing profiles (and the target score beside them).
 
 ``standard`` holds the spec's values; ``fast`` is about a tenth of them, for tests and demos; ``lesson`` is the guided
-first match's (``quatro learn``, ``quatro_server.lessons``): slow enough to read the coach between two moves.
+first match's (``quatro learn``, ``quatro_server.games.quatro.lesson``): slow enough to read the coach between two moves.
 A custom profile is a TOML file whose keys are the field names below, and the durations a game adds; missing keys
 keep the standard value::
 

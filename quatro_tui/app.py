@@ -22,22 +22,20 @@ from textual.screen import ModalScreen, Screen
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widgets import Static
 
-from quatro_shared import exits
+from quatro_shared import exits, games
 from quatro_shared import messages as m
-from quatro_shared import games
 from quatro_shared import protocol as p
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.tls import Endpoint, certificate_refused, client_context
 from quatro_shared.views import Phase
 
 from quatro_tui import words
-from quatro_tui.crash import MAX_CRASHES, Crash, CrashScreen, write_log
 from quatro_tui.connection import (
     Connection,
     ConnectionLost,
     LinkBack,
-    LinkMessage,
     LinkDropped,
+    LinkMessage,
     SeatLost,
     SeqGap,
     ServerBye,
@@ -48,9 +46,10 @@ from quatro_tui.connection import (
     ServerRecent,
     ServerSeatEnded,
     ServerSeating,
-    ServerWatchEnded,
     ServerUpdate,
+    ServerWatchEnded,
 )
+from quatro_tui.crash import MAX_CRASHES, Crash, CrashScreen, write_log
 from quatro_tui.game import Game
 from quatro_tui.games import ClientGame, WayOn, client_game
 from quatro_tui.guard import KeyGuard

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quatro_shared.addresses import parse_address
-from quatro_shared.tls import Endpoint, client_context, parse_endpoint
-from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.discovery import LOOK_SECONDS, Found, NoMulticast
+from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT, MAX_NAME_LEN, MAX_PASSWORD_LEN, PERSON_KEY_ENV
+from quatro_shared.tls import Endpoint, client_context, parse_endpoint
 
+from quatro_tui.crash import log_to_stderr
 from quatro_tui.games import CLIENT_GAMES, client_game, default
 from quatro_tui.lessons import LESSON_LEVEL, LESSON_PROFILE
 from quatro_tui.local_server import QUIET_STOP, LocalServer, minutes
-from quatro_tui.crash import log_to_stderr
 from quatro_tui.settings import RememberedSeat, Settings, login_name, person_key, wants_ascii
 from quatro_tui.settings import remember_seat as store_seat
 

@@ -40,11 +40,13 @@ from quatro_shared.client import (
     Recalled,
     ResyncNeeded,
     SeatingChanged,
-    ServerBye as ByeReceived,
     TablesListed,
     Unseated,
-    WatchStopped,
     Updated,
+    WatchStopped,
+)
+from quatro_shared.client import (
+    ServerBye as ByeReceived,
 )
 from quatro_shared.framing import ProtocolError
 from quatro_shared.protocol import DOOR_TOKEN_ENV, QUATRO

@@ -8,7 +8,6 @@ from typing import Any
 
 from quatro_shared.discovery import LOOK_SECONDS, SERVICE_TYPE, Found, NoMulticast, open_zeroconf
 
-
 #: Seconds to wait for a server to accept a connection before saying nothing answers there.
 ANSWER_SECONDS = 0.5
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quatro_shared import events as e
+from quatro_shared import seating
 from quatro_shared.apply import beat_left
 from quatro_shared.cards import is_four_of_a_kind
 from quatro_shared.messages import Seating
 from quatro_shared.protocol import QUATRO
 from quatro_shared.signs import SIGNS, Sign
 from quatro_shared.views import Phase, SeatView
-from quatro_shared import seating
 
 from quatro_tui import words
 

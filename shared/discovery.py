@@ -1,6 +1,6 @@
 """Finding Quatro servers on the LAN: the zeroconf (mDNS/DNS-SD) service ``_quatro._tcp``, what both sides agree on.
 
-A server announces itself (``quatro_server.announce``); ``quatro join`` with no address looks for a moment
+A server announces itself (``quatro_server.net.announce``); ``quatro join`` with no address looks for a moment
 (``quatro_tui.discover``). Both use the zeroconf library, which speaks the same multicast DNS as Bonjour and
 Avahi. The TXT record carries ``version`` (the protocol version) and ``ssh`` (the SSH door's port, 0 without).
 """

@@ -15,7 +15,6 @@ from types import MappingProxyType
 from quatro_shared.cards import Card
 from quatro_shared.signs import Sign
 
-
 #: A field's metadata: on the wire the field is left out while it holds its default (``quatro_shared.wire.to_wire``),
 #: and a peer reading it takes a field left out for its default. An update's optional parts, the clock's vote, a
 #: cooldown that is 0.

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from enum import Enum
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Generic, TypeVar
 
 from quatro_shared import actions
@@ -37,7 +37,16 @@ from quatro_shared.events import Event
 from quatro_shared.game import GameContract
 from quatro_shared.quatro import CONTRACT as _DEFAULT
 from quatro_shared.signs import is_sign
-from quatro_shared.views import LEFT_OUT_AT_DEFAULT, Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.views import (
+    LEFT_OUT_AT_DEFAULT,
+    Clock,
+    OwnTimers,
+    Phase,
+    RoundSummary,
+    SeatState,
+    SeatView,
+    VoteState,
+)
 
 #: The ``kind`` of a framed view of the default game. Its views carry no ``kind`` of their own.
 VIEW_KIND = "view"

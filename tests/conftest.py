@@ -10,8 +10,8 @@ import random
 import shutil
 import socket as _socket
 import subprocess
-import time
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from quatro_server.tables.lobby import Lobby
-from quatro_server.server import Server
-from quatro_server.timing import FAST, PROFILES
 from quatro_shared.discovery import NO_ANNOUNCE_ENV
+
+from quatro_server.server import Server
+from quatro_server.tables.lobby import Lobby
+from quatro_server.timing import FAST, PROFILES
 
 # Servers the tests start never announce themselves on the LAN (multicast leaves the machine); the zeroconf
 # tests ask for it with --announce, on loopback.

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from quatro_server import games
-from quatro_server.tables import accepts
-from quatro_server.tables.accepts import PeerState
-from quatro_server.tables.lobby import Lobby
-from quatro_server.timing import Timing
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.wire import request_from_wire, to_wire
 
 from helpers.lobby_peer import RecordingPeer
+from quatro_server import games
+from quatro_server.tables import accepts
+from quatro_server.tables.accepts import PeerState
+from quatro_server.tables.lobby import Lobby
+from quatro_server.timing import Timing
 
 #: One well-formed request of every kind a client may send.
 FRAMES: dict[str, dict[str, Any]] = {

@@ -8,7 +8,7 @@ from quatro_shared import protocol as p
 from quatro_shared import tls
 from quatro_shared.addresses import parse_address
 
-from quatro_server import netbot
+from quatro_server.bots import netbot
 from quatro_tui import cli
 
 

@@ -22,9 +22,9 @@ from quatro_shared import actions as a
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, encode
 from quatro_shared.views import Phase
-from quatro_server import admin
 
 from helpers.netclient import TestClient
+from quatro_server.workers import admin
 
 #: A match of one point, windows long enough for a test never to race them: a call in the first round ends it.
 SHORT = """

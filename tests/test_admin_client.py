@@ -7,14 +7,14 @@ import socket
 
 import trio
 
-from quatro_server import admin
-from quatro_server.server import Server
-from quatro_server.tables.lobby import Lobby
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.client import NoticeGiven, TablesListed, Unseated
 from quatro_shared.framing import FrameDecoder, encode
 
+from quatro_server.server import Server
+from quatro_server.tables.lobby import Lobby
+from quatro_server.workers import admin
 from test_client_core import SECRET, frame, seated, welcomed
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 import trio
 
-from quatro_server import admin, games
-from quatro_server.server import Server
-from quatro_server.tables.lobby import Lobby
 from quatro_shared import protocol as p
 
 import nim_game
 from helpers.netclient import TestClient
+from quatro_server import games
+from quatro_server.server import Server
+from quatro_server.tables.lobby import Lobby
+from quatro_server.workers import admin
 
 
 @pytest.fixture

@@ -13,14 +13,14 @@ import pytest
 from textual.widgets import Static
 
 from quatro_shared import protocol as p
+
+from helpers.tui import Player, armed, run, timing_file, until
 from quatro_tui.app import Join, QuatroApp
+from quatro_tui.local_server import LocalServer
 from quatro_tui.screens.link import TableEnded
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
-from quatro_tui.local_server import LocalServer
-
 from test_tui_names import screen_text
-from helpers.tui import Player, armed, run, timing_file, until
 
 pytestmark = pytest.mark.timeout(90)
 

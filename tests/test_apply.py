@@ -4,7 +4,7 @@ The server sends a full view only in a snapshot; otherwise the events the seat m
 otherwise than by time passing, the table's countdowns and the seat's own cooldowns. ``quatro_shared.apply.Tracker``
 rebuilds the view from them, running the countdowns on between clocks. Here the engine is played at random (the
 property tests' driver: plausible play, garbage, disconnections, late callers, deadline jumps), each batch is turned
-into the very frames the server sends (``quatro_server.updates.Batch``) and read back as a client reads them, and,
+into the very frames the server sends (``quatro_server.games.quatro.updates.Batch``) and read back as a client reads them, and,
 after every step, each seat's state is held against ``engine.view``: every field equal and every countdown within
 2 ms (three roundings to the millisecond: the clock's, and the two updates' ``at``) when the step sent the seat an
 update; every field but the countdowns
@@ -21,17 +21,11 @@ from typing import Any
 
 import pytest
 
-from quatro_server.engine import Table, clock, events_for, own_timers, view
-from quatro_server.tables.lobby import Lobby
-from quatro_server.quarto import view as quarto_view
-from quatro_server.timing import FAST
-from quatro_server.updates import Batch
 from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
-from quatro_shared import seating
-from quatro_shared import wire
+from quatro_shared import seating, wire
 from quatro_shared.apply import ApplyError, Tracker, apply, without_countdowns
 from quatro_shared.framing import FrameDecoder
 from quatro_shared.views import Clock, OwnTimers, Phase
@@ -40,6 +34,11 @@ from quatro_shared.wire import push_from_wire
 from helpers.countdowns import assert_same_view
 from helpers.lobby_peer import RecordingPeer
 from helpers.strategies import Driver, GameSetup, Mix
+from quatro_server.games.quarto.engine import view as quarto_view
+from quatro_server.games.quatro.engine import Table, clock, events_for, own_timers, view
+from quatro_server.games.quatro.updates import Batch
+from quatro_server.tables.lobby import Lobby
+from quatro_server.timing import FAST
 
 SEEDS = range(24)
 

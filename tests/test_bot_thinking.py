@@ -11,18 +11,21 @@ from typing import Any
 
 import trio
 
-from helpers.lobby_peer import RecordingPeer
-from helpers.netclient import TestClient
-from quatro_server import games, quarto_bots
-from quatro_server.tables.lobby import Lobby
-from quatro_server.tables.room import BotJob, Room
-from quatro_server.quarto import view
-from quatro_server.quiet import LoopWatch
-from quatro_server.timing import FAST, PROFILES
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.views import Phase
 from quatro_shared.wire import request_from_wire, to_wire
+
+from helpers.lobby_peer import RecordingPeer
+from helpers.netclient import TestClient
+from quatro_server.games.quarto import bots as quarto_bots
+from quatro_server.games.quarto.engine import view
+from quatro_server.games.quarto.game import QUARTO
+from quatro_server.games.quatro.game import QUATRO
+from quatro_server.net.quiet import LoopWatch
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import BotJob, Room
+from quatro_server.timing import FAST, PROFILES
 
 
 def _asker(lobby: Lobby):
@@ -71,7 +74,7 @@ def test_a_perfect_bots_decision_leaves_the_room_as_a_job_and_is_played_when_it_
     before = view(room.table, 1, now)
     room.tick(now + 5.0)  # the bot's look: it is asked, and thinks elsewhere
     assert len(jobs) == 1 and jobs[0].seat == 1 and jobs[0].view == view(room.table, 1, now + 5.0)
-    assert games.QUARTO.decision_key(view(room.table, 1, now + 5.0)) == games.QUARTO.decision_key(before)  # nothing played yet
+    assert QUARTO.decision_key(view(room.table, 1, now + 5.0)) == QUARTO.decision_key(before)  # nothing played yet
     assert room.next_wake() is None  # its seat waits for the answer, not for a timer
     room.tick(now + 9.0)
     assert len(jobs) == 1  # not asked twice while it thinks
@@ -125,10 +128,10 @@ def test_only_perfect_on_its_own_turn_is_slow_and_quatro_bots_never_are():
     now = _bot_to_move(room, ask, ann, 1.0)
     bots_turn, anns_turn = view(room.table, 1, now), view(room.table, 0, now)
     assert bots_turn.turn == 1 and bots_turn.seat == 1 and anns_turn.seat == 0
-    made = [games.QUARTO.make_bot(level, random.Random(1)) for level in q.LEVELS]
-    assert [games.QUARTO.slow_bot(bot, bots_turn) for bot in made] == [False, False, True]
-    assert not games.QUARTO.slow_bot(made[2], anns_turn)  # the opponent's turn: nothing to search
-    assert not any(games.QUATRO.slow_bot(games.QUATRO.make_bot(level, random.Random(1)), None) for level in games.QUATRO.levels)
+    made = [QUARTO.make_bot(level, random.Random(1)) for level in q.LEVELS]
+    assert [QUARTO.slow_bot(bot, bots_turn) for bot in made] == [False, False, True]
+    assert not QUARTO.slow_bot(made[2], anns_turn)  # the opponent's turn: nothing to search
+    assert not any(QUATRO.slow_bot(QUATRO.make_bot(level, random.Random(1)), None) for level in QUATRO.levels)
 
 
 # --- over TCP: the server thinks off its event loop ----------------------------------------------------------------
@@ -263,7 +266,7 @@ async def test_expert_tables_far_from_their_end_never_hold_the_loop(nursery):
     a target of 200 failed the table on Python's recursion limit. Now needs are reckoned at most ``MATCH_NEED_CAP``
     (scaled): two tables of seven experts each, at a target of a million and of 15, play while another connection
     pings, and the loop's longest step stays short."""
-    from quatro_server import bots
+    from quatro_server.games.quatro import bots
     from quatro_server.server import Server
 
     profiles = {**PROFILES, "far": FAST.changed(target_score=1_000_000), "fifteen": FAST.changed(target_score=15)}

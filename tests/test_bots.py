@@ -21,14 +21,13 @@ from quatro_shared.legal import legal
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase, SeatState, SeatView, VoteState
 
-from quatro_server import bots
-from quatro_server.bots import HardBot, NormalBot, RandomBot, make_bot
-from quatro_server.engine import view as engine_view
-from quatro_server.tables.room import Room, Seat
-from quatro_server.timing import FAST
-
 from helpers.engine import new_table, random_play
 from helpers.reactions import answer
+from quatro_server.games.quatro import bots
+from quatro_server.games.quatro.bots import HardBot, NormalBot, RandomBot, make_bot
+from quatro_server.games.quatro.engine import view as engine_view
+from quatro_server.tables.room import Room, Seat
+from quatro_server.timing import FAST
 
 SIGN = "fox"
 
@@ -466,7 +465,7 @@ def test_random_takes_only_actions_legal_offers_in_every_phase():
 
 def test_bot_modules_cannot_reach_the_rules_engine():
     root = Path(__file__).resolve().parents[1] / "quatro_server"
-    for module in ("bots.py", "netbot.py", "exploiters.py"):
+    for module in ("games/quatro/bots.py", "bots/netbot.py", "games/quatro/exploiters.py"):
         tree = ast.parse((root / module).read_text())
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}

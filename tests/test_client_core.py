@@ -6,12 +6,9 @@ import dataclasses
 
 import pytest
 
-from quatro_server.engine import Table, clock, own_timers, view
-from quatro_server.timing import FAST
-from helpers.engine import new_table
-
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared.actions import Ready
 from quatro_shared.client import (
     Answered,
     ClientCore,
@@ -23,11 +20,14 @@ from quatro_shared.client import (
     TablesListed,
     Updated,
 )
-from quatro_shared.actions import Ready
 from quatro_shared.events import PlayerReady, Swapped
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
+
+from helpers.engine import new_table
+from quatro_server.games.quatro.engine import Table, clock, own_timers, view
+from quatro_server.timing import FAST
 
 SECRET = "s3cret-s3cret-s3cret-x"
 
@@ -229,7 +229,7 @@ def test_an_update_without_a_clock_runs_the_countdowns_on_to_when_it_was_built()
     the swapper's cooldowns from ``own``: the view is the server's at that instant, whatever the core's own clock."""
     from quatro_shared.actions import ChooseEmoji, PickSign, Swap, TakeChannel
 
-    from quatro_server.updates import Batch
+    from quatro_server.games.quatro.updates import Batch
 
     table = new_table(4)
     table.start(0.0)

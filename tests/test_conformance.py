@@ -22,12 +22,6 @@ from typing import Any
 
 import pytest
 
-from quatro_server import games as hosted
-from quatro_server.audit import PRIVATE_KEYS, frame_leaks, keys, update_leaks
-from quatro_server.journal import FILE_NAME, Journal, read_journal, replay_table
-from quatro_server.tables.lobby import Lobby
-from quatro_server.tables.room import Room
-from quatro_server.timing import FAST, FAST_PROFILE
 from quatro_shared import actions as a
 from quatro_shared import games as known
 from quatro_shared import messages as m
@@ -39,6 +33,12 @@ from quatro_shared.game import GameContract
 from quatro_shared.wire import request_from_wire, to_wire
 
 import nim_game
+from quatro_server import games as hosted
+from quatro_server.journal import FILE_NAME, Journal, read_journal, replay_table
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import Room
+from quatro_server.timing import FAST, FAST_PROFILE
+from quatro_server.tools.audit import PRIVATE_KEYS, frame_leaks, keys, update_leaks
 
 #: The games registered by the tests alone, beside the product's.
 TEST_GAMES = {nim_game.GAME.name: nim_game.registered}
@@ -233,7 +233,7 @@ def _values(obj: Any) -> Iterator[Any]:
 
 
 def _quatro_hidden(frame: dict[str, Any], seat: int, team: int, view: Any) -> list[str]:
-    """Quatro hides hands and signs (H1): the audit of ``quatro_server.audit`` against the view the core built."""
+    """Quatro hides hands and signs (H1): the audit of ``quatro_server.tools.audit`` against the view the core built."""
     return update_leaks(frame, seat, team, known=None if view is None else to_wire(view))
 
 

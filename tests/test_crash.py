@@ -17,8 +17,8 @@ from quatro_shared import quarto as q
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 
-from helpers.netclient import TestClient
 from helpers.disk import mounted
+from helpers.netclient import TestClient
 from test_server_cli import read_stderr, start_server
 
 #: The fast profile with a match of three points, so that a test sees a whole match in seconds.

@@ -16,6 +16,7 @@ from quatro_shared import quarto as q
 from helpers.directory import TTL, Node
 from helpers.netclient import TestClient
 
+
 @pytest.fixture
 async def nodes(redis_url, tmp_path):
     """Servers sharing the directory (``await nodes(3)``: three, started at once); every one is killed at the end."""

@@ -13,11 +13,11 @@ from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import MAX_MOVES, ClientCore
-from quatro_server.netbot import run_bot
-from quatro_tui.connection import LinkBack, LinkDropped, ServerLobby, ServerUpdate
 
 from helpers.directory import TTL, Node
 from helpers.tui import Player, run, until
+from quatro_server.bots.netbot import run_bot
+from quatro_tui.connection import LinkBack, LinkDropped, ServerLobby, ServerUpdate
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -17,11 +17,10 @@ import trio
 from quatro_shared import protocol as p
 from quatro_shared.wire import request_from_wire, to_wire
 
+from helpers.lobby_peer import RecordingPeer as LobbyPeer
 from quatro_server.directory import DirectoryError
 from quatro_server.directory.redis_directory import RedisDirectory
 from quatro_server.tables.lobby import Lobby
-
-from helpers.lobby_peer import RecordingPeer as LobbyPeer
 
 
 def ask(lobby: Lobby, peer: LobbyPeer, kind: str, **fields: object) -> dict:
@@ -129,9 +128,8 @@ async def test_the_directory_reaches_redis_over_a_unix_socket(tmp_path):
 async def test_a_join_of_a_table_created_elsewhere_a_moment_ago_is_moved_not_refused(redis_url, nursery):
     """The other server's message may not have come yet: a table this server was not told of is looked up in the
     directory before a join, a rejoin or a watch of it is refused."""
-    from quatro_server.server import Server
-
     from helpers.netclient import TestClient
+    from quatro_server.server import Server
 
     one, d1 = lobby_on(redis_url, "10.0.0.1:7001")
     await d1.connect()
@@ -184,9 +182,8 @@ async def test_a_join_that_comes_before_the_tables_record_is_written_waits_for_i
     """A server writes its tables' records a moment after they change, off its loop; a player told the table's id
     at once (a friend, a script) may ask another server before the record is there. That server reads the directory
     again while the id is one that was given out, and moves the join; an id never given out is refused at once."""
-    from quatro_server.server import Server
-
     from helpers.netclient import TestClient
+    from quatro_server.server import Server
 
     one, d1 = lobby_on(redis_url, "10.0.0.1:7001")
     await d1.connect()  # not running yet: it writes no record until it does

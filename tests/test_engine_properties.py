@@ -23,7 +23,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from quatro_server.engine import Emit, Table, events_for, view
 from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.actions import Reason
@@ -32,6 +31,7 @@ from quatro_shared.signs import is_sign
 from quatro_shared.views import Phase, SeatState, SeatView
 
 from helpers.strategies import Driver, GameSetup, Mix, Step, game_setups, mixes
+from quatro_server.games.quatro.engine import Emit, Table, events_for, view
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 seeds = st.integers(0, 2**32 - 1)

@@ -12,21 +12,23 @@ from typing import Any
 
 import pytest
 
-from helpers.lobby_peer import RecordingPeer
-from quatro_server import games, quarto_bots, rules
-from quatro_server.bots import Bot
-from quatro_server.journal import Opening
-from quatro_server.tables.lobby import Lobby
-from quatro_server.quarto import QuartoTable, view
-from quatro_server.quarto_bots import QuartoBot
-from quatro_server.timing import FAST
 from quatro_shared import actions as a
+from quatro_shared import games as contracts
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import ClientCore, ResyncNeeded, Updated
 from quatro_shared.framing import encode
-from quatro_shared import games as contracts
 from quatro_shared.wire import WireError, codec, push_from_wire, request_from_wire, to_wire
+
+from helpers.lobby_peer import RecordingPeer
+from quatro_server import games, rules
+from quatro_server.games.quarto import bots as quarto_bots
+from quatro_server.games.quarto.bots import QuartoBot
+from quatro_server.games.quarto.engine import QuartoTable, view
+from quatro_server.games.quatro.bots import Bot
+from quatro_server.journal import Opening
+from quatro_server.tables.lobby import Lobby
+from quatro_server.timing import FAST
 
 QUARTO_WIRE = codec(q.CONTRACT)
 quarto_action_from_wire, quarto_event_from_wire, quarto_view_from_wire = QUARTO_WIRE.action, QUARTO_WIRE.event, QUARTO_WIRE.view

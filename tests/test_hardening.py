@@ -15,17 +15,17 @@ from typing import Any
 import pytest
 import trio
 
-from quatro_server import server as server_module
-from quatro_server.credentials import digest_secret
-from quatro_server.tables.limits import GUESSES_PER_ADDRESS, GUESSES_PER_TABLE, GuessLimiter
-from quatro_server.server import QuietLog, Server
-from quatro_shared import protocol as p
 from quatro_shared import messages as m
-from quatro_shared.wire import to_wire
+from quatro_shared import protocol as p
 from quatro_shared.framing import encode
 from quatro_shared.views import Phase
+from quatro_shared.wire import to_wire
 
 from helpers.netclient import TestClient
+from quatro_server import server as server_module
+from quatro_server.server import QuietLog, Server
+from quatro_server.tables.credentials import digest_secret
+from quatro_server.tables.limits import GUESSES_PER_ADDRESS, GUESSES_PER_TABLE, GuessLimiter
 
 ATTACKER = "127.0.0.1"
 HONEST = "127.0.0.2"
@@ -528,7 +528,7 @@ async def test_connections_waiting_to_show_the_door_token_are_capped(server):
 def test_a_door_keeps_the_game_ports_reserve_of_descriptors_and_its_own_share(monkeypatch, caplog):
     """A door takes no connection while fewer descriptors are free than the game port's reserve, nor past its
     share of those above it; each refusal is counted, and logged one line a while."""
-    from quatro_server import doors
+    from quatro_server.doors import gate as doors
 
     caplog.set_level(logging.WARNING)
     clock = [0.0]
@@ -548,7 +548,7 @@ def test_a_door_keeps_the_game_ports_reserve_of_descriptors_and_its_own_share(mo
 
 
 def test_the_doors_share_and_reserve_follow_the_descriptor_limit(monkeypatch):
-    from quatro_server import doors
+    from quatro_server.doors import gate as doors
 
     monkeypatch.setattr(doors.resource, "getrlimit", lambda what: (1024, 4096))
     assert doors.descriptor_reserve() == 256 and doors.door_share() == 384
@@ -563,7 +563,7 @@ def test_a_doors_loop_out_of_descriptors_logs_one_line_a_while_never_a_traceback
     import errno
     import itertools
 
-    from quatro_server import doors
+    from quatro_server.doors import gate as doors
 
     caplog.set_level(logging.INFO)
     loop = asyncio.new_event_loop()

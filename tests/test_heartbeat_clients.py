@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import trio
 
-from quatro_server.netbot import run_bot
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, encode
 
 from helpers.netclient import TestClient
+from quatro_server.bots.netbot import run_bot
 
 
 async def test_a_network_bot_waiting_for_players_keeps_its_seat_alive(server, monkeypatch):

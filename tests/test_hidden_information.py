@@ -36,15 +36,6 @@ from typing import Any
 import pytest
 import trio
 
-from quatro_server import engine as engine_module
-from quatro_server.audit import PRIVATE_KEYS, keys, recent_leaks, update_leaks, values, watcher_frame_leaks
-from quatro_server.bots import LEVELS
-from quatro_server.engine import Table
-from quatro_server.tables.lobby import Lobby
-from quatro_server.tables.room import Room
-from quatro_server.updates import Batch
-from quatro_server.server import Server, ServerConfig
-from quatro_server.timing import PROFILES
 from quatro_shared import events as e
 from quatro_shared import protocol as p
 from quatro_shared.cards import is_card
@@ -55,6 +46,15 @@ from quatro_shared.wire import EVENT_KINDS, event_from_wire, push_from_wire, to_
 from conftest import QUICK
 from helpers.countdowns import assert_same_view
 from helpers.netclient import TestClient
+from quatro_server.games.quatro import engine as engine_module
+from quatro_server.games.quatro.bots import LEVELS
+from quatro_server.games.quatro.engine import Table
+from quatro_server.games.quatro.updates import Batch
+from quatro_server.server import Server, ServerConfig
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import Room
+from quatro_server.timing import PROFILES
+from quatro_server.tools.audit import PRIVATE_KEYS, keys, recent_leaks, update_leaks, values, watcher_frame_leaks
 
 #: (seats, humans, bots): the humans take the seats the bots leave free. Every table size, all-human
 #: tables, a lone human among bots, and bots of every level.
@@ -830,8 +830,9 @@ def test_h3_a_private_emoji_choice_changes_no_other_seats_view_before_the_pulse(
     telling everyone an emoji had just been chosen (the late_choice and cleared_then_chosen_late cases failed)."""
     import copy
 
-    from quatro_server.timing import FAST
     from quatro_shared import actions as a
+
+    from quatro_server.timing import FAST
 
     interval = FAST.pulse_interval
     table = Table(4, timing=FAST, rng=random.Random(7))
@@ -881,8 +882,9 @@ def test_h3_a_seats_frame_is_the_same_whether_or_not_a_hidden_action_shared_its_
     very same bytes from both: a clock or cooldowns sent only because of the choice would tell when it was made."""
     import copy
 
-    from quatro_server.timing import FAST
     from quatro_shared import actions as a
+
+    from quatro_server.timing import FAST
 
     table = Table(4, timing=FAST, rng=random.Random(11))
     table.start(0.0)

@@ -25,14 +25,14 @@ import msgpack
 import pytest
 import trio
 
-from quatro_server.server import FLOOD_DISCONNECT, REQUEST_BURST, REQUEST_RATE
-from quatro_server.timing import FAST
 from quatro_shared import games
 from quatro_shared import protocol as p
 from quatro_shared.framing import MAX_DEPTH, MAX_FRAME_BYTES, MAX_STR_LEN, FrameDecoder, ProtocolError
 from quatro_shared.views import Phase
 
 from helpers.netclient import TestClient
+from quatro_server.server import FLOOD_DISCONNECT, REQUEST_BURST, REQUEST_RATE
+from quatro_server.timing import FAST
 
 LONG = "long-hostile"
 #: Fast cooldowns, but no phase ends by the clock while a test runs (it never waits for them either).

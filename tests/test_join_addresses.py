@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from quatro_server.addresses import join_addresses, machine_interfaces, reachable_addresses
+from quatro_server.net.addresses import join_addresses, machine_interfaces, reachable_addresses
 
 V4, V6, LINK = socket.AF_INET, socket.AF_INET6, getattr(socket, "AF_PACKET", 17)
 

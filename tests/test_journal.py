@@ -9,9 +9,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from itertools import count
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +24,19 @@ from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 from quatro_shared.wire import request_from_wire, to_wire
 
-from quatro_server import games
-from quatro_server import journal as j
-from quatro_server.journal import store
-from quatro_server.engine import Table, view
-from quatro_server.quarto import QuartoTable
-from quatro_server.quarto import view as quarto_view
-from quatro_server.tables.lobby import Lobby
-from quatro_server.tables.room import Room
-from quatro_server.server import RESTORE_GRACE
-
 from conftest import STEADY
 from helpers.disk import SmallDisk, mounted
-from helpers.lobby_peer import RecordingPeer as Peer, decoded
+from helpers.lobby_peer import RecordingPeer as Peer
+from helpers.lobby_peer import decoded
+from quatro_server import games
+from quatro_server import journal as j
+from quatro_server.games.quarto.engine import QuartoTable
+from quatro_server.games.quarto.engine import view as quarto_view
+from quatro_server.games.quatro.engine import Table, view
+from quatro_server.journal import store
+from quatro_server.server import RESTORE_GRACE
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import Room
 
 ids = count(1)
 

@@ -22,14 +22,14 @@ from quatro_shared.levels import DEFAULT_LEVEL, LADDER, LEVELS, PLAY_LEVEL
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import SeatState, SeatView
 
-from quatro_server import bots, exploiters, sim_quatro
-from quatro_server.bots import ExpertBot, make_bot
+from helpers.reactions import answer
 from quatro_server.cli import main
-from quatro_server.exploiters import EXPLOITERS, GAUNTLET, ONE_HABIT, PAIRS, Exploiter
+from quatro_server.games.quatro import bots, exploiters
+from quatro_server.games.quatro import sim as sim_quatro
+from quatro_server.games.quatro.bots import ExpertBot, make_bot
+from quatro_server.games.quatro.exploiters import EXPLOITERS, GAUNTLET, ONE_HABIT, PAIRS, Exploiter
 from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import FAST, STANDARD
-
-from helpers.reactions import answer
 from test_bots import SIGN, dealt, seat_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -468,7 +468,7 @@ def test_outside_bots_and_exploiters_are_handed_views_and_events_only():
 
 def test_the_example_bot_is_documented_and_imports_no_engine():
     source = (EXAMPLES / "pair_bot.py").read_text()
-    assert "quatro_server.engine" not in source and "quatro_server.tables" not in source
+    assert "quatro_server.games.quatro.engine" not in source and "quatro_server.tables" not in source
     docs = (ROOT / "docs" / "bots.md").read_text()
     assert "examples/pair_bot.py" in docs and "pair_bot:PairBot" in docs
 
@@ -476,7 +476,7 @@ def test_the_example_bot_is_documented_and_imports_no_engine():
 def test_network_bots_take_a_level_or_an_outside_bot(examples_importable, capsys):
     import argparse
 
-    from quatro_server import netbot
+    from quatro_server.bots import netbot
 
     parser = argparse.ArgumentParser()
     netbot.add_arguments(parser)

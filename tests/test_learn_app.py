@@ -12,15 +12,14 @@ import pytest
 from quatro_shared import quarto as q
 from quatro_shared.views import Phase
 
-from quatro_server.lessons import SCENES
-
+from helpers.tui import armed, run, until
+from quatro_server.games.quatro.lesson import SCENES
 from quatro_tui.app import Play
 from quatro_tui.games import client_game
 from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.lessons.coach import Coach, LessonApp
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
-from helpers.tui import armed, run, until
 
 pytestmark = pytest.mark.timeout(120)
 

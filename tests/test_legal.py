@@ -10,8 +10,6 @@ import random
 
 import pytest
 
-from quatro_server import quarto as quarto_engine
-from quatro_server.engine import Table, view
 from quatro_shared import actions as a
 from quatro_shared import quarto as q
 from quatro_shared.cards import CENTER_SIZE
@@ -20,6 +18,8 @@ from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 
 from helpers.engine import FAST, new_table, open_round, random_play
+from quatro_server.games.quarto import engine as quarto_engine
+from quatro_server.games.quatro.engine import Table, view
 
 
 def some_action(table: Table, seat: int, rng: random.Random) -> a.Action:

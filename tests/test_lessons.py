@@ -13,18 +13,24 @@ from quatro_shared import quarto as q
 from quatro_shared.cards import has_three_of_a_rank, is_four_of_a_kind
 from quatro_shared.views import Phase
 
-from quatro_server import engine, lessons
-from quatro_server import quarto as quarto_engine
+from quatro_server.games.quarto import engine as quarto_engine
+from quatro_server.games.quarto.lesson import QuartoLesson
+from quatro_server.games.quatro import engine
+from quatro_server.games.quatro import lesson as lessons
 from quatro_server.journal import Opening
-from quatro_server.quarto_lesson import QuartoLesson
 from quatro_server.timing import LESSON, LESSON_PROFILE, load_timing
-
 from quatro_tui import lessons as client_lessons
 from quatro_tui.game import Game
 from quatro_tui.games.quarto.lesson import gave_a_piece, gave_safe_piece, placed_a_piece
 from quatro_tui.games.quatro.lesson import LESSON as QUATRO_LESSON
-from quatro_tui.games.quatro.lesson import (called_right, countered_right, decoy_seen, holds_four,
-                                            showed_sign, took_channel)
+from quatro_tui.games.quatro.lesson import (
+    called_right,
+    countered_right,
+    decoy_seen,
+    holds_four,
+    showed_sign,
+    took_channel,
+)
 from quatro_tui.lessons.steps import advance
 from test_bots import SIGN, seat_view
 
@@ -310,7 +316,7 @@ def test_after_a_wrong_swap_the_coach_names_the_rank_within_reach_and_the_keys()
 
 
 def test_the_decoy_never_shows_an_emoji_the_learners_team_showed():
-    from quatro_server.lessons import DECOY_SIGNS, SCENES, QuatroLessonBot
+    from quatro_server.games.quatro.lesson import DECOY_SIGNS, SCENES, QuatroLessonBot
 
     decoy = SCENES[-1]
     for learners in DECOY_SIGNS:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from itertools import count
 from typing import Any
-
-import asyncio
 
 import pytest
 
@@ -14,10 +13,10 @@ from quatro_shared import protocol as p
 from quatro_shared import wire
 from quatro_shared.views import Phase
 
-from quatro_server.tables import lobby
-from quatro_server.timing import Timing
 from helpers.lobby_peer import RecordingPeer as Peer
 from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
+from quatro_server.tables import lobby
+from quatro_server.timing import Timing
 
 
 def test_rematch_plays_again_with_the_same_seats_host_only_once_over():

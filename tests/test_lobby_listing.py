@@ -15,16 +15,17 @@ import pytest
 import trio
 import trio.testing
 
-from helpers.lobby_peer import RecordingPeer
-from helpers.netclient import TestClient
-from quatro_server.tables.lobby import Lobby
-from quatro_server.tables.room import Room
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.framing import encode
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
+
+from helpers.lobby_peer import RecordingPeer
+from helpers.netclient import TestClient
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import Room
 
 
 @pytest.fixture

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_server.engine import clock, view
-from helpers.engine import new_table
-
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.actions import Swap
 from quatro_shared.events import PlayerReady
 from quatro_shared.views import OwnTimers, Phase
 from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, request_from_wire, request_to_wire, to_wire
+
+from helpers.engine import new_table
+from quatro_server.games.quatro.engine import clock, view
 
 REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.Hello(p.PROTOCOL_VERSION, "Zoë 👩‍💻"),

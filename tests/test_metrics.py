@@ -12,15 +12,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from quatro_shared import protocol as p
 
-from quatro_server import netbot
+from conftest import QUICK
+from helpers.netclient import TestClient
+from quatro_server.bots import netbot
 from quatro_server.journal import Journal
-from quatro_server.metrics import Metrics
 from quatro_server.server import Server, ServerConfig
 from quatro_server.tables.lobby import Lobby
 from quatro_server.timing import PROFILES
-
-from conftest import QUICK
-from helpers.netclient import TestClient
+from quatro_server.workers.metrics import Metrics
 
 HOST = "127.0.0.1"
 
@@ -150,7 +149,7 @@ async def test_a_flood_of_silent_connections_is_bounded_and_a_real_scrape_is_ans
     import logging
     import os
 
-    from quatro_server import metrics as metrics_module
+    from quatro_server.workers import metrics as metrics_module
 
     monkeypatch.setattr(metrics_module, "REQUEST_TIMEOUT", 1.0)
     _, _, port = await _served(nursery)

@@ -16,10 +16,10 @@ from quatro_shared.games import CONTRACTS
 from quatro_shared.views import Phase
 
 from helpers.netclient import TestClient
-from quatro_server import netbot
-from quatro_server.bot_games import BOT_GAMES, bot_game
+from quatro_server.bots import netbot
+from quatro_server.bots.games import BOT_GAMES, bot_game
+from quatro_server.bots.netbot import run_bot, run_bots
 from quatro_server.rules import SeatBot
-from quatro_server.netbot import run_bot, run_bots
 from test_bots import seat_view
 
 #: Seconds a test waits for a round to play out: the "quick" profile's 1 s sign window and 3 s round, with room.

@@ -19,11 +19,11 @@ from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.views import SeatView
 
-from quatro_server import bots, sim_quatro
 from quatro_server.cli import main
-from quatro_server.exploiters import NEWCOMER_CALL_AFTER, NEWCOMER_SWAP_EVERY, Newcomer
+from quatro_server.games.quatro import bots
+from quatro_server.games.quatro import sim as sim_quatro
+from quatro_server.games.quatro.exploiters import NEWCOMER_CALL_AFTER, NEWCOMER_SWAP_EVERY, Newcomer
 from quatro_server.timing import STANDARD
-
 from test_bots import SIGN, dealt, seat_view
 
 #: Rounding: a view counts milliseconds.

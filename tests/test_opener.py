@@ -20,6 +20,8 @@ from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
+from helpers.terminal import WAIT, Tmux, on_the_table, wait_for
+from helpers.tui import Player, run, until
 from quatro_server.idle import stop_when_idle
 from quatro_server.tables.lobby import Lobby
 from quatro_server.tables.room import ABANDON_AFTER
@@ -27,11 +29,9 @@ from quatro_tui.app import Play, QuatroApp
 from quatro_tui.cli import make_app, parser
 from quatro_tui.connection import ServerBye
 from quatro_tui.local_server import QUIET_STOP, LocalServer
-from quatro_tui.settings import Settings
 from quatro_tui.screens.dialogs import LeaveRunning
 from quatro_tui.screens.room import RoomScreen
-from helpers.terminal import WAIT, Tmux, on_the_table, wait_for
-from helpers.tui import Player, run, until
+from quatro_tui.settings import Settings
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -7,8 +7,8 @@ import socket
 import trio
 import trio.testing
 
-from quatro_server import outbound
-from quatro_server.outbound import Flusher
+from quatro_server.net import outbound
+from quatro_server.net.outbound import Flusher
 
 
 def _pair() -> tuple[trio.SocketStream, trio.SocketStream]:
@@ -128,11 +128,11 @@ async def test_a_waiting_superseding_frame_is_replaced_and_only_its_bytes_are_co
 
 from dataclasses import replace  # noqa: E402
 
-from quatro_server import server as server_module  # noqa: E402
 from quatro_shared import protocol as p  # noqa: E402
 from quatro_shared.framing import FrameDecoder, encode  # noqa: E402
 
 from helpers.netclient import TestClient  # noqa: E402
+from quatro_server import server as server_module  # noqa: E402
 from test_hardening import conn_of, connect_from, wait_until  # noqa: E402
 
 

@@ -16,13 +16,15 @@ from typing import Any
 
 import pytest
 
-from quatro_server import bots, engine, outbound, server, timing
-from quatro_server.tables import lobby
-from helpers.lobby_peer import RecordingPeer as _Peer
-from helpers.vocabulary import exported_subclasses
-
 from quatro_shared import actions, events, framing, games, messages, protocol, quarto, signs, views, wire
 from quatro_shared.cards import RANKS, SUITS
+
+from helpers.lobby_peer import RecordingPeer as _Peer
+from helpers.vocabulary import exported_subclasses
+from quatro_server import server, timing
+from quatro_server.games.quatro import bots, engine
+from quatro_server.net import outbound
+from quatro_server.tables import lobby
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC_PATH = ROOT / "docs" / "protocol.md"

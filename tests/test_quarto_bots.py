@@ -14,13 +14,13 @@ import pytest
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Give, Phase, Place
 
-from quatro_server import quarto_bots
-from quatro_server.cli import main
-from quatro_server.quarto import QuartoTable, view
-from quatro_server.quarto_bots import LEVELS, PerfectQuartoBot, make_quarto_bot
-from quatro_server.quarto_solver import Solver
-from quatro_server.sim_quarto import simulate
 from helpers.quarto import placing_view, played_position, safe_pieces
+from quatro_server.cli import main
+from quatro_server.games.quarto import bots as quarto_bots
+from quatro_server.games.quarto.bots import LEVELS, PerfectQuartoBot, make_quarto_bot
+from quatro_server.games.quarto.engine import QuartoTable, view
+from quatro_server.games.quarto.sim import simulate
+from quatro_server.games.quarto.solver import Solver
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -295,7 +295,7 @@ def test_the_sim_picks_its_game_from_the_arguments(capsys):
 
 def test_quarto_bots_decide_from_the_view_alone():
     """H2: decide takes the shared view type; the module names no table."""
-    source = (ROOT / "quatro_server" / "quarto_bots.py").read_text()
+    source = (ROOT / "quatro_server" / "games" / "quarto" / "bots.py").read_text()
     assert "QuartoTable" not in source
     assert quarto_bots.QuartoBot.decide.__annotations__["view"] in ("QuartoView", q.QuartoView)
 

@@ -13,8 +13,8 @@ from quatro_shared import actions as qa
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Give, NextGame, Phase, Place, Reason, Step
 
-from quatro_server.games import QUARTO
-from quatro_server.quarto import MOVE_CLOCK, QuartoTable, view
+from quatro_server.games.quarto.engine import MOVE_CLOCK, QuartoTable, view
+from quatro_server.games.quarto.game import QUARTO
 from quatro_server.timing import FAST, STANDARD, Timing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -360,14 +360,14 @@ def _imports(path: Path) -> set[str]:
 
 def test_the_quarto_engine_and_solver_import_no_clock_no_network_no_ui():
     forbidden = {"trio", "textual", "socket", "asyncio", "time", "datetime", "msgpack", "threading"}
-    for name in ("quarto.py", "quarto_solver.py", "quarto_bots.py"):
-        modules = {m.split(".")[0] for m in _imports(ROOT / "quatro_server" / name)}
+    for name in ("engine.py", "solver.py", "bots.py"):
+        modules = {m.split(".")[0] for m in _imports(ROOT / "quatro_server" / "games" / "quarto" / name)}
         assert not modules & forbidden, (name, modules & forbidden)
 
 
 def test_quarto_bots_never_import_the_engine():
-    assert "quatro_server.quarto" not in _imports(ROOT / "quatro_server" / "quarto_bots.py")
-    assert "quatro_server.quarto" not in _imports(ROOT / "quatro_server" / "quarto_solver.py")
+    assert "quatro_server.games.quarto.engine" not in _imports(ROOT / "quatro_server" / "games" / "quarto" / "bots.py")
+    assert "quatro_server.games.quarto.engine" not in _imports(ROOT / "quatro_server" / "games" / "quarto" / "solver.py")
 
 
 def test_the_move_clock_comes_from_a_timing_file_and_is_checked(tmp_path):

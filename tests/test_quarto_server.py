@@ -11,16 +11,17 @@ import random
 import pytest
 import trio
 
-from helpers.netclient import TestClient
-from quatro_server import quarto_bots
-from quatro_server.tables.lobby import Lobby
-from quatro_server.netbot import run_bot, run_bots
-from quatro_server.server import Server
-from quatro_server.timing import FAST, PROFILES
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import Updated
 from quatro_shared.views import SeatView
+
+from helpers.netclient import TestClient
+from quatro_server.bots.netbot import run_bot, run_bots
+from quatro_server.games.quarto import bots as quarto_bots
+from quatro_server.server import Server
+from quatro_server.tables.lobby import Lobby
+from quatro_server.timing import FAST, PROFILES
 
 
 @pytest.fixture(autouse=True)
@@ -336,7 +337,7 @@ async def test_a_network_quarto_bot_never_sits_at_a_quatro_table(server):
 def test_the_network_bots_command_checks_quarto_levels_and_against(capsys):
     import argparse
 
-    from quatro_server import netbot
+    from quatro_server.bots import netbot
 
     parser = argparse.ArgumentParser()
     netbot.add_arguments(parser)

@@ -11,8 +11,8 @@ import pytest
 
 from quatro_shared import quarto as q
 
-from quatro_server.quarto_solver import SYMMETRIES, Solver, canonical_key, plain_value, remap_piece, transform
 from helpers.quarto import played_position
+from quatro_server.games.quarto.solver import SYMMETRIES, Solver, canonical_key, plain_value, remap_piece, transform
 
 ORDERS = list(permutations(range(4)))
 IDENTITY = tuple(range(16))
@@ -155,7 +155,7 @@ def test_the_table_solves_a_position_once_for_all_its_images():
 
 
 def test_a_budget_stops_the_search():
-    from quatro_server.quarto_solver import BudgetExceeded
+    from quatro_server.games.quarto.solver import BudgetExceeded
 
     board, pool = played_position(random.Random(6), 10)
     solver = Solver("none", budget=50)

@@ -10,8 +10,8 @@ import time
 import pytest
 import trio
 
-from quatro_server import quiet
-from quatro_server.quiet import LoopWatch
+from quatro_server.net import quiet
+from quatro_server.net.quiet import LoopWatch
 
 
 def test_the_watch_keeps_the_longest_batch_and_logs_a_stall(caplog: pytest.LogCaptureFixture) -> None:
@@ -69,8 +69,8 @@ class _Due:
 
 async def _ticks(slack: float, offsets: list[float]) -> tuple[float, list[tuple[int, float]]]:
     """Tables due at ``offsets`` seconds from now, served by the server's timer with ``slack``: when each was ticked."""
-    from quatro_server.tables.lobby import Lobby
     from quatro_server.server import Server, ServerConfig
+    from quatro_server.tables.lobby import Lobby
 
     srv = Server(Lobby(), ServerConfig(timer_slack=slack))
     ticks: list[tuple[int, float]] = []
@@ -116,8 +116,8 @@ async def test_without_slack_each_table_is_ticked_at_its_own_deadline(autojump_c
 async def test_a_wake_up_with_many_tables_due_gives_the_loop_back_between_them_and_ticks_each_once() -> None:
     """Twenty tables due at once, each taking a millisecond to tick, with a pass budget of two: the timer ticks a
     few, yields (a request read meanwhile is answered), goes on, and every table is ticked exactly once."""
-    from quatro_server.tables.lobby import Lobby
     from quatro_server.server import Server, ServerConfig
+    from quatro_server.tables.lobby import Lobby
 
     srv = Server(Lobby(), ServerConfig(timer_slack=0.0, pass_budget=0.002))
     ticked: list[int] = []

@@ -13,26 +13,29 @@ from typing import Any
 import pytest
 import trio
 
-from helpers.lobby_peer import RecordingPeer
-from helpers.netclient import TestClient
-from quatro_server import quarto_bots
-from quatro_server.games import QUARTO, QUATRO
-from quatro_server.records import identity
-from quatro_server.records.match import MatchRecord, places_by_score
-from quatro_server.records.ratings import Rating, rate
-from quatro_server.records.store import FILE_NAME, Player, Records
-from quatro_server.server import Server
-from quatro_server.sim import Lineup, Simulation, Tally, simulate
-from quatro_server.sim_quatro import QuatroSimulation, lineup as quatro_lineup
-from quatro_server.tables.lobby import Lobby
-from quatro_server.tables.room import Room
-from quatro_server.timing import PROFILES
 from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.wire import request_from_wire, request_to_wire, to_wire
+
+from helpers.lobby_peer import RecordingPeer
+from helpers.netclient import TestClient
+from quatro_server.games.quarto import bots as quarto_bots
+from quatro_server.games.quarto.game import QUARTO
+from quatro_server.games.quatro.game import QUATRO
+from quatro_server.games.quatro.sim import QuatroSimulation
+from quatro_server.games.quatro.sim import lineup as quatro_lineup
+from quatro_server.records import identity
+from quatro_server.records.match import MatchRecord, places_by_score
+from quatro_server.records.ratings import Rating, rate
+from quatro_server.records.store import FILE_NAME, Player, Records
+from quatro_server.server import Server
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import Room
+from quatro_server.timing import PROFILES
+from quatro_server.tools.sim import Lineup, Simulation, Tally, simulate
 
 
 @pytest.fixture(autouse=True)
@@ -387,6 +390,7 @@ def test_a_friendly_table_stays_friendly_across_a_restart_and_a_restored_seat_le
 
 def _open_at_once(data_dir: str, barrier, results) -> None:  # a process of the test below
     from pathlib import Path
+
     from quatro_server.records.store import Records as Opened
 
     barrier.wait()

@@ -10,34 +10,33 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import replace
 import subprocess
 import sys
+from dataclasses import replace
 from typing import Any
 
 import msgpack
 import pytest
 import trio
 
+from quatro_shared import framing, seating
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
-from quatro_shared import framing, seating
 from quatro_shared.client import ClientCore
 from quatro_shared.framing import MAX_FRAME_BYTES, encode
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
 
-from quatro_server import archive as archive_module
-from quatro_server import quarto_bots
-from quatro_server.audit import update_leaks
-from quatro_server.journal import FILE_NAME, Journal, read_journal
-from quatro_server.seat_replay import NotReplayable, frames_of, seat_replay
-from quatro_server.server import Server
-from quatro_server.timing import FAST
-from quatro_server.tables.lobby import Lobby
-
 from conftest import SHORT_MATCH
 from helpers.netclient import TestClient
+from quatro_server.games.quarto import bots as quarto_bots
+from quatro_server.journal import FILE_NAME, Journal, read_journal
+from quatro_server.replay import archive as archive_module
+from quatro_server.replay.seat import NotReplayable, frames_of, seat_replay
+from quatro_server.server import Server
+from quatro_server.tables.lobby import Lobby
+from quatro_server.timing import FAST
+from quatro_server.tools.audit import update_leaks
 
 
 @pytest.fixture
@@ -96,7 +95,7 @@ def decoded(frames: list[bytes]) -> list[dict[str, Any]]:
 
 
 def audited(frames: list[dict[str, Any]], seat: int, players: int) -> list[str]:
-    """The hidden-information audit of ``quatro_server.audit``, over a replay's frames, against the view a client
+    """The hidden-information audit of ``quatro_server.tools.audit``, over a replay's frames, against the view a client
     core builds from them."""
     core = ClientCore("audit")
     leaks = []
@@ -273,8 +272,9 @@ def test_quatro_replay_offline_from_a_journal_file(tmp_path):
 def test_a_round_s_truth_is_kept_when_the_next_round_is_told_with_it():
     """A host who starts the next round at once: the reveal and the next signing in one batch; the truth shows."""
     from quatro_shared import events as e
-    from quatro_server.engine import Emit
-    from quatro_server.quatro_commentary import QuatroCommentary
+
+    from quatro_server.games.quatro.commentary import QuatroCommentary
+    from quatro_server.games.quatro.engine import Emit
 
     commentary = QuatroCommentary(["ann", "bob", "cid", None])
     assert commentary.note(None, [Emit(e.SigningStarted(1))]) == []

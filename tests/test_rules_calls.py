@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_server.engine import view
-from quatro_server.timing import FAST
 from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.actions import Reason
@@ -14,17 +12,19 @@ from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 
 from helpers.engine import (
-        PLAYER_COUNTS,
-        accept,
-        arrange,
-        events_of,
-        four_of,
-        new_table,
-        open_round,
-        refused,
-        round_table,
-        seen_by,
-    )
+    PLAYER_COUNTS,
+    accept,
+    arrange,
+    events_of,
+    four_of,
+    new_table,
+    open_round,
+    refused,
+    round_table,
+    seen_by,
+)
+from quatro_server.games.quatro.engine import view
+from quatro_server.timing import FAST
 
 T0 = 1.0
 

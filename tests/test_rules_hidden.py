@@ -9,8 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quatro_server.engine import Table, view
-from quatro_server.timing import FAST
 from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.cards import CENTER_SIZE, HAND_SIZE
@@ -18,17 +16,19 @@ from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase, SeatView
 
 from helpers.engine import (
-        PLAYER_COUNTS,
-        accept,
-        cards_in,
-        new_table,
-        open_round,
-        random_play,
-        round_table,
-        seen_by,
-        signs_in,
-        swap_any,
-    )
+    PLAYER_COUNTS,
+    accept,
+    cards_in,
+    new_table,
+    open_round,
+    random_play,
+    round_table,
+    seen_by,
+    signs_in,
+    swap_any,
+)
+from quatro_server.games.quatro.engine import Table, view
+from quatro_server.timing import FAST
 
 T0 = 1.0
 

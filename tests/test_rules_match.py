@@ -6,26 +6,26 @@ import dataclasses
 
 import pytest
 
-from quatro_server.engine import view
-from quatro_server.timing import FAST, STANDARD
 from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.actions import Reason
 from quatro_shared.views import Phase
 
 from helpers.engine import (
-        PLAYER_COUNTS,
-        accept,
-        arrange,
-        events_of,
-        four_of,
-        new_table,
-        open_round,
-        refused,
-        round_table,
-        seen_by,
-        swap_any,
-    )
+    PLAYER_COUNTS,
+    accept,
+    arrange,
+    events_of,
+    four_of,
+    new_table,
+    open_round,
+    refused,
+    round_table,
+    seen_by,
+    swap_any,
+)
+from quatro_server.games.quatro.engine import view
+from quatro_server.timing import FAST, STANDARD
 
 T0 = 1.0
 

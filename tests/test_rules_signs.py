@@ -6,8 +6,6 @@ import unicodedata
 
 import pytest
 
-from quatro_server.engine import view
-from quatro_server.timing import FAST
 from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.actions import Reason
@@ -15,16 +13,18 @@ from quatro_shared.signs import EMOJI, SIGNS
 from quatro_shared.views import Phase
 
 from helpers.engine import (
-        PLAYER_COUNTS,
-        RiggedRandom,
-        accept,
-        events_of,
-        new_table,
-        open_round,
-        refused,
-        round_table,
-        seen_by,
-    )
+    PLAYER_COUNTS,
+    RiggedRandom,
+    accept,
+    events_of,
+    new_table,
+    open_round,
+    refused,
+    round_table,
+    seen_by,
+)
+from quatro_server.games.quatro.engine import view
+from quatro_server.timing import FAST
 
 # R5, in the order of the rules: (ASCII name, emoji).
 SPEC_SIGNS = [

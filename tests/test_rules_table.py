@@ -7,22 +7,21 @@ import random
 
 import pytest
 
-from quatro_server.engine import Table, view
 from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.cards import has_three_of_a_rank, rank_of, suit_of
 
 from helpers.engine import (
-        PLAYER_COUNTS,
-        RiggedRandom,
-        accept,
-        assert_cards_conserved,
-        events_of,
-        new_table,
-        open_round,
-        seen_by,
-    )
-
+    PLAYER_COUNTS,
+    RiggedRandom,
+    accept,
+    assert_cards_conserved,
+    events_of,
+    new_table,
+    open_round,
+    seen_by,
+)
+from quatro_server.games.quatro.engine import Table, view
 
 # --- R1 Seats and teams ----------------------------------------------------------------------------
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_server.engine import view
-from quatro_server.timing import FAST
 from quatro_shared import actions as a
 from quatro_shared import events as e
 from quatro_shared.actions import Reason
@@ -13,16 +11,18 @@ from quatro_shared.cards import has_three_of_a_rank
 from quatro_shared.views import Phase
 
 from helpers.engine import (
-        PLAYER_COUNTS,
-        accept,
-        assert_cards_conserved,
-        events_of,
-        open_round,
-        refused,
-        round_table,
-        seen_by,
-        swap_any,
-    )
+    PLAYER_COUNTS,
+    accept,
+    assert_cards_conserved,
+    events_of,
+    open_round,
+    refused,
+    round_table,
+    seen_by,
+    swap_any,
+)
+from quatro_server.games.quatro.engine import view
+from quatro_server.timing import FAST
 
 T0 = 1.0
 WINDOW = FAST.vote_window

@@ -7,16 +7,16 @@ from contextlib import AsyncExitStack
 
 import pytest
 
-from quatro_shared import protocol as p
 from quatro_shared import messages as m
+from quatro_shared import protocol as p
 
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import QuatroApp
 from quatro_tui.cli import make_app
 from quatro_tui.screens.dialogs import TakeOver
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.settings import RememberedSeat, Settings, config_path, remember_seat
-from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(90)
 

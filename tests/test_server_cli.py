@@ -10,9 +10,9 @@ import pytest
 import trio
 
 from quatro_shared import protocol as p
-from quatro_server import cli
 
 from helpers.netclient import TestClient
+from quatro_server import cli
 
 
 async def start_server(*args: str) -> tuple[trio.Process, int, str]:

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from quatro_server import sim, sim_quatro, simulators
 from quatro_server.cli import main
-from quatro_server.games import GAMES, QUARTO
+from quatro_server.games import GAMES
+from quatro_server.games.quarto.game import QUARTO
+from quatro_server.games.quatro import sim as sim_quatro
 from quatro_server.tables.room import Room
+from quatro_server.tools import sim, simulators
 
 
 def run_json(capsys, *args: str) -> dict:

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 
-import random
-
-from quatro_server.audit import frame_leaks, update_leaks
-from quatro_server.engine import view as engine_view
-from quatro_server import soak, soak_doors
-from quatro_server.soak import soak_server
 from quatro_shared import protocol as p
 from quatro_shared.legal import legal
 from quatro_shared.views import Phase
 
 from helpers.engine import new_table, random_play
+from quatro_server.games.quatro.engine import view as engine_view
+from quatro_server.tools import soak, soak_doors
+from quatro_server.tools.audit import frame_leaks, update_leaks
+from quatro_server.tools.soak import soak_server
 
 
 def _view(**fields: object) -> dict:

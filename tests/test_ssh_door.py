@@ -17,12 +17,11 @@ from quatro_shared import exits
 from quatro_shared.framing import FrameDecoder, encode
 from quatro_shared.protocol import PROTOCOL_VERSION
 
-from quatro_server.server import MAX_CONNECTIONS_PER_ADDRESS
-
-from quatro_server.doors import CLIENT_MEMORY, MAX_COLUMNS, MAX_ROWS, DoorThread
-from quatro_server.ssh_door import Door, authorized_fingerprints, player_name, ssh_commands
 from helpers.ssh import DoorServer, player_key, start_door
 from helpers.tui import run
+from quatro_server.doors.gate import CLIENT_MEMORY, MAX_COLUMNS, MAX_ROWS, DoorThread
+from quatro_server.doors.ssh import Door, authorized_fingerprints, player_name, ssh_commands
+from quatro_server.server import MAX_CONNECTIONS_PER_ADDRESS
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -433,8 +432,9 @@ def _environ(pid: int) -> dict[str, str]:
 def test_a_key_s_login_plays_as_its_person_and_a_login_without_one_anonymously(door: DoorServer, tmp_path):
     """The door hands its client the person key of the login key's fingerprint (an HMAC under the server's secret, in
     the client's environment, never its arguments); a login without a key is anonymous, whatever its name."""
-    from quatro_server.records.identity import door_key
     from quatro_shared.protocol import PERSON_KEY_ENV
+
+    from quatro_server.records.identity import door_key
 
     key = player_key(tmp_path / "cy")
 

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 import trio
 
-from quatro_server import simulators
-from quatro_server.server import Server
-from quatro_server.tables.lobby import Lobby
 from quatro_shared import protocol as p
 
 import nim_game
-from nim_game import contract as n
 from helpers.netclient import TestClient
+from nim_game import contract as n
+from quatro_server.server import Server
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tools import simulators
 
 TESTS = Path(__file__).parent
 

@@ -9,7 +9,8 @@ import pytest
 
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
 
-from quatro_server import quarto, timing
+from quatro_server import timing
+from quatro_server.games.quarto import engine as quarto
 from quatro_server.timing import FAST, PROFILES, STANDARD, Timing, load_timing, optional_durations
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,15 +15,14 @@ from quatro_shared import protocol as p
 from quatro_shared.framing import encode
 from quatro_shared.tls import Endpoint, parse_endpoint
 
-from quatro_server import netbot
-from quatro_server.server import Server, ServerConfig
-from quatro_server.tables.lobby import Lobby
-from quatro_server.timing import PROFILES
-from quatro_server.tls import TlsConfigError, server_context
-
 from conftest import QUICK
 from helpers.certs import Cert, self_signed
 from helpers.netclient import TestClient
+from quatro_server.bots import netbot
+from quatro_server.net.tls import TlsConfigError, server_context
+from quatro_server.server import Server, ServerConfig
+from quatro_server.tables.lobby import Lobby
+from quatro_server.timing import PROFILES
 
 HOST = "127.0.0.1"
 
@@ -233,9 +232,9 @@ async def test_a_tls_client_at_a_plain_port_is_told_the_server_does_not_speak_tl
 
 
 async def test_quatro_replay_over_tls_verifies_the_certificate_too(tls_server, cert, tmp_path):
-    from quatro_tui.replay.tape import ReplayError, fetch
-
     from quatro_shared.tls import client_context
+
+    from quatro_tui.replay.tape import ReplayError, fetch
 
     other = self_signed(tmp_path / "other", name="other")
     wrong = Endpoint(HOST, tls_server.port, True, str(other.cert))

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.certs import Cert, self_signed
+from helpers.tui import run, until
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.screens.link import LinkScreen
 from quatro_tui.screens.lobby import LobbyScreen
-
-from helpers.certs import Cert, self_signed
-from helpers.tui import run, until
 
 HOST = "127.0.0.1"
 
@@ -111,6 +110,7 @@ def test_a_dropped_tls_link_comes_back_to_its_seat_over_tls(tls_server):
 
     from quatro_shared import messages as m
     from quatro_shared.tls import Endpoint, client_context
+
     from quatro_tui.connection import Connection, LinkBack
 
     port, cert = tls_server

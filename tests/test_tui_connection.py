@@ -9,10 +9,11 @@ import pytest
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.framing import encode
 from quatro_shared.events import HandDealt
+from quatro_shared.framing import encode
 from quatro_shared.views import Phase
 
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.connection import (
     Connection,
     ConnectionLost,
@@ -22,7 +23,6 @@ from quatro_tui.connection import (
     ServerSeating,
     ServerUpdate,
 )
-from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -161,6 +161,7 @@ def test_an_unreachable_server_is_an_error_not_a_hang():
 
 def test_an_event_of_a_newer_server_is_skipped_not_the_update():
     from quatro_shared.wire import to_wire
+
     from helpers.snapshot_games import round_game
 
     got = []
@@ -186,6 +187,7 @@ def _update(seq: int, snapshot: bool = False) -> bytes:
     """An update of seat 0: a snapshot (the first of a seat is one), or what changed (protocol 3)."""
     from quatro_shared.views import Clock
     from quatro_shared.wire import to_wire
+
     from helpers.snapshot_games import round_game
 
     view = round_game(4).view
@@ -276,9 +278,9 @@ def test_r19_a_lost_update_is_noticed_and_a_rejoin_resyncs_the_seat(quatro_serve
 
 
 def test_the_feed_says_an_update_went_missing_and_that_the_table_is_resynced():
+    from helpers.snapshot_games import round_game
     from quatro_tui.app import QuatroApp
     from quatro_tui.connection import SeqGap
-    from helpers.snapshot_games import round_game
 
     async def body():
         app = QuatroApp(game=round_game(4))
@@ -298,9 +300,9 @@ def test_the_feed_says_an_update_went_missing_and_that_the_table_is_resynced():
 def test_a_server_that_said_goodbye_is_tried_for_a_while_then_the_connection_stops_and_says_so(tmp_path):
     """``bye`` ``shutdown`` (protocol section 8): a restart may bring the seat back, so the connection tries
     again, but for ``restart_patience`` only; then ``ServerGone``, and no endless retries."""
+    from helpers.tui import timing_file
     from quatro_tui.connection import ServerBye, ServerGone
     from test_tui_manners import _free_port, _serve
-    from helpers.tui import timing_file
 
     port = _free_port()
     server = _serve(port, str(timing_file(tmp_path)))
@@ -332,13 +334,13 @@ def test_a_server_that_said_goodbye_is_tried_for_a_while_then_the_connection_sto
 def test_a_guest_whose_server_shut_down_is_told_so_and_joins_another_server(tmp_path, monkeypatch):
     """The link screen says the server has shut down, in plain words, with the ways on: try again, another
     server (j, an address typed), quit; not the lobby of a server that is gone, nor "trying again" for ever."""
+    from helpers.tui import timing_file
     from quatro_tui import connection
     from quatro_tui.app import Join, QuatroApp
     from quatro_tui.screens.dialogs import AskAddress
     from quatro_tui.screens.link import LinkScreen
     from quatro_tui.screens.lobby import LobbyScreen
     from test_tui_manners import _free_port, _serve
-    from helpers.tui import timing_file
 
     monkeypatch.setattr(connection, "RESTART_PATIENCE", 1.5)
     timing = str(timing_file(tmp_path))
@@ -381,8 +383,8 @@ def test_a_guest_whose_server_shut_down_is_told_so_and_joins_another_server(tmp_
 def test_a_connections_last_word_while_the_app_closes_is_dropped_not_a_crash():
     """A connection may report its link lost (a server's goodbye among them) after the app has begun to close and
     its screens are gone: nothing is shown, and the app ends as it was asked to."""
-    from quatro_tui.app import QuatroApp
     from helpers.snapshot_games import round_game
+    from quatro_tui.app import QuatroApp
 
     async def body():
         app = QuatroApp(game=round_game(4))
@@ -399,11 +401,11 @@ def test_guests_of_a_private_game_its_opener_ended_are_told_at_once_and_not_to_w
     """A private game's server (``quatro play --open``) stopped by its opener said ``bye shutdown``: its guests
     read "If it is restarting, you will be back in your seat" and waited 20 s for a restart that never comes. Its
     goodbye is ``bye closed`` (protocol version 6), with who ended it: the guest is told at once, with the ways on."""
+    from helpers.tui import timing_file
     from quatro_tui.app import Join, QuatroApp
     from quatro_tui.screens.link import LinkScreen
     from quatro_tui.screens.lobby import LobbyScreen
     from test_tui_manners import _free_port, _serve
-    from helpers.tui import timing_file
 
     port = _free_port()
     server = _serve(port, str(timing_file(tmp_path)), "--final-goodbye", "dan ended the game")

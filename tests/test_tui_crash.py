@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from quatro_shared import protocol as p
+
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.crash import CrashScreen, write_log
 from quatro_tui.screens.lobby import LobbyScreen
-
 from test_tui_names import screen_text
-from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from quatro_tui.app import QuatroApp
 from helpers.snapshot_games import over_game, reveal_game, room_game, round_game, signing_game
-from test_tui_ascii import screen_text
 from helpers.tui import quatro_server, run  # noqa: F401 - quatro_server is a fixture
+from quatro_tui.app import QuatroApp
+from test_tui_ascii import screen_text
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -74,9 +74,10 @@ def test_the_lobby_shows_every_column_and_its_whole_key_bar_at_80x24(quatro_serv
     """A table in play, long names at it: the list's last column (its scores) and the key bar's last key (? help)
     still show at 80x24."""
     from quatro_shared import protocol as p
+
+    from helpers.tui import Player, until
     from quatro_tui.app import Join
     from quatro_tui.screens.lobby import LobbyScreen
-    from helpers.tui import Player, until
 
     async def body():
         host = await Player(quatro_server, "bartholomew-the-long").start()
@@ -127,9 +128,9 @@ def test_the_create_row_s_friendly_choice_shows_whole_at_80x24(quatro_server):
     """The rated/friendly choice read "friend" over "ly" at 80x24: its box was narrower than its word."""
     from textual.widgets import Select
 
+    from helpers.tui import until
     from quatro_tui.app import Join
     from quatro_tui.screens.lobby import LobbyScreen
-    from helpers.tui import until
 
     async def body():
         app = QuatroApp(Join("127.0.0.1", quatro_server, "wes"))

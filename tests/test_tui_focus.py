@@ -8,10 +8,11 @@ from textual import events
 from textual.widgets import Footer
 
 from quatro_shared import protocol as p
+
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - fixtures
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
-from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,13 +8,13 @@ from dataclasses import replace
 
 import pytest
 
+from helpers.quarto_tui import LocalQuarto, open_quarto
+from helpers.snapshot_games import room_game, round_game
+from helpers.tui import run, until
 from quatro_tui.app import QuatroApp
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.room import RoomScreen
-from helpers.quarto_tui import LocalQuarto, open_quarto
-from helpers.snapshot_games import room_game, round_game
 from test_tui_ascii import screen_text
-from helpers.tui import run, until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,14 +8,14 @@ import pytest
 
 from quatro_shared.views import Phase
 
+from helpers.snapshot_games import NOW, round_game, sent_fields, signing_game
+from helpers.tui import quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import QuatroApp
 from quatro_tui.guard import KEY_GUARD, KeyGuard
 from quatro_tui.screens.dialogs import ConfirmCall
 from quatro_tui.screens.reveal import RevealScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
-from helpers.snapshot_games import NOW, round_game, sent_fields, signing_game
-from helpers.tui import quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -256,10 +256,10 @@ def test_a_server_killed_mid_round_shows_what_happened_and_the_lobby_after_a_res
     from quatro_shared import actions as a
     from quatro_shared import messages as m
 
+    from helpers.tui import timing_file
     from quatro_tui.app import Join
     from quatro_tui.screens.link import LinkScreen
     from quatro_tui.screens.lobby import LobbyScreen
-    from helpers.tui import timing_file
 
     port, timing = _free_port(), str(timing_file(tmp_path))
     server = _serve(port, timing)
@@ -336,7 +336,6 @@ def test_quitting_mid_round_asks_first():
 @pytest.mark.parametrize("host", [True, False])
 def test_at_the_match_end_the_host_plays_again_and_only_the_host_sees_the_key(host):
     from helpers.snapshot_games import over_game
-
     from quatro_tui.screens.reveal import MatchEndScreen
 
     async def body():
@@ -439,9 +438,8 @@ def test_connection_failures_are_said_in_plain_words():
 def test_a_player_still_through_a_bots_match_gets_the_whole_idle_allowance_after_it_ends():
     """Issue 37: the idle count ran from the last look at the match (or key press), so the player who watched bots
     play it through was closed as soon as it ended. It runs from the update that ended the match."""
-    from quatro_tui.connection import ServerUpdate
-
     from helpers.snapshot_games import over_game
+    from quatro_tui.connection import ServerUpdate
 
     async def body():
         now = [NOW]

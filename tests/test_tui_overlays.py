@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from helpers.snapshot_games import round_game
+from helpers.tui import run, until
 from quatro_tui.app import QuatroApp
 from quatro_tui.screens.link import TooSmall
-from helpers.snapshot_games import round_game
 from test_tui_ascii import screen_text
-from helpers.tui import run, until
 
 pytestmark = pytest.mark.timeout(60)
 

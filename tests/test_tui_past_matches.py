@@ -7,25 +7,24 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from quatro_server import journal as j
-from quatro_server.tables.lobby import Lobby
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
-
-from quatro_tui.app import Join, QuatroApp
-from quatro_tui.local_server import LocalServer
-from quatro_tui.replay.past import PastMatchesScreen
 
 from conftest import STEADY
 from helpers.lobby_peer import RecordingPeer as Peer
 from helpers.tui import run, until
+from quatro_server import journal as j
+from quatro_server.tables.lobby import Lobby
+from quatro_tui.app import Join, QuatroApp
+from quatro_tui.local_server import LocalServer
+from quatro_tui.replay.past import PastMatchesScreen
 from test_journal import ask
 
 #: Run before the server in its process: a server whose replies break the framing's limits (an array over 256), as
 #: a server before replays came in chunks of at most 256 frames did. ``QUATRO_TEST_LONG`` says which reply.
 _OVER_THE_LIMITS = '''
 import dataclasses, os
-import quatro_server.archive as _archive
+import quatro_server.replay.archive as _archive
 from quatro_shared import messages as _m
 _which = os.environ.get("QUATRO_TEST_LONG", "")
 _real_chunk, _real_past = _archive.chunk, _archive.Archive.past_matches

@@ -9,12 +9,13 @@ from textual.widgets import DataTable, Input, Select
 
 from quatro_shared import events as e
 from quatro_shared import protocol as p
+from quatro_shared.levels import PLAY_LEVEL
 from quatro_shared.views import Phase
 
-from quatro_server.addresses import machine_interfaces, reachable_addresses
-from quatro_server.bots import LEVELS
+from helpers.tui import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
+from quatro_server.games.quatro.bots import LEVELS
+from quatro_server.net.addresses import machine_interfaces, reachable_addresses
 from quatro_tui.app import Join, Play, QuatroApp
-from quatro_shared.levels import PLAY_LEVEL
 from quatro_tui.cli import parser, play_seats
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import BotLevel, RoomScreen
@@ -22,7 +23,6 @@ from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
 from quatro_tui.settings import RememberedSeat, Settings, config_path, default_name, wants_ascii
 from test_tui_names import screen_text
-from helpers.tui import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -303,9 +303,9 @@ def test_play_takes_each_game_s_own_table_sizes():
 def test_play_back_to_the_lobby_at_the_match_end_shows_the_private_servers_lobby(tmp_path):
     """``l back to the lobby`` after a ``quatro play`` match is the lobby of its server, where the player makes the next
     table themselves: not a new match begun behind a blank screen."""
+    from helpers.tui import PATIENT_TIMING
     from quatro_tui.screens.dialogs import ConfirmCall
     from quatro_tui.screens.reveal import MatchEndScreen
-    from helpers.tui import PATIENT_TIMING
 
     timing = tmp_path / "quick.toml"
     timing.write_text("".join(f"{k} = {v}\n" for k, v in {**PATIENT_TIMING, "target_score": 1}.items()))
@@ -341,10 +341,10 @@ def test_play_back_to_the_lobby_at_the_match_end_shows_the_private_servers_lobby
 def test_join_back_to_the_lobby_at_the_match_end_stays_on_the_same_connection(tmp_path):
     """``l`` at a match end on a server joined with ``quatro join``: the lobby at once, on the link already open (a
     new connection and hello took two seconds with nothing on screen, and keys typed meanwhile landed elsewhere)."""
+    from helpers.tui import PATIENT_TIMING
     from quatro_tui.local_server import LocalServer
     from quatro_tui.screens.dialogs import ConfirmCall
     from quatro_tui.screens.reveal import MatchEndScreen
-    from helpers.tui import PATIENT_TIMING
 
     timing = tmp_path / "quick.toml"
     timing.write_text("".join(f"{k} = {v}\n" for k, v in {**PATIENT_TIMING, "target_score": 1}.items()))

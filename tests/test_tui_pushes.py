@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from helpers.tui import armed, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
-
 from test_tui_names import screen_text
-from helpers.tui import armed, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 

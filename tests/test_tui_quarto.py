@@ -16,20 +16,34 @@ from rich.style import Style
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase
 
+from helpers.quarto_tui import (
+    NOW,
+    PICTURES,
+    LocalQuarto,
+    open_quarto,
+    piece_offset,
+    show_picture,
+    square_offset,
+    won_position,
+)
+from helpers.tui import run, until
 from quatro_tui import words
 from quatro_tui.app import QuatroApp
-from quatro_tui.screens.help import HelpScreen
 from quatro_tui.games.quarto import words as quarto_words
 from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.games.quarto.widgets import (
-    POOL_COLUMNS, POOL_ORDER, QuartoBoard, QuartoPool, QuartoStatus, glyph, hint, piece_lines,
+    POOL_COLUMNS,
+    POOL_ORDER,
+    QuartoBoard,
+    QuartoPool,
+    QuartoStatus,
+    glyph,
+    hint,
+    piece_lines,
 )
-from helpers.quarto_tui import (
-    NOW, PICTURES, LocalQuarto, open_quarto, piece_offset, show_picture, square_offset, won_position,
-)
-from test_tui_fit import CUT, flat
+from quatro_tui.screens.help import HelpScreen
 from test_tui_ascii import assert_ascii, screen_text
-from helpers.tui import run, until
+from test_tui_fit import CUT, flat
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -18,14 +18,14 @@ from quatro_shared import messages as m
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase
 
+from helpers.quarto_tui import LocalQuarto
+from helpers.tui import run, until
 from quatro_tui.app import QuatroApp
 from quatro_tui.connection import ServerUpdate
-from quatro_tui.screens.link import LinkScreen
 from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.games.quarto.widgets import QuartoTurn
-from helpers.quarto_tui import LocalQuarto
+from quatro_tui.screens.link import LinkScreen
 from test_tui_ascii import screen_text
-from helpers.tui import run, until
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -11,15 +11,15 @@ from textual.widgets import DataTable, Select
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase
 
-from quatro_tui.app import Join, Play, QuatroApp
-from quatro_tui.screens.lobby import LobbyScreen
-from quatro_tui.games.quarto.screen import QuartoScreen
-from quatro_tui.screens.room import RoomScreen
-from quatro_tui.games.quarto.widgets import QuartoBoard, QuartoPool, QuartoTurn
 from helpers.quarto_tui import piece_offset, square_offset
+from helpers.tui import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
+from quatro_tui.app import Join, Play, QuatroApp
+from quatro_tui.games.quarto.screen import QuartoScreen
+from quatro_tui.games.quarto.widgets import QuartoBoard, QuartoPool, QuartoTurn
+from quatro_tui.screens.lobby import LobbyScreen
+from quatro_tui.screens.room import RoomScreen
 from test_tui_ascii import screen_text
 from test_tui_quarto import keys_for
-from helpers.tui import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -164,9 +164,9 @@ def test_a_server_gone_mid_game_shows_the_ways_on_and_a_restart_says_the_seat_is
     and the client says so, with the lobby as the way on."""
     from quatro_shared import messages as m
 
+    from helpers.tui import timing_file
     from quatro_tui.screens.link import LinkScreen
     from test_tui_manners import TELLS_WITHIN, _free_port, _serve
-    from helpers.tui import timing_file
 
     port, timing = _free_port(), str(timing_file(tmp_path))
     server = _serve(port, timing)

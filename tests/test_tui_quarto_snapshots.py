@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_tui.app import QuatroApp
 from helpers.quarto_tui import PICTURE_KEYS, PICTURES, show_picture
+from quatro_tui.app import QuatroApp
 
 
 @pytest.mark.parametrize("ascii_only", [False, True], ids=["unicode", "ascii"])

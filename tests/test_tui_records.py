@@ -11,17 +11,19 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Select, Static
 
-from helpers.door_process import DoorProcess, start_server
-from helpers.tui import run, until
-from quatro_server.games import QUARTO, QUATRO
-from quatro_server.records import identity
-from quatro_server.records.match import MatchRecord
-from quatro_server.records.store import Player, Records
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.client import ClientCore
-from quatro_shared.wire import request_from_wire
 from quatro_shared.framing import FrameDecoder
+from quatro_shared.wire import request_from_wire
+
+from helpers.door_process import DoorProcess, start_server
+from helpers.tui import run, until
+from quatro_server.games.quarto.game import QUARTO
+from quatro_server.games.quatro.game import QUATRO
+from quatro_server.records import identity
+from quatro_server.records.match import MatchRecord
+from quatro_server.records.store import Player, Records
 from quatro_tui import settings
 from quatro_tui.cli import make_app
 

@@ -19,11 +19,14 @@ from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.wire import reply_from_wire, request_from_wire, to_wire
 
+from conftest import STEADY
+from helpers.lobby_peer import RecordingPeer as Peer
+from helpers.terminal import on_the_table, wait_for
+from helpers.tui import run, until
 from quatro_server import journal as j
-from quatro_server.archive import chunk
-from quatro_server.seat_replay import seat_replay
+from quatro_server.replay.archive import chunk
+from quatro_server.replay.seat import seat_replay
 from quatro_server.tables.lobby import Lobby
-
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.local_server import LocalServer
@@ -33,11 +36,6 @@ from quatro_tui.replay.tape import Tape
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
 from quatro_tui.screens.signing import SigningScreen
 from quatro_tui.screens.table import TableScreen
-
-from conftest import STEADY
-from helpers.lobby_peer import RecordingPeer as Peer
-from helpers.terminal import on_the_table, wait_for
-from helpers.tui import run, until
 from test_journal import ask, play_to_the_end
 from test_tui_ascii import screen_text
 
@@ -133,7 +131,8 @@ def test_the_truth_beside_a_replay_speaks_as_the_table_does_at_80x24(tmp_path, a
     """The truth names players as the table does (by name; seats from 1, never "s0") and draws cards and signs as
     the table draws them: ``A♠`` and the sign's emoji, or ``AS`` and its name in ASCII."""
     from quatro_shared import events as e
-    from quatro_server.quatro_commentary import QuatroCommentary
+
+    from quatro_server.games.quatro.commentary import QuatroCommentary
 
     table = play_to_the_end(tmp_path)
     tape = tape_of(tmp_path, table, 0)

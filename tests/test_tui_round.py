@@ -17,6 +17,7 @@ from quatro_shared import protocol as p
 from quatro_shared.signs import EMOJI, SIGNS
 from quatro_shared.views import Phase
 
+from helpers.tui import PATIENT, Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam
 from quatro_tui.screens.lobby import LobbyScreen
@@ -25,10 +26,9 @@ from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.signing import SignChoice, SigningScreen
 from quatro_tui.screens.table import TableScreen
 from quatro_tui.widgets import SeatBox, SelfPanel, VotePrompt
+from quatro_tui.widgets.cards import CARD_GAP, CARD_WIDTH, LABEL_WIDTH
 from quatro_tui.widgets.signs import CELL, SignGrid
 from quatro_tui.widgets.status import RoundLabel
-from quatro_tui.widgets.cards import CARD_GAP, CARD_WIDTH, LABEL_WIDTH
-from helpers.tui import PATIENT, Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -296,7 +296,6 @@ def test_enter_at_signing_picks_a_fresh_random_sign_each_round():
 
 def test_keys_are_remapped_by_binding_id_and_the_help_follows():
     from helpers.snapshot_games import round_game, sent_fields
-
     from quatro_tui.screens.help import HelpScreen, key_lines
 
     async def body():

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_tui.app import QuatroApp
 from helpers.snapshot_games import over_game, reveal_game, room_game, round_game, signing_game, tables
+from quatro_tui.app import QuatroApp
 
 SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
 GAMES = {

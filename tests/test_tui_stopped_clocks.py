@@ -10,9 +10,9 @@ import pytest
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.widgets.countdown import Countdown
-from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 

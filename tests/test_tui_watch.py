@@ -10,6 +10,8 @@ from textual.widgets import DataTable
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.views import NO_SEAT, Phase
+
+from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.cli import parser
 from quatro_tui.connection import ServerWatchEnded
@@ -18,9 +20,7 @@ from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
 from quatro_tui.screens.watch import WaitingToWatch, WatchScreen
 from quatro_tui.widgets import CardRow
-
 from test_tui_names import screen_text
-from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,4 +1,4 @@
-"""The server's update frames (``quatro_server.updates``) are byte for byte the contract's ``messages.Update``
+"""The server's update frames (``quatro_server.games.quatro.updates``) are byte for byte the contract's ``messages.Update``
 encoded by ``to_wire`` and ``framing.encode``, for every seat of every batch of many random matches.
 
 ``Batch.update`` and ``Batch.public_deltas`` assemble a delta from bytes shared by every seat that sees the same
@@ -22,8 +22,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from quatro_server.engine import Emit, Table, clock, own_timers, view
-from quatro_server.updates import Batch
 from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import seating
@@ -32,6 +30,8 @@ from quatro_shared.views import OwnTimers, Phase
 from quatro_shared.wire import push_from_wire, to_wire
 
 from helpers.strategies import Driver, GameSetup, Mix
+from quatro_server.games.quatro.engine import Emit, Table, clock, own_timers, view
+from quatro_server.games.quatro.updates import Batch
 
 SEEDS = range(16)
 STEPS = 400

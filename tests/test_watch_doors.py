@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import trio
 
-from quatro_server.timing import FAST
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
 
@@ -22,6 +21,7 @@ from helpers.netclient import TestClient
 from helpers.ssh import start_door
 from helpers.terminal import wait_for
 from helpers.web import Page, start_web
+from quatro_server.timing import FAST
 from test_ssh_terminal import ssh_client, ssh_command  # noqa: F401 - ssh_client is a fixture
 from test_web_door import browser  # noqa: F401 - a fixture: one Chromium for the module
 

@@ -11,17 +11,17 @@ from typing import Any
 import pytest
 import trio
 
-from quatro_server import quarto_bots
-from quatro_server.server import Server, ServerConfig
-from quatro_server.tables.lobby import Lobby
-from quatro_server.tables.room import WATCH_COUNT_INTERVAL
-from quatro_server.timing import FAST
 from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import WatchStopped
 from quatro_shared.views import NO_SEAT, Phase, SeatView
 
 from helpers.netclient import TestClient
+from quatro_server.games.quarto import bots as quarto_bots
+from quatro_server.server import Server, ServerConfig
+from quatro_server.tables.lobby import Lobby
+from quatro_server.tables.room import WATCH_COUNT_INTERVAL
+from quatro_server.timing import FAST
 
 #: A Quatro match of two points, its phases short: a watcher sees it whole in a few seconds.
 MATCH = replace(FAST, target_score=2, round_length=3.0, break_length=0.5, sign_window=1.0)
@@ -273,8 +273,10 @@ async def test_watch_ended_is_told_by_the_client_core(nursery):
 def test_a_crowd_of_watchers_arriving_at_once_costs_the_table_one_count_a_second():
     """Each watcher gets the ``table`` push as it comes; the seats and the other watchers are told the count at most
     once per ``WATCH_COUNT_INTERVAL``, and the last count is always told."""
+    from quatro_shared.wire import request_from_wire
+    from quatro_shared.wire import to_wire as wire
+
     from helpers.lobby_peer import RecordingPeer
-    from quatro_shared.wire import request_from_wire, to_wire as wire
 
     lobby = Lobby(seed=3)
     ann = RecordingPeer("ann")

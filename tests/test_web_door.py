@@ -25,14 +25,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from aiohttp import WSMessage, WSMsgType
 
-from quatro_server.doors import DoorThread
-from quatro_server.records.identity import door_key
-from quatro_server.web_door import COOKIE, WebDoor, issue_token, issued, person_of, web_urls
 from quatro_shared.protocol import PERSON_KEY_ENV
+
 from helpers.web import WAIT, Page, WebServer, chromium_path, start_web
+from quatro_server.doors.gate import DoorThread
+from quatro_server.doors.web import COOKIE, WebDoor, issue_token, issued, person_of, web_urls
+from quatro_server.records.identity import door_key
 
 pytestmark = pytest.mark.timeout(120)
 

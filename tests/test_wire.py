@@ -13,14 +13,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quatro_server.engine import Table, view
-from quatro_server.timing import FAST
-from helpers.vocabulary import exported_subclasses
-
 from quatro_shared import actions as a
 from quatro_shared import events as e
+from quatro_shared import messages as m
+from quatro_shared import wire
 from quatro_shared.actions import Reason, Refusal
-from quatro_shared.framing import MAX_ARRAY_LEN, MAX_DEPTH, MAX_FRAME_BYTES, MAX_MAP_LEN, MAX_STR_LEN, FrameDecoder, encode
+from quatro_shared.framing import (
+    MAX_ARRAY_LEN,
+    MAX_DEPTH,
+    MAX_FRAME_BYTES,
+    MAX_MAP_LEN,
+    MAX_STR_LEN,
+    FrameDecoder,
+    encode,
+)
 from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared.wire import (
     ACTION_KINDS,
@@ -33,8 +39,10 @@ from quatro_shared.wire import (
     to_wire,
     view_from_wire,
 )
-from quatro_shared import messages as m
-from quatro_shared import wire
+
+from helpers.vocabulary import exported_subclasses
+from quatro_server.games.quatro.engine import Table, view
+from quatro_server.timing import FAST
 
 # --- one sample of every kind ----------------------------------------------------------------------
 

@@ -19,9 +19,9 @@ import trio
 
 from quatro_shared import protocol as p
 from quatro_shared.views import Phase
-from quatro_server import workers
 
 from helpers.netclient import TestClient
+from quatro_server.workers import supervisor as workers
 from test_admin import SHORT, push
 from test_server import open_round
 

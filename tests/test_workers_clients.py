@@ -15,8 +15,8 @@ import pytest
 
 from quatro_shared import messages as m
 
-from quatro_tui.connection import Connection, LinkBack, LinkDropped, SeatLost
 from helpers.tui import run, until
+from quatro_tui.connection import Connection, LinkBack, LinkDropped, SeatLost
 from test_workers import journalled
 
 pytestmark = pytest.mark.timeout(90)
@@ -88,9 +88,8 @@ def test_the_player_of_a_killed_worker_is_told_and_comes_back_to_the_seat(tmp_pa
 def test_the_ssh_door_of_a_supervisor_brings_its_visitors_to_the_workers(tmp_path):
     """--ssh with --workers: the door is the supervisor's (one host key, on the one SSH port), and its visitor's
     client reaches a worker through the public game port: her table is created there and shown to her."""
-    from test_ssh_door import LOBBY, Terminal
-
     from helpers.ssh import start_door
+    from test_ssh_door import LOBBY, Terminal
 
     door = start_door(tmp_path, "--workers", "2")
     try:

@@ -1,4 +1,4 @@
-"""Reading finished tables back, one at a time, for the replays a running server offers (``quatro_server.archive``).
+"""Reading finished tables back, one at a time, for the replays a running server offers (``quatro_server.replay.archive``).
 
 Like ``read_journal``, a read-only connection of its own, which never takes the server's lock: the writer thread
 goes on committing beside it (SQLite's WAL mode lets readers see the last commit).

@@ -21,8 +21,8 @@ from itertools import count
 from typing import Any
 
 from quatro_server.journal.codec import Codec, Opening, json_text
-from quatro_server.rules import RulesTable
 from quatro_server.journal.store import INSERT_MOVE, Journal, Later, MoveRow, Statement, ended
+from quatro_server.rules import RulesTable
 
 log = logging.getLogger("quatro.journal")
 

@@ -389,7 +389,7 @@ class Journal:
         self._committed = 0
         self._done = threading.Condition()
         self._urgent = threading.Event()  # a flush is waiting: commit what is queued without gathering more
-        #: Set while the event loop waits for its sockets (``quatro_server.quiet.LoopWatch``): the writer runs its
+        #: Set while the event loop waits for its sockets (``quatro_server.net.quiet.LoopWatch``): the writer runs its
         #: statements then (``IDLE_WAIT``). None: no loop to keep out of the way of (a tool, a test).
         self.loop_idle: threading.Event | None = None
         self._since = 0.0  # when the disk first refused the writes it still holds (monotonic)
@@ -399,7 +399,7 @@ class Journal:
         self._clock: int | None = None  # the writer thread's CPU-time clock (``cpu_seconds``)
         self._lock: TextIO | None = None
         #: Told, on the writer's thread, how long each commit took (seconds) and how many items it held: the
-        #: metrics' journal lag (``quatro_server.metrics``). None: nobody asks.
+        #: metrics' journal lag (``quatro_server.workers.metrics``). None: nobody asks.
         self.on_commit: Callable[[float, int], None] | None = None
 
     @classmethod
@@ -454,7 +454,7 @@ class Journal:
 
     def cpu_seconds(self) -> float:
         """CPU seconds the writer thread has used (0 where the platform cannot tell): while it runs Python it holds
-        the interpreter's lock, which the event loop then waits for (the loop's trace, ``quatro_server.quiet``)."""
+        the interpreter's lock, which the event loop then waits for (the loop's trace, ``quatro_server.net.quiet``)."""
         if self._clock is None:
             return 0.0
         try:

@@ -7,7 +7,7 @@ an HMAC under a secret of the server's own, kept in its data directory (``person
 the visitor's client in its environment (``PERSON_KEY_ENV``), which only that process and its owner can read. A local
 process that knows a fingerprint still cannot make the key from it.
 
-The server keeps only a digest of a key (``person_of``), as it does for seat secrets (``quatro_server.credentials``):
+The server keeps only a digest of a key (``person_of``), as it does for seat secrets (``quatro_server.tables.credentials``):
 the records never hold anything that would let someone play as another.
 """
 

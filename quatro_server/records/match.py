@@ -1,4 +1,4 @@
-"""A finished match as its game tells it (``quatro_server.games.Game.record``): the sides, their places, and what
+"""A finished match as its game tells it (``quatro_server.game.Game.record``): the sides, their places, and what
 each seat did, counted from the match's events. Every game returns this one shape; the records store
 (``quatro_server.records.store``) knows no game."""
 

@@ -22,21 +22,21 @@ from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import seating
-from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.framing import frame
+from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
 
 from quatro_server import games
-from quatro_server.credentials import digest_secret, hash_password, password_matches
 from quatro_server.directory import DirectoryError, TableDirectory
 from quatro_server.games import DEFAULT_GAME
-from quatro_server.archive import Archive
 from quatro_server.journal import Journal, Recorder, RestoredTable
 from quatro_server.journal import restore as restore_tables
 from quatro_server.records import identity
 from quatro_server.records.store import Player, Records
+from quatro_server.replay.archive import Archive
 from quatro_server.tables import accepts
+from quatro_server.tables.credentials import digest_secret, hash_password, password_matches
 from quatro_server.tables.limits import (
     GUESS_DELAY,
     GUESS_DELAY_CAP,

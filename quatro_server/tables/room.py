@@ -28,12 +28,12 @@ from quatro_shared.framing import encode
 from quatro_shared.views import NO_SEAT, Phase
 from quatro_shared.wire import to_wire
 
-from quatro_server import games
-from quatro_server.credentials import digest_secret, secret_matches
-from quatro_server.games import DEFAULT_GAME, Game
+from quatro_server.game import Game, UpdateBatch
+from quatro_server.games import DEFAULT_GAME
 from quatro_server.journal import Opening, Recorder
 from quatro_server.records.match import MatchRecord
 from quatro_server.rules import RulesTable, SeatBot
+from quatro_server.tables.credentials import digest_secret, secret_matches
 from quatro_server.timing import Timing
 
 log = logging.getLogger("quatro.lobby")
@@ -128,7 +128,7 @@ class Room:
     players: int
     timing_name: str
     timing: Timing
-    password: str | None  # its salted hash (quatro_server.credentials), never the password
+    password: str | None  # its salted hash (quatro_server.tables.credentials), never the password
     rng: random.Random
     seats: list[Seat]
     host: int | None = None
@@ -365,7 +365,7 @@ class Room:
         self.listing_changed()
         return True
 
-    def _tell_watchers(self, batch: games.UpdateBatch) -> None:
+    def _tell_watchers(self, batch: UpdateBatch) -> None:
         """The batch's public events, one frame for every watcher (a snapshot while a watcher has had none of this
         match). A batch with no public event is not even hinted at (H3)."""
         if not self.watchers:
@@ -389,7 +389,7 @@ class Room:
         if events:
             peer.send(encode(to_wire(m.Recent(self.id, self.game.name, events))))
 
-    def _update(self, batch: games.UpdateBatch, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
+    def _update(self, batch: UpdateBatch, seat: int, seen: tuple[int, ...], snapshot: bool) -> bytes:
         """The frame of one seat's update in ``batch``, numbered by the seat's ``seq``."""
         s = self.seats[seat]
         s.seq += 1

@@ -19,8 +19,8 @@ from quatro_shared.games import AnyContract
 
 if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
-    from quatro_tui.lessons.steps import Lesson
     from quatro_tui.game import Game
+    from quatro_tui.lessons.steps import Lesson
 
 #: A line of the help's marks: (the mark, what it means), each in Textual markup.
 MarkRow = tuple[str, str]

@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.containers import Vertical
 from textual.widgets import Footer, Static
-
-from rich.text import Text
 
 from quatro_tui import words
 from quatro_tui.game import Game

@@ -16,14 +16,13 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from quatro_shared.tls import Endpoint, parse_endpoint
 from quatro_shared.protocol import MAX_NAME_LEN, printable
-
 from quatro_shared.signs import SIGNS
+from quatro_shared.tls import Endpoint, parse_endpoint
 
 from quatro_tui import words
-from quatro_tui.local_server import minutes
 from quatro_tui.guard import KeyGuard
+from quatro_tui.local_server import minutes
 from quatro_tui.widgets.signs import SignGrid
 
 if TYPE_CHECKING:

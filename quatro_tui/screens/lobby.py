@@ -12,9 +12,9 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
+from quatro_shared import games
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import games
 from quatro_shared.profiles import STANDARD_PROFILE
 
 from quatro_tui import words

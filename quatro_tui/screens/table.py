@@ -18,9 +18,9 @@ from textual.widgets import Footer
 from quatro_shared import actions as a
 from quatro_shared.cards import is_four_of_a_kind
 from quatro_shared.messages import Ok
+from quatro_shared.seating import team_count
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
-from quatro_shared.seating import team_count
 
 from quatro_tui.guard import KeyGuard
 from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker

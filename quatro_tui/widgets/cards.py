@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.message import Message
 from textual.reactive import reactive
-from textual import events
 
 from quatro_shared.cards import is_four_of_a_kind
 

@@ -3,9 +3,8 @@ is down it stands still, marked as stopped."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 

@@ -12,7 +12,6 @@ from quatro_shared.views import Phase
 from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget
 
-
 #: Cells inside a seat box (its width less border and padding): the pulse line never wraps.
 PULSE_LINE = 18
 

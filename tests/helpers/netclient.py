@@ -16,13 +16,12 @@ from typing import Any
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared.client import Answered, ClientCore, ClientEvent, Place, SeatingChanged, Updated
-from quatro_shared.messages import Ping
-from quatro_shared.framing import encode
 from quatro_shared import quarto as q
+from quatro_shared.client import Answered, ClientCore, ClientEvent, Place, SeatingChanged, Updated
+from quatro_shared.framing import encode
+from quatro_shared.messages import Ping
 from quatro_shared.views import SeatView
-from quatro_shared.wire import to_wire
-from quatro_shared.wire import request_from_wire
+from quatro_shared.wire import request_from_wire, to_wire
 
 #: Ids for requests sent around the core (fields the contract refuses): far from the core's own.
 _RAW_IDS_FROM = 1_000_000

@@ -7,7 +7,7 @@ import random
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, QuartoView, SeatState, Step
 
-from quatro_server.quarto_solver import EMPTY, deadly
+from quatro_server.games.quarto.solver import EMPTY, deadly
 
 
 def occupied(board: list[int | None]) -> int:

@@ -14,9 +14,8 @@ from typing import Any
 from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, QuartoView
 
-from quatro_server.quarto import QuartoTable, view
-from quatro_server.quarto_bots import make_quarto_bot
-
+from quatro_server.games.quarto.bots import make_quarto_bot
+from quatro_server.games.quarto.engine import QuartoTable, view
 from quatro_tui.app import QuatroApp
 from quatro_tui.games.quarto.screen import QuartoScreen
 from quatro_tui.games.quarto.widgets import CELL, POOL_COLUMNS, POOL_GAP, POOL_ORDER, QuartoBoard

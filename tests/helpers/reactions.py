@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quatro_server.bots import Bot
+from quatro_server.games.quatro.bots import Bot
 
 #: Seconds of looks ``answer`` waits for an answer: more than any level's reaction time.
 PATIENCE = 2.0

@@ -6,14 +6,13 @@ the sign grid's cursor starts), so its picture never changes unless the client's
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
-import random
-
-from quatro_shared.messages import LobbyList, SeatInfo, Seating, TableSummary
-from quatro_shared.wire import push_from_wire, to_wire
 from quatro_shared.cards import deck_for, ranks_for
+from quatro_shared.messages import LobbyList, SeatInfo, Seating, TableSummary
 from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.wire import push_from_wire, to_wire
 
 from quatro_tui import words
 from quatro_tui.game import Game

@@ -30,16 +30,15 @@ from typing import Any
 
 from textual.widgets import Input
 
-from quatro_server import admin
 from quatro_shared import protocol as p
 
+from helpers.tui import Player
+from quatro_server.workers import admin
 from quatro_tui.app import Join, Play, QuatroApp
 from quatro_tui.games import CLIENT_GAMES, client_game
 from quatro_tui.lessons.coach import LessonApp
 from quatro_tui.local_server import LocalServer
 from quatro_tui.screens.link import ConfirmQuit
-
-from helpers.tui import Player
 
 #: The walk server's durations: the fast profile's, matches to 2 points, so that rounds, breaks, match ends,
 #: rematches and past matches (for replays) all come within a walk.

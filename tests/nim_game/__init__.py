@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from quatro_server import games as hosted
 from quatro_shared import games as known
 
 from nim_game.contract import CONTRACT
 from nim_game.server import GAME
+from quatro_server import games as hosted
 
 
 def register() -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from quatro_server.cli import main
-
 from nim_game import register
+from quatro_server.cli import main
 
 if __name__ == "__main__":
     register()

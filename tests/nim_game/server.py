@@ -1,5 +1,5 @@
 """Nim as the server hosts it: its rules table (N1–N3), a seat's view, its update frames, its bots, its journal
-encoding, and the ``quatro_server.games.Game`` that lists them, written the way a game's own server module is.
+encoding, and the ``quatro_server.game.Game`` that lists them, written the way a game's own server module is.
 
 The table is as pure as every game's: it never reads a clock, draws randomness only from the source it is given,
 and has the two doors ``act`` and ``advance``. Nim has no deadline, so ``advance`` only moves the table's clock.
@@ -20,11 +20,10 @@ from quatro_shared.framing import encode
 from quatro_shared.views import Phase as LobbyPhase
 from quatro_shared.wire import WireError, codec, to_wire
 
-from quatro_server.games import Game, RoomState
+from nim_game import contract as n
+from quatro_server.game import Game, RoomState
 from quatro_server.journal import Notes, Opening, SavedTable, json_text
 from quatro_server.timing import Timing
-
-from nim_game import contract as n
 
 # --- the rules table -----------------------------------------------------------------------------
 

@@ -12,11 +12,18 @@ from quatro_shared import messages as m
 from quatro_shared import quarto as q
 from quatro_shared.views import Phase as TablePhase
 
-from quatro_tui.games.quarto.lesson import LESSON
-from quatro_tui.games.base import ClientGame, MarkRow
 from quatro_tui import words as client_words
+from quatro_tui.games.base import ClientGame, MarkRow
 from quatro_tui.games.quarto import words
-from quatro_tui.games.quarto.screen import MARKS_ASCII, MARKS_TITLE, MARKS_UNICODE, RULES, QuartoScreen, QuartoWatchScreen
+from quatro_tui.games.quarto.lesson import LESSON
+from quatro_tui.games.quarto.screen import (
+    MARKS_ASCII,
+    MARKS_TITLE,
+    MARKS_UNICODE,
+    RULES,
+    QuartoScreen,
+    QuartoWatchScreen,
+)
 from quatro_tui.screens.room import RoomScreen
 
 if TYPE_CHECKING:

@@ -26,9 +26,7 @@ from quatro_shared import quarto as q
 from quatro_shared.quarto import Phase, QuartoView
 
 from quatro_tui.games.base import WayOn
-from quatro_tui.screens.watch import WATCH_BINDINGS, WatchBanner
 from quatro_tui.games.quarto import words as quarto_words
-from quatro_tui.guard import KeyGuard
 from quatro_tui.games.quarto.widgets import (
     POOL_COLUMNS,
     POOL_ORDER,
@@ -42,6 +40,8 @@ from quatro_tui.games.quarto.widgets import (
     QuartoTurn,
     QuartoWidget,
 )
+from quatro_tui.guard import KeyGuard
+from quatro_tui.screens.watch import WATCH_BINDINGS, WatchBanner
 
 #: The letters that type a piece, each naming one value of one attribute (Q7): attribute index, bit set.
 PIECE_LETTERS: dict[str, tuple[int, bool]] = {

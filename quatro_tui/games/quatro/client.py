@@ -13,8 +13,8 @@ from quatro_shared import quatro
 from quatro_shared.levels import LADDER, PLAY_LEVEL
 from quatro_shared.views import Phase, SeatView
 
-from quatro_tui.games.quatro.lesson import LESSON
 from quatro_tui.games.base import ClientGame, MarkRow
+from quatro_tui.games.quatro.lesson import LESSON
 from quatro_tui.screens.help import RULES, symbols_rows
 from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
 from quatro_tui.screens.room import RoomScreen
