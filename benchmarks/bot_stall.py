@@ -217,8 +217,18 @@ async def _bystander(port: int, args: argparse.Namespace, child: subprocess.Pope
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--serve", mode, "--tables", str(args.tables), "--think", args.think,
-               "--exact-empty", str(args.exact_empty)]
+    command = [
+        sys.executable,
+        __file__,
+        "--serve",
+        mode,
+        "--tables",
+        str(args.tables),
+        "--think",
+        args.think,
+        "--exact-empty",
+        str(args.exact_empty),
+    ]
     if args.switch_interval:
         command += ["--switch-interval", str(args.switch_interval)]
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -243,13 +253,23 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per run (default 10)")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds before measuring (default 2)")
     parser.add_argument("--interval", type=float, default=0.05, help="seconds between the bystander's requests")
-    parser.add_argument("--think", default="0.1,0.3", help="the bots' look interval in seconds, MIN,MAX (default 0.1,0.3)")
+    parser.add_argument(
+        "--think", default="0.1,0.3", help="the bots' look interval in seconds, MIN,MAX (default 0.1,0.3)"
+    )
     parser.add_argument("--modes", default=",".join(MODES), help=f"runs, of {', '.join(MODES)} (default all)")
     parser.add_argument(
-        "--switch-interval", type=float, default=None, help="the server's sys.setswitchinterval (default: Python's, 0.005 s)"
+        "--switch-interval",
+        type=float,
+        default=None,
+        help="the server's sys.setswitchinterval (default: Python's, 0.005 s)",
     )
-    parser.add_argument("--exact-empty", type=int, default=quarto_bots.EXACT_EMPTY, metavar="N",
-                        help=f"perfect's exact search from N empty squares (default the bots' own, {quarto_bots.EXACT_EMPTY})")
+    parser.add_argument(
+        "--exact-empty",
+        type=int,
+        default=quarto_bots.EXACT_EMPTY,
+        metavar="N",
+        help=f"perfect's exact search from N empty squares (default the bots' own, {quarto_bots.EXACT_EMPTY})",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     parser.add_argument("--serve", choices=MODES, help=argparse.SUPPRESS)  # the server side of one run
     args = parser.parse_args()
@@ -267,7 +287,9 @@ def main() -> None:
     netbot.REPLY_TIMEOUT = 600.0
     runs = [run_mode(mode, args) for mode in args.modes.split(",")]
     report = {"tables": args.tables, "seconds": args.seconds, "think": [low, high], "runs": runs}
-    table = [f"{'run':8} {'requests':>8} {'p50 ms':>8} {'p99 ms':>8} {'worst ms':>9} {'longest batch ms':>17} {'placed':>7}"]
+    table = [
+        f"{'run':8} {'requests':>8} {'p50 ms':>8} {'p99 ms':>8} {'worst ms':>9} {'longest batch ms':>17} {'placed':>7}"
+    ]
     for r in runs:
         table.append(
             f"{r['mode']:8} {r['requests']:8} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} {r['worst_ms']:9.2f} "

@@ -71,8 +71,23 @@ class Redis:
         if binary is None:
             raise SystemExit("benchmarks/directory.py needs redis-server (Debian's package)")
         self.port = free_port()
-        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", HOST, "--save", "", "--appendonly",
-                                      "no", "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                HOST,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(folder),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
@@ -95,9 +110,26 @@ class Server:
     def __init__(self, data: Path, *options: str) -> None:
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "quatro_server", "--host", HOST, "--port", str(self.port), "--timing", "fast",
-             "--no-journal", "--trusted-address", HOST, "--log-level", "warning", *options],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=data,
+            [
+                sys.executable,
+                "-m",
+                "quatro_server",
+                "--host",
+                HOST,
+                "--port",
+                str(self.port),
+                "--timing",
+                "fast",
+                "--no-journal",
+                "--trusted-address",
+                HOST,
+                "--log-level",
+                "warning",
+                *options,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=data,
         )
         assert self.proc.stdout is not None
         while b"quatro join" not in self.proc.stdout.readline():
@@ -207,8 +239,11 @@ async def lobby_changes(a: Server, b: Server | None, changes: int) -> dict[str, 
             if watcher is not None:
                 with trio.fail_after(5):
                     while True:
-                        seen = [at for at, tables in watcher.lobbies
-                                if any(t.table == table and t.taken == taken for t in tables)]
+                        seen = [
+                            at
+                            for at, tables in watcher.lobbies
+                            if any(t.table == table and t.taken == taken for t in tables)
+                        ]
                         if seen:
                             latencies.append(max(0.0, seen[-1] - sent))
                             watcher.lobbies.clear()
@@ -263,15 +298,28 @@ def capacity(url: str, args: argparse.Namespace) -> dict[str, Any]:
     runs: dict[str, list[dict[str, float]]] = {"off": [], "on": []}
     for _ in range(args.rounds):
         for mode in ("off", "on"):
-            command = [sys.executable, str(ROOT / "benchmarks" / "server_fanout.py"), "--tables", str(args.tables),
-                       "--seconds", str(args.seconds), "--warmup", str(args.warmup), "--pace", str(args.pace),
-                       "--relays", "none", "--json"]
+            command = [
+                sys.executable,
+                str(ROOT / "benchmarks" / "server_fanout.py"),
+                "--tables",
+                str(args.tables),
+                "--seconds",
+                str(args.seconds),
+                "--warmup",
+                str(args.warmup),
+                "--pace",
+                str(args.pace),
+                "--relays",
+                "none",
+                "--json",
+            ]
             if mode == "on":
                 command += ["--directory", url]
             done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
             size = json.loads(done.stdout)["sizes"][0]
-            runs[mode].append({key: float(size[key]) for key in ("us_per_msg", "process_us_per_msg", "tables_per_core",
-                                                                  "p99_ms")})
+            runs[mode].append(
+                {key: float(size[key]) for key in ("us_per_msg", "process_us_per_msg", "tables_per_core", "p99_ms")}
+            )
 
     def median(mode: str, key: str) -> float:
         return round(statistics.median(run[key] for run in runs[mode]), 2)
@@ -295,7 +343,8 @@ async def measure(args: argparse.Namespace, url: str, data: Path) -> dict[str, A
         figures["with_directory"] = with_directory
         figures["without_directory"] = without
         figures["directory_ms_per_change"] = round(
-            with_directory["holder_ms_per_change"] - without["holder_ms_per_change"], 3)
+            with_directory["holder_ms_per_change"] - without["holder_ms_per_change"], 3
+        )
         figures.update(await handovers(a, b, args.handovers))
         return figures
     finally:
@@ -307,7 +356,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--changes", type=int, default=200, help="lobby changes to time")
     parser.add_argument("--handovers", type=int, default=50, help="joins to time, half of them moved")
-    parser.add_argument("--capacity", action="store_true", help="also run server_fanout.py with the directory on and off")
+    parser.add_argument(
+        "--capacity", action="store_true", help="also run server_fanout.py with the directory on and off"
+    )
     parser.add_argument("--tables", type=int, default=50, help="--capacity: tables of 8 seats")
     parser.add_argument("--seconds", type=float, default=6.0, help="--capacity: measured window of each run")
     parser.add_argument("--warmup", type=float, default=2.0, help="--capacity: seconds of load before the window")
@@ -328,18 +379,24 @@ def main() -> int:
         print(json.dumps(figures, indent=2))
         return 0
     w, wo = figures["with_directory"], figures["without_directory"]
-    print(f"lobby change: holder {w['holder_ms_per_change']} ms CPU with the directory, "
-          f"{wo['holder_ms_per_change']} ms without: the directory {figures['directory_ms_per_change']} ms; "
-          f"the other server {w['other_ms_per_change']} ms")
+    print(
+        f"lobby change: holder {w['holder_ms_per_change']} ms CPU with the directory, "
+        f"{wo['holder_ms_per_change']} ms without: the directory {figures['directory_ms_per_change']} ms; "
+        f"the other server {w['other_ms_per_change']} ms"
+    )
     print(f"lobby push across servers: p50 {w['push_p50_ms']} ms, p99 {w['push_p99_ms']} ms")
-    print(f"join: direct {figures['join_direct_p50_ms']} ms, moved {figures['join_moved_p50_ms']} ms: "
-          f"the hand-over {figures['handover_ms']} ms")
+    print(
+        f"join: direct {figures['join_direct_p50_ms']} ms, moved {figures['join_moved_p50_ms']} ms: "
+        f"the hand-over {figures['handover_ms']} ms"
+    )
     if "capacity" in figures:
         c = figures["capacity"]
-        print(f"capacity at {c['tables']} tables: {c['us_per_msg_off']} µs per message without the directory, "
-              f"{c['us_per_msg_on']} with ({c['capacity_on_over_off']}x the tables per core); the whole process "
-              f"{c['process_us_per_msg_off']} / {c['process_us_per_msg_on']} µs ({c['process_capacity_on_over_off']}x); "
-              f"p99 {c['p99_ms_off']} / {c['p99_ms_on']} ms")
+        print(
+            f"capacity at {c['tables']} tables: {c['us_per_msg_off']} µs per message without the directory, "
+            f"{c['us_per_msg_on']} with ({c['capacity_on_over_off']}x the tables per core); the whole process "
+            f"{c['process_us_per_msg_off']} / {c['process_us_per_msg_on']} µs ({c['process_capacity_on_over_off']}x); "
+            f"p99 {c['p99_ms_off']} / {c['p99_ms_on']} ms"
+        )
     return 0
 
 

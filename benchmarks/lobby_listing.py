@@ -97,7 +97,7 @@ def measure(tables: int, changed: int, lists: int, baseline: bool) -> dict[str, 
     try:
         for n in range(lists):
             now += 0.01
-            for host in hosts[(n * changed) % len(hosts):][:changed]:
+            for host in hosts[(n * changed) % len(hosts) :][:changed]:
                 lobby.handle(host, m.Request(next(ids), p.RENAME, m.Rename(f"h{n}")), now)
             request = m.Request(next(ids), p.LIST_TABLES, m.ListTables())
             start = time.thread_time()
@@ -149,9 +149,11 @@ def main() -> None:
         return
     print(f"{args.tables} tables, {MAX_LISTED} listed, {args.lists} lists")
     for row in rows:
-        print(f"{row['changed']:>4} changed: list_tables {row['lobby_us_per_list']:>8} µs (afresh"
-              f" {row['afresh_us_per_list']:>8} µs, x{row['list_ratio']}), push {row['lobby_us_per_push']:>8} µs"
-              f" (afresh {row['afresh_us_per_push']:>8} µs, x{row['push_ratio']}), {row['list_bytes']} bytes")
+        print(
+            f"{row['changed']:>4} changed: list_tables {row['lobby_us_per_list']:>8} µs (afresh"
+            f" {row['afresh_us_per_list']:>8} µs, x{row['list_ratio']}), push {row['lobby_us_per_push']:>8} µs"
+            f" (afresh {row['afresh_us_per_push']:>8} µs, x{row['push_ratio']}), {row['list_bytes']} bytes"
+        )
 
 
 if __name__ == "__main__":

@@ -74,7 +74,9 @@ class Plain:
             reply, o_alpha = -2, -beta
             for s in (s for s in range(16) if not occ >> s & 1):
                 cells[s] = piece
-                v = self._give(cells, occ | 1 << s, left, o_alpha, -alpha) if left else 0  # a safe last piece: a draw (Q5)
+                v = (
+                    self._give(cells, occ | 1 << s, left, o_alpha, -alpha) if left else 0
+                )  # a safe last piece: a draw (Q5)
                 cells[s] = EMPTY
                 reply = max(reply, v)
                 o_alpha = max(o_alpha, v)
@@ -209,10 +211,15 @@ def render(result: dict[str, Any]) -> str:
             f"largest {turn['max_seconds']:.3f} s; table at most {row['table_peak']:,} entries"
         )
         if "plain" in row:
-            lines.append(f"{'':>9} new is {row['plain']['median_seconds'] / max(1e-9, row['new']['median_seconds']):.1f}x"
-                         " faster than plain (medians)"
-                         + (f", {row['old']['median_seconds'] / max(1e-9, row['new']['median_seconds']):.1f}x than old"
-                            if "old" in row else ""))
+            lines.append(
+                f"{'':>9} new is {row['plain']['median_seconds'] / max(1e-9, row['new']['median_seconds']):.1f}x"
+                " faster than plain (medians)"
+                + (
+                    f", {row['old']['median_seconds'] / max(1e-9, row['new']['median_seconds']):.1f}x than old"
+                    if "old" in row
+                    else ""
+                )
+            )
         if not row["values_agree"]:
             lines.append(f"{'':>9} VALUES DISAGREE")
     return "\n".join(lines)
@@ -237,16 +244,27 @@ def judge(count: int, sizes: list[int], seed: int, progress: bool = False) -> di
         per_size[size].append(time.process_time() - start)
         after = _after(board, pool, piece, actions)
         if progress:
-            print(f"{index} {size} empty: {before:+d} -> {after:+d}, {per_size[size][-1]:.3f} s", file=sys.stderr, flush=True)
+            print(
+                f"{index} {size} empty: {before:+d} -> {after:+d}, {per_size[size][-1]:.3f} s",
+                file=sys.stderr,
+                flush=True,
+            )
         if after < before:
-            lost.append({"empty_squares": size, "index": index, "before": before, "after": after, "mode": bot.last_mode})
+            lost.append(
+                {"empty_squares": size, "index": index, "before": before, "after": after, "mode": bot.last_mode}
+            )
     return {
         "seed": seed,
         "positions": count,
         "lost": lost,
         "sizes": [
-            {"empty_squares": size, "positions": len(t), "median_seconds": statistics.median(t),
-             "p90_seconds": _p90(t), "max_seconds": max(t)}
+            {
+                "empty_squares": size,
+                "positions": len(t),
+                "median_seconds": statistics.median(t),
+                "p90_seconds": _p90(t),
+                "max_seconds": max(t),
+            }
             for size, t in per_size.items()
             if t
         ],
@@ -284,7 +302,10 @@ def _after(board: list[int | None], pool: int, piece: int, actions: list[q.Actio
 
 
 def render_judged(result: dict[str, Any]) -> str:
-    lines = [f"perfect judged by the exact search with no budget: {result['positions']} positions, seed {result['seed']}", ""]
+    lines = [
+        f"perfect judged by the exact search with no budget: {result['positions']} positions, seed {result['seed']}",
+        "",
+    ]
     for row in result["sizes"]:
         lines.append(
             f"{row['empty_squares']:>3} empty squares: {row['positions']:>4} positions, turn median "
@@ -320,7 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="9,10,11,12", help="empty squares of the positions (default 9,10,11,12)")
     parser.add_argument("--positions", type=int, default=3, help="positions per size (default 3)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the positions (default 1)")
-    parser.add_argument("--old", metavar="FILE", help="another version of quatro_server/games/quarto/solver.py to compare")
+    parser.add_argument(
+        "--old", metavar="FILE", help="another version of quatro_server/games/quarto/solver.py to compare"
+    )
     parser.add_argument("--baseline-max", type=int, default=11, help="largest size for plain and old (default 11)")
     parser.add_argument("--judge", type=int, metavar="N", help="judge perfect's turns on N positions instead")
     parser.add_argument("--judge-sizes", default="6,7,8,9,10,11", help="sizes judged, in turn (default 6 to 11)")

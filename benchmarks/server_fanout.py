@@ -496,7 +496,9 @@ class Target:
     def told(self, lines: int = 12) -> str:
         """The last warnings and errors the server logged (why a run failed: seats closed, stalls)."""
         self.log.seek(0)
-        found = [line for line in self.log.read().splitlines() if re.search(r"WARNING|ERROR|closed|reason=|Traceback", line)]
+        found = [
+            line for line in self.log.read().splitlines() if re.search(r"WARNING|ERROR|closed|reason=|Traceback", line)
+        ]
         return "\n".join(found[-lines:])
 
     def loop_passes(self) -> str:
@@ -508,7 +510,12 @@ class Target:
     def __enter__(self) -> Target:
         boost, cores = self.boost, self.cores
         self.process = subprocess.Popen(
-            self.command, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, stdin=subprocess.DEVNULL, text=True,
+            self.command,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            stdin=subprocess.DEVNULL,
+            text=True,
             preexec_fn=(lambda: placed(boost, cores)) if boost or cores else None,
         )
         if cores and os.sched_getaffinity(self.process.pid) != cores:
@@ -610,7 +617,9 @@ class WorkerReport:
     skipped: tuple[int, int]  # slots skipped: the last swap's reply had not come; the seat had no view to swap from
 
 
-async def _worker_setup(target: str, port: int, first: int, count: int, timing: Timing, stats: Stats) -> list[list[LoadSeat]]:
+async def _worker_setup(
+    target: str, port: int, first: int, count: int, timing: Timing, stats: Stats
+) -> list[list[LoadSeat]]:
     quatro = target.startswith("quatro")
     tables = [[LoadSeat(None, stats, i) for i in range(SEATS)] for _ in range(count)]
     async with trio.open_nursery() as readers:
@@ -627,7 +636,14 @@ async def _worker_setup(target: str, port: int, first: int, count: int, timing: 
 
 
 def lean_worker(
-    control: Any, target: str, port: int, first: int, count: int, pace: float, seed: int, boost: int = 0,
+    control: Any,
+    target: str,
+    port: int,
+    first: int,
+    count: int,
+    pace: float,
+    seed: int,
+    boost: int = 0,
     cores: set[int] | None = None,
 ) -> None:
     """One load process: seat ``count`` tables (from table ``first``), then play them until told to stop."""
@@ -772,7 +788,12 @@ def _scrape_for(port: int, seconds: float, every: float) -> int:
 
 
 def drive_lean_load(
-    target: str, port: int, tables: int, args: argparse.Namespace, probe: Any, window_edge: Any = None,
+    target: str,
+    port: int,
+    tables: int,
+    args: argparse.Namespace,
+    probe: Any,
+    window_edge: Any = None,
     hold: Any = None,
 ) -> tuple[list[WorkerReport], float, list[Any]]:
     """Seat ``tables`` tables on the server at ``port`` with ``args.procs`` load processes (the lean generator), play
@@ -789,8 +810,18 @@ def drive_lean_load(
     for k, count in enumerate(shares):
         parent, child = context.Pipe()
         worker = context.Process(
-            target=lean_worker, args=(child, target, port, first, count, args.pace, tables * 1000 + k, args.boost,
-                  pinned_cores(args.pin)[1]),
+            target=lean_worker,
+            args=(
+                child,
+                target,
+                port,
+                first,
+                count,
+                args.pace,
+                tables * 1000 + k,
+                args.boost,
+                pinned_cores(args.pin)[1],
+            ),
             daemon=True,
         )
         worker.start()
@@ -833,8 +864,9 @@ def drive_lean_load(
     return reports, t1 - t0, [before, after]
 
 
-def lean_result(target: str, tables: int, reports: list[WorkerReport], window: float, server_cpu: float,
-                process_cpu: float) -> Result:
+def lean_result(
+    target: str, tables: int, reports: list[WorkerReport], window: float, server_cpu: float, process_cpu: float
+) -> Result:
     """The figures of a run of the lean generator: its reports merged, each load process's CPU share and lag."""
     stats = Stats()
     for r in reports:
@@ -843,7 +875,13 @@ def lean_result(target: str, tables: int, reports: list[WorkerReport], window: f
         stats.latencies += r.stats.latencies
     sample = next((r.sample for r in reports if r.sample), b"")
     result = Result(
-        target, tables, window, server_cpu, sum(r.cpu for r in reports), stats, len(sample) + PREFIX_BYTES,
+        target,
+        tables,
+        window,
+        server_cpu,
+        sum(r.cpu for r in reports),
+        stats,
+        len(sample) + PREFIX_BYTES,
         process_cpu=process_cpu,
     )
     result.generator = [
@@ -878,7 +916,8 @@ def run_target_lean(target: str, tables: int, args: argparse.Namespace, timing: 
 
         try:
             reports, window, (before, after) = drive_lean_load(
-                target, server.port, tables, args, lambda: (_cpu_seconds(pid), _process_cpu_seconds(pid)), usr1, hold)
+                target, server.port, tables, args, lambda: (_cpu_seconds(pid), _process_cpu_seconds(pid)), usr1, hold
+            )
         except RuntimeError:
             print(f"{target} at {tables} tables failed; its log's last warnings:\n{server.told()}", file=sys.stderr)
             raise
@@ -924,13 +963,25 @@ def _target_command(target: str, tables: int, args: argparse.Namespace, timing_f
             serve += ["--metrics", "0"]  # the endpoint on, the loop's lag measured, and scraped in the window
         # The caps raised when the run needs more (1,000 tables are 8,000 connections; the defaults hold 500 tables
         # and 2,000 connections), never lowered: a small run meets the server as an operator starts it.
-        serve += ["--max-tables", str(max(MAX_TABLES, tables)),
-                  "--max-connections", str(max(MAX_CONNECTIONS, tables * SEATS + 100))]
+        serve += [
+            "--max-tables",
+            str(max(MAX_TABLES, tables)),
+            "--max-connections",
+            str(max(MAX_CONNECTIONS, tables * SEATS + 100)),
+        ]
         command = [sys.executable, "-c", _SERVE, args.gc_thresholds, args.timer_slack, args.switch_interval, *serve]
     else:
         writer = _writer(target)  # relay, relay-coalesce, relay-flusher, relay-plain
-        command = [sys.executable, str(Path(__file__).resolve()), "--serve-relay", writer, "--pace", str(args.pace),
-                   "--timer-slack", args.timer_slack]
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--serve-relay",
+            writer,
+            "--pace",
+            str(args.pace),
+            "--timer-slack",
+            args.timer_slack,
+        ]
     return command
 
 
@@ -982,7 +1033,6 @@ class RelayConn:
             pass
 
 
-
 def relay_answer(relay: Any, conn: Any, frame: dict[str, Any], hold: Callable[[Any, str], None]) -> None:
     """One request at a relay, whichever writer: ``join`` seats the connection, ``swap`` fans one update out to its
     table, ``choose_emoji`` holds its channel (``hold``: the relay's own pulses); each is answered ``ok``."""
@@ -999,6 +1049,7 @@ def relay_answer(relay: Any, conn: Any, frame: dict[str, Any], hold: Callable[[A
     elif kind == "choose_emoji":
         hold(conn, frame["sign"])
     relay.reply(conn, {"kind": "ok", "id": request_id})
+
 
 class Relay(trio.abc.Instrument):
     """Answers every request ``ok``; a swap fans one update out to the table, a held channel pulses it."""
@@ -1223,8 +1274,15 @@ class PlainRelay(trio.abc.Instrument):
 
     def hold_channel(self, conn: PlainConn, sign: str) -> None:
         self.order += 1
-        heapq.heappush(self.pulses, (trio.current_time() + self.pulse_interval, self.order, conn,
-                                     {"kind": "pulse", "seat": conn.seat, "sign": sign}))
+        heapq.heappush(
+            self.pulses,
+            (
+                trio.current_time() + self.pulse_interval,
+                self.order,
+                conn,
+                {"kind": "pulse", "seat": conn.seat, "sign": sign},
+            ),
+        )
         self.pulse_added.set()
 
     async def accept(self, listener: socket.socket) -> None:
@@ -1346,7 +1404,11 @@ def demand_per_table(results: dict[tuple[str, int], Result], sizes: list[int], p
 
 
 def summary_json(
-    results: dict[tuple[str, int], Result], sizes: list[int], relays: list[str], pace: float, rounds: dict[tuple[str, int], list[float]]
+    results: dict[tuple[str, int], Result],
+    sizes: list[int],
+    relays: list[str],
+    pace: float,
+    rounds: dict[tuple[str, int], list[float]],
 ) -> dict[str, Any]:
     demand = demand_per_table(results, sizes, pace)
     rows = []
@@ -1445,9 +1507,13 @@ def print_summary(
         print(f"{'':>13} p99 swap -> own update (ms): {p99}; longest pass (ms): {passes}", file=out, flush=True)
 
 
-def _ratio(results: dict[tuple[str, int], Result], rounds: dict[tuple[str, int], list[float]] | None, relay: str, tables: int) -> str:
+def _ratio(
+    results: dict[tuple[str, int], Result], rounds: dict[tuple[str, int], list[float]] | None, relay: str, tables: int
+) -> str:
     """The server over ``relay``: the median of the rounds' ratios, each round's listed when there are several."""
-    each = (rounds or {}).get((relay, tables)) or [results["quatro", tables].us_per_delivery / results[relay, tables].us_per_delivery]
+    each = (rounds or {}).get((relay, tables)) or [
+        results["quatro", tables].us_per_delivery / results[relay, tables].us_per_delivery
+    ]
     text = f"{statistics.median(each):.2f}x"
     return text if len(each) == 1 else f"{text} (rounds: {', '.join(f'{r:.2f}' for r in each)})"
 
@@ -1469,11 +1535,18 @@ def main() -> int:
         "plain (the hardest floor: raw socket reads, one buffer per connection flushed once per pass, one pulse "
         "timer with the server's slack)",
     )
-    parser.add_argument("--json", action="store_true", help="print the figures as one JSON document (the table to stderr)")
-    parser.add_argument("--gc-thresholds", default="", help="the server's collector thresholds, e.g. 700,10,10 (Python's)")
-    parser.add_argument("--switch-interval", default="",
-                        help="the server's hold of the interpreter's lock while another thread waits, in seconds (its "
-                        "default: quatro_server.net.quiet.SWITCH_INTERVAL), e.g. 0.005 (Python's)")
+    parser.add_argument(
+        "--json", action="store_true", help="print the figures as one JSON document (the table to stderr)"
+    )
+    parser.add_argument(
+        "--gc-thresholds", default="", help="the server's collector thresholds, e.g. 700,10,10 (Python's)"
+    )
+    parser.add_argument(
+        "--switch-interval",
+        default="",
+        help="the server's hold of the interpreter's lock while another thread waits, in seconds (its "
+        "default: quatro_server.net.quiet.SWITCH_INTERVAL), e.g. 0.005 (Python's)",
+    )
     parser.add_argument(
         "--timer-slack",
         default="",
@@ -1482,8 +1555,12 @@ def main() -> int:
     )
     parser.add_argument("--log-level", default="info", help="the Quatro server's log level (its default: info)")
     parser.add_argument("--no-journal", action="store_true", help="serve without the table journal (to see its cost)")
-    parser.add_argument("--directory", metavar="URL", default="",
-                        help="serve with this table directory (redis://HOST:PORT/DB), to see its cost")
+    parser.add_argument(
+        "--directory",
+        metavar="URL",
+        default="",
+        help="serve with this table directory (redis://HOST:PORT/DB), to see its cost",
+    )
     parser.add_argument(
         "--procs",
         type=int,
@@ -1499,7 +1576,8 @@ def main() -> int:
         "machine busy with other work, the tail then shows the server rather than the other work preempting it",
     )
     parser.add_argument(
-        "--pin", action="store_true",
+        "--pin",
+        action="store_true",
         help="run the target on one core alone and the load on the others (the lean generator only): the server's "
         "figures are one core's, and the load never takes that core from it",
     )
@@ -1511,12 +1589,17 @@ def main() -> int:
         "rounds' (each round's relay and server measured a minute apart at most)",
     )
     parser.add_argument(
-        "--metrics", action="store_true",
+        "--metrics",
+        action="store_true",
         help="measure the server a second time with its metrics endpoint on (quatro-server --metrics), scraped "
         "every --scrape-every seconds in the window; prints the ratio, metrics on over off, round by round",
     )
-    parser.add_argument("--scrape-every", type=float, default=1.0,
-                        help="seconds between scrapes with --metrics (default 1: fifteen times Prometheus's usual)")
+    parser.add_argument(
+        "--scrape-every",
+        type=float,
+        default=1.0,
+        help="seconds between scrapes with --metrics (default 1: fifteen times Prometheus's usual)",
+    )
     parser.add_argument("--serve-relay", metavar="WRITER", choices=WRITERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_relay:
@@ -1550,8 +1633,9 @@ def main() -> int:
             # Rounds alternate the targets (relay, server, relay, server, ...): a machine whose speed drifts over a
             # minute (a shared host) moves both figures of a round alike, so a round's ratio holds where the two
             # targets' absolute figures do not. Each target's figures are its median round's.
-            runs: dict[str, list[Result]] = {target: [] for target in
-                                             [*relays, "quatro", *(["quatro+metrics"] if args.metrics else [])]}
+            runs: dict[str, list[Result]] = {
+                target: [] for target in [*relays, "quatro", *(["quatro+metrics"] if args.metrics else [])]
+            }
             for _ in range(args.rounds):
                 for target in runs:
                     result = run_target(target, tables, args, timing, timing_file)
@@ -1560,24 +1644,36 @@ def main() -> int:
             for target, done in runs.items():
                 results[target, tables] = _median_run(done)
             for relay in relays:
-                rounds[relay, tables] = [q.us_per_delivery / r.us_per_delivery for q, r in zip(runs["quatro"], runs[relay])]
+                rounds[relay, tables] = [
+                    q.us_per_delivery / r.us_per_delivery for q, r in zip(runs["quatro"], runs[relay])
+                ]
             if args.metrics:
-                metered[tables] = [(m.us_per_delivery, q.us_per_delivery)
-                                   for m, q in zip(runs["quatro+metrics"], runs["quatro"])]
+                metered[tables] = [
+                    (m.us_per_delivery, q.us_per_delivery) for m, q in zip(runs["quatro+metrics"], runs["quatro"])
+                ]
     print_summary(results, sizes, relays, args.pace, out, rounds)
     for tables, pairs in metered.items():
         ratios = sorted(on / off for on, off in pairs)
         extra = sorted(on - off for on, off in pairs)
-        print(f"metrics on / off at {tables} tables: x{ratios[len(ratios) // 2]:.3f} (rounds: "
-              f"{', '.join(f'{r:.3f}' for r in ratios)}), {extra[len(extra) // 2]:+.2f} us per delivered message, "
-              f"scraped every {args.scrape_every:g} s", file=out, flush=True)
+        print(
+            f"metrics on / off at {tables} tables: x{ratios[len(ratios) // 2]:.3f} (rounds: "
+            f"{', '.join(f'{r:.3f}' for r in ratios)}), {extra[len(extra) // 2]:+.2f} us per delivered message, "
+            f"scraped every {args.scrape_every:g} s",
+            file=out,
+            flush=True,
+        )
     if args.json:
         report = summary_json(results, sizes, relays, args.pace, rounds)
         slack = float(args.timer_slack) if args.timer_slack else TIMER_SLACK
         target_cores, load_cores = pinned_cores(args.pin)
-        report.update(load_processes=args.procs, boost=args.boost, target_cores=sorted(target_cores or ()),
-                      load_cores=sorted(load_cores or ()), rounds=args.rounds,
-                      timer_slack=slack)
+        report.update(
+            load_processes=args.procs,
+            boost=args.boost,
+            target_cores=sorted(target_cores or ()),
+            load_cores=sorted(load_cores or ()),
+            rounds=args.rounds,
+            timer_slack=slack,
+        )
         print(json.dumps(report, indent=2), flush=True)
     return 0
 

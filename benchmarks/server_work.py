@@ -81,7 +81,9 @@ class _Run:
 
     def swap_bytes(self, request_id: int, hand: tuple[str, ...] | list[str], center: list[str]) -> bytes:
         slot = self.rng.randrange(4)
-        return encode({"kind": "swap", "id": request_id, "give": hand[self.rng.randrange(4)], "slot": slot, "take": center[slot]})
+        return encode(
+            {"kind": "swap", "id": request_id, "give": hand[self.rng.randrange(4)], "slot": slot, "take": center[slot]}
+        )
 
 
 def _seat_all(server: Server, clock: trio.testing.MockClock, count: int) -> list[tuple[Room, list[Connection]]]:
@@ -170,7 +172,9 @@ def measure_server(run: _Run, journalled: bool, scrape_every: float | None = Non
                     conn = conns[step % SEATS]
                     assert room.table is not None and conn.seat is not None
                     request_id += 1
-                    requests.append((room, conn, run.swap_bytes(request_id, room.table.hand(conn.seat), room.table.center)))
+                    requests.append(
+                        (room, conn, run.swap_bytes(request_id, room.table.hand(conn.seat), room.table.center))
+                    )
                 started = time.thread_time()
                 for room, conn, data in requests:
                     wake = room.next_wake()
@@ -192,8 +196,11 @@ def measure_server(run: _Run, journalled: bool, scrape_every: float | None = Non
                 cpu += time.thread_time() - started
             result.update(us_per_msg=cpu / delivered * 1e6, messages=delivered)
             if metrics is not None:
-                result.update(scrapes=scrapes, us_per_scrape=scrape_cpu / max(1, scrapes) * 1e6,
-                              scrape_us_per_msg=scrape_cpu / delivered * 1e6)
+                result.update(
+                    scrapes=scrapes,
+                    us_per_scrape=scrape_cpu / max(1, scrapes) * 1e6,
+                    scrape_us_per_msg=scrape_cpu / delivered * 1e6,
+                )
             gc.set_threshold(*thresholds)
             gc.unfreeze()
             if book is not None:
@@ -226,7 +233,13 @@ def measure_relay(run: _Run) -> dict[str, float]:
         for t, seat, data in requests:
             conn = t * SEATS + seat
             for frame in decoders[conn].feed(data):
-                event = {"kind": "swapped", "seat": seat, "slot": frame["slot"], "give": frame["give"], "take": frame["take"]}
+                event = {
+                    "kind": "swapped",
+                    "seat": seat,
+                    "slot": frame["slot"],
+                    "give": frame["give"],
+                    "take": frame["take"],
+                }
                 update = encode({**template, "events": [event]})
                 for other in range(t * SEATS, t * SEATS + SEATS):
                     chunks[other].append(update)
@@ -252,8 +265,12 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=1500, help="steps measured: each table gets one swap per step")
     parser.add_argument("--pace", type=float, default=3.0, help="play this many times faster than the standard timing")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
-    parser.add_argument("--scrape-every", type=float, default=15.0,
-                        help="server+metrics: seconds of the run's clock between scrapes (default 15, Prometheus's usual)")
+    parser.add_argument(
+        "--scrape-every",
+        type=float,
+        default=15.0,
+        help="server+metrics: seconds of the run's clock between scrapes (default 15, Prometheus's usual)",
+    )
     args = parser.parse_args()
     run = _Run(args.tables, args.steps, args.pace)
     figures = {
@@ -266,18 +283,34 @@ def main() -> int:
     for name in VARIANTS:
         figures[name]["ratio_to_relay"] = figures[name]["us_per_msg"] / base
     if args.json:
-        print(json.dumps({"tables": args.tables, "steps": args.steps, "pace": args.pace, "python": sys.version.split()[0],
-                          "variants": {k: {f: round(v, 3) for f, v in d.items()} for k, d in figures.items()}}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "tables": args.tables,
+                    "steps": args.steps,
+                    "pace": args.pace,
+                    "python": sys.version.split()[0],
+                    "variants": {k: {f: round(v, 3) for f, v in d.items()} for k, d in figures.items()},
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"python {sys.version.split()[0]}; {args.tables} tables of {SEATS}, {args.steps} steps, pace x{args.pace:g}; "
-          "CPU of this thread per delivered message, in process (no system calls, no scheduler)")
+    print(
+        f"python {sys.version.split()[0]}; {args.tables} tables of {SEATS}, {args.steps} steps, pace x{args.pace:g}; "
+        "CPU of this thread per delivered message, in process (no system calls, no scheduler)"
+    )
     for name in VARIANTS:
         f = figures[name]
-        print(f"  {name:<15} {f['us_per_msg']:6.2f} µs/msg  {f['ratio_to_relay']:5.2f}x relay   ({f['messages']:.0f} messages)")
+        print(
+            f"  {name:<15} {f['us_per_msg']:6.2f} µs/msg  {f['ratio_to_relay']:5.2f}x relay   ({f['messages']:.0f} messages)"
+        )
     metered = figures["server+metrics"]
-    print(f"  server+metrics: {metered['scrapes']:.0f} scrapes of {metered['us_per_scrape']:.0f} µs each, "
-          f"{metered['scrape_us_per_msg']:.4f} µs per message; metrics on / off x"
-          f"{metered['us_per_msg'] / figures['server']['us_per_msg']:.3f} (the run's noise included)")
+    print(
+        f"  server+metrics: {metered['scrapes']:.0f} scrapes of {metered['us_per_scrape']:.0f} µs each, "
+        f"{metered['scrape_us_per_msg']:.4f} µs per message; metrics on / off x"
+        f"{metered['us_per_msg'] / figures['server']['us_per_msg']:.3f} (the run's noise included)"
+    )
     return 0
 
 

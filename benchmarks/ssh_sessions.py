@@ -37,15 +37,35 @@ LOBBY = b"Tables on this server"
 def summary(samples: list[float], unit: str = "ms", scale: float = 1000.0) -> str:
     values = sorted(s * scale for s in samples)
     p90 = values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
-    return (f"median {statistics.median(values):7.1f} {unit}   p90 {p90:7.1f} {unit}   "
-            f"max {values[-1]:7.1f} {unit}   (n={len(values)})")
+    return (
+        f"median {statistics.median(values):7.1f} {unit}   p90 {p90:7.1f} {unit}   "
+        f"max {values[-1]:7.1f} {unit}   (n={len(values)})"
+    )
 
 
 def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], int, int]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--ssh", "0",
-         "--data-dir", str(data_dir), "--log-level", "warning", "--ssh-max-sessions", "1000"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--ssh",
+            "0",
+            "--data-dir",
+            str(data_dir),
+            "--log-level",
+            "warning",
+            "--ssh-max-sessions",
+            "1000",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
     )
     out = ""
     assert process.stdout is not None
@@ -75,8 +95,18 @@ async def direct_start(port: int, config: Path) -> float:
     env = dict(os.environ, TERM="xterm-256color", LANG="C.UTF-8", XDG_CONFIG_HOME=str(config))
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "quatro_tui", "join", f"127.0.0.1:{port}", "--name", "base",
-        stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+        sys.executable,
+        "-m",
+        "quatro_tui",
+        "join",
+        f"127.0.0.1:{port}",
+        "--name",
+        "base",
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
     )
     os.close(slave)
     loop = asyncio.get_running_loop()
@@ -99,8 +129,15 @@ async def main(sessions: int) -> None:
         startups = []
         for i in range(sessions):
             started = time.perf_counter()
-            conn = await asyncssh.connect("127.0.0.1", ssh_port, username=f"p{i}", known_hosts=None,
-                                          agent_path=None, client_keys=None, password="")
+            conn = await asyncssh.connect(
+                "127.0.0.1",
+                ssh_port,
+                username=f"p{i}",
+                known_hosts=None,
+                agent_path=None,
+                client_keys=None,
+                password="",
+            )
             process = await conn.create_process(term_type="xterm-256color", term_size=(100, 30), encoding=None)
             await read_until(lambda: process.stdout.read(65536), LOBBY)
             startups.append(time.perf_counter() - started)
@@ -115,8 +152,10 @@ async def main(sessions: int) -> None:
         print(f"  ssh door: connect to lobby on the SSH client's screen  {summary(startups)}")
         print(f"  client process resident (RSS)                          {summary(rss, 'MB', 1 / 2**20)}")
         print(f"  client process unique (USS)                            {summary(uss, 'MB', 1 / 2**20)}")
-        print(f"  server growth with {sessions} sessions open: {(server_after - server_before) / 2**20:.1f} MB "
-              f"({(server_after - server_before) / 2**10 / max(1, sessions):.0f} kB per session)")
+        print(
+            f"  server growth with {sessions} sessions open: {(server_after - server_before) / 2**20:.1f} MB "
+            f"({(server_after - server_before) / 2**10 / max(1, sessions):.0f} kB per session)"
+        )
         for conn, _process in opened:
             conn.close()
     finally:

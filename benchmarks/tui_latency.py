@@ -66,7 +66,9 @@ def _tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
 
 
-def _time_in_tmux(command: str, marks: list[str], keys_after_first: str | None = None, timeout: float = 30) -> list[float]:
+def _time_in_tmux(
+    command: str, marks: list[str], keys_after_first: str | None = None, timeout: float = 30
+) -> list[float]:
     """Seconds from launching ``command`` in a fresh tmux pane to each of ``marks`` appearing on it."""
     session = f"bench-{uuid.uuid4().hex[:8]}"
     start = time.perf_counter()

@@ -148,17 +148,32 @@ def main() -> int:
         extra = row["watchers"] - before["watchers"]
         row["us_per_watcher_per_batch"] = (row["us_per_batch"] - before["us_per_batch"]) / extra if extra else 0.0
     if args.json:
-        print(json.dumps({"steps": args.steps, "pace": args.pace, "python": sys.version.split()[0],
-                          "rows": [{k: round(v, 3) for k, v in row.items()} for row in rows]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "steps": args.steps,
+                    "pace": args.pace,
+                    "python": sys.version.split()[0],
+                    "rows": [{k: round(v, 3) for k, v in row.items()} for row in rows],
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"python {sys.version.split()[0]}; one table of {SEATS}, {args.steps} steps, pace x{args.pace:g}; "
-          "CPU of this thread per batch, in process (no system calls, no scheduler)")
-    print(f"  {'watchers':>8} {'batches':>8} {'µs/batch':>9} {'flush µs':>9} {'built B/batch':>14} {'queued B/batch':>15}"
-          f" {'µs/watcher':>11}")
+    print(
+        f"python {sys.version.split()[0]}; one table of {SEATS}, {args.steps} steps, pace x{args.pace:g}; "
+        "CPU of this thread per batch, in process (no system calls, no scheduler)"
+    )
+    print(
+        f"  {'watchers':>8} {'batches':>8} {'µs/batch':>9} {'flush µs':>9} {'built B/batch':>14} {'queued B/batch':>15}"
+        f" {'µs/watcher':>11}"
+    )
     for row in rows:
-        print(f"  {row['watchers']:>8.0f} {row['batches']:>8.0f} {row['us_per_batch']:>9.1f} {row['flush_us_per_batch']:>9.1f} "
-              f"{row['built_bytes_per_batch']:>14.1f} {row['queued_bytes_per_batch']:>15.1f} "
-              f"{row.get('us_per_watcher_per_batch', 0.0):>11.3f}")
+        print(
+            f"  {row['watchers']:>8.0f} {row['batches']:>8.0f} {row['us_per_batch']:>9.1f} {row['flush_us_per_batch']:>9.1f} "
+            f"{row['built_bytes_per_batch']:>14.1f} {row['queued_bytes_per_batch']:>15.1f} "
+            f"{row.get('us_per_watcher_per_batch', 0.0):>11.3f}"
+        )
     return 0
 
 

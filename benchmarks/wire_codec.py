@@ -90,7 +90,9 @@ def break_update() -> m.Update:
     """Seat 0's update at the end of an 8-player round: the round's end, the reveal and the break's view."""
     table, _ = _play(8)
     emits = table.act(1, a.Call(), 5.0).events
-    return m.Update(table=1, seq=12, snapshot=False, at=5000, events=tuple(events_for(emits, 0, 8)), view=view(table, 0, 5.0))
+    return m.Update(
+        table=1, seq=12, snapshot=False, at=5000, events=tuple(events_for(emits, 0, 8)), view=view(table, 0, 5.0)
+    )
 
 
 def swap_update() -> m.Update:
@@ -98,14 +100,23 @@ def swap_update() -> m.Update:
     table, _ = _play(4)
     hand, center = table.hand(0), table.center
     emits = table.act(0, a.Swap(hand[0], 0, center[0]), 1.0).events
-    return m.Update(table=1, seq=7, snapshot=False, at=1000, events=tuple(events_for(emits, 1, 4)), view=view(table, 1, 1.0))
+    return m.Update(
+        table=1, seq=7, snapshot=False, at=1000, events=tuple(events_for(emits, 1, 4)), view=view(table, 1, 1.0)
+    )
 
 
 def lobby_push(count: int = 50) -> m.LobbyList:
     tables = tuple(
         m.TableSummary(
-            table=i + 1, game="quatro", players=(4, 6, 8)[i % 3], taken=i % 4, bots=i % 2, phase=v.Phase.LOBBY,
-            timing="standard", password=i % 5 == 0, scores=(0,) * ((4, 6, 8)[i % 3] // 2),
+            table=i + 1,
+            game="quatro",
+            players=(4, 6, 8)[i % 3],
+            taken=i % 4,
+            bots=i % 2,
+            phase=v.Phase.LOBBY,
+            timing="standard",
+            password=i % 5 == 0,
+            scores=(0,) * ((4, 6, 8)[i % 3] // 2),
         )
         for i in range(count)
     )
@@ -141,14 +152,20 @@ def _mirror() -> dict[type, Any]:
             # A field the codec leaves out at its default (LEFT_OUT_AT_DEFAULT) has that default here, left out too.
             fields = [
                 (f.name, resolve(hints[f.name]), f.default)
-                if v.LEFT_OUT_AT_DEFAULT.items() <= f.metadata.items() else (f.name, resolve(hints[f.name]))
+                if v.LEFT_OUT_AT_DEFAULT.items() <= f.metadata.items()
+                else (f.name, resolve(hints[f.name]))
                 for f in dataclasses.fields(cls)
             ]
             kind = "view" if cls is v.SeatView else getattr(cls, "kind", None)
             tag = kind if cls is v.SeatView or issubclass(cls, (e.Event, a.Action, m.Push)) else None
             structs[cls] = msgspec.defstruct(
-                cls.__name__, fields, tag_field="kind" if tag else None, tag=tag or None, frozen=True,
-                kw_only=True, omit_defaults=True,
+                cls.__name__,
+                fields,
+                tag_field="kind" if tag else None,
+                tag=tag or None,
+                frozen=True,
+                kw_only=True,
+                omit_defaults=True,
             )
         return structs[cls]
 
@@ -156,10 +173,20 @@ def _mirror() -> dict[type, Any]:
     view_struct = struct(v.SeatView)
     structs[m.Update] = msgspec.defstruct(
         "Update",
-        [("table", int), ("seq", int), ("snapshot", bool), ("at", int), ("events", tuple[event_union, ...]),
-         ("view", typing.Optional[view_struct], None), ("clock", typing.Optional[struct(v.Clock)], None),
-         ("own", typing.Optional[struct(v.OwnTimers)], None)],
-        tag_field="kind", tag="update", frozen=True, omit_defaults=True,
+        [
+            ("table", int),
+            ("seq", int),
+            ("snapshot", bool),
+            ("at", int),
+            ("events", tuple[event_union, ...]),
+            ("view", typing.Optional[view_struct], None),
+            ("clock", typing.Optional[struct(v.Clock)], None),
+            ("own", typing.Optional[struct(v.OwnTimers)], None),
+        ],
+        tag_field="kind",
+        tag="update",
+        frozen=True,
+        omit_defaults=True,
     )
     struct(m.LobbyList)
     struct(a.Swap)
@@ -168,8 +195,7 @@ def _mirror() -> dict[type, Any]:
 
 def _event_classes() -> list[type]:
     return [
-        obj for obj in vars(e).values()
-        if isinstance(obj, type) and issubclass(obj, e.Event) and obj is not e.Event
+        obj for obj in vars(e).values() if isinstance(obj, type) and issubclass(obj, e.Event) and obj is not e.Event
     ]
 
 
@@ -180,7 +206,9 @@ def _as_struct(structs: dict[type, Any], obj: Any) -> Any:
     if isinstance(obj, Enum):
         return obj.value
     if dataclasses.is_dataclass(obj):
-        return structs[type(obj)](**{f.name: _as_struct(structs, getattr(obj, f.name)) for f in dataclasses.fields(obj)})
+        return structs[type(obj)](
+            **{f.name: _as_struct(structs, getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        )
     return obj
 
 
@@ -194,7 +222,12 @@ def _msgspec_framing() -> tuple[Callable[[object], bytes], Callable[[bytes], dic
     it parses are checked afterwards, in the walk the codec makes anyway (its memory is still bounded by the frame)."""
     refuse = framing._refuse_ext
     decoder = msgspec.msgpack.Decoder(ext_hook=refuse).decode
-    max_str, max_array, max_map, max_depth = framing.MAX_STR_LEN, framing.MAX_ARRAY_LEN, framing.MAX_MAP_LEN, framing.MAX_DEPTH
+    max_str, max_array, max_map, max_depth = (
+        framing.MAX_STR_LEN,
+        framing.MAX_ARRAY_LEN,
+        framing.MAX_MAP_LEN,
+        framing.MAX_DEPTH,
+    )
     scalars = frozenset((int, float, bool, type(None)))
 
     def long(text: str) -> bool:  # msgpack's limit counts UTF-8 bytes, not characters
@@ -272,6 +305,7 @@ def server_codec(tables: int, steps: int, seconds: float, repeat: int) -> None:
             if counting[0]:
                 calls[name].append(args)
             return fn(*args)
+
         return call
 
     shipped = (updates._packb, server._packb, server.encode, updates.encode, framing.decode)
@@ -308,8 +342,10 @@ def server_codec(tables: int, steps: int, seconds: float, repeat: int) -> None:
         "encode": (lambda message: msgpack_packb(message, use_bin_type=True), ms_encode),
         "decode": (framing.decode, ms_decode),
     }
-    print(f"\nthe server's codec calls: server_work.py's server, {tables} tables of 8, {steps} steps, "
-          f"{delivered} messages delivered")
+    print(
+        f"\nthe server's codec calls: server_work.py's server, {tables} tables of 8, {steps} steps, "
+        f"{delivered} messages delivered"
+    )
     print(f"{'call':<16} {'calls/msg':>9}  {'msgpack':>8} {'msgspec':>8}  {'per msg, msgpack':>16} {'msgspec':>8}")
     total = {"msgpack": 0.0, "msgspec": 0.0}
     for name, args in calls.items():
@@ -338,12 +374,16 @@ def server_codec(tables: int, steps: int, seconds: float, repeat: int) -> None:
         if ms is not None:
             total["msgspec"] += ms * share
         print(f"{name:<16} {share:>9.4f}  {mp:>8.3f} {ms_text:>8}  {mp * share:>16.4f} {ms_msg:>8}")
-    print(f"µs per call (best of the runs) and per delivered message; the server's own Python: {per_message:.2f} µs "
-          "per delivered message (uncounted run)")
+    print(
+        f"µs per call (best of the runs) and per delivered message; the server's own Python: {per_message:.2f} µs "
+        "per delivered message (uncounted run)"
+    )
     if msgspec is not None:
         saved = total["msgpack"] - total["msgspec"]
-        print(f"codec per delivered message: msgpack {total['msgpack']:.3f} µs, msgspec {total['msgspec']:.3f} µs: "
-              f"msgspec would save {saved:.3f} µs, {100 * saved / per_message:.1f}% of the server's {per_message:.2f}")
+        print(
+            f"codec per delivered message: msgpack {total['msgpack']:.3f} µs, msgspec {total['msgspec']:.3f} µs: "
+            f"msgspec would save {saved:.3f} µs, {100 * saved / per_message:.1f}% of the server's {per_message:.2f}"
+        )
 
 
 def alternate(tables: int, steps: int, rounds: int) -> None:
@@ -374,8 +414,10 @@ def alternate(tables: int, steps: int, rounds: int) -> None:
     ratios = [new / old for new, old in zip(sides["msgspec"], sides["msgpack"])]
     print(f"\nalternating: server_work.py's server, {tables} tables of 8, {steps} steps, {rounds} rounds a side")
     for side, figures in sides.items():
-        print(f"  {side:<8} median {statistics.median(figures):.3f} µs per delivered message "
-              f"(from {min(figures):.3f} to {max(figures):.3f})")
+        print(
+            f"  {side:<8} median {statistics.median(figures):.3f} µs per delivered message "
+            f"(from {min(figures):.3f} to {max(figures):.3f})"
+        )
     print(f"  msgspec / msgpack, median of the paired rounds: {statistics.median(ratios):.3f}")
 
 
@@ -408,8 +450,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=0.2)
     parser.add_argument("--server-tables", type=int, default=50, help="the server's codec calls: tables of 8")
     parser.add_argument("--server-steps", type=int, default=200, help="the server's codec calls: steps (0: skip)")
-    parser.add_argument("--alternate", type=int, default=0, metavar="ROUNDS",
-                        help="that server as shipped and through msgspec, taking turns, ROUNDS rounds a side")
+    parser.add_argument(
+        "--alternate",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="that server as shipped and through msgspec, taking turns, ROUNDS rounds a side",
+    )
     args = parser.parse_args(argv)
 
     messages: list[tuple[str, Any, Callable[[dict], object]]] = [
@@ -423,8 +470,10 @@ def main(argv: list[str] | None = None) -> int:
         encoder = msgspec.msgpack.Encoder()
         prefix = struct.Struct(">I").pack  # the same 4-byte prefix as the codec's
 
-    print(f"{'message':<28} {'bytes':>6}  {'encode dc':>9} {'encode ms':>9} {'ratio':>6}  "
-          f"{'decode dc':>9} {'decode ms':>9} {'ratio':>6}")
+    print(
+        f"{'message':<28} {'bytes':>6}  {'encode dc':>9} {'encode ms':>9} {'ratio':>6}  "
+        f"{'decode dc':>9} {'decode ms':>9} {'ratio':>6}"
+    )
     for label, obj, decode_typed in messages:
         frame = encode(to_wire(obj))
 

@@ -85,9 +85,26 @@ def _cpu(pids: list[int]) -> list[float]:
 
 
 def _command(workers: int, args: argparse.Namespace, timing_file: Path, data: str) -> list[str]:
-    return [sys.executable, "-m", "quatro_server", "--host", fanout.HOST, "--port", "0", "--timing", str(timing_file),
-            "--log-level", "warning", "--trusted-address", fanout.HOST, "--no-announce", "--workers", str(workers),
-            "--data-dir", data]
+    return [
+        sys.executable,
+        "-m",
+        "quatro_server",
+        "--host",
+        fanout.HOST,
+        "--port",
+        "0",
+        "--timing",
+        str(timing_file),
+        "--log-level",
+        "warning",
+        "--trusted-address",
+        fanout.HOST,
+        "--no-announce",
+        "--workers",
+        str(workers),
+        "--data-dir",
+        data,
+    ]
 
 
 def run_once(workers: int, tables: int, args: argparse.Namespace, timing_file: Path) -> Run:
@@ -112,9 +129,16 @@ def run_once(workers: int, tables: int, args: argparse.Namespace, timing_file: P
     shares = [(b - a) / window for a, b in zip(before[0], after[0])]
     front = sum(b - a for a, b in zip(before[1], after[1])) / window
     return Run(
-        workers, tables, _round(result.latency_ms(0.5)), _round(result.latency_ms(0.99)), result.stats.swaps,
-        result.stats.swaps_ok, [round(x, 3) for x in shares], round(front, 3),
-        round(sum(r.cpu for r in reports) / window, 3), (loads[0], loads[-1]),
+        workers,
+        tables,
+        _round(result.latency_ms(0.5)),
+        _round(result.latency_ms(0.99)),
+        result.stats.swaps,
+        result.stats.swaps_ok,
+        [round(x, 3) for x in shares],
+        round(front, 3),
+        round(sum(r.cpu for r in reports) / window, 3),
+        (loads[0], loads[-1]),
         skipped=sum(g["skipped_awaiting_reply"] for g in result.generator),
     )
 
@@ -123,17 +147,22 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-HEADER = ("workers tables  p50 ms  p99 ms   swaps ok/sent   worker CPU (each)      front CPU  load CPU  "
-          "CPU ms/table/s  load avg")
+HEADER = (
+    "workers tables  p50 ms  p99 ms   swaps ok/sent   worker CPU (each)      front CPU  load CPU  "
+    "CPU ms/table/s  load avg"
+)
 
 
 def print_run(r: Run, out: Any) -> None:
     each = " ".join(f"{x:5.0%}" for x in r.worker_cpu)
     p50 = "-" if r.p50_ms is None else f"{r.p50_ms:.2f}"
     p99 = "-" if r.p99_ms is None else f"{r.p99_ms:.2f}"
-    print(f"{r.workers:7d} {r.tables:6d} {p50:>7} {p99:>7} {r.swaps_ok:8d}/{r.swaps:<7d} {each:<22} "
-          f"{r.front_cpu:8.0%} {r.generator_cpu:9.0%} {r.cpu_per_table_ms:15.2f}  {r.load[0]:.2f}-{r.load[1]:.2f}",
-          file=out, flush=True)
+    print(
+        f"{r.workers:7d} {r.tables:6d} {p50:>7} {p99:>7} {r.swaps_ok:8d}/{r.swaps:<7d} {each:<22} "
+        f"{r.front_cpu:8.0%} {r.generator_cpu:9.0%} {r.cpu_per_table_ms:15.2f}  {r.load[0]:.2f}-{r.load[1]:.2f}",
+        file=out,
+        flush=True,
+    )
 
 
 def capacity(runs: dict[tuple[int, int], list[Run]], workers: int, sizes: list[int], p99: float) -> int:
@@ -153,15 +182,20 @@ def capacity(runs: dict[tuple[int, int], list[Run]], workers: int, sizes: list[i
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", default="20,40,60,80", help="table counts to try, ascending, comma-separated")
-    parser.add_argument("--workers", default="1,2", help="worker counts to compare, comma-separated (the first is "
-                        "the base of the ratio)")
+    parser.add_argument(
+        "--workers",
+        default="1,2",
+        help="worker counts to compare, comma-separated (the first is the base of the ratio)",
+    )
     parser.add_argument("--seconds", type=float, default=4.0, help="measured window of each run")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of full load before the window opens")
     parser.add_argument("--pace", type=float, default=20.0, help="play this many times faster than the standard timing")
     parser.add_argument("--procs", type=int, default=2, help="load generator processes")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each table count and worker count, alternating")
     parser.add_argument("--p99", type=float, default=50.0, help="the latency a count must stay under, in ms")
-    parser.add_argument("--json", action="store_true", help="print the figures as one JSON document (the table to stderr)")
+    parser.add_argument(
+        "--json", action="store_true", help="print the figures as one JSON document (the table to stderr)"
+    )
     args = parser.parse_args()
     args.boost = 0  # the load generator's option: never raised above the others here
     args.pin = False  # nor pinned: the workers are spread over the cores themselves
@@ -171,9 +205,13 @@ def main() -> int:
     # The play at the pace, but the signing as long as the standard one: seating many tables on a busy machine takes
     # longer than a sign window divided by the pace, and the load measured is the round's.
     timing = fanout.paced_timing(args.pace).changed(sign_window=fanout.STANDARD.sign_window)
-    print(f"{os.cpu_count()} CPUs; pace x{args.pace:g} (swap cooldown {timing.swap_cooldown * 1000:.0f} ms, pulse "
-          f"every {timing.pulse_interval * 1000:.0f} ms); window {args.seconds:g} s after {args.warmup:g} s; "
-          f"{args.procs} load processes; load average at the start {os.getloadavg()[0]:.2f}", file=out, flush=True)
+    print(
+        f"{os.cpu_count()} CPUs; pace x{args.pace:g} (swap cooldown {timing.swap_cooldown * 1000:.0f} ms, pulse "
+        f"every {timing.pulse_interval * 1000:.0f} ms); window {args.seconds:g} s after {args.warmup:g} s; "
+        f"{args.procs} load processes; load average at the start {os.getloadavg()[0]:.2f}",
+        file=out,
+        flush=True,
+    )
     print(HEADER, file=out, flush=True)
     runs: dict[tuple[int, int], list[Run]] = {}
     failed: set[int] = set()  # worker counts past their capacity: not tried at larger counts
@@ -196,29 +234,59 @@ def main() -> int:
                 break
     caps = {w: capacity(runs, w, sizes, args.p99) for w in counts}
     base = caps[counts[0]]
-    print(f"capacity at p99 < {args.p99:g} ms (tables of 8 busy seats at pace x{args.pace:g}; at the standard pace x "
-          f"{args.pace:g}):", file=out)
+    print(
+        f"capacity at p99 < {args.p99:g} ms (tables of 8 busy seats at pace x{args.pace:g}; at the standard pace x "
+        f"{args.pace:g}):",
+        file=out,
+    )
     for w in counts:
-        ratio = f", {caps[w] / base:.2f}x of {counts[0]} worker{'s' if counts[0] > 1 else ''}" if base and w != counts[0] else ""
+        ratio = (
+            f", {caps[w] / base:.2f}x of {counts[0]} worker{'s' if counts[0] > 1 else ''}"
+            if base and w != counts[0]
+            else ""
+        )
         note = " (carried every count tried: raise --tables)" if caps[w] == sizes[-1] else ""
-        print(f"  {w} worker{'s' if w > 1 else ' '}: {caps[w]} tables (~{caps[w] * args.pace:.0f} at the standard pace)"
-              f"{ratio}{note}", file=out)
-    costs = {w: statistics.median(r.cpu_per_table_ms for (n, _), done in runs.items() if n == w for r in done)
-             for w in counts if any(n == w for n, _ in runs)}
-    print("workers' CPU per table (median run): " + ", ".join(f"{w} worker{'s' if w > 1 else ''} {c:.2f} ms/s"
-                                                              for w, c in costs.items()), file=out)
+        print(
+            f"  {w} worker{'s' if w > 1 else ' '}: {caps[w]} tables (~{caps[w] * args.pace:.0f} at the standard pace)"
+            f"{ratio}{note}",
+            file=out,
+        )
+    costs = {
+        w: statistics.median(r.cpu_per_table_ms for (n, _), done in runs.items() if n == w for r in done)
+        for w in counts
+        if any(n == w for n, _ in runs)
+    }
+    print(
+        "workers' CPU per table (median run): "
+        + ", ".join(f"{w} worker{'s' if w > 1 else ''} {c:.2f} ms/s" for w, c in costs.items()),
+        file=out,
+    )
     load = [r.load[1] for done in runs.values() for r in done]
-    print(f"load average during the runs: {min(load):.2f}-{max(load):.2f} on {os.cpu_count()} CPUs"
-          + (" (busy: run it again on a quiet machine)" if max(load) > (os.cpu_count() or 1) * 0.75 else ""), file=out)
+    print(
+        f"load average during the runs: {min(load):.2f}-{max(load):.2f} on {os.cpu_count()} CPUs"
+        + (" (busy: run it again on a quiet machine)" if max(load) > (os.cpu_count() or 1) * 0.75 else ""),
+        file=out,
+    )
     if args.json:
-        print(json.dumps({
-            "pace": args.pace, "p99_limit_ms": args.p99, "procs": args.procs, "cpus": os.cpu_count(),
-            "capacity": {str(w): caps[w] for w in counts},
-            "ratio": {str(w): (round(caps[w] / base, 2) if base else None) for w in counts},
-            "cpu_per_table_ms": {str(w): c for w, c in costs.items()},
-            "runs": [{**r.__dict__, "cpu_per_table_ms": r.cpu_per_table_ms} for done in runs.values() for r in done],
-            "median_load": statistics.median(load) if load else None,
-        }, indent=2), flush=True)
+        print(
+            json.dumps(
+                {
+                    "pace": args.pace,
+                    "p99_limit_ms": args.p99,
+                    "procs": args.procs,
+                    "cpus": os.cpu_count(),
+                    "capacity": {str(w): caps[w] for w in counts},
+                    "ratio": {str(w): (round(caps[w] / base, 2) if base else None) for w in counts},
+                    "cpu_per_table_ms": {str(w): c for w, c in costs.items()},
+                    "runs": [
+                        {**r.__dict__, "cpu_per_table_ms": r.cpu_per_table_ms} for done in runs.values() for r in done
+                    ],
+                    "median_load": statistics.median(load) if load else None,
+                },
+                indent=2,
+            ),
+            flush=True,
+        )
     return 0
 
 

@@ -69,17 +69,20 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quatro-server",
         usage="%(prog)s [serve] [--port PORT] [--ssh PORT] [--web PORT] [options]\n"
-              "       %(prog)s {bot,sim,soak,replay,admin} [options]",
+        "       %(prog)s {bot,sim,soak,replay,admin} [options]",
         description="Serve Quatro tables on this machine (the default), run network bots, simulate bot matches, "
         "or replay a journalled match.",
         epilog="With no subcommand, quatro-server serves: quatro-server --port 7777 is quatro-server serve --port 7777. "
         "quatro-server COMMAND --help describes a command's options.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{serve,bot,sim,soak,replay,admin}", title="commands",
-                                     prog="quatro-server")
+    commands = parser.add_subparsers(
+        dest="command", metavar="{serve,bot,sim,soak,replay,admin}", title="commands", prog="quatro-server"
+    )
     # The serving options where an operator looks first: shown here too (serving is the default), parsed by serve.
     _serving_options(parser, "serving (the default; quatro-server serve takes the same)", shown_only=True)
-    serve = commands.add_parser("serve", help="serve tables over TCP (the default)", description="Serve Quatro tables on this machine.")
+    serve = commands.add_parser(
+        "serve", help="serve tables over TCP (the default)", description="Serve Quatro tables on this machine."
+    )
     _serving_options(serve, "serving")
     serve.set_defaults(run=_serve)
     bot = commands.add_parser(
@@ -154,18 +157,26 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         return argparse.SUPPRESS if shown_only else value
 
     serve = parser.add_argument_group(title)
-    serve.add_argument("--host", default=default(None), help="address to listen on (default: every interface, for LAN play)")
-    serve.add_argument("--port", type=int, default=default(DEFAULT_PORT), help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serve.add_argument(
+        "--host", default=default(None), help="address to listen on (default: every interface, for LAN play)"
+    )
+    serve.add_argument(
+        "--port", type=int, default=default(DEFAULT_PORT), help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)"
+    )
     serve.add_argument(
         "--timing",
         default=default(STANDARD_PROFILE),
         help="default timing profile of new tables: standard, fast, or a TOML file of durations",
     )
     serve.add_argument(
-        "--lesson", action="store_true", default=default(False),
+        "--lesson",
+        action="store_true",
+        default=default(False),
         help="host the guided first match (quatro learn): each game's tables are its scripted lesson, with lesson bots",
     )
-    serve.add_argument("--seed", type=int, default=default(None), help="seed every shuffle (tests and replays only: predictable!)")
+    serve.add_argument(
+        "--seed", type=int, default=default(None), help="seed every shuffle (tests and replays only: predictable!)"
+    )
     serve.add_argument(
         "--data-dir",
         type=Path,
@@ -175,16 +186,24 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         f"SSH door's host key (default: $XDG_DATA_HOME/quatro, else ~/.local/share/quatro; here {default_data_dir()})",
     )
     serve.add_argument(
-        "--no-journal", action="store_true", default=default(False),
+        "--no-journal",
+        action="store_true",
+        default=default(False),
         help="keep tables in memory only: they end with the process",
     )
     serve.add_argument(
-        "--no-restore", action="store_true", default=default(False),
+        "--no-restore",
+        action="store_true",
+        default=default(False),
         help="journal every table, but restore none of the last run's: they are closed, kept for replays "
         "(quatro play's private server)",
     )
-    serve.add_argument("--log-level", default=default("info"), choices=logs.LOG_LEVELS,
-                       help="what the log on stderr tells (default info)")
+    serve.add_argument(
+        "--log-level",
+        default=default("info"),
+        choices=logs.LOG_LEVELS,
+        help="what the log on stderr tells (default info)",
+    )
     serve.add_argument(
         "--trusted-address",
         action="append",
@@ -194,22 +213,28 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
         "(a load generator, or a gateway that relays many people from one address); repeatable",
     )
     serve.add_argument(
-        "--max-tables", type=_positive, default=default(MAX_TABLES), metavar="N",
+        "--max-tables",
+        type=_positive,
+        default=default(MAX_TABLES),
+        metavar="N",
         help=f"tables this server holds at once; past it create_table is refused server_full (default {MAX_TABLES}; "
-             "with --workers, each worker's)",
+        "with --workers, each worker's)",
     )
     serve.add_argument(
-        "--max-connections", type=_positive, default=default(MAX_CONNECTIONS), metavar="N",
+        "--max-connections",
+        type=_positive,
+        default=default(MAX_CONNECTIONS),
+        metavar="N",
         help=f"connections this server holds at once; more are told it is full (default {MAX_CONNECTIONS}; with "
-             "--workers, each worker's). A table of 8 is 8 connections, and each takes a descriptor: raise "
-             "ulimit -n to match",
+        "--workers, each worker's). A table of 8 is 8 connections, and each takes a descriptor: raise "
+        "ulimit -n to match",
     )
     serve.add_argument(
         "--final-goodbye",
         default=None,
         metavar="WORDS",
         help="this server's stop is final (a private game's): its goodbye tells every client WORDS and not to wait "
-             "for a restart (bye closed)",
+        "for a restart (bye closed)",
     )
     serve.add_argument(
         "--stop-when-idle",
@@ -220,78 +245,145 @@ def _serving_options(parser: argparse.ArgumentParser, title: str, *, shown_only:
     )
     operator = parser.add_argument_group("admin", "the operator's socket for quatro-server admin (docs/operating.md)")
     operator.add_argument(
-        "--admin-socket", type=Path, default=default(None), metavar="PATH",
+        "--admin-socket",
+        type=Path,
+        default=default(None),
+        metavar="PATH",
         help=f"where quatro-server admin reaches this server (mode 0600: this account only; default: "
-             f"DATA_DIR/{admin.SOCKET_NAME}, none with --no-journal unless given)",
+        f"DATA_DIR/{admin.SOCKET_NAME}, none with --no-journal unless given)",
     )
     many = parser.add_argument_group("workers", "every core of this machine busy (docs/operating.md)")
     many.add_argument(
-        "--workers", type=workers.worker_count, default=default(1), metavar="N",
+        "--workers",
+        type=workers.worker_count,
+        default=default(1),
+        metavar="N",
         help="serve with N worker processes behind the same ports, each with its own tables and journal "
-             "(in DIR/worker-K); auto: one per core (default 1: this process serves alone). Without --directory "
-             "they share a private redis-server, which must be installed",
+        "(in DIR/worker-K); auto: one per core (default 1: this process serves alone). Without --directory "
+        "they share a private redis-server, which must be installed",
     )
     many.add_argument(
-        "--worker-ports", type=int, default=default(None), metavar="PORT",
+        "--worker-ports",
+        type=int,
+        default=default(None),
+        metavar="PORT",
         help="the workers' own game ports, where players are sent for the tables each holds: worker K on PORT+K-1 "
-             "(default: free ports picked at start; give them for a firewall, which must let players reach them)",
+        "(default: free ports picked at start; give them for a firewall, which must let players reach them)",
     )
-    if not shown_only:  # how a supervisor starts its workers (quatro_server.workers.supervisor): never typed by an operator
+    if (
+        not shown_only
+    ):  # how a supervisor starts its workers (quatro_server.workers.supervisor): never typed by an operator
         many.add_argument("--worker-index", type=int, default=None, help=argparse.SUPPRESS)
         many.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
         many.add_argument("--listen-fd", type=int, action="append", default=[], help=argparse.SUPPRESS)
     door = parser.add_argument_group("SSH door", "players reach the lobby with a plain ssh client (docs/ssh.md)")
-    door.add_argument("--ssh", type=int, default=default(None), metavar="PORT", help="open the SSH door on PORT (0 picks a free one)")
-    door.add_argument("--ssh-keys", type=Path, default=default(None), metavar="FILE",
-                      help="admit only the keys in FILE (authorized_keys format); default: anyone, with a key or without")
-    door.add_argument("--ssh-max-sessions", type=int, default=default(doors.SSH_MAX_SESSIONS), metavar="N",
-                      help=f"SSH sessions at once (default {doors.SSH_MAX_SESSIONS}); the next one is told so and closed")
-    door.add_argument("--ssh-idle", type=float, default=default(doors.SSH_IDLE_TIMEOUT), metavar="SECONDS",
-                      help=f"close an SSH session after SECONDS without a key press outside a match "
-                           f"(default {doors.SSH_IDLE_TIMEOUT:g})")
+    door.add_argument(
+        "--ssh", type=int, default=default(None), metavar="PORT", help="open the SSH door on PORT (0 picks a free one)"
+    )
+    door.add_argument(
+        "--ssh-keys",
+        type=Path,
+        default=default(None),
+        metavar="FILE",
+        help="admit only the keys in FILE (authorized_keys format); default: anyone, with a key or without",
+    )
+    door.add_argument(
+        "--ssh-max-sessions",
+        type=int,
+        default=default(doors.SSH_MAX_SESSIONS),
+        metavar="N",
+        help=f"SSH sessions at once (default {doors.SSH_MAX_SESSIONS}); the next one is told so and closed",
+    )
+    door.add_argument(
+        "--ssh-idle",
+        type=float,
+        default=default(doors.SSH_IDLE_TIMEOUT),
+        metavar="SECONDS",
+        help=f"close an SSH session after SECONDS without a key press outside a match "
+        f"(default {doors.SSH_IDLE_TIMEOUT:g})",
+    )
     web = parser.add_argument_group("browser door", "players reach the lobby with a web browser (docs/web.md)")
-    web.add_argument("--web", type=int, default=default(None), metavar="PORT",
-                     help="serve the game to web browsers on PORT (0 picks a free one)")
-    web.add_argument("--web-max-visitors", type=int, default=default(doors.WEB_MAX_VISITORS), metavar="N",
-                     help=f"browser pages at once (default {doors.WEB_MAX_VISITORS}; at most "
-                          f"{doors.WEB_MAX_PER_ADDRESS} from one address); the next is shown that the game is full")
-    web.add_argument("--web-idle", type=float, default=default(doors.WEB_IDLE_TIMEOUT), metavar="SECONDS",
-                     help=f"close a browser page's game after SECONDS without a key press outside a match "
-                          f"(default {doors.WEB_IDLE_TIMEOUT:g})")
+    web.add_argument(
+        "--web",
+        type=int,
+        default=default(None),
+        metavar="PORT",
+        help="serve the game to web browsers on PORT (0 picks a free one)",
+    )
+    web.add_argument(
+        "--web-max-visitors",
+        type=int,
+        default=default(doors.WEB_MAX_VISITORS),
+        metavar="N",
+        help=f"browser pages at once (default {doors.WEB_MAX_VISITORS}; at most "
+        f"{doors.WEB_MAX_PER_ADDRESS} from one address); the next is shown that the game is full",
+    )
+    web.add_argument(
+        "--web-idle",
+        type=float,
+        default=default(doors.WEB_IDLE_TIMEOUT),
+        metavar="SECONDS",
+        help=f"close a browser page's game after SECONDS without a key press outside a match "
+        f"(default {doors.WEB_IDLE_TIMEOUT:g})",
+    )
     _operating_options(parser, default)
     many = parser.add_argument_group(
-        "many servers, one lobby", "servers sharing a table directory on Redis list every server's tables, and send "
-        "a player to the server that holds the table asked for (docs/operating.md)")
-    many.add_argument("--directory", default=default(None), metavar="URL",
-                      help="the table directory: redis://HOST:PORT/DB, or unix:///PATH/redis.sock?db=N "
-                           "(default: none; this server's tables are its own)")
-    many.add_argument("--advertise", default=default(None), metavar="HOST:PORT",
-                      help="the address other servers send players to for this server's tables "
-                           "(default: the game port's own; on every interface, this machine's first LAN address); "
-                           ":PORT sends them to PORT at the host they reached this server at (servers of one machine)")
-    many.add_argument("--directory-ttl", type=float, default=default(DEFAULT_TTL), metavar="SECONDS",
-                      help="seconds a table stays listed by the other servers after its server stops refreshing it "
-                           f"(it dies, or loses Redis); refreshed every third of it (default {DEFAULT_TTL:g})")
+        "many servers, one lobby",
+        "servers sharing a table directory on Redis list every server's tables, and send "
+        "a player to the server that holds the table asked for (docs/operating.md)",
+    )
+    many.add_argument(
+        "--directory",
+        default=default(None),
+        metavar="URL",
+        help="the table directory: redis://HOST:PORT/DB, or unix:///PATH/redis.sock?db=N "
+        "(default: none; this server's tables are its own)",
+    )
+    many.add_argument(
+        "--advertise",
+        default=default(None),
+        metavar="HOST:PORT",
+        help="the address other servers send players to for this server's tables "
+        "(default: the game port's own; on every interface, this machine's first LAN address); "
+        ":PORT sends them to PORT at the host they reached this server at (servers of one machine)",
+    )
+    many.add_argument(
+        "--directory-ttl",
+        type=float,
+        default=default(DEFAULT_TTL),
+        metavar="SECONDS",
+        help="seconds a table stays listed by the other servers after its server stops refreshing it "
+        f"(it dies, or loses Redis); refreshed every third of it (default {DEFAULT_TTL:g})",
+    )
     serve.add_argument(
         "--announce",
         action=argparse.BooleanOptionalAction,
         default=default(None),
         help="announce the server on the LAN with zeroconf, for quatro join without an address "
-             f"(default: yes, unless it listens on loopback only or {NO_ANNOUNCE_ENV}=1)",
+        f"(default: yes, unless it listens on loopback only or {NO_ANNOUNCE_ENV}=1)",
     )
 
 
 def _operating_options(parser: argparse.ArgumentParser, default: Callable[[object], object]) -> None:
     """TLS on the game port and the metrics endpoint (docs/operating.md)."""
     ops = parser.add_argument_group("TLS and metrics", "for a server on the internet (docs/operating.md)")
-    ops.add_argument("--tls-cert", type=Path, default=default(None), metavar="FILE",
-                     help="speak TLS on the game port with this certificate (PEM, its chain after it); players join "
-                          "with quatro join tls://HOST; needs --tls-key")
-    ops.add_argument("--tls-key", type=Path, default=default(None), metavar="FILE",
-                     help="the certificate's private key (PEM)")
-    ops.add_argument("--metrics", default=default(None), metavar="[HOST:]PORT",
-                     help="serve Prometheus metrics at http://HOST:PORT/metrics (default host 127.0.0.1; 0 picks a "
-                          "free port)")
+    ops.add_argument(
+        "--tls-cert",
+        type=Path,
+        default=default(None),
+        metavar="FILE",
+        help="speak TLS on the game port with this certificate (PEM, its chain after it); players join "
+        "with quatro join tls://HOST; needs --tls-key",
+    )
+    ops.add_argument(
+        "--tls-key", type=Path, default=default(None), metavar="FILE", help="the certificate's private key (PEM)"
+    )
+    ops.add_argument(
+        "--metrics",
+        default=default(None),
+        metavar="[HOST:]PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (default host 127.0.0.1; 0 picks a free port)",
+    )
 
 
 def _metrics_address(text: str) -> tuple[str, int]:
@@ -395,8 +487,14 @@ def _serve(args: argparse.Namespace) -> int:
         from quatro_server.doors import ssh as ssh_door
 
         try:
-            door = ssh_door.Door("", data_dir, keys_file=args.ssh_keys, max_sessions=args.ssh_max_sessions,
-                                 idle_timeout=args.ssh_idle, door_token=door_token or "")
+            door = ssh_door.Door(
+                "",
+                data_dir,
+                keys_file=args.ssh_keys,
+                max_sessions=args.ssh_max_sessions,
+                idle_timeout=args.ssh_idle,
+                door_token=door_token or "",
+            )
         except (OSError, ValueError) as exc:
             print(f"quatro-server: the SSH door cannot start: {exc}", file=sys.stderr)
             return 2
@@ -413,8 +511,12 @@ def _serve(args: argparse.Namespace) -> int:
                 parse_advertised(args.advertise)
             if not args.directory_ttl > 0:
                 raise ValueError("--directory-ttl: more than 0 seconds")
-            directory = RedisDirectory(args.directory, ttl=args.directory_ttl, local=lobby.local_listing,
-                                       on_others_changed=lobby.listing_changed)
+            directory = RedisDirectory(
+                args.directory,
+                ttl=args.directory_ttl,
+                local=lobby.local_listing,
+                on_others_changed=lobby.listing_changed,
+            )
         except (DirectoryError, ValueError) as exc:
             print(f"quatro-server: {exc}", file=sys.stderr)
             return 2
@@ -423,17 +525,22 @@ def _serve(args: argparse.Namespace) -> int:
     if args.web is not None and not worker:
         from quatro_server.doors import web as web_door
 
-        web = web_door.WebDoor("", data_dir, max_visitors=args.web_max_visitors,
-                               idle_timeout=args.web_idle, door_token=door_token or "")
+        web = web_door.WebDoor(
+            "", data_dir, max_visitors=args.web_max_visitors, idle_timeout=args.web_idle, door_token=door_token or ""
+        )
 
     if supervising:
-        return workers.supervise(args, _serving_actions(), name, door_token,
-                                 partial(_open_front, args, door, web, front), front)
+        return workers.supervise(
+            args, _serving_actions(), name, door_token, partial(_open_front, args, door, web, front), front
+        )
 
     operator: admin.AdminListener | None = None
     # One socket a worker (its supervisor's answers for the whole server, asking each worker on its own).
-    admin_path = (workers.worker_admin_socket(data_dir, args.no_journal, args.admin_socket, args.worker_index) if worker
-                  else workers.admin_socket(data_dir, args.no_journal, args.admin_socket))
+    admin_path = (
+        workers.worker_admin_socket(data_dir, args.no_journal, args.admin_socket, args.worker_index)
+        if worker
+        else workers.admin_socket(data_dir, args.no_journal, args.admin_socket)
+    )
     if admin_path is not None:
         try:
             operator = admin.listen(admin_path, asked=args.admin_socket is not None)
@@ -455,15 +562,20 @@ def _serve(args: argparse.Namespace) -> int:
                 await directory.connect(lobby.highest_id())  # before the game port opens: every id is global
             # The doors' clients reach the lobby over loopback, many people from one address: those that show the
             # door token are bounded by the doors' own caps; any other local process keeps the per-address limits.
-            config = ServerConfig(trusted_addresses=frozenset(args.trusted_address), door_token=door_token,
-                                  door_addresses=frozenset(door_addresses(args.host) if door_token else ()),
-                                  tls=tls_context, max_connections=args.max_connections,
-                                  final_goodbye=args.final_goodbye)
+            config = ServerConfig(
+                trusted_addresses=frozenset(args.trusted_address),
+                door_token=door_token,
+                door_addresses=frozenset(door_addresses(args.host) if door_token else ()),
+                tls=tls_context,
+                max_connections=args.max_connections,
+                final_goodbye=args.final_goodbye,
+            )
             # With TLS on, the doors' clients join over a listener of their own, on loopback and in the clear, that
             # admits only the door token: their secrets never leave the machine, and are not encrypted twice over
             # (the visitor's own link is SSH, or the browser's). docs/operating.md, "TLS", says why.
-            door_listeners = (await trio.open_tcp_listeners(0, host="127.0.0.1")
-                              if tls_context is not None and door_token else [])
+            door_listeners = (
+                await trio.open_tcp_listeners(0, host="127.0.0.1") if tls_context is not None and door_token else []
+            )
             metrics: Metrics | None = None
             if metrics_at is not None:
                 from quatro_server.workers.metrics import Metrics
@@ -472,26 +584,44 @@ def _serve(args: argparse.Namespace) -> int:
                 try:
                     scraped = await nursery.start(metrics.serve, *metrics_at)
                 except OSError as exc:
-                    raise DoorFailed(f"cannot serve metrics on {with_port(*metrics_at)}: {exc.strerror or exc}") from exc
+                    raise DoorFailed(
+                        f"cannot serve metrics on {with_port(*metrics_at)}: {exc.strerror or exc}"
+                    ) from exc
                 where = scraped[0].socket.getsockname()
                 print(f"Metrics: http://{with_port(where[0], where[1])}/metrics", flush=True)
 
             sockets = [socket.socket(fileno=fd) for fd in args.listen_fd] if worker else None
 
             async def serve(task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
-                await run(args.host, args.port, lobby, config=config, door_listeners=door_listeners, sockets=sockets,
-                          metrics=metrics, admin=operator, task_status=task_status)
+                await run(
+                    args.host,
+                    args.port,
+                    lobby,
+                    config=config,
+                    door_listeners=door_listeners,
+                    sockets=sockets,
+                    metrics=metrics,
+                    admin=operator,
+                    task_status=task_status,
+                )
                 nursery.cancel_scope.cancel()  # the server has stopped: so does everything that served beside it
 
             listeners = await nursery.start(serve)
             port = listeners[0].socket.getsockname()[1]
             if directory is not None:
-                directory.address = args.advertise or _advertised(listeners[0].socket.getsockname()[0], port,
-                                                                  join_addresses(args.host, port))
+                directory.address = args.advertise or _advertised(
+                    listeners[0].socket.getsockname()[0], port, join_addresses(args.host, port)
+                )
                 await nursery.start(directory.run)
             # After the join lines, which tools read first.
-            joined = None if directory is None else (f"One lobby with every server of the directory {args.directory}; "
-                                                     f"they send players here at {directory.address}")
+            joined = (
+                None
+                if directory is None
+                else (
+                    f"One lobby with every server of the directory {args.directory}; "
+                    f"they send players here at {directory.address}"
+                )
+            )
             if worker:
                 if joined is not None:
                     print(joined, flush=True)  # the supervisor prints it after its own join lines
@@ -500,13 +630,28 @@ def _serve(args: argparse.Namespace) -> int:
                 print(f"{workers.READY} {args.worker_index} (pid {os.getpid()})", flush=True)
                 return
             tls_note = ", over TLS" if tls_context is not None else ""
-            doors_join = (f"127.0.0.1:{door_listeners[0].socket.getsockname()[1]}" if door_listeners
-                          else loopback(args.host, port))
-            await _open_front(args, door, web, front, f"Quatro server listening (timing: {name}{tls_note}).", port,
-                              nursery, joined, doors_join=doors_join, metrics=metrics)
+            doors_join = (
+                f"127.0.0.1:{door_listeners[0].socket.getsockname()[1]}"
+                if door_listeners
+                else loopback(args.host, port)
+            )
+            await _open_front(
+                args,
+                door,
+                web,
+                front,
+                f"Quatro server listening (timing: {name}{tls_note}).",
+                port,
+                nursery,
+                joined,
+                doors_join=doors_join,
+                metrics=metrics,
+            )
             if args.stop_when_idle is not None:
                 # SIGTERM to itself: the same goodbye to every client as an operator's stop.
-                nursery.start_soon(stop_when_idle, lobby, args.stop_when_idle, lambda: os.kill(os.getpid(), signal.SIGTERM))
+                nursery.start_soon(
+                    stop_when_idle, lobby, args.stop_when_idle, lambda: os.kill(os.getpid(), signal.SIGTERM)
+                )
 
     status = 0
     try:
@@ -550,8 +695,16 @@ class Front:
 
 
 async def _open_front(
-    args: argparse.Namespace, door: SshDoor | None, web: WebDoor | None, front: Front, headline: str,
-    port: int, nursery: trio.Nursery, joined: str | None = None, *, doors_join: str | None = None,
+    args: argparse.Namespace,
+    door: SshDoor | None,
+    web: WebDoor | None,
+    front: Front,
+    headline: str,
+    port: int,
+    nursery: trio.Nursery,
+    joined: str | None = None,
+    *,
+    doors_join: str | None = None,
     metrics: Metrics | None = None,
 ) -> None:
     """Say where to join (the game ``port``; then ``joined``, if any), open the doors, announce the server on the
@@ -585,9 +738,12 @@ async def _open_front(
             print(f"  {url}", flush=True)
     if _announces(args):
         front.announcement = Announcement(
-            f"Quatro on {socket.gethostname().split('.')[0] or 'this machine'}", args.host, port,
+            f"Quatro on {socket.gethostname().split('.')[0] or 'this machine'}",
+            args.host,
+            port,
             [address.rsplit(":", 1)[0].strip("[]") for address in addresses],
-            ssh_port=ssh_port, version=PROTOCOL_VERSION,
+            ssh_port=ssh_port,
+            version=PROTOCOL_VERSION,
         )
         nursery.start_soon(_announce, front.announcement)
 

@@ -52,6 +52,7 @@ LESSON_LEVEL = "lesson"
 #: Seconds between a lesson bot's looks at the table: it answers the learner at once.
 LESSON_LOOK = 0.1
 
+
 class SeatState(Protocol):
     """What a game reads of one of its room's seats (``quatro_server.tables.room.Seat``)."""
 

@@ -160,8 +160,9 @@ class QuietLog:
     Keys are a fixed vocabulary chosen by the code (never a peer's address or text), so the table stays tiny.
     """
 
-    def __init__(self, logger: logging.Logger, every: float = LOG_EVERY,
-                 clock: Callable[[], float] = trio.current_time) -> None:
+    def __init__(
+        self, logger: logging.Logger, every: float = LOG_EVERY, clock: Callable[[], float] = trio.current_time
+    ) -> None:
         self.logger, self.every, self.clock = logger, every, clock
         self._state: dict[str, list[float]] = {}  # key -> [last written at, suppressed since]
 
@@ -512,15 +513,19 @@ class Server:
             origin, address = None, "?"
         config = self.config
         if len(self.connections) >= config.max_connections:
-            self.quiet("server_full", logging.WARNING, "connection_refused reason=server_full connections=%d", len(self.connections))
+            self.quiet(
+                "server_full",
+                logging.WARNING,
+                "connection_refused reason=server_full connections=%d",
+                len(self.connections),
+            )
             self._ended("server_full")
             await _send_and_close(stream, to_wire(m.Error(None, p.SERVER_FULL, "the server is full")))
             return
         trusted = origin is None or origin in config.trusted_addresses
         pending_door = False
         if origin is not None and not trusted and self.per_origin.get(origin, 0) >= config.max_connections_per_address:
-            if (config.door_token and origin in config.door_addresses
-                    and self.door_pending < config.max_door_pending):
+            if config.door_token and origin in config.door_addresses and self.door_pending < config.max_door_pending:
                 pending_door = True  # perhaps a door's client: its hello must show the token
             else:
                 await self._too_many_connections(stream)
@@ -559,8 +564,12 @@ class Server:
             with trio.move_on_after(config.flush_grace):
                 await conn.outbox.drained()
             # Its last word sent, the server closes first: it lingers (``_linger``) once the connection is gone.
-            linger = (conn.closed_reason not in ("eof", "tls_handshake") and raw_fd >= 0 and not conn.outbox.failed
-                      and not conn.outbox.size)
+            linger = (
+                conn.closed_reason not in ("eof", "tls_handshake")
+                and raw_fd >= 0
+                and not conn.outbox.failed
+                and not conn.outbox.size
+            )
         except Exception:
             # never escapes: the server and tables go on
             self.quiet("connection_failed", logging.ERROR, "connection_failed peer=%s", address, exc_info=True)
@@ -585,7 +594,9 @@ class Server:
         limit = self.config.max_connections_per_address
         self.quiet("too_many_connections", logging.INFO, "connection_refused reason=too_many_connections")
         self._ended("too_many_connections")
-        await _send_and_close(stream, to_wire(m.Error(None, p.TOO_MANY_CONNECTIONS, f"at most {limit} connections per address")))
+        await _send_and_close(
+            stream, to_wire(m.Error(None, p.TOO_MANY_CONNECTIONS, f"at most {limit} connections per address"))
+        )
 
     def _uncount(self, conn: Connection, origin: str | None) -> None:
         """``conn`` no longer counts in its origin's share (it has gone, or it is a door's client)."""
@@ -610,7 +621,9 @@ class Server:
             return True
         if conn.door_only:
             self.quiet("not_a_door", logging.INFO, "connection_refused reason=not_a_door peer=%s", conn.address)
-            conn.send(to_wire(m.Error(request_id, p.BAD_REQUEST, "this port is for the server's doors: join its game port")))
+            conn.send(
+                to_wire(m.Error(request_id, p.BAD_REQUEST, "this port is for the server's doors: join its game port"))
+            )
             conn.close("not_a_door")
             return False
         if conn.pending_door:
@@ -655,11 +668,19 @@ class Server:
             now = trio.current_time()
             if now >= conn.last_heard + config.heartbeat_timeout:
                 # Gone, as far as anyone can tell: its seat is kept (R19) and, if it hosted, the role passes (R18).
-                conn.send({"kind": p.BYE, "reason": "silent", "message": f"nothing received for {config.heartbeat_timeout:g} s"})
+                conn.send(
+                    {
+                        "kind": p.BYE,
+                        "reason": "silent",
+                        "message": f"nothing received for {config.heartbeat_timeout:g} s",
+                    }
+                )
                 conn.close("silent")
                 return
             if conn.room is None and now >= conn.last_active + config.lobby_idle_limit:
-                conn.send({"kind": p.BYE, "reason": "idle", "message": f"idle in the lobby for {config.lobby_idle_limit:g} s"})
+                conn.send(
+                    {"kind": p.BYE, "reason": "idle", "message": f"idle in the lobby for {config.lobby_idle_limit:g} s"}
+                )
                 conn.close("idle")
                 return
 
@@ -742,13 +763,23 @@ class Server:
             return
         if request.kind != p.PING:
             conn.last_active = now
-        if request.kind in _ARCHIVE_KINDS and conn.hello and self.lobby.archive is not None and self._nursery is not None:
+        if (
+            request.kind in _ARCHIVE_KINDS
+            and conn.hello
+            and self.lobby.archive is not None
+            and self._nursery is not None
+        ):
             self._nursery.start_soon(self._answer_from_archive, conn, request, now)  # reads the journal: off the loop
             return
         if type(request.body) is m.Hello and not conn.hello and not self._door_hello(conn, request.body, request_id):
             return
-        if (self.lobby.directory is not None and conn.hello and not conn.looking_up and self._nursery is not None
-                and self.lobby.unknown_table(request) is not None):
+        if (
+            self.lobby.directory is not None
+            and conn.hello
+            and not conn.looking_up
+            and self._nursery is not None
+            and self.lobby.unknown_table(request) is not None
+        ):
             conn.looking_up = True
             self._nursery.start_soon(self._look_up, conn, request)  # a table created elsewhere a moment ago?
             return
@@ -887,8 +918,10 @@ class Server:
         lobby.draining = True
         running = self.running_matches()
         log.info("draining running=%d timeout=%s", running, timeout)
-        self.notice("The server will restart soon: no new tables or matches. Running matches play on to their end.",
-                    draining=True)
+        self.notice(
+            "The server will restart soon: no new tables or matches. Running matches play on to their end.",
+            draining=True,
+        )
         lobby.announce()
         assert self._nursery is not None
         self._nursery.start_soon(self._drained, timeout)
@@ -993,8 +1026,9 @@ async def run(
             if metrics is not None:
                 metrics.watch(server)
                 nursery.start_soon(metrics.measure_loop)
-            listeners = await nursery.start(partial(server.serve, host, port, door_listeners=door_listeners,
-                                                    sockets=sockets))
+            listeners = await nursery.start(
+                partial(server.serve, host, port, door_listeners=door_listeners, sockets=sockets)
+            )
             if admin is not None:
                 nursery.start_soon(admin.serve, server)
             nursery.start_soon(_stop_when_asked, server, nursery.cancel_scope)

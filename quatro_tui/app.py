@@ -68,8 +68,9 @@ if TYPE_CHECKING:
 NOTICE_SECONDS = 20.0
 
 #: Textual's key symbols, spelled out for ASCII mode.
-ASCII_KEYS = str.maketrans({"⏎": "enter", "↑": "up", "↓": "down", "←": "left", "→": "right", "⌫": "backspace",
-                            "⇥": "tab", "␣": "space"})
+ASCII_KEYS = str.maketrans(
+    {"⏎": "enter", "↑": "up", "↓": "down", "←": "left", "→": "right", "⌫": "backspace", "⇥": "tab", "␣": "space"}
+)
 
 
 class AsciiScrollBarRender(ScrollBarRender):
@@ -261,8 +262,9 @@ class QuatroApp(App[str | None]):
             if isinstance(plan, Play):
                 self._splash("Starting a private server…")
                 if self.server is None:
-                    self.server = LocalServer(plan.timing, public=plan.open > 0, data_dir=plan.data_dir,
-                                              opener=plan.name)
+                    self.server = LocalServer(
+                        plan.timing, public=plan.open > 0, data_dir=plan.data_dir, opener=plan.name
+                    )
                 port = await asyncio.to_thread(self.server.wait)
                 self.join_addresses = list(self.server.addresses)
                 host, name = "127.0.0.1", plan.name
@@ -284,8 +286,9 @@ class QuatroApp(App[str | None]):
             self._splash(f"Connecting to {address or Endpoint(host, port, tls)}…")
             person = None if self.person_key is None else self.person_key(name)
             context = client_context(Endpoint(host, port, tls, tls_ca))
-            self.conn = Connection(host, port, name, self.post_message, person=person, tls=context, tls_ca=tls_ca,
-                                   address=address)
+            self.conn = Connection(
+                host, port, name, self.post_message, person=person, tls=context, tls_ca=tls_ca, address=address
+            )
             hello = await self.conn.open()
         except (OSError, ConnectionLost, ServerFailed, TimeoutError) as exc:
             if isinstance(exc, ServerFailed):
@@ -357,8 +360,13 @@ class QuatroApp(App[str | None]):
         default = contract.name == games.DEFAULT.name
         players = plan.players if plan.players in contract.seats else contract.seats[0]
         # A game of one table size takes no size; the default game goes unnamed (any server makes its tables).
-        reply = await self.request(m.CreateTable(players if len(contract.seats) > 1 else None,
-                                                 self.table_timing(plan.timing), game=None if default else contract.name))
+        reply = await self.request(
+            m.CreateTable(
+                players if len(contract.seats) > 1 else None,
+                self.table_timing(plan.timing),
+                game=None if default else contract.name,
+            )
+        )
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             why = words.why_not(reply)
             table = "a table" if default else f"a {contract.title} table"
@@ -418,8 +426,12 @@ class QuatroApp(App[str | None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "take_seat":  # a watcher's j: while the watched table waits with a free seat
             seating = self.game.seating
-            return (self.game.watching is not None and seating is not None and seating.phase is Phase.LOBBY
-                    and any(not s.taken for s in seating.seats))
+            return (
+                self.game.watching is not None
+                and seating is not None
+                and seating.phase is Phase.LOBBY
+                and any(not s.taken for s in seating.seats)
+            )
         if action == "replay":
             return self.player is not None and self.player.app is self and not isinstance(self.screen, ModalScreen)
         return super().check_action(action, parameters)
@@ -558,8 +570,10 @@ class QuatroApp(App[str | None]):
         self.game.stop_clocks()
         if message.reason == m.BYE_REPLACED:
             self.game.link = "seat played elsewhere"
-            self.show_link("Your seat is now played from another connection.",
-                           "Someone (you, elsewhere?) came back to this seat with its secret.")
+            self.show_link(
+                "Your seat is now played from another connection.",
+                "Someone (you, elsewhere?) came back to this seat with its secret.",
+            )
         elif message.reason == m.BYE_CLOSED:
             self.game.link = "server stopped"
             self.game.say(f"The server says goodbye: {words.ended(message.text or 'it stopped for good')}")
@@ -569,7 +583,9 @@ class QuatroApp(App[str | None]):
             self.show_link(*self.goodbye_words(), retrying=True)
         else:
             self.game.say(f"The server says goodbye: {message.text or message.reason}.")
-            self.show_link("The server closed the connection.", words.sentence(message.text or message.reason), retrying=True)
+            self.show_link(
+                "The server closed the connection.", words.sentence(message.text or message.reason), retrying=True
+            )
         self.game_changed()
 
     def server_address(self) -> str:
@@ -577,22 +593,30 @@ class QuatroApp(App[str | None]):
 
     def goodbye_words(self, retry: str = "") -> tuple[str, str]:
         """What a player is told while a server that said goodbye is tried again."""
-        return ("The server is shutting down.",
-                f"The server at {self.server_address()} said goodbye. If it is restarting, you will be back in "
-                f"your seat by itself.{retry}")
+        return (
+            "The server is shutting down.",
+            f"The server at {self.server_address()} said goodbye. If it is restarting, you will be back in "
+            f"your seat by itself.{retry}",
+        )
 
     def on_server_gone(self, message: ServerGone) -> None:
         if self.stale(message):
             return
         self.game.link = "server shut down"
         if message.final:
-            self.show_link("The game is over: its server has stopped.",
-                           f"{words.ended(message.text)} The server at {self.server_address()} is not coming "
-                           "back, and neither is this table.", gone=True)
+            self.show_link(
+                "The game is over: its server has stopped.",
+                f"{words.ended(message.text)} The server at {self.server_address()} is not coming "
+                "back, and neither is this table.",
+                gone=True,
+            )
         else:
-            self.show_link("The server has shut down.",
-                           f"The server at {self.server_address()} said goodbye ({message.text.rstrip('.')}) "
-                           "and has not come back.", gone=True)
+            self.show_link(
+                "The server has shut down.",
+                f"The server at {self.server_address()} said goodbye ({message.text.rstrip('.')}) "
+                "and has not come back.",
+                gone=True,
+            )
         self.game_changed()
 
     def action_another_server(self) -> None:
@@ -616,13 +640,17 @@ class QuatroApp(App[str | None]):
         if message.attempt == 1 and not message.goodbye:
             self.game.say("Connection lost: trying again.")
         if message.goodbye:
-            self.show_link(*self.goodbye_words(f"\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt})."),
-                           retrying=True)
+            self.show_link(
+                *self.goodbye_words(f"\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt})."),
+                retrying=True,
+            )
             self.game_changed()
             return
-        self.show_link("The connection to the server was lost.",
-                       f"{words.sentence(message.why)}\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
-                       retrying=True)
+        self.show_link(
+            "The connection to the server was lost.",
+            f"{words.sentence(message.why)}\nTrying again in {message.retry_in:.1f}s (attempt {message.attempt}).",
+            retrying=True,
+        )
         self.game_changed()
 
     def on_link_back(self, message: LinkBack) -> None:
@@ -632,8 +660,9 @@ class QuatroApp(App[str | None]):
         if message.resynced:
             self.game.say("Resynced: the table as it is now.")
         else:
-            self.game.say("Reconnected: watching again." if self.game.watching is not None else
-                          "Reconnected: back in your seat.")
+            self.game.say(
+                "Reconnected: watching again." if self.game.watching is not None else "Reconnected: back in your seat."
+            )
         self.hide_link()
         self.game_changed()
 
@@ -650,15 +679,17 @@ class QuatroApp(App[str | None]):
             return
         self.game.link = "seat lost"
         self.game.stop_clocks()
-        self.show_link("Your seat is gone.",
-                       "The server no longer has your seat: it restarted, or the seat was given up "
-                       f"({message.why.rstrip('.')}).")
+        self.show_link(
+            "Your seat is gone.",
+            f"The server no longer has your seat: it restarted, or the seat was given up ({message.why.rstrip('.')}).",
+        )
         self.game_changed()
 
     # --- ways on ------------------------------------------------------------------------------
 
-    def show_link(self, title: str, detail: str, *, retrying: bool = False, lobby: bool | None = None,
-                  gone: bool = False) -> None:
+    def show_link(
+        self, title: str, detail: str, *, retrying: bool = False, lobby: bool | None = None, gone: bool = False
+    ) -> None:
         """Cover whatever shows with what happened and the ways on (one screen, updated, however often it is told)."""
         if not self.screen_stack:
             return  # the app is closing (its screens are gone): the connection's last word has nobody to tell
@@ -704,8 +735,12 @@ class QuatroApp(App[str | None]):
         if isinstance(listing, m.Ok) and isinstance(listing.payload, m.Tables):
             self.draining = listing.payload.draining
         # Queued behind whatever the table pushed before it let go of this connection: that is dropped, not shown.
-        self.call_later(self._show_lobby, listing.payload.tables if isinstance(listing, m.Ok)
-                        and isinstance(listing.payload, m.Tables) else self.tables)
+        self.call_later(
+            self._show_lobby,
+            listing.payload.tables
+            if isinstance(listing, m.Ok) and isinstance(listing.payload, m.Tables)
+            else self.tables,
+        )
 
     def _show_lobby(self, tables: tuple[m.TableSummary, ...]) -> None:
         old = self.game
@@ -735,10 +770,22 @@ class QuatroApp(App[str | None]):
         plan = self.plan
         if isinstance(plan, Join):
             table, secret = getattr(place, "table", None), getattr(place, "secret", None)
-            self.plan = Join(plan.host, plan.port, plan.name, None, plan.password,
-                             table if isinstance(table, int) else None, secret if isinstance(secret, str) else None,
-                             tls=plan.tls, tls_ca=plan.tls_ca)
-        elif isinstance(plan, Play) and self.server is not None and (leave or self.server.process is None or self.server.process.poll() is not None):
+            self.plan = Join(
+                plan.host,
+                plan.port,
+                plan.name,
+                None,
+                plan.password,
+                table if isinstance(table, int) else None,
+                secret if isinstance(secret, str) else None,
+                tls=plan.tls,
+                tls_ca=plan.tls_ca,
+            )
+        elif (
+            isinstance(plan, Play)
+            and self.server is not None
+            and (leave or self.server.process is None or self.server.process.poll() is not None)
+        ):
             self.server.stop(wait=False)
             self.server = None
         await self._begin(restart=True)
@@ -804,7 +851,6 @@ class QuatroApp(App[str | None]):
 
     # --- keys everywhere ------------------------------------------------------------------------
 
-
     def action_replay(self, what: str) -> None:
         player = self.player
         if player is None:
@@ -814,8 +860,12 @@ class QuatroApp(App[str | None]):
             self.player = None
             return
         moves: dict[str, Callable[[], None]] = {
-            "toggle": player.toggle, "forward": lambda: player.step(1), "back": lambda: player.step(-1),
-            "jump": player.jump, "faster": player.faster, "first": lambda: player.goto(0),
+            "toggle": player.toggle,
+            "forward": lambda: player.step(1),
+            "back": lambda: player.step(-1),
+            "jump": player.jump,
+            "faster": player.faster,
+            "first": lambda: player.goto(0),
             "last": lambda: player.goto(len(player.tape.steps) - 1),
         }
         moves[what]()
@@ -854,8 +904,9 @@ class QuatroApp(App[str | None]):
             self._idle_from = now
         elif self.idle_exit is not None and now - self._idle_from >= self.idle_exit:
             minutes = self.idle_exit / 60
-            self.run_worker(self._quit(f"Closed after {minutes:g} minutes without a key press.", exits.IDLE),
-                            exit_on_error=False)
+            self.run_worker(
+                self._quit(f"Closed after {minutes:g} minutes without a key press.", exits.IDLE), exit_on_error=False
+            )
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -867,7 +918,8 @@ class QuatroApp(App[str | None]):
         if not seating:
             return 0
         return sum(
-            1 for seat in seating.seats
+            1
+            for seat in seating.seats
             if seat.seat != self.game.my_seat and seat.taken and seat.bot is None and seat.connected
         )
 
@@ -919,20 +971,28 @@ class QuatroApp(App[str | None]):
         file, and ``successor`` opens on a screen that names the file and offers the ways on."""
         place = self.conn.seat if self.conn is not None else None
         plan = self.plan
-        about = (f"player {getattr(plan, 'name', '?')!r}; plan {type(plan).__name__}; screens "
-                 f"{[type(s).__name__ for s in self.screen_stack]}; table {place.table if place else None}; "
-                 f"phase {self.game.phase}")
+        about = (
+            f"player {getattr(plan, 'name', '?')!r}; plan {type(plan).__name__}; screens "
+            f"{[type(s).__name__ for s in self.screen_stack]}; table {place.table if place else None}; "
+            f"phase {self.game.phase}"
+        )
         try:
             log = write_log(error, about)
         except Exception:  # noqa: BLE001 - a log that cannot be written must not hide the error itself
             log = None
         if self.conn is not None:
             self.conn.close_now()  # the seat is free at once for the next app to come back to (R19)
-        lobby = isinstance(plan, Join) or (isinstance(plan, Play) and self.server is not None
-                                           and self.server.port is not None)
-        self.crash = Crash.of(error, log, None if place is None else (place.table, place.seat), lobby,
-                              1 if self.after is None else self.after.count + 1,
-                              None if place is None else place.secret)
+        lobby = isinstance(plan, Join) or (
+            isinstance(plan, Play) and self.server is not None and self.server.port is not None
+        )
+        self.crash = Crash.of(
+            error,
+            log,
+            None if place is None else (place.table, place.seat),
+            lobby,
+            1 if self.after is None else self.after.count + 1,
+            None if place is None else place.secret,
+        )
         super()._handle_exception(error)
         if log is not None:
             self._exit_renderables.clear()  # the traceback is in the file; the next screen names it
@@ -947,16 +1007,30 @@ class QuatroApp(App[str | None]):
         way_on: Join | None = None
         server = None
         if isinstance(plan, Join):
-            way_on = Join(plan.host, plan.port, plan.name, password=plan.password, tls=plan.tls, tls_ca=plan.tls_ca,
-                          address=plan.address)
+            way_on = Join(
+                plan.host,
+                plan.port,
+                plan.name,
+                password=plan.password,
+                tls=plan.tls,
+                tls_ca=plan.tls_ca,
+                address=plan.address,
+            )
         elif isinstance(plan, Play) and self.server is not None and self.server.port is not None:
             # The private server plays on (its bots keep the seat's match going): the next app joins it.
             way_on, server = Join("127.0.0.1", self.server.port, plan.name), self.server
         elif self._way_on is not None:
             way_on, server = self._way_on, self.server
-        follow = QuatroApp(None, ascii_only=self.game.ascii_only, clock=self._clock, server=server,
-                           remember_seat=self.remember_seat, idle_exit=self.idle_exit, bell=self.bell_on,
-                           person_key=self.person_key)
+        follow = QuatroApp(
+            None,
+            ascii_only=self.game.ascii_only,
+            clock=self._clock,
+            server=server,
+            remember_seat=self.remember_seat,
+            idle_exit=self.idle_exit,
+            bell=self.bell_on,
+            person_key=self.person_key,
+        )
         if way_on is None:
             crash = Crash(crash.summary, crash.log, None, False, crash.count)  # nowhere to go on to but out
         elif crash.seat is not None:
@@ -974,9 +1048,18 @@ class QuatroApp(App[str | None]):
         plan = self._way_on
         table_seat = self.after.seat if seat else None
         secret = self.after.secret if table_seat is not None else None
-        self.plan = Join(plan.host, plan.port, plan.name, None, plan.password,
-                         table_seat[0] if table_seat is not None else None, secret, tls=plan.tls,
-                         tls_ca=plan.tls_ca, address=plan.address)
+        self.plan = Join(
+            plan.host,
+            plan.port,
+            plan.name,
+            None,
+            plan.password,
+            table_seat[0] if table_seat is not None else None,
+            secret,
+            tls=plan.tls,
+            tls_ca=plan.tls_ca,
+            address=plan.address,
+        )
         while len(self.screen_stack) > 1:
             self.pop_screen()
         self._splash("Connecting…")

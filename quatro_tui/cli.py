@@ -25,8 +25,10 @@ from quatro_tui.settings import remember_seat as store_seat
 
 if TYPE_CHECKING:
     from quatro_tui.app import Join, QuatroApp
-BELL_HELP = ("ring the terminal bell when your partner shows your sign and when you hold four of a kind "
-             "(remembered; --no-bell stops it)")
+BELL_HELP = (
+    "ring the terminal bell when your partner shows your sign and when you hold four of a kind "
+    "(remembered; --no-bell stops it)"
+)
 
 
 def _name(value: str) -> str:
@@ -87,8 +89,10 @@ def choose_server(
         if address and address not in (a for a, _ in choices):
             choices.append((address, label))
     # The last one used is marked wherever it is listed (announced, or this machine), and is what enter takes.
-    choices = [(address, label if address != last or label.startswith("the last") else f"{label}: the last one used")
-               for address, label in choices]
+    choices = [
+        (address, label if address != last or label.startswith("the last") else f"{label}: the last one used")
+        for address, label in choices
+    ]
     if not interactive:
         return last or (announced[0] if announced else None)
     for number, (_, label) in enumerate(choices, 1):
@@ -127,12 +131,14 @@ def _play_help() -> tuple[str, str, str]:
     """``quatro play``'s help for ``--game``, ``--players`` and ``--level``, from every game's own words."""
     first = default()
     game = " or ".join(f"{g.name} ({g.summary}{', the default' if g is first else ''})" for g in CLIENT_GAMES.values())
-    one_size = "".join(f"; {g.title} has {g.contract.seats[0]}" for g in CLIENT_GAMES.values()
-                       if len(g.contract.seats) == 1)
+    one_size = "".join(
+        f"; {g.title} has {g.contract.seats[0]}" for g in CLIENT_GAMES.values() if len(g.contract.seats) == 1
+    )
     players = f"seats at the table (default {first.contract.seats[0]}{one_size})"
     levels = "; ".join(
         f"{g.title}'s {', '.join(g.contract.levels)} (default {g.play_level}{': ' + g.play_level_why if g.play_level_why else ''})"
-        for g in CLIENT_GAMES.values())
+        for g in CLIENT_GAMES.values()
+    )
     return game, players, f"the bots' level, weakest first: {levels}"
 
 
@@ -143,43 +149,82 @@ def parser() -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play against bots on a private server (one command, nothing else to run)")
     game_help, players_help, level_help = _play_help()
     play.add_argument("--game", choices=list(CLIENT_GAMES), default=default().name, help=game_help)
-    play.add_argument("--players", type=int, choices=sorted({n for g in CLIENT_GAMES.values() for n in g.contract.seats}),
-                      default=None, help=players_help)
+    play.add_argument(
+        "--players",
+        type=int,
+        choices=sorted({n for g in CLIENT_GAMES.values() for n in g.contract.seats}),
+        default=None,
+        help=players_help,
+    )
     play.add_argument("--level", choices=_levels(), default=None, help=level_help)
-    play.add_argument("--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations")
-    play.add_argument("--open", type=int, default=0, metavar="N",
-                      help="leave N seats for other people on this machine or LAN; shows the address they join with. "
-                           "If you quit or your terminal closes, the table runs on for them and quatro join brings you "
-                           "back; the server stops once the match is over and everyone has gone, or "
-                           f"{minutes(QUIET_STOP)} after the last one left")
+    play.add_argument(
+        "--timing", default=STANDARD_PROFILE, help=f"{', '.join(PROFILE_NAMES)}, or a TOML file of durations"
+    )
+    play.add_argument(
+        "--open",
+        type=int,
+        default=0,
+        metavar="N",
+        help="leave N seats for other people on this machine or LAN; shows the address they join with. "
+        "If you quit or your terminal closes, the table runs on for them and quatro join brings you "
+        "back; the server stops once the match is over and everyone has gone, or "
+        f"{minutes(QUIET_STOP)} after the last one left",
+    )
     play.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
-    play.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    play.add_argument(
+        "--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names"
+    )
     play.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
 
-    learn = commands.add_parser("learn", help="a guided first match: the coach walks you through every move, "
-                                "on the real table, in under five minutes")
-    learn.add_argument("--game", choices=[name for name, g in CLIENT_GAMES.items() if g.lesson], default=default().name,
-                       help="the game to learn (default %(default)s)")
+    learn = commands.add_parser(
+        "learn",
+        help="a guided first match: the coach walks you through every move, on the real table, in under five minutes",
+    )
+    learn.add_argument(
+        "--game",
+        choices=[name for name, g in CLIENT_GAMES.items() if g.lesson],
+        default=default().name,
+        help="the game to learn (default %(default)s)",
+    )
     learn.add_argument("--name", type=_name, default=None, help="your name at the table (default: your login name)")
-    learn.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    learn.add_argument(
+        "--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names"
+    )
     # The lesson's pace; tests run it faster.
     learn.add_argument("--timing", default=LESSON_PROFILE, help=argparse.SUPPRESS)
 
     join = commands.add_parser("join", help="join a Quatro server; without --table, open its lobby")
-    join.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
-                      help=f"the server (default: pick one of those announced on the LAN, this machine's or the last "
-                           f"one used; port {DEFAULT_PORT} if left out); tls://HOST[:PORT] for a server that speaks TLS, "
-                           "its certificate checked against this computer's trusted authorities")
-    join.add_argument("--tls-ca", default=None, metavar="FILE",
-                      help="over TLS, trust the certificates signed by the CA in FILE (PEM) instead: a private CA, or "
-                           "the self-signed certificate the server's operator gave you (implies TLS)")
+    join.add_argument(
+        "address",
+        nargs="?",
+        default=None,
+        metavar="HOST[:PORT]",
+        help=f"the server (default: pick one of those announced on the LAN, this machine's or the last "
+        f"one used; port {DEFAULT_PORT} if left out); tls://HOST[:PORT] for a server that speaks TLS, "
+        "its certificate checked against this computer's trusted authorities",
+    )
+    join.add_argument(
+        "--tls-ca",
+        default=None,
+        metavar="FILE",
+        help="over TLS, trust the certificates signed by the CA in FILE (PEM) instead: a private CA, or "
+        "the self-signed certificate the server's operator gave you (implies TLS)",
+    )
     join.add_argument("--table", type=int, default=None, help="join this table at once")
-    join.add_argument("--watch", type=int, default=None, metavar="TABLE",
-                      help="watch this table from no seat: the public table, every channel and the reveal")
+    join.add_argument(
+        "--watch",
+        type=int,
+        default=None,
+        metavar="TABLE",
+        help="watch this table from no seat: the public table, every channel and the reveal",
+    )
     join.add_argument("--password", type=_password, default=None, help="the table's password, if it has one")
-    join.add_argument("--name", type=_name, default=None,
-                      help="your name at the table (default: asked, your login name filled in)")
-    join.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    join.add_argument(
+        "--name", type=_name, default=None, help="your name at the table (default: asked, your login name filled in)"
+    )
+    join.add_argument(
+        "--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names"
+    )
     # Who the player is beyond their name, for coming back to their own seat: the SSH door passes the
     # fingerprint of the key a player logged in with. Not for people to type.
     join.add_argument("--person", default="", help=argparse.SUPPRESS)
@@ -190,27 +235,53 @@ def parser() -> argparse.ArgumentParser:
     join.add_argument("--bell", action=argparse.BooleanOptionalAction, default=None, help=BELL_HELP)
 
     replay = commands.add_parser(
-        "replay", help="step through a match that is over as one seat saw it, then each round's truth",
+        "replay",
+        help="step through a match that is over as one seat saw it, then each round's truth",
         description="Replay a finished match on the table's own screens, as one seat saw it: a table ID of your own "
         "quatro play matches (or of --data-dir's journal), a journal FILE, or a table of a server (HOST). "
-        "Keys: space play/pause, left/right step, n the next call or move, s speed, q close.")
+        "Keys: space play/pause, left/right step, n the next call or move, s speed, q close.",
+    )
     replay.add_argument("target", metavar="ID|FILE", help="a table id, or a journal file (with --table)")
-    replay.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
-                        help="a server's past match, over the network (default: a journal on this machine)")
-    replay.add_argument("--tls-ca", default=None, metavar="FILE",
-                        help="over TLS (tls://HOST), trust the CA (or the self-signed certificate) in FILE")
-    replay.add_argument("--seat", type=_seat_number, default=0, metavar="N",
-                        help="whose eyes to see the match through: seat 1 to N, as the waiting room numbers them "
-                             "(default 1)")
-    replay.add_argument("--match", type=int, default=None, help="the table's match, from 0 (default: its last that is over)")
+    replay.add_argument(
+        "address",
+        nargs="?",
+        default=None,
+        metavar="HOST[:PORT]",
+        help="a server's past match, over the network (default: a journal on this machine)",
+    )
+    replay.add_argument(
+        "--tls-ca",
+        default=None,
+        metavar="FILE",
+        help="over TLS (tls://HOST), trust the CA (or the self-signed certificate) in FILE",
+    )
+    replay.add_argument(
+        "--seat",
+        type=_seat_number,
+        default=0,
+        metavar="N",
+        help="whose eyes to see the match through: seat 1 to N, as the waiting room numbers them (default 1)",
+    )
+    replay.add_argument(
+        "--match", type=int, default=None, help="the table's match, from 0 (default: its last that is over)"
+    )
     replay.add_argument("--table", type=int, default=None, help="with a FILE: the table to replay")
-    replay.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
-                        help="a server's data directory, for an ID (default: your own quatro play matches, "
-                             "$XDG_DATA_HOME/quatro/play/NAME)")
+    replay.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a server's data directory, for an ID (default: your own quatro play matches, "
+        "$XDG_DATA_HOME/quatro/play/NAME)",
+    )
     replay.add_argument("--password", type=_password, default=None, help="a password table's password (with HOST)")
     replay.add_argument("--name", type=_name, default=None, help="your name (default: your login name)")
-    replay.add_argument("--print", action="store_true", help="print the seat's frames and the notes, one a line, and exit")
-    replay.add_argument("--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names")
+    replay.add_argument(
+        "--print", action="store_true", help="print the seat's frames and the notes, one a line, and exit"
+    )
+    replay.add_argument(
+        "--ascii", action="store_true", help="ASCII only: names for emojis and suits, plain borders and key names"
+    )
     return root
 
 
@@ -297,16 +368,28 @@ def replay_app(args: argparse.Namespace, settings: Settings) -> QuatroApp | int:
             endpoint = parse_endpoint(args.address, ca=args.tls_ca)
             table = int(args.target)
             remembered = settings.remembered_seat(args.address, name, table, "")
-            tape = fetch(endpoint.host, endpoint.port, name, table, args.seat, match=args.match, password=args.password,
-                         secret=None if remembered is None else remembered.secret, tls=tls_context(endpoint),
-                         tls_ca=endpoint.ca)
+            tape = fetch(
+                endpoint.host,
+                endpoint.port,
+                name,
+                table,
+                args.seat,
+                match=args.match,
+                password=args.password,
+                secret=None if remembered is None else remembered.secret,
+                tls=tls_context(endpoint),
+                tls_ca=endpoint.ca,
+            )
         elif os.path.isfile(args.target):
             tape = load(args.target, args.seat, match=args.match, table=args.table)
         elif args.target.isdigit():
             data_dir = args.data_dir or play_data_dir(name)
             if not (data_dir / FILE_NAME).is_file():
-                print(f"quatro replay: no journal at {data_dir} (quatro play keeps your matches there; "
-                      "--data-dir names a server's)", file=sys.stderr)
+                print(
+                    f"quatro replay: no journal at {data_dir} (quatro play keeps your matches there; "
+                    "--data-dir names a server's)",
+                    file=sys.stderr,
+                )
                 return 1
             tape = load(args.target, args.seat, match=args.match, data_dir=data_dir)
         else:
@@ -348,8 +431,13 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         name, ask_name = login_name(), True
     if args.command == "learn":
         return make_lesson(args, name, settings, ascii_only)
-    if args.command == "play" and not args.open and client_game(args.game).lesson and settings.offer_lesson(name) \
-            and lesson_offer_wanted():
+    if (
+        args.command == "play"
+        and not args.open
+        and client_game(args.game).lesson
+        and settings.offer_lesson(name)
+        and lesson_offer_wanted()
+    ):
         try:
             learn_now = offer_lesson(client_game(args.game).title)
         except KeyboardInterrupt:  # ctrl+c: no answer, nothing played; asked again next time
@@ -379,8 +467,7 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         from quatro_tui.replay.journals import free_play_data_dir
 
         data_dir = free_play_data_dir(name)  # this player's own journal, for replays; none while another game holds it
-        server: LocalServer | None = LocalServer(timing, public=args.open > 0, data_dir=data_dir,
-                                                   opener=name)
+        server: LocalServer | None = LocalServer(timing, public=args.open > 0, data_dir=data_dir, opener=name)
         assert server is not None
         server.launch()
         from quatro_tui.app import Play
@@ -404,10 +491,21 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
         if args.watch is not None and args.table is not None:
             print("quatro: --watch and --table: watch a table, or join one", file=sys.stderr)
             return 2
-        plan = Join(host, port, name, args.table, args.password, watch=args.watch, tls=endpoint.tls,
-                    tls_ca=endpoint.ca, address=address)
+        plan = Join(
+            host,
+            port,
+            name,
+            args.table,
+            args.password,
+            watch=args.watch,
+            tls=endpoint.tls,
+            tls_ca=endpoint.ca,
+            address=address,
+        )
         # Only this person's seat: two people under one account never come back to each other's.
-        remembered = None if ask_name or args.watch is not None else settings.remembered_seat(address, name, args.table, person)
+        remembered = (
+            None if ask_name or args.watch is not None else settings.remembered_seat(address, name, args.table, person)
+        )
         if remembered is not None:
             plan.rejoin_table, plan.rejoin_secret = remembered.table, remembered.secret
         settings.server = address
@@ -440,15 +538,23 @@ def make_app(argv: list[str] | None = None) -> QuatroApp | int:
 
     # A solo game's seat ends with its server: only an open table's is worth coming back to.
     keep = remember_seat if server is None else remember_opener_seat if args.command == "play" and args.open else None
+
     def key_of(player: str) -> str | None:
         """Who the player is across sessions: the door's key for its visitor (none for a visitor it does not know:
         anonymous), else this account's key for the name."""
         door = os.environ.get(PERSON_KEY_ENV)
         return (door or None) if door is not None else person_key(player)
 
-    app = QuatroApp(plan, ascii_only=ascii_only, server=server, remember_seat=keep,
-                    idle_exit=getattr(args, "idle_exit", None), bell=settings.bell,
-                    ask_name=remember_name if ask_name else None, person_key=key_of)
+    app = QuatroApp(
+        plan,
+        ascii_only=ascii_only,
+        server=server,
+        remember_seat=keep,
+        idle_exit=getattr(args, "idle_exit", None),
+        bell=settings.bell,
+        ask_name=remember_name if ask_name else None,
+        person_key=key_of,
+    )
     if settings.keys:
         app.set_keymap(settings.keys)
     return app
@@ -486,8 +592,11 @@ def read_key() -> str:
 
 def offer_lesson(title: str, key: Callable[[], str] = read_key) -> bool:
     """Ask once, before the first match: True when the player takes the guided first match (one key either way)."""
-    print(f"New to {title}? quatro learn is a guided first match: a coach shows every move on the real table, in "
-          "under five minutes.", flush=True)
+    print(
+        f"New to {title}? quatro learn is a guided first match: a coach shows every move on the real table, in "
+        "under five minutes.",
+        flush=True,
+    )
     print(f"Press {LEARN_KEY} to learn it now, or any other key to play. (Asked once.)", flush=True)
     try:
         answer = key()
@@ -506,12 +615,18 @@ def make_lesson(args: argparse.Namespace, name: str, settings: Settings, ascii_o
     server.launch()
     from quatro_tui.app import Play
     from quatro_tui.lessons.coach import LessonApp
+
     game = client_game(args.game)
     assert game.lesson is not None  # --game offers the games that have one
     settings.name = name
     settings.save()
-    app = LessonApp(Play(game.contract.seats[0], LESSON_LEVEL, timing, name, 0, game.name), game.lesson,
-                    ascii_only=ascii_only, server=server, bell=settings.bell)
+    app = LessonApp(
+        Play(game.contract.seats[0], LESSON_LEVEL, timing, name, 0, game.name),
+        game.lesson,
+        ascii_only=ascii_only,
+        server=server,
+        bell=settings.bell,
+    )
     if settings.keys:
         app.set_keymap(settings.keys)
     return app

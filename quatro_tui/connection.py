@@ -86,8 +86,9 @@ class LinkMessage(Message):
 class ServerUpdate(LinkMessage):
     """A table's events and the seat's fresh view (the server's ``update`` push)."""
 
-    def __init__(self, table: int, seq: int, snapshot: bool, events: list[Any], view: Any, received_at: float,
-                 game: str = QUATRO):
+    def __init__(
+        self, table: int, seq: int, snapshot: bool, events: list[Any], view: Any, received_at: float, game: str = QUATRO
+    ):
         super().__init__()
         self.table, self.seq, self.snapshot = table, seq, snapshot
         #: The table's game (a name of ``quatro_tui.games``): ``events`` and ``view`` are of its contract's classes.
@@ -309,7 +310,8 @@ class Connection:
         """Connect and say hello; returns the server's welcome. Raises ``OSError`` or ``ConnectionLost``."""
         async with asyncio.timeout(CONNECT_TIMEOUT):
             self._reader, self._writer = await asyncio.open_connection(
-                self.host, self.port, ssl=self.tls, server_hostname=self.host if self.tls is not None else None)
+                self.host, self.port, ssl=self.tls, server_hostname=self.host if self.tls is not None else None
+            )
         self._ready = []
         self.connected = True
         try:
@@ -511,8 +513,13 @@ class Connection:
                             self._drop_link()
                             reply = await self._hand_over()
                         if not isinstance(reply, m.Ok):
-                            self._tell(ServerWatchEnded(self.core.watching, getattr(reply, "reason", ""),
-                                                        getattr(reply, "message", "the table can no longer be watched")))
+                            self._tell(
+                                ServerWatchEnded(
+                                    self.core.watching,
+                                    getattr(reply, "reason", ""),
+                                    getattr(reply, "message", "the table can no longer be watched"),
+                                )
+                            )
                             self.core.watching = None
                     elif self.core.place is not None:
                         # takeover: this client's own old link is dead, even if the server has not noticed yet.
@@ -526,8 +533,9 @@ class Connection:
                             self._drop_link()
                             return
                 except (OSError, ConnectionLost, ProtocolError, TimeoutError) as exc:
-                    why = unreachable(exc, self.host, self.port, tls=self.tls is not None, ca=self.tls_ca,
-                                      address=self.shown)
+                    why = unreachable(
+                        exc, self.host, self.port, tls=self.tls is not None, ca=self.tls_ca, address=self.shown
+                    )
                     self._drop_link()
                     continue
                 attempt = 0

@@ -50,13 +50,17 @@ def write_log(error: BaseException, about: str, directory: Path | None = None) -
     """Write ``error``'s traceback, and ``about`` (what the client was doing), to a new file; its path (None: no
     directory could be written)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    text = "".join([
-        f"Quatro client {_version()} stopped on an unexpected error at {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n",
-        f"Python {platform.python_version()} on {platform.platform()}; textual {_version('textual')}\n",
-        f"{about}\n\n",
-        *traceback.format_exception(error),
-    ])
-    for folder in ([directory] if directory is not None else [crash_dir(), Path(tempfile.gettempdir()) / "quatro-crashes"]):
+    text = "".join(
+        [
+            f"Quatro client {_version()} stopped on an unexpected error at {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n",
+            f"Python {platform.python_version()} on {platform.platform()}; textual {_version('textual')}\n",
+            f"{about}\n\n",
+            *traceback.format_exception(error),
+        ]
+    )
+    for folder in (
+        [directory] if directory is not None else [crash_dir(), Path(tempfile.gettempdir()) / "quatro-crashes"]
+    ):
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             for n in range(100):
@@ -97,23 +101,35 @@ class Crash:
     secret: str | None = None
 
     @staticmethod
-    def of(error: BaseException, log: Path | None, seat: tuple[int, int] | None, lobby: bool, count: int,
-           secret: str | None = None) -> Crash:
+    def of(
+        error: BaseException,
+        log: Path | None,
+        seat: tuple[int, int] | None,
+        lobby: bool,
+        count: int,
+        secret: str | None = None,
+    ) -> Crash:
         line = traceback.format_exception_only(error)[-1].strip()
         return Crash(line, log, seat, lobby, count, secret)
 
 
 def crash_words(crash: Crash) -> str:
     """What the crash screen says: what happened, where its details are, what is kept."""
-    where = (f"The details are written to\n  {crash.log}\n(on the machine that runs this game; whoever looks after "
-             "the game can read them there)." if crash.log is not None else
-             "Its details could not be written to a file (no writable folder).")
+    where = (
+        f"The details are written to\n  {crash.log}\n(on the machine that runs this game; whoever looks after "
+        "the game can read them there)."
+        if crash.log is not None
+        else "Its details could not be written to a file (no writable folder)."
+    )
     kept = ""
     if crash.seat is not None:
         table, seat = crash.seat
         kept = f"\n\nYour seat (table {table}, seat {seat + 1}) is kept for a while: r takes you back to it."
-    last = ("\n\nThis is its third time this session: quitting and starting again may help." if crash.count >= MAX_CRASHES
-            else "")
+    last = (
+        "\n\nThis is its third time this session: quitting and starting again may help."
+        if crash.count >= MAX_CRASHES
+        else ""
+    )
     return f"It was a fault in this program, not anything you did ({crash.summary}).\n{where}{kept}{last}"
 
 

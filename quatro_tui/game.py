@@ -95,15 +95,24 @@ class Game:
                 fresh = self._feed_pulse(self.pulse_line(ev, view))
                 alert = alert or (fresh and self.is_partner_sign(ev, view))
                 continue
-            if (isinstance(ev, e.HostChanged) and ev.seat == view.seat and before is not None
-                    and before.host == view.seat):
+            if (
+                isinstance(ev, e.HostChanged)
+                and ev.seat == view.seat
+                and before is not None
+                and before.host == view.seat
+            ):
                 continue  # back from a drop with nobody to hand the table to, the host hosts again: no news to them
             line = words.event(ev, self.name, view.seat, self.ascii_only)
             if line:
                 self.feed.append(line)
         four = view.phase is Phase.ROUND and len(view.hand) == 4 and is_four_of_a_kind(view.hand)
-        had_four = (before is not None and before.round == view.round and before.phase is Phase.ROUND
-                    and len(before.hand) == 4 and is_four_of_a_kind(before.hand))
+        had_four = (
+            before is not None
+            and before.round == view.round
+            and before.phase is Phase.ROUND
+            and len(before.hand) == 4
+            and is_four_of_a_kind(before.hand)
+        )
         if four and not had_four:
             self._four_line = f"You hold four of a kind: show {words.YOUR_SIGN.lower()} (1)."
             self.feed.append(self._four_line)
@@ -141,7 +150,12 @@ class Game:
         """A pulse into the feed; False when it repeats the line before. The same channel showing the same emoji
         again, with nothing in between, is counted on its line ("bob showed 🦊. (x3)"): a held channel pulses
         every few seconds, and a line each time would push everything else out of the feed."""
-        if self.feed and self._pulse_line is not None and self.feed[-1] == self._pulse_line[0] and line == self._pulse_line[1]:
+        if (
+            self.feed
+            and self._pulse_line is not None
+            and self.feed[-1] == self._pulse_line[0]
+            and line == self._pulse_line[1]
+        ):
             count = self._pulse_line[2] + 1
             self.feed[-1] = f"{line} (x{count})"
             self._pulse_line = (self.feed[-1], line, count)

@@ -70,8 +70,15 @@ class ServerFailed(Exception):
 class LocalServer:
     """One ``quatro-server`` child process. Use ``start()`` and ``stop()``, or ``with LocalServer(...)``."""
 
-    def __init__(self, timing: str = STANDARD_PROFILE, public: bool = False, idle_stop: float = QUIET_STOP,
-                 lesson: bool = False, data_dir: Path | None = None, opener: str | None = None) -> None:
+    def __init__(
+        self,
+        timing: str = STANDARD_PROFILE,
+        public: bool = False,
+        idle_stop: float = QUIET_STOP,
+        lesson: bool = False,
+        data_dir: Path | None = None,
+        opener: str | None = None,
+    ) -> None:
         self.timing = timing
         #: Whose game this is: its stop is final, and its guests are told who ended it (``--final-goodbye``).
         self.opener = opener
@@ -97,18 +104,38 @@ class LocalServer:
         # tables are never played on again; without a directory it stays in memory only.
         outlive = [_OUTLIVE] if self.public else []
         journal = ["--no-journal"] if self.data_dir is None else ["--data-dir", str(self.data_dir), "--no-restore"]
-        return [sys.executable, "-c", _BOOT, *outlive, "--host", host, "--port", "0", "--timing", self.timing,
-                *journal, "--log-level", "warning", "--stop-when-idle", str(self.idle_stop),
-                # A private game is not restarted: its guests are told so, not to wait for it.
-                "--final-goodbye", f"{self.opener} ended the game" if self.opener else "the game's opener ended it",
-                *(["--lesson"] if self.lesson else [])]
+        return [
+            sys.executable,
+            "-c",
+            _BOOT,
+            *outlive,
+            "--host",
+            host,
+            "--port",
+            "0",
+            "--timing",
+            self.timing,
+            *journal,
+            "--log-level",
+            "warning",
+            "--stop-when-idle",
+            str(self.idle_stop),
+            # A private game is not restarted: its guests are told so, not to wait for it.
+            "--final-goodbye",
+            f"{self.opener} ended the game" if self.opener else "the game's opener ended it",
+            *(["--lesson"] if self.lesson else []),
+        ]
 
     def launch(self) -> None:
         """Start the process without waiting for it: it boots while the client loads (``wait`` collects the port)."""
         # A session of its own: a terminal's hang-up or ctrl+c reaches the client, never the server, whose fate
         # the client decides (or, if the client is gone without a word, ``_BOOT``).
         self.process = subprocess.Popen(
-            self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE, text=True,
+            self.command(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE,
+            text=True,
             start_new_session=True,
         )
         # Keep draining stderr so a chatty server never blocks on a full pipe.

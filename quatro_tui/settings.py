@@ -68,8 +68,14 @@ class RememberedSeat:
         return bool(person) or self.name == name
 
     def to_toml(self) -> list[str]:
-        lines = ["", "[[seats]]", f"server = {_toml_string(self.server)}", f"table = {self.table}",
-                 f"name = {_toml_string(self.name)}", f"secret = {_toml_string(self.secret)}"]
+        lines = [
+            "",
+            "[[seats]]",
+            f"server = {_toml_string(self.server)}",
+            f"table = {self.table}",
+            f"name = {_toml_string(self.name)}",
+            f"secret = {_toml_string(self.secret)}",
+        ]
         if self.person:
             lines.append(f"person = {_toml_string(self.person)}")
         return lines
@@ -107,10 +113,13 @@ class Settings:
         """``name`` answered the offer: it is never made to them again (the newest names kept)."""
         if name not in self.lesson_offered:
             self.lesson_offered = (self.lesson_offered + [name])[-MAX_OFFERED:]
+
     #: Player name → that player's person key (protocol section 20).
     persons: dict[str, str] = field(default_factory=dict)
 
-    def remembered_seat(self, server: str, name: str, table: int | None = None, person: str = "") -> RememberedSeat | None:
+    def remembered_seat(
+        self, server: str, name: str, table: int | None = None, person: str = ""
+    ) -> RememberedSeat | None:
         """This person's newest seat on ``server`` (at ``table`` when one is asked for); never someone else's."""
         for seat in reversed(self.seats):
             if seat.belongs_to(server, name, person) and table in (None, seat.table):
@@ -120,8 +129,7 @@ class Settings:
     def remember(self, seat: RememberedSeat) -> None:
         """Keep ``seat`` as this person's seat at its table (replacing what they held there before)."""
         self.seats = [
-            s for s in self.seats
-            if not (s.belongs_to(seat.server, seat.name, seat.person) and s.table == seat.table)
+            s for s in self.seats if not (s.belongs_to(seat.server, seat.name, seat.person) and s.table == seat.table)
         ]
         self.seats = (self.seats + [seat])[-MAX_SEATS:]
 
@@ -156,15 +164,21 @@ class Settings:
 
     def save(self, path: Path | None = None) -> None:
         path = path or config_path()
-        lines = [f"{key} = {_toml_string(value)}" for key, value in (("server", self.server), ("name", self.name)) if value]
+        lines = [
+            f"{key} = {_toml_string(value)}" for key, value in (("server", self.server), ("name", self.name)) if value
+        ]
         if self.bell:
             lines.append("bell = true")
         if self.lesson_offered:
             lines.append(f"lesson_offered = [{', '.join(map(_toml_string, self.lesson_offered))}]")
         if self.keys:
-            lines += ["", "[keys]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.keys.items()]
+            lines += ["", "[keys]"] + [
+                f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.keys.items()
+            ]
         if self.persons:
-            lines += ["", "[persons]"] + [f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.persons.items()]
+            lines += ["", "[persons]"] + [
+                f"{_toml_string(key)} = {_toml_string(value)}" for key, value in self.persons.items()
+            ]
         for seat in self.seats:
             lines += seat.to_toml()
         text = "# Quatro client: the last server and name used, remapped keys, and seats to come back to\n"

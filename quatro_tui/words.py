@@ -37,8 +37,9 @@ def plain(text: str, ascii_only: bool) -> str:
     return "".join(c if c.isascii() else "?" for c in text if not unicodedata.combining(c))
 
 
-def unreachable(exc: BaseException, host: str, port: int, *, tls: bool = False, ca: str | None = None,
-                address: str | None = None) -> str:
+def unreachable(
+    exc: BaseException, host: str, port: int, *, tls: bool = False, ca: str | None = None, address: str | None = None
+) -> str:
     """Why a server could not be reached, in plain words and with what to do: no errno, no exception names.
     ``tls``: the connection spoke TLS (``ca``: the only CA trusted), whose failures say what was wrong with it."""
     if isinstance(exc, SpeaksTls):
@@ -124,7 +125,12 @@ def teams_text(teams: tuple[int, ...] | list[int]) -> str:
 
 
 def outcome(
-    kind: str, by: int | None, accused: int | None, right: bool | None, scorers: tuple[int, ...], name: Callable[[int], str]
+    kind: str,
+    by: int | None,
+    accused: int | None,
+    right: bool | None,
+    scorers: tuple[int, ...],
+    name: Callable[[int], str],
 ) -> str:
     """How a round ended, in one line (R13, R14, R18)."""
     if kind == "draw" or by is None:

@@ -100,14 +100,14 @@ class ChooseEmoji(Action):
 
 @dataclass(frozen=True, slots=True)
 class Call(Action):
-    """"Quatro!": the caller's partner holds four of a kind (R13)."""
+    """ "Quatro!": the caller's partner holds four of a kind (R13)."""
 
     kind: ClassVar[str] = "call"
 
 
 @dataclass(frozen=True, slots=True)
 class Counter(Action):
-    """"Counter!": ``team`` holds four of a kind. ``None`` is allowed with 4 players (R14)."""
+    """ "Counter!": ``team`` holds four of a kind. ``None`` is allowed with 4 players (R14)."""
 
     team: int | None = None
     kind: ClassVar[str] = "counter"

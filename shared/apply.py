@@ -26,7 +26,9 @@ class ApplyError(Exception):
     """An event that cannot follow the state it is applied to: the state is out of step (resync)."""
 
 
-def apply(view: SeatView, events: tuple[Event, ...] | list[Event], clock: Clock | None, own: OwnTimers | None) -> SeatView:
+def apply(
+    view: SeatView, events: tuple[Event, ...] | list[Event], clock: Clock | None, own: OwnTimers | None
+) -> SeatView:
     """``view`` after ``events``, with the countdowns of ``clock`` and ``own`` (``own`` None: both free).
 
     Raises ``ApplyError`` when an event does not fit the state (a card not in hand, a seat out of range)."""
@@ -262,7 +264,9 @@ class Tracker:
         """The seat's own cooldowns at ``now``."""
         return OwnTimers(max(0, self._swap_free - now), max(0, self._channel_free - now))
 
-    def update(self, events: tuple[Event, ...] | list[Event], clock: Clock | None, own: OwnTimers | None, at: int) -> SeatView:
+    def update(
+        self, events: tuple[Event, ...] | list[Event], clock: Clock | None, own: OwnTimers | None, at: int
+    ) -> SeatView:
         """The seat's view after one update that is not a snapshot, built at ``at``."""
         view = apply(self.view, events, None, None)
         if clock is not None:

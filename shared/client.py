@@ -396,8 +396,11 @@ class ClientCore:
             self._moves += 1
             if self._moves > MAX_MOVES:
                 self._moves = 0
-                reply = m.refused(reply.id, p.NO_SUCH_TABLE,
-                                  f"table {reply.table} moved {MAX_MOVES} times: the servers disagree on who holds it")
+                reply = m.refused(
+                    reply.id,
+                    p.NO_SUCH_TABLE,
+                    f"table {reply.table} moved {MAX_MOVES} times: the servers disagree on who holds it",
+                )
             else:
                 self.redirect = Redirect(reply.host, reply.port, request)
             return Answered(frame, request_id, request, reply)  # type: ignore[arg-type]
@@ -461,7 +464,9 @@ class ClientCore:
         if self.resyncing is not None:
             return None  # stale until a snapshot
         if self.contract is not None and self.contract is not contract:
-            return self._lost_update(frame, update.seq, f"an update of {contract.title} at a table of {self.contract.title}")
+            return self._lost_update(
+                frame, update.seq, f"an update of {contract.title} at a table of {self.contract.title}"
+            )
         expected = 1 if expected is None else expected
         if update.seq != expected and self._followed:
             return self._lost_update(frame, update.seq, f"update {update.seq} came where {expected} was due")

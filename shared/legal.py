@@ -53,7 +53,9 @@ def legal(view: SeatView) -> list[a.Action]:
     teams = view.players // 2
     moves.extend(a.Counter(team) for team in range(teams) if team != view.team)  # R14
     if view.swap_wait_ms == 0:  # R9
-        moves.extend(a.Swap(give, slot, take) for give in dict.fromkeys(view.hand) for slot, take in enumerate(view.center))
+        moves.extend(
+            a.Swap(give, slot, take) for give in dict.fromkeys(view.hand) for slot, take in enumerate(view.center)
+        )
     if view.channel_held:
         moves.extend(a.ChooseEmoji(sign) for sign in (None, *SIGNS))
         if view.channel_wait_ms == 0:  # R12

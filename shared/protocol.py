@@ -84,9 +84,29 @@ PLAYER_CARD = "player_card"
 
 #: The requests that are not game actions. Each game's player actions are requests too, one kind per action
 #: class (``quatro_shared.games.request_kinds()`` lists them all).
-LOBBY_KINDS: tuple[str, ...] = (HELLO, LIST_TABLES, CREATE_TABLE, JOIN, REJOIN, LEAVE, RENAME, ADD_BOT, REMOVE_BOT, START, REMATCH,
-                               MOVE, CHAT, PING, RESYNC, PAST_MATCHES, REPLAY, WATCH, WATCHERS, LEADERBOARD,
-                               PLAYER_CARD)
+LOBBY_KINDS: tuple[str, ...] = (
+    HELLO,
+    LIST_TABLES,
+    CREATE_TABLE,
+    JOIN,
+    REJOIN,
+    LEAVE,
+    RENAME,
+    ADD_BOT,
+    REMOVE_BOT,
+    START,
+    REMATCH,
+    MOVE,
+    CHAT,
+    PING,
+    RESYNC,
+    PAST_MATCHES,
+    REPLAY,
+    WATCH,
+    WATCHERS,
+    LEADERBOARD,
+    PLAYER_CARD,
+)
 
 # --- the games a table plays (``create_table``'s ``game``, the lobby list's ``game``) --------------------
 
@@ -112,8 +132,9 @@ MAX_RECENT_EVENTS = 60
 #: The reply to a request naming a table that another server holds: ask it there (protocol 5, section 21).
 MOVED = "moved"
 
-SERVER_KINDS: frozenset[str] = frozenset({OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED, NOTICE, SEAT_ENDED,
-                                          RECENT, MOVED})
+SERVER_KINDS: frozenset[str] = frozenset(
+    {OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED, NOTICE, SEAT_ENDED, RECENT, MOVED}
+)
 
 # --- why a lobby request is refused (the engine's reasons are in quatro_shared.actions.Reason) -----------
 

@@ -107,7 +107,9 @@ def parse_piece(text: str) -> int:
 def describe_piece(piece: int) -> str:
     """``7`` -> ``"tall dark round hollow"``."""
     format_piece(piece)  # validates
-    return " ".join(set_name if piece >> k & 1 else clear_name for k, (_, _, set_name, clear_name) in enumerate(ATTRIBUTES))
+    return " ".join(
+        set_name if piece >> k & 1 else clear_name for k, (_, _, set_name, clear_name) in enumerate(ATTRIBUTES)
+    )
 
 
 def format_square(square: int) -> str:

@@ -40,7 +40,7 @@ def parse_endpoint(text: str, default_port: int = DEFAULT_PORT, *, ca: str | Non
     CA given is never silently unused. Raises ``ValueError`` saying what is wrong."""
     tls = text.startswith(SCHEME)
     if tls:
-        text = text[len(SCHEME):]
+        text = text[len(SCHEME) :]
     elif "://" in text:
         raise ValueError(f"not an address: {text!r} (HOST[:PORT], or tls://HOST[:PORT] for a server that speaks TLS)")
     host, port = parse_address(text, default_port)
@@ -53,8 +53,10 @@ class SpeaksTls(ConnectionError):
 
 def speaks_tls_words(address: str) -> str:
     """What a player is told when ``address`` (as they typed it, without ``tls://``) turned out to speak TLS."""
-    return (f"{address} speaks TLS, and this connection was in the clear. Join with: quatro join {SCHEME}{address} "
-            "(and --tls-ca FILE if its operator gave you a certificate).")
+    return (
+        f"{address} speaks TLS, and this connection was in the clear. Join with: quatro join {SCHEME}{address} "
+        "(and --tls-ca FILE if its operator gave you a certificate)."
+    )
 
 
 def client_context(endpoint: Endpoint) -> ssl.SSLContext | None:
@@ -80,11 +82,15 @@ def tls_trouble(exc: BaseException, endpoint: Endpoint) -> str | None:
     if isinstance(cause, ssl.SSLCertVerificationError):
         why = (cause.verify_message or cause.reason or "it could not be verified").rstrip(".")
         trusted = f"the CA in {endpoint.ca}" if endpoint.ca else "this computer's trusted authorities"
-        return (f"The certificate of {endpoint} is not trusted: {why}. It was checked against {trusted}. "
-                "Nothing was sent to it. If the server's operator gave you its certificate or CA, join with "
-                "--tls-ca FILE; otherwise someone may be posing as the server: do not play there.")
+        return (
+            f"The certificate of {endpoint} is not trusted: {why}. It was checked against {trusted}. "
+            "Nothing was sent to it. If the server's operator gave you its certificate or CA, join with "
+            "--tls-ca FILE; otherwise someone may be posing as the server: do not play there."
+        )
     if isinstance(cause, ssl.SSLError):
         why = (cause.reason or str(cause)).replace("_", " ").lower()
-        return (f"{endpoint} did not speak TLS ({why}). Does the server have TLS on (quatro-server --tls-cert)? "
-                "If it speaks in the clear, join without tls://.")
+        return (
+            f"{endpoint} did not speak TLS ({why}). Does the server have TLS on (quatro-server --tls-cert)? "
+            "If it speaks in the clear, join without tls://."
+        )
     return None

@@ -394,7 +394,9 @@ def _owner(cls: type) -> GameContract[Any, Any, Any, Any] | None:
 
 
 def _is_nested(inner: Any) -> bool:
-    return isinstance(inner, type) and (inner in _LOBBY_NESTED or any(inner in c.view_parts for c in g.CONTRACTS.values()))
+    return isinstance(inner, type) and (
+        inner in _LOBBY_NESTED or any(inner in c.view_parts for c in g.CONTRACTS.values())
+    )
 
 
 def _is_lenient(inner: type) -> bool:

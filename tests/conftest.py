@@ -49,7 +49,10 @@ SHORT_MATCH = replace(FAST, target_score=2, break_length=0.5)
 @pytest.fixture
 async def server(nursery):
     """A server listening on a free loopback port; ``server.port`` is where to connect."""
-    lobby = Lobby(timing_profiles={**PROFILES, "quick": QUICK, "short": SHORT_MATCH, "steady": STEADY}, seed=random.randrange(2**32))
+    lobby = Lobby(
+        timing_profiles={**PROFILES, "quick": QUICK, "short": SHORT_MATCH, "steady": STEADY},
+        seed=random.randrange(2**32),
+    )
     lobby.default_timing = "fast"
     srv = Server(lobby)
     listeners = await nursery.start(srv.serve, "127.0.0.1", 0)
@@ -93,14 +96,17 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     binary = shutil.which("redis-server")
     if binary is None:
         if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed, and CI must run the directory's tests: install redis-server "
-                        "(.ci/run does)")
+            pytest.fail(
+                "redis-server is not installed, and CI must run the directory's tests: install redis-server "
+                "(.ci/run does)"
+            )
         pytest.skip("redis-server is not installed (.ci/run installs it)")
     port = _free_port()
     folder = tmp_path_factory.mktemp("redis")
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 10
@@ -133,8 +139,13 @@ def redis_url(redis_server: str) -> str:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--walk-steps", type=int, default=0, metavar="N",
-                     help="walk the client N steps in all (tests/test_client_walk.py) instead of the suite's few")
+    parser.addoption(
+        "--walk-steps",
+        type=int,
+        default=0,
+        metavar="N",
+        help="walk the client N steps in all (tests/test_client_walk.py) instead of the suite's few",
+    )
 
 
 #: The modules of the slow tier (``pytest -m slow``; ``pytest -m "not slow"`` is the everyday one, a few minutes):
@@ -143,19 +154,58 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 #: with ``pytest --durations=0`` (README, "Running the tests"): these hold about seven eighths of the suite's time.
 #: The rules (R1-R20, H1-H3, Q1-Q7), the protocol and its document, the server over TCP, the engine, the bots' unit
 #: tests, the journal, the types, the lint and the screens' snapshots stay in the fast tier. CI runs both.
-SLOW_MODULES = frozenset({
-    "test_client_walk", "test_web_door", "test_soak", "test_learn_terminal", "test_replay_seat", "test_benchmarks",
-    "test_crash", "test_ssh_door", "test_ssh_terminal", "test_tui_quarto_play", "test_opener", "test_hostile_input",
-    "test_tui_quarto", "test_workers", "test_workers_clients", "test_tui_play", "test_wheel", "test_tui_replay",
-    "test_quarto_bots", "test_tui_manners", "test_directory_clients", "test_tui_terminal", "test_watch_doors",
-    "test_learn_app",
-    # Real servers of their own (TLS, Redis, metrics, the admin socket, network bots) or a client's whole session
-    # against one, waiting on their clocks: seconds each, nearly none of it CPU.
-    "test_netbot", "test_tls", "test_tls_tui", "test_metrics", "test_directory", "test_directory_lobby",
-    "test_discovery", "test_heartbeat_clients", "test_server_cli", "test_admin", "test_admin_tui", "test_records",
-    "test_tui_connection", "test_tui_stopped_clocks", "test_tui_past_matches", "test_tui_watch", "test_tui_records",
-    "test_lobby_friends", "test_tui_crash", "test_outbound", "test_watching", "test_bot_thinking",
-})
+SLOW_MODULES = frozenset(
+    {
+        "test_client_walk",
+        "test_web_door",
+        "test_soak",
+        "test_learn_terminal",
+        "test_replay_seat",
+        "test_benchmarks",
+        "test_crash",
+        "test_ssh_door",
+        "test_ssh_terminal",
+        "test_tui_quarto_play",
+        "test_opener",
+        "test_hostile_input",
+        "test_tui_quarto",
+        "test_workers",
+        "test_workers_clients",
+        "test_tui_play",
+        "test_wheel",
+        "test_tui_replay",
+        "test_quarto_bots",
+        "test_tui_manners",
+        "test_directory_clients",
+        "test_tui_terminal",
+        "test_watch_doors",
+        "test_learn_app",
+        # Real servers of their own (TLS, Redis, metrics, the admin socket, network bots) or a client's whole session
+        # against one, waiting on their clocks: seconds each, nearly none of it CPU.
+        "test_netbot",
+        "test_tls",
+        "test_tls_tui",
+        "test_metrics",
+        "test_directory",
+        "test_directory_lobby",
+        "test_discovery",
+        "test_heartbeat_clients",
+        "test_server_cli",
+        "test_admin",
+        "test_admin_tui",
+        "test_records",
+        "test_tui_connection",
+        "test_tui_stopped_clocks",
+        "test_tui_past_matches",
+        "test_tui_watch",
+        "test_tui_records",
+        "test_lobby_friends",
+        "test_tui_crash",
+        "test_outbound",
+        "test_watching",
+        "test_bot_thinking",
+    }
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

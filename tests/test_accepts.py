@@ -72,7 +72,9 @@ PLACES = [
 ]
 
 
-def ask(lobby: Lobby, peer: RecordingPeer, kind: str, now: float, greeted: bool = True, **fields: Any) -> dict[str, Any]:
+def ask(
+    lobby: Lobby, peer: RecordingPeer, kind: str, now: float, greeted: bool = True, **fields: Any
+) -> dict[str, Any]:
     request = request_from_wire({"kind": kind, "id": 1, **fields})
     return to_wire(lobby.handle(peer, request, now, greeted=greeted))
 
@@ -136,8 +138,11 @@ def test_each_state_takes_what_its_table_says_and_refuses_the_rest_in_the_table_
             verdict = accepts.NOT_HOST
         if isinstance(verdict, accepts.Refusal):
             assert reached == [], (kind, state)
-            expected = {"kind": p.ERROR, "id": 1, "code": verdict.reason, "message": verdict.message} if verdict.error else {
-                "kind": p.REFUSED, "id": 1, "reason": verdict.reason, "message": verdict.message, "wait_ms": None}
+            expected = (
+                {"kind": p.ERROR, "id": 1, "code": verdict.reason, "message": verdict.message}
+                if verdict.error
+                else {"kind": p.REFUSED, "id": 1, "reason": verdict.reason, "message": verdict.message, "wait_ms": None}
+            )
             assert reply == expected, (kind, state)
             assert (peer.room, peer.seat, lobby.watching.get(peer)) == where
         else:
@@ -153,7 +158,11 @@ def test_one_message_for_each_refusal_reason_of_the_lobby():
     moved = ask(lobby, host, p.MOVE, 1.0, seat=3)
     assert joined["reason"] == moved["reason"] == p.MATCH_STARTED
     assert joined["message"] == moved["message"] == accepts.MATCH_STARTED.message
-    for kind, fields in ((p.CREATE_TABLE, {"players": 4}), (p.JOIN, {"table": 1}), (p.REJOIN, {"table": 1, "secret": "x"})):
+    for kind, fields in (
+        (p.CREATE_TABLE, {"players": 4}),
+        (p.JOIN, {"table": 1}),
+        (p.REJOIN, {"table": 1, "secret": "x"}),
+    ):
         assert ask(lobby, host, kind, 1.0, **fields)["message"] == accepts.ALREADY_SEATED.message
     loner = RecordingPeer("dee")
     for kind in (p.LEAVE, p.START, "swap", p.RESYNC):

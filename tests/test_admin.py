@@ -61,9 +61,23 @@ async def start(tmp: Path, *args: str, data: Path | None = None) -> Running:
     data = data or tmp / "data"
     log = tmp / f"server-{len(list(tmp.glob('server-*.log')))}.log"
     proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--no-announce",
-         "--data-dir", str(data), "--timing", str(timing), *args],
-        stdout=subprocess.PIPE, stderr=log.open("wb"),
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--no-announce",
+            "--data-dir",
+            str(data),
+            "--timing",
+            str(timing),
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=log.open("wb"),
     )
     out = b""
     with trio.fail_after(20):
@@ -78,8 +92,12 @@ async def start(tmp: Path, *args: str, data: Path | None = None) -> Running:
 
 async def run_admin(server: Running, *argv: str) -> subprocess.CompletedProcess[bytes]:
     """The real command, as an operator types it."""
-    return await trio.run_process([sys.executable, "-m", "quatro_server", "admin", *server.where, *argv],
-                                  capture_stdout=True, capture_stderr=True, check=False)
+    return await trio.run_process(
+        [sys.executable, "-m", "quatro_server", "admin", *server.where, *argv],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
 
 
 async def admin_json(server: Running, *argv: str) -> dict:
@@ -119,7 +137,11 @@ async def test_tables_lists_a_bot_match_and_close_ends_it_telling_player_and_wat
         [table] = listing["tables"]
         assert (table["table"], table["game"], table["phase"], table["watchers"]) == (ann.table, "quatro", "signing", 1)
         assert [(s["name"], s["bot"], s["connected"]) for s in table["seats"]] == [
-            ("ann", None, True), ("easy-bot-1", "easy", True), ("easy-bot-2", "easy", True), ("easy-bot-3", "easy", True)]
+            ("ann", None, True),
+            ("easy-bot-1", "easy", True),
+            ("easy-bot-2", "easy", True),
+            ("easy-bot-3", "easy", True),
+        ]
         assert table["age_s"] >= 0 and listing["draining"] is False
         said = (await run_admin(server, "tables")).stdout.decode()
         assert f"table {ann.table}  quatro  signing" in said and "seat 1: ann (connected)" in said, said
@@ -128,8 +150,12 @@ async def test_tables_lists_a_bot_match_and_close_ends_it_telling_player_and_wat
         assert done.returncode == 0, done.stderr
         assert b"closed; 2 connections told" in done.stdout
         ended = await push(ann, p.SEAT_ENDED)
-        assert ended == {"kind": "seat_ended", "table": ann.table, "reason": "closed_by_operator",
-                         "message": "closing for the night"}
+        assert ended == {
+            "kind": "seat_ended",
+            "table": ann.table,
+            "reason": "closed_by_operator",
+            "message": "closing for the night",
+        }
         assert ann.core.place is None  # nothing to come back to
         assert (await push(ann, p.LOBBY))["tables"] == []  # in the lobby now, the table gone
         watched = await push(bob, p.WATCH_ENDED)
@@ -303,8 +329,13 @@ async def test_only_the_servers_own_account_may_use_the_socket(tmp_path):
         assert refused == b"connect:PermissionError"  # the file's mode
         path.chmod(0o666)  # past the file's mode, the peer's credentials still say who it is
         answer = FrameDecoder().feed(_raw_admin_as(nobody, path))
-        assert answer == [{"kind": "error", "code": "not_allowed",
-                           "message": "only the account that runs the server may use its admin socket"}]
+        assert answer == [
+            {
+                "kind": "error",
+                "code": "not_allowed",
+                "message": "only the account that runs the server may use its admin socket",
+            }
+        ]
         assert (await admin_json(server, "tables"))["tables"] == []  # its owner may
     finally:
         server.stop()
@@ -321,8 +352,23 @@ async def test_a_live_servers_socket_is_refused_to_another_and_a_stale_one_repla
     try:
         assert (await admin_json(server, "tables"))["connections"] == 0
         second = await trio.run_process(
-            [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--no-announce",
-             "--no-journal", "--admin-socket", str(path)], capture_stdout=True, capture_stderr=True, check=False)
+            [
+                sys.executable,
+                "-m",
+                "quatro_server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-announce",
+                "--no-journal",
+                "--admin-socket",
+                str(path),
+            ],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
         assert second.returncode == 2
         assert b"another server is running with the admin socket" in second.stderr
         assert (await admin_json(server, "tables"))["connections"] == 0  # the first serves on
@@ -335,8 +381,11 @@ def test_a_server_without_a_journal_opens_no_admin_socket_unless_asked(tmp_path)
 
     args = cli._parser().parse_args(["serve", "--no-journal"])
     assert args.admin_socket is None
-    missing = subprocess.run([sys.executable, "-m", "quatro_server", "admin", "--socket", str(tmp_path / "none.sock"),
-                              "tables"], capture_output=True, check=False)
+    missing = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "admin", "--socket", str(tmp_path / "none.sock"), "tables"],
+        capture_output=True,
+        check=False,
+    )
     assert missing.returncode == 2 and b"no admin socket at" in missing.stderr
 
 

@@ -61,13 +61,15 @@ async def test_the_admin_socket_answers_junk_with_an_error_and_serves_on(tmp_pat
                 frames = decoder.feed(chunk)
             return frames
 
-    for junk, code in ((encode({"kind": "explode"}), p.UNKNOWN_KIND),
-                       (encode({"kind": "close", "table": "one"}), admin.BAD_REQUEST),
-                       (encode({"kind": "drain", "timeout": -1}), admin.BAD_REQUEST),
-                       (encode({"kind": "drain", "timeout": float("inf")}), admin.BAD_REQUEST),
-                       (encode({"kind": "drain", "timeout": float("nan")}), admin.BAD_REQUEST),
-                       (encode({"kind": "notice", "text": "x" * (p.MAX_NOTICE_LEN + 1)}), admin.BAD_REQUEST),
-                       (b"\x00\x00\x00\x03\xc1\xc1\xc1", "malformed")):
+    for junk, code in (
+        (encode({"kind": "explode"}), p.UNKNOWN_KIND),
+        (encode({"kind": "close", "table": "one"}), admin.BAD_REQUEST),
+        (encode({"kind": "drain", "timeout": -1}), admin.BAD_REQUEST),
+        (encode({"kind": "drain", "timeout": float("inf")}), admin.BAD_REQUEST),
+        (encode({"kind": "drain", "timeout": float("nan")}), admin.BAD_REQUEST),
+        (encode({"kind": "notice", "text": "x" * (p.MAX_NOTICE_LEN + 1)}), admin.BAD_REQUEST),
+        (b"\x00\x00\x00\x03\xc1\xc1\xc1", "malformed"),
+    ):
         (reply,) = await trio.to_thread.run_sync(exchange, junk)
         assert (reply["kind"], reply["code"]) == (p.ERROR, code), reply
     (reply,) = await trio.to_thread.run_sync(exchange, encode({"kind": "tables"}))

@@ -51,8 +51,12 @@ async def test_remove_then_close_a_running_match_of_any_game(game, nim, nursery)
 
     removed = admin.answer(server, admin.Remove(table, 1, "be nice"), trio.current_time())
     assert (removed["freed"], removed["told"]) == (False, True)  # in a match the seat stays, disconnected (R19)
-    assert await push(bob, p.SEAT_ENDED) == {"kind": "seat_ended", "table": table, "reason": p.REMOVED_BY_OPERATOR,
-                                             "message": "be nice"}
+    assert await push(bob, p.SEAT_ENDED) == {
+        "kind": "seat_ended",
+        "table": table,
+        "reason": p.REMOVED_BY_OPERATOR,
+        "message": "be nice",
+    }
     seating = await push(ann, p.TABLE)
     while seating["seats"][1]["connected"]:
         seating = await push(ann, p.TABLE)

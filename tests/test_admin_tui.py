@@ -26,8 +26,12 @@ pytestmark = pytest.mark.timeout(90)
 
 
 def operator(data: Path, *argv: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "quatro_server", "admin", "--data", str(data), *argv],
-                          capture_output=True, check=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "admin", "--data", str(data), *argv],
+        capture_output=True,
+        check=True,
+        timeout=30,
+    )
     return done.stdout.decode()
 
 

@@ -167,7 +167,11 @@ def test_a_view_rebuilt_from_events_equals_every_in_step_snapshot_across_rematch
                 assert update.view is not None
                 if tracker is not None and update.seq == seq + 1:
                     built = apply(tracker.view, update.events, None, None)
-                    assert without_countdowns(built) == without_countdowns(update.view), (peer.name, update.seq, update.events)
+                    assert without_countdowns(built) == without_countdowns(update.view), (
+                        peer.name,
+                        update.seq,
+                        update.events,
+                    )
                     checked += 1
                     rematches += any(isinstance(ev, e.MatchStarted) for ev in update.events)
                 tracker, seq = Tracker(update.view, update.at), update.seq
@@ -187,8 +191,16 @@ def _quarto_folded(view: q.QuartoView, events: tuple[q.Event, ...]) -> q.QuartoV
             view = replace(view, games=ev.games, scores=(0, 0), draws=0, winners=())
         elif isinstance(ev, q.GameStarted):
             view = replace(
-                view, game=ev.game, starter=ev.starter, board=(None,) * 16, pool=tuple(range(16)), in_hand=None,
-                moves=(), winner=None, line=None, shared=(),
+                view,
+                game=ev.game,
+                starter=ev.starter,
+                board=(None,) * 16,
+                pool=tuple(range(16)),
+                in_hand=None,
+                moves=(),
+                winner=None,
+                line=None,
+                shared=(),
             )
         elif isinstance(ev, q.PieceGiven):
             # The whole turn ("b3 SLQF") replaces its square alone; a game's opening give ("SLQF") is a turn of its own.
@@ -208,8 +220,21 @@ def _quarto_folded(view: q.QuartoView, events: tuple[q.Event, ...]) -> q.QuartoV
 
 
 #: The Quarto view's fields its events decide (the others: whose turn, the seats, the clocks, follow from the rules).
-_QUARTO_FOLDED = ("games", "game", "starter", "board", "pool", "in_hand", "moves", "winner", "line", "shared", "scores",
-                  "draws", "winners")
+_QUARTO_FOLDED = (
+    "games",
+    "game",
+    "starter",
+    "board",
+    "pool",
+    "in_hand",
+    "moves",
+    "winner",
+    "line",
+    "shared",
+    "scores",
+    "draws",
+    "winners",
+)
 
 
 def test_a_quarto_view_agrees_with_its_events_at_every_update_across_rematches() -> None:
@@ -239,7 +264,9 @@ def test_a_quarto_view_agrees_with_its_events_at_every_update_across_rematches()
                 assert ask(p.REMATCH, now)["kind"] == p.OK
             continue
         for action in q.legal(quarto_view(table, 0, now))[:1]:
-            assert ask(action.kind, now, **{k: v for k, v in wire.to_wire(action).items() if k != "kind"})["kind"] == p.OK
+            assert (
+                ask(action.kind, now, **{k: v for k, v in wire.to_wire(action).items() if k != "kind"})["kind"] == p.OK
+            )
         room.tick(now + 0.5)
         room.tick(now + 0.9)
 

@@ -69,19 +69,27 @@ def test_bots_never_import_the_engine():
     a game's adapter.
     """
     games = ROOT / "quatro_server" / "games"
-    decision_code = sorted(
-        path for name in ("bots", "solver", "exploiters") for path in games.glob(f"*/{name}.py")
-    ) + sorted((ROOT / "quatro_server" / "bots").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
+    decision_code = (
+        sorted(path for name in ("bots", "solver", "exploiters") for path in games.glob(f"*/{name}.py"))
+        + sorted((ROOT / "quatro_server" / "bots").glob("*.py"))
+        + sorted((ROOT / "examples").glob("*.py"))
+    )
     found = {path.relative_to(ROOT).as_posix() for path in decision_code}
     assert {
-        "quatro_server/games/quatro/bots.py", "quatro_server/games/quatro/exploiters.py",
-        "quatro_server/games/quarto/bots.py", "quatro_server/games/quarto/solver.py",
-        "quatro_server/bots/netbot.py", "quatro_server/bots/games.py", "examples/pair_bot.py",
+        "quatro_server/games/quatro/bots.py",
+        "quatro_server/games/quatro/exploiters.py",
+        "quatro_server/games/quarto/bots.py",
+        "quatro_server/games/quarto/solver.py",
+        "quatro_server/bots/netbot.py",
+        "quatro_server/bots/games.py",
+        "examples/pair_bot.py",
     } <= found
     # Decision code may import decision code (a game's bots, its search, the bots' registry), log setup, and the
     # interfaces a bot is seen through (``rules`` declares protocols and imports nothing of the server).
     allowed = {
-        ".".join(path.relative_to(ROOT).with_suffix("").parts) for path in decision_code if path.parent != ROOT / "examples"
+        ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for path in decision_code
+        if path.parent != ROOT / "examples"
     } | {"quatro_server.logs", "quatro_server.rules", "quatro_server.bots"}
     for path in decision_code:
         project = {name for name in imported_modules(path) if name.split(".")[0] in ("quatro_server", "quatro_tui")}
@@ -109,7 +117,9 @@ def test_the_clients_look_lives_in_its_one_stylesheet():
                 for statement in node.body:
                     targets = statement.targets if isinstance(statement, ast.Assign) else []
                     names = {t.id for t in targets if isinstance(t, ast.Name)}
-                    assert not names & {"DEFAULT_CSS", "CSS"}, f"{path.name}: {node.name} styles itself; use quatro.tcss"
+                    assert not names & {"DEFAULT_CSS", "CSS"}, (
+                        f"{path.name}: {node.name} styles itself; use quatro.tcss"
+                    )
 
 
 def _server_import_graph() -> dict[str, set[str]]:
@@ -198,7 +208,11 @@ def test_the_journal_never_names_a_game():
     registry entry: the journal's own modules import no game's engine, bots or encoding, and speak of no game."""
     games = {"engine", "quarto", "bots", "quarto_bots", "updates", "quatro_journal", "quarto_journal"}
     for path in (ROOT / "quatro_server" / "journal").glob("*.py"):
-        imported = {name.split(".")[-1] for name in imported_modules(path) if name.startswith(("quatro_server", "quatro_shared"))}
+        imported = {
+            name.split(".")[-1]
+            for name in imported_modules(path)
+            if name.startswith(("quatro_server", "quatro_shared"))
+        }
         assert not imported & (games | {"actions", "events", "quarto", "wire"}), (path.name, imported)
         text = path.read_text().lower()
         assert "quarto" not in text, path.name
@@ -213,7 +227,9 @@ GAME_OWN_FILES = {
     "shared/games.py",  # the contract's registry
     "quatro_tui/games/__init__.py",  # the client's registry
     # The server's registries: the games it hosts, their network bots, their lessons, their parts of the simulator.
-    "quatro_server/games/__init__.py", "quatro_server/bots/games.py", "quatro_server/games/lessons.py",
+    "quatro_server/games/__init__.py",
+    "quatro_server/bots/games.py",
+    "quatro_server/games/lessons.py",
     "quatro_server/tools/simulators.py",
     # The client's one stylesheet (the style guide: one .tcss per app), where each game's styles have a section.
     "quatro_tui/quatro.tcss",
@@ -222,7 +238,9 @@ GAME_OWN_FILES = {
 GAME_OWN_FOLDERS: tuple[str, ...] = ("quatro_tui/games/quarto/", "quatro_server/games/quarto/")
 #: The server's registries: the one place outside a game's folder that imports it.
 SERVER_REGISTRIES = {
-    "quatro_server/games/__init__.py", "quatro_server/bots/games.py", "quatro_server/games/lessons.py",
+    "quatro_server/games/__init__.py",
+    "quatro_server/bots/games.py",
+    "quatro_server/games/lessons.py",
     "quatro_server/tools/simulators.py",
 }
 
@@ -241,7 +259,8 @@ def test_each_game_s_server_part_is_one_folder_that_only_the_registries_import()
         name = path.relative_to(ROOT).as_posix()
         own = next((folder.name for folder in folders if path.is_relative_to(folder)), None)
         reached = {
-            module.split(".")[2] for module in imported_modules(path)
+            module.split(".")[2]
+            for module in imported_modules(path)
             if module.startswith("quatro_server.games.") and module.split(".")[2] in names
         }
         if own is not None:

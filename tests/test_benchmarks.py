@@ -25,16 +25,31 @@ def _bench(script: str, *args: str, timeout: float = 60) -> subprocess.Completed
 
 def test_server_fanout_benchmark_runs():
     """One table at twenty times the standard pace, for half a second: every relay writer, then the real server."""
-    result = _bench("server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20",
-                    "--relays", "naive,coalesce,flusher,plain", timeout=90)
+    result = _bench(
+        "server_fanout.py",
+        "--tables",
+        "1",
+        "--seconds",
+        "0.5",
+        "--warmup",
+        "0.2",
+        "--pace",
+        "20",
+        "--relays",
+        "naive,coalesce,flusher,plain",
+        timeout=90,
+    )
     out = result.stdout
     targets = ("relay", "relay-coalesce", "relay-flusher", "relay-plain", "quatro")
     for target in targets:
         row = re.search(rf"^  {target} +1 +8 +(\d+) +[\d.]+% +([\d.]+) ", out, re.MULTILINE)
         assert row, f"no figures for {target}:\n{out}"
         assert int(row.group(1)) > 0, f"{target} delivered nothing:\n{out}"
-    summary = re.search(r"1 tables: quatro [\d.]+ µs / relay [\d.]+ µs = [\d.]+x.*/ relay-plain [\d.]+ µs = [\d.]+x"
-                        r".*tables per core", out)
+    summary = re.search(
+        r"1 tables: quatro [\d.]+ µs / relay [\d.]+ µs = [\d.]+x.*/ relay-plain [\d.]+ µs = [\d.]+x"
+        r".*tables per core",
+        out,
+    )
     assert summary, out
     # Every target's tail and longest pass (the relays watch their loop as the server does).
     tails = re.search(r"p99 swap -> own update \(ms\): (.*); longest pass \(ms\): (.*)$", out, re.MULTILINE)
@@ -71,8 +86,21 @@ def test_server_fanout_benchmark_prints_its_figures_as_json():
 def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
     """With ``--rounds``, the relay and the server take turns, and the ratio is the median of the rounds' ratios."""
     result = _bench(
-        "server_fanout.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1", "--pace", "20",
-        "--relays", "flusher", "--rounds", "3", "--json", timeout=120,
+        "server_fanout.py",
+        "--tables",
+        "1",
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--pace",
+        "20",
+        "--relays",
+        "flusher",
+        "--rounds",
+        "3",
+        "--json",
+        timeout=120,
     )
     report = json.loads(result.stdout)
     (row,) = report["sizes"]
@@ -87,21 +115,54 @@ def test_server_fanout_benchmark_alternates_rounds_and_takes_the_median_ratio():
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="--pin needs two cores")
 def test_server_fanout_benchmark_pins_the_target_to_one_core_and_the_load_to_the_others():
     """``--pin``: one core's figures, the load never on it (the benchmark checks the target's placement as it starts)."""
-    result = _bench("server_fanout.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1", "--pace", "20",
-                    "--relays", "plain", "--pin", "--json", timeout=90)
+    result = _bench(
+        "server_fanout.py",
+        "--tables",
+        "1",
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--pace",
+        "20",
+        "--relays",
+        "plain",
+        "--pin",
+        "--json",
+        timeout=90,
+    )
     report = json.loads(result.stdout)
     assert len(report["target_cores"]) == 1 and report["load_cores"], report
     assert not set(report["target_cores"]) & set(report["load_cores"]), report
     assert report["sizes"][0]["relay_plain_us_per_msg"] > 0 and report["sizes"][0]["us_per_msg"] > 0, report
-    refused = subprocess.run([sys.executable, "benchmarks/server_fanout.py", "--pin", "--procs", "0"], cwd=ROOT,
-                             capture_output=True, text=True, timeout=30)
+    refused = subprocess.run(
+        [sys.executable, "benchmarks/server_fanout.py", "--pin", "--procs", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert refused.returncode == 2 and "--pin" in refused.stderr, refused.stderr
 
 
 def test_server_fanout_benchmark_measures_the_server_with_metrics_on_and_off():
     """``--metrics``: the server measured again with its endpoint on and scraped, the ratio printed."""
-    result = _bench("server_fanout.py", "--tables", "1", "--seconds", "0.5", "--warmup", "0.2", "--pace", "20",
-                    "--relays", "none", "--metrics", "--scrape-every", "0.1")
+    result = _bench(
+        "server_fanout.py",
+        "--tables",
+        "1",
+        "--seconds",
+        "0.5",
+        "--warmup",
+        "0.2",
+        "--pace",
+        "20",
+        "--relays",
+        "none",
+        "--metrics",
+        "--scrape-every",
+        "0.1",
+    )
     targets = re.findall(r"^  (quatro\+metrics|quatro) ", result.stdout, re.MULTILINE)
     assert targets == ["quatro", "quatro+metrics"], result.stdout
     assert re.search(r"^metrics on / off at 1 tables: x\d", result.stdout, re.MULTILINE), result.stdout
@@ -135,7 +196,9 @@ def test_watchers_benchmark_builds_one_frame_per_batch_for_the_whole_audience():
 
 def test_lobby_listing_benchmark_prints_the_lobby_s_figures_beside_the_baseline_s():
     """A small lobby: both ways of answering ``list_tables`` measured, the same list (in bytes) either way."""
-    result = _bench("lobby_listing.py", "--tables", "60", "--changed", "0,3", "--lists", "30", "--repeat", "1", "--json")
+    result = _bench(
+        "lobby_listing.py", "--tables", "60", "--changed", "0,3", "--lists", "30", "--repeat", "1", "--json"
+    )
     figures = json.loads(result.stdout)
     rows = {row["changed"]: row for row in figures["rows"]}
     assert figures["tables"] == 60 and set(rows) == {0, 3}, figures
@@ -147,7 +210,9 @@ def test_lobby_listing_benchmark_prints_the_lobby_s_figures_beside_the_baseline_
 def test_wire_codec_benchmark_runs():
     """Every real message is encoded and decoded by the shipped codec (and by msgspec, where it is installed), then
     the server's own codec calls are counted per delivered message."""
-    result = _bench("wire_codec.py", "--repeat", "1", "--seconds", "0.01", "--server-tables", "2", "--server-steps", "40")
+    result = _bench(
+        "wire_codec.py", "--repeat", "1", "--seconds", "0.01", "--server-tables", "2", "--server-steps", "40"
+    )
     for label in ("update, 8 players, break", "update, 4 players, swap", "lobby, 50 tables", "swap request"):
         row = re.search(rf"^{re.escape(label)} +(\d+) +([\d.]+) ", result.stdout, re.MULTILINE)
         assert row and int(row.group(1)) > 0 and float(row.group(2)) > 0, f"no figures for {label}:\n{result.stdout}"
@@ -161,8 +226,12 @@ def test_ssh_sessions_benchmark_runs():
     """One SSH session and the direct baseline: start-up and memory figures are printed."""
     result = _bench("ssh_sessions.py", "--sessions", "1", timeout=90)
     out = result.stdout
-    for label in ("baseline: quatro join on a local pty", "ssh door: connect to lobby", "client process resident",
-                  "client process unique"):
+    for label in (
+        "baseline: quatro join on a local pty",
+        "ssh door: connect to lobby",
+        "client process resident",
+        "client process unique",
+    ):
         assert re.search(rf"{label}.*median +[\d.]+ (ms|MB) .*\(n=\d+\)", out), f"no figures for {label}:\n{out}"
     assert re.search(r"1 SSH sessions at the lobby at once \(1 client processes\)", out), out
 
@@ -181,8 +250,9 @@ def test_bot_stall_benchmark_prints_each_run_as_json():
 def test_workers_benchmark_compares_one_worker_with_two_in_one_run():
     """benchmarks/workers.py: one table on one worker and on two, a moment each; both capacities and their ratio,
     the load generator's CPU and the load average are printed."""
-    result = _bench("workers.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1", "--procs", "1", "--json",
-                    timeout=120)
+    result = _bench(
+        "workers.py", "--tables", "1", "--seconds", "0.3", "--warmup", "0.1", "--procs", "1", "--json", timeout=120
+    )
     report = json.loads(result.stdout)
     assert set(report["capacity"]) == {"1", "2"}
     assert {run["workers"] for run in report["runs"]} == {1, 2}

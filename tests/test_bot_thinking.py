@@ -37,7 +37,9 @@ def _asker(lobby: Lobby):
     return ask
 
 
-def _quarto_room(levels: tuple[str, ...], *, clock: float = 0.0, executor: list[BotJob] | None = None) -> tuple[Lobby, Room, Any, RecordingPeer]:
+def _quarto_room(
+    levels: tuple[str, ...], *, clock: float = 0.0, executor: list[BotJob] | None = None
+) -> tuple[Lobby, Room, Any, RecordingPeer]:
     """A started Quarto table: ann at seat 0, a bot of ``levels[0]`` at seat 1; ``executor`` collects the slow bots' jobs."""
     profiles = {**PROFILES, "clocked": FAST.changed(quarto_move_clock=clock)} if clock else dict(PROFILES)
     lobby = Lobby(timing_profiles=profiles, seed=11)
@@ -247,7 +249,12 @@ async def test_a_bot_whose_thinking_fails_in_its_thread_ends_its_table_alone(ser
     with trio.fail_after(10):
         while frame is None or frame["kind"] != p.BYE:
             mine = ann.view
-            if isinstance(mine, q.QuartoView) and mine.phase is q.Phase.PLAYING and mine.turn == 0 and mine is not moved_on:
+            if (
+                isinstance(mine, q.QuartoView)
+                and mine.phase is q.Phase.PLAYING
+                and mine.turn == 0
+                and mine is not moved_on
+            ):
                 moved_on = mine  # the move goes out, and the bot's turn comes with the bug: the bye may come first
                 _, data = ann.core.send(q.legal(mine)[0], trio.current_time())
                 await ann.send_raw(data)

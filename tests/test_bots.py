@@ -174,7 +174,9 @@ def test_normal_pairs_a_lone_card_when_its_rank_is_not_in_the_center(level):
 
 
 def test_normal_waits_out_its_swap_cooldown():
-    view = seat_view(hand=("KS", "KH", "QS", "JS"), center=("AD", "KD", "10S", "AC"), swap_wait_ms=800, channel_held=True)
+    view = seat_view(
+        hand=("KS", "KH", "QS", "JS"), center=("AD", "KD", "10S", "AC"), swap_wait_ms=800, channel_held=True
+    )
     assert NormalBot(random.Random(0)).decide(view, 0.0) == []
 
 
@@ -198,7 +200,9 @@ def test_calls_when_the_partner_pulses_the_team_sign(level):
     view = replace(view, center=("QH", "QD", "10S", "JC"))
     assert a.Call() not in bot.decide(view, 0.0)  # a decoy: not our sign
     bot.observe([e.Pulse(2, SIGN)])
-    pulsed = replace(view, seats=tuple(replace(s, last_pulse=SIGN, last_pulse_ms=2000) if s.seat == 2 else s for s in view.seats))
+    pulsed = replace(
+        view, seats=tuple(replace(s, last_pulse=SIGN, last_pulse_ms=2000) if s.seat == 2 else s for s in view.seats)
+    )
     assert bot.decide(pulsed, 2.0) == [a.Call()]  # the pulse fell 2 s ago: more than a reaction time
 
 
@@ -318,12 +322,16 @@ def test_hard_learns_from_reveals_that_a_seat_bluffs_with_its_channel():
     dealt(bot, 0, hand, center)
     for round_no in (1, 2):
         if round_no > 1:
-            bot.observe([e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)])
+            bot.observe(
+                [e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)]
+            )
         bot.observe([e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "10H", "KH"), e.ChannelTaken(1)])
         countered = a.Counter(1) in answer(bot, seat_view(round=round_no, hand=hand, center=center), 0.0)
         assert countered == (round_no == 1)  # believed until a bluff is revealed
         after = ("AH", "10H", "AD", "JH")
-        bot.observe([e.RoundEnded(round_no, "counter", 0, 1, False, (1,), (0, round_no), reveal, after, (SIGN, "owl"), ())])
+        bot.observe(
+            [e.RoundEnded(round_no, "counter", 0, 1, False, (1,), (0, round_no), reveal, after, (SIGN, "owl"), ())]
+        )
 
 
 def test_hard_learns_an_opponents_favourite_sign_and_counters_its_pulse():
@@ -334,7 +342,9 @@ def test_hard_learns_an_opponents_favourite_sign_and_counters_its_pulse():
     for round_no in (1, 2, 3):
         bot.observe(
             [
-                e.RoundEnded(round_no, "call", 3, None, True, (1,), (0, round_no), hands, center, (SIGN, "whale"), (1,)),
+                e.RoundEnded(
+                    round_no, "call", 3, None, True, (1,), (0, round_no), hands, center, (SIGN, "whale"), (1,)
+                ),
                 e.SigningStarted(round_no + 1),
                 e.RoundOpened(round_no + 1),
                 e.Dealt(center, 0, False),

@@ -60,7 +60,9 @@ def welcomed(now: float = 0.0) -> ClientCore:
     core = ClientCore("ann")
     request_id, data = core.hello(now)
     assert sent(data) == {"kind": "hello", "id": request_id, "version": p.PROTOCOL_VERSION, "name": "ann"}
-    (answered,) = core.receive_data(frame(m.Ok(request_id, m.Welcome(p.PROTOCOL_VERSION, "quatro", ("fast",), ()))), now)
+    (answered,) = core.receive_data(
+        frame(m.Ok(request_id, m.Welcome(p.PROTOCOL_VERSION, "quatro", ("fast",), ()))), now
+    )
     assert isinstance(answered, Answered) and isinstance(answered.reply.payload, m.Welcome)
     return core
 
@@ -218,7 +220,9 @@ def test_what_changed_is_applied_to_the_seats_state_with_the_updates_countdowns(
     core = seated()
     core.receive_data(update(table, 1), 0.0)
     outcome = table.act(1, Ready(), 0.5)
-    delta = m.Update(1, 2, False, 500, tuple(e.event for e in outcome.events), clock=clock(table, 0.5), own=own_timers(table, 0, 0.5))
+    delta = m.Update(
+        1, 2, False, 500, tuple(e.event for e in outcome.events), clock=clock(table, 0.5), own=own_timers(table, 0, 0.5)
+    )
     (event,) = core.receive_data(frame(delta), 0.5)
     assert isinstance(event, Updated) and event.view == view(table, 0, 0.5) == core.view
 
@@ -244,7 +248,10 @@ def test_an_update_without_a_clock_runs_the_countdowns_on_to_when_it_was_built()
     core.receive_data(frame(m.Update(1, 1, True, 100, (), view(table, 0, 0.1))), 0.0)
     me = view(table, 0, 0.3)
     give, take = me.hand[0], me.center[2]
-    moves = [lambda: table.act(0, Swap(give, 2, take), 0.3).events, lambda: table.advance(0.1 + FAST.pulse_interval + 0.004)]
+    moves = [
+        lambda: table.act(0, Swap(give, 2, take), 0.3).events,
+        lambda: table.advance(0.1 + FAST.pulse_interval + 0.004),
+    ]
     for seq, move in enumerate(moves, start=2):
         emits = move()
         assert [type(emit.event).__name__ for emit in emits] == [("Swapped", "Pulse")[seq - 2]]
@@ -291,8 +298,15 @@ def test_a_resync_request_brings_a_snapshot_that_checks_the_state_built_so_far(t
 
 def test_seating_lobby_and_bye_pushes_are_typed():
     core = seated()
-    seating = m.Seating(1, 4, Phase.LOBBY, 0, {"round_length": 180.0, "target_score": 5}, "standard",
-                        tuple(m.SeatInfo(i, "ann" if i == 0 else None, None, i == 0, i == 0) for i in range(4)))
+    seating = m.Seating(
+        1,
+        4,
+        Phase.LOBBY,
+        0,
+        {"round_length": 180.0, "target_score": 5},
+        "standard",
+        tuple(m.SeatInfo(i, "ann" if i == 0 else None, None, i == 0, i == 0) for i in range(4)),
+    )
     summary = m.TableSummary(1, "quatro", 4, 1, 0, Phase.LOBBY, "standard", False, (0, 0))
     events = core.receive_data(
         frame(seating) + frame(m.LobbyList((summary,))) + frame(m.Bye(m.BYE_REPLACED, "taken over")), 0.0

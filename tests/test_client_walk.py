@@ -38,6 +38,8 @@ def test_a_random_walk_through_the_client_never_crashes_nor_strands(walk_server,
         await walk.run()
 
     run(body, timeout=36000.0 if longer else 800.0)
-    print(f"seed {seed}: {walk.done} steps, {walk.sessions} sessions {sorted(walk.kinds)}, screens {sorted(walk.screens)}")
+    print(
+        f"seed {seed}: {walk.done} steps, {walk.sessions} sessions {sorted(walk.kinds)}, screens {sorted(walk.screens)}"
+    )
     # The walk went where people go: the lobby, a waiting room and a table at the least.
     assert {"LobbyScreen", "RoomScreen"} <= walk.screens, walk.screens

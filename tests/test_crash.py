@@ -230,10 +230,19 @@ async def test_r19_after_kill_9_the_round_comes_back_exactly_and_the_downtime_is
             after = await back.wait_view(lambda v: True)
             was = before[c.name]
             assert (after.hand, after.center, after.sign, after.scores, after.round, after.phase) == (
-                was.hand, was.center, was.sign, was.scores, was.round, was.phase
+                was.hand,
+                was.center,
+                was.sign,
+                was.scores,
+                was.round,
+                was.phase,
             )
             assert after.channel_held == was.channel_held and after.channel_sign == was.channel_sign
-            assert [s.channel_held for s in after.seats] == [s.channel_held for s in was.seats] == [False, True, False, False]
+            assert (
+                [s.channel_held for s in after.seats]
+                == [s.channel_held for s in was.seats]
+                == [False, True, False, False]
+            )
             assert after.host == 0
             assert 0 <= was.phase_ms - after.phase_ms < 1200, (was.phase_ms, after.phase_ms)  # not 2 s less
     finally:
@@ -300,9 +309,20 @@ async def test_q_a_quarto_game_survives_kill_9_with_both_seats_and_its_position(
             after = await back.wait_view(lambda v: isinstance(v, q.QuartoView))
             was = before[c.name]
             assert (after.board, after.pool, after.in_hand, after.turn, after.step, after.game, after.starter) == (
-                was.board, was.pool, was.in_hand, was.turn, was.step, was.game, was.starter
+                was.board,
+                was.pool,
+                was.in_hand,
+                was.turn,
+                was.step,
+                was.game,
+                was.starter,
             )
-            assert (after.scores, after.draws, after.moves, after.phase) == (was.scores, was.draws, was.moves, was.phase)
+            assert (after.scores, after.draws, after.moves, after.phase) == (
+                was.scores,
+                was.draws,
+                was.moves,
+                was.phase,
+            )
             assert [(s.bot, s.connected) for s in after.seats] == [(False, True), (False, True)]
             assert 0 <= was.clock_ms - after.clock_ms < 1500, (was.clock_ms, after.clock_ms)  # not 2 s less
         await play_quarto_until(returned, rng, lambda v: v.phase is q.Phase.OVER)
@@ -361,8 +381,13 @@ async def test_r20_a_disk_that_fills_and_frees_loses_no_announced_point(tmp_path
             return {name: scores_seen(c) or [0, 0] for name, c in players.items()}
 
         def rounds_told() -> int:
-            return sum(ev["kind"] == "round_ended" for c in players.values() for f in c.frames
-                       if f.get("kind") == p.UPDATE for ev in f["events"])
+            return sum(
+                ev["kind"] == "round_ended"
+                for c in players.values()
+                for f in c.frames
+                if f.get("kind") == p.UPDATE
+                for ev in f["events"]
+            )
 
         await watch(3.0)
         before_full = rounds_told()
@@ -393,7 +418,11 @@ async def test_r20_a_disk_that_fills_and_frees_loses_no_announced_point(tmp_path
                 reply = await c.request(p.REJOIN, table=table, secret=secret)
                 assert reply["kind"] == p.OK and reply["seat"] == seat, (name, reply)
                 view = await c.wait_view(lambda v: True)
-                assert all(kept >= seen for kept, seen in zip(view.scores, announced[name])), (name, view.scores, announced)
+                assert all(kept >= seen for kept, seen in zip(view.scores, announced[name])), (
+                    name,
+                    view.scores,
+                    announced,
+                )
                 players[name] = c
             return out
 

@@ -38,7 +38,15 @@ def keys_of(dialog: type[ModalScreen[object]]) -> dict[str, str]:
 
 def test_the_walk_finds_every_dialog():
     names = {dialog.__name__ for dialog in dialogs()}
-    assert {"ConfirmCall", "TakeOver", "LeaveRunning", "ConfirmQuit", "LinkScreen", "CounterTeam", "HelpScreen"} <= names
+    assert {
+        "ConfirmCall",
+        "TakeOver",
+        "LeaveRunning",
+        "ConfirmQuit",
+        "LinkScreen",
+        "CounterTeam",
+        "HelpScreen",
+    } <= names
 
 
 def test_no_letter_has_two_meanings_across_the_dialogs():

@@ -92,7 +92,9 @@ async def test_a_join_through_another_server_is_moved_and_plays_the_match(nodes)
     assert last.phase is q.Phase.OVER
 
 
-async def test_a_seat_secret_and_a_watch_work_through_any_server_and_a_wrong_secret_is_refused_where_the_table_is(nodes):
+async def test_a_seat_secret_and_a_watch_work_through_any_server_and_a_wrong_secret_is_refused_where_the_table_is(
+    nodes,
+):
     one, two, three = await nodes(3)
     ann = await TestClient.connect(one.port, "ann")
     created = await ann.request(p.CREATE_TABLE, game=q.NAME)

@@ -50,11 +50,20 @@ async def test_two_lobbies_list_each_others_tables_and_move_a_join_to_the_table_
         with trio.fail_after(3):
             while created["table"] not in [t.table for t in two.listing()]:
                 await trio.sleep(0.01)
-        assert any(isinstance(sent, dict) and sent.get("kind") == p.LOBBY
-                   and created["table"] in [t["table"] for t in sent["tables"]] for sent in bob.sent)  # pushed
+        assert any(
+            isinstance(sent, dict)
+            and sent.get("kind") == p.LOBBY
+            and created["table"] in [t["table"] for t in sent["tables"]]
+            for sent in bob.sent
+        )  # pushed
         for kind in (p.JOIN, p.WATCH):
             assert ask(two, bob, kind, table=created["table"]) == {
-                "kind": p.MOVED, "id": 1, "table": created["table"], "host": "10.0.0.1", "port": 7001}
+                "kind": p.MOVED,
+                "id": 1,
+                "table": created["table"],
+                "host": "10.0.0.1",
+                "port": 7001,
+            }
         assert ask(two, bob, p.REJOIN, table=created["table"], secret="x")["kind"] == p.MOVED
         assert ask(two, bob, p.JOIN, table=created["table"] + 1000)["reason"] == p.NO_SUCH_TABLE  # no one has it
         other = ask(two, bob, p.CREATE_TABLE, game="quarto")
@@ -103,8 +112,11 @@ async def unix_redis(folder: Path) -> AsyncIterator[tuple[subprocess.Popen[bytes
     binary = shutil.which("redis-server")
     assert binary is not None, "redis-server is needed (.ci/run installs it)"
     path = folder / "redis.sock"
-    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(path), "--save", "", "--appendonly", "no",
-                             "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [binary, "--port", "0", "--unixsocket", str(path), "--save", "", "--appendonly", "no", "--dir", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         with trio.fail_after(10):
             while not path.exists():

@@ -19,9 +19,23 @@ pytestmark = pytest.mark.timeout(60)
 
 def test_a_server_announces_itself_and_is_found_with_its_ssh_door(tmp_path):
     process = subprocess.Popen(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--announce",
-         "--ssh", "0", "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--announce",
+            "--ssh",
+            "0",
+            "--data-dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         out = ""
@@ -58,8 +72,11 @@ def test_a_server_on_loopback_does_not_announce_unless_asked(tmp_path, monkeypat
     assert not announces()
 
 
-LAN = [Found("Quatro on box", "192.168.1.20", 7777, 2222), Found("Quatro on box", "192.168.1.20", 7777, 2222),
-       Found("Quatro on den", "192.168.1.30", 7000)]
+LAN = [
+    Found("Quatro on box", "192.168.1.20", 7777, 2222),
+    Found("Quatro on box", "192.168.1.20", 7777, 2222),
+    Found("Quatro on den", "192.168.1.30", 7000),
+]
 
 
 def test_join_without_an_address_lists_what_it_found_beside_localhost_and_joins_the_choice(capsys):

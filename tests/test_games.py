@@ -31,7 +31,11 @@ from quatro_server.tables.lobby import Lobby
 from quatro_server.timing import FAST
 
 QUARTO_WIRE = codec(q.CONTRACT)
-quarto_action_from_wire, quarto_event_from_wire, quarto_view_from_wire = QUARTO_WIRE.action, QUARTO_WIRE.event, QUARTO_WIRE.view
+quarto_action_from_wire, quarto_event_from_wire, quarto_view_from_wire = (
+    QUARTO_WIRE.action,
+    QUARTO_WIRE.event,
+    QUARTO_WIRE.view,
+)
 QUARTO_ACTION_KINDS, QUARTO_EVENT_KINDS = q.CONTRACT.action_kinds, q.CONTRACT.event_kinds
 
 # --- the registry ------------------------------------------------------------------------------------
@@ -59,7 +63,6 @@ def test_each_game_makes_a_bot_of_each_of_its_levels(name):
         assert isinstance(bot, kind) and bot.level == level
     with pytest.raises(ValueError):
         game.make_bot("no-such-level", random.Random(1))
-
 
 
 @pytest.mark.parametrize("name", list(games.GAMES))
@@ -119,7 +122,12 @@ def test_a_quarto_room_plays_by_its_game_and_its_bots_move_on_the_tick():
             break
         me = view(table, 0, float(now))
         for action in q.legal(me)[:1]:
-            assert ask(ann, action.kind, now=float(now), **{k: v for k, v in to_wire(action).items() if k != "kind"})["kind"] == p.OK
+            assert (
+                ask(ann, action.kind, now=float(now), **{k: v for k, v in to_wire(action).items() if k != "kind"})[
+                    "kind"
+                ]
+                == p.OK
+            )
         room.tick(float(now) + 0.5)  # the bot's look: its wake comes within its think time
         room.tick(float(now) + 2.0)
     assert room.table.phase is q.Phase.OVER
@@ -187,8 +195,18 @@ def test_every_quarto_event_and_the_view_round_trip():
         seat_view = view(table, seat, 0.0)
         assert quarto_view_from_wire(to_wire(seat_view)) == seat_view
     with pytest.raises(WireError):
-        quarto_event_from_wire({"kind": "quarto_game_ended", "game": 1, "winner": 0, "line": None, "shared": [],
-                                "scores": [1], "draws": 0, "moves": []})  # scores is a pair
+        quarto_event_from_wire(
+            {
+                "kind": "quarto_game_ended",
+                "game": 1,
+                "winner": 0,
+                "line": None,
+                "shared": [],
+                "scores": [1],
+                "draws": 0,
+                "moves": [],
+            }
+        )  # scores is a pair
 
 
 def test_a_quarto_update_decodes_as_one_and_a_quatro_update_never_does():

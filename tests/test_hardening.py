@@ -31,7 +31,9 @@ ATTACKER = "127.0.0.1"
 HONEST = "127.0.0.2"
 
 
-async def connect_from(port: int, local: str, name: str, *, hello: bool = True, rcvbuf: int | None = None) -> TestClient:
+async def connect_from(
+    port: int, local: str, name: str, *, hello: bool = True, rcvbuf: int | None = None
+) -> TestClient:
     """A test client whose socket is bound to ``local`` (another host, as far as the server can tell)."""
     sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
     if rcvbuf is not None:
@@ -142,7 +144,9 @@ async def test_an_idle_flood_from_one_address_leaves_room_for_a_player_from_anot
     refused = 0
     for i in range(40):  # as many as the whole server holds, from one address, saying hello and then nothing
         c = await connect_from(server.port, ATTACKER, f"idle{i}", hello=False)
-        reply = await c.request(p.HELLO, version=p.PROTOCOL_VERSION, name=f"idle{i}") if i < 10 else await c.next_frame()
+        reply = (
+            await c.request(p.HELLO, version=p.PROTOCOL_VERSION, name=f"idle{i}") if i < 10 else await c.next_frame()
+        )
         if i < 10:
             assert reply["kind"] == p.OK
         else:
@@ -317,7 +321,7 @@ async def test_password_guesses_from_many_addresses_are_slowed_per_table(server)
         c = await connect_from(server.port, f"127.0.1.{i + 1}", f"g{i}")
         answers.append((await c.request(p.JOIN, table=owner.table, password=f"x{i}"))["reason"])
         await c.aclose()
-    assert answers[:GUESSES_PER_TABLE + 1] == [p.BAD_PASSWORD] * (GUESSES_PER_TABLE + 1), answers
+    assert answers[: GUESSES_PER_TABLE + 1] == [p.BAD_PASSWORD] * (GUESSES_PER_TABLE + 1), answers
     assert set(answers[GUESSES_PER_TABLE + 1 :]) == {p.RATE_LIMITED}, answers
 
 
@@ -483,8 +487,13 @@ DOOR_TOKEN = "t" * 32
 async def test_a_doors_client_shows_the_door_token_and_every_other_local_process_keeps_the_per_address_limits(server):
     """With a door open, the doors' clients come from loopback: the ones whose hello shows the door token are
     counted under the doors' caps (their connections and tables); any other local process keeps the limits."""
-    server.config = replace(server.config, max_connections_per_address=2, door_token=DOOR_TOKEN,
-                            door_addresses=frozenset({ATTACKER}), max_door_pending=3)
+    server.config = replace(
+        server.config,
+        max_connections_per_address=2,
+        door_token=DOOR_TOKEN,
+        door_addresses=frozenset({ATTACKER}),
+        max_door_pending=3,
+    )
     server.lobby.max_tables_per_address = 1
     plain = [await connect_from(server.port, ATTACKER, f"p{i}") for i in range(2)]
     assert (await plain[0].request(p.CREATE_TABLE, players=4))["kind"] == p.OK
@@ -513,8 +522,13 @@ async def test_a_doors_client_shows_the_door_token_and_every_other_local_process
 
 
 async def test_connections_waiting_to_show_the_door_token_are_capped(server):
-    server.config = replace(server.config, max_connections_per_address=1, door_token=DOOR_TOKEN,
-                            door_addresses=frozenset({ATTACKER}), max_door_pending=2)
+    server.config = replace(
+        server.config,
+        max_connections_per_address=1,
+        door_token=DOOR_TOKEN,
+        door_addresses=frozenset({ATTACKER}),
+        max_door_pending=2,
+    )
     first = await connect_from(server.port, ATTACKER, "p0")
     waiting = [await connect_from(server.port, ATTACKER, f"w{i}", hello=False) for i in range(2)]
     await wait_until(lambda: server.door_pending == 2, timeout=3)
@@ -569,11 +583,16 @@ def test_a_doors_loop_out_of_descriptors_logs_one_line_a_while_never_a_traceback
     loop = asyncio.new_event_loop()
     clock = itertools.count()
     try:
-        doors.quiet_loop_errors(loop, QuietLog(logging.getLogger("quatro.test"), every=10, clock=lambda: next(clock) / 10),
-                                "ssh")
+        doors.quiet_loop_errors(
+            loop, QuietLog(logging.getLogger("quatro.test"), every=10, clock=lambda: next(clock) / 10), "ssh"
+        )
         for _ in range(500):
-            loop.call_exception_handler({"message": "socket.accept() out of system resource",
-                                         "exception": OSError(errno.EMFILE, "Too many open files")})
+            loop.call_exception_handler(
+                {
+                    "message": "socket.accept() out of system resource",
+                    "exception": OSError(errno.EMFILE, "Too many open files"),
+                }
+            )
     finally:
         loop.close()
     lines = [r for r in caplog.records if "accept_failed" in r.getMessage()]

@@ -20,12 +20,16 @@ async def test_a_network_bot_waiting_for_players_keeps_its_seat_alive(server, mo
     monkeypatch.setattr(p, "HEARTBEAT_INTERVAL", 0.1)
     server.config = replace(server.config, heartbeat_timeout=0.5)
     async with trio.open_nursery() as nursery:
-        result = await nursery.start(lambda task_status: run_bot("127.0.0.1", server.port, "random", players=4, task_status=task_status))
+        result = await nursery.start(
+            lambda task_status: run_bot("127.0.0.1", server.port, "random", players=4, task_status=task_status)
+        )
         room = server.lobby.rooms[result.table]
         first = room.seats[result.seat].peer
         await trio.sleep(2.0)  # it waits for seats to fill, sending nothing but its heartbeat
         # The same connection still holds the seat: it was never closed as silent (and came back).
-        assert room.seats[result.seat].peer is first and first.closed_reason is None, "the waiting bot was taken for gone"
+        assert room.seats[result.seat].peer is first and first.closed_reason is None, (
+            "the waiting bot was taken for gone"
+        )
         watcher = await TestClient.connect(server.port, "watcher")
         assert (await watcher.request(p.LIST_TABLES))["tables"][0]["taken"] == 1
         nursery.cancel_scope.cancel()
@@ -45,8 +49,18 @@ def test_the_terminal_clients_connection_pings_when_it_has_sent_nothing(monkeypa
                 for frame in decoder.feed(data):
                     received.append(frame)
                     if frame["kind"] == p.HELLO:
-                        writer.write(encode({"kind": p.OK, "id": frame["id"], "version": p.PROTOCOL_VERSION,
-                                             "server": "quatro", "profiles": [], "tables": []}))
+                        writer.write(
+                            encode(
+                                {
+                                    "kind": p.OK,
+                                    "id": frame["id"],
+                                    "version": p.PROTOCOL_VERSION,
+                                    "server": "quatro",
+                                    "profiles": [],
+                                    "tables": [],
+                                }
+                            )
+                        )
 
         stub = await asyncio.start_server(serve, "127.0.0.1", 0)
         port = stub.sockets[0].getsockname()[1]

@@ -304,8 +304,9 @@ def choose_action(view: SeatView | None, rng: random.Random) -> tuple[str, dict[
     return None
 
 
-async def drive(recording: Recording, player: Player, rng: random.Random, stop_at: float, port: int,
-                rejoin_at: float | None) -> None:
+async def drive(
+    recording: Recording, player: Player, rng: random.Random, stop_at: float, port: int, rejoin_at: float | None
+) -> None:
     """One human: look (read for a moment), act, again, until ``stop_at``; maybe drop and come back once."""
     c = player.client
     while trio.current_time() < stop_at:
@@ -330,8 +331,9 @@ async def drive(recording: Recording, player: Player, rng: random.Random, stop_a
         assert reply["kind"] in (p.OK, p.REFUSED), (kind, fields, reply)  # well-formed requests are never errors
 
 
-async def play_game(recording: Recording, server: Server, index: int, players: int, humans: int, bots: int,
-                    rng: random.Random) -> None:
+async def play_game(
+    recording: Recording, server: Server, index: int, players: int, humans: int, bots: int, rng: random.Random
+) -> None:
     port = server.port
     host = await TestClient.connect(port, f"g{index}s0")
     created = await host.request(p.CREATE_TABLE, players=players, timing="quick")
@@ -362,8 +364,9 @@ async def play_game(recording: Recording, server: Server, index: int, players: i
             player = next(pl for pl in recording.players if pl.client is c)
             # In games with several humans, the last one drops once and comes back with the secret (R19).
             rejoin_at = start + rng.uniform(1.5, 4.0) if humans > 1 and i == len(clients) - 1 else None
-            nursery.start_soon(drive, recording, player, random.Random(rng.getrandbits(32)),
-                               start + PLAY_SECONDS, port, rejoin_at)
+            nursery.start_soon(
+                drive, recording, player, random.Random(rng.getrandbits(32)), start + PLAY_SECONDS, port, rejoin_at
+            )
         if index % 2:  # a second watcher, from the middle of the match
             await trio.sleep(rng.uniform(1.0, 3.0))
             nursery.start_soon(watch, recording, port, table, f"g{index}w1", True, start + PLAY_SECONDS)
@@ -400,8 +403,9 @@ async def play_all(recording: Recording) -> None:
             recording.nursery = early_watchers
             async with trio.open_nursery() as games:
                 for index, (players, humans, bots) in enumerate(GAMES):
-                    games.start_soon(play_game, recording, server, index, players, humans, bots,
-                                     random.Random(rng.getrandbits(32)))
+                    games.start_soon(
+                        play_game, recording, server, index, players, humans, bots, random.Random(rng.getrandbits(32))
+                    )
         open_players = [pl for pl in recording.players if not pl.closed]
         for player in open_players:  # what is already on its way
             player.client.pending.clear()
@@ -459,8 +463,18 @@ def test_the_games_were_played_for_real(recording):
     for player in recording.players:
         for ev in player.client.events:
             kinds[ev["kind"]] += 1
-    for kind in ("hand_dealt", "swapped", "sign_chosen", "channel_taken", "emoji_chosen", "pulse", "round_ended",
-                 "vote_started", "seat_disconnected", "seat_connected"):
+    for kind in (
+        "hand_dealt",
+        "swapped",
+        "sign_chosen",
+        "channel_taken",
+        "emoji_chosen",
+        "pulse",
+        "round_ended",
+        "vote_started",
+        "seat_disconnected",
+        "seat_connected",
+    ):
         assert kinds[kind] > 0, (kind, dict(kinds), note)
     assert recording.rounds_ended >= len(GAMES), (recording.rounds_ended, note)
     assert any(pl.rejoined for pl in recording.players), note
@@ -648,7 +662,10 @@ def test_h1_a_rejoiners_look_back_holds_only_what_its_seat_may_see(recording):
             assert player.rejoined and frame["table"] == player.table, (frame, note)
             assert p.UPDATE in kinds[at:] and p.UPDATE not in kinds[:at], (kinds, note)  # before the snapshot
             assert 0 < len(frame["events"]) <= p.MAX_RECENT_EVENTS, note
-            assert not recent_leaks(frame, player.seat, player.team), (recent_leaks(frame, player.seat, player.team), note)
+            assert not recent_leaks(frame, player.seat, player.team), (
+                recent_leaks(frame, player.seat, player.team),
+                note,
+            )
             for ev in frame["events"]:
                 event_from_wire(ev)
                 assert ev["kind"] not in ("hand_dealt", "emoji_chosen") or ev["seat"] == player.seat, (ev, note)
@@ -674,11 +691,16 @@ def test_h3_updates_hold_nothing_but_the_declared_fields(recording):
             snapshots += 1
         else:
             # Protocol 3: what changed. The table's countdowns when one moved otherwise than by time passing.
-            assert set(frame) - {"own", "clock"} == {"kind", "table", "seq", "snapshot", "at", "events"}, (frame.keys(), note)
+            assert set(frame) - {"own", "clock"} == {"kind", "table", "seq", "snapshot", "at", "events"}, (
+                frame.keys(),
+                note,
+            )
             if "clock" in frame:
                 # A clock's fields at their default (no vote, no wait) are left out; an own map holds only what runs.
                 assert {"phase_ms", "next_pulse_ms", "last_pulse_ms"} <= set(frame["clock"]) <= clock_fields, note
-                assert "own" not in frame or (set(frame["own"]) <= own_fields and frame["own"] and all(frame["own"].values())), note
+                assert "own" not in frame or (
+                    set(frame["own"]) <= own_fields and frame["own"] and all(frame["own"].values())
+                ), note
             else:
                 # Only swaps and pulses leave the countdowns to run on; the seat's cooldowns come after its own swap.
                 assert {ev["kind"] for ev in frame["events"]} <= {"swapped", "pulse"}, (frame, note)
@@ -692,7 +714,12 @@ def test_h3_updates_hold_nothing_but_the_declared_fields(recording):
         for ev in frame["events"]:
             assert ev["kind"] in EVENT_KINDS, (ev, note)
             event_from_wire(ev)
-    assert snapshots > len(GAMES) and deltas > 10 * snapshots and deltas > clockless > deltas // 4, (snapshots, deltas, clockless, note)
+    assert snapshots > len(GAMES) and deltas > 10 * snapshots and deltas > clockless > deltas // 4, (
+        snapshots,
+        deltas,
+        clockless,
+        note,
+    )
 
 
 def test_h3_a_seats_frame_tells_nothing_of_the_events_of_its_batch_it_may_not_see(recording):
@@ -727,7 +754,9 @@ def test_watchers_followed_every_table(recording):
     note = seed_note(recording)
     assert {w.table for w in recording.watchers} == set(recording.teams), note
     assert any(w.mid_match for w in recording.watchers), note
-    kinds = {ev["kind"] for w in recording.watchers for f in w.client.frames if f["kind"] == p.UPDATE for ev in f["events"]}
+    kinds = {
+        ev["kind"] for w in recording.watchers for f in w.client.frames if f["kind"] == p.UPDATE for ev in f["events"]
+    }
     assert {"dealt", "swapped", "pulse", "round_ended", "channel_taken"} <= kinds, (kinds, note)
     assert sum(1 for _ in watcher_updates(recording)) > 200, note
 
@@ -777,7 +806,8 @@ def test_every_watcher_of_a_table_is_sent_the_same_frames(recording):
     for table in recording.teams:
         streams = [
             {f["seq"]: f for f in w.client.frames if f["kind"] == p.UPDATE and not f["snapshot"]}
-            for w in recording.watchers if w.table == table
+            for w in recording.watchers
+            if w.table == table
         ]
         for a, b in zip(streams, streams[1:]):
             for seq in a.keys() & b.keys():

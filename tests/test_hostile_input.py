@@ -365,9 +365,30 @@ async def test_half_a_frame_then_silence_before_hello_is_cut_at_the_hello_timeou
 
 async def test_unknown_kinds_get_unknown_kind_and_the_connection_stays(game):
     h = await hostile(game)
-    kinds = ["launch", "", "OK", "ok", "refused", "update", "view", "table", "lobby", "bye", "Swap", "swap ",
-             "_hello", "__init__", "handle", "swapped", "round_ended", "event", "action", "connect", "disconnect",
-             "x" * 200]
+    kinds = [
+        "launch",
+        "",
+        "OK",
+        "ok",
+        "refused",
+        "update",
+        "view",
+        "table",
+        "lobby",
+        "bye",
+        "Swap",
+        "swap ",
+        "_hello",
+        "__init__",
+        "handle",
+        "swapped",
+        "round_ended",
+        "event",
+        "action",
+        "connect",
+        "disconnect",
+        "x" * 200,
+    ]
     for i, kind in enumerate(kinds, start=1):
         reply = await send_and_reply(h, {"kind": kind, "id": i})
         assert reply == {"kind": p.ERROR, "id": i, "code": p.UNKNOWN_KIND, "message": reply["message"]}, kind
@@ -730,13 +751,33 @@ async def test_out_of_phase_actions_are_refused_with_their_reason(game):
     created = await h.request(p.CREATE_TABLE, players=4, timing=LONG)
     assert created["kind"] == p.OK
     some_swap = {"kind": "swap", "give": "AS", "slot": 0, "take": "KS"}
-    lobby_phase = [{"kind": "call"}, some_swap, {"kind": "vote", "yes": True},
-                   {"kind": "ready"}, {"kind": "pick_sign", "sign": "fox"}, {"kind": "next_round"}]
-    signing = [{"kind": "call"}, {"kind": "counter"}, {"kind": "swap", "give": "AS", "slot": 0, "take": "KS"},
-               {"kind": "take_channel"}, {"kind": "release_channel"}, {"kind": "choose_emoji", "sign": "fox"},
-               {"kind": "ask_reshuffle"}, {"kind": "vote", "yes": True}, {"kind": "next_round"}]
-    after_round = [{"kind": "call"}, {"kind": "counter"}, {"kind": "swap", "give": "AS", "slot": 0, "take": "KS"},
-                   {"kind": "take_channel"}, {"kind": "ask_reshuffle"}, {"kind": "vote", "yes": True}]
+    lobby_phase = [
+        {"kind": "call"},
+        some_swap,
+        {"kind": "vote", "yes": True},
+        {"kind": "ready"},
+        {"kind": "pick_sign", "sign": "fox"},
+        {"kind": "next_round"},
+    ]
+    signing = [
+        {"kind": "call"},
+        {"kind": "counter"},
+        {"kind": "swap", "give": "AS", "slot": 0, "take": "KS"},
+        {"kind": "take_channel"},
+        {"kind": "release_channel"},
+        {"kind": "choose_emoji", "sign": "fox"},
+        {"kind": "ask_reshuffle"},
+        {"kind": "vote", "yes": True},
+        {"kind": "next_round"},
+    ]
+    after_round = [
+        {"kind": "call"},
+        {"kind": "counter"},
+        {"kind": "swap", "give": "AS", "slot": 0, "take": "KS"},
+        {"kind": "take_channel"},
+        {"kind": "ask_reshuffle"},
+        {"kind": "vote", "yes": True},
+    ]
     for i, message in enumerate(lobby_phase, start=100):
         await pace()
         reply = await send_and_reply(h, {**message, "id": i})

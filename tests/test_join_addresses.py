@@ -20,9 +20,13 @@ LAPTOP = {
 
 def test_lan_addresses_come_first_loopback_last_link_local_never():
     assert reachable_addresses(LAPTOP) == [
-        "10.0.0.5", "192.168.1.20", "172.17.0.1",  # eth0, wlan0, then the container bridge
-        "fd00::5", "2001:db8::20",
-        "127.0.0.1", "::1",
+        "10.0.0.5",
+        "192.168.1.20",
+        "172.17.0.1",  # eth0, wlan0, then the container bridge
+        "fd00::5",
+        "2001:db8::20",
+        "127.0.0.1",
+        "::1",
     ]
 
 
@@ -57,12 +61,16 @@ def test_join_without_an_address_says_when_nothing_answers_on_this_machine(capsy
         listening.bind(("127.0.0.1", 0))
         listening.listen()
         port = listening.getsockname()[1]
-        assert choose_server(None, look=lambda: [], ask=lambda prompt: "", interactive=True,
-                             local=f"127.0.0.1:{port}") == f"127.0.0.1:{port}"
+        assert (
+            choose_server(None, look=lambda: [], ask=lambda prompt: "", interactive=True, local=f"127.0.0.1:{port}")
+            == f"127.0.0.1:{port}"
+        )
         out = capsys.readouterr().out
         assert f"1. this machine (127.0.0.1:{port})\n" in out
     # The same port once nobody listens there: still offered (a server may be about to start), but said so.
-    assert choose_server(None, look=lambda: [], ask=lambda prompt: "", interactive=True,
-                         local=f"127.0.0.1:{port}") == f"127.0.0.1:{port}"
+    assert (
+        choose_server(None, look=lambda: [], ask=lambda prompt: "", interactive=True, local=f"127.0.0.1:{port}")
+        == f"127.0.0.1:{port}"
+    )
     out = capsys.readouterr().out
     assert f"1. this machine (127.0.0.1:{port}): nothing answers there now\n" in out

@@ -176,8 +176,11 @@ def test_the_writer_runs_its_statements_while_the_loop_waits_and_never_waits_pas
     idle = threading.Event()  # the loop is working
     journal.loop_idle = idle
     monkeypatch.setattr(store, "IDLE_WAIT", 60.0)
-    journal.write(journal.table_row(1, game="quatro", players=4, timing_name="steady", timing=STEADY, password=None,
-                                    host=0, scores=[0, 0]))
+    journal.write(
+        journal.table_row(
+            1, game="quatro", players=4, timing_name="steady", timing=STEADY, password=None, host=0, scores=[0, 0]
+        )
+    )
     time.sleep(0.3)
     assert not journal.committed(journal.queued)  # held while the loop works
     idle.set()  # the loop waits for its sockets
@@ -188,7 +191,9 @@ def test_the_writer_runs_its_statements_while_the_loop_waits_and_never_waits_pas
     assert not idle.is_set()  # and the pass goes on as it was
     monkeypatch.setattr(store, "IDLE_WAIT", 0.01)
     journal.write(store.ended(1, "closed"))
-    wait_for(lambda: journal.committed(journal.queued))  # a loop never idle: committed all the same, a bounded wait later
+    wait_for(
+        lambda: journal.committed(journal.queued)
+    )  # a loop never idle: committed all the same, a bounded wait later
     journal.close()
 
 
@@ -268,7 +273,9 @@ def test_a_journal_on_a_full_disk_is_refused_as_a_full_disk_not_as_damaged(small
     assert "damaged" not in str(refusal.value)
     result = subprocess.run(
         [sys.executable, "-m", "quatro_server", "--port", "0", "--data-dir", str(small_disk.root / "data")],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert result.returncode == 2 and "is full" in result.stderr and "damaged" not in result.stderr, result.stderr
     small_disk.free()  # space returns: the same directory serves
@@ -300,7 +307,9 @@ def test_a_server_refuses_to_start_on_a_foreign_journal_and_says_why(tmp_path):
     (tmp_path / j.FILE_NAME).write_bytes(b"\x00" * 5000)
     result = subprocess.run(
         [sys.executable, "-m", "quatro_server", "--port", "0", "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert result.returncode == 2
     assert "not a Quatro journal" in result.stderr and str(tmp_path) in result.stderr
@@ -388,7 +397,9 @@ def test_replay_prints_the_match_move_by_move(tmp_path):
     table_id = play_to_the_end(tmp_path)
     by_id = subprocess.run(
         [sys.executable, "-m", "quatro_server", "replay", str(table_id), "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert by_id.returncode == 0, by_id.stderr
     lines = by_id.stdout.splitlines()
@@ -403,12 +414,16 @@ def test_replay_prints_the_match_move_by_move(tmp_path):
     assert times == sorted(times)  # match time never runs backwards
     by_file = subprocess.run(
         [sys.executable, "-m", "quatro_server", "replay", str(tmp_path / j.FILE_NAME), "--table", str(table_id)],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert by_file.returncode == 0 and by_file.stdout == by_id.stdout
     missing = subprocess.run(
         [sys.executable, "-m", "quatro_server", "replay", "999", "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert missing.returncode == 1 and "no table 999" in missing.stderr
 
@@ -464,7 +479,13 @@ def stored_scores(data_dir: Path, table_id: int) -> list[int]:
 
 
 def told_scores(peer: Peer) -> list[list[int]]:
-    return [e["scores"] for m in peer.sent if m.get("kind") == p.UPDATE for e in m.get("events", []) if e["kind"] == "round_ended"]
+    return [
+        e["scores"]
+        for m in peer.sent
+        if m.get("kind") == p.UPDATE
+        for e in m.get("events", [])
+        if e["kind"] == "round_ended"
+    ]
 
 
 def playing_table(lobby: Lobby, ann: Peer) -> Room:
@@ -546,7 +567,9 @@ def test_a_server_stopped_while_the_disk_was_full_says_so_and_restores_what_was_
     journal2.close()
     replay = subprocess.run(
         [sys.executable, "-m", "quatro_server", "replay", str(room.id), "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "later moves were lost" in replay.stdout
     lobby3, journal3, (room3,) = open_lobby(tmp_path, 200.0)  # the start after that one has nothing to say
@@ -569,7 +592,9 @@ def test_a_disk_with_a_little_room_again_takes_the_backlog_a_part_at_a_time_in_o
     assert journal.flush()
     journal.close()
     with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'last'").fetchone()[0] == str(5 * store.CATCH_UP_ITEMS - 1)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'last'").fetchone()[0] == str(
+            5 * store.CATCH_UP_ITEMS - 1
+        )
 
 
 def test_a_statement_that_can_never_be_written_is_lost_alone(tmp_path, caplog):
@@ -795,11 +820,15 @@ def test_q_a_quarto_game_in_progress_resumes_exactly_and_its_secrets_still_hold(
     room = ann.room
     rng = random.Random(4)
     now = 1.0
-    while not (room.table.phase is q.Phase.PLAYING and room.table.game.number == 2 and len(room.table.moves_text()) >= 3):
+    while not (
+        room.table.phase is q.Phase.PLAYING and room.table.game.number == 2 and len(room.table.moves_text()) >= 3
+    ):
         now += 0.5
         seat, move = quarto_move(room, rng)
         peer = ann if seat == 0 else bob
-        assert ask(lobby, peer, now, move.kind, **{k: v for k, v in to_wire(move).items() if k != "kind"})["kind"] == p.OK
+        assert (
+            ask(lobby, peer, now, move.kind, **{k: v for k, v in to_wire(move).items() if k != "kind"})["kind"] == p.OK
+        )
     before = quarto_views(room)
     assert sum(before[0]["scores"]) + before[0]["draws"] == 1 and before[0]["clock_ms"] == 30_000
     journal.close()
@@ -965,7 +994,10 @@ def test_q_a_tampered_quarto_move_refuses_its_table(tmp_path):
     assert ask(lobby, first, 0.5, "give", piece=piece.piece)["kind"] == p.OK
     journal.close()
     with sqlite3.connect(tmp_path / j.FILE_NAME) as conn:
-        conn.execute("UPDATE moves SET input = ? WHERE kind = 'act' AND input LIKE '%give%'", (json.dumps({"kind": "give", "piece": 99}),))
+        conn.execute(
+            "UPDATE moves SET input = ? WHERE kind = 'act' AND input LIKE '%give%'",
+            (json.dumps({"kind": "give", "piece": 99}),),
+        )
     _, journal2, restored = open_quarto_lobby(tmp_path, 10.0)
     assert restored == []
     journal2.close()
@@ -995,7 +1027,10 @@ def test_a_journal_of_version_1_is_upgraded_and_its_tables_are_quatro_s(tmp_path
     (saved,) = j.read_journal(old / j.FILE_NAME)
     assert saved.game is None and saved.moves[0].kind == "start"
     printed = subprocess.run(
-        [sys.executable, "-m", "quatro_server", "replay", str(old / j.FILE_NAME)], capture_output=True, text=True, timeout=30
+        [sys.executable, "-m", "quatro_server", "replay", str(old / j.FILE_NAME)],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert printed.returncode == 0 and printed.stdout.startswith("# Quatro table 1: 4 players"), printed.stderr
     lobby2, journal2, (room,) = open_lobby(tmp_path, 100.0)
@@ -1022,7 +1057,9 @@ def test_replay_prints_a_quarto_match_in_q7(tmp_path):
     journal.close()
     printed = subprocess.run(
         [sys.executable, "-m", "quatro_server", "replay", str(table_id), "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert printed.returncode == 0, printed.stderr
     lines = printed.stdout.splitlines()

@@ -56,7 +56,13 @@ def test_the_ladder_reacts_ever_faster_and_at_a_persons_pace():
     assert all(0.2 <= low < high <= 2.0 for low, high in bands)  # a person: a fifth of a second at the quickest
     assert [high for _, high in bands] == sorted((high for _, high in bands), reverse=True)
     # From one swap to the next (a reaction and a time to find the swap): each rung swaps no slower than the one below.
-    gaps = [(bots.THINK_TIME[level][0] + bots.READING_TIME[level][0], bots.THINK_TIME[level][1] + bots.READING_TIME[level][1]) for level in LADDER]
+    gaps = [
+        (
+            bots.THINK_TIME[level][0] + bots.READING_TIME[level][0],
+            bots.THINK_TIME[level][1] + bots.READING_TIME[level][1],
+        )
+        for level in LADDER
+    ]
     assert gaps == sorted(gaps, reverse=True)
 
 
@@ -64,7 +70,9 @@ def test_the_ladder_reacts_ever_faster_and_at_a_persons_pace():
 
 
 def partner_pulsed(view: SeatView, ago_ms: int) -> SeatView:
-    seats = tuple(replace(s, last_pulse=SIGN, last_pulse_ms=ago_ms) if s.seat == view.partner else s for s in view.seats)
+    seats = tuple(
+        replace(s, last_pulse=SIGN, last_pulse_ms=ago_ms) if s.seat == view.partner else s for s in view.seats
+    )
     return replace(view, seats=seats)
 
 
@@ -75,7 +83,9 @@ def test_a_call_comes_one_reaction_time_after_the_partners_sign_pulses(level, se
     low, high = bots.THINK_TIME[level]
     view = seat_view(hand=("AS", "AH", "QS", "JS"), center=("KD", "KH", "10S", "JC"), channel_held=True)
     dealt(bot, 0, view.hand, view.center)
-    bot.observe([e.Swapped(2, 0, "QH", "KD"), e.Swapped(2, 1, "QD", "KH"), e.ChannelTaken(2)])  # K K shown: could be four
+    bot.observe(
+        [e.Swapped(2, 0, "QH", "KD"), e.Swapped(2, 1, "QD", "KH"), e.ChannelTaken(2)]
+    )  # K K shown: could be four
     view = replace(view, center=("QH", "QD", "10S", "JC"), swap_wait_ms=60_000)  # nothing else to do meanwhile
     pulse_at = 10.0 + random.Random(seed).random()  # falls between two looks
     now, told, call_at = 0.0, False, None
@@ -183,7 +193,13 @@ def test_expert_picks_its_sign_from_all_24_used_ones_included():
 
 def test_expert_raises_its_sign_with_the_swap_that_makes_four():
     bot = ExpertBot(random.Random(6))
-    view = seat_view(hand=("KS", "KH", "KC", "JS"), center=("KD", "AH", "10S", "AC"), channel_held=True, channel_sign="owl", partner_bot=False)
+    view = seat_view(
+        hand=("KS", "KH", "KC", "JS"),
+        center=("KD", "AH", "10S", "AC"),
+        channel_held=True,
+        channel_sign="owl",
+        partner_bot=False,
+    )
     dealt(bot, 0, view.hand, view.center)
     assert bot.decide(view, 0.0) == [a.Swap("JS", 0, "KD"), a.ChooseEmoji(SIGN)]
 
@@ -193,10 +209,21 @@ def test_expert_does_not_make_a_four_an_opponent_who_counters_on_cards_would_cat
     dealt(bot, 0, ("KS", "QS", "JS", "10S"), ("KD", "KH", "AH", "AC"))
     bot.observe([e.Swapped(0, 0, "QS", "KD"), e.Swapped(0, 1, "JS", "KH")])  # the table sees K K and two unknown cards
     hands = (("KS", "KD", "KH", "10S"), ("AS", "QH", "JD", "10D"), ("QD", "QC", "JC", "10C"), ("AD", "KC", "JH", "10H"))
-    bot.observe([e.RoundEnded(1, "counter", 1, 0, False, (0,), (1, 0), hands, ("QS", "JS", "AH", "AC"), (SIGN, "owl"), ())])
+    bot.observe(
+        [e.RoundEnded(1, "counter", 1, 0, False, (0,), (1, 0), hands, ("QS", "JS", "AH", "AC"), (SIGN, "owl"), ())]
+    )
     assert bot.reader.card_counters[1] == 1  # seat 1 countered a hand that only looked like four
-    four_to_make = seat_view(round=2, hand=("KS", "KH", "KD", "JS"), center=("KC", "AH", "10S", "AC"), channel_held=True)
-    bot.observe([e.SigningStarted(2), e.RoundOpened(2), e.Dealt(four_to_make.center, 0, False), e.HandDealt(0, four_to_make.hand)])
+    four_to_make = seat_view(
+        round=2, hand=("KS", "KH", "KD", "JS"), center=("KC", "AH", "10S", "AC"), channel_held=True
+    )
+    bot.observe(
+        [
+            e.SigningStarted(2),
+            e.RoundOpened(2),
+            e.Dealt(four_to_make.center, 0, False),
+            e.HandDealt(0, four_to_make.hand),
+        ]
+    )
     for look in range(10):
         assert not any(isinstance(x, a.Swap) and x.take == "KC" for x in bot.decide(four_to_make, look * 3.0))
     fresh = ExpertBot(random.Random(7))
@@ -295,7 +322,9 @@ def test_expert_glances_at_the_table_in_a_round_and_swaps_at_its_own_pace():
         now += bot.think_time()
     assert max(b - a_ for a_, b in zip(looks, looks[1:])) <= bots.WATCH_GLANCE + 1e-9
     gaps = [b - a_ for a_, b in zip(swaps, swaps[1:])]
-    assert all(STANDARD.swap_cooldown + low - TOLERANCE <= gap <= STANDARD.swap_cooldown + high + TOLERANCE for gap in gaps), gaps
+    assert all(
+        STANDARD.swap_cooldown + low - TOLERANCE <= gap <= STANDARD.swap_cooldown + high + TOLERANCE for gap in gaps
+    ), gaps
 
 
 def test_expert_learns_that_waiting_on_a_hand_loses_it_to_whichever_third_team_counters_first():
@@ -310,11 +339,29 @@ def test_expert_learns_that_waiting_on_a_hand_loses_it_to_whichever_third_team_c
     hands = (hand, ("KS", "KH", "JS", "10S")) + tuple(("2S", "2H", "3S", "3H") for _ in range(6))
     for round_no in range(1, 5):
         if round_no > 1:
-            bot.observe([e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)])
+            bot.observe(
+                [e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)]
+            )
         bot.observe([e.Swapped(1, 0, "JS", "KS"), e.Swapped(1, 1, "10S", "KH")])
         by = 2 if round_no % 2 else 3
         after = ("JS", "10S") + center[2:]
-        bot.observe([e.RoundEnded(round_no, "counter", by, 1, False, (1,), (0, round_no, 0, 0), hands, after, (SIGN, "owl", "fox", "bee"), ())])
+        bot.observe(
+            [
+                e.RoundEnded(
+                    round_no,
+                    "counter",
+                    by,
+                    1,
+                    False,
+                    (1,),
+                    (0, round_no, 0, 0),
+                    hands,
+                    after,
+                    (SIGN, "owl", "fox", "bee"),
+                    (),
+                )
+            ]
+        )
     assert bot.counter_bar(view, 1) < min(before, 0.15)
 
 
@@ -327,13 +374,21 @@ def test_expert_learns_that_a_seat_goes_quiet_on_four():
         if round_no == 1:
             dealt(bot, 0, hand, center)
         else:
-            bot.observe([e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)])
+            bot.observe(
+                [e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)]
+            )
         start = 100.0 * round_no
         bot.observe([e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "10H", "KH")])
         bot.decide(view, start)
         quiet = any(isinstance(x, a.Counter) for x in bot.decide(view, start + bots.SILENCE_SECONDS + 0.1))
         assert quiet == (round_no >= 2), round_no  # a reveal showed seat 1 still on four: its stillness is believed
-        bot.observe([e.RoundEnded(round_no, "call", 3, None, True, (1,), (0, round_no), hands, view.center, (SIGN, "owl"), (1,))])
+        bot.observe(
+            [
+                e.RoundEnded(
+                    round_no, "call", 3, None, True, (1,), (0, round_no), hands, view.center, (SIGN, "owl"), (1,)
+                )
+            ]
+        )
     assert bot.reader.learner.likelihood_ratio(1, "still>3.5") > 1.4
 
 
@@ -418,7 +473,11 @@ def test_an_outside_bot_plays_a_simulated_match(capsys, examples_importable):
 def test_an_outside_bot_runs_the_gauntlet_and_a_bad_name_is_a_clear_error(capsys, examples_importable):
     result = sim_quatro.gauntlet("pair_bot:PairBot", 4, 2, seed=3, exploiters=["counter-take", "track-swaps"])
     assert result["level"] == "pair_bot:PairBot" and [row["matches"] for row in result["rows"]] == [2, 2]
-    for spec, complaint in (("pair_bot:Nope", "no 'Nope'"), ("no_such_module:Bot", "cannot import"), ("json:JSONDecoder", "not a bot")):
+    for spec, complaint in (
+        ("pair_bot:Nope", "no 'Nope'"),
+        ("no_such_module:Bot", "cannot import"),
+        ("json:JSONDecoder", "not a bot"),
+    ):
         assert main(["sim", "--teams", f"{spec},hard", "--matches", "1"]) == 2
         assert complaint in capsys.readouterr().err
 
@@ -501,7 +560,9 @@ def _pair(name: str, seat: int = 0, hand=("KS", "KH", "KD", "JS"), center=("KC",
 
 def test_a_release_pair_releases_with_the_swap_that_makes_four_and_calls_on_a_quick_release_only():
     maker = _pair("pair-release")
-    held = seat_view(hand=("KS", "KH", "KD", "JS"), center=("KC", "AH", "10S", "AC"), channel_held=True, channel_sign="owl")
+    held = seat_view(
+        hand=("KS", "KH", "KD", "JS"), center=("KC", "AH", "10S", "AC"), channel_held=True, channel_sign="owl"
+    )
     assert maker.decide(held, 10.0)[:2] == [a.Swap("JS", 0, "KC"), a.ReleaseChannel()]
     caller = _pair("pair-release", hand=("AS", "QH", "JD", "10D"))
     view = seat_view(hand=("AS", "QH", "JD", "10D"), channel_held=True, channel_sign="owl")
@@ -538,7 +599,9 @@ def test_a_silence_pair_keeps_swapping_and_calls_when_its_partner_stays_still():
 
 def test_a_rhythm_pair_makes_its_four_on_the_slow_beat_and_calls_on_it():
     maker = _pair("pair-rhythm")
-    view = seat_view(hand=("KS", "KH", "KD", "JS"), center=("KC", "AH", "10S", "AC"), channel_held=True, channel_sign="owl")
+    view = seat_view(
+        hand=("KS", "KH", "KD", "JS"), center=("KC", "AH", "10S", "AC"), channel_held=True, channel_sign="owl"
+    )
     maker.observe([e.Swapped(0, 1, "QS", "KD")])
     maker.decide(view, 10.0)  # its own swap seen at 10 s
     assert not any(isinstance(x, a.Swap) for x in maker.decide(view, 12.5))  # the four waits for the slow beat
@@ -586,11 +649,15 @@ def test_the_learner_believes_a_signal_seen_before_every_four_and_stops_believin
         learner.learn(1, 2, {"held", "release-quick"}, four=True)
         learner.learn(1, 2, {"held", "take-late"}, four=False)
         for _ in range(4):
-            learner.learn(1, 3, {"held"}, four=False, possible=False)  # windows the cards ruled out: never a quick release
+            learner.learn(
+                1, 3, {"held"}, four=False, possible=False
+            )  # windows the cards ruled out: never a quick release
     assert before < 1 / 3 + bots.COUNTER_MARGIN  # the bar with one opposing team
     assert learner.chance(1, 2, ["held", "release-quick"]) > 0.85
     assert learner.chance(1, 2, ["held", "take-late"]) < 0.25  # the bluff now lowers the odds below the cards' own
-    assert learner.chance(1, 2, ["held"]) == pytest.approx(learner.chance(1, 2, []), abs=0.05)  # seen either way: nothing
+    assert learner.chance(1, 2, ["held"]) == pytest.approx(
+        learner.chance(1, 2, []), abs=0.05
+    )  # seen either way: nothing
     assert learner.chance(0, 2, ["release-quick"]) == pytest.approx(before)  # per team: the other team is unknown yet
 
 
@@ -598,7 +665,9 @@ def _round(bot, round_no, hand, center):
     if round_no == 1:
         dealt(bot, 0, hand, center)
     else:
-        bot.observe([e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)])
+        bot.observe(
+            [e.SigningStarted(round_no), e.RoundOpened(round_no), e.Dealt(center, 0, False), e.HandDealt(0, hand)]
+        )
 
 
 def test_expert_learns_a_pair_whose_release_means_four_from_two_reveals_and_ignores_its_late_takes():
@@ -607,7 +676,9 @@ def test_expert_learns_a_pair_whose_release_means_four_from_two_reveals_and_igno
     counters the release at once, and no longer the take."""
     bot = ExpertBot(random.Random(9))
     hand, center = ("AS", "QS", "JS", "10S"), ("KS", "KH", "AD", "JH")
-    view = seat_view(hand=hand, center=("AH", "10H", "AD", "JH"), channel_held=True, channel_sign="owl", partner_bot=False)
+    view = seat_view(
+        hand=hand, center=("AH", "10H", "AD", "JH"), channel_held=True, channel_sign="owl", partner_bot=False
+    )
     four = (hand, ("KS", "KH", "KD", "KC"), ("QD", "QC", "JC", "10C"), ("AC", "AH", "QH", "JD"))
     bluff = (hand, ("KS", "KH", "QD", "AC"), ("KD", "QC", "JC", "10C"), ("KC", "AH", "QH", "JD"))
     countered = []
@@ -627,7 +698,9 @@ def test_expert_learns_a_pair_whose_release_means_four_from_two_reveals_and_igno
         countered.append(any(isinstance(x, a.Counter) for x in acted))
         hands = four if real else bluff
         outcome = ("call", 3, None, True, (1,)) if real else ("counter", 3, 1, False, (1,))
-        bot.observe([e.RoundEnded(round_no, *outcome, (0, round_no), hands, view.center, (SIGN, "owl"), (1,) if real else ())])
+        bot.observe(
+            [e.RoundEnded(round_no, *outcome, (0, round_no), hands, view.center, (SIGN, "owl"), (1,) if real else ())]
+        )
     assert not countered[0]  # nothing known yet
     assert countered[2] and countered[4]  # the release, once the reveals showed what it means
     assert not countered[3] and not countered[5]  # the late take: shown to be a bluff
@@ -660,7 +733,9 @@ def test_two_expert_partners_keep_the_key_without_four_break_it_with_the_swap_th
         second = maker.decide(seat_view(hand=hand2, center=center2, sign=sign, channel_held=held), 3.0)
         swap = second[0]
         assert isinstance(swap, a.Swap) and bots.is_four(tuple(swap.take if c == swap.give else c for c in hand2))
-        changes[bots.keyed_toggle(sign, maker._deals, 0, 2)] += any(isinstance(x, (a.TakeChannel, a.ReleaseChannel)) for x in second)
+        changes[bots.keyed_toggle(sign, maker._deals, 0, 2)] += any(
+            isinstance(x, (a.TakeChannel, a.ReleaseChannel)) for x in second
+        )
         events = _played(second, 0, center2)
         partner.observe(events)
         assert answer(partner, pview, 3.4) == [a.Call()]  # the key broken: four
@@ -691,7 +766,23 @@ def test_expert_wins_most_matches_against_the_pairs_and_the_card_reader_at_a_sma
 
 
 def test_the_gauntlet_plays_the_exploiters_named_and_refuses_an_unknown_one(capsys):
-    assert main(["sim", "--gauntlet", "normal", "--matches", "1", "--seed", "5", "--exploiters", "pair-release,card-reader", "--json"]) == 0
+    assert (
+        main(
+            [
+                "sim",
+                "--gauntlet",
+                "normal",
+                "--matches",
+                "1",
+                "--seed",
+                "5",
+                "--exploiters",
+                "pair-release,card-reader",
+                "--json",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert [row["exploiter"] for row in result["rows"]] == ["pair-release", "card-reader"]
     assert main(["sim", "--gauntlet", "normal", "--exploiters", "pair-mime"]) == 2
@@ -752,7 +843,14 @@ def _kings_proven(bot: bots.Bot) -> SeatView:
     """Seat 1 takes all four kings, putting down the four cards it was dealt: its four is proven."""
     view = seat_view(hand=("AS", "QS", "JS", "10S"), center=("KS", "KH", "KD", "KC"))
     dealt(bot, 0, view.hand, view.center)
-    bot.observe([e.Swapped(1, 0, "AH", "KS"), e.Swapped(1, 1, "AD", "KH"), e.Swapped(1, 2, "QH", "KD"), e.Swapped(1, 3, "QD", "KC")])
+    bot.observe(
+        [
+            e.Swapped(1, 0, "AH", "KS"),
+            e.Swapped(1, 1, "AD", "KH"),
+            e.Swapped(1, 2, "QH", "KD"),
+            e.Swapped(1, 3, "QD", "KC"),
+        ]
+    )
     return replace(view, center=("AH", "AD", "QH", "QD"))
 
 

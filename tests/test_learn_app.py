@@ -43,8 +43,11 @@ def lesson_app(tmp_path: Path, game: str) -> LessonApp:
     contract = client_game(game).contract
     lesson = client_game(game).lesson
     assert lesson is not None
-    return LessonApp(Play(contract.seats[0], "lesson", str(timing), "ann", 0, game), lesson,
-                     server=LocalServer(str(timing), lesson=True))
+    return LessonApp(
+        Play(contract.seats[0], "lesson", str(timing), "ann", 0, game),
+        lesson,
+        server=LocalServer(str(timing), lesson=True),
+    )
 
 
 async def ready(app: LessonApp, pilot) -> None:
@@ -71,8 +74,10 @@ def test_a_wrong_counter_is_explained_and_its_round_dealt_again(tmp_path):
         app = lesson_app(tmp_path, "quatro")
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(app, pilot)  # with the highlighted sign
-            await until(lambda: isinstance(app.screen, TableScreen) and "Swap toward four" in coach_text(app),
-                        what="the first step at the table")
+            await until(
+                lambda: isinstance(app.screen, TableScreen) and "Swap toward four" in coach_text(app),
+                what="the first step at the table",
+            )
             await armed(app)
             await pilot.pause(0.3)
             await pilot.press("x")  # nobody holds four: a wrong counter
@@ -82,8 +87,10 @@ def test_a_wrong_counter_is_explained_and_its_round_dealt_again(tmp_path):
             await armed(app)
             await pilot.press("n")
             await ready(app, pilot)
-            await until(lambda: app.game.view is not None and app.game.view.phase is Phase.ROUND
-                        and app.game.view.hand, what="the deal")
+            await until(
+                lambda: app.game.view is not None and app.game.view.phase is Phase.ROUND and app.game.view.hand,
+                what="the deal",
+            )
             assert sorted(app.game.view.hand) == sorted(SCENES[0].hands[0])  # the same scene again
             await app._quit()
 

@@ -18,8 +18,21 @@ from helpers.terminal import Tmux
 pytestmark = pytest.mark.timeout(180)
 
 #: A key as the coach names it, to tmux's name for it.
-TMUX_KEYS = {"space": "Space", "enter": "Enter", "esc": "Escape", "←": "Left", "→": "Right", "↑": "Up", "↓": "Down",
-             "left": "Left", "right": "Right", "up": "Up", "down": "Down", "ctrl+q": "C-q", "backspace": "BSpace"}
+TMUX_KEYS = {
+    "space": "Space",
+    "enter": "Enter",
+    "esc": "Escape",
+    "←": "Left",
+    "→": "Right",
+    "↑": "Up",
+    "↓": "Down",
+    "left": "Left",
+    "right": "Right",
+    "up": "Up",
+    "down": "Down",
+    "ctrl+q": "C-q",
+    "backspace": "BSpace",
+}
 #: Seconds the newcomer waits for the coach to change before reading it again and pressing again.
 PATIENCE = 1.5
 #: A lesson's pace for the test: the lesson's own rules, pulses and cooldowns a few tenths of a second.
@@ -82,19 +95,33 @@ def walk(tmux: Tmux, session: str, budget: float) -> list[str]:
         until = time.monotonic() + PATIENCE
         while time.monotonic() < until and coach(tmux("capture-pane", "-p", "-t", session)) == panel:
             time.sleep(0.1)
-    raise AssertionError(f"the lesson was not done in {budget:g} s; headings {headings}; the screen:\n"
-                         f"{tmux('capture-pane', '-p', '-t', session)}")
+    raise AssertionError(
+        f"the lesson was not done in {budget:g} s; headings {headings}; the screen:\n"
+        f"{tmux('capture-pane', '-p', '-t', session)}"
+    )
 
 
 def learn(tmux: Tmux, tmp_path: Path, game: str, locale: tuple[str, ...] = ()) -> list[str]:
     timing = tmp_path / "lesson.toml"
     timing.write_text(LESSON_TOML)
     session = f"learn-{uuid.uuid4().hex[:8]}"
-    command = " ".join([
-        "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", *locale, shlex.quote(sys.executable), "-m", "quatro_tui",
-        "learn",
-        "--game", game, "--timing", shlex.quote(str(timing)), "--name", "newt",
-    ])
+    command = " ".join(
+        [
+            "env",
+            f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
+            *locale,
+            shlex.quote(sys.executable),
+            "-m",
+            "quatro_tui",
+            "learn",
+            "--game",
+            game,
+            "--timing",
+            shlex.quote(str(timing)),
+            "--name",
+            "newt",
+        ]
+    )
     tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
     try:
         started = time.monotonic()
@@ -120,8 +147,14 @@ def steps_in(headings: list[str]) -> list[str]:
 
 def test_a_newcomer_learns_quatro_by_the_keys_the_coach_names(tmux, tmp_path):
     headings = learn(tmux, tmp_path, "quatro")
-    assert steps_in(headings) == ["Swap toward four", "Take the channel", "Show your team's sign",
-                                  "Read your partner's sign, and call", "Spot their sign, and counter", "A decoy"]
+    assert steps_in(headings) == [
+        "Swap toward four",
+        "Take the channel",
+        "Show your team's sign",
+        "Read your partner's sign, and call",
+        "Spot their sign, and counter",
+        "A decoy",
+    ]
 
 
 def test_a_newcomer_learns_quatro_in_a_plain_locale_where_keys_and_signs_go_by_their_names(tmux, tmp_path):
@@ -140,10 +173,21 @@ def test_a_first_quatro_play_offers_the_lesson_once_per_name_declined_or_taken_w
 
     def play(name: str) -> str:
         session = f"offer-{uuid.uuid4().hex[:8]}"
-        command = " ".join([
-            "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", "QUATRO_LEARN_OFFER=1", shlex.quote(sys.executable),
-            "-m", "quatro_tui", "play", "--timing", "fast", "--name", name,
-        ])
+        command = " ".join(
+            [
+                "env",
+                f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
+                "QUATRO_LEARN_OFFER=1",
+                shlex.quote(sys.executable),
+                "-m",
+                "quatro_tui",
+                "play",
+                "--timing",
+                "fast",
+                "--name",
+                name,
+            ]
+        )
         tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
         return session
 

@@ -151,7 +151,12 @@ def test_q3_the_give_after_a_placement_is_legal_of_the_placed_view():
         assert trial.act(seat_view.seat, q.Place(square), now).ok
         told = quarto_engine.view(trial, seat_view.seat, now)
         if told.phase is q.Phase.PLAYING and told.game == seat_view.game:
-            assert (after.board, after.in_hand, after.turn, after.step) == (told.board, told.in_hand, told.turn, told.step)
+            assert (after.board, after.in_hand, after.turn, after.step) == (
+                told.board,
+                told.in_hand,
+                told.turn,
+                told.step,
+            )
             assert q.legal(after) == q.legal(told)
             checked += 1
         else:
@@ -164,8 +169,17 @@ def test_q3_the_give_after_a_placement_is_legal_of_the_placed_view():
 
 #: One of every player action, values that the rules would refuse included.
 _EVERY_ACTION = [
-    a.Ready(), a.PickSign("no-such-sign"), a.Swap("AS", 9, "KS"), a.TakeChannel(), a.ReleaseChannel(),
-    a.ChooseEmoji("no-such-sign"), a.Call(), a.Counter(99), a.AskReshuffle(), a.Vote(True), a.NextRound(),
+    a.Ready(),
+    a.PickSign("no-such-sign"),
+    a.Swap("AS", 9, "KS"),
+    a.TakeChannel(),
+    a.ReleaseChannel(),
+    a.ChooseEmoji("no-such-sign"),
+    a.Call(),
+    a.Counter(99),
+    a.AskReshuffle(),
+    a.Vote(True),
+    a.NextRound(),
 ]
 
 

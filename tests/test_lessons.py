@@ -50,6 +50,7 @@ def ended(outcome: str, by: int, right: bool) -> e.RoundEnded:
 
 # --- Quatro's checks ---------------------------------------------------------------------------------------------
 
+
 def test_swap_toward_four_passes_on_four_of_a_kind_in_hand_only():
     assert holds_four(game_of(seat_view(hand=("KS", "KH", "KD", "KC"))))
     assert not holds_four(game_of(seat_view(hand=("KS", "KH", "KD", "JC"))))
@@ -109,6 +110,7 @@ def test_the_steps_pass_in_order_each_on_its_own_move():
 
 # --- Quarto's checks ---------------------------------------------------------------------------------------------
 
+
 def quarto_table() -> quarto_engine.QuartoTable:
     table = QuartoLesson().new_table(Opening(2, frozenset({1}), 0, (0, 1)), LESSON, random.Random(1))
     assert isinstance(table, quarto_engine.QuartoTable)
@@ -160,6 +162,7 @@ def test_giving_a_piece_that_hands_them_a_win_does_not_pass_and_a_safe_one_does(
 
 # --- the server's scripted table -----------------------------------------------------------------------------
 
+
 def test_each_scene_is_a_legal_deal_that_each_seat_knows_by_its_hand():
     for scene in lessons.SCENES:
         assert sorted(scene.deck()) == sorted(engine.Table(4).deck)
@@ -169,8 +172,9 @@ def test_each_scene_is_a_legal_deal_that_each_seat_knows_by_its_hand():
 
 
 def test_the_lesson_table_deals_the_next_scene_once_the_learners_team_scored():
-    table = lessons.QuatroLesson().new_table(Opening(4, frozenset({1, 2, 3}), 0, (0, 1, 2, 3)), LESSON,
-                                             random.Random(1))
+    table = lessons.QuatroLesson().new_table(
+        Opening(4, frozenset({1, 2, 3}), 0, (0, 1, 2, 3)), LESSON, random.Random(1)
+    )
     assert isinstance(table, engine.Table)
     table.start(0.0)
     table.act(0, a.PickSign("fox"), 0.0)
@@ -214,6 +218,7 @@ def test_the_lesson_profile_is_loaded_by_name_and_slow_enough_to_read():
 
 
 # --- the offer on a first quatro play ----------------------------------------------------------------------------
+
 
 def test_the_offer_is_remembered_per_name_across_runs(tmp_path):
     from quatro_tui.settings import Settings
@@ -286,8 +291,9 @@ def test_the_reveal_says_why_a_round_went_wrong_from_the_learners_side():
     from quatro_tui.games.quatro.lesson import QUATRO_STEPS, quatro_between
 
     def said(end: e.RoundEnded) -> str:
-        return quatro_between(game_of(seat_view(phase=Phase.BREAK), end), lambda binding: f"<{binding}>",
-                              QUATRO_STEPS[0])
+        return quatro_between(
+            game_of(seat_view(phase=Phase.BREAK), end), lambda binding: f"<{binding}>", QUATRO_STEPS[0]
+        )
 
     assert "you did not hold four yet" in said(ended("call", 2, False))  # the partner called on an early sign
     assert "your partner did not hold four" in said(ended("call", 0, False))
@@ -297,6 +303,7 @@ def test_the_reveal_says_why_a_round_went_wrong_from_the_learners_side():
 
 
 # --- what the coach says after a move off the script ------------------------------------------------------------
+
 
 def keys_as_ids(binding: str) -> str:
     return f"<{binding}>"

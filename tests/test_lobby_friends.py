@@ -25,7 +25,9 @@ def test_rematch_plays_again_with_the_same_seats_host_only_once_over():
     ids = count(1)
 
     def ask(peer: Peer, kind: str, now: float, **fields: Any) -> dict[str, Any]:
-        return wire.to_wire(room_lobby.handle(peer, wire.request_from_wire({"kind": kind, "id": next(ids), **fields}), now))
+        return wire.to_wire(
+            room_lobby.handle(peer, wire.request_from_wire({"kind": kind, "id": next(ids), **fields}), now)
+        )
 
     assert ask(ann, p.CREATE_TABLE, 0.0, players=4)["kind"] == p.OK
     assert ask(bob, p.JOIN, 0.0, table=1)["kind"] == p.OK
@@ -46,8 +48,15 @@ def test_rematch_plays_again_with_the_same_seats_host_only_once_over():
     assert ask(ann, p.REMATCH, 2.0)["kind"] == p.OK
     assert room.table.phase is Phase.SIGNING and room.table.scores == [0, 0]
     assert [(s.name, s.bot is not None) for s in room.seats] == seats_before
-    (first,) = [msg for msg in bob.sent[-3:] if msg["kind"] == "update" and any(ev["kind"] == "match_started" for ev in msg["events"])]
-    assert first["snapshot"] and first["view"]["scores"] == [0, 0]  # a new match starts from a snapshot, nothing carried over
+    (first,) = [
+        msg
+        for msg in bob.sent[-3:]
+        if msg["kind"] == "update" and any(ev["kind"] == "match_started" for ev in msg["events"])
+    ]
+    assert first["snapshot"] and first["view"]["scores"] == [
+        0,
+        0,
+    ]  # a new match starts from a snapshot, nothing carried over
 
 
 def test_rematch_before_any_match_is_refused_not_over():
@@ -66,7 +75,6 @@ def test_rematch_before_any_match_is_refused_not_over():
 # --- over real TCP -------------------------------------------------------------------------------------------------
 
 
-
 def test_a_player_moves_to_a_free_seat_to_sit_with_a_friend(quatro_server):
     async def body():
         ann = await Player(quatro_server, "ann").start()
@@ -76,8 +84,12 @@ def test_a_player_moves_to_a_free_seat_to_sit_with_a_friend(quatro_server):
             assert (await bob.act(p.JOIN, table=table))["seat"] == 1
             moved = await bob.act(p.MOVE, seat=2)  # across the table from ann: her partner (R1)
             assert moved["seat"] == 2
-            await until(lambda: ann.seating is not None and ann.seating.seats[2].name == "bob"
-                        and not ann.seating.seats[1].taken, what="bob in seat 3 on ann's side")
+            await until(
+                lambda: (
+                    ann.seating is not None and ann.seating.seats[2].name == "bob" and not ann.seating.seats[1].taken
+                ),
+                what="bob in seat 3 on ann's side",
+            )
             taken = await bob.request(p.MOVE, seat=0)
             assert taken["kind"] == p.REFUSED and taken["reason"] == p.SEAT_TAKEN
             tables = await ann.request(p.LIST_TABLES)
@@ -139,7 +151,9 @@ def test_only_the_host_sees_the_hosts_keys_in_the_waiting_room(quatro_server, ho
         app = QuatroApp(Join("127.0.0.1", quatro_server, "bob"))
         try:
             async with app.run_test(size=(80, 24)) as pilot:
-                await until(lambda: app.conn is not None and app.screen.__class__.__name__ == "LobbyScreen", what="lobby")
+                await until(
+                    lambda: app.conn is not None and app.screen.__class__.__name__ == "LobbyScreen", what="lobby"
+                )
                 if host:
                     reply = await app.request(m.CreateTable(4))
                     app.game.my_seat = reply.payload.seat

@@ -38,7 +38,8 @@ def test_the_lock_pins_every_declared_dependency_within_its_range() -> None:
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{requirement.name} is in pyproject.toml but not pinned in constraints.txt"
         assert requirement.specifier.contains(pins[name], prereleases=True), (
-            f"constraints.txt pins {requirement.name}=={pins[name]}, outside pyproject.toml's {requirement}")
+            f"constraints.txt pins {requirement.name}=={pins[name]}, outside pyproject.toml's {requirement}"
+        )
 
 
 def test_the_lock_does_not_pin_the_project_itself() -> None:

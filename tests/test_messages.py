@@ -51,7 +51,12 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
 
 SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, Phase.LOBBY, "standard", False, (0, 0))
 SEATING = m.Seating(
-    1, 4, Phase.SIGNING, None, {"round_length": 180.0, "target_score": 5}, "standard",
+    1,
+    4,
+    Phase.SIGNING,
+    None,
+    {"round_length": 180.0, "target_score": 5},
+    "standard",
     tuple(m.SeatInfo(i, None if i == 3 else f"p{i}", "normal" if i == 2 else None, i != 3, i < 2) for i in range(4)),
 )
 
@@ -63,16 +68,69 @@ REPLY_SAMPLES: list[tuple[m.Reply, type[m.Payload]]] = [
     (m.Ok(5, m.Renamed("bob")), m.Renamed),
     (m.Ok(6, m.BotAdded(2)), m.BotAdded),
     (m.Ok(7), m.Done),
-    (m.Ok(10, m.Matches((m.MatchSummary(3, 0, "quatro", 4, ("ann", "normal-bot-1", "", ""), (1,), 1_790_000_000,
-                                        1_790_000_600, (5, 3), False),), True)), m.Matches),
-    (m.Ok(11, m.ReplayFrames(3, 0, 2, "quatro", 4, ("ann", "normal-bot-1", "bob", "normal-bot-3"), (1, 3),
-                             {"round_length": 180.0}, 90, 0, ({"kind": "update", "table": 3, "seq": 1},), (0,),
-                             (m.ReplayNote(0, ("The truth of round 1", "nobody held four of a kind")),))), m.ReplayFrames),
+    (
+        m.Ok(
+            10,
+            m.Matches(
+                (
+                    m.MatchSummary(
+                        3,
+                        0,
+                        "quatro",
+                        4,
+                        ("ann", "normal-bot-1", "", ""),
+                        (1,),
+                        1_790_000_000,
+                        1_790_000_600,
+                        (5, 3),
+                        False,
+                    ),
+                ),
+                True,
+            ),
+        ),
+        m.Matches,
+    ),
+    (
+        m.Ok(
+            11,
+            m.ReplayFrames(
+                3,
+                0,
+                2,
+                "quatro",
+                4,
+                ("ann", "normal-bot-1", "bob", "normal-bot-3"),
+                (1, 3),
+                {"round_length": 180.0},
+                90,
+                0,
+                ({"kind": "update", "table": 3, "seq": 1},),
+                (0,),
+                (m.ReplayNote(0, ("The truth of round 1", "nobody held four of a kind")),),
+            ),
+        ),
+        m.ReplayFrames,
+    ),
     (m.Refused(8, "cooldown", "not yet", 1200), m.Done),
     (m.Refused(9, "taken", "too slow", None), m.Done),
     (m.Error(None, p.HELLO_FIRST, "say hello"), m.Done),
-    (m.Ok(10, m.Standings("quatro", 0, 1, (m.Standing(1, "bot:expert", "expert bot", True, 16.9, 12, 11),))), m.Standings),
-    (m.Ok(11, m.Card("p:" + "0" * 32, "ann", False, (m.GameRecord("quatro", 2, 1.5, 26.1, 8.2, 3, 2, (m.Tally("calls_right", 4),)),))), m.Card),
+    (
+        m.Ok(10, m.Standings("quatro", 0, 1, (m.Standing(1, "bot:expert", "expert bot", True, 16.9, 12, 11),))),
+        m.Standings,
+    ),
+    (
+        m.Ok(
+            11,
+            m.Card(
+                "p:" + "0" * 32,
+                "ann",
+                False,
+                (m.GameRecord("quatro", 2, 1.5, 26.1, 8.2, 3, 2, (m.Tally("calls_right", 4),)),),
+            ),
+        ),
+        m.Card,
+    ),
 ]
 
 
@@ -136,7 +194,11 @@ def test_an_ok_carries_its_payload_beside_kind_and_id():
     assert to_wire(m.Ok(3, m.Seated(1, 0, "s"))) == {"kind": "ok", "id": 3, "table": 1, "seat": 0, "secret": "s"}
     assert to_wire(m.Ok(4)) == {"kind": "ok", "id": 4}
     assert to_wire(m.refused(5, "cooldown", "not yet", 1.2344)) == {
-        "kind": "refused", "id": 5, "reason": "cooldown", "message": "not yet", "wait_ms": 1234,
+        "kind": "refused",
+        "id": 5,
+        "reason": "cooldown",
+        "message": "not yet",
+        "wait_ms": 1234,
     }
 
 
@@ -171,9 +233,13 @@ def test_every_push_round_trips():
 def test_a_recent_push_is_read_as_its_games_events_and_bounded():
     wire = to_wire(m.Recent(3, p.QUATRO, (PlayerReady(0),)))
     assert wire == {"kind": "recent", "table": 3, "game": "quatro", "events": [{"kind": "player_ready", "seat": 0}]}
-    for bad in ({**wire, "game": "chess"}, {**wire, "table": "3"}, {**wire, "events": {"kind": "player_ready"}},
-                {**wire, "events": [{"kind": "placed", "seat": 0}]},
-                {**wire, "events": wire["events"] * (p.MAX_RECENT_EVENTS + 1)}):
+    for bad in (
+        {**wire, "game": "chess"},
+        {**wire, "table": "3"},
+        {**wire, "events": {"kind": "player_ready"}},
+        {**wire, "events": [{"kind": "placed", "seat": 0}]},
+        {**wire, "events": wire["events"] * (p.MAX_RECENT_EVENTS + 1)},
+    ):
         with pytest.raises(WireError):
             push_from_wire(bad)
 

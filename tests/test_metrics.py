@@ -49,8 +49,11 @@ async def scrape(port: int, path: str = "/metrics") -> dict[tuple[str, tuple[tup
             return answer.read().decode()
 
     text = await trio.to_thread.run_sync(fetch)
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def total(samples: dict, name: str, **labels: str) -> float:
@@ -140,8 +143,9 @@ async def test_the_endpoint_answers_its_path_only(nursery):
     await idle.aclose()
 
 
-async def test_a_flood_of_silent_connections_is_bounded_and_a_real_scrape_is_answered_meanwhile(nursery, caplog,
-                                                                                                  monkeypatch):
+async def test_a_flood_of_silent_connections_is_bounded_and_a_real_scrape_is_answered_meanwhile(
+    nursery, caplog, monkeypatch
+):
     """Silent connections to the endpoint once took the process to its descriptor limit (the request timeout started
     only with a scrape slot): now at most MAX_CONNECTIONS are held, each for REQUEST_TIMEOUT from its accept; one more
     is closed at once with one log line (no traceback), a scraper from another address is answered meanwhile, and
@@ -201,7 +205,22 @@ def test_a_metrics_port_already_taken_stops_the_server_saying_so():
         taken.bind((HOST, 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "quatro_server", "--host", HOST, "--port", "0", "--no-journal",
-                               "--metrics", str(port)], capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "quatro_server",
+                "--host",
+                HOST,
+                "--port",
+                "0",
+                "--no-journal",
+                "--metrics",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     assert done.returncode == 1
     assert f"quatro-server: cannot serve metrics on {HOST}:{port}: Address already in use" in done.stderr, done.stderr

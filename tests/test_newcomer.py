@@ -46,7 +46,12 @@ def swap_times(bot: bots.Bot, view: SeatView, until: float, seat: int = 0) -> li
             if isinstance(action, a.Swap):
                 swaps.append(now)
                 # Put the card back where it was: the table stays as it is, so the bot keeps finding a swap to make.
-                bot.observe([e.Swapped(seat, action.slot, action.give, action.take), e.Swapped(seat, action.slot, action.take, action.give)])
+                bot.observe(
+                    [
+                        e.Swapped(seat, action.slot, action.give, action.take),
+                        e.Swapped(seat, action.slot, action.take, action.give),
+                    ]
+                )
         now += bot.think_time()
     return swaps
 
@@ -94,7 +99,9 @@ def test_the_newcomer_calls_one_and_a_half_seconds_after_its_partners_sign():
         bot = Newcomer(random.Random(seed))
         view = seat_view(hand=("AS", "AH", "QS", "JS"), center=("KD", "KH", "10S", "JC"))
         dealt(bot, 0, view.hand, view.center)
-        bot.observe([e.Swapped(2, 0, "QH", "KD"), e.Swapped(2, 1, "QD", "KH"), e.ChannelTaken(2)])  # two swaps: four is possible
+        bot.observe(
+            [e.Swapped(2, 0, "QH", "KD"), e.Swapped(2, 1, "QD", "KH"), e.ChannelTaken(2)]
+        )  # two swaps: four is possible
         view = replace(view, center=("QH", "QD", "10S", "JC"), swap_wait_ms=60_000)
         pulse_at = 7.0 + random.Random(seed).random()  # falls between two looks
         now, told, call_at = 0.0, False, None
@@ -122,7 +129,9 @@ def test_the_newcomer_never_counters_and_calls_on_its_partners_sign_alone():
     for beat in range(40):
         # Opponents take channels on cards that could be four and pulse; the partner pulses a decoy.
         bot.observe([e.Swapped(1, 0, "QH", "KD"), e.Swapped(1, 1, "QD", "KH"), e.ChannelTaken(1), e.Pulse(1, SIGN)])
-        bot.observe([e.Swapped(2, 2, "10H", "10S"), e.Swapped(2, 2, "10S", "10H"), e.ChannelTaken(2), e.Pulse(2, decoy)])
+        bot.observe(
+            [e.Swapped(2, 2, "10H", "10S"), e.Swapped(2, 2, "10S", "10H"), e.ChannelTaken(2), e.Pulse(2, decoy)]
+        )
         seats = tuple(
             replace(s, channel_held=s.seat in (1, 2), last_pulse=decoy if s.seat == 2 else SIGN, last_pulse_ms=0)
             if s.seat in (1, 2)
@@ -149,7 +158,9 @@ def test_easy_reads_a_fresh_deal_and_every_swap_at_a_new_players_pace():
         firsts.append(swaps[0])
         assert low + read_low - TOLERANCE <= swaps[0] <= high + read_high + TOLERANCE, swaps[0]
         gaps = [b - a_ for a_, b in zip(swaps, swaps[1:])]
-        assert all(cooldown + low + read_low - TOLERANCE <= gap <= cooldown + high + read_high + TOLERANCE for gap in gaps), gaps
+        assert all(
+            cooldown + low + read_low - TOLERANCE <= gap <= cooldown + high + read_high + TOLERANCE for gap in gaps
+        ), gaps
     assert max(firsts) - min(firsts) > (high - low) / 4  # drawn afresh
 
 
@@ -158,7 +169,10 @@ def test_the_sim_seats_a_pair_as_one_team(capsys):
     result = json.loads(capsys.readouterr().out)
     assert [t["level"] for t in result["teams"]] == ["newcomer/easy", "easy"]
     assert set(result["performance"]["by_level"]) == {"newcomer", "easy"}
-    assert sim_quatro.seat_player("newcomer/easy", 0, 4) == "newcomer" and sim_quatro.seat_player("newcomer/easy", 2, 4) == "easy"
+    assert (
+        sim_quatro.seat_player("newcomer/easy", 0, 4) == "newcomer"
+        and sim_quatro.seat_player("newcomer/easy", 2, 4) == "easy"
+    )
     assert sim_quatro.seat_player("newcomer/easy", 3, 6) == "easy" and sim_quatro.seat_player("hard", 3, 6) == "hard"
     for teams, complaint in (
         ("newcomer/easy/hard,easy", "a team is two players"),

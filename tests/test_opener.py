@@ -37,8 +37,16 @@ pytestmark = pytest.mark.timeout(120)
 
 #: A short match: one point wins, and rounds end quickly.
 SHORT_MATCH = {
-    "sign_window": 0.5, "swap_cooldown": 0.2, "channel_cooldown": 0.2, "pulse_interval": 0.5, "pulse_shown": 0.4,
-    "vote_window": 1.0, "vote_gap": 1.0, "round_length": 6.0, "break_length": 0.5, "target_score": 1,
+    "sign_window": 0.5,
+    "swap_cooldown": 0.2,
+    "channel_cooldown": 0.2,
+    "pulse_interval": 0.5,
+    "pulse_shown": 0.4,
+    "vote_window": 1.0,
+    "vote_gap": 1.0,
+    "round_length": 6.0,
+    "break_length": 0.5,
+    "target_score": 1,
 }
 
 
@@ -110,8 +118,10 @@ def test_the_opener_who_says_n_stays_and_only_s_stops_the_table_for_everyone(tmp
             await until(lambda: isinstance(app.screen, LeaveRunning), what="the question a third time")
             await pilot.press("s")
         # Her stop is final: her guest is told the game is over and who ended it, not to come back later.
-        bye = await until(lambda: next((m for m in bob.messages if isinstance(m, ServerBye)), None),
-                          what="bob told the server is going")
+        bye = await until(
+            lambda: next((m for m in bob.messages if isinstance(m, ServerBye)), None),
+            what="bob told the server is going",
+        )
         assert bye.reason == m.BYE_CLOSED and bye.text == "opal ended the game", (bye.reason, bye.text)
         await until(lambda: process.poll() is not None, what="the server to stop")
         await bob.close()
@@ -222,8 +232,17 @@ def test_the_quiet_time_is_shorter_than_a_tables_and_said_where_the_opener_looks
 
 
 def _quatro(home: Path, *args: str) -> str:
-    return " ".join(["env", f"XDG_CONFIG_HOME={shlex.quote(str(home))}", "LANG=C.UTF-8",
-                     shlex.quote(sys.executable), "-m", "quatro_tui", *map(shlex.quote, args)])
+    return " ".join(
+        [
+            "env",
+            f"XDG_CONFIG_HOME={shlex.quote(str(home))}",
+            "LANG=C.UTF-8",
+            shlex.quote(sys.executable),
+            "-m",
+            "quatro_tui",
+            *map(shlex.quote, args),
+        ]
+    )
 
 
 def _over(screen: str) -> bool:
@@ -243,21 +262,47 @@ def _play_on(tmux: Tmux, session: str, screen: str) -> None:
 
 
 @pytest.mark.timeout(240)
-def test_r19_in_tmux_the_openers_window_is_killed_mid_round_the_guest_finishes_and_the_opener_comes_back(tmp_path, tmux):
+def test_r19_in_tmux_the_openers_window_is_killed_mid_round_the_guest_finishes_and_the_opener_comes_back(
+    tmp_path, tmux
+):
     opener_home, guest_home = tmp_path / "cleo", tmp_path / "ben"
     tag = uuid.uuid4().hex[:8]
     opener, guest, back = f"cleo-{tag}", f"ben-{tag}", f"cleo-back-{tag}"
     cwd = os.getcwd()
-    tmux("-u", "new-session", "-d", "-s", opener, "-x", "80", "-y", "24", "-c", cwd,
-         _quatro(opener_home, "play", "--open", "1", "--timing", "fast", "--name", "cleo"))
+    tmux(
+        "-u",
+        "new-session",
+        "-d",
+        "-s",
+        opener,
+        "-x",
+        "80",
+        "-y",
+        "24",
+        "-c",
+        cwd,
+        _quatro(opener_home, "play", "--open", "1", "--timing", "fast", "--name", "cleo"),
+    )
     try:
         room = wait_for(tmux, opener, lambda t: "Others join with:" in t and "--table" in t, "the join address")
         found = re.search(r"quatro join 127\.0\.0\.1:(\d+) --table (\d+)", room)
         assert found, room
         port, table = int(found.group(1)), found.group(2)
         address = f"127.0.0.1:{port}"
-        tmux("-u", "new-session", "-d", "-s", guest, "-x", "80", "-y", "24", "-c", cwd,
-             _quatro(guest_home, "join", address, "--table", table, "--name", "ben"))
+        tmux(
+            "-u",
+            "new-session",
+            "-d",
+            "-s",
+            guest,
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-c",
+            cwd,
+            _quatro(guest_home, "join", address, "--table", table, "--name", "ben"),
+        )
         # Everyone seated: the match starts by itself. Mid-round, the opener's window goes.
         deadline = time.monotonic() + WAIT
         while not on_the_table(tmux("capture-pane", "-p", "-t", opener)):
@@ -281,10 +326,26 @@ def test_r19_in_tmux_the_openers_window_is_killed_mid_round_the_guest_finishes_a
             if "starts the next round now" in screen or "next round" in screen:
                 rounds_seen += 1  # a round has ended since the opener left
             if not came_back and rounds_seen:
-                tmux("-u", "new-session", "-d", "-s", back, "-x", "80", "-y", "24", "-c", cwd,
-                     _quatro(opener_home, "join", address, "--name", "cleo"))
-                again = wait_for(tmux, back, lambda t: "Back in your seat" in t or "its seats are fixed" in t,
-                                 "the opener back in her seat")
+                tmux(
+                    "-u",
+                    "new-session",
+                    "-d",
+                    "-s",
+                    back,
+                    "-x",
+                    "80",
+                    "-y",
+                    "24",
+                    "-c",
+                    cwd,
+                    _quatro(opener_home, "join", address, "--name", "cleo"),
+                )
+                again = wait_for(
+                    tmux,
+                    back,
+                    lambda t: "Back in your seat" in t or "its seats are fixed" in t,
+                    "the opener back in her seat",
+                )
                 assert "its seats are fixed" not in again, again
                 came_back = True
             _play_on(tmux, guest, screen)

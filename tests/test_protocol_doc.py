@@ -72,7 +72,10 @@ EVENT_CLASSES = [cls for cls in _subclasses(events.Event) if dataclasses.is_data
 QUARTO_EVENT_CLASSES = [
     obj
     for obj in vars(quarto).values()
-    if isinstance(obj, type) and issubclass(obj, quarto.Event) and obj is not quarto.Event and obj.__module__ == quarto.__name__
+    if isinstance(obj, type)
+    and issubclass(obj, quarto.Event)
+    and obj is not quarto.Event
+    and obj.__module__ == quarto.__name__
 ]
 
 
@@ -229,13 +232,19 @@ def _lobby_messages() -> list[dict[str, Any]]:
     ask(wes, protocol.LEAVE, now=40.6)
     assert ask(cy, protocol.WATCHERS, now=40.7, open=False)["kind"] == protocol.OK
     # The records (section 20): a board, a card.
-    room_lobby.records.match_ended("quatro", room_lobby.rooms[1].game.record(_Finished(), []),  # type: ignore[arg-type]
-                                   [lobby.Player(f"bot:{level}", f"{level} bot") for level in ("expert", "easy", "hard", "normal")], 0.0)
+    room_lobby.records.match_ended(
+        "quatro",
+        room_lobby.rooms[1].game.record(_Finished(), []),  # type: ignore[arg-type]
+        [lobby.Player(f"bot:{level}", f"{level} bot") for level in ("expert", "easy", "hard", "normal")],
+        0.0,
+    )
     ask(eve, protocol.LEADERBOARD, now=11.0)
     ask(eve, protocol.PLAYER_CARD, now=11.0, person="bot:expert")
 
     conn = _Conn("dee")
-    hello = wire.request_from_wire({"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION, "name": "dee"})
+    hello = wire.request_from_wire(
+        {"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION, "name": "dee"}
+    )
     replies.append(wire.to_wire(lobby.Lobby().handle(conn, hello, 0.0, greeted=False)))
     return replies + [m for peer in (ann, bob, eve, twin, cy, wes) for m in peer.sent]
 
@@ -264,7 +273,14 @@ def _required() -> dict[str, set[str]]:
         "rule reasons": {reason.value for reason in actions.Reason},
         "view fields": {
             name
-            for cls in (views.SeatView, views.SeatState, views.VoteState, views.RoundSummary, views.Clock, views.OwnTimers)
+            for cls in (
+                views.SeatView,
+                views.SeatState,
+                views.VoteState,
+                views.RoundSummary,
+                views.Clock,
+                views.OwnTimers,
+            )
             for name in _fields(cls)
         },
         "phases": {phase.value for phase in views.Phase},
@@ -274,7 +290,8 @@ def _required() -> dict[str, set[str]]:
         "vote outcomes": _engine_calls(("_end_vote", "VoteEnded"), 1),
         "round outcomes": _engine_calls(("_end_round", "RoundEnded"), 1) | _engine_calls(("_end_round",), 0),
         "keys of the lobby's messages": _keys(sent),
-        "kinds of the lobby's messages": {m["kind"] for m in sent} | {e["kind"] for m in sent for e in m.get("events", [])},
+        "kinds of the lobby's messages": {m["kind"] for m in sent}
+        | {e["kind"] for m in sent for e in m.get("events", [])},
         "timing fields": set(timing.STANDARD.values()),
         "timing profiles": set(timing.PROFILES),
         "bot levels": set(bots.LEVELS),
@@ -302,12 +319,16 @@ def test_the_enumeration_finds_what_it_should():
     assert {"give", "slot", "take", "yes", "team", "sign"} <= REQUIRED["action fields"]
     assert {"swapped", "pulse", "round_ended", "host_changed"} <= REQUIRED["event kinds"]
     assert {"taken", "cooldown", "not_host"} <= REQUIRED["rule reasons"]
-    assert {"hello_first", "bad_secret", "rate_limited", "ok", "bye"} <= REQUIRED["protocol constants (kinds, lobby reasons, codes)"]
+    assert {"hello_first", "bad_secret", "rate_limited", "ok", "bye"} <= REQUIRED[
+        "protocol constants (kinds, lobby reasons, codes)"
+    ]
     assert {"remaining_ms", "next_pulse_ms", "fours", "winners"} <= REQUIRED["view fields"]
     assert {"agreed", "refused", "timeout", "voter_left", "round_over"} <= REQUIRED["vote outcomes"]
     assert {"call", "counter", "draw"} <= REQUIRED["round outcomes"]
     assert {"ok", "refused", "error", "update", "table", "lobby", "bye"} <= REQUIRED["kinds of the lobby's messages"]
-    assert {"secret", "wait_ms", "seq", "snapshot", "timing_name", "profiles"} <= REQUIRED["keys of the lobby's messages"]
+    assert {"secret", "wait_ms", "seq", "snapshot", "timing_name", "profiles"} <= REQUIRED[
+        "keys of the lobby's messages"
+    ]
     assert len(EVENT_CLASSES) == len(wire.EVENT_KINDS)
     assert {"place", "give", "next_game"} == REQUIRED["Quarto action kinds"]
     assert {"piece_given", "piece_placed", "quarto_game_ended"} <= REQUIRED["Quarto event kinds"]
@@ -383,7 +404,9 @@ def test_every_lobby_request_has_a_section_naming_its_fields(kind):
 
 
 @pytest.mark.parametrize(
-    "cls", [views.SeatView, views.SeatState, views.VoteState, views.Clock, views.OwnTimers], ids=lambda cls: cls.__name__
+    "cls",
+    [views.SeatView, views.SeatState, views.VoteState, views.Clock, views.OwnTimers],
+    ids=lambda cls: cls.__name__,
 )
 def test_every_view_field_has_a_row(cls):
     doc = _doc()
@@ -398,7 +421,11 @@ def _number(value: float) -> str:
 #: Limits a client must know, by module; every int constant of framing and every number of protocol is one.
 LIMITS = {
     **{(framing, name): value for name, value in vars(framing).items() if name.isupper() and type(value) is int},
-    **{(protocol, name): value for name, value in vars(protocol).items() if name.isupper() and type(value) in (int, float)},
+    **{
+        (protocol, name): value
+        for name, value in vars(protocol).items()
+        if name.isupper() and type(value) in (int, float)
+    },
     **{
         (server, name): getattr(server, name)
         for name in (
@@ -502,7 +529,7 @@ class _ExampleReader:
             return self._string()
         match = re.compile(r"-?\d+(?:\.\d+)?|true|false|null").match(self.text, self.at)
         if not match:
-            raise _Unreadable(f"not a value at {self.text[self.at:self.at + 20]!r}")
+            raise _Unreadable(f"not a value at {self.text[self.at : self.at + 20]!r}")
         self.at = match.end()
         return {"true": True, "false": False, "null": None}.get(match.group(), match.group())
 
@@ -526,7 +553,7 @@ class _ExampleReader:
             else:
                 key = self._string() if self._peek() == '"' else None
                 if key is None or self._peek() != ":":
-                    raise _Unreadable(f"not a member at {self.text[self.at:self.at + 20]!r}")
+                    raise _Unreadable(f"not a member at {self.text[self.at : self.at + 20]!r}")
                 self.at += 1
                 members[key] = None if self._ellipsis() else self.value()  # "key": … elides the value alone
             if self._peek() == ",":
@@ -586,7 +613,7 @@ def _examples(doc: str) -> list[tuple[str, Any]]:
                     depth += {"{": 1, "}": -1}.get(text[at], 0)
                     if depth == 0:
                         break
-                found.append((section, text[start:at + 1]))
+                found.append((section, text[start : at + 1]))
                 at += 1
     return found
 
@@ -630,7 +657,9 @@ _OPTIONAL_KEYS = {
 
 def test_the_examples_are_read():
     """Guards the reader: the sections a client author copies from hold only examples it can read."""
-    unread = [(section, text[:60]) for section, text in EXAMPLES if isinstance(text, str) and section in {"4", "5", "8", "15"}]
+    unread = [
+        (section, text[:60]) for section, text in EXAMPLES if isinstance(text, str) and section in {"4", "5", "8", "15"}
+    ]
     assert not unread, unread
     read = [example for _, example in EXAMPLES if isinstance(example, dict)]
     assert len(read) > 60, len(read)
@@ -653,14 +682,31 @@ def test_every_example_has_the_keys_of_a_real_message():
             if isinstance(found, _Partial):
                 fits = keys <= frozenset().union(optional, *real[label])
             else:
-                fits = keys - optional in {k - optional for k in real[label]} and keys <= frozenset().union(optional, *real[label])
+                fits = keys - optional in {k - optional for k in real[label]} and keys <= frozenset().union(
+                    optional, *real[label]
+                )
             if not fits:
                 closest = min(real[label], key=lambda k: len(k ^ keys))
                 wrong.append((section, label, sorted(closest - keys), sorted(keys - closest)))
             checked.add(label)
     assert not wrong, f"examples unlike the server's messages (section, map, keys missing, keys extra): {wrong}"
-    assert {"ok", "ok.tables", "table", "table.timing", "table.seats", "lobby.tables", "update", "view", "view.seats",
-            "update.clock", "update.own", "refused", "error", "swapped", "update/quarto"} <= checked, sorted(checked)
+    assert {
+        "ok",
+        "ok.tables",
+        "table",
+        "table.timing",
+        "table.seats",
+        "lobby.tables",
+        "update",
+        "view",
+        "view.seats",
+        "update.clock",
+        "update.own",
+        "refused",
+        "error",
+        "swapped",
+        "update/quarto",
+    } <= checked, sorted(checked)
 
 
 def test_the_view_key_count_is_the_views():
@@ -726,7 +772,8 @@ def test_the_doc_s_acceptance_table_is_the_lobby_s_and_each_refusal_has_its_one_
     section = _section(_doc(), "What a connection may ask, state by state")
     acceptance, wordings = section.split("Each of these answers has one `message`")
     said = {
-        "every game action" if row[0] == "every game action" else row[0].strip("`"): row[1:] for row in _table(acceptance)
+        "every game action" if row[0] == "every game action" else row[0].strip("`"): row[1:]
+        for row in _table(acceptance)
     }
 
     def cell(verdict: accepts.Verdict) -> str:
@@ -737,7 +784,9 @@ def test_the_doc_s_acceptance_table_is_the_lobby_s_and_each_refusal_has_its_one_
         assert isinstance(verdict, accepts.Refusal)
         return f"`{verdict.reason}`"
 
-    rows = {"every game action" if kind == accepts.ACTION else kind for kind in accepts.ACCEPTS[accepts.PeerState.LOBBY]}
+    rows = {
+        "every game action" if kind == accepts.ACTION else kind for kind in accepts.ACCEPTS[accepts.PeerState.LOBBY]
+    }
     assert set(said) == rows
     assert rows - {"every game action"} == set(protocol.LOBBY_KINDS)  # every lobby request has its row
     for kind in accepts.ACCEPTS[accepts.PeerState.LOBBY]:
@@ -772,7 +821,9 @@ def test_every_import_in_a_doc_s_python_example_names_what_exists(doc):
                 module = importlib.import_module(node.module)
                 for alias in node.names:
                     assert hasattr(module, alias.name) or importlib.util.find_spec(f"{node.module}.{alias.name}"), (
-                        doc, node.module, alias.name
+                        doc,
+                        node.module,
+                        alias.name,
                     )
             elif isinstance(node, ast.ImportFrom) and node.module:
                 assert node.module.split(".")[0] not in {"shared", "server", "tui"}, (doc, node.module)
@@ -822,11 +873,13 @@ def test_section_3_lists_every_request_kind_and_nothing_else():
     text = _paragraph(_doc(), "Client → server request kinds:")
     lobby_part, actions_part = text.split("the game actions", 1)
     assert _named(lobby_part) == set(protocol.LOBBY_KINDS), (
-        sorted(set(protocol.LOBBY_KINDS) - _named(lobby_part)), sorted(_named(lobby_part) - set(protocol.LOBBY_KINDS))
+        sorted(set(protocol.LOBBY_KINDS) - _named(lobby_part)),
+        sorted(_named(lobby_part) - set(protocol.LOBBY_KINDS)),
     )
     game_actions = set(games.request_kinds()) - set(protocol.LOBBY_KINDS)
     assert _named(actions_part) == game_actions, (
-        sorted(game_actions - _named(actions_part)), sorted(_named(actions_part) - game_actions)
+        sorted(game_actions - _named(actions_part)),
+        sorted(_named(actions_part) - game_actions),
     )
 
 
@@ -837,7 +890,10 @@ def test_section_3_lists_every_server_kind_and_push_and_nothing_else():
     replies, pushes = text.split("(replies)", 1)
     push_kinds = {cls.kind for cls in messages.PUSHES}
     reply_kinds = set(protocol.SERVER_KINDS) - push_kinds
-    assert _named(replies) == reply_kinds, (sorted(reply_kinds - _named(replies)), sorted(_named(replies) - reply_kinds))
+    assert _named(replies) == reply_kinds, (
+        sorted(reply_kinds - _named(replies)),
+        sorted(_named(replies) - reply_kinds),
+    )
     assert _named(pushes) == push_kinds, (sorted(push_kinds - _named(pushes)), sorted(_named(pushes) - push_kinds))
     assert push_kinds - {protocol.CHAT} <= set(protocol.SERVER_KINDS)
 
@@ -859,9 +915,11 @@ def test_the_contents_list_every_section_in_order():
 
 def test_hello_s_person_key_is_bounded_by_its_own_constant():
     """``hello``'s ``person`` takes 1 to ``MAX_PERSON_KEY_LEN`` characters, and the handshake's row says that constant."""
+
     def hello(person: str) -> Any:
-        return wire.request_from_wire({"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION,
-                                       "name": "ann", "person": person})
+        return wire.request_from_wire(
+            {"kind": protocol.HELLO, "id": 1, "version": protocol.PROTOCOL_VERSION, "name": "ann", "person": person}
+        )
 
     assert hello("k" * protocol.MAX_PERSON_KEY_LEN).body.person == "k" * protocol.MAX_PERSON_KEY_LEN
     with pytest.raises(protocol.RequestError) as refused:

@@ -98,9 +98,11 @@ def test_normal_and_perfect_take_every_win_and_never_give_one_away(level):
         assert actions[0].square in winning_squares(board, piece)
     for _ in range(10):
         board, pool = played_position(rng, 9)
-        piece = next(p for p in range(16) if pool >> p & 1 and not winning_squares(board, p)) if any(
-            pool >> p & 1 and not winning_squares(board, p) for p in range(16)
-        ) else None
+        piece = (
+            next(p for p in range(16) if pool >> p & 1 and not winning_squares(board, p))
+            if any(pool >> p & 1 and not winning_squares(board, p) for p in range(16))
+            else None
+        )
         if piece is None:
             continue
         pool &= ~(1 << piece)
@@ -284,7 +286,24 @@ def test_quarto_sim_from_the_command_line():
 
 
 def test_the_sim_picks_its_game_from_the_arguments(capsys):
-    assert main(["sim", "--matches", "1", "--json", "--games", "1", "--seed", "2", "--teams", "random,random", "--game=quarto"]) == 0
+    assert (
+        main(
+            [
+                "sim",
+                "--matches",
+                "1",
+                "--json",
+                "--games",
+                "1",
+                "--seed",
+                "2",
+                "--teams",
+                "random,random",
+                "--game=quarto",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["game"] == "quarto"
     assert main(["sim", "--json", "--game", "quatro", "--matches", "1", "--teams", "random,random", "--seed", "2"]) == 0
     assert json.loads(capsys.readouterr().out)["game"] == "quatro"
@@ -302,6 +321,10 @@ def test_quarto_bots_decide_from_the_view_alone():
 
 def test_the_sim_refuses_a_game_it_does_not_know():
     bad = subprocess.run(
-        [sys.executable, "-m", "quatro_server", "sim", "--game", "chess"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "quatro_server", "sim", "--game", "chess"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert bad.returncode == 2 and "--game is quatro or quarto, not 'chess'" in bad.stderr

@@ -367,7 +367,9 @@ def test_the_quarto_engine_and_solver_import_no_clock_no_network_no_ui():
 
 def test_quarto_bots_never_import_the_engine():
     assert "quatro_server.games.quarto.engine" not in _imports(ROOT / "quatro_server" / "games" / "quarto" / "bots.py")
-    assert "quatro_server.games.quarto.engine" not in _imports(ROOT / "quatro_server" / "games" / "quarto" / "solver.py")
+    assert "quatro_server.games.quarto.engine" not in _imports(
+        ROOT / "quatro_server" / "games" / "quarto" / "solver.py"
+    )
 
 
 def test_the_move_clock_comes_from_a_timing_file_and_is_checked(tmp_path):

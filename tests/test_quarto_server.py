@@ -277,7 +277,9 @@ async def test_a_network_bot_plays_quatro_and_never_sits_at_a_quarto_table(serve
     with pytest.raises(RuntimeError, match="plays quarto"):
         await run_bot("127.0.0.1", server.port, "normal", table=ann.table)
     async with trio.open_nursery() as nursery:
-        result = await nursery.start(lambda task_status: run_bot("127.0.0.1", server.port, "normal", task_status=task_status))
+        result = await nursery.start(
+            lambda task_status: run_bot("127.0.0.1", server.port, "normal", task_status=task_status)
+        )
         assert result.table != ann.table  # it made a Quatro table of its own
         nursery.cancel_scope.cancel()
     listed = (await ann.request(p.LIST_TABLES))["tables"]
@@ -315,7 +317,9 @@ async def test_a_network_quarto_bot_plays_a_whole_match_against_the_servers_perf
     monkeypatch.setattr(quarto_bots, "TRY_EXACT_EMPTY", 9)
     monkeypatch.setattr(quarto_bots, "GUARD_BUDGET", quarto_bots.GUARD_BUDGET // 10)
     with trio.fail_after(120):
-        result = await run_bot("127.0.0.1", server.port, "perfect", game="quarto", against="perfect", rng=random.Random(3))
+        result = await run_bot(
+            "127.0.0.1", server.port, "perfect", game="quarto", against="perfect", rng=random.Random(3)
+        )
     assert result.reason == "over", result
     assert result.seat == 0 and result.rounds == q.DEFAULT_GAMES
     assert len(result.scores) == 2 and sum(result.scores) <= q.DEFAULT_GAMES and result.winners  # wins and draws add up

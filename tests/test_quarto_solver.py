@@ -74,7 +74,11 @@ def test_the_32_symmetries_are_exactly_the_permutations_that_keep_the_lines():
             found += {frozenset(image[s] for s in line) for line in q.LINES} == lines
             return
         for v in range(16):
-            if not used[v] and degree[v] == degree[k] and all(together[j][k] == together[image[j]][v] for j in range(k)):
+            if (
+                not used[v]
+                and degree[v] == degree[k]
+                and all(together[j][k] == together[image[j]][v] for j in range(k))
+            ):
                 image[k], used[v] = v, True
                 extend(k + 1)
                 image[k], used[v] = -1, False

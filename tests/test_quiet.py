@@ -159,8 +159,9 @@ def test_the_trace_keeps_the_longest_passes_with_where_their_time_went(caplog: p
     """With a probe, a long pass is kept with the counts it moved (requests read, tables ticked, the timer's time,
     sends, the flush's time, the journal writer's CPU), and the report logs the pass histogram and the longest."""
     counts = {"frames": 0, "ticks": 0, "timer": 0.0, "sends": 0, "flush": 0.0}
-    watch = LoopWatch(lambda: (counts["frames"], counts["ticks"], counts["timer"], counts["sends"], counts["flush"]),
-                      cpu=lambda: 0.0)
+    watch = LoopWatch(
+        lambda: (counts["frames"], counts["ticks"], counts["timer"], counts["sends"], counts["flush"]), cpu=lambda: 0.0
+    )
 
     async def main() -> None:
         watch.install()

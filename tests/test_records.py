@@ -65,8 +65,13 @@ def _reveal(outcome: str, by: int | None, right: bool | None) -> e.RoundEnded:
 
 
 def test_quatro_s_record_counts_each_seat_s_calls_and_counters_right_and_wrong_and_places_teams():
-    events = [_reveal("call", 0, True), _reveal("call", 0, False), _reveal("counter", 3, True),
-              _reveal("counter", 1, False), _reveal("draw", None, None)]
+    events = [
+        _reveal("call", 0, True),
+        _reveal("call", 0, False),
+        _reveal("counter", 3, True),
+        _reveal("counter", 1, False),
+        _reveal("draw", None, None),
+    ]
     record = QUATRO.record(_Table(4, (1, 5), (1,)), events)  # type: ignore[arg-type]
     assert record.side_of == (0, 1, 0, 1) and record.places == (2, 1)
     assert record.counts[0] == {"calls_right": 1, "calls_wrong": 1, "counters_right": 0, "counters_wrong": 0}
@@ -78,7 +83,10 @@ def test_quatro_s_record_counts_each_seat_s_calls_and_counters_right_and_wrong_a
 def test_quarto_s_record_counts_games_won_and_drawn_per_seat():
     record = QUARTO.record(_Table(2, (1, 2), (1,), draws=1), [])  # type: ignore[arg-type]
     assert record.side_of == (0, 1) and record.places == (2, 1)
-    assert record.counts == ({"games": 4, "games_won": 1, "games_drawn": 1}, {"games": 4, "games_won": 2, "games_drawn": 1})
+    assert record.counts == (
+        {"games": 4, "games_won": 1, "games_drawn": 1},
+        {"games": 4, "games_won": 2, "games_drawn": 1},
+    )
 
 
 def test_a_room_keeps_only_the_events_its_game_counts_and_tells_the_end_of_a_match_once():
@@ -114,7 +122,7 @@ def test_a_bot_level_on_both_teams_keeps_nothing_of_the_match_and_the_person_bes
     assert board[0].rating.mu > Rating().mu  # the match still counts for ann, against her opponents as rated
     # Easy bots on one side only: their match like anyone's, the seats of the side merged into one record.
     records.match_ended(QUATRO.name, QUATRO.record(_Table(4, (5, 2), (0,)), []), [ann, easy, None, easy], 0.0)  # type: ignore[arg-type]
-    (bot, _), = records.card(easy.person)
+    ((bot, _),) = records.card(easy.person)
     assert (bot.matches, bot.wins) == (1, 0) and bot.rating.mu < Rating().mu
 
 
@@ -208,7 +216,7 @@ def test_requests_for_the_board_and_a_card_are_bounded_and_refused_in_words():
     assert _ask(lobby, ann, m.Leaderboard(offset=-1))["reason"] == p.BAD_REQUEST
     players = [Player(f"p:{i:032x}", f"player{i}") for i in range(2 * p.LEADERBOARD_PAGE + 5)]
     for i in range(0, len(players) - 1, 2):
-        lobby.records.match_ended(QUARTO.name, QUARTO.record(_Table(2, (3, 1), (0,)), []), players[i:i + 2], 0.0)  # type: ignore[arg-type]
+        lobby.records.match_ended(QUARTO.name, QUARTO.record(_Table(2, (3, 1), (0,)), []), players[i : i + 2], 0.0)  # type: ignore[arg-type]
     page = _ask(lobby, ann, m.Leaderboard(game=QUARTO.name, offset=p.LEADERBOARD_PAGE))
     assert page["total"] == len(players) - 1 and len(page["entries"]) == p.LEADERBOARD_PAGE
     assert page["entries"][0]["place"] == p.LEADERBOARD_PAGE + 1
@@ -216,7 +224,11 @@ def test_requests_for_the_board_and_a_card_are_bounded_and_refused_in_words():
     assert ratings == sorted(ratings, reverse=True)
     card = _ask(lobby, ann, m.PlayerCard(name="player0"))
     assert card["person"] == players[0].person and card["games"][0]["wins"] == 1
-    assert {t["name"]: t["value"] for t in card["games"][0]["tallies"]} == {"games": 4, "games_won": 3, "games_drawn": 0}
+    assert {t["name"]: t["value"] for t in card["games"][0]["tallies"]} == {
+        "games": 4,
+        "games_won": 3,
+        "games_drawn": 0,
+    }
 
 
 def test_the_records_file_is_the_user_s_alone_and_in_wal_mode(tmp_path):
@@ -333,7 +345,9 @@ def test_each_match_of_a_table_counts_once_a_rematch_again_and_a_friendly_table_
     new match; a friendly table's matches leave the records alone; a seat's person is its player's, not its name."""
     lobby = Lobby(timing_profiles=PROFILES, seed=4)
     ann = RecordingPeer("ann")
-    assert _ask(lobby, ann, m.Hello(p.PROTOCOL_VERSION, "ann", person="ann-key-0123456789"), greeted=False)["kind"] == p.OK
+    assert (
+        _ask(lobby, ann, m.Hello(p.PROTOCOL_VERSION, "ann", person="ann-key-0123456789"), greeted=False)["kind"] == p.OK
+    )
     me = identity.person_of("ann-key-0123456789")
     for rated in (True, False):
         created = _ask(lobby, ann, m.CreateTable(4, "fast", rated=None if rated else False))
@@ -370,7 +384,12 @@ def test_a_friendly_table_stays_friendly_across_a_restart_and_a_restored_seat_le
     lobby, journal, _ = restarted()
     ann, bob = RecordingPeer("ann"), RecordingPeer("bob")
     for peer in (ann, bob):
-        assert _ask(lobby, peer, m.Hello(p.PROTOCOL_VERSION, peer.name, person=f"{peer.name}-key-0123456789"), greeted=False)["kind"] == p.OK
+        assert (
+            _ask(
+                lobby, peer, m.Hello(p.PROTOCOL_VERSION, peer.name, person=f"{peer.name}-key-0123456789"), greeted=False
+            )["kind"]
+            == p.OK
+        )
     friendly = _ask(lobby, ann, m.CreateTable(4, rated=False))
     rated = _ask(lobby, bob, m.CreateTable(4))
     assert lobby.rooms[rated["table"]].seats[0].person == identity.person_of("bob-key-0123456789")
@@ -382,7 +401,10 @@ def test_a_friendly_table_stays_friendly_across_a_restart_and_a_restored_seat_le
     room = lobby.rooms[rated["table"]]
     assert room.seats[0].person is None  # the journal keeps no person: the player says who they are again
     back = RecordingPeer("bob")
-    assert _ask(lobby, back, m.Hello(p.PROTOCOL_VERSION, "bob", person="bob-key-0123456789"), greeted=False)["kind"] == p.OK
+    assert (
+        _ask(lobby, back, m.Hello(p.PROTOCOL_VERSION, "bob", person="bob-key-0123456789"), greeted=False)["kind"]
+        == p.OK
+    )
     assert _ask(lobby, back, m.Rejoin(rated["table"], rated["secret"]))["kind"] == p.OK
     assert room.seats[0].person == identity.person_of("bob-key-0123456789")
     journal.close()

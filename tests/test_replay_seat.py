@@ -178,7 +178,10 @@ async def test_a_match_under_way_is_never_replayed(journalled):
     assert reply["kind"] == p.REFUSED and reply["reason"] == p.NOT_OVER, reply
     reply = await eve.request(p.REPLAY, table=ann.table + 50, seat=0)
     assert reply["reason"] == p.NO_SUCH_TABLE
-    for wrong in ({"kind": p.REPLAY, "table": ann.table, "seat": 0, "start": -1}, {"kind": p.PAST_MATCHES, "offset": -20}):
+    for wrong in (
+        {"kind": p.REPLAY, "table": ann.table, "seat": 0, "start": -1},
+        {"kind": p.PAST_MATCHES, "offset": -20},
+    ):
         reply = await eve.request(wrong.pop("kind"), **wrong)
         assert reply["kind"] == p.ERROR and reply["code"] == p.BAD_REQUEST, reply
     for seat, match, reason in ((9, None, p.NO_SUCH_SEAT), (0, 3, p.NO_SUCH_MATCH), (-1, None, p.NO_SUCH_SEAT)):
@@ -241,9 +244,21 @@ def test_quatro_replay_offline_from_a_journal_file(tmp_path):
 
     table_id = play_to_the_end(tmp_path)
     out = subprocess.run(
-        [sys.executable, "-m", "quatro_tui", "replay", str(tmp_path / FILE_NAME), "--table", str(table_id), "--seat", "3",
-         "--print"],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "quatro_tui",
+            "replay",
+            str(tmp_path / FILE_NAME),
+            "--table",
+            str(table_id),
+            "--seat",
+            "3",
+            "--print",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0, out.stderr
     (saved,) = [t for t in read_journal(tmp_path / FILE_NAME) if t.id == table_id]
@@ -253,18 +268,46 @@ def test_quatro_replay_offline_from_a_journal_file(tmp_path):
     assert len([line for line in lines if not line.startswith("#")]) == len(frames)
     assert "hand_dealt" in out.stdout and "The truth of round 1" in out.stdout
     by_id = subprocess.run(
-        [sys.executable, "-m", "quatro_tui", "replay", str(table_id), "--seat", "3", "--print", "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "quatro_tui",
+            "replay",
+            str(table_id),
+            "--seat",
+            "3",
+            "--print",
+            "--data-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert by_id.returncode == 0 and by_id.stdout == out.stdout
     none = subprocess.run(
         [sys.executable, "-m", "quatro_tui", "replay", "999", "--seat", "2", "--print", "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert none.returncode != 0 and "no table 999" in none.stderr
     zero = subprocess.run(
-        [sys.executable, "-m", "quatro_tui", "replay", str(table_id), "--seat", "0", "--print", "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "quatro_tui",
+            "replay",
+            str(table_id),
+            "--seat",
+            "0",
+            "--print",
+            "--data-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert zero.returncode == 2 and "numbered from 1" in zero.stderr
 
@@ -279,8 +322,19 @@ def test_a_round_s_truth_is_kept_when_the_next_round_is_told_with_it():
     commentary = QuatroCommentary(["ann", "bob", "cid", None])
     assert commentary.note(None, [Emit(e.SigningStarted(1))]) == []
     commentary.note(None, [Emit(e.Pulse(2, "owl")), Emit(e.Pulse(1, "fox")), Emit(e.Pulse(2, "die"))])
-    ended = e.RoundEnded(1, "call", 0, None, True, (0,), (1, 0), (("AS", "AH", "AD", "AC"), ("KS",) * 4,
-                         ("AS",) * 4, ("QS",) * 4), ("JS",) * 4, ("owl", "crab"), (0,))
+    ended = e.RoundEnded(
+        1,
+        "call",
+        0,
+        None,
+        True,
+        (0,),
+        (1, 0),
+        (("AS", "AH", "AD", "AC"), ("KS",) * 4, ("AS",) * 4, ("QS",) * 4),
+        ("JS",) * 4,
+        ("owl", "crab"),
+        (0,),
+    )
     said = commentary.note(None, [Emit(ended), Emit(e.BreakStarted(1)), Emit(e.SigningStarted(2))])
     assert said is not None and said[0] == "The truth of round 1"
     # The table's words: players by name (a seat without one by its number, from 1), cards and signs as drawn.
@@ -357,7 +411,8 @@ async def test_quatro_replay_from_a_server_reads_the_seat_s_frames_as_its_live_c
     assert journalled.journal.flush()
     monkeypatch.setattr(archive_module, "CHUNK_BYTES", 3000)
     tape = await trio.to_thread.run_sync(
-        lambda: fetch("127.0.0.1", journalled.port, "eve", ann.table, 2, secret=bob.secret))
+        lambda: fetch("127.0.0.1", journalled.port, "eve", ann.table, 2, secret=bob.secret)
+    )
     assert [step.view for step in tape.steps] == [bob.views[seq] for seq in sorted(bob.views)]
     assert tape.names[2] == "bob" and tape.bot_seats == (1, 3) and tape.seat == 2
     with pytest.raises(ReplayError, match="password"):

@@ -68,7 +68,9 @@ def test_an_older_clients_single_seat_is_kept_as_its_names(tmp_path, monkeypatch
 # --- over TCP, with the command line's apps ------------------------------------------------------------
 
 
-def test_r19_two_names_under_one_home_get_two_seats_and_each_comes_back_to_its_own(quatro_server, tmp_path, monkeypatch):
+def test_r19_two_names_under_one_home_get_two_seats_and_each_comes_back_to_its_own(
+    quatro_server, tmp_path, monkeypatch
+):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     address = f"127.0.0.1:{quatro_server}"
 
@@ -92,8 +94,10 @@ def test_r19_two_names_under_one_home_get_two_seats_and_each_comes_back_to_its_o
             pilot = await stack.enter_async_context(again.run_test(size=(80, 24)))
             await until(lambda: isinstance(again.screen, TakeOver), what="the take-over question")
             await pilot.press("y")
-            await until(lambda: isinstance(again.screen, RoomScreen) and again.game.my_seat == ann.game.my_seat,
-                        what="ann's own seat")
+            await until(
+                lambda: isinstance(again.screen, RoomScreen) and again.game.my_seat == ann.game.my_seat,
+                what="ann's own seat",
+            )
             await until(lambda: said_goodbye(ann), what="the first terminal told it was replaced")
             assert not said_goodbye(ben)  # ben never lost his seat
 
@@ -116,8 +120,9 @@ def test_r19_two_names_under_one_home_get_two_seats_and_each_comes_back_to_its_o
         back = make_app(["join", address, "--name", "ben"])
         assert isinstance(back, QuatroApp)
         async with back.run_test(size=(80, 24)):
-            await until(lambda: isinstance(back.screen, RoomScreen) and back.game.my_seat == ben.game.my_seat,
-                        what="ben's seat")
+            await until(
+                lambda: isinstance(back.screen, RoomScreen) and back.game.my_seat == ben.game.my_seat, what="ben's seat"
+            )
             assert "Back in your seat." in back.game.feed
         await host.close()
 
@@ -132,15 +137,18 @@ def test_r19_a_take_over_without_the_flag_is_refused(quatro_server):
         refused = await twin.request(p.REJOIN, table=created["table"], secret=created["secret"])
         assert refused["kind"] == p.REFUSED and refused["reason"] == p.SEAT_IN_USE
         assert (await ann.request(p.PING))["kind"] == p.OK  # the seat's connection never noticed
-        assert (await twin.request(p.REJOIN, table=created["table"], secret=created["secret"], takeover=True))["kind"] == p.OK
+        assert (await twin.request(p.REJOIN, table=created["table"], secret=created["secret"], takeover=True))[
+            "kind"
+        ] == p.OK
         await ann.close()
         await twin.close()
 
     run(body)
 
 
-def test_join_without_a_name_asks_it_from_the_login_name_and_a_take_over_names_whose_seat(quatro_server, tmp_path,
-                                                                                           monkeypatch):
+def test_join_without_a_name_asks_it_from_the_login_name_and_a_take_over_names_whose_seat(
+    quatro_server, tmp_path, monkeypatch
+):
     """Under one account the last name used is someone else's: ``quatro join`` without ``--name`` asks (the login
     name filled in), comes back to the seat of the name given, and asks about it by seat, player and table."""
     from textual.widgets import Input
@@ -183,8 +191,10 @@ def test_join_without_a_name_asks_it_from_the_login_name_and_a_take_over_names_w
             assert f"Seat {ann.game.my_seat + 1} at table {table}, ann's" in screen_text(again)
             assert "ben" not in asked
             await pilot.press("y")
-            await until(lambda: isinstance(again.screen, RoomScreen) and again.game.my_seat == ann.game.my_seat,
-                        what="ann's own seat")
+            await until(
+                lambda: isinstance(again.screen, RoomScreen) and again.game.my_seat == ann.game.my_seat,
+                what="ann's own seat",
+            )
             await until(lambda: said_goodbye(ann), what="ann's first terminal told it was replaced")
             assert not said_goodbye(ben)
         await host.close()

@@ -104,7 +104,9 @@ async def test_logs_are_one_event_a_line_on_stderr():
 def test_a_bad_timing_profile_is_a_clear_error(tmp_path):
     bad = tmp_path / "t.toml"
     bad.write_text("round_lenght = 10\n")
-    result = subprocess.run([sys.executable, "-m", "quatro_server", "--timing", str(bad)], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "quatro_server", "--timing", str(bad)], capture_output=True, text=True
+    )
     assert result.returncode == 2 and "round_lenght" in result.stderr
 
 
@@ -113,15 +115,28 @@ def test_the_servers_help_shows_the_serving_and_door_options_beside_the_commands
         cli.main(["--help"])
     assert done.value.code == 0
     shown = capsys.readouterr().out
-    for option in ("--port PORT", "--host HOST", "--ssh PORT", "--web PORT", "--web-idle SECONDS", "--data-dir DIR",
-                   "--trusted-address IP"):
+    for option in (
+        "--port PORT",
+        "--host HOST",
+        "--ssh PORT",
+        "--web PORT",
+        "--web-idle SECONDS",
+        "--data-dir DIR",
+        "--trusted-address IP",
+    ):
         assert option in shown, f"{option} is not in quatro-server --help"
     for command in cli.SUBCOMMANDS:
         assert f"    {command} " in shown
     assert shown.index("commands:") < shown.index("\n  --port PORT")
     # Shown there, parsed by serve: the defaults are serve's, and a subcommand's namespace holds nothing of serving.
     served = cli._parser().parse_args(["serve"])
-    assert (served.port, served.ssh, served.web, served.no_journal, served.trusted_address) == (7777, None, None, False, [])
+    assert (served.port, served.ssh, served.web, served.no_journal, served.trusted_address) == (
+        7777,
+        None,
+        None,
+        False,
+        [],
+    )
     assert not hasattr(cli._parser().parse_args(["replay", "1"]), "web")
 
 
@@ -151,7 +166,8 @@ async def test_max_tables_and_max_connections_set_the_servers_limits():
 
 def test_max_tables_and_max_connections_refuse_a_count_below_one():
     for option in ("--max-tables", "--max-connections"):
-        done = subprocess.run([sys.executable, "-m", "quatro_server", option, "0"], capture_output=True, text=True,
-                              timeout=30)
+        done = subprocess.run(
+            [sys.executable, "-m", "quatro_server", option, "0"], capture_output=True, text=True, timeout=30
+        )
         assert done.returncode == 2
         assert f"argument {option}: 0 is not at least 1" in done.stderr

@@ -53,7 +53,11 @@ def test_eight_players_one_level_per_team_and_a_text_report(capsys):
 
 @pytest.mark.parametrize(
     "teams, players, complaint",
-    [("hard", "4", "give 2 levels"), ("hard,genius", "4", "unknown bot level 'genius'"), ("hard,normal", "6", "give 3")],
+    [
+        ("hard", "4", "give 2 levels"),
+        ("hard,genius", "4", "unknown bot level 'genius'"),
+        ("hard,normal", "6", "give 3"),
+    ],
 )
 def test_a_wrong_team_list_is_a_clear_error(capsys, teams, players, complaint):
     assert main(["sim", "--teams", teams, "--players", players]) == 2
@@ -86,7 +90,9 @@ def test_one_simulator_plays_every_game_through_a_real_room(name, monkeypatch):
     monkeypatch.setattr(Room, "start", recorded)
     game = GAMES[name]
     simulation = simulators.simulation_of(game)
-    args = simulators.parser_for(game).parse_args(["--game", name, "--teams", "random,random", "--matches", "3", "--seed", "4"])
+    args = simulators.parser_for(game).parse_args(
+        ["--game", name, "--teams", "random,random", "--matches", "3", "--seed", "4"]
+    )
     tally, _ = sim.simulate(simulation, simulation.lineup(args), 3, seed=4)
     assert len(rooms) == 3 and all(room.game.name == name for room in rooms)
     assert all(room.table is not None and room.game.over(room.table) for room in rooms)

@@ -18,9 +18,17 @@ from quatro_server.tools.soak import soak_server
 
 
 def _view(**fields: object) -> dict:
-    view = {"kind": "view", "seat": 0, "team": 0, "hand": ["AS", "KS", "QS", "JS"], "center": ["AH", "KH", "QH", "JH"],
-            "sign": "fox", "channel_sign": None, "seats": [{"seat": i, "last_pulse": None} for i in range(4)],
-            "summary": None}
+    view = {
+        "kind": "view",
+        "seat": 0,
+        "team": 0,
+        "hand": ["AS", "KS", "QS", "JS"],
+        "center": ["AH", "KH", "QH", "JH"],
+        "sign": "fox",
+        "channel_sign": None,
+        "seats": [{"seat": i, "last_pulse": None} for i in range(4)],
+        "summary": None,
+    }
     view.update(fields)
     return view
 
@@ -28,8 +36,15 @@ def _view(**fields: object) -> dict:
 def _update() -> dict:
     """An update that is not a snapshot (protocol 3): events and the table's countdowns, no view."""
     clock = {"phase_ms": 1000, "next_pulse_ms": [0, 0, 0, 0], "last_pulse_ms": [0, 0, 0, 0]}
-    return {"kind": p.UPDATE, "table": 1, "seq": 2, "snapshot": False, "at": 5000,
-            "events": [{"kind": "player_ready", "seat": 0}], "clock": clock}
+    return {
+        "kind": p.UPDATE,
+        "table": 1,
+        "seq": 2,
+        "snapshot": False,
+        "at": 5000,
+        "events": [{"kind": "player_ready", "seat": 0}],
+        "clock": clock,
+    }
 
 
 def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
@@ -45,8 +60,10 @@ def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
     hidden_hand = {**snapshot, "view": _view(seats=[{"seat": 1, "hand": ["AC"]}])}
     assert "card AC" in update_leaks(hidden_hand, 0, 0)
     other_card = _update()
-    other_card["events"] = [{"kind": "swapped", "seat": 1, "slot": 0, "put_down": "AD", "taken": "AH"},
-                            {"kind": "hand_dealt", "seat": 1, "hand": ["AC", "KC", "QC", "JC"]}]
+    other_card["events"] = [
+        {"kind": "swapped", "seat": 1, "slot": 0, "put_down": "AD", "taken": "AH"},
+        {"kind": "hand_dealt", "seat": 1, "hand": ["AC", "KC", "QC", "JC"]},
+    ]
     found = update_leaks(other_card, 0, 0, known=known)
     assert "hand_dealt of seat 1" in found and "card AC" in found and "card AD" not in found
     other_sign = _update()
@@ -59,7 +76,9 @@ def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
     empty["events"] = []
     assert update_leaks(empty, 0, 0, known=known)  # an empty update tells when something private happened (H3)
     seating = {"kind": p.TABLE, "table": 1, "seats": [{"seat": 0, "name": "QH", "bot": None}], "secret": "s"}
-    assert frame_leaks(seating, None, None) == ["private keys ['secret'] in a table frame"]  # a name may look like a card
+    assert frame_leaks(seating, None, None) == [
+        "private keys ['secret'] in a table frame"
+    ]  # a name may look like a card
     lobby = {"kind": p.LOBBY, "tables": [{"table": 1, "hint": "KS"}]}
     assert frame_leaks(lobby, None, None) == ["'KS' in a lobby frame"]
     reply = {"kind": p.OK, "id": 3, "table": 1, "seat": 2, "secret": "mine"}
@@ -67,13 +86,22 @@ def test_the_audit_passes_a_clean_update_and_catches_each_kind_of_leak():
     stolen = {"kind": p.OK, "id": 3, "table": 1, "seat": 2, "secret": "theirs"}
     assert "another seat's secret" in frame_leaks(stolen, 2, 0, own_secret="mine", secrets={"mine", "theirs"})
     # A rejoiner's look back (protocol 7): its own hand and team's sign, the table's swaps and pulses; nothing else's.
-    own = [{"kind": "hand_dealt", "seat": 1, "hand": ["KS", "KH", "QS", "JD"]}, {"kind": "sign_chosen", "team": 1,
-           "sign": "rocket", "seat": 3}, {"kind": "swapped", "seat": 0, "slot": 1, "put_down": "AS", "taken": "JH"},
-           {"kind": "pulse", "seat": 2, "sign": "turtle"}]
+    own = [
+        {"kind": "hand_dealt", "seat": 1, "hand": ["KS", "KH", "QS", "JD"]},
+        {"kind": "sign_chosen", "team": 1, "sign": "rocket", "seat": 3},
+        {"kind": "swapped", "seat": 0, "slot": 1, "put_down": "AS", "taken": "JH"},
+        {"kind": "pulse", "seat": 2, "sign": "turtle"},
+    ]
     recent = {"kind": p.RECENT, "table": 1, "game": "quatro", "events": own}
     assert frame_leaks(recent, 1, 1) == []
-    theirs = {**recent, "events": [*own, {"kind": "hand_dealt", "seat": 0, "hand": ["AD", "AH", "10S", "10H"]},
-                                   {"kind": "emoji_chosen", "seat": 2, "sign": "fox"}]}
+    theirs = {
+        **recent,
+        "events": [
+            *own,
+            {"kind": "hand_dealt", "seat": 0, "hand": ["AD", "AH", "10S", "10H"]},
+            {"kind": "emoji_chosen", "seat": 2, "sign": "fox"},
+        ],
+    }
     assert frame_leaks(theirs, 1, 1) == ["hand_dealt of seat 0", "emoji_chosen of seat 2"]
     assert frame_leaks(recent, 1, 0) == ["sign_chosen of team 1"]  # another team's sign
     assert frame_leaks(recent, None, None) == ["a recent frame to a connection with no seat"]
@@ -86,8 +114,20 @@ async def test_a_short_soak_holds_and_exercises_every_scenario(monkeypatch):
     assert report["leaks"] == 0, report["leak_samples"]
     assert report["hijacks"] == 0 and report["points_lost"] == 0 and report["secrets_lost"] == 0, report
     counts = report["counts"]
-    for done in ("junk_sent", "floods_cut", "watchers_held", "churn_too_many_tables", "idle_refused",
-                 "guess_rate_limited", "hijack_attempts", "silent_opened", "slow_seats", "honest_tables", "server_killed", "crash_rejoins"):
+    for done in (
+        "junk_sent",
+        "floods_cut",
+        "watchers_held",
+        "churn_too_many_tables",
+        "idle_refused",
+        "guess_rate_limited",
+        "hijack_attempts",
+        "silent_opened",
+        "slow_seats",
+        "honest_tables",
+        "server_killed",
+        "crash_rejoins",
+    ):
         assert counts.get(done, 0) > 0, (done, counts)
     assert counts.get("floods_not_cut", 0) == 0 and counts.get("silent_kept_too_long", 0) == 0, counts
     assert counts.get("updates_out_of_step", 0) == 0, counts  # every player's state built from the updates (protocol 3)
@@ -97,7 +137,12 @@ async def test_a_short_soak_holds_and_exercises_every_scenario(monkeypatch):
 
 def test_the_soak_command_is_wired():
     result = subprocess.run([sys.executable, "-m", "quatro_server", "soak", "--help"], capture_output=True, text=True)
-    assert result.returncode == 0 and "--minutes" in result.stdout and "--json" in result.stdout and "--no-doors" in result.stdout
+    assert (
+        result.returncode == 0
+        and "--minutes" in result.stdout
+        and "--json" in result.stdout
+        and "--no-doors" in result.stdout
+    )
 
 
 def test_the_honest_players_play_only_what_legal_offers():
@@ -119,7 +164,9 @@ def test_the_honest_players_play_only_what_legal_offers():
 async def test_the_door_scenarios_report_their_figures_and_pass():
     """A few of the doors' scenarios (the cheap ones) against a server with both doors, the game port's hellos
     timed beside them: each reported with its figures and passing."""
-    chosen = {name: soak_doors.DOOR_SCENARIOS[name] for name in ("web_junk_http", "web_forged_cookies", "web_foreign_origins")}
+    chosen = {
+        name: soak_doors.DOOR_SCENARIOS[name] for name in ("web_junk_http", "web_forged_cookies", "web_foreign_origins")
+    }
     report = await soak_doors.soak_doors(soak.ServerProcess, chosen)
     assert report["passed"] and report["crashes"] == 0, report
     scenarios = report["scenarios"]

@@ -47,8 +47,13 @@ class Terminal:
     async def open(cls, port: int, user: str, key: asyncssh.SSHKey | None = None, size=(100, 30)) -> Terminal:
         # No key: keyboard-interactive with no question (open entry). No agent, no keys from ~/.ssh.
         conn = await asyncssh.connect(
-            "127.0.0.1", port, username=user, known_hosts=None, agent_path=None,
-            client_keys=[key] if key is not None else None, password=None if key is not None else "",
+            "127.0.0.1",
+            port,
+            username=user,
+            known_hosts=None,
+            agent_path=None,
+            client_keys=[key] if key is not None else None,
+            password=None if key is not None else "",
         )
         process = await conn.create_process(term_type="xterm-256color", term_size=size, encoding=None)
         return cls(conn, process)
@@ -234,14 +239,16 @@ def test_a_dropped_ssh_link_ends_its_client_and_only_its_own(door: DoorServer):
 def test_authorized_keys_lines_with_options_and_comments(tmp_path):
     one = player_key(tmp_path / "one")
     two = player_key(tmp_path / "two")
-    text = "\n".join([
-        "# a comment",
-        "",
-        one.export_public_key().decode().strip(),
-        f'command="echo hi",no-pty {two.export_public_key().decode().strip()} two@laptop',
-        "ssh-ed25519 not-base64",
-        "garbage",
-    ])
+    text = "\n".join(
+        [
+            "# a comment",
+            "",
+            one.export_public_key().decode().strip(),
+            f'command="echo hi",no-pty {two.export_public_key().decode().strip()} two@laptop',
+            "ssh-ed25519 not-base64",
+            "garbage",
+        ]
+    )
     assert authorized_fingerprints(text) == {one.get_fingerprint(), two.get_fingerprint()}
 
 
@@ -254,7 +261,9 @@ def test_player_names_from_ssh_user_names():
 
 def test_ssh_commands_beside_the_join_addresses():
     assert ssh_commands(2222, ["192.168.1.20:7777", "[fd00::5]:7777", "127.0.0.1:7777"]) == [
-        "ssh -p 2222 NAME@192.168.1.20", "ssh -p 2222 NAME@fd00::5", "ssh -p 2222 NAME@127.0.0.1",
+        "ssh -p 2222 NAME@192.168.1.20",
+        "ssh -p 2222 NAME@fd00::5",
+        "ssh -p 2222 NAME@127.0.0.1",
     ]
 
 
@@ -271,19 +280,23 @@ def test_a_taken_ssh_port_or_a_missing_keys_file_is_said_plainly(tmp_path):
         result = subprocess.run([*base, "--ssh", str(port)], capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert f"cannot open the SSH door on port {port}" in result.stderr and "in use" in result.stderr
-    result = subprocess.run([*base, "--ssh", "0", "--ssh-keys", str(tmp_path / "none")], capture_output=True,
-                            text=True, timeout=30)
+    result = subprocess.run(
+        [*base, "--ssh", "0", "--ssh-keys", str(tmp_path / "none")], capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 2 and "No such file" in result.stderr
     (tmp_path / "empty").write_text("# nobody yet\n")
-    result = subprocess.run([*base, "--ssh", "0", "--ssh-keys", str(tmp_path / "empty")], capture_output=True,
-                            text=True, timeout=30)
+    result = subprocess.run(
+        [*base, "--ssh", "0", "--ssh-keys", str(tmp_path / "empty")], capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 2 and "holds no key" in result.stderr
 
 
 def _pty_size(pid: int) -> tuple[int, int]:
     """The (rows, columns) of a client's terminal, as the kernel holds them."""
     tty = os.readlink(f"/proc/{pid}/fd/0")
-    rows, columns = subprocess.run(["stty", "-F", tty, "size"], capture_output=True, text=True, check=True).stdout.split()
+    rows, columns = subprocess.run(
+        ["stty", "-F", tty, "size"], capture_output=True, text=True, check=True
+    ).stdout.split()
     return int(rows), int(columns)
 
 

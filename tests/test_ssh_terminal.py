@@ -25,21 +25,43 @@ pytestmark = pytest.mark.timeout(180)
 def ssh_client():
     if shutil.which("ssh") is None:
         if os.environ.get("CI"):
-            pytest.fail("ssh is not installed, and CI must run the SSH end-to-end test (.ci/run installs openssh-client)")
+            pytest.fail(
+                "ssh is not installed, and CI must run the SSH end-to-end test (.ci/run installs openssh-client)"
+            )
         pytest.skip("ssh is not installed (.ci/run installs openssh-client)")
     return shutil.which("ssh")
 
 
 def ssh_command(ssh: str, door: DoorServer, user: str, key: Path | None = None) -> str:
     """OpenSSH as a player types it, minus the questions: no known_hosts, no agent, no user config."""
-    options = ["-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-               "-o", "LogLevel=ERROR", "-p", str(door.ssh_port), "-t"]
+    options = [
+        "-F",
+        "/dev/null",
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-o",
+        "LogLevel=ERROR",
+        "-p",
+        str(door.ssh_port),
+        "-t",
+    ]
     if key is None:
         options += ["-o", "PubkeyAuthentication=no"]
     else:
         options += ["-i", str(key), "-o", "IdentitiesOnly=yes"]
-    return " ".join(["env", "-u", "SSH_AUTH_SOCK", "LANG=C.UTF-8", shlex.quote(ssh), *map(shlex.quote, options),
-                     f"{user}@127.0.0.1"])
+    return " ".join(
+        [
+            "env",
+            "-u",
+            "SSH_AUTH_SOCK",
+            "LANG=C.UTF-8",
+            shlex.quote(ssh),
+            *map(shlex.quote, options),
+            f"{user}@127.0.0.1",
+        ]
+    )
 
 
 def swap(tmux, session: str, seen_by: str | None = None) -> None:
@@ -105,8 +127,18 @@ def test_ssh_door_with_openssh_two_players_a_resize_a_killed_session_and_a_key_b
         tmux("send-keys", "-t", "ann", "3")
         wait_for(tmux, "ann", lambda t: t.count("bot normal") == 1 and "bot hard" in t, "a hard bot")
 
-        tmux("-u", "new-session", "-d", "-s", "ben", "-x", "100", "-y", "30",
-             ssh_command(ssh_client, door, "ben", ben_key))
+        tmux(
+            "-u",
+            "new-session",
+            "-d",
+            "-s",
+            "ben",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            ssh_command(ssh_client, door, "ben", ben_key),
+        )
         wait_for(tmux, "ben", lambda t: "Tables on this server" in t and "1/4" not in t, "ben's lobby, ann's table")
         tmux("send-keys", "-t", "ben", "Enter")  # join the highlighted table: ann's
         wait_for(tmux, "ben", lambda t: "ben (you)" in t, "ben at ann's table")
@@ -118,8 +150,12 @@ def test_ssh_door_with_openssh_two_players_a_resize_a_killed_session_and_a_key_b
 
         # ann's window grows: her client draws on all of it (the footer moves to the new last row).
         tmux("resize-window", "-t", "ann", "-x", "120", "-y", "40")
-        wait_for(tmux, "ann", lambda t: len(t.splitlines()) == 40 and "quit" in t.splitlines()[-1],
-                 "ann's screen redrawn at 120x40")
+        wait_for(
+            tmux,
+            "ann",
+            lambda t: len(t.splitlines()) == 40 and "quit" in t.splitlines()[-1],
+            "ann's screen redrawn at 120x40",
+        )
 
         # ben's ssh dies mid-round: his client goes, ann plays on.
         tmux("kill-session", "-t", "ben")
@@ -127,8 +163,18 @@ def test_ssh_door_with_openssh_two_players_a_resize_a_killed_session_and_a_key_b
         swap(tmux, "ann")
 
         # ben comes back with his key: his own seat, no lobby on the way.
-        tmux("-u", "new-session", "-d", "-s", "ben", "-x", "100", "-y", "30",
-             ssh_command(ssh_client, door, "ben", ben_key))
+        tmux(
+            "-u",
+            "new-session",
+            "-d",
+            "-s",
+            "ben",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            ssh_command(ssh_client, door, "ben", ben_key),
+        )
         wait_for(tmux, "ben", lambda t: "Back in your seat" in t, "ben back in his seat")
         assert "Tables on this server" not in tmux("capture-pane", "-p", "-t", "ben")
         clients_left(door, 2)

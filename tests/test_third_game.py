@@ -75,7 +75,11 @@ async def test_two_clients_play_nim_over_tcp_through_the_lobby_and_the_client_co
     await ann.wait_view(lambda v: v.phase is n.Phase.PLAYING)
     idle = ann if ann.view.turn != ann.seat else bob
     refused = await idle.act(n.Take(1))
-    assert (refused["kind"], refused["reason"], refused["message"]) == (p.REFUSED, "not_your_turn", "it is not your turn")
+    assert (refused["kind"], refused["reason"], refused["message"]) == (
+        p.REFUSED,
+        "not_your_turn",
+        "it is not your turn",
+    )
     other = await idle.request("place", square=0)
     assert other["kind"] == p.REFUSED and "this table plays Nim" in other["message"]
     rng = random.Random(5)
@@ -175,7 +179,9 @@ async def test_a_nim_match_survives_kill_9_both_players_back_in_the_same_positio
 
 
 def test_the_simulator_plays_nim_through_its_one_code_path(nim, capsys):
-    assert simulators.main(["--game", "nim", "--matches", "40", "--seed", "3", "--teams", "perfect,random", "--json"]) == 0
+    assert (
+        simulators.main(["--game", "nim", "--matches", "40", "--seed", "3", "--teams", "perfect,random", "--json"]) == 0
+    )
     result = json.loads(capsys.readouterr().out)
     perfect, random_bot = result["seats"]
     assert result["game"] == "nim" and result["matches"] == 40 and result["unfinished_matches"] == 0

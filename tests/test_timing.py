@@ -74,7 +74,13 @@ def test_an_unknown_profile_name_is_rejected(tmp_path):
 
 @pytest.mark.parametrize(
     "bad",
-    ["round_length = 0\n", "swap_cooldown = -2\n", 'vote_window = "20"\n', "sign_window = true\n", "target_score = 4.5\n"],
+    [
+        "round_length = 0\n",
+        "swap_cooldown = -2\n",
+        'vote_window = "20"\n',
+        "sign_window = true\n",
+        "target_score = 4.5\n",
+    ],
 )
 def test_durations_must_be_positive_numbers_and_the_target_whole(tmp_path, bad):
     path = tmp_path / "bad.toml"

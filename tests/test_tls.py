@@ -79,16 +79,25 @@ def test_a_certificate_and_key_that_do_not_load_are_said_so(tmp_path, cert):
 
 
 async def test_a_tls_join_plays_a_round_with_the_self_signed_certificate_trusted(tls_server, cert):
-    result = await netbot.run_bot(HOST, tls_server.port, "easy", against="easy", timing="quick", rounds=1,
-                                  tls=Endpoint(HOST, tls_server.port, True, str(cert.cert)))
+    result = await netbot.run_bot(
+        HOST,
+        tls_server.port,
+        "easy",
+        against="easy",
+        timing="quick",
+        rounds=1,
+        tls=Endpoint(HOST, tls_server.port, True, str(cert.cert)),
+    )
     assert result.rounds >= 1 and result.table is not None, result
     assert tls_server.ended.get("tls_handshake", 0) == 0
 
 
 async def test_a_certificate_the_client_cannot_trust_is_refused_and_said_so(tls_server, tmp_path):
     other = self_signed(tmp_path / "other", name="other")
-    for endpoint, against in ((Endpoint(HOST, tls_server.port, True, str(other.cert)), f"the CA in {other.cert}"),
-                              (Endpoint(HOST, tls_server.port, True), "this computer's trusted authorities")):
+    for endpoint, against in (
+        (Endpoint(HOST, tls_server.port, True, str(other.cert)), f"the CA in {other.cert}"),
+        (Endpoint(HOST, tls_server.port, True), "this computer's trusted authorities"),
+    ):
         with pytest.raises(netbot.TlsRefused) as refused:
             await netbot.connect(HOST, tls_server.port, endpoint)
         text = str(refused.value)
@@ -201,8 +210,10 @@ async def test_the_doors_listener_admits_the_door_token_alone(nursery, cert):
     door token is refused, one with it is let in; the game port stays TLS only."""
     lobby = Lobby(timing_profiles=dict(PROFILES), seed=1)
     lobby.default_timing = "fast"
-    srv = Server(lobby, ServerConfig(tls=server_context(cert.cert, cert.key), door_token="tok-123",
-                                     door_addresses=frozenset({HOST})))
+    srv = Server(
+        lobby,
+        ServerConfig(tls=server_context(cert.cert, cert.key), door_token="tok-123", door_addresses=frozenset({HOST})),
+    )
     door_listeners = await trio.open_tcp_listeners(0, host=HOST)
     door_port = door_listeners[0].socket.getsockname()[1]
     await nursery.start(lambda task_status: srv.serve(HOST, 0, door_listeners=door_listeners, task_status=task_status))
@@ -239,8 +250,9 @@ async def test_quatro_replay_over_tls_verifies_the_certificate_too(tls_server, c
     other = self_signed(tmp_path / "other", name="other")
     wrong = Endpoint(HOST, tls_server.port, True, str(other.cert))
     with pytest.raises(ReplayError, match=f"not trusted: .*the CA in {other.cert}"):
-        await trio.to_thread.run_sync(lambda: fetch(HOST, tls_server.port, "ann", 1, 0, tls=client_context(wrong),
-                                                    tls_ca=wrong.ca))
+        await trio.to_thread.run_sync(
+            lambda: fetch(HOST, tls_server.port, "ann", 1, 0, tls=client_context(wrong), tls_ca=wrong.ca)
+        )
     right = Endpoint(HOST, tls_server.port, True, str(cert.cert))
     with pytest.raises(ReplayError, match="no such table|no journal|journal"):  # past the handshake: the server's words
         await trio.to_thread.run_sync(lambda: fetch(HOST, tls_server.port, "ann", 1, 0, tls=client_context(right)))

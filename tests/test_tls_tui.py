@@ -32,9 +32,28 @@ def tls_server(tmp_path_factory) -> tuple[int, Cert]:
     cert = self_signed(tmp_path_factory.mktemp("tls"))
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "quatro_server", "serve", "--host", HOST, "--port", str(port), "--timing", "fast",
-         "--log-level", "warning", "--no-journal", "--tls-cert", str(cert.cert), "--tls-key", str(cert.key)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "serve",
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+            "--timing",
+            "fast",
+            "--log-level",
+            "warning",
+            "--no-journal",
+            "--tls-cert",
+            str(cert.cert),
+            "--tls-key",
+            str(cert.key),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while True:
         try:
@@ -97,7 +116,12 @@ def test_quatro_join_reads_a_tls_address_and_a_ca_file(tmp_path, monkeypatch):
     cert = self_signed(tmp_path / "ca")
     app = cli.make_app(["join", "tls://game.example.org:8000", "--tls-ca", str(cert.cert), "--name", "ann"])
     assert isinstance(app, QuatroApp) and isinstance(app.plan, Join)
-    assert (app.plan.host, app.plan.port, app.plan.tls, app.plan.tls_ca) == ("game.example.org", 8000, True, str(cert.cert))
+    assert (app.plan.host, app.plan.port, app.plan.tls, app.plan.tls_ca) == (
+        "game.example.org",
+        8000,
+        True,
+        str(cert.cert),
+    )
     plain = cli.make_app(["join", "game.example.org", "--name", "ann"])
     assert isinstance(plain, QuatroApp) and isinstance(plain.plan, Join) and not plain.plan.tls
     missing = Path(tmp_path / "none.pem")
@@ -159,9 +183,28 @@ def test_the_lost_server_words_keep_the_tls_address_as_typed(tmp_path, monkeypat
     cert = self_signed(tmp_path / "tls")
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "quatro_server", "serve", "--host", HOST, "--port", str(port), "--timing", "fast",
-         "--log-level", "warning", "--no-journal", "--tls-cert", str(cert.cert), "--tls-key", str(cert.key)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "serve",
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+            "--timing",
+            "fast",
+            "--log-level",
+            "warning",
+            "--no-journal",
+            "--tls-cert",
+            str(cert.cert),
+            "--tls-key",
+            str(cert.key),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -179,11 +222,17 @@ def test_the_lost_server_words_keep_the_tls_address_as_typed(tmp_path, monkeypat
             async with app.run_test(size=(80, 24)):
                 await until(lambda: isinstance(app.screen, LobbyScreen), timeout=15, what="the lobby over TLS")
                 process.terminate()
-                await until(lambda: isinstance(app.screen, LinkScreen) and "said goodbye" in _told(app),
-                            timeout=15, what="the goodbye")
+                await until(
+                    lambda: isinstance(app.screen, LinkScreen) and "said goodbye" in _told(app),
+                    timeout=15,
+                    what="the goodbye",
+                )
                 seen.append(_told(app))
-                await until(lambda: isinstance(app.screen, LinkScreen) and "has not come back" in _told(app),
-                            timeout=15, what="the server gone")
+                await until(
+                    lambda: isinstance(app.screen, LinkScreen) and "has not come back" in _told(app),
+                    timeout=15,
+                    what="the server gone",
+                )
                 seen.append(_told(app))
 
         run(body)

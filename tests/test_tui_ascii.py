@@ -106,11 +106,29 @@ def test_the_lobby_is_ascii():
     async def body():
         app = QuatroApp(ascii_only=True)
         app.tables = tables(
-            {"table": 1, "game": "quatro", "players": 4, "taken": 2, "bots": 1, "phase": "lobby", "timing": "rápido",
-             "password": False, "scores": [0, 0]},
+            {
+                "table": 1,
+                "game": "quatro",
+                "players": 4,
+                "taken": 2,
+                "bots": 1,
+                "phase": "lobby",
+                "timing": "rápido",
+                "password": False,
+                "scores": [0, 0],
+            },
             *(
-                {"table": i, "game": "quatro", "players": 8, "taken": 8, "bots": 5, "phase": "round", "timing": "fast",
-                 "password": True, "scores": [1, 3, 0, 2]}
+                {
+                    "table": i,
+                    "game": "quatro",
+                    "players": 8,
+                    "taken": 8,
+                    "bots": 5,
+                    "phase": "round",
+                    "timing": "fast",
+                    "password": True,
+                    "scores": [1, 3, 0, 2],
+                }
                 for i in range(2, 40)  # enough to scroll
             ),
         )

@@ -167,8 +167,15 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
     got = []
     conn = Connection("127.0.0.1", 1, "ann", got.append)
     view = round_game(4).view
-    frame = {"kind": "update", "table": 1, "seq": 3, "snapshot": True, "at": 0, "view": to_wire(view),
-             "events": [{"kind": "meteor_strike", "seat": 2}, {"kind": "channel_taken", "seat": 1}]}
+    frame = {
+        "kind": "update",
+        "table": 1,
+        "seq": 3,
+        "snapshot": True,
+        "at": 0,
+        "view": to_wire(view),
+        "events": [{"kind": "meteor_strike", "seat": 2}, {"kind": "channel_taken", "seat": 1}],
+    }
 
     async def body():
         for event in conn.core.receive_data(encode(frame), 0.0):
@@ -192,12 +199,34 @@ def _update(seq: int, snapshot: bool = False) -> bytes:
 
     view = round_game(4).view
     if snapshot or seq == 1:
-        return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": True, "at": 0, "view": to_wire(view),
-                       "events": [{"kind": "channel_taken", "seat": 1}]})
-    clock = Clock(view.phase_ms, tuple(s.next_pulse_ms for s in view.seats), tuple(s.last_pulse_ms for s in view.seats),
-                  vote_wait_ms=view.vote_wait_ms)
-    return encode({"kind": "update", "table": 1, "seq": seq, "snapshot": False, "at": 0, "clock": to_wire(clock),
-                   "events": [{"kind": "channel_taken", "seat": 1}]})
+        return encode(
+            {
+                "kind": "update",
+                "table": 1,
+                "seq": seq,
+                "snapshot": True,
+                "at": 0,
+                "view": to_wire(view),
+                "events": [{"kind": "channel_taken", "seat": 1}],
+            }
+        )
+    clock = Clock(
+        view.phase_ms,
+        tuple(s.next_pulse_ms for s in view.seats),
+        tuple(s.last_pulse_ms for s in view.seats),
+        vote_wait_ms=view.vote_wait_ms,
+    )
+    return encode(
+        {
+            "kind": "update",
+            "table": 1,
+            "seq": seq,
+            "snapshot": False,
+            "at": 0,
+            "clock": to_wire(clock),
+            "events": [{"kind": "channel_taken", "seat": 1}],
+        }
+    )
 
 
 def test_a_gap_found_by_the_core_is_told_and_cuts_the_link_for_a_resync():
@@ -356,11 +385,20 @@ def test_a_guest_whose_server_shut_down_is_told_so_and_joins_another_server(tmp_
             await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
             assert isinstance(await app.request(m.CreateTable(4)), m.Ok)
             server.terminate()
-            await until(lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "The server is shutting down."
-                        and "said goodbye" in told(app), what="the goodbye told")  # the words render after the title
+            await until(
+                lambda: (
+                    isinstance(app.screen, LinkScreen)
+                    and app.screen.title_text == "The server is shutting down."
+                    and "said goodbye" in told(app)
+                ),
+                what="the goodbye told",
+            )  # the words render after the title
             assert "Nobody is serving" not in told(app), told(app)
-            await until(lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "The server has shut down.",
-                        timeout=10, what="the server gone told")
+            await until(
+                lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "The server has shut down.",
+                timeout=10,
+                what="the server gone told",
+            )
             text = await until(lambda: "has not come back" in told(app) and told(app), what="its words")
             assert f"The server at 127.0.0.1:{first} said goodbye" in text and "has not come back" in text, text
             assert "r try again" in text and "j another server" in text and "q quit" in text, text

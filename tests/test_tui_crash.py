@@ -26,8 +26,7 @@ def test_two_crash_logs_at_the_same_moment_never_share_a_file(tmp_path):
     assert "Fault: one" in first.read_text() and "Fault: two" in second.read_text()
 
 
-def test_a_crash_at_the_table_is_logged_and_r_brings_the_player_back_to_the_seat(quatro_server, tmp_path,
-                                                                                 monkeypatch):
+def test_a_crash_at_the_table_is_logged_and_r_brings_the_player_back_to_the_seat(quatro_server, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
 
     async def body():
@@ -41,8 +40,9 @@ def test_a_crash_at_the_table_is_logged_and_r_brings_the_player_back_to_the_seat
 
         with pytest.raises(Fault):
             async with app.run_test(size=(80, 24)) as pilot:
-                await until(lambda: app.game.my_seat is not None and app.conn is not None and app.conn.seat,
-                            what="a seat")
+                await until(
+                    lambda: app.game.my_seat is not None and app.conn is not None and app.conn.seat, what="a seat"
+                )
                 seat = app.game.my_seat
                 app.game.say("a line of the table's story")
                 app.call_later(fault)
@@ -61,8 +61,10 @@ def test_a_crash_at_the_table_is_logged_and_r_brings_the_player_back_to_the_seat
             assert "unexpected error" in shown and crash.log.name in shown.replace("\n", "")
             assert "r back to your seat" in shown and "l to the lobby" in shown and "q quit" in shown
             await pilot.press("r")
-            await until(lambda: follow.game.my_seat == seat and follow.conn is not None and follow.conn.seat,
-                        what="back in the seat")
+            await until(
+                lambda: follow.game.my_seat == seat and follow.conn is not None and follow.conn.seat,
+                what="back in the seat",
+            )
             assert follow.conn.seat.table == table
             assert "a line of the table's story" in follow.game.feed  # the feed came back with the seat
             await pilot.press("ctrl+q")
@@ -72,8 +74,9 @@ def test_a_crash_at_the_table_is_logged_and_r_brings_the_player_back_to_the_seat
     run(body)
 
 
-def test_l_after_a_crash_in_the_lobby_goes_back_to_the_lobby_and_a_fourth_crash_ends_it(quatro_server, tmp_path,
-                                                                                        monkeypatch):
+def test_l_after_a_crash_in_the_lobby_goes_back_to_the_lobby_and_a_fourth_crash_ends_it(
+    quatro_server, tmp_path, monkeypatch
+):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
 
     async def body():

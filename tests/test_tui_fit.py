@@ -101,11 +101,19 @@ def test_the_lobby_shows_every_column_and_its_whole_key_bar_at_80x24(quatro_serv
     run(body)
 
 
-@pytest.mark.parametrize("link", ["connection lost, retry in 12.5s", "seat played elsewhere", "server shutting down",
-                                  "a server's own long words about why the link is down, longer than any line"])
+@pytest.mark.parametrize(
+    "link",
+    [
+        "connection lost, retry in 12.5s",
+        "seat played elsewhere",
+        "server shutting down",
+        "a server's own long words about why the link is down, longer than any line",
+    ],
+)
 def test_the_scores_stay_whole_on_the_top_line_while_the_link_is_down_at_80x24(link):
     """While the link is down the top line says so beside the stopped clock; its words pushed the scores off the
     line ("A:0 B:0 (to"). They are short, and any longer ones are shortened, never the scores."""
+
     async def body():
         app = QuatroApp(game=round_game(8))
         app.send = lambda body: None
@@ -148,6 +156,7 @@ def test_the_create_row_s_friendly_choice_shows_whole_at_80x24(quatro_server):
 @pytest.mark.parametrize("players", [6, 8])
 def test_the_sign_screen_s_ready_line_breaks_between_seats_never_inside_one_at_80x24(players):
     """With 8 players the ready line wrapped inside a seat: "A" at a line's end, "normal-bot-4: ready" below."""
+
     async def body():
         app = QuatroApp(game=signing_game(players))
         app.send = lambda body: None

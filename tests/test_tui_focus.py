@@ -26,8 +26,10 @@ def test_a_seat_back_mid_round_in_an_unfocused_page_shows_its_keys(quatro_server
         ann = await Player(quatro_server, "ann").start()
         created = await ann.act(p.CREATE_TABLE, players=4)
         remembered = []
-        app = QuatroApp(Join("127.0.0.1", quatro_server, "bob", table=created["table"]),
-                        remember_seat=lambda table, secret, name: remembered.append((table, secret)))
+        app = QuatroApp(
+            Join("127.0.0.1", quatro_server, "bob", table=created["table"]),
+            remember_seat=lambda table, secret, name: remembered.append((table, secret)),
+        )
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: remembered and app.game.my_seat == 1, what="the seat")
             await ann.act(p.ADD_BOT)

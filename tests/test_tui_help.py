@@ -95,7 +95,9 @@ def test_the_help_of_a_table_s_room_tells_the_rules_of_its_game(game):
         async with app.run_test(size=SIZE) as pilot:
             await until(lambda: isinstance(app.screen, RoomScreen), what="the room")
             text = " ".join("\n".join(await help_text(app, pilot)).split())
-            own, other = ("Quatro in short", "Quarto in short") if game == "quatro" else ("Quarto in short", "Quatro in short")
+            own, other = (
+                ("Quatro in short", "Quarto in short") if game == "quatro" else ("Quarto in short", "Quatro in short")
+            )
             assert own in text and other not in text, text
             marks = "the seat holds its channel" if game == "quatro" else "every piece is also written by its letters"
             assert marks in text, text

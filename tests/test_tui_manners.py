@@ -115,25 +115,33 @@ def test_a_pulse_appears_in_every_seats_feed_and_the_partners_sign_is_marked(qua
             decoy = "owl" if sign != "owl" else "fox"
             await bob.act("take_channel")
             await bob.act("choose_emoji", sign=decoy)
-            await until(lambda: any(line.startswith(f"p1 showed {EMOJI[decoy]}") for line in app.game.feed),
-                        what="bob's pulse in the feed")
+            await until(
+                lambda: any(line.startswith(f"p1 showed {EMOJI[decoy]}") for line in app.game.feed),
+                what="bob's pulse in the feed",
+            )
             # cid, across the table, is the partner (R1): the team's sign, marked.
             await cid.act("take_channel")
             await cid.act("choose_emoji", sign=sign)
             marked = f"p2 showed {EMOJI[sign]} = YOUR SIGN!"
-            await until(lambda: any(line.startswith(marked) for line in app.game.feed), what="the partner's sign, marked")
+            await until(
+                lambda: any(line.startswith(marked) for line in app.game.feed), what="the partner's sign, marked"
+            )
             assert not any("YOUR SIGN" in line for line in app.game.feed if line.startswith("p1"))
             partner_box = next(box for box in app.screen.query(SeatBox) if box.seat == 2)
             await until(lambda: "YOUR SIGN" in shown(partner_box), what="the partner's seat marked")
             # Every seat got both pulses and words them, each from its own seat.
-            await until(lambda: all(sum(isinstance(ev, e.Pulse) for ev in player.events) >= 2 for player in (bob, cid, dee)),
-                        what="the pulses at every seat")
+            await until(
+                lambda: all(sum(isinstance(ev, e.Pulse) for ev in player.events) >= 2 for player in (bob, cid, dee)),
+                what="the pulses at every seat",
+            )
             for player in (bob, cid, dee):
                 game = Game()
                 game.seat(player.seating)
                 game.apply(player.view, player.events, 0.0)
-                assert any(line.startswith(f"p1 showed {EMOJI[decoy]}") or line.startswith(f"you showed {EMOJI[decoy]}")
-                           for line in game.feed), (player.conn.name, list(game.feed))
+                assert any(
+                    line.startswith(f"p1 showed {EMOJI[decoy]}") or line.startswith(f"you showed {EMOJI[decoy]}")
+                    for line in game.feed
+                ), (player.conn.name, list(game.feed))
                 assert any(f"showed {EMOJI[sign]}" in line for line in game.feed)
             # Only cid's partner (ann) is told it is her sign; bob's team has another sign.
             bob_game = Game()
@@ -236,9 +244,26 @@ def _serve(port: int, timing: str, *extra: str):
     import sys
     import time
 
-    process = subprocess.Popen([sys.executable, "-m", "quatro_server", "serve", "--host", "127.0.0.1", "--port", str(port),
-                                "--timing", timing, "--log-level", "warning", "--no-journal", *extra],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--timing",
+            timing,
+            "--log-level",
+            "warning",
+            "--no-journal",
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
@@ -386,12 +411,15 @@ def test_below_the_smallest_size_a_notice_says_the_size_needed(ascii_only):
     run(body)
 
 
-@pytest.mark.parametrize(("environ", "expected"), [
-    ({"LANG": "C"}, True),
-    ({"LANG": "en_US.UTF-8", "TERM": "linux"}, True),
-    ({"LANG": "en_US.UTF-8", "TERM": "xterm-256color"}, False),
-    ({"LANG": "en_US.UTF-8", "QUATRO_ASCII": "1"}, True),
-])
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({"LANG": "C"}, True),
+        ({"LANG": "en_US.UTF-8", "TERM": "linux"}, True),
+        ({"LANG": "en_US.UTF-8", "TERM": "xterm-256color"}, False),
+        ({"LANG": "en_US.UTF-8", "QUATRO_ASCII": "1"}, True),
+    ],
+)
 def test_ascii_for_the_c_locale_and_the_linux_console(environ, expected):
     from quatro_tui.settings import wants_ascii
 
@@ -426,7 +454,8 @@ def test_connection_failures_are_said_in_plain_words():
     from quatro_tui import words
 
     assert words.unreachable(ConnectionRefusedError(111, "Connection refused"), "127.0.0.1", 1) == (
-        "Nobody is serving at 127.0.0.1:1. Is the server running?")
+        "Nobody is serving at 127.0.0.1:1. Is the server running?"
+    )
     said = words.unreachable(socket.gaierror(-2, "Name or service not known"), "nowhere.invalid", 7777)
     assert said == "No computer called nowhere.invalid was found. Is the name right?"
     assert "did not answer in time" in words.unreachable(TimeoutError(), "::1", 7777)

@@ -129,10 +129,28 @@ def test_the_lobby_shows_what_the_server_sends_literally():
     async def body():
         app = QuatroApp()
         app.tables = tables(
-            {"table": 1, "game": "quatro", "players": 4, "taken": 2, "bots": 1, "phase": "lobby", "timing": "[b]x",
-             "password": False, "scores": [0, 0]},
-            {"table": 2, "game": "quatro", "players": 4, "taken": 1, "bots": 0, "phase": "lobby",
-             "timing": "[@click=app.quit]x", "password": True, "scores": [0, 0]},
+            {
+                "table": 1,
+                "game": "quatro",
+                "players": 4,
+                "taken": 2,
+                "bots": 1,
+                "phase": "lobby",
+                "timing": "[b]x",
+                "password": False,
+                "scores": [0, 0],
+            },
+            {
+                "table": 2,
+                "game": "quatro",
+                "players": 4,
+                "taken": 1,
+                "bots": 0,
+                "phase": "lobby",
+                "timing": "[@click=app.quit]x",
+                "password": True,
+                "scores": [0, 0],
+            },
         )
         app.profiles = ["[/]", "[b]x"]  # the server's timing profiles, listed in a select
         async with app.run_test(size=(120, 30)) as pilot:

@@ -25,9 +25,13 @@ def test_the_too_small_notice_has_a_box_of_its_own(ascii_only):
             lines = screen_text(app).split("\n")
             [row] = [r for r, line in enumerate(lines) if "This terminal is 60x20." in line]
             edge = ("-" if ascii_only else "━") * 30
-            assert any(edge in line for line in lines[max(0, row - 3):row]), "no box above the notice:\n" + "\n".join(lines)
+            assert any(edge in line for line in lines[max(0, row - 3) : row]), "no box above the notice:\n" + "\n".join(
+                lines
+            )
             [end] = [r for r, line in enumerate(lines) if "ctrl+q quits." in line]
-            assert any(edge in line for line in lines[end + 1:end + 4]), "no box under the notice:\n" + "\n".join(lines)
+            assert any(edge in line for line in lines[end + 1 : end + 4]), "no box under the notice:\n" + "\n".join(
+                lines
+            )
             if ascii_only:
                 assert all(c.isascii() for c in "".join(lines))
 

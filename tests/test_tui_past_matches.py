@@ -22,7 +22,7 @@ from test_journal import ask
 
 #: Run before the server in its process: a server whose replies break the framing's limits (an array over 256), as
 #: a server before replays came in chunks of at most 256 frames did. ``QUATRO_TEST_LONG`` says which reply.
-_OVER_THE_LIMITS = '''
+_OVER_THE_LIMITS = """
 import dataclasses, os
 import quatro_server.replay.archive as _archive
 from quatro_shared import messages as _m
@@ -35,7 +35,7 @@ def _long_past(self, *args, **kwargs):
     found = _real_past(self, *args, **kwargs)
     return dataclasses.replace(found, matches=found.matches * 300) if _which == "past" and found.matches else found
 _archive.chunk, _archive.Archive.past_matches = _long_chunk, _long_past
-'''
+"""
 
 
 class OverTheLimits(LocalServer):
@@ -102,6 +102,7 @@ def test_a_replay_the_server_refuses_says_its_refusal_and_stays_on_the_list(tmp_
     server = LocalServer("fast", data_dir=tmp_path)
     server.start()
     try:
+
         async def body() -> None:
             app = QuatroApp(Join("127.0.0.1", server.port, "eve"))
             async with app.run_test(size=(100, 32)) as pilot:
@@ -124,6 +125,7 @@ def test_a_replay_this_client_cannot_read_says_so_not_that_the_connection_was_lo
     server = OverTheLimits("fast", data_dir=tmp_path)
     server.start()
     try:
+
         async def body() -> None:
             app = QuatroApp(Join("127.0.0.1", server.port, "eve"))
             async with app.run_test(size=(100, 32)) as pilot:
@@ -133,8 +135,10 @@ def test_a_replay_this_client_cannot_read_says_so_not_that_the_connection_was_lo
                 await until(lambda: "Cannot replay it" in note_of(app), what="why the replay is not shown")
                 note = note_of(app)
                 assert "cannot read" in note and "too_large" in note and "connection was lost" not in note, note
-                await until(lambda: app.conn is not None and app.conn.connected and isinstance(app.screen, PastMatchesScreen),
-                            what="the list again, on a new link")
+                await until(
+                    lambda: app.conn is not None and app.conn.connected and isinstance(app.screen, PastMatchesScreen),
+                    what="the list again, on a new link",
+                )
                 assert app.player is None and app.screen.matches and "cannot read" in note_of(app)
                 await _back_to_the_lobby(app, pilot)
 
@@ -149,6 +153,7 @@ def test_a_list_of_past_matches_this_client_cannot_read_says_so_and_goes_back(tm
     server = OverTheLimits("fast", data_dir=tmp_path)
     server.start()
     try:
+
         async def body() -> None:
             app = QuatroApp(Join("127.0.0.1", server.port, "eve"))
             async with app.run_test(size=(100, 32)) as pilot:
@@ -156,8 +161,10 @@ def test_a_list_of_past_matches_this_client_cannot_read_says_so_and_goes_back(tm
                 await until(lambda: "No past matches" in note_of(app), what="why there is no list")
                 note = note_of(app)
                 assert "cannot read" in note and "connection was lost" not in note, note
-                await until(lambda: app.conn is not None and app.conn.connected and isinstance(app.screen, PastMatchesScreen),
-                            what="the screen again, on a new link")
+                await until(
+                    lambda: app.conn is not None and app.conn.connected and isinstance(app.screen, PastMatchesScreen),
+                    what="the screen again, on a new link",
+                )
                 await _back_to_the_lobby(app, pilot)
 
         run(body)

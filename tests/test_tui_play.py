@@ -45,8 +45,11 @@ async def swap_with_keys(app, pilot) -> None:
         await until(lambda: app.game.view.swap_wait_ms == 0 or app.game.elapsed() * 1000 > app.game.view.swap_wait_ms)
         await pilot.press("a", "q")
         try:
-            await until(lambda: sum(isinstance(ev, e.Swapped) and ev.seat == app.game.me for ev in app.game.events) > before,
-                        timeout=2, what="our swap")
+            await until(
+                lambda: sum(isinstance(ev, e.Swapped) and ev.seat == app.game.me for ev in app.game.events) > before,
+                timeout=2,
+                what="our swap",
+            )
             return
         except AssertionError:
             continue
@@ -57,7 +60,9 @@ def test_play_starts_a_private_server_seats_bots_and_opens_the_table(patient_tim
     async def body():
         app = QuatroApp(Play(players=4, level="normal", timing=patient_timing, name="ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match")
+            await until(
+                lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match"
+            )
             assert [s.bot for s in app.game.view.seats] == [False, True, True, True]
             if isinstance(app.screen, SigningScreen):
                 await armed(app)
@@ -94,8 +99,10 @@ def test_play_with_a_timing_file(tmp_path, stem):
     async def body():
         app = QuatroApp(Play(players=4, level="normal", timing=str(timing), name="ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(lambda: app.game.seating is not None and app.game.view is not None or app.return_code is not None,
-                        what="the match")
+            await until(
+                lambda: app.game.seating is not None and app.game.view is not None or app.return_code is not None,
+                what="the match",
+            )
             assert app.return_code is None, app.return_value  # the table was created, whatever the file's name
             assert app.game.seating.timing_name == stem
             assert app.game.seating.timing["round_length"] == 400  # the file's durations, not a profile's
@@ -215,8 +222,10 @@ def test_r19_join_comes_back_to_the_seat_it_remembers(quatro_server):
         ann = await Player(quatro_server, "ann").start()
         created = await ann.act(p.CREATE_TABLE, players=4)
         remembered = []
-        app = QuatroApp(Join("127.0.0.1", quatro_server, "bob", table=created["table"]),
-                        remember_seat=lambda table, secret, name: remembered.append((table, secret)))
+        app = QuatroApp(
+            Join("127.0.0.1", quatro_server, "bob", table=created["table"]),
+            remember_seat=lambda table, secret, name: remembered.append((table, secret)),
+        )
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: remembered and app.game.my_seat == 1, what="the seat")
             await pilot.press("ctrl+q")
@@ -313,7 +322,9 @@ def test_play_back_to_the_lobby_at_the_match_end_shows_the_private_servers_lobby
     async def body():
         app = QuatroApp(Play(players=4, level="easy", timing=str(timing), name="ann"))
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match")
+            await until(
+                lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match"
+            )
             if isinstance(app.screen, SigningScreen):
                 await armed(app)
                 await pilot.press("enter")
@@ -366,7 +377,9 @@ def test_join_back_to_the_lobby_at_the_match_end_stays_on_the_same_connection(tm
                 await pilot.pause(0.2)
             await until(lambda: all(s.taken for s in app.game.seating.seats), what="three bots")
             await pilot.press("s")
-            await until(lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match")
+            await until(
+                lambda: isinstance(app.screen, (SigningScreen, TableScreen)) and app.game.view, what="the match"
+            )
             if isinstance(app.screen, SigningScreen):
                 await armed(app)
                 await pilot.press("enter")

@@ -53,8 +53,10 @@ SIDE = 29
 
 async def sent_and_shown(local: LocalQuarto, screen: QuartoScreen, count: int) -> None:
     """Wait until the screen has handed over ``count`` actions and shows the table after the last."""
-    await until(lambda: len(local.sent) >= count and not screen.waiting and screen.view == local.view(),
-                what=f"action {count} shown")
+    await until(
+        lambda: len(local.sent) >= count and not screen.waiting and screen.view == local.view(),
+        what=f"action {count} shown",
+    )
 
 
 def keys_for(action: q.Action, screen: QuartoScreen, by_arrows: bool, rng: random.Random) -> list[str]:

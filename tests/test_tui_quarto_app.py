@@ -42,8 +42,9 @@ class EngineBehindTheApp:
     def push(self, events: list[q.Event]) -> None:
         self.seq += 1
         loop_now = self.app.game.clock()
-        self.app.post_message(ServerUpdate(1, self.seq, self.seq == 1, list(events), self.local.view(), loop_now,
-                                            game="quarto"))
+        self.app.post_message(
+            ServerUpdate(1, self.seq, self.seq == 1, list(events), self.local.view(), loop_now, game="quarto")
+        )
 
     async def request(self, body: object) -> m.Reply | None:
         self.requests.append(body)

@@ -88,12 +88,16 @@ def test_the_lobby_lists_and_creates_both_games(quatro_server):
             lobby = app.screen
             assert "quarto" in app.games and "quatro" in app.games  # the server's hello says which it hosts
             game = lobby.query_one("#game", Select)
-            await until(lambda: bool(game.query("#label")), what="the game choice drawn")  # a Select's value needs its label
+            await until(
+                lambda: bool(game.query("#label")), what="the game choice drawn"
+            )  # a Select's value needs its label
             game.value = "quarto"
             await until(lambda: lobby.query_one("#players", Select).value == 2, what="two seats")  # Quarto is for two
             await pilot.press("c")
             await until(lambda: isinstance(app.screen, RoomScreen), what="the Quarto table's room")
-            text = await until(lambda: "Quarto, 2 seats" in screen_text(app) and screen_text(app), what="the room drawn")
+            text = await until(
+                lambda: "Quarto, 2 seats" in screen_text(app) and screen_text(app), what="the room drawn"
+            )
             assert "team" not in text and "QUARTO" in text
             # Another client's lobby lists the table as Quarto.
             reply = await watcher.request("list_tables")
@@ -120,7 +124,9 @@ def test_the_lobby_lists_and_creates_both_games(quatro_server):
             def rows() -> dict[str, str]:
                 return {str(table.get_row_at(i)[0]): str(table.get_row_at(i)[1]) for i in range(table.row_count)}
 
-            await until(lambda: rows().get(str(quarto_table)) == "Quarto", what=f"table {quarto_table} listed as Quarto")
+            await until(
+                lambda: rows().get(str(quarto_table)) == "Quarto", what=f"table {quarto_table} listed as Quarto"
+            )
             await pilot.press("c")
             await until(lambda: isinstance(app.screen, RoomScreen), what="the Quatro table's room")
             assert app.game.kind == "quatro" and app.game.seating.players == 4
@@ -150,9 +156,14 @@ def test_the_create_row_keeps_the_players_choices_after_a_visit_to_a_table(quatr
             await pilot.press("l")
             await until(lambda: isinstance(app.screen, LobbyScreen) and app.screen is not lobby, what="the lobby again")
             again = app.screen
-            await until(lambda: bool(again.query("#players")) and bool(again.query_one("#players").query("#label")),
-                        what="the create row drawn")
-            assert again.query_one("#players", Select).value == 6, (app.create_choices, again.query_one("#players", Select).value)
+            await until(
+                lambda: bool(again.query("#players")) and bool(again.query_one("#players").query("#label")),
+                what="the create row drawn",
+            )
+            assert again.query_one("#players", Select).value == 6, (
+                app.create_choices,
+                again.query_one("#players", Select).value,
+            )
             assert again.query_one("#rated", Select).value == "friendly"
             await pilot.press("ctrl+q")
 
@@ -186,8 +197,11 @@ def test_a_server_gone_mid_game_shows_the_ways_on_and_a_restart_says_the_seat_is
             told = "\n".join(str(w.render()) for w in app.screen.query("Static"))
             assert "connection to the server was lost" in told and "back to the lobby" in told, told
             server = _serve(port, timing)
-            await until(lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "Your seat is gone.",
-                        timeout=15, what="the seat lost")
+            await until(
+                lambda: isinstance(app.screen, LinkScreen) and app.screen.title_text == "Your seat is gone.",
+                timeout=15,
+                what="the seat lost",
+            )
             await pilot.press("l")
             await until(lambda: isinstance(app.screen, LobbyScreen), timeout=15, what="the lobby after the restart")
             await pilot.press("ctrl+q")
@@ -221,7 +235,9 @@ def test_a_closed_client_comes_back_to_its_quarto_seat(quatro_server):
         table, secret = seats[-1]
         back = QuatroApp(Join("127.0.0.1", quatro_server, "ann", rejoin_table=table, rejoin_secret=secret))
         async with back.run_test(size=(80, 24)):
-            await until(lambda: isinstance(back.screen, QuartoScreen) and back.screen.view is not None, what="the board")
+            await until(
+                lambda: isinstance(back.screen, QuartoScreen) and back.screen.view is not None, what="the board"
+            )
             assert back.screen.view.moves[: len(moves)] == moves
             assert back.game.kind == "quarto"
             await back.conn.close()
@@ -242,15 +258,33 @@ def test_quatro_play_game_quarto_in_tmux_with_a_plain_locale(tmp_path, tmux):
     from helpers.tui import timing_file
 
     session = f"quarto-e2e-{uuid.uuid4().hex[:8]}"
-    command = " ".join([
-        "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", "LANG=C", "LC_ALL=C",
-        shlex.quote(sys.executable), "-m", "quatro_tui", "play", "--game", "quarto",
-        "--timing", shlex.quote(str(timing_file(tmp_path))), "--name", "tess",
-    ])
+    command = " ".join(
+        [
+            "env",
+            f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
+            "LANG=C",
+            "LC_ALL=C",
+            shlex.quote(sys.executable),
+            "-m",
+            "quatro_tui",
+            "play",
+            "--game",
+            "quarto",
+            "--timing",
+            shlex.quote(str(timing_file(tmp_path))),
+            "--name",
+            "tess",
+        ]
+    )
     tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
     try:
-        text = wait_for(tmux, session, lambda t: "pool:" in t and ("You start" in t or "yours to place" in t),
-                        "the Quarto board, this seat to act", timeout=30)
+        text = wait_for(
+            tmux,
+            session,
+            lambda t: "pool:" in t and ("You start" in t or "yours to place" in t),
+            "the Quarto board, this seat to act",
+            timeout=30,
+        )
         assert "+-----+" in text and "(#)" in text and text.isascii(), text
         import time
 

@@ -66,8 +66,11 @@ def _seeded(data_dir: Path) -> str:
     bots = {level: Player(identity.bot_person(level), f"{level} bot") for level in ("easy", "normal", "expert")}
     # Quatro: Ann and an easy bot against two expert bots, then against two normal bots.
     for rivals, ann_won in (("expert", False), ("normal", True), ("expert", False), ("normal", True)):
-        record = MatchRecord((0, 1, 0, 1), (1, 2) if ann_won else (2, 1),
-                             ({"calls_right": 2, "calls_wrong": 0, "counters_right": 1, "counters_wrong": 0}, {}, {}, {}))
+        record = MatchRecord(
+            (0, 1, 0, 1),
+            (1, 2) if ann_won else (2, 1),
+            ({"calls_right": 2, "calls_wrong": 0, "counters_right": 1, "counters_wrong": 0}, {}, {}, {}),
+        )
         records.match_ended(QUATRO.name, record, [Player(ann, "ann"), bots[rivals], bots["easy"], bots[rivals]], 1.0)
     for _ in range(2):
         record = MatchRecord((0, 1), (1, 2), ({"games": 4, "games_won": 3, "games_drawn": 1}, {}))
@@ -99,14 +102,18 @@ def test_the_lobby_shows_each_game_s_leaderboard_and_a_player_s_card(records_ser
             await until(lambda: isinstance(app.screen, LobbyScreen) and app.conn is not None, what="lobby")
             await pilot.pause()
             await pilot.press("l")
-            await until(lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.standings is not None, what="board")
+            await until(
+                lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.standings is not None, what="board"
+            )
             board = app.screen
             assert board.standings.game == "quatro" and board.standings.total == 4
             names = [s.name for s in board.standings.entries]
             assert set(names) == {"ann", "expert bot", "normal bot", "easy bot"}
             assert board.query_one(DataTable).row_count == 4
             assert "Leaderboard: Quatro  (1-4 of 4)" in _text(board, "#board-title")
-            assert [s.rating for s in board.standings.entries] == sorted((s.rating for s in board.standings.entries), reverse=True)
+            assert [s.rating for s in board.standings.entries] == sorted(
+                (s.rating for s in board.standings.entries), reverse=True
+            )
 
             await pilot.press("g")  # the other game the server hosts
             await until(lambda: board.standings is not None and board.standings.game == "quarto", what="quarto board")
@@ -122,13 +129,17 @@ def test_the_lobby_shows_each_game_s_leaderboard_and_a_player_s_card(records_ser
             await until(lambda: board.standings.game == "quatro", what="quatro again")
             bottom = board.standings.entries[-1]
             await pilot.press("down", "down", "down", "enter")  # enter on a row opens its card too
-            await until(lambda: isinstance(app.screen, PlayerCardScreen) and app.screen.card is not None, what="bot card")
+            await until(
+                lambda: isinstance(app.screen, PlayerCardScreen) and app.screen.card is not None, what="bot card"
+            )
             assert app.screen.card.person == bottom.person and app.screen.card.bot
             await pilot.press("escape", "escape")
             await until(lambda: isinstance(app.screen, LobbyScreen), what="lobby again")
 
             await pilot.press("i")  # one's own card
-            await until(lambda: isinstance(app.screen, PlayerCardScreen) and app.screen.card is not None, what="own card")
+            await until(
+                lambda: isinstance(app.screen, PlayerCardScreen) and app.screen.card is not None, what="own card"
+            )
             text = _text(app.screen, "#card-body")
             assert "ann  (you)" in text and "Quatro: #" in text and "4 matches, 2 won" in text
             assert "calls right 8" in text and "counters right 4" in text and "games won 6" in text
@@ -176,13 +187,17 @@ def test_i_on_an_empty_leaderboard_opens_one_s_own_card_and_the_note_says_why_it
             await until(lambda: isinstance(app.screen, LobbyScreen) and app.conn is not None, what="lobby")
             await pilot.pause()
             await pilot.press("l")
-            await until(lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.standings is not None, what="board")
+            await until(
+                lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.standings is not None, what="board"
+            )
             board = app.screen
             assert board.standings.total == 0 and "(nobody yet)" in _text(board, "#board-title")
             note = _text(board, "#board-note")
             assert "Nobody has a rated match" in note and "i: your own card" in note and "highlighted" not in note
             await pilot.press("i")
-            await until(lambda: isinstance(app.screen, PlayerCardScreen) and app.screen.card is not None, what="own card")
+            await until(
+                lambda: isinstance(app.screen, PlayerCardScreen) and app.screen.card is not None, what="own card"
+            )
             text = _text(app.screen, "#card-body")
             assert "ann  (you)" in text and "No rated match finished yet" in text
             await pilot.press("escape")

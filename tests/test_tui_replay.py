@@ -137,8 +137,19 @@ def test_the_truth_beside_a_replay_speaks_as_the_table_does_at_80x24(tmp_path, a
     table = play_to_the_end(tmp_path)
     tape = tape_of(tmp_path, table, 0)
     at = reveal_frame(tape)
-    ann_four = e.RoundEnded(1, "call", 0, None, True, (0,), (1, 0), (("AS", "AH", "AD", "AC"),) + (("KS",) * 4,) * 3,
-                            ("JS",) * 4, ("owl", "crab"), (0,))
+    ann_four = e.RoundEnded(
+        1,
+        "call",
+        0,
+        None,
+        True,
+        (0,),
+        (1, 0),
+        (("AS", "AH", "AD", "AC"),) + (("KS",) * 4,) * 3,
+        ("JS",) * 4,
+        ("owl", "crab"),
+        (0,),
+    )
     tape.notes = [(at, tuple(QuatroCommentary(tape.names).truth(ann_four)))]
 
     async def body() -> None:
@@ -219,8 +230,10 @@ def test_q_a_quarto_replay_jumps_move_by_move_with_the_solver_s_verdict(tmp_path
         player = ReplayPlayer(tape, autoplay=False)
         app = QuatroApp(replay=player)
         async with app.run_test(size=(100, 32)) as pilot:
-            await until(lambda: isinstance(app.screen, QuartoScreen) and "next move" in replay_keys(app),
-                        what="the board, and the replay's keys naming the next move")
+            await until(
+                lambda: isinstance(app.screen, QuartoScreen) and "next move" in replay_keys(app),
+                what="the board, and the replay's keys naming the next move",
+            )
             said = []
             for _ in range(40):
                 await pilot.press("n")
@@ -239,8 +252,14 @@ def test_a_quarto_replay_never_asks_the_seat_to_move_at_80x24(tmp_path):
     turn", no move keys, no cursor's "choose one to give", no "n starts the next game"."""
     table = quarto_match(tmp_path)
     tape = tape_of(tmp_path, table, 0)
-    live_words = ("Your turn", "You start: choose", "enter or a second click", "choose one to give",
-                  "n starts the next game", "ready: the next game starts")
+    live_words = (
+        "Your turn",
+        "You start: choose",
+        "enter or a second click",
+        "choose one to give",
+        "n starts the next game",
+        "ready: the next game starts",
+    )
 
     async def body() -> None:
         player = ReplayPlayer(tape, autoplay=False)
@@ -265,6 +284,7 @@ def test_past_matches_from_the_lobby_open_the_replay_player(tmp_path):
     server = LocalServer("fast", data_dir=tmp_path)
     server.start()
     try:
+
         async def body() -> None:
             app = QuatroApp(Join("127.0.0.1", server.port, "eve"))
             async with app.run_test(size=(100, 32)) as pilot:
@@ -298,11 +318,23 @@ def test_quatro_replay_id_seat_2_in_tmux_at_80x24(tmp_path, tmux):
     table = play_to_the_end(journal_dir)
     tape = tape_of(journal_dir, table, 2)
     session = f"quatro-replay-{uuid.uuid4().hex[:8]}"
-    command = " ".join([
-        "env", f"XDG_DATA_HOME={shlex.quote(str(data_home))}", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
-        "LANG=C.UTF-8", shlex.quote(sys.executable), "-m", "quatro_tui", "replay", str(table), "--seat", "3",
-        "--name", "ann",
-    ])
+    command = " ".join(
+        [
+            "env",
+            f"XDG_DATA_HOME={shlex.quote(str(data_home))}",
+            f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
+            "LANG=C.UTF-8",
+            shlex.quote(sys.executable),
+            "-m",
+            "quatro_tui",
+            "replay",
+            str(table),
+            "--seat",
+            "3",
+            "--name",
+            "ann",
+        ]
+    )
     tmux("-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)
     try:
         wait_for(tmux, session, lambda t: f"replay of table {table} as seat 3 (" in t, "the replay")
@@ -371,6 +403,7 @@ def test_past_matches_at_80x24_show_when_each_ended_and_count_seats_from_1(tmp_p
     server = LocalServer("fast", data_dir=tmp_path)
     server.start()
     try:
+
         async def body() -> None:
             app = QuatroApp(Join("127.0.0.1", server.port, "eve"))
             async with app.run_test(size=(80, 24)) as pilot:

@@ -155,7 +155,9 @@ def test_a_round_with_keys_swap_channel_pulses_vote_call_reveal_next_round(quatr
             for player in (bob, cid, dee):
                 await player.act("ready")
             await pilot.press("enter")
-            await until(lambda: isinstance(app.screen, TableScreen) and app.game.view.round == 2, what="round 2's table")
+            await until(
+                lambda: isinstance(app.screen, TableScreen) and app.game.view.round == 2, what="round 2's table"
+            )
             # The vote gap must pass between two votes (R15), whatever the round: ask until allowed.
             for _ in range(100):
                 reply = await bob.request("ask_reshuffle")
@@ -191,8 +193,10 @@ def test_a_round_with_the_mouse_counter_and_a_dropped_connection(quatro_server):
             # The link drops: the screen says so, and the client comes back by itself to the same seat.
             app.conn.abort()
             status = app.screen.query_one(RoundLabel)
-            await until(lambda: "reconnecting" in shown(status) or "Reconnected" in " ".join(app.game.feed),
-                        what="the drop on screen")
+            await until(
+                lambda: "reconnecting" in shown(status) or "Reconnected" in " ".join(app.game.feed),
+                what="the drop on screen",
+            )
             await until(lambda: "Reconnected: back in your seat." in app.game.feed, what="the reconnection")
             await until(lambda: "reconnecting" not in shown(status), what="the status line to clear")
             assert app.game.view.seat == 0 and take in app.game.view.hand
@@ -215,7 +219,9 @@ def test_counter_with_six_players_asks_which_team(quatro_server):
             assert len(app.screen.query(SeatBox)) == 5
             # 1 without the channel: takes it and shows the team's sign, one key at the moment it matters.
             await pilot.press("1")
-            await until(lambda: app.game.view.channel_held and app.game.view.channel_sign == "owl", what="the sign shown")
+            await until(
+                lambda: app.game.view.channel_held and app.game.view.channel_sign == "owl", what="the sign shown"
+            )
             await pilot.press("x")
             await until(lambda: isinstance(app.screen, CounterTeam), what="the team question")
             await pilot.press("a")  # our own team: not an option (R14)

@@ -64,14 +64,48 @@ def test_counter_asks_the_team_with_six(snap_compare):
 
 
 LOBBY_TABLES = [
-    {"table": 1, "game": "quatro", "players": 4, "taken": 2, "bots": 1, "phase": "lobby", "timing": "standard",
-     "password": False, "scores": [0, 0], "names": ["ann", "normal-bot-1", "", ""], "bot_seats": [1], "idle_s": 4},
-    {"table": 2, "game": "quatro", "players": 8, "taken": 8, "bots": 5, "phase": "round", "timing": "fast",
-     "password": True, "scores": [1, 3, 0, 2],
-     "names": ["zoë", "hard-bot-1", "bartholomew", "hard-bot-3", "hard-bot-4", "cid", "hard-bot-6", "hard-bot-7"],
-     "bot_seats": [1, 3, 4, 6, 7], "idle_s": 2400},
-    {"table": 3, "game": "quarto", "players": 2, "taken": 2, "bots": 1, "phase": "round", "timing": "standard",
-     "password": False, "scores": [1, 2], "names": ["dee", "perfect-bot-1"], "bot_seats": [1], "idle_s": 12},
+    {
+        "table": 1,
+        "game": "quatro",
+        "players": 4,
+        "taken": 2,
+        "bots": 1,
+        "phase": "lobby",
+        "timing": "standard",
+        "password": False,
+        "scores": [0, 0],
+        "names": ["ann", "normal-bot-1", "", ""],
+        "bot_seats": [1],
+        "idle_s": 4,
+    },
+    {
+        "table": 2,
+        "game": "quatro",
+        "players": 8,
+        "taken": 8,
+        "bots": 5,
+        "phase": "round",
+        "timing": "fast",
+        "password": True,
+        "scores": [1, 3, 0, 2],
+        "names": ["zoë", "hard-bot-1", "bartholomew", "hard-bot-3", "hard-bot-4", "cid", "hard-bot-6", "hard-bot-7"],
+        "bot_seats": [1, 3, 4, 6, 7],
+        "idle_s": 2400,
+    },
+    {
+        "table": 3,
+        "game": "quarto",
+        "players": 2,
+        "taken": 2,
+        "bots": 1,
+        "phase": "round",
+        "timing": "standard",
+        "password": False,
+        "scores": [1, 2],
+        "names": ["dee", "perfect-bot-1"],
+        "bot_seats": [1],
+        "idle_s": 12,
+    },
 ]
 
 
@@ -94,8 +128,11 @@ def test_connection_lost_covers_the_table_with_the_ways_on(snap_compare, ascii_o
     app = QuatroApp(game=round_game(4), ascii_only=ascii_only)
 
     async def lose(pilot) -> None:
-        app.show_link("The connection to the server was lost.",
-                      "The server closed the connection.\nTrying again in 0.5s (attempt 2).", retrying=True)
+        app.show_link(
+            "The connection to the server was lost.",
+            "The server closed the connection.\nTrying again in 0.5s (attempt 2).",
+            retrying=True,
+        )
         await pilot.pause()
 
     assert snap_compare(app, run_before=lose, terminal_size=(80, 24))

@@ -26,9 +26,17 @@ def test_quatro_play_in_tmux_a_swap_is_made_and_seen(tmp_path, tmux):
     timing = timing_file(tmp_path)
     command = " ".join(
         [
-            "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", "LANG=C.UTF-8",
-            shlex.quote(sys.executable), "-m", "quatro_tui", "play", "--timing", shlex.quote(str(timing)),
-            "--name", "tess",
+            "env",
+            f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
+            "LANG=C.UTF-8",
+            shlex.quote(sys.executable),
+            "-m",
+            "quatro_tui",
+            "play",
+            "--timing",
+            shlex.quote(str(timing)),
+            "--name",
+            "tess",
         ]
     )
     tmux("-u", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", "-c", os.getcwd(), command)
@@ -61,9 +69,17 @@ def test_enter_then_a_late_space_at_signing_calls_nothing_in_tmux(tmp_path, tmux
     timing = timing_file(tmp_path)
     command = " ".join(
         [
-            "env", f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}", "LANG=C.UTF-8",
-            shlex.quote(sys.executable), "-m", "quatro_tui", "play", "--timing", shlex.quote(str(timing)),
-            "--name", "tess",
+            "env",
+            f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path))}",
+            "LANG=C.UTF-8",
+            shlex.quote(sys.executable),
+            "-m",
+            "quatro_tui",
+            "play",
+            "--timing",
+            shlex.quote(str(timing)),
+            "--name",
+            "tess",
         ]
     )
     tmux("-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", os.getcwd(), command)

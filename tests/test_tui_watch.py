@@ -55,8 +55,9 @@ def test_lobby_w_watches_the_highlighted_table_and_follows_its_match_from_no_sea
             assert "j" not in app.screen.active_bindings or not app.check_action("take_seat", ())
             await ann.wait_phase(Phase.SIGNING)
             await ann.act("ready")
-            await until(lambda: app.game.view is not None and app.game.view.phase is Phase.ROUND, timeout=20,
-                        what="the round")
+            await until(
+                lambda: app.game.view is not None and app.game.view.phase is Phase.ROUND, timeout=20, what="the round"
+            )
             view = app.game.view
             assert view.seat == NO_SEAT and view.hand == () and view.sign is None
             rows = [row.row for row in app.screen.query(CardRow)]
@@ -97,8 +98,10 @@ def test_the_lobby_shows_how_many_watch_a_table_and_a_closed_one(quatro_server):
             table.move_cursor(row=row)
             table.focus()
             await pilot.press("w")
-            await until(lambda: "Cannot watch: the host has closed this table to watchers" in screen_text(app),
-                        what="the refusal said")
+            await until(
+                lambda: "Cannot watch: the host has closed this table to watchers" in screen_text(app),
+                what="the refusal said",
+            )
             assert isinstance(app.screen, LobbyScreen) and app.game.watching is None
             await pilot.press("ctrl+q")
         await ann.close()
@@ -136,8 +139,10 @@ def test_the_host_closes_the_waiting_room_to_watchers_with_v_and_opens_it_again(
             table_id = app.game.seating.table
             await wen.act(p.WATCH, table=table_id)
             try:
-                await until(lambda: "1 watching" in screen_text(app) and "v close to watchers" in screen_text(app),
-                            what="the count in the room, and the host's v")
+                await until(
+                    lambda: "1 watching" in screen_text(app) and "v close to watchers" in screen_text(app),
+                    what="the count in the room, and the host's v",
+                )
             except AssertionError:
                 raise AssertionError(screen_text(app) + repr(app.game.seating))
             await pilot.press("v")
@@ -179,6 +184,7 @@ def test_quatro_join_watch_shows_a_quarto_board_without_move_keys(quatro_server)
 
 def test_a_watchers_dropped_link_watches_again_with_a_fresh_snapshot(quatro_server):
     """The client's connection comes back to what it watched, as a seat's comes back to its seat (R19)."""
+
     async def body():
         ann, table_id = await table_with_bots(quatro_server)
         await ann.act(p.START)
@@ -187,8 +193,11 @@ def test_a_watchers_dropped_link_watches_again_with_a_fresh_snapshot(quatro_serv
         await until(lambda: wes.view is not None, what="the first snapshot")
         snapshots = sum(1 for msg in wes.messages if getattr(msg, "snapshot", False))
         wes.conn.abort()
-        await until(lambda: sum(1 for msg in wes.messages if getattr(msg, "snapshot", False)) > snapshots,
-                    timeout=20, what="a fresh snapshot after the reconnection")
+        await until(
+            lambda: sum(1 for msg in wes.messages if getattr(msg, "snapshot", False)) > snapshots,
+            timeout=20,
+            what="a fresh snapshot after the reconnection",
+        )
         assert wes.conn.core.watching == table_id and wes.conn.core.place is None
         assert wes.view is not None and wes.view.seat == NO_SEAT
         await ann.close()
@@ -205,8 +214,11 @@ def test_a_watcher_whose_link_came_back_is_told_it_watches_again_not_that_it_has
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, WatchScreen), what="the watch screen")
             app.conn.abort()
-            await until(lambda: any(line.startswith("Reconnected") for line in app.game.feed), timeout=20,
-                        what="the reconnection")
+            await until(
+                lambda: any(line.startswith("Reconnected") for line in app.game.feed),
+                timeout=20,
+                what="the reconnection",
+            )
             assert "Reconnected: watching again." in app.game.feed, list(app.game.feed)
             assert not any("your seat" in line for line in app.game.feed)
             await pilot.press("ctrl+q")
@@ -232,6 +244,7 @@ def test_the_watch_screen_looks(snap_compare, phase):
 def test_a_watcher_sent_away_lands_in_the_lobby_told_why_without_a_crash(quatro_server, attempt):
     """The host closes the table to watchers while it is watched: the watcher's lobby comes up and says why. The
     note arrives before the new lobby screen is composed; it must wait for it, not crash the client."""
+
     async def body():
         ann, table_id = await table_with_bots(quatro_server, bots=2)
         app = QuatroApp(Join("127.0.0.1", quatro_server, "wes", watch=table_id))
@@ -239,8 +252,10 @@ def test_a_watcher_sent_away_lands_in_the_lobby_told_why_without_a_crash(quatro_
             await until(lambda: isinstance(app.screen, WaitingToWatch), what="the watched table")
             await until(lambda: ann.seating is not None and ann.seating.watchers == 1, what="the host told")
             await ann.act(p.WATCHERS, open=False)
-            await until(lambda: isinstance(app.screen, LobbyScreen) and "Watching ended" in screen_text(app),
-                        what="the lobby, told why")
+            await until(
+                lambda: isinstance(app.screen, LobbyScreen) and "Watching ended" in screen_text(app),
+                what="the lobby, told why",
+            )
             await pilot.pause()
             assert app.return_code is None  # still running: no unhandled error ended it
             await pilot.press("ctrl+q")

@@ -25,8 +25,20 @@ def test_the_product_code_type_checks_clean_under_strict_mypy(tmp_path: Path) ->
     (names / "quatro_shared").symlink_to(ROOT / "shared", target_is_directory=True)
     env = {**os.environ, "MYPYPATH": str(names)}
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(tmp_path / "cache")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=280,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
     )
     report = (proc.stdout + proc.stderr).replace(str(names / "quatro_shared"), "shared")
     assert proc.returncode == 0 and "Success: no issues found" in report, f"mypy found problems:\n{report}"

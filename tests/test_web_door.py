@@ -95,7 +95,7 @@ def card_cell(visitor: Page, keys: str, index: int) -> tuple[int, int]:
     for row, line in enumerate(visitor.screen.display):
         found = pattern.search(line)
         if found:
-            label = re.search(rf"\[?{keys[index]}\]?", line[found.start():])
+            label = re.search(rf"\[?{keys[index]}\]?", line[found.start() :])
             assert label is not None
             return found.start() + label.start() + 1, row + 2
     raise AssertionError(f"no card row {keys} on screen:\n{visitor.text()}")
@@ -200,8 +200,11 @@ def test_two_visitors_at_one_table_and_one_clients_death_leaves_the_other_playin
         ben.wait_for("ann put down", "ann's swap on ben's page")
 
         # ben's client dies: his page says the game closed; ann's client, the server and the table go on.
-        [ben_pid] = [pid for pid in server.clients()
-                     if f"{person_of_page(ben)}" in Path(f"/proc/{pid}/cmdline").read_bytes().decode()]
+        [ben_pid] = [
+            pid
+            for pid in server.clients()
+            if f"{person_of_page(ben)}" in Path(f"/proc/{pid}/cmdline").read_bytes().decode()
+        ]
         os.kill(ben_pid, signal.SIGKILL)
         assert "Your game stopped unexpectedly" in ben.closed_why()
         server.wait_clients(1)
@@ -306,8 +309,13 @@ def test_the_page_sets_an_httponly_cookie_and_loads_nothing_from_elsewhere(serve
 def test_a_websocket_from_another_sites_page_is_refused(server):
     request = urllib.request.Request(
         server.url + "ws",
-        headers={"Origin": "http://evil.example", "Connection": "Upgrade", "Upgrade": "websocket",
-                 "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="},
+        headers={
+            "Origin": "http://evil.example",
+            "Connection": "Upgrade",
+            "Upgrade": "websocket",
+            "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        },
     )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request)
@@ -341,12 +349,25 @@ class _At:
 
 def test_the_urls_beside_the_join_addresses():
     assert web_urls(8080, ["192.168.1.20:7777", "[fd00::1]:7777", "127.0.0.1:7777"]) == [
-        "http://192.168.1.20:8080/", "http://[fd00::1]:8080/", "http://127.0.0.1:8080/"]
+        "http://192.168.1.20:8080/",
+        "http://[fd00::1]:8080/",
+        "http://127.0.0.1:8080/",
+    ]
 
 
 def test_a_taken_web_port_is_said_plainly(tmp_path):
-    command = [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--no-announce",
-               "--data-dir", str(tmp_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "quatro_server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--no-announce",
+        "--data-dir",
+        str(tmp_path),
+    ]
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -425,8 +446,12 @@ def test_browser_connections_are_capped_in_all_and_per_address(tmp_path):
 def test_junk_http_is_one_quiet_line_never_a_traceback(gated, caplog):
     door, port = gated
     caplog.set_level(logging.DEBUG)
-    junk = [b"GET / HTTP/9.9\r\n\r\n", b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n",
-            b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", b"POST / HTTP/1.1\r\nHost\r\n\r\n"]
+    junk = [
+        b"GET / HTTP/9.9\r\n\r\n",
+        b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost\r\n\r\n",
+    ]
     for i in range(120):
         with _open(port, f"127.0.10.{i % 200 + 1}") as sock:
             sock.sendall(junk[i % len(junk)])
@@ -504,8 +529,10 @@ def test_a_message_nested_too_deep_is_ignored_and_the_visit_goes_on(tmp_path):
     """docs/web.md: anything malformed is ignored. 30000 levels deep fits in a message and is past what the
     decoder reads (RecursionError): it is ignored like any other, and the messages after it are served."""
     door = WebDoor("127.0.0.1:1", tmp_path)
-    page, visit = _Page(["[" * 30000 + "]" * 30000, '{"a":' * 5000 + "1" + "}" * 5000, '["stdin", "x"]',
-                         '["ping", "p1"]']), _Visit()
+    page, visit = (
+        _Page(["[" * 30000 + "]" * 30000, '{"a":' * 5000 + "1" + "}" * 5000, '["stdin", "x"]', '["ping", "p1"]']),
+        _Visit(),
+    )
     _in_a_thread(door._relay(page, visit))  # type: ignore[arg-type]
     assert visit.keys == [b"x"] and page.sent == [["pong", "p1"]]
 
@@ -516,8 +543,13 @@ def test_foreign_origins_are_refused_with_one_log_line_a_while(gated, caplog):
     for _ in range(20):
         request = urllib.request.Request(
             f"http://127.0.0.1:{port}/ws",
-            headers={"Origin": "http://evil.example", "Connection": "Upgrade", "Upgrade": "websocket",
-                     "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="},
+            headers={
+                "Origin": "http://evil.example",
+                "Connection": "Upgrade",
+                "Upgrade": "websocket",
+                "Sec-WebSocket-Version": "13",
+                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+            },
         )
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request)

@@ -69,14 +69,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     shutil.copytree(ROOT, source, ignore=NOT_BUILT)
     home.mkdir()
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-    _check(subprocess.run([*pip, "wheel", "--no-deps", "-q", "-w", dist, source], capture_output=True, text=True),
-           "pip wheel")
+    _check(
+        subprocess.run([*pip, "wheel", "--no-deps", "-q", "-w", dist, source], capture_output=True, text=True),
+        "pip wheel",
+    )
     (wheel,) = dist.glob("quatro-*.whl")
     env = base / "venv"
     venv.create(env, with_pip=False)  # the outer pip installs into it: faster than a pip of its own
     # The lock the README's commands use: the wheel's dependencies at the versions the suite passes with.
-    _check(subprocess.run([*pip, "--python", env / "bin" / "python", "install", "-q", "-c", ROOT / "constraints.txt",
-                           wheel], capture_output=True, text=True), "pip install of the wheel")
+    _check(
+        subprocess.run(
+            [*pip, "--python", env / "bin" / "python", "install", "-q", "-c", ROOT / "constraints.txt", wheel],
+            capture_output=True,
+            text=True,
+        ),
+        "pip install of the wheel",
+    )
     return Installed(wheel, env, home)
 
 
@@ -91,7 +99,8 @@ def test_the_wheel_ships_the_packages_under_their_own_names_and_the_stylesheet(i
 def test_the_installed_package_imports_as_quatro_shared_never_shared(installed: Installed) -> None:
     assert installed.run(installed.python, "-c", "import shared").returncode != 0
     found = installed.run(
-        installed.python, "-c",
+        installed.python,
+        "-c",
         "import quatro_shared, quatro_server, quatro_tui, importlib.resources as r; "
         "print(quatro_shared.__file__); print(r.files('quatro_tui').joinpath('quatro.tcss').is_file())",
     )
@@ -111,8 +120,18 @@ def test_quatro_play_from_the_install_shows_the_table_at_80x24(installed: Instal
     session = f"quatro-wheel-{uuid.uuid4().hex[:8]}"
     env = installed.environ()
     command = " ".join(
-        ["env", f"PATH={shlex.quote(env['PATH'])}", f"XDG_CONFIG_HOME={shlex.quote(env['XDG_CONFIG_HOME'])}", "LANG=C.UTF-8",
-         "quatro", "play", "--timing", "fast", "--name", "wheel"]
+        [
+            "env",
+            f"PATH={shlex.quote(env['PATH'])}",
+            f"XDG_CONFIG_HOME={shlex.quote(env['XDG_CONFIG_HOME'])}",
+            "LANG=C.UTF-8",
+            "quatro",
+            "play",
+            "--timing",
+            "fast",
+            "--name",
+            "wheel",
+        ]
     )
     tmux("-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", str(installed.home), command)
     try:
@@ -128,13 +147,30 @@ def test_quarto_from_the_install_shows_the_board_at_80x24(installed: Installed, 
     session = f"quarto-wheel-{uuid.uuid4().hex[:8]}"
     env = installed.environ()
     command = " ".join(
-        ["env", f"PATH={shlex.quote(env['PATH'])}", f"XDG_CONFIG_HOME={shlex.quote(env['XDG_CONFIG_HOME'])}", "LANG=C.UTF-8",
-         "quatro", "play", "--game", "quarto", "--level", "normal", "--name", "wheel"]
+        [
+            "env",
+            f"PATH={shlex.quote(env['PATH'])}",
+            f"XDG_CONFIG_HOME={shlex.quote(env['XDG_CONFIG_HOME'])}",
+            "LANG=C.UTF-8",
+            "quatro",
+            "play",
+            "--game",
+            "quarto",
+            "--level",
+            "normal",
+            "--name",
+            "wheel",
+        ]
     )
     tmux("-u", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", str(installed.home), command)
     try:
-        text = wait_for(tmux, session, lambda text: "QUARTO" in text and "pool" in text and "d4" in text,
-                        "the installed client to show the Quarto board", timeout=WAIT)
+        text = wait_for(
+            tmux,
+            session,
+            lambda text: "QUARTO" in text and "pool" in text and "d4" in text,
+            "the installed client to show the Quarto board",
+            timeout=WAIT,
+        )
         assert "Traceback" not in text
         quit_with_ctrl_q(tmux, session)
     finally:
@@ -147,23 +183,41 @@ def test_the_browser_door_serves_its_page_from_the_install(installed: Installed)
     import urllib.request
 
     process = subprocess.Popen(
-        [installed.env / "bin" / "quatro-server", "--host", "127.0.0.1", "--port", "0", "--web", "0", "--no-journal",
-         "--no-announce", "--data-dir", installed.home / "data"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=installed.environ(),
+        [
+            installed.env / "bin" / "quatro-server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--web",
+            "0",
+            "--no-journal",
+            "--no-announce",
+            "--data-dir",
+            installed.home / "data",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=installed.environ(),
     )
     try:
         out = ""
         assert process.stdout is not None
         while "http://" not in out:
             line = process.stdout.readline()
-            assert line, f"the installed server did not open its browser door: {out}{process.stderr.read() if process.stderr else ''}"
+            assert line, (
+                f"the installed server did not open its browser door: {out}{process.stderr.read() if process.stderr else ''}"
+            )
             out += line
         url = re.search(r"(http://127\.0\.0\.1:\d+/)", out).group(1)  # type: ignore[union-attr]
         with urllib.request.urlopen(url, timeout=10) as page:
             html = page.read().decode()
         assert page.status == 200 and "<html" in html.lower()
         assets = re.findall(r'(?:src|href)="(/[^"]+\.(?:js|css))"', html)
-        assert any(asset.startswith("/static/") for asset in assets) and any(asset.startswith("/page/") for asset in assets)
+        assert any(asset.startswith("/static/") for asset in assets) and any(
+            asset.startswith("/page/") for asset in assets
+        )
         for asset in assets:
             with urllib.request.urlopen(url.rstrip("/") + asset, timeout=10) as reply:
                 assert reply.status == 200, asset

@@ -558,8 +558,11 @@ def test_the_wire_layer_imports_neither_side_nor_any_io(module):
         name.split(".")[0]
         for node in ast.walk(tree)
         for name in (
-            [alias.name for alias in node.names] if isinstance(node, ast.Import)
-            else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
         )
     }
     assert not imported & {"quatro_server", "quatro_tui", "socket", "trio", "asyncio", "os", "io", "selectors"}

@@ -25,8 +25,10 @@ from quatro_server.workers import supervisor as workers
 from test_admin import SHORT, push
 from test_server import open_round
 
-pytestmark = pytest.mark.skipif(workers.shutil.which("redis-server") is None and not os.environ.get("CI"),
-                                reason="redis-server is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    workers.shutil.which("redis-server") is None and not os.environ.get("CI"),
+    reason="redis-server is not installed (.ci/run installs it)",
+)
 
 
 class Supervisor:
@@ -70,9 +72,24 @@ class Supervisor:
 
 async def start_supervisor(tmp_path: Path, *args: str, count: int = 2) -> Supervisor:
     proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", str(count),
-         "--data-dir", str(tmp_path / "data"), "--timing", "fast", *args],
-        stdout=subprocess.PIPE, stderr=open(tmp_path / "supervisor.log", "wb"),  # noqa: SIM115 - the child holds it
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--workers",
+            str(count),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--timing",
+            "fast",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=open(tmp_path / "supervisor.log", "wb"),  # noqa: SIM115 - the child holds it
     )
     out = b""
     with trio.fail_after(30):
@@ -103,8 +120,10 @@ def journalled(worker_dir, table: int) -> bool:
     """Whether the worker's journal holds ``table`` and its first seat yet (its writer commits them, in one
     transaction, a moment after the table is made)."""
     with sqlite3.connect(f"file:{worker_dir / 'journal.sqlite3'}?mode=ro", uri=True) as db:
-        return (db.execute("SELECT count(*) FROM tables WHERE id = ?", (table,)).fetchone()[0] == 1
-                and db.execute("SELECT count(*) FROM seats WHERE table_id = ?", (table,)).fetchone()[0] >= 1)
+        return (
+            db.execute("SELECT count(*) FROM tables WHERE id = ?", (table,)).fetchone()[0] == 1
+            and db.execute("SELECT count(*) FROM seats WHERE table_id = ?", (table,)).fetchone()[0] >= 1
+        )
 
 
 async def on_each_worker(supervisor: Supervisor, names: tuple[str, str]) -> tuple[TestClient, TestClient]:
@@ -160,8 +179,22 @@ async def test_workers_share_the_public_port_and_a_join_on_the_other_worker_is_m
         for c in clients:
             await c.aclose()
         second = await trio.run_process(
-            [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
-             "--data-dir", str(tmp_path / "data")], capture_stdout=True, capture_stderr=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "quatro_server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--workers",
+                "2",
+                "--data-dir",
+                str(tmp_path / "data"),
+            ],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
         )
         assert second.returncode == 2
         assert b"another quatro-server is using" in second.stderr
@@ -303,8 +336,22 @@ def test_workers_auto_is_one_per_core_and_nonsense_is_refused():
 def test_without_redis_server_workers_say_how_to_install_it(tmp_path):
     """--workers without --directory needs redis-server: missing, the server says so and how to install it."""
     run = subprocess.run(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
-         "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=30,
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--workers",
+            "2",
+            "--data-dir",
+            str(tmp_path / "data"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
         env={**os.environ, "PATH": str(tmp_path)},
     )
     assert run.returncode == 2
@@ -313,8 +360,23 @@ def test_without_redis_server_workers_say_how_to_install_it(tmp_path):
 
 def test_stop_when_idle_is_refused_with_workers(tmp_path):
     run = subprocess.run(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
-         "--no-journal", "--stop-when-idle", "5"], capture_output=True, text=True, timeout=30,
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--workers",
+            "2",
+            "--no-journal",
+            "--stop-when-idle",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert run.returncode == 2 and "--stop-when-idle" in run.stderr
 
@@ -326,9 +388,26 @@ def test_a_worker_is_handed_the_operators_options_but_the_supervisors_own():
     args = argparse.ArgumentParser()
     for action in actions:
         args._add_action(action)  # noqa: SLF001
-    parsed = args.parse_args(["--workers", "2", "--port", "7000", "--timing", "fast", "--ssh", "0", "--seed", "4",
-                              "--trusted-address", "10.0.0.1", "--trusted-address", "10.0.0.2", "--no-journal",
-                              "--no-restore"])
+    parsed = args.parse_args(
+        [
+            "--workers",
+            "2",
+            "--port",
+            "7000",
+            "--timing",
+            "fast",
+            "--ssh",
+            "0",
+            "--seed",
+            "4",
+            "--trusted-address",
+            "10.0.0.1",
+            "--trusted-address",
+            "10.0.0.2",
+            "--no-journal",
+            "--no-restore",
+        ]
+    )
     words = workers.worker_options(actions, parsed)
     assert words[words.index("--timing") + 1] == "fast" and words[words.index("--seed") + 1] == "4"
     assert words.count("--trusted-address") == 2 and "--no-journal" in words
@@ -344,8 +423,22 @@ async def test_a_worker_that_cannot_start_stops_the_supervisor_with_its_reason(t
     with open(tmp_path / "data" / "worker-1" / "journal.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         run = await trio.run_process(
-            [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
-             "--data-dir", str(tmp_path / "data")], capture_stdout=True, capture_stderr=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "quatro_server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--workers",
+                "2",
+                "--data-dir",
+                str(tmp_path / "data"),
+            ],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
         )
     assert run.returncode == 1
     err = run.stderr.decode()
@@ -369,11 +462,13 @@ def test_a_worker_started_again_restores_its_tables_even_under_no_restore():
     started again after a crash must bring its tables back. Each worker advertises its own private port."""
     from quatro_server.cli import _parser, _serving_actions
 
-    args = _parser().parse_args(["serve", "--host", "127.0.0.1", "--port", "0", "--workers", "2", "--no-restore",
-                                 "--no-journal"])
+    args = _parser().parse_args(
+        ["serve", "--host", "127.0.0.1", "--port", "0", "--workers", "2", "--no-restore", "--no-journal"]
+    )
     public = workers.listening_sockets("127.0.0.1", 0)
-    supervisor = workers.Supervisor(args, workers.worker_options(_serving_actions(), args), public, "unix:///r.sock",
-                                    None)
+    supervisor = workers.Supervisor(
+        args, workers.worker_options(_serving_actions(), args), public, "unix:///r.sock", None
+    )
     try:
         worker = supervisor.workers[1]
         first, again = supervisor.command(worker, first=True), supervisor.command(worker, first=False)
@@ -410,8 +505,12 @@ async def test_each_worker_answers_on_its_own_admin_socket_and_serves_its_own_me
             with trio.fail_after(20):
                 while not sock.exists():
                     await trio.sleep(0.05)
-            done = await trio.run_process([sys.executable, "-m", "quatro_server", "admin", "--socket", str(sock),
-                                           "--json", "tables"], capture_stdout=True, capture_stderr=True, check=False)
+            done = await trio.run_process(
+                [sys.executable, "-m", "quatro_server", "admin", "--socket", str(sock), "--json", "tables"],
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
             assert done.returncode == 0, (done.stdout, done.stderr)
             assert json.loads(done.stdout)["tables"] == []
 
@@ -441,8 +540,12 @@ async def test_each_worker_answers_on_its_own_admin_socket_and_serves_its_own_me
 
 async def whole(supervisor_data: Path, *argv: str) -> subprocess.CompletedProcess[bytes]:
     """``quatro-server admin --data DATA ...``, as the README and the start-up line name it: the whole server."""
-    return await trio.run_process([sys.executable, "-m", "quatro_server", "admin", "--data", str(supervisor_data),
-                                   *argv], capture_stdout=True, capture_stderr=True, check=False)
+    return await trio.run_process(
+        [sys.executable, "-m", "quatro_server", "admin", "--data", str(supervisor_data), *argv],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
 
 
 async def whole_json(data: Path, *argv: str) -> dict:
@@ -527,6 +630,7 @@ async def test_drain_of_the_whole_server_stops_each_worker_once_its_matches_end_
         with trio.fail_after(30):
             started = trio.current_time()
             async with trio.open_nursery() as nursery:
+
                 async def drain_and_wait() -> None:
                     done.append(await whole(data, "drain", "--timeout", "3", "--wait"))
 
@@ -554,8 +658,26 @@ async def test_drain_of_the_whole_server_stops_each_worker_once_its_matches_end_
 
 def test_tls_with_a_door_is_refused_with_workers(tmp_path):
     run = subprocess.run(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
-         "--no-journal", "--tls-cert", "cert.pem", "--tls-key", "key.pem", "--ssh", "0"],
-        capture_output=True, text=True, timeout=30,
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--workers",
+            "2",
+            "--no-journal",
+            "--tls-cert",
+            "cert.pem",
+            "--tls-key",
+            "key.pem",
+            "--ssh",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert run.returncode == 2 and "proxy" in run.stderr, run.stderr

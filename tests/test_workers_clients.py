@@ -24,9 +24,24 @@ pytestmark = pytest.mark.timeout(90)
 
 def start(tmp_path, *args: str) -> tuple[subprocess.Popen[bytes], int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", "--workers", "2",
-         "--data-dir", str(tmp_path / "data"), "--timing", "fast", *args],
-        stdout=subprocess.PIPE, stderr=open(tmp_path / "supervisor.log", "wb"),  # noqa: SIM115 - the child holds it
+        [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--workers",
+            "2",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--timing",
+            "fast",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=open(tmp_path / "supervisor.log", "wb"),  # noqa: SIM115 - the child holds it
     )
     assert proc.stdout is not None
     deadline = time.monotonic() + 30
@@ -54,6 +69,7 @@ def holder(supervisor: subprocess.Popen[bytes], local_port: int) -> psutil.Proce
 def test_the_player_of_a_killed_worker_is_told_and_comes_back_to_the_seat(tmp_path, redis_url):
     supervisor, port = start(tmp_path, "--directory", redis_url)
     try:
+
         async def body():
             got = []
             conn = Connection("127.0.0.1", port, "ann", got.append, backoff_first=0.2, backoff_cap=0.5)
@@ -65,12 +81,15 @@ def test_the_player_of_a_killed_worker_is_told_and_comes_back_to_the_seat(tmp_pa
             assert conn._writer is not None  # noqa: SLF001 - which worker holds it: the socket's own port
             victim = holder(supervisor, conn._writer.get_extra_info("sockname")[1])  # noqa: SLF001
             index = victim.cmdline()[victim.cmdline().index("--worker-index") + 1]
-            await until(lambda: journalled(tmp_path / "data" / f"worker-{index}", seat.table), what="the table journalled")
+            await until(
+                lambda: journalled(tmp_path / "data" / f"worker-{index}", seat.table), what="the table journalled"
+            )
             victim.kill()
             dropped = await until(lambda: [x for x in got if isinstance(x, LinkDropped)], what="the link dropped")
             assert dropped[0].why == "the server closed the connection" and not dropped[0].goodbye
-            back = await until(lambda: [x for x in got if isinstance(x, (LinkBack, SeatLost))], timeout=30,
-                               what="back in the seat")
+            back = await until(
+                lambda: [x for x in got if isinstance(x, (LinkBack, SeatLost))], timeout=30, what="back in the seat"
+            )
             assert isinstance(back[0], LinkBack), vars(back[0])
             assert conn.seat == seat
             await conn.close()
@@ -93,8 +112,11 @@ def test_the_ssh_door_of_a_supervisor_brings_its_visitors_to_the_workers(tmp_pat
 
     door = start_door(tmp_path, "--workers", "2")
     try:
-        listening = {c.laddr.port for c in psutil.Process(door.process.pid).net_connections("tcp")
-                     if c.status == psutil.CONN_LISTEN}
+        listening = {
+            c.laddr.port
+            for c in psutil.Process(door.process.pid).net_connections("tcp")
+            if c.status == psutil.CONN_LISTEN
+        }
         assert {door.port, door.ssh_port} <= listening
 
         async def body():

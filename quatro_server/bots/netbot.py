@@ -204,7 +204,12 @@ class BotResult:
 
 
 async def _take_seat(
-    client: _Client, table: int | None, players: int, timing: str | None, game: str = DEFAULT.name, against: str | None = None
+    client: _Client,
+    table: int | None,
+    players: int,
+    timing: str | None,
+    game: str = DEFAULT.name,
+    against: str | None = None,
 ) -> tuple[m.Seated, bool]:
     """Join ``table``, or the first open table of ``game``, or create one (its other seats filled with the server's
     bots of level ``against``, if given). Returns the seat and whether we created its table. A table of another
@@ -378,8 +383,9 @@ async def run_bot(
                 failure = exc
             if not started and failure is None and moved is None:
                 hint = "" if tls is not None else "; if it speaks TLS, the address is tls://HOST:PORT"
-                failure = RuntimeError(f"the server closed the connection before the bot was seated "
-                                       f"({client.closed or 'closed'}){hint}")
+                failure = RuntimeError(
+                    f"the server closed the connection before the bot was seated ({client.closed or 'closed'}){hint}"
+                )
             nursery.cancel_scope.cancel()
         if failure is not None:
             raise failure
@@ -434,14 +440,24 @@ def _level(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("address", metavar="HOST[:PORT]", help=f"the server (port {p.DEFAULT_PORT} if not given); "
-                        "tls://HOST[:PORT] over TLS, its certificate checked against the system's trusted authorities")
-    parser.add_argument("--tls-ca", default=None, metavar="FILE",
-                        help="over TLS, trust the CA (or the self-signed certificate) in FILE instead (implies TLS)")
+    parser.add_argument(
+        "address",
+        metavar="HOST[:PORT]",
+        help=f"the server (port {p.DEFAULT_PORT} if not given); "
+        "tls://HOST[:PORT] over TLS, its certificate checked against the system's trusted authorities",
+    )
+    parser.add_argument(
+        "--tls-ca",
+        default=None,
+        metavar="FILE",
+        help="over TLS, trust the CA (or the self-signed certificate) in FILE instead (implies TLS)",
+    )
     parser.add_argument(
         "--game", default=DEFAULT.name, choices=tuple(GAME_LEVELS), help=f"the game to play (default {DEFAULT.name})"
     )
-    parser.add_argument("--table", type=int, default=None, help="join this table (default: the first open one, or a new one)")
+    parser.add_argument(
+        "--table", type=int, default=None, help="join this table (default: the first open one, or a new one)"
+    )
     parser.add_argument("--count", type=int, default=1, help="how many bots (default 1), seated one after another")
     parser.add_argument(
         "--level",
@@ -457,10 +473,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LEVEL",
         help="fill the other seats of the table the bot creates with the server's bots of this level, then start (one bot only)",
     )
-    parser.add_argument("--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats of a table the bots create")
+    parser.add_argument(
+        "--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats of a table the bots create"
+    )
     parser.add_argument("--timing", default=None, help="timing profile of a table the bots create (server's default)")
     parser.add_argument(
-        "--rounds", type=int, default=None, help="leave after this many of the match's rounds or games (default: play the match)"
+        "--rounds",
+        type=int,
+        default=None,
+        help="leave after this many of the match's rounds or games (default: play the match)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed the bots' choices (tests and replays)")
     parser.add_argument("--log-level", default="info", choices=LOG_LEVELS)
@@ -495,7 +516,12 @@ def run(args: argparse.Namespace) -> int:
             print("quatro-server bot: --against fills a table the bot creates: one bot, no --table", file=sys.stderr)
             return 2
     options = dict(
-        table=args.table, players=args.players, timing=args.timing, rounds=args.rounds, game=args.game, against=args.against,
+        table=args.table,
+        players=args.players,
+        timing=args.timing,
+        rounds=args.rounds,
+        game=args.game,
+        against=args.against,
         tls=tls,
     )
     results: list[BotResult] = []

@@ -60,12 +60,16 @@ LEAVE_WAIT = 2.0
 FIND_PATIENCE = 1.0
 FIND_POLL = 0.02
 #: The ``ids`` counter brought up to at least the given value (a restarted server's restored tables).
-_AT_LEAST = "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then " \
-            "redis.call('SET', KEYS[1], ARGV[1]) end return 0"
+_AT_LEAST = (
+    "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then "
+    "redis.call('SET', KEYS[1], ARGV[1]) end return 0"
+)
 #: The counter raised to at least ARGV[1] (this server's highest id), then ARGV[2] more taken, in one step: a Redis
 #: that restarted empty (nothing saved, as the private one) never hands this server an id it gave already.
-_TAKE_PAST = "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then " \
-             "redis.call('SET', KEYS[1], ARGV[1]) end return redis.call('INCRBY', KEYS[1], ARGV[2])"
+_TAKE_PAST = (
+    "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then "
+    "redis.call('SET', KEYS[1], ARGV[1]) end return redis.call('INCRBY', KEYS[1], ARGV[2])"
+)
 
 
 @dataclass(slots=True)
@@ -300,7 +304,9 @@ class RedisDirectory:
             if gone:
                 pipe = self.redis.pipeline(transaction=False)
                 pipe.delete(*(self._key(table) for table in gone))
-                pipe.publish(self.channel, msgpack.packb({"server": self.address, "set": [], "gone": gone, "whole": True}))
+                pipe.publish(
+                    self.channel, msgpack.packb({"server": self.address, "set": [], "gone": gone, "whole": True})
+                )
                 pipe.execute()
         except redis.RedisError as exc:
             log.warning("directory_leave_failed error=%s", exc)
@@ -334,8 +340,9 @@ class RedisDirectory:
         message = {"server": self.address, "set": list(changed.values()), "gone": gone, "whole": whole}
         records = {self._key(t): msgpack.packb({"server": self.address, "summary": w}) for t, w in changed.items()}
         try:
-            await trio.to_thread.run_sync(self._write, records, [self._key(t) for t in gone], msgpack.packb(message),
-                                          limiter=self._limiter)
+            await trio.to_thread.run_sync(
+                self._write, records, [self._key(t) for t in gone], msgpack.packb(message), limiter=self._limiter
+            )
             self.published += 1
         except redis.RedisError as exc:
             self._published = {}  # told again in whole once Redis answers

@@ -93,8 +93,16 @@ class Door(Protocol):
         """Stop accepting and end every visitor's client."""
 
 
-def client_command(python: str, game_address: str, *, idle_timeout: float, person: str = "", name: str = "",
-                   boot: str | None = None, ask_name: bool = False) -> list[str]:
+def client_command(
+    python: str,
+    game_address: str,
+    *,
+    idle_timeout: float,
+    person: str = "",
+    name: str = "",
+    boot: str | None = None,
+    ask_name: bool = False,
+) -> list[str]:
     """A visitor's client: ``quatro join`` to this server, fixed by the door (nothing of it is the visitor's
     choice but their name and who they are, each passed as one argument, never through a shell)."""
     command = [python, "-c", boot] if boot is not None else [python, "-m", "quatro_tui"]
@@ -106,8 +114,9 @@ def client_command(python: str, game_address: str, *, idle_timeout: float, perso
     return command + (["--person", person] if person else [])
 
 
-def client_environment(config_home: Path, extra: Mapping[str, str] | None = None, *,
-                       door_token: str = "") -> dict[str, str]:
+def client_environment(
+    config_home: Path, extra: Mapping[str, str] | None = None, *, door_token: str = ""
+) -> dict[str, str]:
     """A client's environment: a few of the server's variables, ``extra`` (the terminal's), a UTF-8 locale
     unless ``extra`` names one (the client falls back to ASCII without), its own settings directory, and the
     server's door token (``DOOR_TOKEN_ENV``) where the server gave its doors one."""
@@ -134,9 +143,11 @@ def bounded_boot(boot: str, memory: int = CLIENT_MEMORY) -> str:
     """A client's start-up code, which first bounds the client's address space (RLIMIT_AS) to ``memory`` bytes:
     past it an allocation fails in that client alone. (Set in the child itself: a ``preexec_fn`` is unsafe in a
     process with threads, and the doors run on threads.)"""
-    return (f"import resource as _r\n"
-            f"try:\n    _r.setrlimit(_r.RLIMIT_AS, ({memory}, {memory}))\n"
-            f"except (ValueError, OSError):\n    pass\n" + boot)
+    return (
+        f"import resource as _r\n"
+        f"try:\n    _r.setrlimit(_r.RLIMIT_AS, ({memory}, {memory}))\n"
+        f"except (ValueError, OSError):\n    pass\n" + boot
+    )
 
 
 def descriptors_free() -> int:
@@ -191,8 +202,15 @@ class Gate:
             self.by_address[address] = self.by_address.get(address, 0) + 1
             return None
         self.refused[why] = self.refused.get(why, 0) + 1
-        self.quiet(f"{self.name}_refused_{why}", logging.WARNING, "%s_refused reason=%s open=%d refused=%d",
-                   self.name, why, self.open, self.refused[why])
+        self.quiet(
+            f"{self.name}_refused_{why}",
+            logging.WARNING,
+            "%s_refused reason=%s open=%d refused=%d",
+            self.name,
+            why,
+            self.open,
+            self.refused[why],
+        )
         return why
 
     def release(self, address: str) -> None:
@@ -211,14 +229,27 @@ def quiet_loop_errors(loop: asyncio.AbstractEventLoop, quiet: QuietLog, name: st
     def report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         exc = context.get("exception")
         if isinstance(exc, OSError) and exc.errno in ACCEPT_CAPACITY_ERRNOS:
-            quiet(f"{name}_accept_failed", logging.WARNING, "accept_failed door=%s error=%s (%s)", name,
-                  errno.errorcode.get(exc.errno or 0, exc.errno), os.strerror(exc.errno or 0))
+            quiet(
+                f"{name}_accept_failed",
+                logging.WARNING,
+                "accept_failed door=%s error=%s (%s)",
+                name,
+                errno.errorcode.get(exc.errno or 0, exc.errno),
+                os.strerror(exc.errno or 0),
+            )
         elif isinstance(exc, (ConnectionError, TimeoutError)):
             quiet(f"{name}_connection_lost", logging.INFO, "connection_lost door=%s error=%s", name, type(exc).__name__)
         else:
             what = type(exc).__name__ if exc is not None else ""
-            quiet(f"{name}_loop_error", logging.ERROR, "door_error door=%s message=%r error=%s %s", name,
-                  str(context.get("message", ""))[:200], what, str(exc)[:200] if exc is not None else "")
+            quiet(
+                f"{name}_loop_error",
+                logging.ERROR,
+                "door_error door=%s message=%r error=%s %s",
+                name,
+                str(context.get("message", ""))[:200],
+                what,
+                str(exc)[:200] if exc is not None else "",
+            )
 
     loop.set_exception_handler(report)
 

@@ -194,14 +194,16 @@ class Door:
         await asyncio.gather(*(session.stopped() for session in list(self.sessions)), return_exceptions=True)
 
     def client_command(self, name: str, person: str) -> list[str]:
-        return client_command(self.python, self.game_address, idle_timeout=self.idle_timeout, person=person,
-                              name=name, boot=_CLIENT_BOOT)
+        return client_command(
+            self.python, self.game_address, idle_timeout=self.idle_timeout, person=person, name=name, boot=_CLIENT_BOOT
+        )
 
     def client_environment(self, term: str, channel_env: dict[str, str]) -> dict[str, str]:
         # The player's locale, where their client sent it (OpenSSH's SendEnv LANG LC_*), else UTF-8.
         extra = {key: channel_env[key] for key in ("LANG", "LC_ALL", "LC_CTYPE", "COLORTERM") if channel_env.get(key)}
-        return client_environment(self.data_dir / CLIENTS_DIR, {"TERM": term or "xterm-256color", **extra},
-                                  door_token=self.door_token)
+        return client_environment(
+            self.data_dir / CLIENTS_DIR, {"TERM": term or "xterm-256color", **extra}, door_token=self.door_token
+        )
 
 
 class DoorServer(asyncssh.SSHServer):
@@ -358,7 +360,9 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
             try:
                 self.process = await asyncio.create_subprocess_exec(
                     *self.door.client_command(name, self.server.fingerprint),
-                    stdin=slave, stdout=slave, stderr=slave,
+                    stdin=slave,
+                    stdout=slave,
+                    stderr=slave,
                     env=self.door.client_environment(self.term, dict(chan.get_environment()))
                     | door_environment(self.door.data_dir, self.server.fingerprint),  # who they are: their key's person
                     start_new_session=True,
@@ -366,8 +370,14 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
                 )
             finally:
                 os.close(slave)
-            log.info("ssh_session_started peer=%s name=%r key=%s pid=%d sessions=%d", self.server.peer, name,
-                     self.server.fingerprint or "-", self.process.pid, len(self.door.sessions))
+            log.info(
+                "ssh_session_started peer=%s name=%r key=%s pid=%d sessions=%d",
+                self.server.peer,
+                name,
+                self.server.fingerprint or "-",
+                self.process.pid,
+                len(self.door.sessions),
+            )
             if chan.is_closing():
                 self.end()  # the player left while their client was starting
             self._start_reading()
@@ -375,8 +385,14 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
             self._flush()
             _exit(chan, max(status, 0))
         except Exception as exc:  # this session only; a shortage (descriptors, memory) fails many: one line a while
-            self.door.quiet("ssh_session_failed", logging.WARNING, "ssh_session_failed peer=%s error=%s %s",
-                            self.server.peer, type(exc).__name__, str(exc)[:200])
+            self.door.quiet(
+                "ssh_session_failed",
+                logging.WARNING,
+                "ssh_session_failed peer=%s error=%s %s",
+                self.server.peer,
+                type(exc).__name__,
+                str(exc)[:200],
+            )
             _exit(chan, 1, b"\r\nThe game could not start here; the server goes on. Try again.\r\n")
         finally:
             self._close()

@@ -229,17 +229,21 @@ class Visit(AppService):
     async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
         """The fixed command, each argument apart (no shell), its own session (killed as a group), its own
         environment: the web driver's variables, a UTF-8 locale and the visitor's settings directory."""
-        env = client_environment(self.door.make_home(self.person), {
-            "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
-            "TEXTUAL_FPS": "60",
-            "TEXTUAL_COLOR_SYSTEM": "truecolor",
-            "COLORTERM": "truecolor",
-            "TERM_PROGRAM": "textual",
-            "TERM_PROGRAM_VERSION": version("textual-serve"),
-            "COLUMNS": str(width),
-            "ROWS": str(height),
-            "QUATRO_DOOR_PID": str(os.getpid()),
-        }, door_token=self.door.door_token)
+        env = client_environment(
+            self.door.make_home(self.person),
+            {
+                "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
+                "TEXTUAL_FPS": "60",
+                "TEXTUAL_COLOR_SYSTEM": "truecolor",
+                "COLORTERM": "truecolor",
+                "TERM_PROGRAM": "textual",
+                "TERM_PROGRAM_VERSION": version("textual-serve"),
+                "COLUMNS": str(width),
+                "ROWS": str(height),
+                "QUATRO_DOOR_PID": str(os.getpid()),
+            },
+            door_token=self.door.door_token,
+        )
         env.update(door_environment(self.door.data_dir, self.person))  # the visitor's person, for their records
         self._process = process = await asyncio.create_subprocess_exec(
             *self.door.client_command(self.person),
@@ -321,8 +325,14 @@ class WebDoor:
     # --- what runs, for whom ----------------------------------------------------------------------
 
     def client_command(self, person: str) -> list[str]:
-        return client_command(self.python, self.game_address, idle_timeout=self.idle_timeout, person=person,
-                              ask_name=True, boot=_CLIENT_BOOT)
+        return client_command(
+            self.python,
+            self.game_address,
+            idle_timeout=self.idle_timeout,
+            person=person,
+            ask_name=True,
+            boot=_CLIENT_BOOT,
+        )
 
     def config_home(self, person: str) -> Path:
         return self.data_dir / CLIENTS_DIR / person
@@ -338,7 +348,7 @@ class WebDoor:
             except OSError:
                 known = []
             live = {self.config_home(visit.person) for visit in self.visits.values()}
-            for directory in known[:max(0, len(known) - self.max_visitor_dirs + 1)]:
+            for directory in known[: max(0, len(known) - self.max_visitor_dirs + 1)]:
                 if directory not in live:
                     _remove(directory)
             home.mkdir(parents=True, exist_ok=True)
@@ -347,24 +357,30 @@ class WebDoor:
     def refusal(self, address: str) -> str | None:
         """Why a new page from ``address`` cannot have a client now (None: it can)."""
         if len(self.visits) >= self.max_visitors:
-            return (f"Quatro is full: {self.max_visitors} people are playing in a browser, the most this server "
-                    "takes. Try again in a while.")
+            return (
+                f"Quatro is full: {self.max_visitors} people are playing in a browser, the most this server "
+                "takes. Try again in a while."
+            )
         if sum(visit.address == address for visit in self.visits.values()) >= self.max_per_address:
-            return (f"Quatro is full for your machine: {self.max_per_address} pages from {address} are open "
-                    "already. Close one, or try again in a while.")
+            return (
+                f"Quatro is full for your machine: {self.max_per_address} pages from {address} are open "
+                "already. Close one, or try again in a while."
+            )
         return None
 
     # --- the web server ---------------------------------------------------------------------------
 
     def application(self) -> web.Application:
         app = web.Application(client_max_size=MAX_MESSAGE)
-        app.add_routes([
-            web.get("/", self.handle_page),
-            web.get("/ws", self.handle_websocket),
-            web.get("/favicon.ico", self.handle_icon),
-            web.static("/page", _HERE),
-            web.static("/static", _TEXTUAL_SERVE),
-        ])
+        app.add_routes(
+            [
+                web.get("/", self.handle_page),
+                web.get("/ws", self.handle_websocket),
+                web.get("/favicon.ico", self.handle_icon),
+                web.static("/page", _HERE),
+                web.static("/static", _TEXTUAL_SERVE),
+            ]
+        )
         return app
 
     async def listen(self, host: str | None, port: int) -> int:
@@ -372,21 +388,28 @@ class WebDoor:
         keep-alive limit is the header deadline: a connection that has not sent a whole request's headers
         ``header_timeout`` seconds after it opened (or after its last answer) is closed."""
         self._forget_old_visitors()
-        self.runner = web.AppRunner(self.application(), access_log=None, handle_signals=False,
-                                    keepalive_timeout=self.header_timeout, logger=_HttpLog(self.quiet))
+        self.runner = web.AppRunner(
+            self.application(),
+            access_log=None,
+            handle_signals=False,
+            keepalive_timeout=self.header_timeout,
+            logger=_HttpLog(self.quiet),
+        )
         await self.runner.setup()
         handlers = self.runner.server
         assert handlers is not None
         self.server = await asyncio.get_running_loop().create_server(
-            lambda: _Gated(self.gate, handlers), host or None, port, reuse_address=True, backlog=DOOR_BACKLOG)
+            lambda: _Gated(self.gate, handlers), host or None, port, reuse_address=True, backlog=DOOR_BACKLOG
+        )
         return int(self.server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
         """Stop serving; every visitor's client is told to quit, and their pages that the server stopped."""
         if self.server is not None:
             self.server.close()
-        await asyncio.gather(*(self._end(visit, STOPPED) for visit in list(self.visits.values())),
-                             return_exceptions=True)
+        await asyncio.gather(
+            *(self._end(visit, STOPPED) for visit in list(self.visits.values())), return_exceptions=True
+        )
         if self.runner is not None:
             await self.runner.cleanup()
 
@@ -415,8 +438,11 @@ class WebDoor:
             response = web.Response(text=body, content_type="text/html", status=503, headers={"Retry-After": "60"})
         else:
             font = _clamp(request.query.get("fontsize"), FONT_SIZES, FONT_SIZE)
-            body = (_template("index.html").replace("{font_size}", str(font))
-                    .replace("{idle}", html.escape(_duration(self.idle_timeout))))
+            body = (
+                _template("index.html")
+                .replace("{font_size}", str(font))
+                .replace("{idle}", html.escape(_duration(self.idle_timeout)))
+            )
             response = web.Response(text=body, content_type="text/html")
         response.headers["Cache-Control"] = "no-store"
         response.headers["Content-Security-Policy"] = (
@@ -436,8 +462,13 @@ class WebDoor:
         page = web.WebSocketResponse(heartbeat=HEARTBEAT, max_msg_size=MAX_MESSAGE)
         address = request.remote or "?"
         if not _same_origin(request):
-            self.quiet("web_foreign_origin", logging.WARNING, "web_foreign_origin peer=%s origin=%r", address,
-                       request.headers.get("Origin", "")[:100])
+            self.quiet(
+                "web_foreign_origin",
+                logging.WARNING,
+                "web_foreign_origin peer=%s origin=%r",
+                address,
+                request.headers.get("Origin", "")[:100],
+            )
             raise web.HTTPForbidden(text="This websocket is for the page of this server only.")
         await page.prepare(request)
         token = request.cookies.get(COOKIE, "")
@@ -459,15 +490,24 @@ class WebDoor:
         self.visits[person] = visit
         try:
             await visit.start(width, height)
-            log.info("web_visit_started peer=%s person=%s pid=%s size=%dx%d visits=%d", address, person, visit.pid,
-                     width, height, len(self.visits))
+            log.info(
+                "web_visit_started peer=%s person=%s pid=%s size=%dx%d visits=%d",
+                address,
+                person,
+                visit.pid,
+                width,
+                height,
+                len(self.visits),
+            )
             await self._relay(page, visit)
         except OSError as exc:  # a shortage (descriptors, memory) fails many visits at once: one line a while
-            self.quiet("web_visit_failed", logging.WARNING, "web_visit_failed peer=%s person=%s error=%s", address,
-                       person, exc)
+            self.quiet(
+                "web_visit_failed", logging.WARNING, "web_visit_failed peer=%s person=%s error=%s", address, person, exc
+            )
         except Exception:  # noqa: BLE001 - this visit only: the door and every other visit carry on
-            self.quiet("web_visit_failed", logging.ERROR, "web_visit_failed peer=%s person=%s", address, person,
-                       exc_info=True)
+            self.quiet(
+                "web_visit_failed", logging.ERROR, "web_visit_failed peer=%s person=%s", address, person, exc_info=True
+            )
         finally:
             await visit.stop()
             if self.visits.get(person) is visit:
@@ -492,8 +532,9 @@ class WebDoor:
             if kind == "stdin" and isinstance(data, str):
                 await visit.send_bytes(data.encode("utf-8", "replace"))
             elif kind == "resize" and isinstance(data, dict):
-                await visit.set_terminal_size(_clamp(str(data.get("width")), COLUMNS, 80),
-                                              _clamp(str(data.get("height")), ROWS, 24))
+                await visit.set_terminal_size(
+                    _clamp(str(data.get("width")), COLUMNS, 80), _clamp(str(data.get("height")), ROWS, 24)
+                )
             elif kind == "ping" and isinstance(data, str) and len(data) < 32:
                 await page.send_json(["pong", data])
             elif kind == "blur":
@@ -567,8 +608,13 @@ class _HttpLog:
         elif isinstance(exc_info, (ConnectionError, TimeoutError)):
             self.quiet("web_connection_lost", logging.INFO, "web_connection_lost error=%s", type(exc_info).__name__)
         else:
-            self.quiet("web_handler_failed", logging.ERROR, "web_handler_failed %s", message % args if args else message,
-                       exc_info=bool(exc_info))
+            self.quiet(
+                "web_handler_failed",
+                logging.ERROR,
+                "web_handler_failed %s",
+                message % args if args else message,
+                exc_info=bool(exc_info),
+            )
 
     def debug(self, message: str, *args: object, **_: object) -> None:
         pass  # aiohttp's "not HTTP at all" requests, and its own chatter

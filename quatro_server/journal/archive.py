@@ -78,17 +78,30 @@ def _load_tables_without_moves(conn: sqlite3.Connection, table_id: int) -> list[
     game = "game" if "game" in columns else "NULL"  # a journal of version 1, read as it is
     tables = [
         SavedTable(
-            id=row[0], game=row[1], players=row[2], timing_name=row[3], timing=json.loads(row[4]), password=row[5],
-            host=row[6], status=row[7], round=row[8], scores=json.loads(row[9]), created=row[10], ended=row[11],
+            id=row[0],
+            game=row[1],
+            players=row[2],
+            timing_name=row[3],
+            timing=json.loads(row[4]),
+            password=row[5],
+            host=row[6],
+            status=row[7],
+            round=row[8],
+            scores=json.loads(row[9]),
+            created=row[10],
+            ended=row[11],
         )
         for row in conn.execute(
             f"SELECT id, {game}, players, timing_name, timing, password, host, status, round, scores, created, ended "
-            "FROM tables WHERE id = ?", (table_id,)
+            "FROM tables WHERE id = ?",
+            (table_id,),
         )
     ]
     for table in tables:
         table.seats = [
             SavedSeat(*row)
-            for row in conn.execute("SELECT seat, name, bot, secret, ord FROM seats WHERE table_id = ? ORDER BY seat", (table.id,))
+            for row in conn.execute(
+                "SELECT seat, name, bot, secret, ord FROM seats WHERE table_id = ? ORDER BY seat", (table.id,)
+            )
         ]
     return tables

@@ -36,11 +36,23 @@ SeatRecord = tuple[str | None, str | None, str | None, int]
 class Recorder:
     """The journal of one table: its seats, and its matches move by move."""
 
-    __slots__ = ("journal", "table_id", "codec", "table", "held", "look_at", "missed", "told", "_moves", "_routine",
-                 "_row")
+    __slots__ = (
+        "journal",
+        "table_id",
+        "codec",
+        "table",
+        "held",
+        "look_at",
+        "missed",
+        "told",
+        "_moves",
+        "_routine",
+        "_row",
+    )
 
-    def __init__(self, journal: Journal, table_id: int, codec: Codec, next_move: int = 0,
-                 row: Statement | None = None) -> None:
+    def __init__(
+        self, journal: Journal, table_id: int, codec: Codec, next_move: int = 0, row: Statement | None = None
+    ) -> None:
         self.journal = journal
         self.table_id = table_id
         self.codec = codec
@@ -94,7 +106,9 @@ class Recorder:
         """``table``'s match began at ``now`` from ``opening`` (whose seed made its random source)."""
         self.table = table
         if emits:
-            self._notable((self.table_id, next(self._moves), now, "start", None, None, tuple(emits), self.codec), opening)
+            self._notable(
+                (self.table_id, next(self._moves), now, "start", None, None, tuple(emits), self.codec), opening
+            )
 
     def acted(self, seat: int, action: Any, now: float, outcome: Any) -> None:
         """``seat`` did ``action`` at ``now``; ``outcome`` is what the table answered. A refused action changed
@@ -129,7 +143,9 @@ class Recorder:
         self.told = tuple(table.scores)
         self.missed = self.journal.missed
         if self.missed:
-            log.warning("table_restored_behind table=%d: as of the journal's last commit; later moves were lost", self.table_id)
+            log.warning(
+                "table_restored_behind table=%d: as of the journal's last commit; later moves were lost", self.table_id
+            )
         self._rebase(table, now, **({"missed": True} if self.missed else {}))
 
     def stand_still(self, now: float) -> None:
@@ -155,36 +171,55 @@ class Recorder:
     def _rebase(self, table: RulesTable, now: float, **facts: Any) -> None:
         delta = now - table.now
         table.rebase(delta)
-        self.journal.write((
-            INSERT_MOVE,
-            (self.table_id, next(self._moves), table.now, "rebase", None, json_text({"delta": delta, **facts}), "[]"),
-        ))
+        self.journal.write(
+            (
+                INSERT_MOVE,
+                (
+                    self.table_id,
+                    next(self._moves),
+                    table.now,
+                    "rebase",
+                    None,
+                    json_text({"delta": delta, **facts}),
+                    "[]",
+                ),
+            )
+        )
 
     def _notable(self, row: MoveRow, opening: Opening | None = None) -> None:
         """A move that may change the table's status, scores or round, or call for a checkpoint: the move and what
         it changes, committed together; a won point committed before this returns (R20)."""
         table_id, n, at, kind, seat, action, events, codec = row
         told = self.told  # the scores told before this move (a match's start tells its own)
-        given: Any = json_text(opening.record()) if opening is not None else (
-            None if action is None else Later(codec.encode_action, action)
+        given: Any = (
+            json_text(opening.record())
+            if opening is not None
+            else (None if action is None else Later(codec.encode_action, action))
         )
-        statements: list[Statement] = [(INSERT_MOVE, (table_id, n, at, kind, seat, given, Later(codec.encode_events, events)))]
+        statements: list[Statement] = [
+            (INSERT_MOVE, (table_id, n, at, kind, seat, given, Later(codec.encode_events, events)))
+        ]
         if opening is not None:  # a match (a rematch too) starts from nothing won
             assert self.table is not None
             told = tuple(self.table.scores)
             if self.held is None:
                 self.told = told
-            statements.append((
-                "UPDATE tables SET status = 'playing', scores = ?, round = 0 WHERE id = ?",
-                (json_text(list(self.table.scores)), table_id),
-            ))
+            statements.append(
+                (
+                    "UPDATE tables SET status = 'playing', scores = ?, round = 0 WHERE id = ?",
+                    (json_text(list(self.table.scores)), table_id),
+                )
+            )
         notes = codec.notes(events)
         if notes.scores is not None:
             if self.held is None:
                 self.told = tuple(notes.scores)  # told at once, unless the disk refuses it (below)
-            statements.append((
-                "UPDATE tables SET scores = ?, round = ? WHERE id = ?", (json_text(list(notes.scores)), notes.round, table_id)
-            ))
+            statements.append(
+                (
+                    "UPDATE tables SET scores = ?, round = ? WHERE id = ?",
+                    (json_text(list(notes.scores)), notes.round, table_id),
+                )
+            )
         if notes.over:
             statements.append(ended(table_id, "over"))
         self.journal.write(*statements)
@@ -194,14 +229,27 @@ class Recorder:
             if self.held is None:
                 self.told = told
             self.held, self.look_at = self.journal.queued, at + HOLD_LOOK
-            log.error("journal_not_durable table=%d: a point waits for the disk; the table is held until it is committed", table_id)
+            log.error(
+                "journal_not_durable table=%d: a point waits for the disk; the table is held until it is committed",
+                table_id,
+            )
 
     def _checkpoint(self) -> None:
         """The whole table and its random source's state: a restore replays only the moves after the last one."""
         checkpoints, table = self.codec.checkpoints, self.table
         if checkpoints is None or table is None:
             return
-        self.journal.write((
-            INSERT_MOVE,
-            (self.table_id, next(self._moves), table.now, "checkpoint", None, Later(json_text, checkpoints.save(table)), "[]"),
-        ))
+        self.journal.write(
+            (
+                INSERT_MOVE,
+                (
+                    self.table_id,
+                    next(self._moves),
+                    table.now,
+                    "checkpoint",
+                    None,
+                    Later(json_text, checkpoints.save(table)),
+                    "[]",
+                ),
+            )
+        )

@@ -130,8 +130,17 @@ def _restored(saved: SavedTable, codec_of: Callable[[str | None], Codec | None])
     if table is not None and saved.scores != list(table.scores):
         raise Mismatch(f"its scores {saved.scores} are not those of its moves {list(table.scores)}")
     return RestoredTable(
-        id=saved.id, game=saved.game, codec=codec, players=saved.players, timing_name=saved.timing_name,
-        timing=timing, password=saved.password, host=saved.host, seats=saved.seats, table=table, replayed=batches,
+        id=saved.id,
+        game=saved.game,
+        codec=codec,
+        players=saved.players,
+        timing_name=saved.timing_name,
+        timing=timing,
+        password=saved.password,
+        host=saved.host,
+        seats=saved.seats,
+        table=table,
+        replayed=batches,
         next_move=saved.moves[-1].n + 1 if saved.moves else 0,
     )
 

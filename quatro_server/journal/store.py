@@ -63,10 +63,17 @@ RETRY_FIRST = 0.1
 RETRY_MOST = 2.0
 #: The SQLite result codes (primary) of a disk that may recover: full, failing, read-only, busy. A write refused so
 #: is kept and tried again; any other error is a statement that can never be written, dropped (and said).
-TRANSIENT_CODES = frozenset({
-    sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
-    sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PROTOCOL,
-})
+TRANSIENT_CODES = frozenset(
+    {
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_PROTOCOL,
+    }
+)
 #: Items at most in one commit while the journal catches up on what the disk refused.
 CATCH_UP_ITEMS = 2000
 #: Rows at most in one multi-row INSERT (SQLite allows 32,766 parameters a statement; a move has 7). Each statement
@@ -200,7 +207,9 @@ def _check(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
     except sqlite3.DatabaseError as exc:
         if disk_full(exc):
             raise _damaged(path, exc) from exc
-        raise JournalError(f"{path} is not a Quatro journal ({exc}); move it away or choose another --data-dir") from exc
+        raise JournalError(
+            f"{path} is not a Quatro journal ({exc}); move it away or choose another --data-dir"
+        ) from exc
     if application_id == 0 and objects == 0 and create:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.executescript(  # one transaction: a journal is made whole or not at all
@@ -247,8 +256,19 @@ def _saved_table(row: tuple[Any, ...]) -> SavedTable:
             decoded.append({} if column == "timing" else [])
     timing, scores = decoded
     return SavedTable(
-        id=row[0], game=row[1], players=row[2], timing_name=row[3], timing=timing, password=row[5],
-        host=row[6], status=row[7], round=row[8], scores=scores, created=row[10], ended=row[11], damage=damage,
+        id=row[0],
+        game=row[1],
+        players=row[2],
+        timing_name=row[3],
+        timing=timing,
+        password=row[5],
+        host=row[6],
+        status=row[7],
+        round=row[8],
+        scores=scores,
+        created=row[10],
+        ended=row[11],
+        damage=damage,
     )
 
 
@@ -415,7 +435,9 @@ class Journal:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             lock.close()
-            raise JournalError(f"another quatro-server is using {data_dir}; give each server its own --data-dir") from None
+            raise JournalError(
+                f"another quatro-server is using {data_dir}; give each server its own --data-dir"
+            ) from None
         journal._lock = lock
         try:
             if not journal.path.exists():
@@ -443,7 +465,8 @@ class Journal:
         if journal.missed:
             log.error(
                 "journal_missed_writes path=%s: the last server stopped with writes it could not commit (a full or "
-                "failing disk); its tables are restored as of the journal's last commit", journal.path,
+                "failing disk); its tables are restored as of the journal's last commit",
+                journal.path,
             )
         journal._thread = threading.Thread(target=journal._write_loop, name="quatro-journal", daemon=True)
         journal._thread.start()
@@ -567,8 +590,9 @@ class Journal:
             conn.close()
 
     @staticmethod
-    def _commit(conn: sqlite3.Connection, items: list[tuple[Statement, ...] | MoveRow],
-                idle: threading.Event | None = None) -> Exception | None:
+    def _commit(
+        conn: sqlite3.Connection, items: list[tuple[Statement, ...] | MoveRow], idle: threading.Event | None = None
+    ) -> Exception | None:
         """Commit ``items`` in one transaction; the error if it failed (rolled back: nothing of them is written).
         Each statement waits for ``idle`` first (``IDLE_WAIT`` at most)."""
         try:
@@ -603,14 +627,18 @@ class Journal:
             self._done.notify_all()  # a flush waiting on this commit returns now: the disk will not take it soon
         log.error(
             "journal_failed path=%s error=%r: the journal keeps what it could not write and tries again; until "
-            "the disk takes it, no table announces a point", self.path, self.failed,
+            "the disk takes it, no table announces a point",
+            self.path,
+            self.failed,
         )
 
     def _resumed(self, items: int) -> None:
         """The disk took what it had refused: the journal is whole again."""
         log.warning(
             "journal_resumed path=%s after=%.1fs items=%d: every write kept meanwhile is committed",
-            self.path, time.monotonic() - self._since, items,
+            self.path,
+            time.monotonic() - self._since,
+            items,
         )
         self.failed = None
         self._caught_up()
@@ -644,7 +672,9 @@ class Journal:
         lost = [item for item in items if self._commit(conn, [item]) is not None] if alone and len(items) > 1 else items
         if not lost:
             return
-        log.error("journal_write_lost path=%s items=%d error=%r: the journal is behind", self.path, len(lost), str(error))
+        log.error(
+            "journal_write_lost path=%s items=%d error=%r: the journal is behind", self.path, len(lost), str(error)
+        )
         self._lost = True
         self._mark_behind()
 
@@ -691,7 +721,17 @@ class Journal:
         return (
             "INSERT INTO tables (id, game, players, timing_name, timing, password, host, status, scores, created) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, 'lobby', ?, ?)",
-            (table_id, game, players, timing_name, json.dumps(values), password, host, json_text(list(scores)), time.time()),
+            (
+                table_id,
+                game,
+                players,
+                timing_name,
+                json.dumps(values),
+                password,
+                host,
+                json_text(list(scores)),
+                time.time(),
+            ),
         )
 
     def set_status(self, table_id: int, status: str) -> None:
@@ -699,5 +739,7 @@ class Journal:
 
     def refuse(self, table_id: int, reason: str) -> None:
         """A live table that cannot be restored as it was: kept for inspection and ``replay``, never half-loaded."""
-        log.error("table_refused table=%d reason=%r: its journal does not replay; it is kept, not restored", table_id, reason)
+        log.error(
+            "table_refused table=%d reason=%r: its journal does not replay; it is kept, not restored", table_id, reason
+        )
         self.set_status(table_id, "refused")

@@ -25,7 +25,9 @@ def reachable_addresses(interfaces: InterfaceTable, *, ipv6: bool = True) -> lis
     outside: list[str] = []
     outside_v6: list[str] = []
     loopback: list[str] = []
-    for _name, addresses in sorted(interfaces.items(), key=lambda item: (item[0].startswith(VIRTUAL_PREFIXES), item[0])):
+    for _name, addresses in sorted(
+        interfaces.items(), key=lambda item: (item[0].startswith(VIRTUAL_PREFIXES), item[0])
+    ):
         for family, text in addresses:
             if family == socket.AF_INET:
                 bucket = outside

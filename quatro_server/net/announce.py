@@ -12,8 +12,9 @@ from quatro_shared.discovery import SERVICE_TYPE, NoMulticast, open_zeroconf
 class Announcement:
     """This server in the LAN's zeroconf: registered by ``start`` (it takes a second or two), withdrawn by ``stop``."""
 
-    def __init__(self, name: str, host: str | None, port: int, addresses: list[str], ssh_port: int = 0,
-                 version: int = 0) -> None:
+    def __init__(
+        self, name: str, host: str | None, port: int, addresses: list[str], ssh_port: int = 0, version: int = 0
+    ) -> None:
         from zeroconf import ServiceInfo
 
         self.host = host

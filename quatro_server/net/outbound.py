@@ -58,7 +58,17 @@ class Outbox:
     """
 
     __slots__ = (
-        "fd", "stream", "flusher", "limit", "chunks", "size", "blocked", "failed", "_latest", "_drained", "_wake_at",
+        "fd",
+        "stream",
+        "flusher",
+        "limit",
+        "chunks",
+        "size",
+        "blocked",
+        "failed",
+        "_latest",
+        "_drained",
+        "_wake_at",
         "on_error",
     )
 

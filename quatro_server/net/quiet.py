@@ -89,8 +89,10 @@ class Pass:
     def line(self) -> str:
         cpu = "" if self.cpu_ms is None else f"cpu {self.cpu_ms:.1f}, "
         writer = "" if self.writer_ms is None else f", writer {self.writer_ms:.1f}"
-        return (f"{self.ms:.1f}ms({cpu}timer {self.timer_ms:.1f}/{self.ticks}t, flush {self.flush_ms:.1f}/{self.sends}w, "
-                f"in {self.frames_in}{writer})")
+        return (
+            f"{self.ms:.1f}ms({cpu}timer {self.timer_ms:.1f}/{self.ticks}t, flush {self.flush_ms:.1f}/{self.sends}w, "
+            f"in {self.frames_in}{writer})"
+        )
 
 
 class LoopWatch(trio.abc.Instrument):
@@ -145,8 +147,11 @@ class LoopWatch(trio.abc.Instrument):
         self.histogram[bisect.bisect_left(PASS_BUCKETS, took)] += 1
         if took > self.longest_batch:
             self.longest_batch = took
-        if took > TRACE_FROM and self.probe is not None and (
-                len(self.longest) < LONGEST_KEPT or took > self.longest[0][0]):
+        if (
+            took > TRACE_FROM
+            and self.probe is not None
+            and (len(self.longest) < LONGEST_KEPT or took > self.longest[0][0])
+        ):
             self._keep(took)
         if took > STALL_WARN:
             log.warning("stall ms=%.1f", took * 1000)
@@ -159,8 +164,16 @@ class LoopWatch(trio.abc.Instrument):
         assert self.probe is not None
         now = self.probe()
         d = [b - a for a, b in zip(self._at_start, now)]
-        kept = Pass(ms=took * 1000, cpu_ms=cpu, timer_ms=d[2] * 1000, ticks=int(d[1]), flush_ms=d[4] * 1000,
-                    sends=int(d[3]), frames_in=int(d[0]), writer_ms=writer)
+        kept = Pass(
+            ms=took * 1000,
+            cpu_ms=cpu,
+            timer_ms=d[2] * 1000,
+            ticks=int(d[1]),
+            flush_ms=d[4] * 1000,
+            sends=int(d[3]),
+            frames_in=int(d[0]),
+            writer_ms=writer,
+        )
         entry = (took, self.batches, kept)
         if len(self.longest) < LONGEST_KEPT:
             heapq.heappush(self.longest, entry)
@@ -206,5 +219,6 @@ class LoopWatch(trio.abc.Instrument):
         )
         bounds = [f"{b * 1000:g}" for b in PASS_BUCKETS] + ["more"]
         longest = "; ".join(kept.line() for _, _, kept in sorted(self.longest, reverse=True))
-        log.info("loop_passes %s longest=[%s]",
-                 " ".join(f"le_{b}={n}" for b, n in zip(bounds, self.histogram)), longest)
+        log.info(
+            "loop_passes %s longest=[%s]", " ".join(f"le_{b}={n}" for b, n in zip(bounds, self.histogram)), longest
+        )

@@ -35,6 +35,10 @@ def places_by_score(winners: tuple[int, ...], scores: tuple[int, ...]) -> tuple[
     places = [0] * sides
     for position, side in enumerate(ordered):
         previous = ordered[position - 1] if position else None
-        same = previous is not None and (previous in top) == (side in top) and (side in top or scores[previous] == scores[side])
+        same = (
+            previous is not None
+            and (previous in top) == (side in top)
+            and (side in top or scores[previous] == scores[side])
+        )
         places[side] = places[previous] if same and previous is not None else position + 1
     return tuple(places)

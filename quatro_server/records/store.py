@@ -179,9 +179,16 @@ class Records:
                     "INSERT OR REPLACE INTO records (person, game, name, mu, sigma, shown, matches, wins, counts, played)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
-                        person, game, names[person], rating.mu, rating.sigma, rating.shown,
-                        (before.matches if before else 0) + 1, (before.wins if before else 0) + int(won[person]),
-                        json.dumps(total, sort_keys=True), when,
+                        person,
+                        game,
+                        names[person],
+                        rating.mu,
+                        rating.sigma,
+                        rating.shown,
+                        (before.matches if before else 0) + 1,
+                        (before.wins if before else 0) + int(won[person]),
+                        json.dumps(total, sort_keys=True),
+                        when,
                     ),
                 )
 
@@ -225,11 +232,15 @@ class Records:
 
     def person_named(self, name: str) -> str | None:
         """The person who last played under ``name`` (a name is no identity: this is a convenience for looking up)."""
-        row = self.db.execute("SELECT person FROM records WHERE name = ? ORDER BY played DESC LIMIT 1", (name,)).fetchone()
+        row = self.db.execute(
+            "SELECT person FROM records WHERE name = ? ORDER BY played DESC LIMIT 1", (name,)
+        ).fetchone()
         return None if row is None else str(row[0])
 
     def name_of(self, person: str) -> str | None:
-        row = self.db.execute("SELECT name FROM records WHERE person = ? ORDER BY played DESC LIMIT 1", (person,)).fetchone()
+        row = self.db.execute(
+            "SELECT name FROM records WHERE person = ? ORDER BY played DESC LIMIT 1", (person,)
+        ).fetchone()
         return None if row is None else str(row[0])
 
     # --- friendly tables -------------------------------------------------------------------------------
@@ -257,5 +268,12 @@ def _entry(row: tuple[object, ...]) -> Entry:
         tallies = {str(k): int(v) for k, v in json.loads(str(counts)).items()}
     except (ValueError, AttributeError, TypeError):
         tallies = {}
-    return Entry(str(person), str(game), str(name), Rating(float(str(mu)), float(str(sigma))), int(str(matches)),
-                 int(str(wins)), tallies)
+    return Entry(
+        str(person),
+        str(game),
+        str(name),
+        Rating(float(str(mu)), float(str(sigma))),
+        int(str(matches)),
+        int(str(wins)),
+        tallies,
+    )

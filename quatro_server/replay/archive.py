@@ -78,7 +78,9 @@ class Archive:
             found = []
         return m.Matches(tuple(found[offset : offset + page]), len(found) > offset + page)
 
-    def _facts(self, saved: SavedTable, starts: list[tuple[int, float, float]], match: int) -> tuple[bool, tuple[int, ...]]:
+    def _facts(
+        self, saved: SavedTable, starts: list[tuple[int, float, float]], match: int
+    ) -> tuple[bool, tuple[int, ...]]:
         """Whether the match is over, and its scores: the table's row says so for a table that ended over; any other
         match is replayed once to tell (its record never changes: the answer is kept)."""
         if match == len(starts) - 1:
@@ -110,7 +112,9 @@ class Archive:
         if saved is None:
             return m.refused(request_id, p.NO_SUCH_TABLE, f"no past table {ask.table}"), False
         if saved.password is not None and not _may_see(saved, ask):
-            return m.refused(request_id, p.BAD_PASSWORD, "a password table's match: give its password or a seat's secret"), True
+            return m.refused(
+                request_id, p.BAD_PASSWORD, "a password table's match: give its password or a seat's secret"
+            ), True
         if not 0 <= ask.seat < saved.players:
             return m.refused(request_id, p.NO_SUCH_SEAT, f"table {saved.id} has {saved.players} seats"), False
         try:
@@ -153,7 +157,9 @@ def chunk(replay: SeatReplay, start: int, limit: int | None = None, count: int =
     limit = CHUNK_BYTES if limit is None else limit
     start = max(0, min(start, len(replay.frames)))
     end, size = start, 0
-    while end < len(replay.frames) and end - start < count and (end == start or size + len(replay.frames[end]) <= limit):
+    while (
+        end < len(replay.frames) and end - start < count and (end == start or size + len(replay.frames[end]) <= limit)
+    ):
         size += len(replay.frames[end]) + 8
         end += 1
     notes: list[m.ReplayNote] = []
@@ -165,21 +171,39 @@ def chunk(replay: SeatReplay, start: int, limit: int | None = None, count: int =
                 break
             notes.append(m.ReplayNote(frame, lines))
     return m.ReplayFrames(
-        table=replay.table, match=replay.match, seat=replay.seat, game=replay.game, players=replay.players,
-        names=replay.names, bot_seats=replay.bot_seats, timing=replay.timing, total=len(replay.frames), start=start, frames=tuple(msgpack.unpackb(frame, raw=False) for frame in replay.frames[start:end]), times=tuple(replay.times[start:end]),
+        table=replay.table,
+        match=replay.match,
+        seat=replay.seat,
+        game=replay.game,
+        players=replay.players,
+        names=replay.names,
+        bot_seats=replay.bot_seats,
+        timing=replay.timing,
+        total=len(replay.frames),
+        start=start,
+        frames=tuple(msgpack.unpackb(frame, raw=False) for frame in replay.frames[start:end]),
+        times=tuple(replay.times[start:end]),
         notes=tuple(notes),
     )
 
 
-def _summary(saved: SavedTable, starts: list[tuple[int, float, float]], match: int, scores: tuple[int, ...]) -> m.MatchSummary:
+def _summary(
+    saved: SavedTable, starts: list[tuple[int, float, float]], match: int, scores: tuple[int, ...]
+) -> m.MatchSummary:
     """A match of the list. Its times: the table's wall clock when it opened, moved on by the server's clock since
     the table's first move (moves keep the server's clock, not the wall's)."""
     first_at = starts[0][1]
     _n, began, last = starts[match]
     game = game_of(saved)
     return m.MatchSummary(
-        table=saved.id, match=match, game=saved.game or (game.name if game else ""), players=saved.players,
-        names=tuple(s.name or "" for s in saved.seats), bot_seats=tuple(s.seat for s in saved.seats if s.bot),
-        started=int(saved.created + began - first_at), ended=int(saved.created + last - first_at),
-        scores=scores, password=saved.password is not None,
+        table=saved.id,
+        match=match,
+        game=saved.game or (game.name if game else ""),
+        players=saved.players,
+        names=tuple(s.name or "" for s in saved.seats),
+        bot_seats=tuple(s.seat for s in saved.seats if s.bot),
+        started=int(saved.created + began - first_at),
+        ended=int(saved.created + last - first_at),
+        scores=scores,
+        password=saved.password is not None,
     )

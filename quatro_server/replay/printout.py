@@ -70,13 +70,17 @@ def _seat_wire(tables: list[SavedTable], table_id: int | None, seat: int, match:
     except NotReplayable as exc:
         print(f"quatro-server replay: {exc.message}", file=sys.stderr)
         return 1
-    sys.stdout.buffer.write(msgpack.packb(to_wire(Ok(None, chunk(replay, 0, limit=sys.maxsize, count=sys.maxsize))), use_bin_type=True))
+    sys.stdout.buffer.write(
+        msgpack.packb(to_wire(Ok(None, chunk(replay, 0, limit=sys.maxsize, count=sys.maxsize))), use_bin_type=True)
+    )
     sys.stdout.buffer.flush()
     return 0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="FILE|ID", help="a journal file, or the id of a table in --data-dir's journal")
+    parser.add_argument(
+        "target", metavar="FILE|ID", help="a journal file, or the id of a table in --data-dir's journal"
+    )
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -86,11 +90,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--table", type=int, default=None, help="with a FILE: only this table (default: every table)")
     parser.add_argument(
-        "--seat", type=int, default=None,
+        "--seat",
+        type=int,
+        default=None,
         help="the match as this seat saw it: the updates it was sent, as msgpack on standard output (the ok of the "
         "protocol's replay, whole); what quatro replay reads",
     )
-    parser.add_argument("--match", type=int, default=None, help="with --seat: the table's match, from 0 (default: its last that is over)")
+    parser.add_argument(
+        "--match",
+        type=int,
+        default=None,
+        help="with --seat: the table's match, from 0 (default: its last that is over)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

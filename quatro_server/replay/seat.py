@@ -172,13 +172,21 @@ def match_facts(saved: SavedTable, match: int) -> tuple[bool, tuple[int, ...]]:
     return bool(game.over(table)), tuple(int(x) for x in table.scores)
 
 
-def _replay(saved: SavedTable, game: Game, moves: Sequence[SavedMove], match: int, seat: int, commentary: bool) -> SeatReplay:
+def _replay(
+    saved: SavedTable, game: Game, moves: Sequence[SavedMove], match: int, seat: int, commentary: bool
+) -> SeatReplay:
     table = _new_table(saved, game, moves[0])
     team = seating.team_of(seat, saved.players)
     notes = game.commentary([s.name for s in saved.seats]) if commentary else None
     replay = SeatReplay(
-        saved.id, match, seat, game.name, saved.players, names=tuple(s.name or "" for s in saved.seats),
-        bot_seats=tuple(s.seat for s in saved.seats if s.bot), timing=dict(saved.timing),
+        saved.id,
+        match,
+        seat,
+        game.name,
+        saved.players,
+        names=tuple(s.name or "" for s in saved.seats),
+        bot_seats=tuple(s.seat for s in saved.seats if s.bot),
+        timing=dict(saved.timing),
     )
     origin = moves[0].at
     seq = 0

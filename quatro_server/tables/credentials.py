@@ -45,7 +45,9 @@ def password_matches(stored: str, candidate: str) -> bool:
         if scheme != _SCHEME:
             return False
         expected = bytes.fromhex(key)
-        got = hashlib.scrypt(candidate.encode(), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p), dklen=len(expected))
+        got = hashlib.scrypt(
+            candidate.encode(), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p), dklen=len(expected)
+        )
     except ValueError:
         return False
     return hmac.compare_digest(expected, got)

@@ -24,6 +24,7 @@ GUESS_MEMORY = 900.0
 #: Addresses whose misses are remembered at once; past it the longest-quiet ones are forgotten (bounded memory).
 GUESS_RECORDS = 4096
 
+
 @dataclass(slots=True)
 class _Misses:
     count: int = 0
@@ -34,7 +35,9 @@ class _Misses:
 class GuessLimiter:
     """Failed password attempts per key (an address, a table): free misses, then a growing delay."""
 
-    def __init__(self, free: int, delay: float, cap: float, memory: float = GUESS_MEMORY, records: int = GUESS_RECORDS) -> None:
+    def __init__(
+        self, free: int, delay: float, cap: float, memory: float = GUESS_MEMORY, records: int = GUESS_RECORDS
+    ) -> None:
         self.free, self.delay, self.cap, self.memory, self.records = free, delay, cap, memory, records
         self._misses: dict[Any, _Misses] = {}
 
@@ -63,5 +66,3 @@ class GuessLimiter:
 
     def forget(self, key: Any) -> None:
         self._misses.pop(key, None)
-
-

@@ -344,9 +344,15 @@ class Lobby:
         if missed:
             self.guesses_by_address.missed(getattr(peer, "origin", None), now)
         body = request.body
-        if (isinstance(reply, m.Refused) and reply.reason == p.NO_SUCH_TABLE and isinstance(body, m.Replay)
-                and body.table in self.rooms):
-            return m.refused(request.id, p.NOT_OVER, f"table {body.table}'s first match is not over: it cannot be replayed yet")
+        if (
+            isinstance(reply, m.Refused)
+            and reply.reason == p.NO_SUCH_TABLE
+            and isinstance(body, m.Replay)
+            and body.table in self.rooms
+        ):
+            return m.refused(
+                request.id, p.NOT_OVER, f"table {body.table}'s first match is not over: it cannot be replayed yet"
+            )
         return reply
 
     def _replay(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
@@ -396,9 +402,17 @@ class Lobby:
             for kept in saved.seats
         ]
         room = Room(
-            id=saved.id, players=saved.players, timing_name=saved.timing_name, timing=saved.timing,
-            password=saved.password, rng=rng, seats=seats, host=saved.host,
-            abandon_after=self.abandon_after, unstarted_abandon_after=self.unstarted_abandon_after, game=game,
+            id=saved.id,
+            players=saved.players,
+            timing_name=saved.timing_name,
+            timing=saved.timing,
+            password=saved.password,
+            rng=rng,
+            seats=seats,
+            host=saved.host,
+            abandon_after=self.abandon_after,
+            unstarted_abandon_after=self.unstarted_abandon_after,
+            game=game,
             last_active=now,  # the lobby list counts its quiet from the restart, not from the clock's zero
             created=now,
         )
@@ -451,8 +465,11 @@ class Lobby:
         unfit = self._unfit(peer, request) if kind in games.ACTION_KINDS and state in accepts.SEATED else None
         if unfit is not None:
             reply = unfit
-        elif self.draining and kind in _CLOSED_WHILE_DRAINING and (verdict is accepts.TAKE or (
-                verdict is accepts.HOST and self._hosts(peer))):
+        elif (
+            self.draining
+            and kind in _CLOSED_WHILE_DRAINING
+            and (verdict is accepts.TAKE or (verdict is accepts.HOST and self._hosts(peer)))
+        ):
             reply = m.refused(request.id, p.DRAINING, "the server is about to restart: no new tables or matches")
         elif verdict is accepts.TAKE or (verdict is accepts.HOST and self._hosts(peer)):
             reply = self._handlers[kind](peer, request, now)
@@ -559,8 +576,11 @@ class Lobby:
             table_id = self._new_id()
         except DirectoryError as exc:
             log.warning("table_refused reason=directory error=%s", exc)
-            return m.refused(request.id, p.SERVER_FULL, "no table number to give just now (the table directory is "
-                             "slow to answer): try again in a moment")
+            return m.refused(
+                request.id,
+                p.SERVER_FULL,
+                "no table number to give just now (the table directory is slow to answer): try again in a moment",
+            )
         room = Room(
             id=table_id,
             players=players,
@@ -582,8 +602,14 @@ class Lobby:
             self.records.friendly(room.id)
         if self.journal is not None:
             row = self.journal.table_row(
-                room.id, game=game.name, players=room.players, timing_name=room.timing_name, timing=room.timing,
-                password=room.password, host=room.host, scores=game.no_scores(room.players),
+                room.id,
+                game=game.name,
+                players=room.players,
+                timing_name=room.timing_name,
+                timing=room.timing,
+                password=room.password,
+                host=room.host,
+                scores=game.no_scores(room.players),
             )
             room.recorder = Recorder(self.journal, room.id, game.journal, row=row)
         room.on_listing = self._room_listing_changed
@@ -973,7 +999,9 @@ class Lobby:
         try:
             start = time.perf_counter()
             self.records.match_ended(room.game.name, room.match_record(), players, self.wall_clock())
-            log.info("match_recorded table=%d game=%s ms=%.2f", room.id, room.game.name, (time.perf_counter() - start) * 1000)
+            log.info(
+                "match_recorded table=%d game=%s ms=%.2f", room.id, room.game.name, (time.perf_counter() - start) * 1000
+            )
         except Exception:
             log.exception("match_record_failed table=%d", room.id)  # the records miss a match; the table goes on
 
@@ -1009,8 +1037,14 @@ class Lobby:
             return m.refused(request.id, p.NO_SUCH_PLAYER, "no record of that player")
         records = tuple(
             m.GameRecord(
-                e.game, place, round(e.rating.shown, 2), round(e.rating.mu, 2), round(e.rating.sigma, 2), e.matches,
-                e.wins, tuple(m.Tally(k, v) for k, v in sorted(e.counts.items())),
+                e.game,
+                place,
+                round(e.rating.shown, 2),
+                round(e.rating.mu, 2),
+                round(e.rating.sigma, 2),
+                e.matches,
+                e.wins,
+                tuple(m.Tally(k, v) for k, v in sorted(e.counts.items())),
             )
             for e, place in found
         )
@@ -1025,7 +1059,8 @@ class Lobby:
         outcome = room.act(seat, action, now)
         room.publish(outcome.events, now)
         if outcome.refusal is not None:
-            log.debug("refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason)
+            log.debug(
+                "refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason
+            )
             return room.game.refused(request.id, action, outcome.refusal)
         return m.Ok(request.id)
-

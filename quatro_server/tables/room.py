@@ -44,6 +44,7 @@ def _packb(value: Any) -> bytes:
     packed: bytes = _packer.pack(value)
     return packed
 
+
 #: Bytes of randomness in a seat secret (R19): 128 bits, unguessable.
 SECRET_BYTES = 16
 #: Seconds a room lives on with nobody connected: long enough to come back from a dropped link (R19),
@@ -576,7 +577,9 @@ class Room:
             self.on_change()  # the seat's bot (if any) may look again now
             return False
         emits = self.advance(now)
-        fresh = not self.game.over(table) and self.game.decision_key(self.game.view(table, job.seat, now)) == self.game.decision_key(job.view)
+        fresh = not self.game.over(table) and self.game.decision_key(
+            self.game.view(table, job.seat, now)
+        ) == self.game.decision_key(job.view)
         if fresh:
             emits.extend(self._play_bot(job.seat, actions, now))
         else:
@@ -640,7 +643,9 @@ class Room:
         if recorder is not None:
             recorder.started(opening, table, now, emits)
         for s in self.seats:
-            s.synced = False  # a match's first update is a snapshot (a rematch's too: nothing of the last match carries over)
+            s.synced = (
+                False  # a match's first update is a snapshot (a rematch's too: nothing of the last match carries over)
+            )
         self.watch_synced = False  # the watchers' too
         for i, s in enumerate(self.seats):
             if s.bot is None and s.peer is None:
@@ -672,4 +677,3 @@ class Room:
         if self.table is not None and self.game.over(self.table):
             return True
         return self.idle_since is not None and now >= self.idle_since + self.abandon_limit()
-

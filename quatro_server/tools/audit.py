@@ -82,7 +82,9 @@ def update_leaks(
     """
     leaks: list[str] = []
     snapshot = frame.get("snapshot")
-    if not (UPDATE_KEYS <= set(frame) <= (SNAPSHOT_KEYS if snapshot else DELTA_KEYS)) or (snapshot and "view" not in frame):
+    if not (UPDATE_KEYS <= set(frame) <= (SNAPSHOT_KEYS if snapshot else DELTA_KEYS)) or (
+        snapshot and "view" not in frame
+    ):
         leaks.append(f"update keys {sorted(frame)}")
         return leaks
     view = frame.get("view", known)
@@ -168,9 +170,9 @@ def frame_leaks(
     known: dict[str, Any] | None = None,
 ) -> list[str]:
     """What any frame received by one connection carries that it may not see (``seat``/``team``: where it sits,
-    None in the lobby). ``secrets``: every seat secret known to the caller (they must appear nowhere but in
-    their owner's own create/join reply, which holds ``own_secret``). ``known``: the seat's view as its client
-built it, with this frame applied (for an update that is not a snapshot)."""
+        None in the lobby). ``secrets``: every seat secret known to the caller (they must appear nowhere but in
+        their owner's own create/join reply, which holds ``own_secret``). ``known``: the seat's view as its client
+    built it, with this frame applied (for an update that is not a snapshot)."""
     leaks: list[str] = []
     others = set(secrets) - {own_secret}
     found = [v for v in values(frame) if isinstance(v, str) and v in others]
@@ -216,7 +218,10 @@ def watcher_frame_leaks(
         leaks.append("a seat's cooldowns in a watcher's update")
     view = frame.get("view", known)
     if view is not None and (
-        view.get("hand") or view.get("sign") is not None or view.get("channel_sign") is not None or view.get("channel_held")
+        view.get("hand")
+        or view.get("sign") is not None
+        or view.get("channel_sign") is not None
+        or view.get("channel_held")
     ):
         leaks.append("a seat's own part in a watcher's view")
     return leaks + update_leaks(frame, NO_SEAT, NO_SEAT, known=known)

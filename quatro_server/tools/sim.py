@@ -105,8 +105,7 @@ class Simulation:
     def __init__(self, game: Game) -> None:
         self.game = game
 
-
-# --- the command line -----------------------------------------------------------------------
+    # --- the command line -----------------------------------------------------------------------
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """The game's own options, beside ``--matches``, ``--seed``, ``--json`` and ``--teams``."""
@@ -383,5 +382,7 @@ def render(simulation: Simulation, result: dict[str, Any]) -> str:
             f"99th percentile {_took(times['p99_decision_ms'])} per look"
         )
     if result["unfinished_matches"]:
-        lines.append(f"Unfinished matches (stopped after {MAX_MATCH_SECONDS / 3600:.0f} virtual hours): {result['unfinished_matches']}")
+        lines.append(
+            f"Unfinished matches (stopped after {MAX_MATCH_SECONDS / 3600:.0f} virtual hours): {result['unfinished_matches']}"
+        )
     return "\n".join(lines)

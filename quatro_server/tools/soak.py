@@ -218,8 +218,14 @@ class Peer:
 class ServerProcess:
     """``quatro-server`` in a child process on 127.0.0.1, its stderr scanned for errors."""
 
-    def __init__(self, extra: list[str] | None = None, *, ready: bytes = b"quatro join", log_level: str = "warning",
-                 nofile: int | None = None) -> None:
+    def __init__(
+        self,
+        extra: list[str] | None = None,
+        *,
+        ready: bytes = b"quatro join",
+        log_level: str = "warning",
+        nofile: int | None = None,
+    ) -> None:
         self.extra = extra or []
         #: What the server prints once everything it opens listens; its log's level; its descriptor limit
         #: (RLIMIT_NOFILE, as ``ulimit -n`` sets it; None: the soak's own).
@@ -239,17 +245,33 @@ class ServerProcess:
         self.data_dir = tempfile.TemporaryDirectory(prefix="quatro-soak-")
 
     async def start(self, nursery: trio.Nursery) -> None:
-        command = [sys.executable, "-m", "quatro_server", "serve", "--host", SERVER_HOST, "--port", str(self.port),
-                   "--timing", "fast", "--log-level", self.log_level, "--data-dir", self.data_dir.name, "--no-announce",
-                   *self.extra]
+        command = [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "serve",
+            "--host",
+            SERVER_HOST,
+            "--port",
+            str(self.port),
+            "--timing",
+            "fast",
+            "--log-level",
+            self.log_level,
+            "--data-dir",
+            self.data_dir.name,
+            "--no-announce",
+            *self.extra,
+        ]
         nofile = self.nofile
 
         def limit() -> None:
             if nofile is not None:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
-        self.process = await trio.lowlevel.open_process(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                        preexec_fn=limit if nofile is not None else None)
+        self.process = await trio.lowlevel.open_process(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limit if nofile is not None else None
+        )
         self.expected_exit = False
         stdout = self.process.stdout
         assert stdout is not None
@@ -371,8 +393,16 @@ class Soak:
             if len(self.leak_samples) < 10:
                 self.leak_samples.append(f"{peer.name}: {found[:3]}")
 
-    async def connect(self, local: str, name: str, *, rcvbuf: int | None = None, hello: bool = True,
-                      reader: bool = True, heartbeat: bool = True) -> Peer | None:
+    async def connect(
+        self,
+        local: str,
+        name: str,
+        *,
+        rcvbuf: int | None = None,
+        hello: bool = True,
+        reader: bool = True,
+        heartbeat: bool = True,
+    ) -> Peer | None:
         """A peer from ``local``, reading (and pinging) in the soak's nursery; None when refused or unreachable."""
         assert self.nursery is not None
         try:
@@ -571,7 +601,11 @@ async def junk(soak: Soak) -> None:
     while soak.running():
         peer = await soak.connect(ADDRESSES["junk"], "junk", hello=rng.random() < 0.5)
         if peer is not None:
-            data = rng.choice(JUNK) if rng.random() < 0.7 else bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 300)))
+            data = (
+                rng.choice(JUNK)
+                if rng.random() < 0.7
+                else bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 300)))
+            )
             try:
                 await peer.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -893,21 +927,35 @@ async def soak_everything(seconds: float, seed: int, doors: bool = True) -> dict
         if doors:
             nursery.start_soon(the_doors)
             nursery.start_soon(descriptors)
-    return {key: report[key] for key in [*(k for k in report if k not in ("doors", "descriptors")),
-                                         *(k for k in ("doors", "descriptors") if k in report)]}
+    return {
+        key: report[key]
+        for key in [
+            *(k for k in report if k not in ("doors", "descriptors")),
+            *(k for k in ("doors", "descriptors") if k in report),
+        ]
+    }
 
 
 def failed(report: dict[str, Any]) -> bool:
     """Any crash, leak, hijack or lost point; any door or descriptor scenario that did not pass."""
-    return bool(report["crashes"] or report["leaks"] or report["hijacks"] or report["points_lost"]
-                or report["secrets_lost"] or any(not report[phase]["passed"] for phase in ("doors", "descriptors")
-                                                 if phase in report))
+    return bool(
+        report["crashes"]
+        or report["leaks"]
+        or report["hijacks"]
+        or report["points_lost"]
+        or report["secrets_lost"]
+        or any(not report[phase]["passed"] for phase in ("doors", "descriptors") if phase in report)
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--minutes", type=float, default=1.0,
-                        help="how long to attack the game port (fractions allowed; default 1); the doors' scenarios "
-                             "and the descriptor starvation run beside it, each on a server of its own")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=1.0,
+        help="how long to attack the game port (fractions allowed; default 1); the doors' scenarios "
+        "and the descriptor starvation run beside it, each on a server of its own",
+    )
     parser.add_argument("--no-doors", action="store_true", help="attack the game port alone")
     parser.add_argument("--seed", type=int, default=None, help="seed the soak's own choices (default: random)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")

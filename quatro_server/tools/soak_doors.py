@@ -147,7 +147,9 @@ async def hellos(port: int, until: Callable[[], bool], every: float = 0.25) -> d
                 await sock.bind((HELLO_FROM, 0))
                 await sock.connect(("127.0.0.1", port))
                 stream = trio.SocketStream(sock)
-                await stream.send_all(encode({"kind": p.HELLO, "id": 1, "version": p.PROTOCOL_VERSION, "name": "probe"}))
+                await stream.send_all(
+                    encode({"kind": p.HELLO, "id": 1, "version": p.PROTOCOL_VERSION, "name": "probe"})
+                )
                 decoder = FrameDecoder()
                 while not ok:
                     data = await stream.receive_some(65536)
@@ -166,9 +168,15 @@ async def hellos(port: int, until: Callable[[], bool], every: float = 0.25) -> d
     took_all.sort()
     p99 = took_all[min(len(took_all) - 1, math.ceil(0.99 * len(took_all)) - 1)] if took_all else math.inf
     slowest = took_all[-1] if took_all else math.inf
-    return {"passed": failed == 0 and bool(took_all) and p99 < HELLO_BOUND and slowest < HELLO_LIMIT,
-            "answered": len(took_all), "failed": failed, "p99_s": round(p99, 3), "slowest_s": round(slowest, 3),
-            "p99_bound_s": HELLO_BOUND, "limit_s": HELLO_LIMIT}
+    return {
+        "passed": failed == 0 and bool(took_all) and p99 < HELLO_BOUND and slowest < HELLO_LIMIT,
+        "answered": len(took_all),
+        "failed": failed,
+        "p99_s": round(p99, 3),
+        "slowest_s": round(slowest, 3),
+        "p99_bound_s": HELLO_BOUND,
+        "limit_s": HELLO_LIMIT,
+    }
 
 
 # --- the SSH door -----------------------------------------------------------------------------------------------
@@ -177,8 +185,16 @@ async def hellos(port: int, until: Callable[[], bool], every: float = 0.25) -> d
 async def _ssh_session(t: Target, user: str, size: tuple[int, int]) -> tuple[Any, Any]:
     import asyncssh
 
-    conn = await asyncssh.connect(t.host, t.ssh_port, username=user, known_hosts=None, agent_path=None,
-                                  client_keys=None, password="", login_timeout=30)
+    conn = await asyncssh.connect(
+        t.host,
+        t.ssh_port,
+        username=user,
+        known_hosts=None,
+        agent_path=None,
+        client_keys=None,
+        password="",
+        login_timeout=30,
+    )
     process = await conn.create_process(term_type="xterm-256color", term_size=size, encoding=None)
     return conn, process
 
@@ -219,8 +235,13 @@ async def ssh_huge_windows(t: Target) -> dict[str, Any]:
     conn.close()
     draining.cancel()
     passed = drew and alive and 0 < rss < CLIENT_RSS_BOUND_MIB
-    return {"passed": passed, "drew_lobby": drew, "alive_after_resize": alive, "client_peak_rss_mib": round(rss, 1),
-            "bound_mib": CLIENT_RSS_BOUND_MIB}
+    return {
+        "passed": passed,
+        "drew_lobby": drew,
+        "alive_after_resize": alive,
+        "client_peak_rss_mib": round(rss, 1),
+        "bound_mib": CLIENT_RSS_BOUND_MIB,
+    }
 
 
 async def _half_handshake(t: Target, local: str, held: dict[str, Any]) -> None:
@@ -258,8 +279,17 @@ async def _login(t: Target, local: str) -> bool:
     import asyncssh
 
     try:
-        conn = await asyncssh.connect(t.host, t.ssh_port, username="honest", known_hosts=None, agent_path=None,
-                                      client_keys=None, password="", local_addr=(local, 0), login_timeout=15)
+        conn = await asyncssh.connect(
+            t.host,
+            t.ssh_port,
+            username="honest",
+            known_hosts=None,
+            agent_path=None,
+            client_keys=None,
+            password="",
+            local_addr=(local, 0),
+            login_timeout=15,
+        )
     except (OSError, asyncssh.Error):
         return False
     conn.close()
@@ -281,18 +311,39 @@ async def ssh_handshake_flood(t: Target) -> dict[str, Any]:
     await asyncio.gather(*flood)
     login_after = await _login(t, SSH_HONEST)
     deadline = SSH_LOGIN_TIMEOUT + 3
-    passed = (login_during and login_after and one["max_one"] <= SSH_MAX_HANDSHAKES_PER_ADDRESS
-              and many["max"] <= SSH_MAX_HANDSHAKES and many["max_one"] <= SSH_MAX_HANDSHAKES_PER_ADDRESS
-              and max(one["longest"], many["longest"]) < deadline and one["refused"] > 0 and many["refused"] > 0)
-    return {"passed": passed,
-            "one_address": {"attempts": 40, "held_at_once": one["max_one"], "refused": one["refused"],
-                            "longest_held_s": round(one["longest"], 1)},
-            "many_addresses": {"attempts": 12 * len(SSH_FLOOD_MANY), "held_at_once": many["max"],
-                               "held_at_once_per_address": many["max_one"], "refused": many["refused"],
-                               "longest_held_s": round(many["longest"], 1)},
-            "login_during_one_address_flood": login_during, "login_after": login_after,
-            "caps": {"handshakes": SSH_MAX_HANDSHAKES, "per_address": SSH_MAX_HANDSHAKES_PER_ADDRESS,
-                     "deadline_s": SSH_LOGIN_TIMEOUT}}
+    passed = (
+        login_during
+        and login_after
+        and one["max_one"] <= SSH_MAX_HANDSHAKES_PER_ADDRESS
+        and many["max"] <= SSH_MAX_HANDSHAKES
+        and many["max_one"] <= SSH_MAX_HANDSHAKES_PER_ADDRESS
+        and max(one["longest"], many["longest"]) < deadline
+        and one["refused"] > 0
+        and many["refused"] > 0
+    )
+    return {
+        "passed": passed,
+        "one_address": {
+            "attempts": 40,
+            "held_at_once": one["max_one"],
+            "refused": one["refused"],
+            "longest_held_s": round(one["longest"], 1),
+        },
+        "many_addresses": {
+            "attempts": 12 * len(SSH_FLOOD_MANY),
+            "held_at_once": many["max"],
+            "held_at_once_per_address": many["max_one"],
+            "refused": many["refused"],
+            "longest_held_s": round(many["longest"], 1),
+        },
+        "login_during_one_address_flood": login_during,
+        "login_after": login_after,
+        "caps": {
+            "handshakes": SSH_MAX_HANDSHAKES,
+            "per_address": SSH_MAX_HANDSHAKES_PER_ADDRESS,
+            "deadline_s": SSH_LOGIN_TIMEOUT,
+        },
+    }
 
 
 async def ssh_abrupt_kills(t: Target) -> dict[str, Any]:
@@ -326,9 +377,15 @@ async def ssh_abrupt_kills(t: Target) -> dict[str, Any]:
         killed_ended = True
     survivor_conn.close()
     passed = drew and len(cut) == 2 and len(killed) == 1 and not left and killed_ended
-    return {"passed": passed, "sessions": 3, "drew_lobby": drew, "clients_left": len(left),
-            "all_gone_after_s": round(gone_after, 1), "killed_clients_session_ended": killed_ended,
-            "bound_s": GONE_WITHIN}
+    return {
+        "passed": passed,
+        "sessions": 3,
+        "drew_lobby": drew,
+        "clients_left": len(left),
+        "all_gone_after_s": round(gone_after, 1),
+        "killed_clients_session_ended": killed_ended,
+        "bound_s": GONE_WITHIN,
+    }
 
 
 # --- the browser door -------------------------------------------------------------------------------------------
@@ -384,8 +441,13 @@ async def web_slowloris(t: Target) -> dict[str, Any]:
     await asyncio.gather(*drips)
     longest = max(closed_after, default=0.0)
     passed = status == 200 and longest < WEB_HEADER_TIMEOUT + 3
-    return {"passed": passed, "connections": len(closed_after), "longest_held_s": round(longest, 1),
-            "header_deadline_s": WEB_HEADER_TIMEOUT, "page_meanwhile": status}
+    return {
+        "passed": passed,
+        "connections": len(closed_after),
+        "longest_held_s": round(longest, 1),
+        "header_deadline_s": WEB_HEADER_TIMEOUT,
+        "page_meanwhile": status,
+    }
 
 
 JUNK = (
@@ -430,8 +492,15 @@ async def web_junk_http(t: Target) -> dict[str, Any]:
     grew = t.log_bytes() - start_bytes
     tracebacks = t.tracebacks() - start_tracebacks
     passed = all(answered) and grew < LOG_BOUND and tracebacks == 0
-    return {"passed": passed, "requests": sent, "seconds": round(took, 1), "answered_or_closed": sum(answered),
-            "log_bytes": grew, "log_bound": LOG_BOUND, "tracebacks": tracebacks}
+    return {
+        "passed": passed,
+        "requests": sent,
+        "seconds": round(took, 1),
+        "answered_or_closed": sum(answered),
+        "log_bytes": grew,
+        "log_bound": LOG_BOUND,
+        "tracebacks": tracebacks,
+    }
 
 
 async def _websocket(t: Target, token: str, origin: str | None = None) -> Any:
@@ -440,8 +509,9 @@ async def _websocket(t: Target, token: str, origin: str | None = None) -> Any:
     session = aiohttp.ClientSession(cookies={"quatro_visitor": token})
     headers = {"Origin": origin or f"http://{t.host}:{t.web_port}"}
     try:
-        page = await session.ws_connect(f"http://{t.host}:{t.web_port}/ws?width=100&height=30", headers=headers,
-                                        max_msg_size=0)
+        page = await session.ws_connect(
+            f"http://{t.host}:{t.web_port}/ws?width=100&height=30", headers=headers, max_msg_size=0
+        )
     except Exception:
         await session.close()
         raise
@@ -462,7 +532,7 @@ async def web_deep_json(t: Target) -> dict[str, Any]:
                         drew = True
                         break
         await page.send_str("[" * 30000 + "]" * 30000)
-        await page.send_str("{\"a\":" * 6000 + "1" + "}" * 6000)
+        await page.send_str('{"a":' * 6000 + "1" + "}" * 6000)
         await page.send_str('["ping", "soak"]')
         with suppress(TimeoutError, asyncio.TimeoutError):
             async with asyncio.timeout(10):
@@ -506,8 +576,13 @@ async def web_forged_cookies(t: Target) -> dict[str, Any]:
         replaced += bool(issued) and issued != token
     await asyncio.sleep(1)
     made = _visitor_dirs(t) - before
-    return {"passed": made == 0 and turned_away == len(forged) and replaced == len(forged), "forged": len(forged),
-            "websockets_turned_away": turned_away, "pages_given_a_new_token": replaced, "visitor_dirs_made": made}
+    return {
+        "passed": made == 0 and turned_away == len(forged) and replaced == len(forged),
+        "forged": len(forged),
+        "websockets_turned_away": turned_away,
+        "pages_given_a_new_token": replaced,
+        "visitor_dirs_made": made,
+    }
 
 
 async def web_foreign_origins(t: Target) -> dict[str, Any]:
@@ -563,8 +638,9 @@ async def _starve(t: Target) -> None:
     """Floods from many addresses past what the descriptors allow; then the doors must work again."""
     closed_after: list[float] = []
     held = _held()
-    attacks = [asyncio.ensure_future(_drip(t, local, closed_after, limit=20)) for local in STARVED_SLOWLORIS
-               for _ in range(30)]
+    attacks = [
+        asyncio.ensure_future(_drip(t, local, closed_after, limit=20)) for local in STARVED_SLOWLORIS for _ in range(30)
+    ]
     attacks += [asyncio.ensure_future(_half_handshake(t, local, held)) for local in SSH_FLOOD_MANY for _ in range(15)]
     await asyncio.gather(*attacks)
     status = 0
@@ -572,9 +648,13 @@ async def _starve(t: Target) -> None:
         status, _ = await _page(t, WEB_HONEST)
     login = await _login(t, SSH_HONEST)
     t.results["descriptor_starvation"] = {
-        "slowloris": len(closed_after), "slowloris_longest_held_s": round(max(closed_after, default=0.0), 1),
-        "handshakes": 15 * len(SSH_FLOOD_MANY), "handshakes_held": held["held"], "handshakes_refused": held["refused"],
-        "page_after": status, "login_after": login,
+        "slowloris": len(closed_after),
+        "slowloris_longest_held_s": round(max(closed_after, default=0.0), 1),
+        "handshakes": 15 * len(SSH_FLOOD_MANY),
+        "handshakes_held": held["held"],
+        "handshakes_refused": held["refused"],
+        "page_after": status,
+        "login_after": login,
     }
 
 
@@ -583,8 +663,16 @@ async def _starve(t: Target) -> None:
 
 async def _serve(server: Any, nursery: trio.Nursery) -> Target:
     await server.start(nursery)
-    return Target("127.0.0.1", server.port, server.ssh_port, server.web_port, server.process.pid,
-                  Path(server.data_dir.name), lambda: server.log_bytes, lambda: server.tracebacks)
+    return Target(
+        "127.0.0.1",
+        server.port,
+        server.ssh_port,
+        server.web_port,
+        server.process.pid,
+        Path(server.data_dir.name),
+        lambda: server.log_bytes,
+        lambda: server.tracebacks,
+    )
 
 
 #: How the soak starts a server (``quatro_server.tools.soak.ServerProcess``): its extra arguments, what it prints once it
@@ -594,14 +682,16 @@ ServerStarter = Callable[..., Any]
 
 def _door_server(starter: ServerStarter, nofile: int | None = None) -> Any:
     ssh_port, web_port = free_port(), free_port()
-    server = starter(["--ssh", str(ssh_port), "--web", str(web_port)], ready=b"http://", log_level="info",
-                           nofile=nofile)
+    server = starter(
+        ["--ssh", str(ssh_port), "--web", str(web_port)], ready=b"http://", log_level="info", nofile=nofile
+    )
     server.ssh_port, server.web_port = ssh_port, web_port
     return server
 
 
-async def soak_doors(starter: ServerStarter,
-                     scenarios: dict[str, Callable[[Target], Awaitable[dict[str, Any]]]] | None = None) -> dict[str, Any]:
+async def soak_doors(
+    starter: ServerStarter, scenarios: dict[str, Callable[[Target], Awaitable[dict[str, Any]]]] | None = None
+) -> dict[str, Any]:
     """Every door scenario against one server, the game port's hellos timed meanwhile."""
     server = _door_server(starter)
     async with trio.open_nursery() as nursery:
@@ -640,11 +730,22 @@ async def soak_descriptors(starter: ServerStarter) -> dict[str, Any]:
         await trio.sleep(0.5)
         starved = t.results["descriptor_starvation"]
         grew = server.log_bytes - start_bytes
-        starved.update(nofile=STARVED_NOFILE, game_port_hellos=answered, log_bytes=grew, log_bound=LOG_BOUND,
-                       tracebacks=server.tracebacks)
-        starved["passed"] = (answered["passed"] and grew < LOG_BOUND and server.tracebacks == 0
-                             and starved["page_after"] == 200 and starved["login_after"]
-                             and starved["handshakes_refused"] > 0 and starved["handshakes_held"] > 0)
+        starved.update(
+            nofile=STARVED_NOFILE,
+            game_port_hellos=answered,
+            log_bytes=grew,
+            log_bound=LOG_BOUND,
+            tracebacks=server.tracebacks,
+        )
+        starved["passed"] = (
+            answered["passed"]
+            and grew < LOG_BOUND
+            and server.tracebacks == 0
+            and starved["page_after"] == 200
+            and starved["login_after"]
+            and starved["handshakes_refused"] > 0
+            and starved["handshakes_held"] > 0
+        )
         await server.stop()
         nursery.cancel_scope.cancel()
     return _report(t, server)
@@ -652,6 +753,11 @@ async def soak_descriptors(starter: ServerStarter) -> dict[str, Any]:
 
 def _report(t: Target, server: Any) -> dict[str, Any]:
     crashed = server.deaths + len(server.errors)
-    return {"passed": all(result.get("passed") for result in t.results.values()) and not crashed,
-            "crashes": crashed, "server_errors": server.errors[:5], "server_log_tail": server.log_tail[-8:], "server_peak_rss_mib":
-            round(server.peak_rss_kib / 1024, 1), "scenarios": t.results}
+    return {
+        "passed": all(result.get("passed") for result in t.results.values()) and not crashed,
+        "crashes": crashed,
+        "server_errors": server.errors[:5],
+        "server_log_tail": server.log_tail[-8:],
+        "server_peak_rss_mib": round(server.peak_rss_kib / 1024, 1),
+        "scenarios": t.results,
+    }

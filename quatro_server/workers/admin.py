@@ -164,8 +164,11 @@ def request_from_frame(frame: dict[str, Any]) -> AdminRequest:
     if kind == DRAIN:
         timeout = frame.get("timeout")
         if timeout is not None and (type(timeout) not in (int, float) or not 0 <= timeout < math.inf):
-            raise AdminError(BAD_REQUEST, "timeout: seconds, 0 or more (a number, not infinity: leave it out to wait "
-                             "for the last match)", error=True)
+            raise AdminError(
+                BAD_REQUEST,
+                "timeout: seconds, 0 or more (a number, not infinity: leave it out to wait for the last match)",
+                error=True,
+            )
         return Drain(None if timeout is None else float(timeout))
     raise AdminError(p.UNKNOWN_KIND, f"admin requests: {', '.join((TABLES, CLOSE, REMOVE, NOTICE, DRAIN))}", error=True)
 
@@ -196,8 +199,12 @@ def answer(server: Server, request: AdminRequest, now: float) -> dict[str, Any]:
     """The reply to one admin request, done at once on the server's loop. Raises ``AdminError``."""
     lobby = server.lobby
     if isinstance(request, Tables):
-        return {"kind": p.OK, "tables": [_table(room, now) for room in sorted(lobby.rooms.values(), key=lambda r: r.id)],
-                "draining": lobby.draining, "connections": len(server.connections)}
+        return {
+            "kind": p.OK,
+            "tables": [_table(room, now) for room in sorted(lobby.rooms.values(), key=lambda r: r.id)],
+            "draining": lobby.draining,
+            "connections": len(server.connections),
+        }
     if isinstance(request, Notice):
         told = server.notice(request.text)
         return {"kind": p.OK, "told": told}
@@ -219,7 +226,9 @@ def answer(server: Server, request: AdminRequest, now: float) -> dict[str, Any]:
     if s.bot is not None or s.secret is None:
         raise AdminError(NO_PLAYER, f"no player sits at seat {request.seat + 1} of table {room.id}")
     connected = s.peer is not None
-    freed = lobby.remove_by_operator(room, request.seat, request.reason or "the server's operator removed you from the table", now)
+    freed = lobby.remove_by_operator(
+        room, request.seat, request.reason or "the server's operator removed you from the table", now
+    )
     return {"kind": p.OK, "table": room.id, "seat": request.seat, "freed": freed, "told": connected}
 
 
@@ -234,8 +243,13 @@ def _table(room: Room, now: float) -> dict[str, Any]:
         "phase": str(room.phase.value),
         "players": room.players,
         "seats": [
-            {"seat": i, "name": s.name, "bot": None if s.bot is None else s.bot.level, "taken": not s.empty,
-             "connected": s.bot is not None or s.peer is not None}
+            {
+                "seat": i,
+                "name": s.name,
+                "bot": None if s.bot is None else s.bot.level,
+                "taken": not s.empty,
+                "connected": s.bot is not None or s.peer is not None,
+            }
             for i, s in enumerate(room.seats)
         ],
         "watchers": len(room.watchers),
@@ -340,8 +354,9 @@ class AdminListener:
         self._turned_away += 1
         if self._turned_away == 1:
             log.warning("admin_refused reason=full open=%d", self.open)
-        reply = AdminError(BUSY, f"{MAX_CONNECTIONS} admin connections are open already: try again once one has "
-                           "ended", error=True).reply()
+        reply = AdminError(
+            BUSY, f"{MAX_CONNECTIONS} admin connections are open already: try again once one has ended", error=True
+        ).reply()
         async with stream:
             if self._lingering >= MAX_CONNECTIONS:  # a flood: no descriptor held for it, the answer may be lost
                 await self._send(stream, reply)
@@ -371,8 +386,12 @@ class AdminListener:
                 uid = -1
             if not allowed(uid):
                 log.warning("admin_refused uid=%d", uid)
-                await self._refuse(stream, AdminError(NOT_ALLOWED, "only the account that runs the server may use "
-                                                      "its admin socket", error=True).reply())
+                await self._refuse(
+                    stream,
+                    AdminError(
+                        NOT_ALLOWED, "only the account that runs the server may use its admin socket", error=True
+                    ).reply(),
+                )
                 return
             decoder = FrameDecoder()
             with trio.move_on_after(IDLE_LIMIT):
@@ -493,7 +512,9 @@ async def ask_worker(path: Path, request: AdminRequest, timeout: float = WORKER_
             while True:
                 data = await stream.receive_some(65536)
                 if not data:
-                    raise ConnectionResetError(errno.ECONNRESET, "the worker closed the admin connection without a reply")
+                    raise ConnectionResetError(
+                        errno.ECONNRESET, "the worker closed the admin connection without a reply"
+                    )
                 frames = decoder.feed(data)
                 if frames:
                     return frames[0]
@@ -545,8 +566,12 @@ class WholeServer:
         self.fleet.drain(request.timeout)  # first: a worker that stops at once is not started again
         answers = await self._ask_all(request)
         replies = [a for a in answers.values() if isinstance(a, dict) and a.get("kind") == p.OK]
-        return {"kind": p.OK, "running": sum(a.get("running", 0) for a in replies), "timeout": request.timeout,
-                "silent": self._silent(answers)}
+        return {
+            "kind": p.OK,
+            "running": sum(a.get("running", 0) for a in replies),
+            "timeout": request.timeout,
+            "silent": self._silent(answers),
+        }
 
     async def __call__(self, request: AdminRequest, now: float) -> dict[str, Any]:
         if isinstance(request, Drain):
@@ -556,10 +581,14 @@ class WholeServer:
         replies = {k: a for k, a in answers.items() if isinstance(a, dict)}
         if isinstance(request, Tables):
             tables = [{**t, "worker": k} for k, a in replies.items() if a.get("kind") == p.OK for t in a["tables"]]
-            return {"kind": p.OK, "tables": sorted(tables, key=lambda t: t["table"]),
-                    "draining": self.fleet.draining or any(a.get("draining") for a in replies.values()),
-                    "connections": sum(a.get("connections", 0) for a in replies.values()),
-                    "workers": len(answers), "silent": silent}
+            return {
+                "kind": p.OK,
+                "tables": sorted(tables, key=lambda t: t["table"]),
+                "draining": self.fleet.draining or any(a.get("draining") for a in replies.values()),
+                "connections": sum(a.get("connections", 0) for a in replies.values()),
+                "workers": len(answers),
+                "silent": silent,
+            }
         if isinstance(request, Notice):
             return {"kind": p.OK, "told": sum(a.get("told", 0) for a in replies.values()), "silent": silent}
         # close, remove: the one worker that holds the table answers for it
@@ -591,8 +620,14 @@ def _seat_number(text: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--socket", type=Path, metavar="PATH", help="the server's admin socket")
-    where.add_argument("--data", "--data-dir", dest="data", type=Path, metavar="DIR",
-                       help=f"the server's data directory (its socket is DIR/{SOCKET_NAME}; default {default_data_dir()})")
+    where.add_argument(
+        "--data",
+        "--data-dir",
+        dest="data",
+        type=Path,
+        metavar="DIR",
+        help=f"the server's data directory (its socket is DIR/{SOCKET_NAME}; default {default_data_dir()})",
+    )
     parser.add_argument("--json", action="store_true", help="print the server's reply as JSON, for scripts")
     commands = parser.add_subparsers(dest="admin_command", metavar="COMMAND", required=True)
     commands.add_parser(TABLES, help="list every table: game, phase, seats, watchers, age")
@@ -606,9 +641,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     notice = commands.add_parser(NOTICE, help="show a notice to every connected player, on every screen")
     notice.add_argument("text")
     drain = commands.add_parser(DRAIN, help="take no new tables, let running matches finish, then stop")
-    drain.add_argument("--timeout", type=float, metavar="SECONDS",
-                       help="stop after SECONDS even if matches still run (they are told; with a journal they come "
-                            "back after the restart)")
+    drain.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="stop after SECONDS even if matches still run (they are told; with a journal they come "
+        "back after the restart)",
+    )
     drain.add_argument("--wait", action="store_true", help="return only once the server has stopped")
 
 
@@ -656,12 +695,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         reply = ask(path, request)
     except FileNotFoundError:
-        print(f"quatro-server admin: no admin socket at {path}: is the server running (with a data directory, or "
-              "--admin-socket)?", file=sys.stderr)
+        print(
+            f"quatro-server admin: no admin socket at {path}: is the server running (with a data directory, or "
+            "--admin-socket)?",
+            file=sys.stderr,
+        )
         return 2
     except (OSError, ProtocolError) as exc:
-        print(f"quatro-server admin: cannot ask the server at {path}: {getattr(exc, 'strerror', None) or exc}",
-              file=sys.stderr)
+        print(
+            f"quatro-server admin: cannot ask the server at {path}: {getattr(exc, 'strerror', None) or exc}",
+            file=sys.stderr,
+        )
         return 2
     if reply.get("kind") == p.OK and isinstance(request, Drain) and args.wait:
         _wait_until_stopped(path)
@@ -708,9 +752,12 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
             head += f", {counted(reply['workers'], 'worker')}"
         lines = [head + (" (draining: no new tables)" if reply.get("draining") else ""), *_silent_lines(reply)]
         for t in tables:
-            lines.append(f"table {t['table']}  {t['game']}  {t['phase']}  age {_age(t['age_s'])}  "
-                         f"watchers {t['watchers']}" + ("  password" if t["password"] else "")
-                         + (f"  worker {t['worker']}" if "worker" in t else ""))
+            lines.append(
+                f"table {t['table']}  {t['game']}  {t['phase']}  age {_age(t['age_s'])}  "
+                f"watchers {t['watchers']}"
+                + ("  password" if t["password"] else "")
+                + (f"  worker {t['worker']}" if "worker" in t else "")
+            )
             for s in t["seats"]:
                 if not s["taken"]:
                     who = "free"
@@ -731,8 +778,13 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
     running = reply.get("running", 0)
     limit = reply.get("timeout")
     until = f"or in {limit:g} s at the latest" if limit is not None else "whenever that is"
-    out = "\n".join([f"draining: no new tables; {counted(running, 'match', 'matches')} running; the server stops when "
-                     f"they end, {until}", *_silent_lines(reply)])
+    out = "\n".join(
+        [
+            f"draining: no new tables; {counted(running, 'match', 'matches')} running; the server stops when "
+            f"they end, {until}",
+            *_silent_lines(reply),
+        ]
+    )
     if reply.get("stopped"):
         out += "\nthe server has stopped"
     return out

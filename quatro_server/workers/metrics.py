@@ -49,8 +49,9 @@ MAX_CONNECTIONS_PER_ADDRESS = 16
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: Why connections end that the server refused (``Server.ended``); the rest ended otherwise (the peer left, went
 #: silent, was cut for flooding or not reading).
-REFUSALS = frozenset({"server_full", "too_many_connections", "tls_handshake", "no_hello", "incompatible_version",
-                      "not_a_door"})
+REFUSALS = frozenset(
+    {"server_full", "too_many_connections", "tls_handshake", "no_hello", "incompatible_version", "not_a_door"}
+)
 
 
 class Metrics:
@@ -62,10 +63,18 @@ class Metrics:
         #: The doors' figures: sessions open now, and the gates whose refusals are counted (name -> ...).
         self.door_sessions: dict[str, Callable[[], int]] = {}
         self.door_gates: dict[str, list[Gate]] = {}
-        self.loop_lag = Histogram("quatro_loop_lag_seconds", "How late the event loop woke a task that slept",
-                                  buckets=LAG_BUCKETS, registry=self.registry)
-        self.journal_commit = Histogram("quatro_journal_commit_seconds", "How long the journal's commits took",
-                                        buckets=COMMIT_BUCKETS, registry=self.registry)
+        self.loop_lag = Histogram(
+            "quatro_loop_lag_seconds",
+            "How late the event loop woke a task that slept",
+            buckets=LAG_BUCKETS,
+            registry=self.registry,
+        )
+        self.journal_commit = Histogram(
+            "quatro_journal_commit_seconds",
+            "How long the journal's commits took",
+            buckets=COMMIT_BUCKETS,
+            registry=self.registry,
+        )
         self._scrapes = trio.CapacityLimiter(MAX_SCRAPES)
         self.registry.register(_Figures(self))
         self._gate: Gate | None = None  # made on the loop (its quiet log reads the loop's clock)
@@ -95,8 +104,13 @@ class Metrics:
             await trio.sleep_until(due)
             observe(max(0.0, trio.current_time() - due))
 
-    async def serve(self, host: str | None, port: int, *,
-                    task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED) -> None:
+    async def serve(
+        self,
+        host: str | None,
+        port: int,
+        *,
+        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
         """Answer scrapes on ``host:port`` (``GET /metrics``) until cancelled."""
         listeners = await trio.open_tcp_listeners(port, host=host)
         async with trio.open_nursery() as nursery:
@@ -156,10 +170,19 @@ def _response(line: bytes, text: Callable[[], bytes]) -> bytes:
     return _http(200, b"OK", b"" if method == b"HEAD" else body, CONTENT_TYPE.encode(), len(body))
 
 
-def _http(status: int, reason: bytes, body: bytes, content_type: bytes = b"text/plain; charset=utf-8",
-          length: int | None = None) -> bytes:
-    head = (b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-            % (status, reason, content_type, len(body) if length is None else length))
+def _http(
+    status: int,
+    reason: bytes,
+    body: bytes,
+    content_type: bytes = b"text/plain; charset=utf-8",
+    length: int | None = None,
+) -> bytes:
+    head = b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (
+        status,
+        reason,
+        content_type,
+        len(body) if length is None else length,
+    )
     return head + body
 
 
@@ -180,8 +203,9 @@ class _Figures(Collector):
 
 def _tables(server: Server) -> Iterator[Metric]:
     tables = GaugeMetricFamily("quatro_tables", "Tables open, by game and phase", labels=["game", "phase"])
-    seats = GaugeMetricFamily("quatro_seats", "Seats of the open tables: taken by a person, by a bot, or empty",
-                              labels=["game", "kind"])
+    seats = GaugeMetricFamily(
+        "quatro_seats", "Seats of the open tables: taken by a person, by a bot, or empty", labels=["game", "kind"]
+    )
     connected = GaugeMetricFamily("quatro_seats_connected", "Seats whose person is connected now", labels=["game"])
     watchers = GaugeMetricFamily("quatro_watchers", "Connections watching a table from no seat", labels=["game"])
     by_phase: Counter[tuple[str, str]] = Counter()
@@ -219,17 +243,23 @@ def _state(conn: Any) -> str:
 
 def _connections(server: Server) -> Iterator[Metric]:
     states: Counter[str] = Counter(_state(conn) for conn in server.connections)
-    connections = GaugeMetricFamily("quatro_connections", "Connections open now, by state "
-                                    "(handshake: TLS under way; hello: not greeted yet)", labels=["state"])
+    connections = GaugeMetricFamily(
+        "quatro_connections",
+        "Connections open now, by state (handshake: TLS under way; hello: not greeted yet)",
+        labels=["state"],
+    )
     for state in ("handshake", "hello", "lobby", "seated", "watching"):
         connections.add_metric([state], states[state])
     yield connections
-    yield CounterMetricFamily("quatro_messages_received", "Messages (frames) received from clients",
-                              value=server.frames_in)
-    yield CounterMetricFamily("quatro_messages_sent", "Messages (frames) queued to clients",
-                              value=server.flusher.frames)
-    yield CounterMetricFamily("quatro_socket_sends", "Writes handed to the kernel (several messages each)",
-                              value=server.flusher.sends)
+    yield CounterMetricFamily(
+        "quatro_messages_received", "Messages (frames) received from clients", value=server.frames_in
+    )
+    yield CounterMetricFamily(
+        "quatro_messages_sent", "Messages (frames) queued to clients", value=server.flusher.frames
+    )
+    yield CounterMetricFamily(
+        "quatro_socket_sends", "Writes handed to the kernel (several messages each)", value=server.flusher.sends
+    )
     refused = CounterMetricFamily("quatro_refusals", "Connections the server refused, by reason", labels=["reason"])
     ended = CounterMetricFamily("quatro_disconnects", "Connections that ended otherwise, by reason", labels=["reason"])
     for reason, n in sorted(server.ended.items()):
@@ -242,22 +272,28 @@ def _journal(server: Server) -> Iterator[Metric]:
     journal = server.lobby.journal
     if journal is None:
         return
-    yield GaugeMetricFamily("quatro_journal_behind", "Journal writes queued and not committed yet",
-                            value=journal.behind())
-    yield GaugeMetricFamily("quatro_journal_failing", "1 while the disk refuses the journal's commits",
-                            value=1 if journal.failed is not None else 0)
+    yield GaugeMetricFamily(
+        "quatro_journal_behind", "Journal writes queued and not committed yet", value=journal.behind()
+    )
+    yield GaugeMetricFamily(
+        "quatro_journal_failing",
+        "1 while the disk refuses the journal's commits",
+        value=1 if journal.failed is not None else 0,
+    )
 
 
 def _doors(metrics: Metrics) -> Iterator[Metric]:
     if not metrics.door_sessions:
         return
-    sessions = GaugeMetricFamily("quatro_door_sessions", "Door sessions open now (each a client process)",
-                                 labels=["door"])
+    sessions = GaugeMetricFamily(
+        "quatro_door_sessions", "Door sessions open now (each a client process)", labels=["door"]
+    )
     for name, count in sorted(metrics.door_sessions.items()):
         sessions.add_metric([name], count())
     yield sessions
-    refused = CounterMetricFamily("quatro_door_refusals", "Door connections refused, by door and reason",
-                                  labels=["door", "reason"])
+    refused = CounterMetricFamily(
+        "quatro_door_refusals", "Door connections refused, by door and reason", labels=["door", "reason"]
+    )
     for name, gates in sorted(metrics.door_gates.items()):
         reasons: Counter[str] = Counter()
         for gate in gates:

@@ -82,11 +82,31 @@ MAX_SOCKET_PATH = 100
 #: The listening queue of each socket (the kernel caps it at net.core.somaxconn), as trio's own listeners.
 BACKLOG = 65535
 #: Options of ``serve`` that are the supervisor's alone: never handed to a worker.
-SUPERVISOR_ONLY = frozenset({
-    "workers", "worker_index", "worker_of", "listen_fd", "port", "data_dir", "no_restore", "announce", "stop_when_idle",
-    "ssh", "ssh_keys", "ssh_max_sessions", "ssh_idle", "web", "web_max_visitors", "web_idle", "directory", "advertise",
-    "worker_ports", "metrics", "help",
-})
+SUPERVISOR_ONLY = frozenset(
+    {
+        "workers",
+        "worker_index",
+        "worker_of",
+        "listen_fd",
+        "port",
+        "data_dir",
+        "no_restore",
+        "announce",
+        "stop_when_idle",
+        "ssh",
+        "ssh_keys",
+        "ssh_max_sessions",
+        "ssh_idle",
+        "web",
+        "web_max_visitors",
+        "web_idle",
+        "directory",
+        "advertise",
+        "worker_ports",
+        "metrics",
+        "help",
+    }
+)
 PR_SET_PDEATHSIG = 1
 
 INSTALL_REDIS = (
@@ -135,8 +155,10 @@ def refusal(args: argparse.Namespace) -> str | None:
     if args.advertise:
         return "--advertise names one process; with --workers each worker advertises its own private port"
     if args.tls_cert is not None and (args.ssh is not None or args.web is not None):
-        return ("the doors of a TLS server join it over a loopback listener of one process: with --workers, put TLS "
-                "in a proxy in front (docs/operating.md, TLS), or serve the doors without --workers")
+        return (
+            "the doors of a TLS server join it over a loopback listener of one process: with --workers, put TLS "
+            "in a proxy in front (docs/operating.md, TLS), or serve the doors without --workers"
+        )
     if args.worker_ports is not None and not 0 < args.worker_ports <= 65536 - args.workers:
         return f"--worker-ports: the first of {args.workers} ports, from 1 to {65536 - args.workers}"
     return None
@@ -230,11 +252,32 @@ class PrivateRedis:
         self.path.unlink(missing_ok=True)  # a socket left by a supervisor killed outright
         self.log_file = data_dir / "redis.log"
         self.process = subprocess.Popen(
-            [binary, "--port", "0", "--unixsocket", str(self.path), "--unixsocketperm", "700", "--save", "",
-             "--appendonly", "no", "--dir", str(where), "--logfile", str(self.log_file), "--loglevel", "warning",
-             "--daemonize", "no"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_me, close_fds=True,
+            [
+                binary,
+                "--port",
+                "0",
+                "--unixsocket",
+                str(self.path),
+                "--unixsocketperm",
+                "700",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(where),
+                "--logfile",
+                str(self.log_file),
+                "--loglevel",
+                "warning",
+                "--daemonize",
+                "no",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_me,
+            close_fds=True,
         )
         try:
             self._wait_ready()
@@ -340,7 +383,11 @@ class Supervisor:
     """Starts the workers, starts again any that dies, stops them all on SIGTERM or SIGINT."""
 
     def __init__(
-        self, args: argparse.Namespace, options: list[str], public: list[socket.socket], directory: str,
+        self,
+        args: argparse.Namespace,
+        options: list[str],
+        public: list[socket.socket],
+        directory: str,
         door_token: str | None,
     ) -> None:
         self.args, self.options, self.public, self.directory = args, options, public, directory
@@ -349,8 +396,10 @@ class Supervisor:
         if door_token:
             self.env[DOOR_TOKEN_ENV] = door_token
         first = args.worker_ports
-        self.workers = [Worker(k, listening_sockets(args.host, 0 if first is None else first + k - 1))
-                        for k in range(1, args.workers + 1)]
+        self.workers = [
+            Worker(k, listening_sockets(args.host, 0 if first is None else first + k - 1))
+            for k in range(1, args.workers + 1)
+        ]
         self.stopping = False
         self.failed: str | None = None
         #: The whole server drains (``quatro-server admin drain``): a worker whose matches are over stops for good,
@@ -366,9 +415,22 @@ class Supervisor:
 
     def command(self, worker: Worker, first: bool) -> list[str]:
         fds = [sock.fileno() for sock in (*self.public, *worker.private)]
-        command = [sys.executable, "-m", "quatro_server", "serve", *self.options,
-                   "--port", str(port_of(self.public)), "--data-dir", str(self.data_dir), "--no-announce",
-                   "--worker-index", str(worker.index), "--worker-of", str(os.getpid())]
+        command = [
+            sys.executable,
+            "-m",
+            "quatro_server",
+            "serve",
+            *self.options,
+            "--port",
+            str(port_of(self.public)),
+            "--data-dir",
+            str(self.data_dir),
+            "--no-announce",
+            "--worker-index",
+            str(worker.index),
+            "--worker-of",
+            str(os.getpid()),
+        ]
         for fd in fds:
             command += ["--listen-fd", str(fd)]
         command += ["--directory", self.directory, "--advertise", advertised(self.args.host, worker.private_port)]
@@ -384,7 +446,11 @@ class Supervisor:
         fds = [sock.fileno() for sock in (*self.public, *worker.private)]
         worker.ready = trio.Event()
         worker.process = await trio.lowlevel.open_process(
-            self.command(worker, first), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=fds, env=self.env,
+            self.command(worker, first),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            pass_fds=fds,
+            env=self.env,
             # A group of its own: a Ctrl-C at the terminal reaches the supervisor alone, which stops every worker in
             # its order (a worker that got it too would seem to have died, and be started again).
             process_group=0,
@@ -411,8 +477,13 @@ class Supervisor:
                     line = raw.decode(errors="replace")
                     if line.startswith(READY):
                         worker.ready.set()
-                        log.info("worker_ready worker=%d pid=%d private_port=%d restarts=%d", worker.index,
-                                 process.pid, worker.private_port, worker.restarts)
+                        log.info(
+                            "worker_ready worker=%d pid=%d private_port=%d restarts=%d",
+                            worker.index,
+                            process.pid,
+                            worker.private_port,
+                            worker.restarts,
+                        )
                     elif line.strip():
                         self.say(f"worker {worker.index}: {line}")
 
@@ -430,6 +501,7 @@ class Supervisor:
             for worker in self.workers:
                 assert worker.process is not None
                 async with trio.open_nursery() as waiting:
+
                     async def died(w: Worker = worker, scope: trio.CancelScope = waiting.cancel_scope) -> None:
                         assert w.process is not None
                         status = await w.process.wait()
@@ -490,8 +562,14 @@ class Supervisor:
             ran = trio.current_time() - worker.started_at
             if ran >= STEADY_AFTER:
                 worker.backoff = BACKOFF_FIRST
-            log.warning("worker_exited worker=%d pid=%d status=%s ran=%.1fs restart_in=%.1fs", worker.index,
-                        worker.process.pid, _status(status), ran, worker.backoff)
+            log.warning(
+                "worker_exited worker=%d pid=%d status=%s ran=%.1fs restart_in=%.1fs",
+                worker.index,
+                worker.process.pid,
+                _status(status),
+                ran,
+                worker.backoff,
+            )
             await trio.sleep(worker.backoff)
             worker.backoff = min(BACKOFF_CAP, worker.backoff * 2)
             if self.stopping:
@@ -525,8 +603,11 @@ class Supervisor:
                         await self.stop_all()
                         return 1
                     try:
-                        await open_front(f"Quatro server listening with {len(self.workers)} workers (timing: {timing}).",
-                                         port_of(self.public), nursery)
+                        await open_front(
+                            f"Quatro server listening with {len(self.workers)} workers (timing: {timing}).",
+                            port_of(self.public),
+                            nursery,
+                        )
                     except Exception as exc:  # a door that cannot listen: the server does not run without it
                         self.failed = str(exc)
                         await self.stop_all()
@@ -564,7 +645,9 @@ class Supervisor:
         while redis.process.poll() is None:
             await trio.sleep(1)
         if not self.stopping:
-            self.failed = f"the private redis-server exited (status {redis.process.returncode}); its log: {redis.log_file}"
+            self.failed = (
+                f"the private redis-server exited (status {redis.process.returncode}); its log: {redis.log_file}"
+            )
             log.error("directory_gone %s", self.failed)
             await self.stop_all()
             scope.cancel()
@@ -595,8 +678,12 @@ def _lock(data_dir: Path) -> IO[str] | None:
 
 
 def supervise(
-    args: argparse.Namespace, actions: list[argparse.Action], timing: str, door_token: str | None,
-    open_front: OpenFront, front: Stoppable,
+    args: argparse.Namespace,
+    actions: list[argparse.Action],
+    timing: str,
+    door_token: str | None,
+    open_front: OpenFront,
+    front: Stoppable,
 ) -> int:
     """Serve with ``args.workers`` workers until SIGTERM or SIGINT; the exit status."""
     data_dir: Path = args.data_dir or default_data_dir()
@@ -604,8 +691,10 @@ def supervise(
     if not args.no_journal:
         lock = _lock(data_dir)
         if lock is None:
-            print(f"quatro-server: another quatro-server is using {data_dir}; give each server its own --data-dir",
-                  file=sys.stderr)
+            print(
+                f"quatro-server: another quatro-server is using {data_dir}; give each server its own --data-dir",
+                file=sys.stderr,
+            )
             return 2
     redis: PrivateRedis | None = None
     directory: str | None = args.directory
@@ -632,8 +721,11 @@ def supervise(
             supervisor = Supervisor(args, worker_options(actions, args), public, directory, door_token)
             supervisor.operator = operator
         except OSError as exc:
-            ports = f"port {args.port}" + ("" if args.worker_ports is None else
-                                           f" and ports {args.worker_ports}-{args.worker_ports + args.workers - 1}")
+            ports = f"port {args.port}" + (
+                ""
+                if args.worker_ports is None
+                else f" and ports {args.worker_ports}-{args.worker_ports + args.workers - 1}"
+            )
             print(f"quatro-server: cannot listen on {ports}: {exc.strerror or exc}", file=sys.stderr)
             return 1
         try:
@@ -657,4 +749,3 @@ def supervise(
                     sock.close()
         if lock is not None:
             lock.close()
-

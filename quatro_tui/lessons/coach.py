@@ -29,8 +29,12 @@ def bound_keys(node: DOMNode, binding_id: str, ascii_only: bool = False) -> list
     keymap = node.app._keymap
     if keymap:
         bindings_map.apply_keymap(keymap)
-    return [key_name(key, ascii_only) for key, bindings in bindings_map.key_to_bindings.items()
-            for binding in bindings if binding.id == binding_id]
+    return [
+        key_name(key, ascii_only)
+        for key, bindings in bindings_map.key_to_bindings.items()
+        for binding in bindings
+        if binding.id == binding_id
+    ]
 
 
 def keys_on(screen: Screen[Any], binding_id: str, ascii_only: bool = False) -> str:
@@ -128,8 +132,9 @@ class LessonApp(QuatroApp):
             if self.then_play:
                 on = f"Press {keys('quit')}: your match against bots starts."
             else:
-                command = "quatro play" if self.plan_game in ("", default().name) else \
-                    f"quatro play --game {self.plan_game}"
+                command = (
+                    "quatro play" if self.plan_game in ("", default().name) else f"quatro play --game {self.plan_game}"
+                )
                 on = f"[b]{command}[/b] starts a real match. Press {keys('quit')} to leave."
             return "\n".join(line for line in ("[b]Lesson done[/b]: you know every move.", why, on) if line)
         step = steps[self.done]

@@ -17,6 +17,7 @@ from quatro_tui.game import Game
 #: A binding id to the keys that press it now, as the screen names them ("c", "space").
 Keys = Callable[[str], str]
 
+
 @dataclass(frozen=True)
 class Step:
     """One move of a lesson: its title, what to do now (with the keys), why, and whether the player did it."""
@@ -28,6 +29,7 @@ class Step:
 
 
 # --- reading a round's events (games told in events: their own lessons read them so) ----------------------------
+
 
 def round_events(game: Game) -> list[e.Event]:
     """The events of the latest round the player was told, from its opening on (the reveal included)."""
@@ -59,4 +61,3 @@ def advance(lesson: Lesson, done: int, game: Game) -> int:
     while done < len(lesson.steps) and lesson.steps[done].check(game):
         done += 1
     return done
-

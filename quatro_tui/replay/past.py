@@ -54,8 +54,10 @@ class PastMatchesScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
-        yield Static("[b]Past matches on this server[/b]  (enter replays the highlighted one, as the seat chosen "
-                     "below saw it)", classes="pad")
+        yield Static(
+            "[b]Past matches on this server[/b]  (enter replays the highlighted one, as the seat chosen below saw it)",
+            classes="pad",
+        )
         yield DataTable(id="past", cursor_type="row")
         yield Select([("seat 1", 0)], value=0, allow_blank=False, id="past-seat")  # seats count from 1, as people do
         yield Input(placeholder="password (a password table's match)", password=True, id="past-password")
@@ -111,8 +113,14 @@ class PastMatchesScreen(Screen[None]):
         ascii_only = self.app.game.ascii_only
         for match in self.matches:
             names = ", ".join(name or "-" for name in match.names)
-            cells = (f"{match.table}" + (f" #{match.match + 1}" if match.match else ""), match.game.capitalize(),
-                     " ".join(map(str, match.scores)), when(match.ended), "yes" if match.password else "", names)
+            cells = (
+                f"{match.table}" + (f" #{match.match + 1}" if match.match else ""),
+                match.game.capitalize(),
+                " ".join(map(str, match.scores)),
+                when(match.ended),
+                "yes" if match.password else "",
+                names,
+            )
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells))
         if not self.matches:
             self.note("No match on this server is over yet.")
@@ -127,7 +135,10 @@ class PastMatchesScreen(Screen[None]):
         select = self.query_one("#past-seat", Select)
         ascii_only = self.app.game.ascii_only
         # Plain text: names are the players' own words.
-        options = [(Text(words.plain(f"seat {i + 1}: {name or 'nobody'}", ascii_only)), i) for i, name in enumerate(match.names)]
+        options = [
+            (Text(words.plain(f"seat {i + 1}: {name or 'nobody'}", ascii_only)), i)
+            for i, name in enumerate(match.names)
+        ]
         select.set_options(options)
         select.value = 0
 
@@ -162,8 +173,9 @@ class PastMatchesScreen(Screen[None]):
         received: list[m.ReplayFrames] = []
         while True:
             start = sum(len(part.frames) for part in received)
-            reply = await self._ask(m.Replay(match.table, seat, match=match.match, start=start or None,
-                                             password=password))
+            reply = await self._ask(
+                m.Replay(match.table, seat, match=match.match, start=start or None, password=password)
+            )
             if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.ReplayFrames)):
                 self.note(f"Cannot replay it: {self.why(reply)}. Pick another match or seat, or escape to the lobby.")
                 return

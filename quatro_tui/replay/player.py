@@ -206,8 +206,10 @@ class ReplayPlayer:
         if self.index >= len(tape.steps) - 1:
             state = "the end"
         # What changes first: a narrow terminal cuts the end of the line.
-        return (f"{state} x{self.speed} · {clock_text(round(self.time * 1000))} / {clock_text(end)} · "
-                f"frame {self.index + 1}/{len(tape.steps)} · replay of table {tape.table} as {tape.seat_words(tape.seat)}")
+        return (
+            f"{state} x{self.speed} · {clock_text(round(self.time * 1000))} / {clock_text(end)} · "
+            f"frame {self.index + 1}/{len(tape.steps)} · replay of table {tape.table} as {tape.seat_words(tape.seat)}"
+        )
 
     def keys(self) -> str:
         jump = self.game_client.replay_jump

@@ -16,8 +16,9 @@ from quatro_tui.replay.tape import Tape
 
 
 def lines(tape: Tape) -> Iterator[str]:
-    yield (f"# table {tape.table}, match {tape.match}, {tape.seat_words(tape.seat)}, {tape.game}: "
-           f"{len(tape.steps)} frames")
+    yield (
+        f"# table {tape.table}, match {tape.match}, {tape.seat_words(tape.seat)}, {tape.game}: {len(tape.steps)} frames"
+    )
     notes = dict(tape.notes)
     for i, step in enumerate(tape.steps):
         events = [to_wire(event) for event in step.events]

@@ -71,8 +71,17 @@ class Tape:
     def from_chunks(cls, chunks: list[m.ReplayFrames]) -> Tape:
         """The tape of a replay received whole, chunk after chunk. Raises ``ReplayError`` if a frame cannot be read."""
         first = chunks[0]
-        tape = cls(first.table, first.match, first.seat, first.game, first.players, first.names, first.bot_seats,
-                   dict(first.timing), notes=[(note.frame, note.lines) for note in first.notes])
+        tape = cls(
+            first.table,
+            first.match,
+            first.seat,
+            first.game,
+            first.players,
+            first.names,
+            first.bot_seats,
+            dict(first.timing),
+            notes=[(note.frame, note.lines) for note in first.notes],
+        )
         core = ClientCore("replay")
         for part in chunks:
             for frame, at_ms in zip(part.frames, part.times, strict=True):
@@ -99,8 +108,9 @@ class Tape:
     def seating(self) -> m.Seating:
         """The ``table`` push of the replayed table: names and bots, as the screens read them."""
         seats = tuple(
-            m.SeatInfo(seat=i, name=name or None, bot="bot" if i in self.bot_seats else None, taken=bool(name),
-                       connected=True)
+            m.SeatInfo(
+                seat=i, name=name or None, bot="bot" if i in self.bot_seats else None, taken=bool(name), connected=True
+            )
             for i, name in enumerate(self.names)
         )
         return m.Seating(self.table, self.players, Phase.ROUND, None, dict(self.timing), "", seats, self.game)
@@ -115,8 +125,9 @@ def _reply(data: bytes) -> m.ReplayFrames:
     return reply.payload
 
 
-def load(target: str, seat: int, *, match: int | None = None, table: int | None = None,
-         data_dir: Path | None = None) -> Tape:
+def load(
+    target: str, seat: int, *, match: int | None = None, table: int | None = None, data_dir: Path | None = None
+) -> Tape:
     """A replay from a journal on this machine: ``target`` a journal file (``table`` naming the table) or a table id
     of ``data_dir``'s journal. Raises ``ReplayError`` with what went wrong."""
     command = [sys.executable, "-m", "quatro_server", "replay", target, "--seat", str(seat)]
@@ -139,8 +150,9 @@ def load(target: str, seat: int, *, match: int | None = None, table: int | None 
 class _Link:
     """A blocking connection through the client core, for the command line (before any screen shows)."""
 
-    def __init__(self, host: str, port: int, name: str, tls: ssl.SSLContext | None = None,
-                 tls_ca: str | None = None) -> None:
+    def __init__(
+        self, host: str, port: int, name: str, tls: ssl.SSLContext | None = None, tls_ca: str | None = None
+    ) -> None:
         try:
             sock = socket.create_connection((host, port), timeout=TIMEOUT)
             self.sock = sock if tls is None else tls.wrap_socket(sock, server_hostname=host)
@@ -167,9 +179,19 @@ class _Link:
         self.sock.close()
 
 
-def fetch(host: str, port: int, name: str, table: int, seat: int, *, match: int | None = None,
-          password: str | None = None, secret: str | None = None, tls: ssl.SSLContext | None = None,
-          tls_ca: str | None = None) -> Tape:
+def fetch(
+    host: str,
+    port: int,
+    name: str,
+    table: int,
+    seat: int,
+    *,
+    match: int | None = None,
+    password: str | None = None,
+    secret: str | None = None,
+    tls: ssl.SSLContext | None = None,
+    tls_ca: str | None = None,
+) -> Tape:
     """A replay from a server, over the protocol (over TLS with ``tls``, ``quatro_shared.tls``). Raises
     ``ReplayError`` (a refusal's own words)."""
     link = _Link(host, port, name, tls, tls_ca)

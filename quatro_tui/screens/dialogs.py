@@ -75,10 +75,14 @@ class TakeOver(ModalScreen[bool]):
 
     def question(self) -> str:
         """In plain words (the player's name is theirs, not markup): whose seat, where, and what taking it does."""
-        seat = f"Seat {self.seat + 1} at table {self.table}" if self.seat is not None else f"A seat at table {self.table}"
-        return (f"{seat}, {self.player}'s, is in play from another terminal.\n\n"
-                f"Take it over as {self.player}? The other terminal leaves the table.\n\n"
-                "y take it over    n leave it")
+        seat = (
+            f"Seat {self.seat + 1} at table {self.table}" if self.seat is not None else f"A seat at table {self.table}"
+        )
+        return (
+            f"{seat}, {self.player}'s, is in play from another terminal.\n\n"
+            f"Take it over as {self.player}? The other terminal leaves the table.\n\n"
+            "y take it over    n leave it"
+        )
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -123,8 +127,10 @@ class AskAddress(ModalScreen[Endpoint | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static("[b]Join another server[/b]\n\nIts address, HOST or HOST:PORT, tls://HOST for TLS "
-                         "(enter joins, escape cancels):")
+            yield Static(
+                "[b]Join another server[/b]\n\nIts address, HOST or HOST:PORT, tls://HOST for TLS "
+                "(enter joins, escape cancels):"
+            )
             yield Input(placeholder="HOST[:PORT]", max_length=300, id="ask-address")
             yield Static("", id="ask-address-note")
 
@@ -189,8 +195,10 @@ class CounterTeam(KeyGuard, ModalScreen[int | None]):
 
     GUARDED = frozenset({"team"})
     BINDINGS = [
-        *[Binding(letter.lower(), f"team({team})", f"counter team {letter}", id=f"counter-{letter.lower()}")
-          for team, letter in enumerate(words.TEAM_LETTERS)],
+        *[
+            Binding(letter.lower(), f"team({team})", f"counter team {letter}", id=f"counter-{letter.lower()}")
+            for team, letter in enumerate(words.TEAM_LETTERS)
+        ],
         Binding("escape", "cancel", "cancel", id="counter-cancel"),
     ]
 

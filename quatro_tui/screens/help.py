@@ -40,8 +40,16 @@ RULES = (
 )
 
 #: How keys are written on this page.
-KEY_NAMES = {"question_mark": "?", "space": "space", "escape": "esc", "enter": "enter", "left": "←", "right": "→",
-             "up": "↑", "down": "↓"}
+KEY_NAMES = {
+    "question_mark": "?",
+    "space": "space",
+    "escape": "esc",
+    "enter": "enter",
+    "left": "←",
+    "right": "→",
+    "up": "↑",
+    "down": "↓",
+}
 
 
 def key_name(key: str, ascii_only: bool = False) -> str:

@@ -37,8 +37,9 @@ class LinkScreen(ModalScreen[None]):
         Binding("q", "app.quit_now", "quit", id="link-quit"),
     ]
 
-    def __init__(self, title: str, detail: str, *, retrying: bool = False, lobby: bool = True,
-                 gone: bool = False) -> None:
+    def __init__(
+        self, title: str, detail: str, *, retrying: bool = False, lobby: bool = True, gone: bool = False
+    ) -> None:
         super().__init__()
         self.title_text, self.detail = title, detail
         #: The connection tries again by itself: the screen says so, and goes when it succeeds.
@@ -64,8 +65,9 @@ class LinkScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         ascii_only = self.app.game.ascii_only
         with Vertical(classes="dialog wide"):  # four ways on, and a whole sentence a line, at 80 columns
-            yield Static(Content.from_markup("[b]$title[/b]", title=words.plain(self.title_text, ascii_only)),
-                         id="link-title")
+            yield Static(
+                Content.from_markup("[b]$title[/b]", title=words.plain(self.title_text, ascii_only)), id="link-title"
+            )
             yield Static(Content(words.plain(self.detail, ascii_only)), id="link-detail")
             yield Static(Content.from_markup(self.choices()), id="link-choices")
 
@@ -100,9 +102,12 @@ class ConfirmQuit(ModalScreen[bool]):
         self.private = private
 
     def compose(self) -> ComposeResult:
-        after = ("The match ends: the private server stops with you." if self.private else
-                 "Your partner plays on without you; your seat is kept for a while, and [b]quatro join[/b] "
-                 "brings you back to it.")
+        after = (
+            "The match ends: the private server stops with you."
+            if self.private
+            else "Your partner plays on without you; your seat is kept for a while, and [b]quatro join[/b] "
+            "brings you back to it."
+        )
         with Vertical(classes="dialog"):
             yield Static(
                 f"[b]Leave the match?[/b]\n\n{after}\n\n[b]y[/b] quit    [b]n[/b] stay    "
@@ -137,10 +142,12 @@ class TooSmall(ModalScreen[None]):
     def tell(self) -> None:
         width, height = self.app.size
         need_w, need_h = MIN_SIZE
-        self.query_one("#too-small", Static).update(Content(
-            f"This terminal is {width}x{height}.\nQuatro needs at least {need_w}x{need_h}:\n"
-            "make the window larger or the font smaller.\n\nctrl+q quits."
-        ))
+        self.query_one("#too-small", Static).update(
+            Content(
+                f"This terminal is {width}x{height}.\nQuatro needs at least {need_w}x{need_h}:\n"
+                "make the window larger or the font smaller.\n\nctrl+q quits."
+            )
+        )
 
 
 class TableEnded(ModalScreen[None]):
@@ -162,8 +169,9 @@ class TableEnded(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         ascii_only = self.app.game.ascii_only
         with Vertical(classes="dialog wide"):
-            yield Static(Content.from_markup("[b]$title[/b]", title=words.plain(self.title_text, ascii_only)),
-                         id="ended-title")
+            yield Static(
+                Content.from_markup("[b]$title[/b]", title=words.plain(self.title_text, ascii_only)), id="ended-title"
+            )
             yield Static(Content(words.plain(self.detail, ascii_only)), id="ended-detail")
             yield Static(Content.from_markup("\n[b]l[/b] to the lobby    [b]q[/b] quit"), id="ended-choices")
 

@@ -188,8 +188,12 @@ class LobbyScreen(Screen[None]):
         if not found:
             return  # on_mount fills it; a screen gone has nobody to show it to
         draining = found[0]
-        draining.update("[b]This server is draining before a restart:[/b] it takes no new tables; running matches "
-                        "play on to their end." if self.app.draining else "")
+        draining.update(
+            "[b]This server is draining before a restart:[/b] it takes no new tables; running matches "
+            "play on to their end."
+            if self.app.draining
+            else ""
+        )
         draining.display = self.app.draining
         table = self.query_one(DataTable)
         table.clear()
@@ -197,8 +201,15 @@ class LobbyScreen(Screen[None]):
         for t in self.app.tables:
             # Cells as Text: a str cell is markup to a DataTable, and these strings are the server's.
             cells = (
-                str(t.table), t.game.capitalize(), str(t.phase), words.idle(t.idle_s), t.timing,
-                "yes" if t.password else "", "rated" if t.rated else "friendly", watchers(t), " ".join(map(str, t.scores)),
+                str(t.table),
+                t.game.capitalize(),
+                str(t.phase),
+                words.idle(t.idle_s),
+                t.timing,
+                "yes" if t.password else "",
+                "rated" if t.rated else "friendly",
+                watchers(t),
+                " ".join(map(str, t.scores)),
                 who_sits(t),
             )
             table.add_row(*(Text(words.plain(cell, ascii_only)) for cell in cells), key=str(t.table))
@@ -296,8 +307,13 @@ class LobbyScreen(Screen[None]):
         contract = games.CONTRACTS.get(game, games.DEFAULT)
         # A game of one table size takes no size; the default game goes unnamed (any server makes its tables); a
         # rated table is the default, said only when friendly.
-        request = m.CreateTable(players if len(contract.seats) > 1 else None, timing, password,
-                                None if contract is games.DEFAULT else game, False if rated == "friendly" else None)
+        request = m.CreateTable(
+            players if len(contract.seats) > 1 else None,
+            timing,
+            password,
+            None if contract is games.DEFAULT else game,
+            False if rated == "friendly" else None,
+        )
         reply = await self.app.request(request)
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated)):
             self.note(f"Cannot create: {words.why_not(reply)}.")

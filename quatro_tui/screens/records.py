@@ -106,8 +106,11 @@ class LeaderboardScreen(Screen[None]):
         self._title(f"Leaderboard: {title_of(board.game)}  ({shown})")
         others = len(self.app.games) > 1
         self._note(
-            ("Rating: what the player is surely worth (mean - 3 x uncertainty); rated tables only. "
-             if board.entries else "Nobody has a rated match of this game yet: finish one at a rated table. ")
+            (
+                "Rating: what the player is surely worth (mean - 3 x uncertainty); rated tables only. "
+                if board.entries
+                else "Nobody has a rated match of this game yet: finish one at a rated table. "
+            )
             + ("g: another game. " if others else "")
             + ("i: the highlighted player's card." if board.entries else "i: your own card.")
         )
@@ -185,7 +188,11 @@ class PlayerCardScreen(ModalScreen[None]):
             body.update(Content(words.plain(f"No card: {why}.", self.app.game.ascii_only)))
             return
         self.card = reply.payload
-        body.update(Content(words.plain("\n".join(card_lines(reply.payload, own=self.person is None)), self.app.game.ascii_only)))
+        body.update(
+            Content(
+                words.plain("\n".join(card_lines(reply.payload, own=self.person is None)), self.app.game.ascii_only)
+            )
+        )
 
     def action_close(self) -> None:
         self.dismiss()

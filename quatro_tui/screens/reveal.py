@@ -86,10 +86,21 @@ class BreakHint(GameWidget):
             return Text(self.told(view.phase, game.left(view.phase_ms) or 0))
         if view.phase is Phase.OVER:
             if view.host == view.seat:
-                return Text.assemble(("p", "bold underline"), " plays again (same seats)   ", ("l", "bold underline"),
-                                     " back to the lobby   ", ("ctrl+q", "bold underline"), " quit")
-            return Text.assemble("The host may play again.   ", ("l", "bold underline"), " back to the lobby   ",
-                                 ("ctrl+q", "bold underline"), " quit")
+                return Text.assemble(
+                    ("p", "bold underline"),
+                    " plays again (same seats)   ",
+                    ("l", "bold underline"),
+                    " back to the lobby   ",
+                    ("ctrl+q", "bold underline"),
+                    " quit",
+                )
+            return Text.assemble(
+                "The host may play again.   ",
+                ("l", "bold underline"),
+                " back to the lobby   ",
+                ("ctrl+q", "bold underline"),
+                " quit",
+            )
         left = words.seconds(game.left(view.phase_ms) or 0)
         if view.host == view.seat:
             return Text.assemble(("n", "bold underline"), f" starts the next round now; otherwise it starts in {left}.")

@@ -46,8 +46,10 @@ class SeatList(GameWidget):
                 who += " (host)"
             kind = f"bot {seat.bot}" if seat.bot else ("" if not seat.taken else ("on" if seat.connected else "AWAY"))
             team = "" if not client.teams else f"team {words.team_letter(team_of(i, game.players))}  "
-            text.append(f"  seat {i + 1}  {team}{who:<30} {kind}\n",
-                        style="bold" if i == game.my_seat else ("dim" if not seat.taken else ""))
+            text.append(
+                f"  seat {i + 1}  {team}{who:<30} {kind}\n",
+                style="bold" if i == game.my_seat else ("dim" if not seat.taken else ""),
+            )
         addresses = getattr(self.app, "join_addresses", [])
         if addresses:
             text.append("\nOthers join with:\n", style="bold")
@@ -99,8 +101,10 @@ class BotLevel(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static("[b]Add a bot at which level?[/b]  (its number, or arrows and enter; escape: no bot)")
-            yield OptionList(*[Option(f"{n}  {level:<8} {what}", id=level)
-                               for n, (level, what) in enumerate(self.levels, 1)], id="bot-levels")
+            yield OptionList(
+                *[Option(f"{n}  {level:<8} {what}", id=level) for n, (level, what) in enumerate(self.levels, 1)],
+                id="bot-levels",
+            )
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
@@ -133,7 +137,14 @@ class RoomScreen(Screen[None]):
         *[Binding(str(n), f"move({n - 1})", f"sit in seat {n}", show=False, id=f"move-{n}") for n in range(1, 9)],
         Binding("t", "chat", "chat", id="room-chat"),
         Binding("l", "leave", "leave", id="leave"),
-        Binding("v", "watchers", "watchers", show=False, tooltip="open or close the table to watchers (host)", id="room-watchers"),
+        Binding(
+            "v",
+            "watchers",
+            "watchers",
+            show=False,
+            tooltip="open or close the table to watchers (host)",
+            id="room-watchers",
+        ),
     ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -90,8 +90,13 @@ class SigningScreen(KeyGuard, Screen[None]):
         Binding("up", "move(0, -1)", "up", show=False, tooltip="move in the signs", id="sign-up"),
         Binding("down", "move(0, 1)", "down", show=False, tooltip="move in the signs", id="sign-down"),
         Binding("space", "pick", "pick this sign", tooltip="pick the highlighted sign for your team", id="sign-pick"),
-        Binding("enter", "ready", "ready",
-                tooltip="ready (and pick the highlighted sign, if your team has none yet)", id="ready"),
+        Binding(
+            "enter",
+            "ready",
+            "ready",
+            tooltip="ready (and pick the highlighted sign, if your team has none yet)",
+            id="ready",
+        ),
     ]
 
     def compose(self) -> ComposeResult:
@@ -124,4 +129,3 @@ class SigningScreen(KeyGuard, Screen[None]):
         # The cursor starts on a random sign each round, so this is a fresh sign, not the same one every round.
         self.action_pick()
         self.app.send(a.Ready())
-

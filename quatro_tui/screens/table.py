@@ -61,8 +61,9 @@ def decoys(sign: str | None) -> list[str]:
 class TableScreen(KeyGuard, Screen[None]):
     """The round itself. Every key that acts on the round waits out the guard (a late key from signing)."""
 
-    GUARDED = frozenset({"pick_hand", "pick_slot", "pick_cursor", "channel", "emoji", "picker", "call", "counter",
-                         "reshuffle", "vote"})
+    GUARDED = frozenset(
+        {"pick_hand", "pick_slot", "pick_cursor", "channel", "emoji", "picker", "call", "counter", "reshuffle", "vote"}
+    )
 
     if TYPE_CHECKING:
         app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
@@ -70,8 +71,14 @@ class TableScreen(KeyGuard, Screen[None]):
     MOUSE_HELP = "click a card of your hand, then a center slot, to swap them"
 
     BINDINGS = [
-        *[Binding(key, f"pick_hand({i})", f"hand card {i + 1}", show=False, id=f"hand-{i + 1}") for i, key in enumerate(HAND_KEYS)],
-        *[Binding(key, f"pick_slot({i})", f"center slot {i + 1}", show=False, id=f"slot-{i + 1}") for i, key in enumerate(CENTER_KEYS)],
+        *[
+            Binding(key, f"pick_hand({i})", f"hand card {i + 1}", show=False, id=f"hand-{i + 1}")
+            for i, key in enumerate(HAND_KEYS)
+        ],
+        *[
+            Binding(key, f"pick_slot({i})", f"center slot {i + 1}", show=False, id=f"slot-{i + 1}")
+            for i, key in enumerate(CENTER_KEYS)
+        ],
         Binding("escape", "clear", "clear the selection", show=False, id="clear"),
         Binding("left", "cursor(-1, 0)", "cursor left", show=False, id="cursor-left"),
         Binding("right", "cursor(1, 0)", "cursor right", show=False, id="cursor-right"),
@@ -79,13 +86,33 @@ class TableScreen(KeyGuard, Screen[None]):
         Binding("down", "cursor(0, 1)", "cursor to the hand", show=False, id="cursor-down"),
         Binding("enter", "pick_cursor", "pick the card at the cursor", show=False, id="pick"),
         Binding("c", "channel", "channel", tooltip="take or release your channel", id="channel"),
-        Binding("1", "emoji('sign')", "sign", tooltip="show your team's sign on your channel (taking it if need be)", id="emoji-sign"),
-        *[Binding(key, f"emoji({i})", f"show decoy {i + 1}", show=False, id=f"emoji-{key}") for i, key in enumerate(DECOY_KEYS)],
-        Binding("0", "emoji('none')", "show nothing", show=False, tooltip="show nothing on your channel", id="emoji-none"),
-        Binding("p", "picker", "emoji picker", show=False, tooltip="pick any of the 24 for your channel (taking it if need be)", id="picker"),
+        Binding(
+            "1",
+            "emoji('sign')",
+            "sign",
+            tooltip="show your team's sign on your channel (taking it if need be)",
+            id="emoji-sign",
+        ),
+        *[
+            Binding(key, f"emoji({i})", f"show decoy {i + 1}", show=False, id=f"emoji-{key}")
+            for i, key in enumerate(DECOY_KEYS)
+        ],
+        Binding(
+            "0", "emoji('none')", "show nothing", show=False, tooltip="show nothing on your channel", id="emoji-none"
+        ),
+        Binding(
+            "p",
+            "picker",
+            "emoji picker",
+            show=False,
+            tooltip="pick any of the 24 for your channel (taking it if need be)",
+            id="picker",
+        ),
         Binding("space", "call", "Quatro!", tooltip="call: your partner holds four of a kind", id="call"),
         Binding("x", "counter", "Counter!", tooltip="counter: an opposing team holds four of a kind", id="counter"),
-        Binding("v", "reshuffle", "reshuffle", tooltip="ask for a reshuffle (every other human must agree)", id="reshuffle"),
+        Binding(
+            "v", "reshuffle", "reshuffle", tooltip="ask for a reshuffle (every other human must agree)", id="reshuffle"
+        ),
         Binding("y", "vote(True)", "vote yes", show=False, id="vote-yes"),
         Binding("n", "vote(False)", "vote no", show=False, id="vote-no"),
     ]
@@ -246,7 +273,9 @@ class TableScreen(KeyGuard, Screen[None]):
         if len(others) == 1:
             self.app.send(a.Counter(others[0]))
             return
-        self.app.push_screen(CounterTeam(others), lambda team: self.app.send(a.Counter(team)) if team is not None else None)
+        self.app.push_screen(
+            CounterTeam(others), lambda team: self.app.send(a.Counter(team)) if team is not None else None
+        )
 
     def action_reshuffle(self) -> None:
         self.app.send(a.AskReshuffle())

@@ -32,8 +32,13 @@ if TYPE_CHECKING:
 
 #: The keys of every watch screen.
 WATCH_BINDINGS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
-    Binding("j", "app.take_seat", "take a free seat", tooltip="join the table in a free seat (before its match)",
-            id="watch-join"),
+    Binding(
+        "j",
+        "app.take_seat",
+        "take a free seat",
+        tooltip="join the table in a free seat (before its match)",
+        id="watch-join",
+    ),
     Binding("escape,q", "app.stop_watching", "back to the lobby", tooltip="stop watching", id="watch-leave"),
 ]
 
@@ -66,7 +71,9 @@ class WatchBanner(GameWidget):
         text.append("\n")
         if view is not None and view.phase is Phase.OVER and view.winners:
             text.append(" MATCH OVER ", style="bold reverse")
-            text.append(f"  {words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}!", style="bold")
+            text.append(
+                f"  {words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}!", style="bold"
+            )
         elif view is None and game.game_view is None:
             text.append("The match has not started: the table waits for its players.", style="dim")
         return text

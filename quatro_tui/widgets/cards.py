@@ -53,7 +53,12 @@ class CardRow(GameWidget):
         cards = self.cards()
         four = self.row == "hand" and is_four_of_a_kind(cards)
         title = "center" if self.row == "center" else ("FOUR!" if four else "hand")
-        lines = [Text(" " * LABEL_WIDTH), Text(f"{title:<{LABEL_WIDTH}}", style="bold" if four else ""), Text(" " * LABEL_WIDTH), Text(" " * LABEL_WIDTH)]
+        lines = [
+            Text(" " * LABEL_WIDTH),
+            Text(f"{title:<{LABEL_WIDTH}}", style="bold" if four else ""),
+            Text(" " * LABEL_WIDTH),
+            Text(" " * LABEL_WIDTH),
+        ]
         for i in range(4):
             card = cards[i] if i < len(cards) else None
             chosen = i == self.selected

@@ -68,7 +68,9 @@ class SeatBox(GameWidget):
         if game.is_bot(self.seat):
             line.append("bot ", style="dim")
         if state is not None and view is not None and view.phase is Phase.SIGNING:
-            line.append("ready" if state.ready else words.plain("…", ascii_only), style="bold" if state.ready else "dim")
+            line.append(
+                "ready" if state.ready else words.plain("…", ascii_only), style="bold" if state.ready else "dim"
+            )
         elif state is not None and state.channel_held:
             line.append("[CH]" if ascii_only else "◉ CH", style="bold")
         second = Text()

@@ -23,7 +23,9 @@ class RoundLabel(GameWidget):
         contract = CONTRACTS.get(game.kind, DEFAULT)
         text.append(f" {contract.title.upper()} ", style="bold reverse")
         if game.link:
-            text.append(f" {self._fitted(words.plain(game.link, game.ascii_only), text.cell_len)} ", style="bold reverse")
+            text.append(
+                f" {self._fitted(words.plain(game.link, game.ascii_only), text.cell_len)} ", style="bold reverse"
+            )
         elif game.view is not None:
             text.append(f" round {game.view.round} ")
         return text

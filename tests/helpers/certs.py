@@ -48,6 +48,7 @@ def self_signed(folder: Path, name: str = "quatro-test", hosts: tuple[str, ...] 
     )
     paths = Cert(folder / f"{name}.pem", folder / f"{name}-key.pem")
     paths.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    paths.key.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                            serialization.NoEncryption()))
+    paths.key.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return paths

@@ -20,11 +20,19 @@ def assert_same_view(state: SeatView, truth: SeatView, slack_ms: int = 2) -> Non
         (state.swap_wait_ms, truth.swap_wait_ms),
         (state.channel_wait_ms, truth.channel_wait_ms),
         (state.vote_wait_ms, truth.vote_wait_ms),
-        (None if state.vote is None else state.vote.remaining_ms, None if truth.vote is None else truth.vote.remaining_ms),
+        (
+            None if state.vote is None else state.vote.remaining_ms,
+            None if truth.vote is None else truth.vote.remaining_ms,
+        ),
     ]
     pairs += [(mine.last_pulse_ms, real.last_pulse_ms) for mine, real in zip(state.seats, truth.seats)]
     for got, want in pairs:
-        assert (got is None) == (want is None) and (got is None or abs(got - want) <= slack_ms), (got, want, state, truth)
+        assert (got is None) == (want is None) and (got is None or abs(got - want) <= slack_ms), (
+            got,
+            want,
+            state,
+            truth,
+        )
     beat = truth.pulse_interval_ms
     for mine, real in zip(state.seats, truth.seats):
         got, want = mine.next_pulse_ms, real.next_pulse_ms

@@ -32,10 +32,28 @@ class Node:
 
     def start(self) -> Node:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", str(self.port), "--timing", "fast",
-             "--data-dir", str(self.data), "--directory", self.url, "--directory-ttl", str(TTL),
-             "--log-level", "warning", *self.options],
-            stdout=subprocess.PIPE, stderr=self.log.open("ab"),
+            [
+                sys.executable,
+                "-m",
+                "quatro_server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--timing",
+                "fast",
+                "--data-dir",
+                str(self.data),
+                "--directory",
+                self.url,
+                "--directory-ttl",
+                str(TTL),
+                "--log-level",
+                "warning",
+                *self.options,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=self.log.open("ab"),
         )
         assert self.proc.stdout is not None
         lines = []

@@ -49,8 +49,9 @@ def mounted(path: Path, size: str) -> Iterator[SmallDisk]:
     path.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs for the data directory needs root; not root here")
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)], capture_output=True, text=True
+    )
     if result.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {result.stderr.strip() or result.returncode}")
     try:

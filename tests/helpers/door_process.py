@@ -39,13 +39,25 @@ class DoorProcess:
         return [int(pid) for pid in out.stdout.split()]
 
 
-def start_server(tmp: Path, door: list[str], args: tuple[str, ...], data_dir: Path | None, ready: str,
-                 what: str) -> DoorProcess:
+def start_server(
+    tmp: Path, door: list[str], args: tuple[str, ...], data_dir: Path | None, ready: str, what: str
+) -> DoorProcess:
     """Start the server with ``door``'s options on free loopback ports (patient timing); wait until it prints
     ``ready`` (its door listens), or fail saying the server did not open ``what``."""
     command = [
-        sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", "0", *door,
-        "--data-dir", str(data_dir or tmp / "data"), "--timing", str(timing_file(tmp)), *args,
+        sys.executable,
+        "-m",
+        "quatro_server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        *door,
+        "--data-dir",
+        str(data_dir or tmp / "data"),
+        "--timing",
+        str(timing_file(tmp)),
+        *args,
     ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log: list[str] = []

@@ -218,7 +218,21 @@ def random_action(table: Table, rng: random.Random) -> tuple[int, a.Action]:
     """Some seat tries something, legal or not, mostly the things players do all round long."""
     seat = rng.randrange(table.players)
     kind = rng.choices(
-        ["swap", "take", "release", "emoji", "ready", "sign", "ask", "vote", "call", "counter", "next", "leave", "back"],
+        [
+            "swap",
+            "take",
+            "release",
+            "emoji",
+            "ready",
+            "sign",
+            "ask",
+            "vote",
+            "call",
+            "counter",
+            "next",
+            "leave",
+            "back",
+        ],
         weights=[40, 6, 5, 10, 8, 4, 2, 6, 1, 1, 2, 1, 2],
     )[0]
     if kind == "swap":

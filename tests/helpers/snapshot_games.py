@@ -22,16 +22,36 @@ NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")
 NOW = 1000.0
 #: The seed of every game's random generator.
 SEED = 4
-TIMING = {"sign_window": 30.0, "swap_cooldown": 2.0, "channel_cooldown": 2.0, "pulse_interval": 5.0, "pulse_shown": 1.0,
-          "vote_window": 20.0, "vote_gap": 30.0, "round_length": 180.0, "break_length": 30.0, "target_score": 5}
+TIMING = {
+    "sign_window": 30.0,
+    "swap_cooldown": 2.0,
+    "channel_cooldown": 2.0,
+    "pulse_interval": 5.0,
+    "pulse_shown": 1.0,
+    "vote_window": 20.0,
+    "vote_gap": 30.0,
+    "round_length": 180.0,
+    "break_length": 30.0,
+    "target_score": 5,
+}
 
 
 def seating(players: int, phase: Phase) -> Seating:
     return Seating(
-        table=7, players=players, phase=phase, host=0, timing=TIMING, timing_name="standard",
+        table=7,
+        players=players,
+        phase=phase,
+        host=0,
+        timing=TIMING,
+        timing_name="standard",
         seats=tuple(
-            SeatInfo(i, NAMES[i] if i in (0, 1) else f"normal-bot-{i}", None if i in (0, 1) else "normal",
-                     taken=True, connected=i != 1 or phase is Phase.LOBBY)
+            SeatInfo(
+                i,
+                NAMES[i] if i in (0, 1) else f"normal-bot-{i}",
+                None if i in (0, 1) else "normal",
+                taken=True,
+                connected=i != 1 or phase is Phase.LOBBY,
+            )
             for i in range(players)
         ),
     )
@@ -46,28 +66,60 @@ def seats(players: int, phase: Phase, held: bool = True) -> tuple[SeatState, ...
     for i in range(players):
         pulse = pulses.get(i) if in_round else None
         holding = in_round and (i == 0 or i in pulses)
-        out.append(SeatState(
-            seat=i, team=i % teams, bot=i not in (0, 1), connected=i != 1, ready=phase is Phase.SIGNING and i != 0,
-            channel_held=holding, last_pulse=pulse, last_pulse_ms=300 if pulse else None,
-            next_pulse_ms=4700 if holding else None,
-        ))
+        out.append(
+            SeatState(
+                seat=i,
+                team=i % teams,
+                bot=i not in (0, 1),
+                connected=i != 1,
+                ready=phase is Phase.SIGNING and i != 0,
+                channel_held=holding,
+                last_pulse=pulse,
+                last_pulse_ms=300 if pulse else None,
+                next_pulse_ms=4700 if holding else None,
+            )
+        )
     return tuple(out)
 
 
 def _view(players: int, phase: Phase, **changes) -> SeatView:
     ranks = ranks_for(players)
     base = dict(
-        seat=0, players=players, team=0, partner=players // 2, phase=phase, round=3,
-        hand=(), center=(), sign=None, seats=seats(players, phase), scores=tuple([2, 1, 0, 3][: players // 2]),
-        target_score=5, host=0, phase_ms=None, swap_wait_ms=0, channel_wait_ms=0, channel_held=False,
-        channel_sign=None, vote=None, vote_wait_ms=0, reshuffle_used=False, summary=None, winners=(),
+        seat=0,
+        players=players,
+        team=0,
+        partner=players // 2,
+        phase=phase,
+        round=3,
+        hand=(),
+        center=(),
+        sign=None,
+        seats=seats(players, phase),
+        scores=tuple([2, 1, 0, 3][: players // 2]),
+        target_score=5,
+        host=0,
+        phase_ms=None,
+        swap_wait_ms=0,
+        channel_wait_ms=0,
+        channel_held=False,
+        channel_sign=None,
+        vote=None,
+        vote_wait_ms=0,
+        reshuffle_used=False,
+        summary=None,
+        winners=(),
         pulse_interval_ms=5000,
     )
     if phase is Phase.ROUND:
         base.update(
             hand=(f"{ranks[2]}H", f"{ranks[2]}S", f"{ranks[4]}D", f"{ranks[1]}C"),
             center=(f"{ranks[2]}D", f"{ranks[3]}S", f"{ranks[0]}H", f"{ranks[4]}C"),
-            sign="fox", phase_ms=151_300, swap_wait_ms=1200, channel_wait_ms=0, channel_held=True, channel_sign="fox",
+            sign="fox",
+            phase_ms=151_300,
+            swap_wait_ms=1200,
+            channel_wait_ms=0,
+            channel_held=True,
+            channel_sign="fox",
         )
     base.update(changes)
     return SeatView(**base)
@@ -90,7 +142,12 @@ def room_game(players: int) -> Game:
 
 def signing_game(players: int) -> Game:
     view = _view(players, Phase.SIGNING, sign="fox", phase_ms=21_400, round=3)
-    return _game(players, Phase.SIGNING, view, ["Round 3: pick your team's sign.", "Your team's sign: 🦊 fox (picked by normal-bot-2)."])
+    return _game(
+        players,
+        Phase.SIGNING,
+        view,
+        ["Round 3: pick your team's sign.", "Your team's sign: 🦊 fox (picked by normal-bot-2)."],
+    )
 
 
 def round_game(players: int, hand: tuple[str, ...] | None = None, vote: bool = False) -> Game:
@@ -122,14 +179,23 @@ def _summary(players: int) -> RoundSummary:
         hands.append(four if i == teams else tuple(rest[:4]))
         rest = rest[4:] if i != teams else rest
     return RoundSummary(
-        round=3, outcome="call", by=0, accused=None, right=True, scorers=(0,), hands=tuple(hands),
+        round=3,
+        outcome="call",
+        by=0,
+        accused=None,
+        right=True,
+        scorers=(0,),
+        hands=tuple(hands),
         center=tuple(rest[:4]),
-        signs=tuple(["fox", "owl", "crab", "moon"][:teams]), fours=(teams,),
+        signs=tuple(["fox", "owl", "crab", "moon"][:teams]),
+        fours=(teams,),
     )
 
 
 def reveal_game(players: int) -> Game:
-    view = _view(players, Phase.BREAK, summary=_summary(players), phase_ms=24_000, scores=tuple([3, 1, 0, 3][: players // 2]))
+    view = _view(
+        players, Phase.BREAK, summary=_summary(players), phase_ms=24_000, scores=tuple([3, 1, 0, 3][: players // 2])
+    )
     return _game(players, Phase.BREAK, view, ["you called Quatro! — right: team A scores."])
 
 
@@ -166,15 +232,35 @@ def watched_game(players: int, phase: Phase) -> Game:
 
     from quatro_shared.views import NO_SEAT
 
-    mine = dict(seat=NO_SEAT, team=NO_SEAT, partner=NO_SEAT, hand=(), sign=None, channel_held=False, channel_sign=None,
-                swap_wait_ms=0, channel_wait_ms=0)
+    mine = dict(
+        seat=NO_SEAT,
+        team=NO_SEAT,
+        partner=NO_SEAT,
+        hand=(),
+        sign=None,
+        channel_held=False,
+        channel_sign=None,
+        swap_wait_ms=0,
+        channel_wait_ms=0,
+    )
     if phase is Phase.ROUND:
         view = _view(players, Phase.ROUND, **mine)
-        feed = ["Round 3 opens: swap!", "normal-bot-2 put down Q♦, took K♣.", "ann took the channel.",
-                "ann put down A♠, took Q♠.", "normal-bot-2 took the channel."]
+        feed = [
+            "Round 3 opens: swap!",
+            "normal-bot-2 put down Q♦, took K♣.",
+            "ann took the channel.",
+            "ann put down A♠, took Q♠.",
+            "normal-bot-2 took the channel.",
+        ]
     else:
-        view = _view(players, Phase.BREAK, summary=_summary(players), phase_ms=24_000,
-                     scores=tuple([3, 1, 0, 3][: players // 2]), **mine)
+        view = _view(
+            players,
+            Phase.BREAK,
+            summary=_summary(players),
+            phase_ms=24_000,
+            scores=tuple([3, 1, 0, 3][: players // 2]),
+            **mine,
+        )
         feed = ["ann called Quatro! — right: team A scores."]
     game = Game(clock=lambda: NOW, rng=random.Random(SEED))
     game.seat(replace(seating(players, phase), watchers=3))

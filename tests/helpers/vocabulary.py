@@ -17,6 +17,10 @@ def exported_subclasses(base: type) -> list[type]:
     while todo:
         for sub in todo.pop().__subclasses__():
             todo.append(sub)
-            if sub.__module__ == base.__module__ and getattr(module, sub.__qualname__, None) is sub and sub not in found:
+            if (
+                sub.__module__ == base.__module__
+                and getattr(module, sub.__qualname__, None) is sub
+                and sub not in found
+            ):
                 found.append(sub)
     return found

@@ -64,15 +64,32 @@ STUCK = 8.0
 #: Steps shown when the walk fails.
 TRAIL = 40
 #: Keys a person presses without looking at the footer.
-KEYS = [*"abcdefghijklmnopqrstuvwxyz", *"12345678", "enter", "escape", "tab", "shift+tab", "up", "down", "left",
-        "right", "space", "backspace", "question_mark"]
+KEYS = [
+    *"abcdefghijklmnopqrstuvwxyz",
+    *"12345678",
+    "enter",
+    "escape",
+    "tab",
+    "shift+tab",
+    "up",
+    "down",
+    "left",
+    "right",
+    "space",
+    "backspace",
+    "question_mark",
+]
 #: Keys that end the program or only show help: not a way on from a screen.
 NOT_ON = {"quit", "help", "quit_now"}
 SIZES = [(80, 24), (120, 36)]
 #: What a person who came to play presses more often than the rest: a match gets made and started, watched and
 #: replayed, so that the walk reaches every screen.
-PURPOSE = {"LobbyScreen": ["c", "enter", "w", "p"], "RoomScreen": ["b", "b", "b", "s"], "BotLevel": ["1", "2"],
-           "PastMatchesScreen": ["enter"]}
+PURPOSE = {
+    "LobbyScreen": ["c", "enter", "w", "p"],
+    "RoomScreen": ["b", "b", "b", "s"],
+    "BotLevel": ["1", "2"],
+    "PastMatchesScreen": ["enter"],
+}
 
 
 class WalkServer:
@@ -107,10 +124,28 @@ class WalkServer:
         log = (self.tmp / f"server-{self.starts}.log").open("wb")
         self.starts += 1
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "quatro_server", "--host", "127.0.0.1", "--port", str(self.port), "--no-announce",
-             "--data-dir", str(self.data), "--timing", str(self.timing), "--trusted-address", "127.0.0.1",
-             "--log-level", "warning", *(["--directory", self.directory] if self.directory else [])],
-            stdout=subprocess.PIPE, stderr=log)
+            [
+                sys.executable,
+                "-m",
+                "quatro_server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--no-announce",
+                "--data-dir",
+                str(self.data),
+                "--timing",
+                str(self.timing),
+                "--trusted-address",
+                "127.0.0.1",
+                "--log-level",
+                "warning",
+                *(["--directory", self.directory] if self.directory else []),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
         assert self.process.stdout is not None
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -166,8 +201,9 @@ class Walk:
 
     def fail(self, why: str, app: QuatroApp | None = None) -> AssertionError:
         shown = f"\nscreen {type(app.screen).__name__}" if app is not None else ""
-        return AssertionError(f"walk seed {self.seed} step {self.done}: {why}{shown}\nlast steps:\n"
-                              + "\n".join(self.trail))
+        return AssertionError(
+            f"walk seed {self.seed} step {self.done}: {why}{shown}\nlast steps:\n" + "\n".join(self.trail)
+        )
 
     def remember(self, table: int, secret: str, _name: str) -> None:
         self.seat = (table, secret)
@@ -191,7 +227,9 @@ class Walk:
         if kind == "play":
             seats = client_game(game).contract.seats
             level = self.rng.choice(client_game(game).contract.levels[:2])
-            plan = Play(self.rng.choice(seats), level, timing, self.name, 0, game, self.server.tmp / f"play-{self.sessions}")
+            plan = Play(
+                self.rng.choice(seats), level, timing, self.name, 0, game, self.server.tmp / f"play-{self.sessions}"
+            )
             return QuatroApp(plan), f"play {game}"
         if kind == "learn":
             lesson = client_game(game).lesson
@@ -199,8 +237,13 @@ class Walk:
                 plan = Play(client_game(game).contract.seats[0], "lesson", timing, self.name, 0, game)
                 return LessonApp(plan, lesson, server=LocalServer(timing, lesson=True)), f"learn {game}"
         table, secret = self.seat if self.seat else (None, None)
-        return (QuatroApp(Join("127.0.0.1", self.server.port, self.name, rejoin_table=table, rejoin_secret=secret),
-                          remember_seat=self.remember), f"join (rejoin {table})")
+        return (
+            QuatroApp(
+                Join("127.0.0.1", self.server.port, self.name, rejoin_table=table, rejoin_secret=secret),
+                remember_seat=self.remember,
+            ),
+            f"join (rejoin {table})",
+        )
 
     async def session(self) -> None:
         self.sessions += 1
@@ -249,8 +292,11 @@ class Walk:
         roll = self.rng.random()
         if roll < 0.50:
             # The screen's own keys, quitting left to the walk's own step (it comes back with the seat).
-            offered = [key for key, b in app.active_bindings.items()
-                       if b.enabled and b.binding.action.split("(")[0] not in NOT_ON]
+            offered = [
+                key
+                for key, b in app.active_bindings.items()
+                if b.enabled and b.binding.action.split("(")[0] not in NOT_ON
+            ]
             wanted = [key for key in PURPOSE.get(type(app.screen).__name__, []) if key in offered]
             if wanted and self.rng.random() < 0.5:
                 offered = wanted
@@ -315,8 +361,9 @@ class Walk:
         host = await self.host_player()
         if host is None:
             return
-        what = self.rng.choice(["open", "open", "fill", "start", "rematch", "watchers_off", "watchers_on", "leave",
-                                "chat", "join_walker"])
+        what = self.rng.choice(
+            ["open", "open", "fill", "start", "rematch", "watchers_off", "watchers_on", "leave", "chat", "join_walker"]
+        )
         self.note(f"host: {what}")
         try:
             await asyncio.wait_for(self._host(host, what, app), 5)

@@ -123,7 +123,15 @@ class SeatDisconnected(Event):
     kind: ClassVar[str] = "nim_seat_disconnected"
 
 
-EVENTS: tuple[type[Event], ...] = (MatchStarted, GameStarted, Taken, GameWon, MatchOver, SeatConnected, SeatDisconnected)
+EVENTS: tuple[type[Event], ...] = (
+    MatchStarted,
+    GameStarted,
+    Taken,
+    GameWon,
+    MatchOver,
+    SeatConnected,
+    SeatDisconnected,
+)
 
 # --- the view and the update ---------------------------------------------------------------------
 

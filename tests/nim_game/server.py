@@ -207,13 +207,16 @@ class PerfectNimBot(RandomNimBot):
 
     def decide(self, seat_view: n.NimView, now: float) -> list[n.Action]:
         moves = n.legal(seat_view)
-        winning = [move for move in moves if isinstance(move, n.Take) and (seat_view.heap - move.count) % (n.MOST + 1) == 0]
+        winning = [
+            move for move in moves if isinstance(move, n.Take) and (seat_view.heap - move.count) % (n.MOST + 1) == 0
+        ]
         return winning[:1] or super().decide(seat_view, now)
 
 
 BOTS = {"random": RandomNimBot, "perfect": PerfectNimBot}
 
 # --- the journal ---------------------------------------------------------------------------------
+
 
 class NimCodec:
     """Nim's matches in the journal: actions and events in their wire form; a match is replayed from its start."""

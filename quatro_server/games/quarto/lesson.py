@@ -69,6 +69,7 @@ class QuartoLessonBot:
                 trial = list(view.board)
                 trial[square] = view.in_hand
                 return threats(trial), -square
+
             return [q.Place(max(squares, key=build))]
         safe = [p for p in view.pool if not q.winning_squares(view.board, p)]
         return [q.Give((safe or list(view.pool))[0])]
@@ -87,5 +88,3 @@ class QuartoLesson(QuartoGame):
         if level != LESSON_LEVEL:
             raise ValueError(f"the lesson's bots are {LESSON_LEVEL!r}")
         return QuartoLessonBot()
-
-

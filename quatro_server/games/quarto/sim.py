@@ -63,7 +63,9 @@ class QuartoSimulation(Simulation):
         super().__init__(game)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--games", type=int, default=q.DEFAULT_GAMES, help=f"games per match (default {q.DEFAULT_GAMES})")
+        parser.add_argument(
+            "--games", type=int, default=q.DEFAULT_GAMES, help=f"games per match (default {q.DEFAULT_GAMES})"
+        )
 
     def teams_help(self) -> str:
         return f"the two seats' bot levels, seat 0 first (levels: {', '.join(q.LEVELS)}; default perfect,normal)"
@@ -148,7 +150,9 @@ class QuartoSimulation(Simulation):
                 f"{times['median_decision_ms']:>8.1f} ms {times['max_decision_ms']:>6.0f} ms"
             )
             if s["exact_decisions"] or s["heuristic_decisions"]:
-                lines.append(f"      turns by exact search {s['exact_decisions']}, by heuristic {s['heuristic_decisions']}")
+                lines.append(
+                    f"      turns by exact search {s['exact_decisions']}, by heuristic {s['heuristic_decisions']}"
+                )
         lines += ["", f"Games: {result['games']}. Games lost by perfect: {len(result['perfect_lost_games'])}."]
         return lines
 

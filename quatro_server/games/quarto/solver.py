@@ -73,7 +73,9 @@ _WINNERS: tuple[int, ...] = tuple(sum(1 << p for p in range(PIECES) if _CODE[p] 
 _SPREAD: tuple[int, ...] = tuple(sum(((p >> k) & 1) << (16 * k) for k in range(4)) for p in range(PIECES))
 _BITS: tuple[tuple[int, ...], ...] = tuple(tuple(i for i in range(16) if m >> i & 1) for m in range(1 << 16))
 #: ``_PUT[s][p]``: what piece ``p`` on square ``s`` adds to a board's table key (the occupied bit, the piece).
-_PUT: tuple[tuple[int, ...], ...] = tuple(tuple(1 << s | p << (16 + 4 * s) for p in range(PIECES)) for s in range(SQUARES))
+_PUT: tuple[tuple[int, ...], ...] = tuple(
+    tuple(1 << s | p << (16 + 4 * s) for p in range(PIECES)) for s in range(SQUARES)
+)
 
 
 def _threes_of(occ: int) -> tuple[tuple[int, int, int], ...]:
@@ -626,7 +628,15 @@ def _five(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: in
     return best
 
 
-def _quad_shape(occ: int) -> tuple[tuple[tuple[int, int, int, int, int, int, int, int], ...], tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], tuple[tuple[int, int], ...], int]:
+def _quad_shape(
+    occ: int,
+) -> tuple[
+    tuple[tuple[int, int, int, int, int, int, int, int], ...],
+    tuple[tuple[int, int, int, int], ...],
+    tuple[tuple[int, int, int], ...],
+    tuple[tuple[int, int], ...],
+    int,
+]:
     """For an occupancy with four empty squares (numbered 0-3 in order): for each of them, the square, its bit
     and the bits of the three others (in order), then its two others' bits paired as ``ab``, ``ac``, ``bc``... see
     ``_four``; and the lines through the empty squares, grouped by how many pieces they hold (3, 2, 1), as the set
@@ -658,7 +668,16 @@ def _quad_shape(occ: int) -> tuple[tuple[tuple[int, int, int, int, int, int, int
 
 
 #: ``_QUADS[occ]``: ``_quad_shape(occ)``, made on first use.
-_QUADS: dict[int, tuple[tuple[tuple[int, int, int, int, int, int, int, int], ...], tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], tuple[tuple[int, int], ...], int]] = {}
+_QUADS: dict[
+    int,
+    tuple[
+        tuple[tuple[int, int, int, int, int, int, int, int], ...],
+        tuple[tuple[int, int, int, int], ...],
+        tuple[tuple[int, int, int], ...],
+        tuple[tuple[int, int], ...],
+        int,
+    ],
+] = {}
 
 
 def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: int) -> int:
@@ -694,8 +713,17 @@ def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: in
             wc = m[c] | code & m[c | s]
             safe2 = left & ~winners[wa | wb | wc]
             if safe2:
-                v = three(wa, wb, wc, m[ab] | code & m[ab | s], m[ac] | code & m[ac | s], m[bc] | code & m[bc | s],
-                          m[ab | c] | code & m[15], left, safe2)
+                v = three(
+                    wa,
+                    wb,
+                    wc,
+                    m[ab] | code & m[ab | s],
+                    m[ac] | code & m[ac | s],
+                    m[bc] | code & m[bc | s],
+                    m[ab | c] | code & m[15],
+                    left,
+                    safe2,
+                )
                 if v > reply:
                     reply = v
                     if v >= o_beta:
@@ -709,7 +737,9 @@ def _four(cells: list[int], occ: int, pool: int, safe: int, alpha: int, beta: in
     return best
 
 
-def _leaf_shape(occ: int) -> tuple[int, int, int, tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], int]:
+def _leaf_shape(
+    occ: int,
+) -> tuple[int, int, int, tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], int]:
     """For an occupancy with three empty squares ``a < b < c``: the three, the lines holding three pieces (the index
     of their empty square among the three, their three squares), those holding two (the index of their pair of
     empty squares, ``ab``, ``ac`` or ``bc``, and their two squares), and the occupied square of a line through all
@@ -733,7 +763,9 @@ def _leaf_shape(occ: int) -> tuple[int, int, int, tuple[tuple[int, int, int, int
 
 
 #: ``_LEAVES[occ]``: ``_leaf_shape(occ)``, made on first use.
-_LEAVES: dict[int, tuple[int, int, int, tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], int]] = {}
+_LEAVES: dict[
+    int, tuple[int, int, int, tuple[tuple[int, int, int, int], ...], tuple[tuple[int, int, int], ...], int]
+] = {}
 
 
 def _three(cells: list[int], occ: int, pool: int, safe: int) -> int:
@@ -811,7 +843,8 @@ def _deadly(cells: list[int], occ: int) -> int:
 
 #: ``_OTHERS[s]``: for each line through square ``s``, its three other squares.
 _OTHERS: tuple[tuple[tuple[int, int, int], ...], ...] = tuple(
-    tuple((a, b, c) for a, b, c in (tuple(x for x in line if x != s) for line in LINES if s in line)) for s in range(SQUARES)
+    tuple((a, b, c) for a, b, c in (tuple(x for x in line if x != s) for line in LINES if s in line))
+    for s in range(SQUARES)
 )
 
 _LINES_THROUGH: tuple[tuple[tuple[int, int, int, int], ...], ...] = tuple(
@@ -861,7 +894,9 @@ def _line_through(cells: list[int | None], s: int) -> bool:
     return False
 
 
-def transform(board: Sequence[int | None], symmetry: tuple[int, ...], order: tuple[int, ...], flip: int) -> list[int | None]:
+def transform(
+    board: Sequence[int | None], symmetry: tuple[int, ...], order: tuple[int, ...], flip: int
+) -> list[int | None]:
     """``board`` moved by a board symmetry, its attributes permuted (attribute ``k`` becomes ``order[k]``) and
     complemented by ``flip`` (a 4-bit mask). The value of a position never changes under this (tests use it)."""
     out: list[int | None] = [None] * SQUARES

@@ -1061,7 +1061,7 @@ def _chance(needs: tuple[int, ...], us: int) -> float:
         return 1.0
     if min(needs) <= 0:
         return 0.0
-    return _race(needs[us], tuple(sorted(needs[:us] + needs[us + 1:])))
+    return _race(needs[us], tuple(sorted(needs[:us] + needs[us + 1 :])))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -1076,7 +1076,7 @@ def _race(mine: int, others: tuple[int, ...]) -> float:
         if n == 1:
             continue  # that team reaches the target: 0 for us
         if not (i and others[i - 1] == n):
-            last = _race(mine, tuple(sorted((*others[:i], n - 1, *others[i + 1:]))))
+            last = _race(mine, tuple(sorted((*others[:i], n - 1, *others[i + 1 :]))))
         total += last
     return total / teams
 
@@ -1345,7 +1345,9 @@ class ExpertReader(TableReader):
         if labels or not any(entry[0] == _WIN for entry in self.log):
             for window in self._windows.values():
                 if not window.learn:  # the cards ruled four out: no reveal needed to know it
-                    self.learner.learn(team_of(window.seat, self.players), window.k, window.features, False, possible=False)
+                    self.learner.learn(
+                        team_of(window.seat, self.players), window.k, window.features, False, possible=False
+                    )
         log = self.log
         self.log = [entry for entry in log if entry[0] != _WIN]
         try:
@@ -1380,7 +1382,13 @@ class ExpertReader(TableReader):
                     if team != ours and any(self.public_state(s) == POSSIBLE for s in team_seats(team, self.players)):
                         self.exposed[team] += 1
                         self.exposed_countered[team] += event.outcome == "counter" and event.accused == team
-        if self.players and self.valid and event.outcome == "counter" and event.by is not None and event.accused is not None:
+        if (
+            self.players
+            and self.valid
+            and event.outcome == "counter"
+            and event.by is not None
+            and event.accused is not None
+        ):
             # Did the accused team show a hand that could be four (a counter on the cards)?
             shown = any(self.public_state(seat) == POSSIBLE for seat in team_seats(event.accused, self.players))
             team = team_of(event.by, self.players)
@@ -1868,7 +1876,9 @@ def load_bot_class(spec: str) -> Callable[..., Any]:
             raise ValueError(f"module {module_name!r} has no {class_name!r}")
     missing = [name for name in BOT_METHODS if not callable(getattr(cls, name, None))]
     if not callable(cls) or missing:
-        raise ValueError(f"{spec!r} is not a bot: it needs {', '.join(BOT_METHODS)} (subclass quatro_server.games.quatro.bots.Bot)")
+        raise ValueError(
+            f"{spec!r} is not a bot: it needs {', '.join(BOT_METHODS)} (subclass quatro_server.games.quatro.bots.Bot)"
+        )
     loaded: Callable[..., Any] = cls
     return loaded
 

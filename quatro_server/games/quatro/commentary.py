@@ -59,7 +59,9 @@ class QuatroCommentary:
                 lines.append(f"{self.who(seat)} held four: {' '.join(map(cards.display, ended.hands[seat]))}")
         else:
             lines.append("nobody held four of a kind")
-        shown_signs = ", ".join(f"team {team_letter(team)} {signs.display(sign) if sign else '-'}" for team, sign in enumerate(ended.signs))
+        shown_signs = ", ".join(
+            f"team {team_letter(team)} {signs.display(sign) if sign else '-'}" for team, sign in enumerate(ended.signs)
+        )
         lines.append(f"signs: {shown_signs}")
         for seat in range(self.players):
             team = seating.team_of(seat, self.players)

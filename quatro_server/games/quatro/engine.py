@@ -234,12 +234,12 @@ class Table:
             "vote": None if vote is None else [vote.by, list(vote.voters), vote.ends_at, sorted(vote.yes)],
             "last_vote_end": self._last_vote_end,
             "reshuffle_used": self.reshuffle_used,
-            "summary": None if self.summary is None else [
-                getattr(self.summary, f.name) for f in fields(RoundSummary)
-            ],
+            "summary": None if self.summary is None else [getattr(self.summary, f.name) for f in fields(RoundSummary)],
             "winners": list(self.winners),
             "now": self.now,
-            "seats": [[list(s.hand) if f.name == "hand" else getattr(s, f.name) for f in fields(_Seat)] for s in self._seats],
+            "seats": [
+                [list(s.hand) if f.name == "hand" else getattr(s, f.name) for f in fields(_Seat)] for s in self._seats
+            ],
         }
 
     @classmethod
@@ -268,8 +268,16 @@ class Table:
             if summary is not None:
                 (round_, outcome, by, accused, right, scorers, hands, center, signs, fours) = summary
                 table.summary = RoundSummary(
-                    round_, outcome, by, accused, right, tuple(scorers), tuple(tuple(hand) for hand in hands),
-                    tuple(center), tuple(signs), tuple(fours),
+                    round_,
+                    outcome,
+                    by,
+                    accused,
+                    right,
+                    tuple(scorers),
+                    tuple(tuple(hand) for hand in hands),
+                    tuple(center),
+                    tuple(signs),
+                    tuple(fours),
                 )
             table.winners = tuple(state["winners"])
             table.now = float(state["now"])

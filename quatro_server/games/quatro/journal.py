@@ -49,7 +49,12 @@ class QuatroCodec:
 
     def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> Table:
         return Table(
-            opening.players, timing=timing, rng=rng, bots=opening.bots, host=opening.host, seat_order=list(opening.order)
+            opening.players,
+            timing=timing,
+            rng=rng,
+            bots=opening.bots,
+            host=opening.host,
+            seat_order=list(opening.order),
         )
 
     def encode_action(self, action: a.Action) -> str:

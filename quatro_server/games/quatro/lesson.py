@@ -41,6 +41,7 @@ LOOK = LESSON_LOOK
 
 # --- Quatro (each other game's lesson is in its own module) -----------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class Scene:
     """One round of the Quatro lesson: the deal (hands by seat, then the center), and the seat the round is about."""
@@ -60,17 +61,33 @@ class Scene:
 #: hand holds three of a rank), and no seat is dealt the same hand in two scenes: a bot knows its scene by its hand.
 SCENES: tuple[Scene, ...] = (
     # The learner takes the two kings of the center, shows the sign; the partner calls.
-    Scene("your four", (("KS", "KH", "AS", "JS"), ("AH", "QH", "JH", "10H"), ("AD", "QD", "JD", "10D"),
-                        ("AC", "QC", "JC", "10C")), ("KD", "KC", "QS", "10S"), None),
+    Scene(
+        "your four",
+        (("KS", "KH", "AS", "JS"), ("AH", "QH", "JH", "10H"), ("AD", "QD", "JD", "10D"), ("AC", "QC", "JC", "10C")),
+        ("KD", "KC", "QS", "10S"),
+        None,
+    ),
     # The partner takes the two queens, shows the team's sign; the learner calls.
-    Scene("your partner's four", (("AS", "KS", "JS", "10S"), ("AD", "KD", "JD", "10D"), ("QS", "QH", "AH", "KH"),
-                                  ("AC", "KC", "JC", "10C")), ("QD", "QC", "JH", "10H"), 2),
+    Scene(
+        "your partner's four",
+        (("AS", "KS", "JS", "10S"), ("AD", "KD", "JD", "10D"), ("QS", "QH", "AH", "KH"), ("AC", "KC", "JC", "10C")),
+        ("QD", "QC", "JH", "10H"),
+        2,
+    ),
     # The opponent on the learner's left takes the two jacks, shows their sign; the learner counters.
-    Scene("their four", (("AH", "KH", "QS", "10S"), ("JH", "JD", "AS", "KS"), ("AD", "KD", "QD", "10D"),
-                         ("AC", "KC", "QC", "10C")), ("JS", "JC", "QH", "10H"), 1),
+    Scene(
+        "their four",
+        (("AH", "KH", "QS", "10S"), ("JH", "JD", "AS", "KS"), ("AD", "KD", "QD", "10D"), ("AC", "KC", "QC", "10C")),
+        ("JS", "JC", "QH", "10H"),
+        1,
+    ),
     # The opponent on the learner's right shows a decoy, holding nothing; the learner does not counter.
-    Scene("a decoy", (("AS", "KS", "QS", "JS"), ("AH", "KH", "QH", "JH"), ("AD", "KD", "QD", "JD"),
-                      ("QC", "JC", "10C", "10D")), ("AC", "KC", "10S", "10H"), 3),
+    Scene(
+        "a decoy",
+        (("AS", "KS", "QS", "JS"), ("AH", "KH", "QH", "JH"), ("AD", "KD", "QD", "JD"), ("QC", "JC", "10C", "10D")),
+        ("AC", "KC", "10S", "10H"),
+        3,
+    ),
 )
 #: The opponents' sign when the lesson draws it (R7), unless the learner's team took it (R6 allows both; the lesson
 #: keeps them apart to be read easily), and the decoy shown in the last scene.
@@ -141,8 +158,13 @@ class QuatroLessonBot:
         for event in events:
             if isinstance(event, e.Pulse):
                 self._shown.setdefault(event.seat, set()).add(event.sign)
-            if (isinstance(event, e.Pulse) and event.seat == LEARNER and self._pulse_at is None
-                    and self._team_sign is not None and event.sign == self._team_sign):
+            if (
+                isinstance(event, e.Pulse)
+                and event.seat == LEARNER
+                and self._pulse_at is None
+                and self._team_sign is not None
+                and event.sign == self._team_sign
+            ):
                 self._pulse_at = -1.0  # the moment is taken at the next look (``decide`` has the clock)
 
     def decide(self, view: SeatView, now: float) -> Sequence[Any]:
@@ -218,4 +240,3 @@ class QuatroLesson(QuatroGame):
         if level != LESSON_LEVEL:
             raise ValueError(f"the lesson's bots are {LESSON_LEVEL!r}")
         return QuatroLessonBot()
-

@@ -69,7 +69,9 @@ class QuatroSimulation(Simulation):
         super().__init__(game)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats at the table (default 4)")
+        parser.add_argument(
+            "--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats at the table (default 4)"
+        )
         parser.add_argument(
             "--gauntlet",
             default=None,
@@ -156,7 +158,10 @@ class QuatroSimulation(Simulation):
                 entry[name] = getattr(team, name)
         result["rounds"] = {
             "total": tally.rounds,
-            **{name: sum(getattr(t, name) for t in tally.teams) for name in ("calls_right", "calls_wrong", "counters_right", "counters_wrong")},
+            **{
+                name: sum(getattr(t, name) for t in tally.teams)
+                for name in ("calls_right", "calls_wrong", "counters_right", "counters_wrong")
+            },
             "draws": tally.draws,
             "reshuffles": sum(t.reshuffles for t in tally.teams),
             "mean_round_seconds": tally.round_seconds / tally.rounds if tally.rounds else 0.0,
@@ -260,7 +265,9 @@ def gauntlet(level: str, players: int, matches: int, seed: int, exploiters: list
         tally, _ = simulate(players, levels, matches, seed, pace)
         wins = tally.sides[0].wins
         low, high = wilson(wins, tally.matches)
-        rows.append({"exploiter": name, "matches": tally.matches, "win_rate": wins / tally.matches, "low": low, "high": high})
+        rows.append(
+            {"exploiter": name, "matches": tally.matches, "win_rate": wins / tally.matches, "low": low, "high": high}
+        )
     return {"level": level, "players": players, "rows": rows}
 
 

@@ -100,8 +100,22 @@ class Batch:
     update into one with a clock, which would tell the table when the private choice was made."""
 
     __slots__ = (
-        "table_id", "table", "emits", "now", "timeless", "at", "_at", "_events", "_blobs", "_tails", "_clock", "_head",
-        "_public", "_moved", "_waits", "_ran_on",
+        "table_id",
+        "table",
+        "emits",
+        "now",
+        "timeless",
+        "at",
+        "_at",
+        "_events",
+        "_blobs",
+        "_tails",
+        "_clock",
+        "_head",
+        "_public",
+        "_moved",
+        "_waits",
+        "_ran_on",
     )
 
     def __init__(self, table_id: int, table: Table, emits: Sequence[Emit], now: float) -> None:
@@ -239,7 +253,9 @@ class Batch:
         """The frame of ``seat``'s update: a snapshot (its full view), or what changed."""
         if snapshot:
             events = tuple(self.emits[i].event for i in seen)
-            return encode(to_wire(m.Update(self.table_id, seq, True, self.at, events, view(self.table, seat, self.now))))
+            return encode(
+                to_wire(m.Update(self.table_id, seq, True, self.at, events, view(self.table, seat, self.now)))
+            )
         timeless = self.timeless_for(seen)
         if seat == NO_SEAT:  # a watcher: no cooldowns of its own (a clock, when there is one, is the table's)
             swap_ms, channel_ms = _RUN_ON if timeless else (0, 0)

@@ -34,8 +34,11 @@ if TYPE_CHECKING:
 class QuartoClient(ClientGame):
     contract = q.CONTRACT
     summary = "the board game for two, against a bot"
-    bot_levels = tuple(zip(q.LEVELS, ("any legal move", "takes a win, never hands one over",
-                                      "plays exactly near the end"), strict=True))
+    bot_levels = tuple(
+        zip(
+            q.LEVELS, ("any legal move", "takes a win, never hands one over", "plays exactly near the end"), strict=True
+        )
+    )
     play_level = q.DEFAULT_LEVEL
     help_rules = RULES
     lesson = LESSON
@@ -81,8 +84,13 @@ class QuartoClient(ClientGame):
             return wanted()
         game = app.game
         kind = QuartoWatchScreen if wanted is QuartoWatchScreen else QuartoScreen
-        screen = kind(lambda action: self.act(app, action), names=self.names(app),
-                    ascii_only=game.ascii_only, clock=game.clock, replay=game.replay)
+        screen = kind(
+            lambda action: self.act(app, action),
+            names=self.names(app),
+            ascii_only=game.ascii_only,
+            clock=game.clock,
+            replay=game.replay,
+        )
         screen.host = game.is_host()
         if isinstance(game.game_view, q.QuartoView):
             screen.show(game.game_view, [], game.received_at)

@@ -73,12 +73,17 @@ def _safe_pieces(view: q.QuartoView) -> list[int]:
 def _place_words(game: Game, keys: Keys) -> str:
     view = _quarto_view(game)
     if view is None or view.in_hand is None or view.turn != view.seat or view.step is not q.Step.PLACE:
-        return _give_words(game, keys) if view is not None and view.turn == view.seat else (
-            "Wait for the piece you are given.")
+        return (
+            _give_words(game, keys)
+            if view is not None and view.turn == view.seat
+            else ("Wait for the piece you are given.")
+        )
     square = next(s for s, p in enumerate(view.board) if p is None)
-    return (f"You were given {q.format_piece(view.in_hand)} ({q.describe_piece(view.in_hand)}). Place it: type "
-            f"{_typed(q.format_square(square))} for {q.format_square(square)} (or move with {_arrows(keys)}), then "
-            f"press {keys('quarto-confirm')}.")
+    return (
+        f"You were given {q.format_piece(view.in_hand)} ({q.describe_piece(view.in_hand)}). Place it: type "
+        f"{_typed(q.format_square(square))} for {q.format_square(square)} (or move with {_arrows(keys)}), then "
+        f"press {keys('quarto-confirm')}."
+    )
 
 
 def _give_words(game: Game, keys: Keys) -> str:
@@ -88,8 +93,10 @@ def _give_words(game: Game, keys: Keys) -> str:
     if view.step is q.Step.PLACE:
         return _place_words(game, keys)
     piece = _safe_pieces(view)[0]
-    return (f"Now give a piece of the pool: type {_typed(q.format_piece(piece))} for {q.format_piece(piece)} (or "
-            f"move to one with {_arrows(keys)}), then press {keys('quarto-confirm')}.")
+    return (
+        f"Now give a piece of the pool: type {_typed(q.format_piece(piece))} for {q.format_piece(piece)} (or "
+        f"move to one with {_arrows(keys)}), then press {keys('quarto-confirm')}."
+    )
 
 
 def _safe_words(game: Game, keys: Keys) -> str:
@@ -101,18 +108,29 @@ def _safe_words(game: Game, keys: Keys) -> str:
     squares = " ".join(q.format_square(s) for s in line if view.board[s] is not None)
     piece = _safe_pieces(view)[0]
     either = " or ".join(shared)
-    return (f"{squares} are all {' and '.join(shared)}: a piece that is {either} too hands them a win. Give one "
-            f"that is {'not' if len(shared) == 1 else 'neither' if len(shared) == 2 else 'none of these'}: type {_typed(q.format_piece(piece))} for {q.format_piece(piece)} "
-            f"({q.describe_piece(piece)}), then {keys('quarto-confirm')}.")
+    return (
+        f"{squares} are all {' and '.join(shared)}: a piece that is {either} too hands them a win. Give one "
+        f"that is {'not' if len(shared) == 1 else 'neither' if len(shared) == 2 else 'none of these'}: type {_typed(q.format_piece(piece))} for {q.format_piece(piece)} "
+        f"({q.describe_piece(piece)}), then {keys('quarto-confirm')}."
+    )
 
 
 QUARTO_STEPS: tuple[Step, ...] = (
-    Step("Place the piece you were given", _place_words,
-         "You never choose what you place: the other player does, and you choose what they place.", placed_a_piece),
-    Step("Give a piece", _give_words, "Every turn ends with a gift: the piece the other player must place.",
-         gave_a_piece),
-    Step("This piece hands them a win", _safe_words,
-         "Four in a line sharing an attribute wins for whoever places the fourth.", gave_safe_piece),
+    Step(
+        "Place the piece you were given",
+        _place_words,
+        "You never choose what you place: the other player does, and you choose what they place.",
+        placed_a_piece,
+    ),
+    Step(
+        "Give a piece", _give_words, "Every turn ends with a gift: the piece the other player must place.", gave_a_piece
+    ),
+    Step(
+        "This piece hands them a win",
+        _safe_words,
+        "Four in a line sharing an attribute wins for whoever places the fourth.",
+        gave_safe_piece,
+    ),
 )
 
 
@@ -122,10 +140,11 @@ def quarto_between(game: Game, keys: Keys, step: Step | None) -> str:
     if view is None or view.phase is not q.Phase.BETWEEN:
         return ""
     if view.winner is not None and view.winner != view.seat and view.line is not None:
-        return (f"The piece you gave completed {' '.join(q.format_square(s) for s in view.line)}, all "
-                f"{' and '.join(view.shared)}: it handed them the win. Press {keys('quarto-next')} to try again.")
+        return (
+            f"The piece you gave completed {' '.join(q.format_square(s) for s in view.line)}, all "
+            f"{' and '.join(view.shared)}: it handed them the win. Press {keys('quarto-next')} to try again."
+        )
     return f"Press {keys('quarto-next')} for the next game."
-
 
 
 LESSON = Lesson(QUARTO_STEPS, quarto_between)

@@ -88,8 +88,10 @@ class QuartoScreen(KeyGuard, Screen[None]):
 
     GUARDED = frozenset({"confirm", "next_game", "way_on"})
 
-    MOUSE_HELP = ("as with the keys, choose then confirm: click a square or a piece of the pool to move the cursor "
-                  "there, click it again (or press enter) to place or give it")
+    MOUSE_HELP = (
+        "as with the keys, choose then confirm: click a square or a piece of the pool to move the cursor "
+        "there, click it again (or press enter) to place or give it"
+    )
     HELP_RULES = RULES
 
     BINDINGS = [
@@ -97,16 +99,37 @@ class QuartoScreen(KeyGuard, Screen[None]):
         Binding("right", "cursor(1, 0)", "cursor right", show=False, id="quarto-right"),
         Binding("up", "cursor(0, 1)", "cursor up", show=False, id="quarto-up"),
         Binding("down", "cursor(0, -1)", "cursor down", show=False, id="quarto-down"),
-        Binding("enter", "confirm", "confirm", tooltip="place on the square, or give the piece, at the cursor",
-                id="quarto-confirm"),
-        Binding("backspace", "untype", "undo a letter", show=False, tooltip="take back the last letter typed",
-                id="quarto-untype"),
+        Binding(
+            "enter",
+            "confirm",
+            "confirm",
+            tooltip="place on the square, or give the piece, at the cursor",
+            id="quarto-confirm",
+        ),
+        Binding(
+            "backspace",
+            "untype",
+            "undo a letter",
+            show=False,
+            tooltip="take back the last letter typed",
+            id="quarto-untype",
+        ),
         Binding("escape", "clear", "clear", show=False, tooltip="forget what was typed", id="quarto-clear"),
         Binding("n", "next_game", "next game", tooltip="ready for the next game (between games)", id="quarto-next"),
-        Binding("p", "way_on('rematch')", "play again", tooltip="once the match is over: a new match, same seats (host)",
-                id="quarto-rematch"),
-        Binding("l", "way_on('lobby')", "back to the lobby", tooltip="once the match is over: leave the table",
-                id="quarto-lobby"),
+        Binding(
+            "p",
+            "way_on('rematch')",
+            "play again",
+            tooltip="once the match is over: a new match, same seats (host)",
+            id="quarto-rematch",
+        ),
+        Binding(
+            "l",
+            "way_on('lobby')",
+            "back to the lobby",
+            tooltip="once the match is over: leave the table",
+            id="quarto-lobby",
+        ),
         # Not t, as at Quatro's tables: t types "tall" here.
         Binding("m", "way_on('chat')", "chat", tooltip="say something to the other player", id="quarto-chat"),
     ]
@@ -387,8 +410,10 @@ class QuartoScreen(KeyGuard, Screen[None]):
         """What was typed of a piece, in Q7's order, ``_`` for an attribute not typed yet: ``T_R_``."""
         if all(value is None for value in self._piece_typed):
             return ""
-        return "".join("_" if value is None else (set_ if value else clear)
-                       for value, (set_, clear, _, _) in zip(self._piece_typed, q.ATTRIBUTES))
+        return "".join(
+            "_" if value is None else (set_ if value else clear)
+            for value, (set_, clear, _, _) in zip(self._piece_typed, q.ATTRIBUTES)
+        )
 
     def action_untype(self) -> None:
         p = self.picture

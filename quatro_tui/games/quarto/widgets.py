@@ -36,9 +36,7 @@ from quatro_tui.widgets.base import DrawnWidget
 CELL = 5
 #: The pool's pieces in a fixed order, so that a piece never moves while the pool empties: the tall ones on the
 #: first row, the short on the second; dark before light, round before square, solid before hollow.
-POOL_ORDER: tuple[int, ...] = tuple(
-    sorted(range(q.PIECES), key=lambda p: tuple(not p >> bit & 1 for bit in range(4)))
-)
+POOL_ORDER: tuple[int, ...] = tuple(sorted(range(q.PIECES), key=lambda p: tuple(not p >> bit & 1 for bit in range(4))))
 POOL_COLUMNS = 8
 POOL_GAP = 1
 
@@ -135,9 +133,16 @@ class QuartoWidget(DrawnWidget):
     """A widget drawn from the screen's ``QuartoPicture``; subclasses implement ``draw``."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "piece--dark", "piece--light", "square--empty", "square--cursor", "square--win", "square--shared",
-        "square--last", "quarto--title",
+        "piece--dark",
+        "piece--light",
+        "square--empty",
+        "square--cursor",
+        "square--win",
+        "square--shared",
+        "square--last",
+        "quarto--title",
     }
+
     def __init__(self, picture: QuartoPicture, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.picture = picture
@@ -264,8 +269,9 @@ class QuartoPool(QuartoWidget):
             rows = [Text(), Text(), Text()]
             for index in range(start, start + POOL_COLUMNS):
                 piece = POOL_ORDER[index]
-                cells = self.cell(piece if piece in pool else None, dot,
-                                  self.style("square--cursor") if index == cursor else None)
+                cells = self.cell(
+                    piece if piece in pool else None, dot, self.style("square--cursor") if index == cursor else None
+                )
                 for k in range(3):
                     rows[k].append_text(cells[k])
                     rows[k].append(" " * POOL_GAP)
@@ -335,13 +341,16 @@ class QuartoMoves(QuartoWidget):
         width = max(self.ENTRY, self.content_size.width or 48)
         per_line = max(1, width // self.ENTRY)
         entries = [f"{i + 1:>2} {move:<{self.ENTRY - 3}}" for i, move in enumerate(view.moves)]
-        rows = ["".join(entries[i:i + per_line]).rstrip() for i in range(0, len(entries), per_line)]
+        rows = ["".join(entries[i : i + per_line]).rstrip() for i in range(0, len(entries), per_line)]
         room = max(1, (self.content_size.height or 6) - 1)
         if len(rows) > room:
             rows = rows[-room:]  # the earliest turns give way: the latest always shows
         starter = view.starter
-        title.append(f"  game {view.game}" + (f", {self.picture.plain(self.picture.name(starter))} started" if starter is not None else ""),
-                     style="dim")
+        title.append(
+            f"  game {view.game}"
+            + (f", {self.picture.plain(self.picture.name(starter))} started" if starter is not None else ""),
+            style="dim",
+        )
         return Text("\n").join([title, *(Text(row) for row in rows)])
 
 

@@ -38,13 +38,22 @@ def turn(view: q.QuartoView, name: Callable[[int], str], *, live: bool = True) -
         opening = view.in_hand is None and all(p is None for p in view.board)
         if view.step is q.Step.GIVE:
             if opening:
-                return ("You start: choose a piece for your opponent to place." if mine
-                        else f"{name(view.turn or 0)} starts: choosing a piece for you.")
-            return ("Your turn, step 2 of 2: choose the piece your opponent places." if mine
-                    else f"{name(view.turn or 0)} chooses the piece you place next.")
+                return (
+                    "You start: choose a piece for your opponent to place."
+                    if mine
+                    else f"{name(view.turn or 0)} starts: choosing a piece for you."
+                )
+            return (
+                "Your turn, step 2 of 2: choose the piece your opponent places."
+                if mine
+                else f"{name(view.turn or 0)} chooses the piece you place next."
+            )
         piece = q.format_piece(view.in_hand) if view.in_hand is not None else "the piece"
-        return (f"Your turn, step 1 of 2: place {piece} on an empty square." if mine
-                else f"{name(view.turn or 0)} places {piece}.")
+        return (
+            f"Your turn, step 1 of 2: place {piece} on an empty square."
+            if mine
+            else f"{name(view.turn or 0)} places {piece}."
+        )
     ended = result(view, name)
     if view.phase is q.Phase.OVER:
         if len(view.winners) == 1:

@@ -38,8 +38,13 @@ class QuatroClient(ClientGame):
     contract = quatro.CONTRACT
     summary = "the team card game"
     # The random baseline is for tests and simulations, not an opponent: a host seats one of the ladder.
-    bot_levels = tuple(zip(LADDER, ("slow, for learning", "quicker, for learning", "reads the table: a good player",
-                                    "the strongest there is"), strict=True))
+    bot_levels = tuple(
+        zip(
+            LADDER,
+            ("slow, for learning", "quicker, for learning", "reads the table: a good player", "the strongest there is"),
+            strict=True,
+        )
+    )
     play_level = PLAY_LEVEL
     play_level_why = "a new player's pace"
     teams = True

@@ -23,6 +23,7 @@ def _view(game: Game) -> SeatView | None:
 
 # --- Quatro's checks --------------------------------------------------------------------------------------------
 
+
 def holds_four(game: Game) -> bool:
     """Swap toward four: the player's own hand is four of a kind."""
     view = _view(game)
@@ -35,7 +36,8 @@ def took_channel(game: Game) -> bool:
     if view is None:
         return False
     return (view.phase is Phase.ROUND and view.channel_held) or any(
-        isinstance(ev, e.ChannelTaken) and ev.seat == view.seat for ev in round_events(game))
+        isinstance(ev, e.ChannelTaken) and ev.seat == view.seat for ev in round_events(game)
+    )
 
 
 def showed_sign(game: Game) -> bool:
@@ -79,6 +81,7 @@ def decoy_seen(game: Game) -> bool:
 
 # --- what the coach says ---------------------------------------------------------------------------------------
 
+
 def collect_rank(hand: Sequence[Card], center: Sequence[Card]) -> str:
     """The rank to collect: the one of the hand that the hand and the center hold most of together (four of it can be
     reached), the hand's own count breaking ties. After a wrong swap this is still the rank within reach, not the one
@@ -90,8 +93,10 @@ def collect_rank(hand: Sequence[Card], center: Sequence[Card]) -> str:
 
 def _how_to_swap(keys: Keys) -> str:
     """The swap's keys in general, for when no one swap is the one to name."""
-    return (f"Press {keys('hand-1')}–{keys('hand-4')} to pick a card of your hand, then {keys('slot-1')}–"
-            f"{keys('slot-4')} for the card of the center it swaps with.")
+    return (
+        f"Press {keys('hand-1')}–{keys('hand-4')} to pick a card of your hand, then {keys('slot-1')}–"
+        f"{keys('slot-4')} for the card of the center it swaps with."
+    )
 
 
 def _swap_words(game: Game, keys: Keys) -> str:
@@ -107,9 +112,11 @@ def _swap_words(game: Game, keys: Keys) -> str:
     hand, slot = gives[0], slots[0]
     ascii_only = game.ascii_only
     holding = f"one {rank}" if held == 1 else f"{held} {rank}s"
-    return (f"You hold {holding}; the center has {display(view.center[slot], ascii_only)}. "
-            f"Press {keys(f'hand-{hand + 1}')} (your {display(view.hand[hand], ascii_only)}), "
-            f"then {keys(f'slot-{slot + 1}')} (the {display(view.center[slot], ascii_only)}) to swap them.")
+    return (
+        f"You hold {holding}; the center has {display(view.center[slot], ascii_only)}. "
+        f"Press {keys(f'hand-{hand + 1}')} (your {display(view.hand[hand], ascii_only)}), "
+        f"then {keys(f'slot-{slot + 1}')} (the {display(view.center[slot], ascii_only)}) to swap them."
+    )
 
 
 def _sign(game: Game) -> str:
@@ -125,8 +132,13 @@ def _partner(game: Game) -> str:
 def _partner_signed(game: Game) -> bool:
     """The partner's channel showed the team's sign this round."""
     view = _view(game)
-    return view is not None and view.sign is not None and any(
-        isinstance(ev, e.Pulse) and ev.seat == view.partner and ev.sign == view.sign for ev in round_events(game))
+    return (
+        view is not None
+        and view.sign is not None
+        and any(
+            isinstance(ev, e.Pulse) and ev.seat == view.partner and ev.sign == view.sign for ev in round_events(game)
+        )
+    )
 
 
 def _showing(game: Game, opponents: bool) -> str:
@@ -145,29 +157,56 @@ def _showing(game: Game, opponents: bool) -> str:
 
 
 QUATRO_STEPS: tuple[Step, ...] = (
-    Step("Swap toward four", _swap_words,
-         "Four of a kind wins your team a point, but only when your partner calls it.", holds_four),
-    Step("Take the channel", lambda game, keys: f"Press {keys('channel')} to take your channel.",
-         "Your channel is the only way to talk during a round: everyone sees you take it.", took_channel),
-    Step("Show your team's sign", lambda game, keys: f"Press {keys('emoji-sign')}: your channel shows {_sign(game)} at "
-         "its next pulse.",
-         "Only your partner knows it is your sign. To the others it is one emoji among 24.", showed_sign),
-    Step("Read your partner's sign, and call", lambda game, keys: (
-        f"{_partner(game)} shows {_sign(game)}, your sign: they hold four. Press {keys('call')} for \"Quatro!\"."
-        if _partner_signed(game) else
-        f"Watch {_partner(game)}, your partner (at the top): their channel will show your sign, {_sign(game)}."),
-         "\"Quatro!\" checks your partner's hand, never yours: their sign says they hold four.", called_right),
-    Step("Spot their sign, and counter", lambda game, keys: (
-        f"{_showing(game, opponents=True)}They took two cards of one rank from the center, then showed the same "
-        f"emoji at every pulse: they hold four. Press {keys('counter')} before their partner calls."
-        if _showing(game, opponents=True) else
-        "Watch the other team, left and right: what they take from the center, what their channels show."),
-         "\"Counter!\" wins if either player of the team you accuse holds four at that instant.", countered_right),
-    Step("A decoy", lambda game, keys: (
-        f"{_showing(game, opponents=True)}That player took nothing from the center: anyone may show any emoji. "
-        f"Don't press {keys('counter')}: watch {DECOY_PULSES} pulses go by." if _showing(game, opponents=True) else
-        "Watch the other team's channels, left and right: someone will show an emoji."),
-         "A wrong counter gives the point to the team you accused.", decoy_seen),
+    Step(
+        "Swap toward four",
+        _swap_words,
+        "Four of a kind wins your team a point, but only when your partner calls it.",
+        holds_four,
+    ),
+    Step(
+        "Take the channel",
+        lambda game, keys: f"Press {keys('channel')} to take your channel.",
+        "Your channel is the only way to talk during a round: everyone sees you take it.",
+        took_channel,
+    ),
+    Step(
+        "Show your team's sign",
+        lambda game, keys: f"Press {keys('emoji-sign')}: your channel shows {_sign(game)} at its next pulse.",
+        "Only your partner knows it is your sign. To the others it is one emoji among 24.",
+        showed_sign,
+    ),
+    Step(
+        "Read your partner's sign, and call",
+        lambda game, keys: (
+            f'{_partner(game)} shows {_sign(game)}, your sign: they hold four. Press {keys("call")} for "Quatro!".'
+            if _partner_signed(game)
+            else f"Watch {_partner(game)}, your partner (at the top): their channel will show your sign, {_sign(game)}."
+        ),
+        '"Quatro!" checks your partner\'s hand, never yours: their sign says they hold four.',
+        called_right,
+    ),
+    Step(
+        "Spot their sign, and counter",
+        lambda game, keys: (
+            f"{_showing(game, opponents=True)}They took two cards of one rank from the center, then showed the same "
+            f"emoji at every pulse: they hold four. Press {keys('counter')} before their partner calls."
+            if _showing(game, opponents=True)
+            else "Watch the other team, left and right: what they take from the center, what their channels show."
+        ),
+        '"Counter!" wins if either player of the team you accuse holds four at that instant.',
+        countered_right,
+    ),
+    Step(
+        "A decoy",
+        lambda game, keys: (
+            f"{_showing(game, opponents=True)}That player took nothing from the center: anyone may show any emoji. "
+            f"Don't press {keys('counter')}: watch {DECOY_PULSES} pulses go by."
+            if _showing(game, opponents=True)
+            else "Watch the other team's channels, left and right: someone will show an emoji."
+        ),
+        "A wrong counter gives the point to the team you accused.",
+        decoy_seen,
+    ),
 )
 
 
@@ -178,8 +217,10 @@ def quatro_between(game: Game, keys: Keys, step: Step | None) -> str:
         return ""
     if view.phase is Phase.SIGNING:
         if view.sign is None:
-            return (f"Pick your team's sign: move with {keys('sign-left')} {keys('sign-right')} {keys('sign-up')} "
-                    f"{keys('sign-down')}, {keys('sign-pick')} picks it, {keys('ready')} when ready.")
+            return (
+                f"Pick your team's sign: move with {keys('sign-left')} {keys('sign-right')} {keys('sign-up')} "
+                f"{keys('sign-down')}, {keys('sign-pick')} picks it, {keys('ready')} when ready."
+            )
         return f"Your sign is {_sign(game)}: press {keys('ready')} when ready."
     if view.phase is Phase.BREAK:
         end = round_end(game)
@@ -190,8 +231,10 @@ def quatro_between(game: Game, keys: Keys, step: Step | None) -> str:
             elif end.right:
                 said = "Right: your team scores. "
             elif end.outcome == "call" and end.by == view.partner:
-                said = (f"{_partner(game)} called on your sign, but you did not hold four yet: the other team "
-                        "scores. Show your sign only once you hold four. This round again. ")
+                said = (
+                    f"{_partner(game)} called on your sign, but you did not hold four yet: the other team "
+                    "scores. Show your sign only once you hold four. This round again. "
+                )
             elif end.outcome == "call" and end.by == view.seat:
                 said = "Wrong call: your partner did not hold four, so the other team scores. This round again. "
             elif end.outcome == "counter" and end.by == view.seat:
@@ -201,6 +244,7 @@ def quatro_between(game: Game, keys: Keys, step: Step | None) -> str:
         return f"{said}Press {keys('next-round')} for the next round."
     return ""
 
+
 def quatro_last_words(game: Game) -> str:
     """Why the decoy round went as it did: the lesson's last step ends the lesson, so its reveal is said here."""
     view, end = _view(game), round_end(game)
@@ -209,10 +253,14 @@ def quatro_last_words(game: Game) -> str:
     decoys = [ev.seat for ev in round_events(game) if isinstance(ev, e.Pulse) and game.team_of(ev.seat) != view.team]
     who = game.raw_name(decoys[-1]) if decoys else "that player"
     if end is not None and end.outcome == "counter" and end.by == view.seat and not end.right:
-        return (f"Wrong counter: {who} held nothing of four, so their team scored. That was the decoy: anyone may "
-                "show any emoji, and only one who took cards toward four can mean it.")
-    return (f"You let the decoy go: {who} took nothing from the center, so the emoji meant nothing. A wrong "
-            "counter would have given them the point.")
+        return (
+            f"Wrong counter: {who} held nothing of four, so their team scored. That was the decoy: anyone may "
+            "show any emoji, and only one who took cards toward four can mean it."
+        )
+    return (
+        f"You let the decoy go: {who} took nothing from the center, so the emoji meant nothing. A wrong "
+        "counter would have given them the point."
+    )
 
 
 LESSON = Lesson(QUATRO_STEPS, quatro_between, quatro_last_words)
