@@ -938,7 +938,7 @@ def _quantile_ms(values: list[float], q: float) -> float | None:
 #: timer's slack, ``--switch-interval`` its hold of the interpreter's lock, to measure them against others. (The caps
 #: on tables and connections are the command's own flags.)
 _SERVE = (
-    "import functools, sys; from quatro_server import cli, quiet, server;"
+    "import functools, sys; from quatro_server import cli, server; from quatro_server.net import quiet;"
     " cli.ServerConfig = functools.partial(server.ServerConfig,"
     " timer_slack=float(sys.argv[2]) if sys.argv[2] else server.TIMER_SLACK);"
     " quiet.GC_THRESHOLDS = tuple(map(int, sys.argv[1].split(','))) if sys.argv[1] else quiet.GC_THRESHOLDS;"
