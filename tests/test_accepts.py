@@ -113,13 +113,20 @@ def test_every_request_kind_has_a_row_and_a_handler():
         assert set(accepts.ACCEPTS[state]) == set(p.LOBBY_KINDS) | {accepts.ACTION}
 
 
+#: What a server about to restart refuses wherever the table would take it: whatever would begin a match.
+BEGINS_A_MATCH = {p.CREATE_TABLE, p.JOIN, p.START, p.REMATCH}
+
+
+@pytest.mark.parametrize("draining", [False, True], ids=["serving", "draining"])
 @pytest.mark.parametrize(("state", "host"), PLACES, ids=[f"{s.value}-{'host' if h else 'guest'}" for s, h in PLACES])
-def test_each_state_takes_what_its_table_says_and_refuses_the_rest_in_the_table_s_words(state, host):
+def test_each_state_takes_what_its_table_says_and_refuses_the_rest_in_the_table_s_words(state, host, draining):
     """Taken requests reach their handler (a stand-in that answers ok); a refused one gets the table's reason and
     message, and leaves the connection where it was. A seated connection's action of another game is refused by
-    its table's game (``unknown_action``) before the state is asked."""
+    its table's game (``unknown_action``) before the state is asked. A draining server refuses ``draining`` what
+    would begin a match and the table takes; what the table refuses is refused for the table's reason still."""
     for kind, fields in FRAMES.items():
         lobby, peer = placed(state, host)
+        lobby.draining = draining
         reached: list[str] = []
 
         def stand_in(peer: Any, request: m.Request, now: float, kind: str = kind) -> m.Reply:
@@ -134,8 +141,11 @@ def test_each_state_takes_what_its_table_says_and_refuses_the_rest_in_the_table_
             assert reply["kind"] == p.REFUSED and reply["reason"] == "unknown_action", (kind, reply)
             assert reached == []
             continue
-        if verdict is accepts.HOST and not host:
-            verdict = accepts.NOT_HOST
+        if verdict is accepts.HOST:
+            verdict = accepts.TAKE if host else accepts.NOT_HOST
+        if draining and verdict is accepts.TAKE and kind in BEGINS_A_MATCH:
+            verdict = accepts.DRAINING
+            assert verdict.reason == "draining" and "restart" in verdict.message
         if isinstance(verdict, accepts.Refusal):
             assert reached == [], (kind, state)
             expected = (

@@ -9,8 +9,9 @@ protocol section 18): it is told the table's public events, and takes a seat (``
 For each state and each request kind the table holds one verdict: ``TAKE`` (the request goes to its handler),
 ``HOST`` (it goes to its handler from the table's host, anyone else is refused ``not_host``), or a ``Refusal``: the
 one reason and the one wording of it, wherever it is said. Every game action, of whichever game, has one row
-(``ACTION``). Handlers judge only what the request itself brings (a table's number, a password, a seat, a move);
-the state is never judged twice.
+(``ACTION``). A server about to restart (``draining``) refuses, over the table, whatever would begin a match
+(``CLOSED_WHILE_DRAINING``). ``verdict`` reads all of it at once; handlers judge only what the request itself
+brings (a table's number, a password, a seat, a move); the state is never judged twice.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ MATCH_STARTED = Refusal(p.MATCH_STARTED, "the match has started: its seats are f
 NOT_STARTED = Refusal(a.Reason.NOT_STARTED, "the match has not started")
 NOT_OVER = Refusal(p.NOT_OVER, "the match is not over")
 NOT_HOST = Refusal(p.NOT_HOST, REFUSAL_WORDS[a.Reason.NOT_HOST])  # the engine's words for its own not_host (R18)
+DRAINING = Refusal(p.DRAINING, "the server is about to restart: no new tables or matches")
 #: Whatever a watcher may not ask (a seat's requests, another table, chat: a watcher is heard by nobody at a table).
 WATCHING = Refusal(p.WATCHING, "a watcher cannot do that: leave the table, or take a free seat")
 
@@ -133,9 +135,21 @@ def state_of(peer: Peer, greeted: bool, watching: bool = False) -> PeerState:
     return PeerState.OVER if room.game.over(table) else PeerState.PLAYING
 
 
-def verdict(state: PeerState, kind: str) -> Verdict:
-    """The table's verdict on a request of ``kind`` in ``state``; every kind that is not a lobby request's is a
-    game action's (the wire lets no unknown kind through)."""
+#: What a draining server refuses (``draining``): whatever would begin a match. A running match plays on, and its
+#: players may come back to it (``rejoin``).
+CLOSED_WHILE_DRAINING = frozenset({p.CREATE_TABLE, p.JOIN, p.START, p.REMATCH})
+
+
+def verdict(state: PeerState, kind: str, *, hosts: bool = False, draining: bool = False) -> Take | Refusal:
+    """The verdict on a request of ``kind`` in ``state``, as the connection stands: ``TAKE`` or the one refusal.
+    ``hosts``: whether the connection's seat hosts its table (a ``HOST`` verdict is taken from it, refused
+    ``not_host`` to anyone else); ``draining``: whether the server is about to restart. Every kind that is not a
+    lobby request's is a game action's (the wire lets no unknown kind through)."""
     row = ACCEPTS[state]
     found = row.get(kind)
-    return row[ACTION] if found is None else found
+    said = row[ACTION] if found is None else found
+    if said is HOST:
+        said = TAKE if hosts else NOT_HOST
+    if said is TAKE and draining and kind in CLOSED_WHILE_DRAINING:
+        return DRAINING
+    return said

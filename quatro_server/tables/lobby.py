@@ -58,9 +58,16 @@ _packb = msgpack.Packer(use_bin_type=True, autoreset=True).pack
 _array_header = msgpack.Packer(autoreset=True).pack_array_header
 #: The head of a ``list_tables`` reply's map, without and with ``draining``: its size and ``kind``.
 _MAP_OK_TABLES = {False: b"\x83" + _packb("kind"), True: b"\x84" + _packb("kind")}
-#: What a draining server refuses (``draining``): whatever would begin a match. A running match plays on, and its
-#: players may come back to it (``rejoin``).
-_CLOSED_WHILE_DRAINING = frozenset({p.CREATE_TABLE, p.JOIN, p.START, p.REMATCH})
+
+
+def _not_free(room: Room, seat: int, request_id: int) -> m.Reply | None:
+    """Why ``seat`` cannot be taken at ``room`` (no such seat, or someone or a bot holds it), or None: the one check
+    of a seat a request names (``join``, ``add_bot``, ``move``)."""
+    if not 0 <= seat < room.players:
+        return m.refused(request_id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
+    if not room.seats[seat].empty:
+        return m.refused(request_id, p.SEAT_TAKEN, f"seat {seat} is taken")
+    return None
 
 
 class Lobby:
@@ -461,20 +468,12 @@ class Lobby:
         self.now = now
         kind = request.kind
         state = accepts.state_of(peer, greeted, peer in self.watching)
-        verdict = accepts.verdict(state, kind)
+        verdict = accepts.verdict(state, kind, hosts=self._hosts(peer), draining=self.draining)
         unfit = self._unfit(peer, request) if kind in games.ACTION_KINDS and state in accepts.SEATED else None
         if unfit is not None:
             reply = unfit
-        elif (
-            self.draining
-            and kind in _CLOSED_WHILE_DRAINING
-            and (verdict is accepts.TAKE or (verdict is accepts.HOST and self._hosts(peer)))
-        ):
-            reply = m.refused(request.id, p.DRAINING, "the server is about to restart: no new tables or matches")
-        elif verdict is accepts.TAKE or (verdict is accepts.HOST and self._hosts(peer)):
+        elif verdict is accepts.TAKE:
             reply = self._handlers[kind](peer, request, now)
-        elif verdict is accepts.HOST:
-            reply = accepts.NOT_HOST.reply(request.id)
         else:
             assert isinstance(verdict, accepts.Refusal)
             reply = verdict.reply(request.id)
@@ -634,10 +633,9 @@ class Lobby:
                 return refusal
         seat = f.seat
         if seat is not None:
-            if not 0 <= seat < room.players:
-                return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
-            if not room.seats[seat].empty:
-                return m.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
+            refusal = _not_free(room, seat, request.id)
+            if refusal is not None:
+                return refusal
         else:
             team = f.team
             if team is not None and not 0 <= team < seating.team_count(room.players):
@@ -893,10 +891,10 @@ class Lobby:
             seat = room.free_seat()
             if seat is None:
                 return m.refused(request.id, p.TABLE_FULL, "no free seat")
-        elif not 0 <= seat < room.players:
-            return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
-        elif not room.seats[seat].empty:
-            return m.refused(request.id, p.SEAT_TAKEN, f"seat {seat} is taken")
+        else:
+            refusal = _not_free(room, seat, request.id)
+            if refusal is not None:
+                return refusal
         room.sit(seat, None, f"{level}-bot-{seat}", bot=game.make_bot(level, random.Random(room.rng.getrandbits(64))))
         room.broadcast_seating()
         self.announce()
@@ -930,11 +928,10 @@ class Lobby:
         assert isinstance(f, m.Move)
         room, old = peer.room, peer.seat
         assert room is not None and old is not None
-        if not 0 <= f.seat < room.players:
-            return m.refused(request.id, p.BAD_REQUEST, f"seats are 0 to {room.players - 1}")
         if f.seat != old:
-            if not room.seats[f.seat].empty:
-                return m.refused(request.id, p.SEAT_TAKEN, f"seat {f.seat} is taken")
+            refusal = _not_free(room, f.seat, request.id)
+            if refusal is not None:
+                return refusal
             room.seats[f.seat], room.seats[old] = room.seats[old], Seat()
             if room.host == old:
                 room.host = f.seat
