@@ -813,20 +813,15 @@ class Server:
             conn.send(to_wire(self.lobby.handle(conn, request, trio.current_time(), greeted=True)))
 
     async def _answer_from_archive(self, conn: Connection, request: m.Request, now: float) -> None:
-        """``past_matches`` and ``replay`` read the journal and may replay a long match: in a worker thread, one at
-        a time, their reply sent when it is ready (replies are matched by ``id``, in whatever order they come)."""
-        lobby, archive = self.lobby, self.lobby.archive
-        assert archive is not None
+        """``past_matches`` and ``replay`` read the journal and may replay a long match: the lobby's three steps
+        (``Lobby.archive_refusal``, ``read_archive``, ``archived``), the read in a worker thread, one at a time, the
+        reply sent when it is ready (replies are matched by ``id``, in whatever order they come)."""
+        lobby = self.lobby
         reply = lobby.archive_refusal(conn, request, now)
         if reply is None:
             async with self.archivists:
-                if isinstance(request.body, m.Replay):
-                    answer, missed = await trio.to_thread.run_sync(archive.replay, request.id, request.body)
-                    reply = lobby.replayed(conn, request, answer, missed, trio.current_time())
-                else:
-                    assert isinstance(request.body, m.PastMatches)
-                    matches = await trio.to_thread.run_sync(archive.past_matches, request.body.offset or 0)
-                    reply = m.Ok(request.id, matches)
+                answer, missed = await trio.to_thread.run_sync(lobby.read_archive, request)
+            reply = lobby.archived(conn, request, answer, missed, trio.current_time())
         if conn.closed_reason is None:
             conn.send(to_wire(reply))
 

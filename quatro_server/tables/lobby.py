@@ -141,8 +141,8 @@ class Lobby:
             p.START: self._start,
             p.REMATCH: self._rematch,
             p.RESYNC: self._resync,
-            p.PAST_MATCHES: self._past_matches,
-            p.REPLAY: self._replay,
+            p.PAST_MATCHES: self._from_archive,
+            p.REPLAY: self._from_archive,
             p.WATCH: self._watch,
             p.WATCHERS: self._watchers,
             p.LEADERBOARD: self._leaderboard,
@@ -320,13 +320,18 @@ class Lobby:
             self._archive = Archive(self.journal.path)
         return self._archive
 
-    def _past_matches(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
-        """``past_matches`` for a caller in this process; the network shell answers it off its event loop instead."""
+    # A request answered from the journal (``past_matches``, ``replay``) goes one way, in three steps: what is refused
+    # before the journal is read (``archive_refusal``), the read (``read_archive``: it touches the journal alone, so
+    # the network shell runs it in a worker thread, off its event loop), and the answer (``archived``: a wrong
+    # password counted, a live first match said ``not_over``). A caller in this process takes all three at once.
+
+    def _from_archive(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """``past_matches`` and ``replay`` for a caller in this process (the network shell's: ``Server``)."""
         refusal = self.archive_refusal(peer, request, now)
         if refusal is not None:
             return refusal
-        assert self.archive is not None and isinstance(request.body, m.PastMatches)
-        return m.Ok(request.id, self.archive.past_matches(request.body.offset or 0))
+        answer, missed = self.read_archive(request)
+        return self.archived(peer, request, answer, missed, now)
 
     def archive_refusal(self, peer: Peer, request: m.Request, now: float) -> m.Reply | None:
         """Why ``past_matches`` or ``replay`` is refused before the journal is read: no journal, a count below 0, or
@@ -344,10 +349,21 @@ class Lobby:
                 return m.refused(request.id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
         return None
 
-    def replayed(self, peer: Peer, request: m.Request, reply: m.Reply, missed: bool, now: float) -> m.Reply:
-        """A ``replay`` was answered ``reply`` from the journal, which is the reply to send; ``missed``: refused for a
-        wrong password or secret, counted as a guess. A table the journal's file does not hold yet but that is live
-        here is a first match under way: ``not_over``, as any match under way."""
+    def read_archive(self, request: m.Request) -> tuple[m.Reply, bool]:
+        """The journal's answer to a ``past_matches`` or ``replay`` that ``archive_refusal`` let through, and whether
+        it was refused for a wrong password or secret. It reads the journal and nothing of the lobby's: safe in a
+        worker thread."""
+        archive, body = self.archive, request.body
+        assert archive is not None
+        if isinstance(body, m.Replay):
+            return archive.replay(request.id, body)
+        assert isinstance(body, m.PastMatches)
+        return m.Ok(request.id, archive.past_matches(body.offset or 0)), False
+
+    def archived(self, peer: Peer, request: m.Request, reply: m.Reply, missed: bool, now: float) -> m.Reply:
+        """The reply to send for the journal's answer ``reply`` (``read_archive``); ``missed``: refused for a wrong
+        password or secret, counted as a guess. A table the journal's file does not hold yet but that is live here is
+        a first match under way: ``not_over``, as any match under way."""
         if missed:
             self.guesses_by_address.missed(getattr(peer, "origin", None), now)
         body = request.body
@@ -361,15 +377,6 @@ class Lobby:
                 request.id, p.NOT_OVER, f"table {body.table}'s first match is not over: it cannot be replayed yet"
             )
         return reply
-
-    def _replay(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
-        """``replay`` for a caller in this process; the network shell answers it off its event loop instead."""
-        refusal = self.archive_refusal(peer, request, now)
-        if refusal is not None:
-            return refusal
-        assert self.archive is not None and isinstance(request.body, m.Replay)
-        reply, missed = self.archive.replay(request.id, request.body)
-        return self.replayed(peer, request, reply, missed, now)
 
     def restore(self, journal: Journal, now: float) -> list[Room]:
         """Journal every table from now on in ``journal``, and put back the tables that were live when its last server
