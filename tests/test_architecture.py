@@ -279,6 +279,30 @@ KNOWN_REACHES = {
 }
 
 
+def test_each_game_s_client_part_is_one_folder_that_only_the_client_registry_imports():
+    """``quatro_tui/games/<game>/`` holds a game's screens, widgets, dialogs, help marks, words and lesson; the app,
+    its shared screens and widgets reach a game only through the client's registry (``quatro_tui/games/__init__.py``).
+    A game's folder imports no other game's."""
+    package = ROOT / "quatro_tui"
+    folders = sorted(path.parent for path in (package / "games").glob("*/__init__.py"))
+    names = {folder.name for folder in folders}
+    assert {"quatro", "quarto"} <= names
+    for folder in folders:
+        assert "client.py" in {path.name for path in folder.glob("*.py")}, folder
+    for path in sorted(package.rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        own = next((folder.name for folder in folders if path.is_relative_to(folder)), None)
+        reached = {
+            module.split(".")[2]
+            for module in imported_modules(path)
+            if module.startswith("quatro_tui.games.") and module.split(".")[2] in names
+        }
+        if own is not None:
+            assert reached <= {own}, (name, reached)
+        elif name != "quatro_tui/games/__init__.py":
+            assert not reached, (name, reached)
+
+
 def naming_a_game(folders: tuple[str, ...], word: str = "quarto", root: Path = ROOT) -> list[str]:
     """The product files (code and styles) under ``folders`` outside the allow-list whose text names ``word``
     (any case)."""

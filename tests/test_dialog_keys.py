@@ -11,14 +11,16 @@ from collections import defaultdict
 from textual.binding import Binding
 from textual.screen import ModalScreen
 
-import quatro_tui.screens as screens
+import quatro_tui
 
 
 def dialogs() -> list[type[ModalScreen[object]]]:
-    """Every modal screen of the client's screens package."""
+    """Every modal screen of the client: its own screens and every game's (``quatro_tui/games/<game>/``)."""
     found: list[type[ModalScreen[object]]] = []
-    for info in pkgutil.iter_modules(screens.__path__):
-        module = importlib.import_module(f"{screens.__name__}.{info.name}")
+    for info in pkgutil.walk_packages(quatro_tui.__path__, "quatro_tui."):
+        if info.name.endswith(".__main__"):
+            continue  # the command line itself, run on import
+        module = importlib.import_module(info.name)
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if issubclass(cls, ModalScreen) and cls.__module__ == module.__name__:
                 found.append(cls)

@@ -17,9 +17,9 @@ from quatro_server.games.quatro.lesson import SCENES
 from quatro_tui.app import Play
 from quatro_tui.games import client_game
 from quatro_tui.games.quarto.screen import QuartoScreen
+from quatro_tui.games.quatro.screens.signing import SigningScreen
+from quatro_tui.games.quatro.screens.table import TableScreen
 from quatro_tui.lessons.coach import Coach, LessonApp
-from quatro_tui.screens.signing import SigningScreen
-from quatro_tui.screens.table import TableScreen
 
 pytestmark = pytest.mark.timeout(120)
 

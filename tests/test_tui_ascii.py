@@ -16,7 +16,7 @@ from helpers.tui import run, until
 from quatro_tui import words
 from quatro_tui.app import QuatroApp
 from quatro_tui.games.quatro.client import PHASE_SCREENS
-from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
+from quatro_tui.games.quatro.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
 

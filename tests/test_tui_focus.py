@@ -11,8 +11,8 @@ from quatro_shared import protocol as p
 
 from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - fixtures
 from quatro_tui.app import Join, QuatroApp
-from quatro_tui.screens.signing import SigningScreen
-from quatro_tui.screens.table import TableScreen
+from quatro_tui.games.quatro.screens.signing import SigningScreen
+from quatro_tui.games.quatro.screens.table import TableScreen
 
 pytestmark = pytest.mark.timeout(60)
 

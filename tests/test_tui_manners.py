@@ -11,11 +11,11 @@ from quatro_shared.views import Phase
 from helpers.snapshot_games import NOW, round_game, sent_fields, signing_game
 from helpers.tui import quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import QuatroApp
+from quatro_tui.games.quatro.screens.dialogs import ConfirmCall
+from quatro_tui.games.quatro.screens.reveal import RevealScreen
+from quatro_tui.games.quatro.screens.signing import SigningScreen
+from quatro_tui.games.quatro.screens.table import TableScreen
 from quatro_tui.guard import KEY_GUARD, KeyGuard
-from quatro_tui.screens.dialogs import ConfirmCall
-from quatro_tui.screens.reveal import RevealScreen
-from quatro_tui.screens.signing import SigningScreen
-from quatro_tui.screens.table import TableScreen
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -103,7 +103,7 @@ def test_a_pulse_appears_in_every_seats_feed_and_the_partners_sign_is_marked(qua
 
     from quatro_tui.app import Join
     from quatro_tui.game import Game
-    from quatro_tui.widgets import SeatBox
+    from quatro_tui.games.quatro.widgets import SeatBox
     from test_tui_round import close_all, shown, sit_down
 
     monkeypatch.setattr(KeyGuard, "guard", 0.0)  # sit_down presses keys the moment each screen appears
@@ -155,7 +155,7 @@ def test_a_pulse_appears_in_every_seats_feed_and_the_partners_sign_is_marked(qua
 
 
 def test_the_latest_pulse_stays_on_its_seat_fading_until_the_next():
-    from quatro_tui.widgets import SeatBox
+    from quatro_tui.games.quatro.widgets import SeatBox
 
     async def body():
         game = round_game(6)  # seat 2 pulsed an owl 0.3 s ago (a decoy); the partner (seat 3) our fox
@@ -361,7 +361,7 @@ def test_quitting_mid_round_asks_first():
 @pytest.mark.parametrize("host", [True, False])
 def test_at_the_match_end_the_host_plays_again_and_only_the_host_sees_the_key(host):
     from helpers.snapshot_games import over_game
-    from quatro_tui.screens.reveal import MatchEndScreen
+    from quatro_tui.games.quatro.screens.reveal import MatchEndScreen
 
     async def body():
         game = over_game(4)

@@ -15,7 +15,7 @@ from helpers.snapshot_games import over_game, renamed, reveal_game, room_game, r
 from helpers.tui import run, until
 from quatro_tui.app import QuatroApp
 from quatro_tui.games.quatro.client import PHASE_SCREENS
-from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
+from quatro_tui.games.quatro.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.lobby import LobbyScreen
 

@@ -46,9 +46,9 @@ def test_the_too_small_notice_looks(snap_compare):
 @pytest.mark.parametrize("players", [6, 8])
 def test_the_counter_team_picker_leaves_every_seat_in_sight(players, size):
     """Choosing whom to accuse is done watching their channels: the picker covers no seat."""
-    from quatro_tui.screens.dialogs import CounterTeam
-    from quatro_tui.screens.table import TableScreen
-    from quatro_tui.widgets import SeatBox
+    from quatro_tui.games.quatro.screens.dialogs import CounterTeam
+    from quatro_tui.games.quatro.screens.table import TableScreen
+    from quatro_tui.games.quatro.widgets import SeatBox
 
     async def body():
         app = QuatroApp(game=round_game(players))

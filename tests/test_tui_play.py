@@ -17,10 +17,10 @@ from quatro_server.games.quatro.bots import LEVELS
 from quatro_server.net.addresses import machine_interfaces, reachable_addresses
 from quatro_tui.app import Join, Play, QuatroApp
 from quatro_tui.cli import parser, play_seats
+from quatro_tui.games.quatro.screens.signing import SigningScreen
+from quatro_tui.games.quatro.screens.table import TableScreen
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import BotLevel, RoomScreen
-from quatro_tui.screens.signing import SigningScreen
-from quatro_tui.screens.table import TableScreen
 from quatro_tui.settings import RememberedSeat, Settings, config_path, default_name, wants_ascii
 from test_tui_names import screen_text
 
@@ -313,8 +313,8 @@ def test_play_back_to_the_lobby_at_the_match_end_shows_the_private_servers_lobby
     """``l back to the lobby`` after a ``quatro play`` match is the lobby of its server, where the player makes the next
     table themselves: not a new match begun behind a blank screen."""
     from helpers.tui import PATIENT_TIMING
-    from quatro_tui.screens.dialogs import ConfirmCall
-    from quatro_tui.screens.reveal import MatchEndScreen
+    from quatro_tui.games.quatro.screens.dialogs import ConfirmCall
+    from quatro_tui.games.quatro.screens.reveal import MatchEndScreen
 
     timing = tmp_path / "quick.toml"
     timing.write_text("".join(f"{k} = {v}\n" for k, v in {**PATIENT_TIMING, "target_score": 1}.items()))
@@ -353,9 +353,9 @@ def test_join_back_to_the_lobby_at_the_match_end_stays_on_the_same_connection(tm
     """``l`` at a match end on a server joined with ``quatro join``: the lobby at once, on the link already open (a
     new connection and hello took two seconds with nothing on screen, and keys typed meanwhile landed elsewhere)."""
     from helpers.tui import PATIENT_TIMING
+    from quatro_tui.games.quatro.screens.dialogs import ConfirmCall
+    from quatro_tui.games.quatro.screens.reveal import MatchEndScreen
     from quatro_tui.local_server import LocalServer
-    from quatro_tui.screens.dialogs import ConfirmCall
-    from quatro_tui.screens.reveal import MatchEndScreen
 
     timing = tmp_path / "quick.toml"
     timing.write_text("".join(f"{k} = {v}\n" for k, v in {**PATIENT_TIMING, "target_score": 1}.items()))

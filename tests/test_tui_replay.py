@@ -29,13 +29,13 @@ from quatro_server.replay.seat import seat_replay
 from quatro_server.tables.lobby import Lobby
 from quatro_tui.app import Join, QuatroApp
 from quatro_tui.games.quarto.screen import QuartoScreen
+from quatro_tui.games.quatro.screens.reveal import MatchEndScreen, RevealScreen
+from quatro_tui.games.quatro.screens.signing import SigningScreen
+from quatro_tui.games.quatro.screens.table import TableScreen
 from quatro_tui.local_server import LocalServer
 from quatro_tui.replay.past import PastMatchesScreen
 from quatro_tui.replay.player import ReplayBar, ReplayNotes, ReplayPlayer
 from quatro_tui.replay.tape import Tape
-from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
-from quatro_tui.screens.signing import SigningScreen
-from quatro_tui.screens.table import TableScreen
 from test_journal import ask, play_to_the_end
 from test_tui_ascii import screen_text
 

@@ -19,15 +19,15 @@ from quatro_shared.views import Phase
 
 from helpers.tui import PATIENT, Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import Join, QuatroApp
-from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam
+from quatro_tui.games.quatro.screens.dialogs import ConfirmCall, CounterTeam
+from quatro_tui.games.quatro.screens.reveal import RevealScreen
+from quatro_tui.games.quatro.screens.signing import SignChoice, SigningScreen
+from quatro_tui.games.quatro.screens.table import TableScreen
+from quatro_tui.games.quatro.widgets import SeatBox, SelfPanel, VotePrompt
+from quatro_tui.games.quatro.widgets.cards import CARD_GAP, CARD_WIDTH, LABEL_WIDTH
+from quatro_tui.games.quatro.widgets.signs import CELL, SignGrid
 from quatro_tui.screens.lobby import LobbyScreen
-from quatro_tui.screens.reveal import RevealScreen
 from quatro_tui.screens.room import RoomScreen
-from quatro_tui.screens.signing import SignChoice, SigningScreen
-from quatro_tui.screens.table import TableScreen
-from quatro_tui.widgets import SeatBox, SelfPanel, VotePrompt
-from quatro_tui.widgets.cards import CARD_GAP, CARD_WIDTH, LABEL_WIDTH
-from quatro_tui.widgets.signs import CELL, SignGrid
 from quatro_tui.widgets.status import RoundLabel
 
 pytestmark = pytest.mark.timeout(90)

@@ -16,10 +16,11 @@ from quatro_tui.app import Join, QuatroApp
 from quatro_tui.cli import parser
 from quatro_tui.connection import ServerWatchEnded
 from quatro_tui.games.quarto.screen import QuartoWatchScreen
+from quatro_tui.games.quatro.screens.watch import WatchScreen
+from quatro_tui.games.quatro.widgets import CardRow
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
-from quatro_tui.screens.watch import WaitingToWatch, WatchScreen
-from quatro_tui.widgets import CardRow
+from quatro_tui.screens.watch import WaitingToWatch
 from test_tui_names import screen_text
 
 pytestmark = pytest.mark.timeout(60)

@@ -119,7 +119,7 @@ def test_the_client_never_imports_the_server():
     import sys
 
     code = (
-        "import sys, quatro_tui.app, quatro_tui.cli, quatro_tui.screens.table, quatro_tui.screens.lobby;"
+        "import sys, quatro_tui.app, quatro_tui.cli, quatro_tui.games.quatro.screens.table, quatro_tui.screens.lobby;"
         "bad = sorted(m for m in sys.modules if m.startswith('quatro_server'));"
         "assert not bad, bad"
     )

@@ -1,27 +1,26 @@
-"""Watching a table from no seat (protocol section 18): the public table, every seat alike, and the ways out.
+"""Watching a table from no seat (protocol section 18): what every game's watch screen shares, and the ways out.
 
-A watcher has no hand, no team and no channel: the screen shows the center, every seat's channel and pulses, the
-scores and, after each round, the reveal. ``WATCHING`` stays on screen with the count of watchers. ``j`` takes a
-free seat while the table waits for its match; ``escape`` or ``q`` goes back to the lobby. The keys are the same on
-every game's watch screen (``WatchKeys``).
+A watcher has no hand, no team and no channel. ``WATCHING`` stays on screen with the count of watchers
+(``WatchBanner``); ``j`` takes a free seat while the table waits for its match; ``escape`` or ``q`` goes back to the
+lobby: the keys are the same on every game's watch screen (``WATCH_BINDINGS``). Before the first view, the seats as
+they fill (``WaitingToWatch``). Each game's watch screen is in its folder (Quatro's:
+``quatro_tui.games.quatro.screens.watch``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer
 
 from quatro_shared.views import Phase
 
 from quatro_tui import words
-from quatro_tui.screens.reveal import Reveal
-from quatro_tui.widgets import CardRow, Feed, SeatBox, StatusBar
+from quatro_tui.widgets import Feed
 from quatro_tui.widgets.base import GameWidget
 
 if TYPE_CHECKING:
@@ -77,45 +76,6 @@ class WatchBanner(GameWidget):
         elif view is None and game.game_view is None:
             text.append("The match has not started: the table waits for its players.", style="dim")
         return text
-
-
-class WatchReveal(Reveal):
-    """The last round's reveal, once there is one (during a round, the table is what there is to see)."""
-
-    def draw(self) -> Text:
-        view = self.game.view
-        if view is None or view.summary is None or view.phase in (Phase.SIGNING, Phase.ROUND):
-            return Text("")
-        return super().draw()
-
-
-class WatchScreen(Screen[None]):
-    """A Quatro table from no seat: every seat's box around the center, the scores, the reveal after each round."""
-
-    if TYPE_CHECKING:
-        app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker
-
-    BINDINGS = list(WATCH_BINDINGS)
-
-    def compose(self) -> ComposeResult:
-        game = self.app.game
-        yield StatusBar()
-        yield WatchBanner(classes="pad", id="watch-banner")
-        with VerticalScroll(id="watch-body"):
-            with Vertical(id="watch-table"):
-                with Horizontal(id="watch-seats"):
-                    for seat in range(game.players):
-                        yield SeatBox(seat)
-                yield CardRow("center", " " * 4, id="center")
-            yield WatchReveal(classes="pad")
-            yield Feed(classes="pad")
-        yield Footer()
-
-    def on_screen_resume(self) -> None:
-        self.app.game_changed()
-
-    def check_action(self, action: str, parameters: tuple[Any, ...]) -> bool | None:
-        return True
 
 
 class WatchedSeats(GameWidget):

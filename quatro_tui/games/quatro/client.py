@@ -14,12 +14,12 @@ from quatro_shared.levels import LADDER, PLAY_LEVEL
 from quatro_shared.views import Phase, SeatView
 
 from quatro_tui.games.base import ClientGame, MarkRow
+from quatro_tui.games.quatro.help import RULES, symbols_rows
 from quatro_tui.games.quatro.lesson import LESSON
-from quatro_tui.screens.help import RULES, symbols_rows
-from quatro_tui.screens.reveal import MatchEndScreen, RevealScreen
+from quatro_tui.games.quatro.screens.reveal import MatchEndScreen, RevealScreen
+from quatro_tui.games.quatro.screens.signing import SigningScreen
+from quatro_tui.games.quatro.screens.table import TableScreen
 from quatro_tui.screens.room import RoomScreen
-from quatro_tui.screens.signing import SigningScreen
-from quatro_tui.screens.table import TableScreen
 
 if TYPE_CHECKING:
     from quatro_tui.game import Game
@@ -64,7 +64,8 @@ class QuatroClient(ClientGame):
         return None if phase is None else PHASE_SCREENS[phase]
 
     def watch_screen(self, game: Game) -> type[Screen[None]] | None:
-        from quatro_tui.screens.watch import WaitingToWatch, WatchScreen
+        from quatro_tui.games.quatro.screens.watch import WatchScreen
+        from quatro_tui.screens.watch import WaitingToWatch
 
         return WatchScreen if game.view is not None else WaitingToWatch
 

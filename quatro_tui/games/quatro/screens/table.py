@@ -22,9 +22,10 @@ from quatro_shared.seating import team_count
 from quatro_shared.signs import SIGNS
 from quatro_shared.views import Phase
 
+from quatro_tui.games.quatro.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
+from quatro_tui.games.quatro.widgets import CardRow, SeatBox, SelfPanel, VotePrompt
 from quatro_tui.guard import KeyGuard
-from quatro_tui.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
-from quatro_tui.widgets import CardRow, Feed, SeatBox, SelfPanel, StatusBar, VotePrompt
+from quatro_tui.widgets import Feed, StatusBar
 
 if TYPE_CHECKING:
     from textual import getters

@@ -14,10 +14,10 @@ from quatro_shared import actions as a
 from quatro_shared.signs import SIGNS
 
 from quatro_tui import words
+from quatro_tui.games.quatro.widgets.signs import SignGrid
 from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets import Feed, StatusBar
 from quatro_tui.widgets.base import GameWidget
-from quatro_tui.widgets.signs import SignGrid
 
 if TYPE_CHECKING:
     from textual import getters
