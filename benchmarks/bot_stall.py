@@ -70,6 +70,8 @@ class _Host:
     name = "bench-host"
     room: Room | None = None
     seat: int | None = None
+    person: str | None = None
+    origin: str | None = None
 
     def send(self, message: object) -> None:
         pass

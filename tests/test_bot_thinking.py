@@ -145,6 +145,8 @@ class _Host:
     name = "host"
     room: Room | None = None
     seat: int | None = None
+    person: str | None = None
+    origin: str | None = None
 
     def send(self, message: object) -> None:
         pass

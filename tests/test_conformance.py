@@ -67,6 +67,8 @@ class CorePeer:
         self.name = name
         self.room: Room | None = None
         self.seat: int | None = None
+        self.person: str | None = None
+        self.origin: str | None = None
         self.core = ClientCore(name)
         self.frames: list[tuple[dict[str, Any], Any]] = []  # each frame, and the core's view once it was taken
         self.now = 0.0

@@ -344,7 +344,7 @@ class Lobby:
         if isinstance(body, m.Replay):
             if (body.start or 0) < 0:
                 return m.Error(request.id, p.BAD_REQUEST, "start: counts from 0")
-            wait = self.guesses_by_address.wait(getattr(peer, "origin", None), now)
+            wait = self.guesses_by_address.wait(peer.origin, now)
             if wait > 0:
                 return m.refused(request.id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
         return None
@@ -365,7 +365,7 @@ class Lobby:
         password or secret, counted as a guess. A table the journal's file does not hold yet but that is live here is
         a first match under way: ``not_over``, as any match under way."""
         if missed:
-            self.guesses_by_address.missed(getattr(peer, "origin", None), now)
+            self.guesses_by_address.missed(peer.origin, now)
         body = request.body
         if (
             isinstance(reply, m.Refused)
@@ -571,7 +571,7 @@ class Lobby:
         timing_name = f.timing or self.default_timing
         if timing_name not in self.profiles:
             return m.refused(request.id, p.BAD_TIMING, f"timing profiles here: {', '.join(self.profiles)}")
-        origin = getattr(peer, "origin", None)
+        origin = peer.origin
         if origin is not None and sum(r.origin == origin for r in self.rooms.values()) >= self.max_tables_per_address:
             return m.refused(
                 request.id, p.TOO_MANY_TABLES, f"your address already has {self.max_tables_per_address} open tables"
@@ -712,7 +712,7 @@ class Lobby:
         """None when the password is right; otherwise the refusal: ``rate_limited`` while this address or this
         table must wait after too many misses (the guess is not even looked at), else ``bad_password``."""
         assert room.password is not None
-        origin = getattr(peer, "origin", None)
+        origin = peer.origin
         wait = max(self.guesses_by_address.wait(origin, now), self.guesses_by_table.wait(room.id, now))
         if wait > 0:
             return m.refused(request_id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)

@@ -59,15 +59,14 @@ WATCH_COUNT_INTERVAL = 1.0
 
 
 class Peer(Protocol):
-    """A connection as the lobby sees it. ``send`` never blocks; a peer that cannot keep up is dropped by its owner.
-
-    A peer may also have an ``origin`` (its remote address, without the port): tables and password guesses are
-    counted per origin. A peer without one (an in-process caller) is counted as origin ``None``, unlimited.
-    """
+    """A connection as the lobby sees it. ``send`` never blocks; a peer that cannot keep up is dropped by its owner."""
 
     name: str
     room: Room | None
     seat: int | None
+    #: Its remote address, without the port: tables and password guesses are counted per origin. None: a caller the
+    #: server trusts (in this process, or a trusted address), unlimited.
+    origin: str | None
     #: Who the connection's player is across sessions (a key's digest, ``quatro_server.records.identity``); None:
     #: anonymous. Said in ``hello``.
     person: str | None
@@ -595,7 +594,7 @@ class Room:
         """Fill an empty seat; a human gets a fresh secret (R19), which is returned."""
         s = self.seats[seat]
         s.name, s.bot, s.peer, s.order = name, bot, peer, next(self._orders)
-        s.person = None if peer is None else getattr(peer, "person", None)
+        s.person = None if peer is None else peer.person
         s.synced = False
         secret = None if bot is not None else secrets.token_urlsafe(SECRET_BYTES)
         s.secret = None if secret is None else digest_secret(secret)

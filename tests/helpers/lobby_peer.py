@@ -23,6 +23,7 @@ class RecordingPeer:
         self.room: Any = None
         self.seat: int | None = None
         self.person: str | None = None
+        self.origin: str | None = None  # in this process: trusted, unlimited
         self.sent: list[dict[str, Any]] = []
 
     def send(self, message: dict[str, Any] | bytes) -> None:
