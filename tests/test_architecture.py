@@ -143,6 +143,49 @@ def _server_import_graph() -> dict[str, set[str]]:
     return graph
 
 
+def _load_time_imports(tree: ast.Module) -> set[str]:
+    """What a module imports when it is loaded: its top level and its classes' bodies, not its functions' bodies
+    (imported when called) nor ``if TYPE_CHECKING:`` blocks (never run)."""
+    found: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            for block in ("body", "orelse", "finalbody"):
+                inner = getattr(node, block, None)
+                if isinstance(inner, list):
+                    visit(inner)
+            for handler in getattr(node, "handlers", []):
+                visit(handler.body)
+
+    visit(tree.body)
+    return found
+
+
+def test_the_client_s_modules_load_without_an_import_cycle():
+    """The app, its screens, the games' parts and the lessons load in layers: nothing imported at load time leads
+    back to the module importing it (a call may still import late, as the registry's screens do)."""
+    package = ROOT / "quatro_tui"
+    modules = {
+        ".".join(("quatro_tui", *path.relative_to(package).with_suffix("").parts)).removesuffix(".__init__"): path
+        for path in package.rglob("*.py")
+    }
+    graph = {
+        name: {other for other in _load_time_imports(ast.parse(path.read_text())) if other in modules and other != name}
+        for name, path in modules.items()
+    }
+    assert {"quatro_tui.app", "quatro_tui.games", "quatro_tui.lessons.coach"} <= set(graph)
+    assert _cycles(graph) == []
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan)."""
     index: dict[str, int] = {}
