@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from quatro_shared import events as e
@@ -47,6 +47,8 @@ class TeamTally(SideTally):
     counters_right: int = 0
     counters_wrong: int = 0
     reshuffles: int = 0
+    #: Calls by the team's first and second player (a pair ``A/B``: A in seat t, B its partner): right, wrong.
+    calls_by_player: list[list[int]] = field(default_factory=lambda: [[0, 0], [0, 0]])
 
 
 @dataclass
@@ -149,6 +151,8 @@ class QuatroSimulation(Simulation):
         team = tally.teams[team_of(event.by, room.players)]
         name = ("calls_" if event.outcome == "call" else "counters_") + ("right" if event.right else "wrong")
         setattr(team, name, getattr(team, name) + 1)
+        if event.outcome == "call":
+            team.calls_by_player[0 if event.by < room.players // 2 else 1][0 if event.right else 1] += 1
 
     def report(self, tally: Tally, result: dict[str, Any]) -> None:
         assert isinstance(tally, QuatroTally)
@@ -156,6 +160,7 @@ class QuatroSimulation(Simulation):
         for entry, team in zip(result["teams"], tally.teams):
             for name in ("calls_right", "calls_wrong", "counters_right", "counters_wrong", "reshuffles"):
                 entry[name] = getattr(team, name)
+            entry["calls_by_player"] = [list(calls) for calls in team.calls_by_player]
         result["rounds"] = {
             "total": tally.rounds,
             **{
