@@ -462,6 +462,7 @@ class ClientCore:
         if proving is not None and request is proving.prove:
             self._proving = None
             if not isinstance(reply, m.MovedTo):
+                assert type(request_id) is int  # the id it was pending under
                 return self._proved(frame, request_id, proving, reply)
             request = proving.redirect.request  # the table moved on: it is asked (and proved) there
         if isinstance(reply, m.MovedTo):
