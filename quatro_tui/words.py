@@ -77,8 +77,8 @@ NO_ANSWER = "the connection to the server was lost before it answered"
 #: ``unproven_move`` itself, protocol 8: the server it names is the one that was not trusted).
 LOBBY_REFUSAL_WORDS: dict[str, str] = {
     UNPROVEN_MOVE: (
-        "the lobby's directory pointed at a server that could not prove it holds this table, "
-        "so nothing secret (no password, no seat secret) was sent there"
+        "the lobby's directory pointed at a server that could not prove it holds this table (or the password or "
+        "seat secret is wrong, which no server can prove), so nothing secret was sent there"
     ),
 }
 #: The screen said when a seat's rejoin was kept from a server that could not prove it holds the table.

@@ -241,8 +241,8 @@ def unproven(request_id: int | None, table: int, where: str, why: str) -> m.Refu
     return m.refused(
         request_id,
         p.UNPROVEN_MOVE,
-        f"the lobby's directory sent table {table} to {where}, which could not prove it holds the table "
-        f"({why}): nothing secret was sent there",
+        f"the lobby's directory sent table {table} to {where}, which could not prove it holds the table's "
+        f"secret ({why}); a wrong secret or password cannot be proved either: nothing secret was sent there",
     )
 
 

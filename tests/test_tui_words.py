@@ -205,5 +205,6 @@ def test_an_unproven_move_is_told_in_the_players_words_whatever_the_cores_messag
     reply = m.refused(4, p.UNPROVEN_MOVE, "the lobby's directory sent table 7 to 10.6.6.6:6666, ...")
     why = words.why_not(reply)
     assert "could not prove it holds this table" in why and "nothing secret" in why
+    assert "or the password or seat secret is wrong" in why  # which the client cannot tell from a forger
     assert words.refusal(m.Join(7, "pw"), reply, False) == words.sentence(why)
     assert words.ended(why).endswith(".")
