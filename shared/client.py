@@ -501,7 +501,7 @@ class ClientCore:
         """Why ``reply`` does not prove the secret ``proving`` is for; None when it does."""
         if isinstance(reply, (m.Refused, m.Error)):
             said = reply.reason if isinstance(reply, m.Refused) else reply.code
-            return f"it answered {said}: {reply.message}"
+            return f"it answered {said[:40]!r}: {reply.message[:80]!r}"  # words of a server not trusted: quoted
         if not isinstance(reply, m.Ok) or not isinstance(reply.payload, m.Proof):
             return "it answered something else"
         redirect, prove, payload = proving.redirect, proving.prove, reply.payload
