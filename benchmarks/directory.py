@@ -195,11 +195,12 @@ class Client:
     async def join_following(self, table: int) -> m.Reply:
         """A join, following ``moved`` as every client does."""
         reply = await self.request(m.Join(table))
-        while isinstance(reply, m.MovedTo) and self.core.redirect is not None:
-            assert self.stream is not None
-            host, port = self.core.redirect.address(HOST)
-            await self.stream.aclose()
-            await self.connect(port)
+        while self.core.redirect is not None:
+            if self.core.redirect.connect:  # a ``moved``; a right proof (a request with a secret) stays on the link
+                assert self.stream is not None
+                host, port = self.core.redirect.address(HOST)
+                await self.stream.aclose()
+                await self.connect(port)
             reply = await self.ask(self.core.repeat)
         return reply
 

@@ -342,6 +342,11 @@ class QuatroApp(App[str | None]):
             if not await self.push_screen(question, wait_for_dismiss=True):
                 return False
             reply = await self.conn.request(m.Rejoin(plan.rejoin_table, plan.rejoin_secret, takeover=True))
+        if isinstance(reply, m.Refused) and reply.reason in words.LOBBY_REFUSAL_WORDS:
+            # The directory named a server that could not prove it holds the table: the secret was kept; say so.
+            text = words.sentence(words.LOBBY_REFUSAL_WORDS[reply.reason])
+            self.game.say(text)
+            self.notify(text, title=words.UNPROVEN_TITLE, severity="error", timeout=NOTICE_SECONDS, markup=False)
         if not (isinstance(reply, m.Ok) and isinstance(reply.payload, m.Rejoined)):
             return False  # that table is gone, or the seat was given up: carry on as asked
         self.game.my_seat = reply.payload.seat
@@ -679,10 +684,15 @@ class QuatroApp(App[str | None]):
             return
         self.game.link = "seat lost"
         self.game.stop_clocks()
-        self.show_link(
-            "Your seat is gone.",
-            f"The server no longer has your seat: it restarted, or the seat was given up ({message.why.rstrip('.')}).",
-        )
+        if message.reason in words.LOBBY_REFUSAL_WORDS:
+            # Not the seat's end: the directory named a server that could not prove it holds the table.
+            self.show_link(words.UNPROVEN_TITLE, words.sentence(words.LOBBY_REFUSAL_WORDS[message.reason]))
+        else:
+            self.show_link(
+                "Your seat is gone.",
+                f"The server no longer has your seat: it restarted, or the seat was given up "
+                f"({message.why.rstrip('.')}).",
+            )
         self.game_changed()
 
     # --- ways on ------------------------------------------------------------------------------

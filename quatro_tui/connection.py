@@ -49,7 +49,7 @@ from quatro_shared.client import (
     ServerBye as ByeReceived,
 )
 from quatro_shared.framing import ProtocolError
-from quatro_shared.protocol import DOOR_TOKEN_ENV, QUATRO
+from quatro_shared.protocol import DOOR_TOKEN_ENV, QUATRO, UNPROVEN_MOVE
 from quatro_shared.tls import SCHEME, Endpoint, SpeaksTls, speaks_tls_words
 
 from quatro_tui.words import unreachable
@@ -204,11 +204,14 @@ class SeqGap(LinkMessage):
 
 
 class SeatLost(LinkMessage):
-    """The seat cannot be recovered (its secret was refused, or the seat was taken over): no more retries."""
+    """The seat cannot be recovered (its secret was refused, or the seat was taken over): no more retries.
+    ``reason``: the refusal's (``unproven_move``: the directory sent the rejoin to a server that could not prove it
+    holds the table, and the secret was kept), "" when there was none."""
 
-    def __init__(self, why: str):
+    def __init__(self, why: str, reason: str = ""):
         super().__init__()
         self.why = why
+        self.reason = reason
 
 
 class Connection:
@@ -385,13 +388,18 @@ class Connection:
 
     async def _hand_over(self) -> m.Reply:
         """Connect to the server a ``moved`` named, say hello and ask again, until an answer that is not ``moved``
-        (the core gives up after ``MAX_MOVES``). Raises ``ConnectionLost`` when that server cannot be reached."""
+        (the core gives up after ``MAX_MOVES``), as the core leads (``redirect``): a request that carries a secret
+        is asked there only once that server proved it holds it (``prove``, on the same link). Raises
+        ``ConnectionLost`` when that server cannot be reached. A server that could not prove it (``unproven_move``)
+        is left at once, and this connection goes back to the server it came from."""
+        came_from = self.host, self.port
         while True:
             redirect = self.core.redirect
             assert redirect is not None
-            self.host, self.port = redirect.address(self.host)
             try:
-                await self.open()
+                if redirect.connect:
+                    self.host, self.port = redirect.address(self.host)
+                    await self.open()
                 reply = await self._request_directly(self.core.repeat)
             except (OSError, TimeoutError) as exc:
                 self._drop_link()
@@ -399,8 +407,22 @@ class Connection:
             except ConnectionLost:
                 self._drop_link()
                 raise
-            if not isinstance(reply, m.MovedTo) or self.core.redirect is None:
+            if isinstance(reply, m.Refused) and reply.reason == UNPROVEN_MOVE:
+                await self._go_back(came_from)
                 return reply
+            if self.core.redirect is None:
+                return reply
+            if self.core.redirect.connect:
+                self._drop_link()
+
+    async def _go_back(self, came_from: tuple[str, int]) -> None:
+        """Leave a server that could not prove it holds a table, for the one this connection came from (its lobby,
+        as before the request). Should that one not answer, the link is down: ``run`` reconnects there."""
+        self._drop_link()
+        self.host, self.port = came_from
+        try:
+            await self.open()
+        except (OSError, TimeoutError, ConnectionLost, ProtocolError):
             self._drop_link()
 
     async def _request_once(self, body: m.RequestBody) -> m.Reply:
@@ -528,7 +550,12 @@ class Connection:
                             self._drop_link()
                             reply = await self._hand_over()  # the table is held elsewhere now: rejoin it there
                         if not isinstance(reply, m.Ok):
-                            self._tell(SeatLost(getattr(reply, "message", "the seat could not be recovered")))
+                            self._tell(
+                                SeatLost(
+                                    getattr(reply, "message", "the seat could not be recovered"),
+                                    str(getattr(reply, "reason", "")),
+                                )
+                            )
                             self._closing = True
                             self._drop_link()
                             return

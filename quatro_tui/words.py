@@ -10,6 +10,7 @@ from quatro_shared import cards, signs, wording
 from quatro_shared import events as e
 from quatro_shared.actions import Swap
 from quatro_shared.messages import Refused, Reply, RequestBody
+from quatro_shared.protocol import UNPROVEN_MOVE
 from quatro_shared.signs import Sign
 from quatro_shared.tls import Endpoint, SpeaksTls, tls_trouble
 from quatro_shared.wording import person as person  # seats from 1, a name where there is one, as the server says
@@ -72,11 +73,25 @@ def ended(text: str) -> str:
 NO_ANSWER = "the connection to the server was lost before it answered"
 
 
+#: Lobby refusals worded by this client rather than by the server's message (the client core says
+#: ``unproven_move`` itself, protocol 8: the server it names is the one that was not trusted).
+LOBBY_REFUSAL_WORDS: dict[str, str] = {
+    UNPROVEN_MOVE: (
+        "the lobby's directory pointed at a server that could not prove it holds this table (or the password or "
+        "seat secret is wrong, which no server can prove), so nothing secret was sent there"
+    ),
+}
+#: The screen said when a seat's rejoin was kept from a server that could not prove it holds the table.
+UNPROVEN_TITLE = "The table's server could not be trusted."
+
+
 def why_not(reply: Reply | None) -> str:
     """Why ``reply`` is not the answer asked for, in words: the server's own (a refusal's, an error's), or that no
     answer came (the link went: None), or that the answer was another than asked for (a client out of step)."""
     if reply is None:
         return NO_ANSWER
+    if isinstance(reply, Refused) and reply.reason in LOBBY_REFUSAL_WORDS:
+        return LOBBY_REFUSAL_WORDS[reply.reason]
     message = getattr(reply, "message", None)
     return message or "the server answered something this client did not ask for"
 
@@ -149,6 +164,8 @@ def refusal(request: RequestBody, reply: Reply, ascii_only: bool) -> str:
     if not isinstance(reply, Refused):
         return getattr(reply, "message", "") or getattr(reply, "code", "") or "not done"
     reason, wait_ms = str(reply.reason), reply.wait_ms
+    if reason in LOBBY_REFUSAL_WORDS:
+        return sentence(LOBBY_REFUSAL_WORDS[reason])
     if reason not in wording.REFUSAL_WORDS:
         return reply.message or reason.replace("_", " ")
     take = request.take if isinstance(request, Swap) else None

@@ -26,6 +26,19 @@ carries an ``m.MovedTo``, and the core keeps the request (``redirect``). The she
 address it names, says hello and sends ``repeat()``: the same request again, whose reply is the one its caller
 waits for. A request moved ``MAX_MOVES`` times in a row is answered as refused instead (servers that disagree).
 
+A request that carries a secret (``rejoin``'s seat secret, ``join``'s or ``watch``'s password) is not sent to the
+server a ``moved`` named before that server proved it holds the same secret (protocol 8): whoever can write to the
+directory could name a listener of their own. ``repeat()`` then sends ``prove`` (a fresh nonce; what is proved:
+``quatro_shared.proofs``) and keeps the request. A right proof leaves ``redirect`` set, with ``connect`` False:
+the shell sends ``repeat()`` again on the same connection, and that is the request itself. Any other answer (a
+wrong proof, a refusal, an error) is turned into the request's answer, refused ``unproven_move``, and nothing of the
+secret was sent. So every shell follows a ``moved`` the same way::
+
+    while core.redirect is not None:
+        if core.redirect.connect:
+            close; connect to core.redirect.address(host); hello
+        reply = the reply to core.repeat(now)
+
 It also keeps what a reconnection needs (``place``: table, seat, secret; R19), learnt from the replies to
 ``create_table``, ``join`` and ``rejoin`` and forgotten on ``leave`` or a ``bye`` ``replaced``, and the table it
 watches from no seat (``watching``, protocol section 18: its updates are followed as a seat's are, the view being
@@ -39,11 +52,13 @@ before the next one.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from quatro_shared import games as g
 from quatro_shared import messages as m
+from quatro_shared import proofs
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, encode
 from quatro_shared.game import Follower, FollowError, GameUpdate
@@ -179,11 +194,15 @@ class Place:
 
 @dataclass(frozen=True, slots=True)
 class Redirect:
-    """A request answered ``moved``: to send again (``ClientCore.repeat``) once connected to ``host``:``port``."""
+    """A request answered ``moved``: to send again (``ClientCore.repeat``) once connected to ``host``:``port``.
+    ``connect``: the shell connects there (and says hello) first; False once the server there proved it holds the
+    secret the request carries (``proven``): ``repeat`` then sends the request itself, on that connection."""
 
     host: str
     port: int
     request: m.RequestBody
+    connect: bool = True
+    proven: bool = False
 
     def address(self, current_host: str) -> tuple[str, int]:
         """Where to connect: ``host`` "" is the host this client reached the server that said ``moved`` at."""
@@ -196,6 +215,35 @@ MAX_MOVES = 3
 
 #: Requests that seat a connection, or make it watch a table: its updates are counted afresh from their reply on.
 _SEATING = (m.CreateTable, m.Join, m.Rejoin, m.Watch)
+
+
+def carried_secret(request: m.RequestBody) -> tuple[str, str] | None:
+    """What secret a request carries, as ``prove`` names it (``of``) and its value; None for a request with none:
+    ``rejoin``'s seat secret, ``join``'s and ``watch``'s password when they give one."""
+    if isinstance(request, m.Rejoin):
+        return proofs.OF_SECRET, request.secret
+    if isinstance(request, (m.Join, m.Watch)) and request.password is not None:
+        return proofs.OF_PASSWORD, request.password
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Proving:
+    """A ``prove`` sent for a moved request, and what its proof is checked against."""
+
+    prove: m.Prove
+    redirect: Redirect
+    secret: str
+
+
+def unproven(request_id: int | None, table: int, where: str, why: str) -> m.Refused:
+    """The answer to a moved request whose secret was kept (refused ``unproven_move``, said by the core)."""
+    return m.refused(
+        request_id,
+        p.UNPROVEN_MOVE,
+        f"the lobby's directory sent table {table} to {where}, which could not prove it holds the table's "
+        f"secret ({why}); a wrong secret or password cannot be proved either: nothing secret was sent there",
+    )
 
 
 class ClientCore:
@@ -241,6 +289,8 @@ class ClientCore:
         #: The request last answered ``moved``, to send again on the connection to the server it names; None: none.
         self.redirect: Redirect | None = None
         self._moves = 0
+        #: The ``prove`` sent for a moved request (``repeat``), until its reply; None: none.
+        self._proving: _Proving | None = None
 
     # --- requests out -----------------------------------------------------------------------------------
 
@@ -277,11 +327,26 @@ class ClientCore:
 
     def repeat(self, now: float) -> tuple[int, bytes]:
         """The request that was answered ``moved``, sent again: on the connection to the server it named, after
-        ``hello``. Its reply answers the request as the caller first sent it."""
-        if self.redirect is None:
+        ``hello``. Its reply answers the request as the caller first sent it. A request that carries a secret is
+        preceded by ``prove``: this sends the ``prove``, and its reply either leaves ``redirect`` set (the proof was
+        right: call ``repeat`` again, on this connection) or answers the request ``unproven_move``."""
+        redirect = self.redirect
+        if redirect is None:
             raise ValueError("no request to repeat")
-        request, self.redirect = self.redirect.request, None
-        return self.send(request, now)
+        self.redirect = None
+        carried = carried_secret(redirect.request)
+        if carried is None or redirect.proven:
+            return self.send(redirect.request, now)
+        of, secret = carried
+        table = getattr(redirect.request, "table")
+        seat = None
+        place = self.place
+        if isinstance(redirect.request, m.Rejoin) and place is not None:
+            if place.table == table and place.secret == secret:
+                seat = place.seat
+        prove = m.Prove(table, secrets.token_hex(p.MIN_NONCE_BYTES), of, seat)
+        self._proving = _Proving(prove, replace(redirect, connect=False), secret)
+        return self.send(prove, now)
 
     def resync(self, now: float) -> tuple[int, bytes]:
         """Ask for a snapshot of the seat's view on this connection (its ``seq`` goes on; the snapshot is the new
@@ -321,6 +386,7 @@ class ClientCore:
         answered. The seat, its secret and the ``seq`` are kept for the rejoin."""
         lost = list(self.pending)
         self.pending.clear()
+        self._proving = None  # a ``prove`` lost with its link proves nothing: the request stays unsent
         self._decoder = FrameDecoder()
         self.welcome = None
         self._last_sent = self._last_heard = None
@@ -392,6 +458,13 @@ class ClientCore:
             reply = m.Error(request_id if type(request_id) is int else None, exc.code, f"an unreadable reply: {exc}")
         if request is None:
             return ServerError(frame, reply, "a reply to no request of this client's")
+        proving = self._proving
+        if proving is not None and request is proving.prove:
+            self._proving = None
+            if not isinstance(reply, m.MovedTo):
+                assert type(request_id) is int  # the id it was pending under
+                return self._proved(frame, request_id, proving, reply)
+            request = proving.redirect.request  # the table moved on: it is asked (and proved) there
         if isinstance(reply, m.MovedTo):
             self._moves += 1
             if self._moves > MAX_MOVES:
@@ -409,6 +482,39 @@ class ClientCore:
         if isinstance(reply, m.Ok):
             self._learn(request, reply.payload)
         return Answered(frame, request_id, request, reply)  # type: ignore[arg-type]
+
+    def _proved(self, frame: dict[str, Any], request_id: int, proving: _Proving, reply: m.Reply) -> ClientEvent:
+        """The reply to a ``prove``: a right proof keeps the request to send (``redirect``, on this connection); any
+        other answer is the request's, refused ``unproven_move`` (its secret never sent)."""
+        redirect, prove = proving.redirect, proving.prove
+        where = f"{redirect.host or 'this host'}:{redirect.port}"
+        why = self._wrong_proof(proving, reply)
+        if why is None:
+            self.redirect = replace(redirect, connect=False, proven=True)
+            return Answered(frame, request_id, prove, reply)
+        self._moves = 0
+        refusal = unproven(request_id, prove.table, where, why)
+        return Answered(frame, request_id, redirect.request, refusal)
+
+    @staticmethod
+    def _wrong_proof(proving: _Proving, reply: m.Reply) -> str | None:
+        """Why ``reply`` does not prove the secret ``proving`` is for; None when it does."""
+        if isinstance(reply, (m.Refused, m.Error)):
+            said = reply.reason if isinstance(reply, m.Refused) else reply.code
+            return f"it answered {said[:40]!r}: {reply.message[:80]!r}"  # words of a server not trusted: quoted
+        if not isinstance(reply, m.Ok) or not isinstance(reply.payload, m.Proof):
+            return "it answered something else"
+        redirect, prove, payload = proving.redirect, proving.prove, reply.payload
+        if prove.of == proofs.OF_PASSWORD:
+            key = None if payload.salt is None else proofs.password_key(payload.salt, proving.secret)
+            if key is None:
+                return "its password proof came without a salt this client can use"
+        else:
+            key = proofs.secret_key(proving.secret)
+        expected = proofs.proof(key, prove.nonce, redirect.host, redirect.port)
+        if not proofs.matches(expected, payload.proofs):
+            return "its proof was wrong"
+        return None
 
     def _learn(self, request: m.RequestBody, payload: m.Payload) -> None:
         """What a successful request changes in what the client knows of its seat."""

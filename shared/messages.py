@@ -49,6 +49,10 @@ UpdateFrame: TypeAlias = dict[str, Any]
 PersonId = str
 #: A person key as a client sends it in ``hello``: printable, 1 to ``MAX_PERSON_KEY_LEN`` characters.
 PersonKey = str
+#: A ``prove`` nonce (protocol 8): the hex of ``MIN_NONCE_BYTES`` to ``MAX_NONCE_BYTES`` random bytes.
+Nonce = str
+#: What a ``prove`` asks a proof of: ``"secret"`` (a seat's) or ``"password"`` (the table's).
+ProofOf = str
 #: The durations of a table's timing, by name, in seconds (``target_score`` a whole number): a map of numbers.
 Durations = dict[str, float]
 
@@ -240,6 +244,20 @@ class PlayerCard(LobbyRequest):
     kind: ClassVar[str] = p.PLAYER_CARD
 
 
+@dataclass(frozen=True, slots=True)
+class Prove(LobbyRequest):
+    """Protocol 8: prove this server holds table ``table``'s secret (``of`` ``"secret"``: a seat's, ``seat``'s or,
+    left out, every seat's that has one) or its password (``of`` ``"password"``), bound to ``nonce`` and to this
+    server's address (``quatro_shared.proofs``). The client core asks it after a ``moved``, before it sends a
+    request that carries that secret (section 21)."""
+
+    table: int
+    nonce: Nonce
+    of: ProofOf
+    seat: int | None = None
+    kind: ClassVar[str] = p.PROVE
+
+
 LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Hello,
     ListTables,
@@ -262,6 +280,7 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
     Watchers,
     Leaderboard,
     PlayerCard,
+    Prove,
 )
 
 #: What a client may send: a lobby request or a player action (of any game: ``quatro_shared.games``).
@@ -500,6 +519,16 @@ class Card(Payload):
     games: tuple[GameRecord, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Proof(Payload):
+    """``prove``'s ok: the proofs (hex), one per seat asked for (in seat order), one for a password; and for a
+    password the public part of the server's stored hash (``scrypt$N$r$p$SALT``), from which the client makes the
+    key (``quatro_shared.proofs``)."""
+
+    proofs: tuple[str, ...]
+    salt: str | None = None
+
+
 #: The payload of each lobby request kind's ``ok``; a game action's is ``GAME_ACTION_PAYLOAD``.
 REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.HELLO: Welcome,
@@ -523,6 +552,7 @@ REPLY_PAYLOADS: dict[str, type[Payload]] = {
     p.WATCHERS: Done,
     p.LEADERBOARD: Standings,
     p.PLAYER_CARD: Card,
+    p.PROVE: Proof,
 }
 #: What the ``ok`` to a game action carries (of every game): nothing.
 GAME_ACTION_PAYLOAD: type[Payload] = Done

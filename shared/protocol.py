@@ -15,13 +15,16 @@ from __future__ import annotations
 import unicodedata
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
 MAX_NAME_LEN = 24
 MAX_PASSWORD_LEN = 64
 MAX_SECRET_LEN = 64
+#: A ``prove`` nonce (protocol 8): this many random bytes at least, and at most this many, written in hex.
+MIN_NONCE_BYTES = 16
+MAX_NONCE_BYTES = 64
 #: A door token in ``hello`` (protocol 4): printable, 1 to this many characters (the server issues 32).
 MAX_DOOR_TOKEN_LEN = 64
 #: The variable a door hands its visitors' clients the server's door token in; a client that finds it says it in
@@ -81,6 +84,8 @@ WATCH = "watch"
 WATCHERS = "watchers"
 LEADERBOARD = "leaderboard"
 PLAYER_CARD = "player_card"
+#: Protocol 8: after a ``moved``, ask the new server to prove it holds the table's secret before sending it (section 21).
+PROVE = "prove"
 
 #: The requests that are not game actions. Each game's player actions are requests too, one kind per action
 #: class (``quatro_shared.games.request_kinds()`` lists them all).
@@ -106,6 +111,7 @@ LOBBY_KINDS: tuple[str, ...] = (
     WATCHERS,
     LEADERBOARD,
     PLAYER_CARD,
+    PROVE,
 )
 
 # --- the games a table plays (``create_table``'s ``game``, the lobby list's ``game``) --------------------
@@ -168,6 +174,9 @@ NO_SUCH_SEAT = "no_such_seat"  # replay names a seat the table does not have
 NOT_REPLAYABLE = "not_replayable"  # the journal's record of the match does not replay as recorded
 WATCHING = "watching"  # a request a connection watching a table does not make (leave first)
 NOT_WATCHABLE = "not_watchable"  # the table's host closed it to watchers
+#: Protocol 8, said by the client core, never by a server: a ``moved`` named a server that could not prove it holds
+#: the table's secret (``prove``), so the request that carries the secret was not sent there (section 21).
+UNPROVEN_MOVE = "unproven_move"
 
 #: Why a watcher is sent back to the lobby (the ``watch_ended`` push).
 CLOSED_TO_WATCHERS = "closed_to_watchers"  # the host closed the table to watchers

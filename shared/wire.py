@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from quatro_shared import actions
+from quatro_shared import actions, proofs
 from quatro_shared import games as g
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
@@ -345,6 +345,8 @@ _BASE: dict[str, Any] = {
     "LevelName": "LevelName",
     "ChatText": "ChatText",
     "Durations": "Durations",
+    "Nonce": "Nonce",
+    "ProofOf": "ProofOf",
     "Phase": Phase,
     "Reason": Reason,
     "SeatState": SeatState,
@@ -437,6 +439,18 @@ def _text(limit: int) -> _Check:
     )
 
 
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def _is_nonce(value: Any) -> bool:
+    return (
+        type(value) is str
+        and 2 * p.MIN_NONCE_BYTES <= len(value) <= 2 * p.MAX_NONCE_BYTES
+        and len(value) % 2 == 0
+        and set(value) <= _HEX_DIGITS
+    )
+
+
 def _is_number(value: Any) -> bool:
     return type(value) in (int, float)
 
@@ -468,6 +482,11 @@ _BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
     "PersonKey": lambda: _text(p.MAX_PERSON_KEY_LEN),
     "ChatText": lambda: _text(p.MAX_CHAT_LEN),
     "Durations": lambda: _durations,
+    "Nonce": lambda: _Check(_is_nonce, f"the hex of {p.MIN_NONCE_BYTES} to {p.MAX_NONCE_BYTES} bytes"),
+    "ProofOf": lambda: _Check(
+        lambda v: v in (proofs.OF_SECRET, proofs.OF_PASSWORD),
+        f"{proofs.OF_SECRET!r} or {proofs.OF_PASSWORD!r}",
+    ),
     "UpdateFrame": lambda: _Check(lambda v: type(v) is dict and v.get("kind") == p.UPDATE, "an update"),
 }
 

@@ -188,6 +188,7 @@ SLOW_MODULES = frozenset(
         "test_metrics",
         "test_directory",
         "test_directory_lobby",
+        "test_directory_proofs",
         "test_discovery",
         "test_heartbeat_clients",
         "test_server_cli",

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from quatro_shared import messages as m
+from quatro_shared import proofs
 from quatro_shared import protocol as p
 from quatro_shared.wire import request_from_wire, to_wire
 
@@ -42,6 +43,7 @@ FRAMES: dict[str, dict[str, Any]] = {
     p.WATCHERS: {"open": False},
     p.LEADERBOARD: {},
     p.PLAYER_CARD: {"person": "bot:expert"},
+    p.PROVE: {"table": 1, "nonce": "00" * p.MIN_NONCE_BYTES, "of": proofs.OF_SECRET, "seat": 0},
     "ready": {},
     "pick_sign": {"sign": "rocket"},
     "swap": {"give": "AS", "slot": 0, "take": "KS"},

@@ -92,7 +92,7 @@ async def test_a_join_through_another_server_is_moved_and_plays_the_match(nodes)
     assert last.phase is q.Phase.OVER
 
 
-async def test_a_seat_secret_and_a_watch_work_through_any_server_and_a_wrong_secret_is_refused_where_the_table_is(
+async def test_a_seat_secret_and_a_watch_work_through_any_server_and_a_wrong_secret_goes_nowhere_but_is_refused_where_the_table_is(
     nodes,
 ):
     one, two, three = await nodes(3)
@@ -108,8 +108,13 @@ async def test_a_seat_secret_and_a_watch_work_through_any_server_and_a_wrong_sec
     back = await TestClient.connect(three.port, "bob")
     await listed(back, created["table"])
     wrong = await back.request(p.REJOIN, table=created["table"], secret="not-the-secret")
-    assert wrong["kind"] == p.REFUSED and wrong["reason"] == p.BAD_SECRET
+    # Protocol 8: no server can prove a wrong secret, so it never leaves the client (the table's server would say
+    # bad_secret to a rejoin sent to it directly); the client answers it unproven_move.
+    assert wrong["kind"] == p.REFUSED and wrong["reason"] == p.UNPROVEN_MOVE, wrong
     assert back.moves == [("127.0.0.1", one.port)]
+    direct = await TestClient.connect(one.port, "bob")
+    refused = await direct.request(p.REJOIN, table=created["table"], secret="not-the-secret")
+    assert refused["kind"] == p.REFUSED and refused["reason"] == p.BAD_SECRET  # where the table is
     again = await TestClient.connect(three.port, "bob")
     await listed(again, created["table"])
     rejoined = await again.request(p.REJOIN, table=created["table"], secret=seated["secret"], takeover=True)

@@ -548,11 +548,35 @@ def lobby_cases(table: int) -> list[tuple[dict[str, Any], str, str]]:
         ({"kind": p.PLAYER_CARD, "person": "p:nobody"}, R, p.NO_SUCH_PLAYER),
         ({"kind": p.PLAYER_CARD}, R, p.NO_SUCH_PLAYER),
         ({"kind": p.CREATE_TABLE, "players": 4, "rated": "no"}, E, BAD),
+        # ``prove`` (protocol 8): a nonce that is no nonce, a proof of nothing, a seat that is no seat.
+        ({"kind": p.PROVE, "table": table, "of": "secret"}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE}, E, BAD),
+        ({"kind": p.PROVE, "nonce": NONCE, "of": "secret"}, E, BAD),
+        ({"kind": p.PROVE, "table": str(table), "nonce": NONCE, "of": "secret"}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": "ab" * (p.MIN_NONCE_BYTES - 1), "of": "secret"}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": "ab" * (p.MAX_NONCE_BYTES + 1), "of": "secret"}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": "zz" * p.MIN_NONCE_BYTES, "of": "secret"}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": "a" * (2 * p.MIN_NONCE_BYTES + 1), "of": "secret"}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": 7, "of": "secret"}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE, "of": "everything"}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE, "of": None}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE, "of": "secret", "seat": "0"}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE, "of": "secret", "seat": None}, E, BAD),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE, "of": "secret", "secret": "guess"}, E, BAD),
+        ({"kind": p.PROVE, "table": 10**6, "nonce": NONCE, "of": "secret"}, R, p.NO_SUCH_TABLE),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE, "of": "secret", "seat": 99}, R, p.NO_SUCH_SEAT),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE, "of": "secret", "seat": -1}, R, p.NO_SUCH_SEAT),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE, "of": "secret", "seat": 1}, R, p.NO_SUCH_SEAT),
+        ({"kind": p.PROVE, "table": table, "nonce": NONCE, "of": "password"}, R, p.BAD_PASSWORD),
         # Game actions from a connection with no seat: refused before anything else.
         ({"kind": "swap", "give": "AS", "slot": "x", "take": "KS"}, R, p.NOT_SEATED),
         ({"kind": "call"}, R, p.NOT_SEATED),
         ({"kind": "counter", "team": True}, R, p.NOT_SEATED),
     ]
+
+
+#: A well-formed ``prove`` nonce: the hex of 16 bytes.
+NONCE = "5a" * p.MIN_NONCE_BYTES
 
 
 def check_reply(reply: dict[str, Any], request_id: int, kind: str, code: str) -> str | None:

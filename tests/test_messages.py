@@ -47,6 +47,8 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.PlayerCard(),
     m.PlayerCard(person="bot:expert"),
     m.PlayerCard(name="ann"),
+    m.Prove(3, "ab" * p.MIN_NONCE_BYTES, "secret", seat=1),
+    m.Prove(3, "CD" * p.MAX_NONCE_BYTES, "password"),
 ]
 
 SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, Phase.LOBBY, "standard", False, (0, 0))
@@ -131,6 +133,8 @@ REPLY_SAMPLES: list[tuple[m.Reply, type[m.Payload]]] = [
         ),
         m.Card,
     ),
+    (m.Ok(12, m.Proof(("9a" * 32, "4b" * 32))), m.Proof),
+    (m.Ok(13, m.Proof(("9a" * 32,), "scrypt$4096$8$1$" + "00" * 16)), m.Proof),
 ]
 
 

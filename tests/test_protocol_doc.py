@@ -240,6 +240,8 @@ def _lobby_messages() -> list[dict[str, Any]]:
     )
     ask(eve, protocol.LEADERBOARD, now=11.0)
     ask(eve, protocol.PLAYER_CARD, now=11.0, person="bot:expert")
+    # A proof that this server holds table 1's seat secrets (section 21, version 8).
+    ask(eve, protocol.PROVE, now=11.0, table=1, nonce="00" * protocol.MIN_NONCE_BYTES, of="secret")
 
     conn = _Conn("dee")
     hello = wire.request_from_wire(

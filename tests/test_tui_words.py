@@ -197,3 +197,14 @@ def test_a_reply_that_is_not_the_answer_says_why_in_the_servers_words_or_that_no
     assert words.why_not(m.Error(3, p.BAD_REQUEST, "offset: a whole number")) == "offset: a whole number"
     assert words.why_not(None) == words.NO_ANSWER and "lost" in words.NO_ANSWER
     assert words.why_not(m.Ok(3, m.Done())) == "the server answered something this client did not ask for"
+
+
+def test_an_unproven_move_is_told_in_the_players_words_whatever_the_cores_message():
+    """The core's own refusal (protocol 8): the directory sent the request to a server that could not prove it holds
+    the table, and nothing secret went there. The lobby's note, the feed and the command line's exit say so."""
+    reply = m.refused(4, p.UNPROVEN_MOVE, "the lobby's directory sent table 7 to 10.6.6.6:6666, ...")
+    why = words.why_not(reply)
+    assert "could not prove it holds this table" in why and "nothing secret" in why
+    assert "or the password or seat secret is wrong" in why  # which the client cannot tell from a forger
+    assert words.refusal(m.Join(7, "pw"), reply, False) == words.sentence(why)
+    assert words.ended(why).endswith(".")

@@ -24,6 +24,7 @@ import logging
 import random
 import ssl
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,10 +169,23 @@ class _Client:
         self.view_at = trio.current_time()
 
     async def request(self, body: m.RequestBody) -> m.Reply:
-        """Send a request; return its reply. Raises ``ConnectionLost`` if the connection ends first."""
+        """Send a request; return its reply. Raises ``ConnectionLost`` if the connection ends first, ``Moved`` when
+        another server holds the table it names."""
+        return await self._ask(lambda now: self.core.send(body, now))
+
+    async def follow(self) -> m.Reply:
+        """The request a ``moved`` named this server for, asked again through the core (``repeat``): a request that
+        carries a secret goes only after this server proved it holds it (``prove``, then the request on this same
+        link); else the core answers it ``unproven_move``. Raises ``Moved`` when the table moved on again."""
+        while True:
+            reply = await self._ask(self.core.repeat)
+            if self.core.redirect is None:
+                return reply
+
+    async def _ask(self, make: Callable[[float], tuple[int, bytes]]) -> m.Reply:
         if self.closed is not None:
             raise ConnectionLost(self.closed)
-        request_id, data = self.core.send(body, trio.current_time())
+        request_id, data = make(trio.current_time())
         done = self.waiting[request_id] = trio.Event()
         try:
             async with self._sending:
@@ -359,7 +373,15 @@ async def run_bot(
             nursery.start_soon(client.heartbeat)
             try:
                 _expect_ok(await client.request(m.Hello(p.PROTOCOL_VERSION, result.name)), "say hello")
-                if core.place is None:
+                if core.redirect is not None:
+                    # Sent here by a ``moved``: the same request again, through the core (which has a server prove
+                    # it holds the table before a seat secret goes to it).
+                    followed = _expect_ok(await client.follow(), f"follow table {table} to {host}:{port}")
+                    created = False
+                    if isinstance(followed, m.Seated):
+                        result.table, result.seat = followed.table, followed.seat
+                    log.info("followed name=%s table=%s seat=%s", result.name, result.table, result.seat)
+                elif core.place is None:
                     seated, created = await _take_seat(client, table, players, timing, game, against)
                     result.table, result.seat = seated.table, seated.seat
                     log.info("seated name=%s level=%s table=%d seat=%d", result.name, level, result.table, result.seat)
@@ -391,7 +413,7 @@ async def run_bot(
             raise failure
         if moved is not None:
             # Another server holds the table: ask for that very table there (the core bounds the hand-overs).
-            (host, port), table, core.redirect = moved.address, moved.table, None
+            (host, port), table = moved.address, moved.table  # the core keeps the request to ask there
             log.info("moved name=%s table=%d to=%s:%d", result.name, table, host, port)
             attempt -= 1  # a hand-over is no lost connection
             continue

@@ -27,6 +27,10 @@ class DirectoryError(Exception):
 class TableDirectory(Protocol):
     """What the lobby asks of a directory shared with other servers."""
 
+    #: This server's address as the others send players to it (``HOST:PORT``, ``:PORT``): what a ``moved`` to it
+    #: says, and what its proofs are bound to (``prove``, protocol 8).
+    address: str
+
     def new_id(self) -> int:
         """A table id no server of the directory has given or will give. Raises ``DirectoryError`` when none can be
         had (the directory does not answer)."""

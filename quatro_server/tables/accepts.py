@@ -109,6 +109,7 @@ _ROWS: dict[str, tuple[Verdict, Verdict, Verdict, Verdict, Verdict, Verdict]] = 
     p.REPLAY:         (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
     p.LEADERBOARD:    (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
     p.PLAYER_CARD:    (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
+    p.PROVE:          (HELLO_FIRST, TAKE,           TAKE,            TAKE,            TAKE,            TAKE),
     ACTION:           (HELLO_FIRST, NOT_SEATED,     NOT_STARTED,     TAKE,            TAKE,            WATCHING),
 }
 # fmt: on

@@ -20,15 +20,15 @@ import msgpack
 
 from quatro_shared import actions as a
 from quatro_shared import messages as m
+from quatro_shared import proofs, seating
 from quatro_shared import protocol as p
-from quatro_shared import seating
 from quatro_shared.framing import frame
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
 from quatro_shared.wire import to_wire
 
 from quatro_server import games
-from quatro_server.directory import DirectoryError, TableDirectory
+from quatro_server.directory import DirectoryError, TableDirectory, parse_address
 from quatro_server.games import DEFAULT_GAME
 from quatro_server.journal import Journal, Recorder, RestoredTable
 from quatro_server.journal import restore as restore_tables
@@ -36,7 +36,13 @@ from quatro_server.records import identity
 from quatro_server.records.store import Player, Records
 from quatro_server.replay.archive import Archive
 from quatro_server.tables import accepts
-from quatro_server.tables.credentials import digest_secret, hash_password, password_matches
+from quatro_server.tables.credentials import (
+    digest_secret,
+    hash_password,
+    password_matches,
+    password_proof_key,
+    secret_proof_key,
+)
 from quatro_server.tables.limits import (
     GUESS_DELAY,
     GUESS_DELAY_CAP,
@@ -147,6 +153,7 @@ class Lobby:
             p.WATCHERS: self._watchers,
             p.LEADERBOARD: self._leaderboard,
             p.PLAYER_CARD: self._player_card,
+            p.PROVE: self._prove,
             **dict.fromkeys(games.ACTION_KINDS, self._act),
         }
 
@@ -293,9 +300,9 @@ class Lobby:
         return max([0, *self.rooms, *([] if self.journal is None else [self.journal.last_id])])
 
     def unknown_table(self, request: m.Request) -> int | None:
-        """With a directory: the table a ``join``, ``rejoin`` or ``watch`` names when neither this server nor, as
+        """With a directory: the table a ``join``, ``rejoin``, ``watch`` or ``prove`` names when neither this server nor, as
         far as it was told, another holds it (the network shell looks it up in the directory before answering)."""
-        if self.directory is None or not isinstance(request.body, (m.Join, m.Rejoin, m.Watch)):
+        if self.directory is None or not isinstance(request.body, (m.Join, m.Rejoin, m.Watch, m.Prove)):
             return None
         table = request.body.table
         if table in self.rooms or self.directory.holder(table) is not None:
@@ -308,6 +315,47 @@ class Lobby:
         if where is None:
             return None
         return m.MovedTo(request_id, table, where[0], where[1])
+
+    def own_address(self) -> str:
+        """This server's address as the directory gives it to the other servers, and so as a ``moved`` to it says it,
+        written as a proof binds it (``quatro_shared.proofs.address_text``); "" without a directory."""
+        told = "" if self.directory is None else self.directory.address
+        try:
+            host, port = parse_address(told)
+        except ValueError:
+            return ""
+        return proofs.address_text(host, port)
+
+    def _prove(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
+        """Protocol 8 (section 21): a proof that this server holds the table's seat secrets or its password, made
+        from what it keeps of them (digests) and bound to the client's nonce and this server's address. Another
+        server's table is ``moved`` (a proof is asked where the table is); a table nobody holds, ``no_such_table``.
+        A password proof can be checked offline against guesses (at scrypt's cost): it counts as a guess from the
+        address, and waits as a wrong password does."""
+        f = request.body
+        assert isinstance(f, m.Prove)
+        room = self.rooms.get(f.table)
+        if room is None:
+            return self._moved(request.id, f.table) or m.refused(request.id, p.NO_SUCH_TABLE, f"no table {f.table}")
+        address = self.own_address()
+        if f.of == proofs.OF_PASSWORD:
+            made = None if room.password is None else password_proof_key(room.password)
+            if made is None:
+                return m.refused(request.id, p.BAD_PASSWORD, f"table {f.table} has no password to prove")
+            origin = getattr(peer, "origin", None)
+            wait = self.guesses_by_address.wait(origin, now)
+            if wait > 0:
+                return m.refused(request.id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
+            self.guesses_by_address.missed(origin, now)
+            public, key = made
+            return m.Ok(request.id, m.Proof((proofs.proof_for(key, f.nonce, address),), public))
+        if f.seat is not None and not 0 <= f.seat < len(room.seats):
+            return m.refused(request.id, p.NO_SUCH_SEAT, f"table {f.table} has no seat {f.seat}")
+        asked = room.seats if f.seat is None else [room.seats[f.seat]]
+        keys = [key for key in (secret_proof_key(s.secret) for s in asked if s.secret is not None) if key is not None]
+        if not keys:
+            return m.refused(request.id, p.NO_SUCH_SEAT, f"no seat with a secret there at table {f.table}")
+        return m.Ok(request.id, m.Proof(tuple(proofs.proof_for(key, f.nonce, address) for key in keys)))
 
     # --- the journal ---------------------------------------------------------------------------
 

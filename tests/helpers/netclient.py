@@ -19,7 +19,7 @@ from quatro_shared import protocol as p
 from quatro_shared import quarto as q
 from quatro_shared.client import Answered, ClientCore, ClientEvent, Place, SeatingChanged, Updated
 from quatro_shared.framing import encode
-from quatro_shared.messages import Ping
+from quatro_shared.messages import Ping, Refused
 from quatro_shared.views import SeatView
 from quatro_shared.wire import request_from_wire, to_wire
 
@@ -104,8 +104,18 @@ class TestClient:
                     continue
                 self.frames.append(event.frame)
                 self._track(event)
-                self.pending.append(event.frame)
+                self.pending.append(self._answer(event))
         return self.pending.pop(0)
+
+    @staticmethod
+    def _answer(event: ClientEvent) -> dict[str, Any]:
+        """The map a test reads for ``event``: the frame as it came, or, where the core answered otherwise (a
+        ``moved`` past ``MAX_MOVES``, a ``prove`` that proved nothing: ``unproven_move``), the core's answer."""
+        if isinstance(event, Answered) and event.reply.kind != event.frame.get("kind"):
+            return to_wire(event.reply)
+        if isinstance(event, Answered) and isinstance(event.reply, Refused) and event.reply.reason == p.UNPROVEN_MOVE:
+            return to_wire(event.reply)
+        return event.frame
 
     async def _heartbeat(self) -> None:
         """A ping when the core says one is due (a test client idle while others play is still heard from)."""
@@ -142,8 +152,9 @@ class TestClient:
             while True:
                 frame = await self._read_frame()
                 assert frame is not None, f"connection closed while waiting for the reply to {kind}"
-                if frame.get("id") == request_id and frame["kind"] == p.MOVED:
-                    # Another server holds the table (protocol section 21): the core follows it, as every client does.
+                if frame.get("id") == request_id and frame["kind"] in p.SERVER_KINDS and self.core.redirect is not None:
+                    # Another server holds the table (protocol section 21): the core follows it, as every client does
+                    # (a ``moved``, or a right proof that the request's secret may be sent there).
                     request_id = await self._follow()
                     continue
                 if frame.get("id") == request_id and frame["kind"] in (p.OK, p.REFUSED, p.ERROR):
@@ -152,9 +163,14 @@ class TestClient:
                 kept.append(frame)
 
     async def _follow(self) -> int:
-        """Connect to the server a ``moved`` named, say hello there and send the moved request again: its id."""
+        """Connect to the server a ``moved`` named, say hello there and send the moved request again (or, for one
+        that carries a secret, the core's ``prove`` first; once proven, the request on the same link): its id."""
         redirect = self.core.redirect
         assert redirect is not None
+        if not redirect.connect:
+            request_id, data = self.core.repeat(trio.current_time())
+            await self.send_raw(data)
+            return request_id
         host, port = redirect.address(self.stream.socket.getpeername()[0])
         await self.stream.aclose()
         self.core.connection_lost()
