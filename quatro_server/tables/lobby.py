@@ -342,7 +342,7 @@ class Lobby:
             made = None if room.password is None else password_proof_key(room.password)
             if made is None:
                 return m.refused(request.id, p.BAD_PASSWORD, f"table {f.table} has no password to prove")
-            origin = getattr(peer, "origin", None)
+            origin = peer.origin
             wait = self.guesses_by_address.wait(origin, now)
             if wait > 0:
                 return m.refused(request.id, p.RATE_LIMITED, "too many wrong passwords: wait before trying again", wait)
