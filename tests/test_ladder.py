@@ -717,6 +717,8 @@ def test_two_expert_partners_keep_the_key_without_four_break_it_with_the_swap_th
         sign = SIGNS[trial % len(SIGNS)]
         hand, center = ("KS", "KH", "QS", "JS"), ("KD", "AH", "10S", "KC")
         for bot, seat, own in ((maker, 0, hand), (partner, 2, ("AS", "QH", "JD", "10D"))):
+            # Each has already seen the other keep the key (``KEY_PROOF`` swaps): the pair's own convention is on.
+            bot._partner, bot._key_kept = 2 - seat, bots.KEY_PROOF
             bot.observe([e.MatchStarted(4, 5), e.SigningStarted(1), e.SignChosen(0, sign, None), e.RoundOpened(1)])
             bot.observe([e.Dealt(center, 0, False), e.HandDealt(seat, own)])
         mview = seat_view(hand=hand, center=center, sign=sign)
@@ -742,6 +744,19 @@ def test_two_expert_partners_keep_the_key_without_four_break_it_with_the_swap_th
     # To the table, a change of channel comes with the four-making swap as often as the key says it would not:
     # whatever the key, about half the time.
     assert changes[True] == 0 and changes[False] > 0
+
+
+def test_expert_beside_a_bot_it_has_not_seen_keep_the_key_shows_its_sign_with_the_swap_that_makes_four():
+    """A new bot partner is read by the documented convention: the four goes up as the team's sign, key or not."""
+    for trial in range(20):
+        maker = ExpertBot(random.Random(trial))
+        sign = SIGNS[trial % len(SIGNS)]
+        hand, center = ("KS", "KH", "KC", "JS"), ("KD", "AH", "10S", "QC")
+        maker.observe([e.MatchStarted(4, 5), e.SigningStarted(1), e.SignChosen(0, sign, None), e.RoundOpened(1)])
+        maker.observe([e.Dealt(center, 0, False), e.HandDealt(0, hand)])
+        actions = maker.decide(seat_view(hand=hand, center=center, sign=sign), 0.0)
+        assert isinstance(actions[0], a.Swap) and actions[0].take == "KD", actions
+        assert a.ChooseEmoji(sign) in actions and not maker._paired, actions
 
 
 def _played(actions, seat, center):

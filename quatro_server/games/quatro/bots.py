@@ -16,7 +16,7 @@ The ladder (``quatro_shared.levels``), weakest first:
 - ``hard``: ``normal`` plus reading the table (``TableReader``): every public swap tells it part of each hand,
   every reveal teaches it how each seat signals; it counters, calls early, blocks, reshuffles and sends decoys.
 - ``expert``: ``hard`` without its tells; it learns what each pair's signal is from the reveals (``SignalLearner``),
-  reads and denies the cards, and with a bot partner keeps a convention keyed by the team's sign (``keyed_toggle``).
+  reads and denies the cards, and with an expert partner keeps a convention keyed by the team's sign (``keyed_toggle``).
 ``random`` (legal actions at random) is the baseline for tests and simulations. ``docs/bots.md`` explains
 how each level reasons, and how to write a bot of one's own (``make_bot("module:Class")``).
 
@@ -1454,9 +1454,12 @@ class ExpertBot(HardBot):
       counters aim at its bait (``HOLD_BAR``).
     - It weighs swaps by a count of where the missing cards are (``_reach``), and against a table that counters on
       the cards takes the ranks opponents begin to collect (``_deny``).
-    - With a bot partner, the channel changes with a swap exactly when a key drawn from the team's sign says so,
-      and the swap that makes four breaks the key (``keyed_toggle``): the partner calls a look later, and the
-      table sees a channel change with half the swaps, four or not.
+    - With a bot partner, the channel changes with a swap exactly when a key drawn from the team's sign says so
+      (``keyed_toggle``): the table sees a channel change with half the swaps. It reads its partner as it reads a
+      person, by the documented convention (the team's sign on the channel means four), until the partner's own
+      swaps show that it keeps the key too (``KEY_PROOF``: only another expert does). From then on, and only with
+      such a partner, the swap that makes four breaks the key and the partner calls a look later, four or not
+      never shown; with any other partner it shows the team's sign on four, as the convention says.
     """
 
     level = "expert"
@@ -1469,7 +1472,10 @@ class ExpertBot(HardBot):
         # The pair's own convention, with a bot partner: keyed by the team's sign (``keyed_toggle``).
         self._sign: Sign | None = None
         self._partner: int | None = None
-        self._paired = False  # our partner is a bot: the keyed convention is on
+        self._bot_partner = False  # our partner is a bot: our channel changes with our swaps by the key
+        self._paired = False  # our partner has shown that it keeps the key too: the pair's own convention is on
+        self._key_kept = 0  # the partner's swaps whose channel change (or none) the key foretold
+        self._key_missed = 0  # ... and those it did not
         self._swaps_made: dict[int, int] = {}  # swaps this deal, by seat (ours and our partner's)
         self.keyed_four = False  # the partner's latest swap broke the key: it holds four
         self._watching = False  # in a round: glancing at the table every ``WATCH_GLANCE`` s
@@ -1484,16 +1490,24 @@ class ExpertBot(HardBot):
                 self._beats += 1
             elif isinstance(event, (e.Dealt, e.SigningStarted, e.RoundEnded)):
                 self._swaps_made, self.keyed_four = {}, False
+                if isinstance(event, e.SigningStarted):
+                    self._sign = None  # a new round, a new sign: the key is unknown until it is chosen
+            elif isinstance(event, e.SignChosen):
+                self._sign = event.sign  # our team's (R6: nobody else is told it)
             elif isinstance(event, e.Swapped):
                 made = self._swaps_made[event.seat] = self._swaps_made.get(event.seat, 0) + 1
-                if event.seat == self._partner and self._paired and self._sign is not None:
+                if event.seat == self._partner and self._bot_partner and self._sign is not None:
                     # The toggle, if any, comes in the same batch as the swap it goes with.
                     toggled = any(
                         isinstance(later, (e.ChannelTaken, e.ChannelReleased)) and later.seat == event.seat
                         for later in events[i + 1 :]
                     )
                     expected = keyed_toggle(self._sign, self._deals, event.seat, made)
-                    self.keyed_four = made >= HAND_SIZE - DEALT_MAX and toggled != expected
+                    if toggled == expected:
+                        self._key_kept += 1
+                    else:
+                        self._key_missed += 1
+                    self.keyed_four = self._paired and made >= HAND_SIZE - DEALT_MAX and toggled != expected
 
     def sign(self, view: SeatView) -> list[a.Action]:
         self._note(view)
@@ -1542,8 +1556,12 @@ class ExpertBot(HardBot):
         return due is not None and previous < due[1] - REACT_SLACK <= now
 
     def _note(self, view: SeatView) -> None:
+        if view.partner != self._partner:
+            self._key_kept = self._key_missed = 0  # a new partner: what the last one showed says nothing of it
         self._sign, self._partner = view.sign, view.partner
-        self._paired = view.seats[view.partner].bot
+        self._bot_partner = view.seats[view.partner].bot
+        seen = self._key_kept + self._key_missed
+        self._paired = self._bot_partner and seen >= KEY_PROOF and self._key_missed <= KEY_SLIP * seen
 
     def pick_sign(self, view: SeatView) -> Sign:
         return self.rng.choice(SIGNS)  # any of the 24: a decoy that repeats an old sign proves nothing
@@ -1577,7 +1595,7 @@ class ExpertBot(HardBot):
                 bait = self._bait_now(view, now, glance, previous)
                 if bait is None:
                     return []
-                return self._keyed_swap(view, bait, False, []) if self._paired else [bait]
+                return self._keyed_swap(view, bait, False, []) if self._bot_partner else [bait]
         four = is_four(view.hand)
         actions = self._channel(view, four)
         if four:
@@ -1590,7 +1608,7 @@ class ExpertBot(HardBot):
                 self._stuck_since = None
                 after = list(view.hand)
                 after[after.index(swap.give)] = swap.take
-                if self._paired:
+                if self._bot_partner:
                     return self._keyed_swap(view, swap, is_four(after), actions)
                 if is_four(after):
                     # The sign goes up with the swap (chosen after it, so a refused swap shows nothing).
@@ -1648,14 +1666,23 @@ class ExpertBot(HardBot):
         return (1.0 - q) * loss / (gain + 2.0 * (1.0 - q) * loss + q * third) + COUNTER_MARGIN * (1.0 - q)
 
     def _keyed_swap(self, view: SeatView, swap: a.Swap, four: bool, actions: list[a.Action]) -> list[a.Action]:
-        """With a bot partner: the channel changes (taken or released) with a swap exactly when the key says so,
-        except with the swap that makes four, which breaks the key; the partner calls on the break at once.
+        """With a bot partner: the channel changes (taken or released) with a swap exactly when the key says so.
+        With a partner that keeps the key too (``_paired``), the swap that makes four breaks the key and the partner
+        calls on the break at once; with any other, the swap that makes four shows the team's sign, as the
+        documented convention says (the channel kept or taken for it, whatever the key).
 
         To anyone without the team's sign, a channel changes with about half of our swaps, four or not.
         """
         assert view.sign is not None
         made = self._swaps_made.get(view.seat, 0) + 1
-        toggle = keyed_toggle(view.sign, self._deals, view.seat, made) != (four and made >= HAND_SIZE - DEALT_MAX)
+        breaks = four and self._paired and made >= HAND_SIZE - DEALT_MAX
+        toggle = keyed_toggle(view.sign, self._deals, view.seat, made) != breaks
+        if four and not self._paired:
+            if view.channel_held:
+                return [swap, a.ChooseEmoji(view.sign)]
+            if view.channel_wait_ms > 0:
+                return actions + [swap]  # the sign goes up as soon as the channel may be taken (``_channel``)
+            return [swap, a.TakeChannel(), a.ChooseEmoji(view.sign)]
         if toggle and view.channel_wait_ms > 0:
             self.look_at(self._now + view.channel_wait_ms / 1000)
             return actions  # the swap waits for the channel: the key must be kept (or broken) with it
@@ -1668,8 +1695,10 @@ class ExpertBot(HardBot):
     def _channel(self, view: SeatView, four: bool) -> list[a.Action]:
         """Up from the start, a fresh decoy at every beat; the sign only on four of a kind. With a bot partner the
         channel changes only with swaps (``_keyed_swap``); while held it pulses decoys, and the sign on four."""
-        if self._paired:
+        if self._bot_partner:
             if not view.channel_held:
+                if four and not self._paired and view.channel_wait_ms <= 0:
+                    return [a.TakeChannel(), a.ChooseEmoji(view.sign)]  # the convention: four shows the sign
                 return []
             if four:
                 return [] if view.channel_sign == view.sign else [a.ChooseEmoji(view.sign)]
@@ -1826,6 +1855,11 @@ REACH_HIDDEN = 0.5
 REACH_TAKEN = 0.1
 #: The share of swaps a channel change goes with, in the keyed convention of two bot partners.
 KEYED_SHARE = 0.5
+#: The partner's swaps an expert watches before it trusts that the partner keeps the key, and the share of them the
+#: key may have missed (a four it made breaks the key; a partner that does not keep it misses half): a partner
+#: changing its channel by chance passes with a chance of 2 in 1,000 at 16 swaps, and less with every swap after.
+KEY_PROOF = 16
+KEY_SLIP = 0.15
 
 
 def keyed_toggle(sign: Sign, deal: int, seat: int, swap: int) -> bool:
