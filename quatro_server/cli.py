@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from quatro_shared.addresses import parse_address
+from quatro_shared.addresses import format_address, parse_address
 from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.protocol import DEFAULT_PORT, PROTOCOL_VERSION
@@ -34,12 +34,12 @@ from quatro_shared.wording import counted
 from quatro_server import journal, logs
 from quatro_server.bots import netbot
 from quatro_server.datadir import default_data_dir
-from quatro_server.directory import DEFAULT_TTL, DirectoryError, format_address
+from quatro_server.directory import DEFAULT_TTL, DirectoryError
 from quatro_server.directory import parse_address as parse_advertised
 from quatro_server.doors import gate as doors
 from quatro_server.doors.gate import Door, DoorThread, door_addresses, loopback, new_door_token
 from quatro_server.idle import stop_when_idle
-from quatro_server.net.addresses import join_addresses, with_port
+from quatro_server.net.addresses import join_addresses
 from quatro_server.net.announce import Announcement
 from quatro_server.net.tls import TlsConfigError, server_context
 from quatro_server.records.store import Records, RecordsError
@@ -585,10 +585,10 @@ def _serve(args: argparse.Namespace) -> int:
                     scraped = await nursery.start(metrics.serve, *metrics_at)
                 except OSError as exc:
                     raise DoorFailed(
-                        f"cannot serve metrics on {with_port(*metrics_at)}: {exc.strerror or exc}"
+                        f"cannot serve metrics on {format_address(*metrics_at)}: {exc.strerror or exc}"
                     ) from exc
                 where = scraped[0].socket.getsockname()
-                print(f"Metrics: http://{with_port(where[0], where[1])}/metrics", flush=True)
+                print(f"Metrics: http://{format_address(where[0], where[1])}/metrics", flush=True)
 
             sockets = [socket.socket(fileno=fd) for fd in args.listen_fd] if worker else None
 

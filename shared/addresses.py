@@ -8,6 +8,12 @@ from __future__ import annotations
 from quatro_shared.protocol import DEFAULT_PORT
 
 
+def format_address(host: str, port: int) -> str:
+    """(host, port) as ``HOST:PORT``, an IPv6 host in brackets; ``:PORT`` for the host "" (a directory's "the host
+    this connection reached"). The one way the product writes an address with its port."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
     """``(host, port)``, the port ``default_port`` where the text names none. Raises ``ValueError`` saying what is wrong."""
     if text.startswith("["):

@@ -23,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 
+from quatro_shared.addresses import format_address
+
 #: What a ``prove`` asks a proof of (its ``of``): a seat's secret (``rejoin``) or the table's password.
 OF_SECRET = "secret"
 OF_PASSWORD = "password"
@@ -34,9 +36,8 @@ MAX_SCRYPT_MEMORY = 64 * 1024 * 1024
 _SCHEME = "scrypt"
 
 
-def address_text(host: str, port: int) -> str:
-    """(host, port) as a proof binds it: ``HOST:PORT``, an IPv6 host in brackets, ``:PORT`` for the host ``""``."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+#: (host, port) as a proof binds it: ``HOST:PORT``, an IPv6 host in brackets, ``:PORT`` for the host "".
+address_text = format_address
 
 
 def secret_key(secret: str) -> bytes:

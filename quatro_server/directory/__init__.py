@@ -64,8 +64,3 @@ def parse_address(text: str) -> tuple[str, int]:
         raise ValueError(f"{text!r} is not HOST:PORT")
     host = host.strip("[]")
     return ("" if host == "*" else host), int(port)
-
-
-def format_address(host: str, port: int) -> str:
-    """(host, port) as ``HOST:PORT``, an IPv6 host in brackets."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

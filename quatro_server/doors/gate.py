@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from quatro_shared.addresses import format_address
 from quatro_shared.protocol import DOOR_TOKEN_ENV
 
-from quatro_server.net.addresses import with_port
 from quatro_server.server import ACCEPT_CAPACITY_ERRNOS, QuietLog
 
 log = logging.getLogger("quatro.doors")
@@ -265,7 +265,7 @@ def loopback(host: str | None, port: int) -> str:
         return f"127.0.0.1:{port}"
     if host == "::":
         return f"[::1]:{port}"
-    return with_port(host, port)
+    return format_address(host, port)
 
 
 def door_addresses(host: str | None) -> set[str]:

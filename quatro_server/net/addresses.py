@@ -10,6 +10,8 @@ import ipaddress
 import socket
 from collections.abc import Iterable, Mapping
 
+from quatro_shared.addresses import format_address
+
 #: Interfaces of containers and virtual machines on this host: reachable from here, rarely from the LAN.
 VIRTUAL_PREFIXES = ("docker", "br-", "veth", "virbr", "lxc", "lxd", "vmnet", "vboxnet", "cni", "flannel", "podman")
 
@@ -55,17 +57,12 @@ def machine_interfaces() -> dict[str, list[tuple[int, str]]]:
     return {name: [(int(a.family), a.address) for a in found] for name, found in psutil.net_if_addrs().items()}
 
 
-def with_port(address: str, port: int) -> str:
-    """``HOST:PORT``, with an IPv6 address in brackets."""
-    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
-
-
 def join_addresses(host: str | None, port: int, interfaces: InterfaceTable | None = None) -> list[str]:
     """Where players can reach a server listening on ``host`` (None, ``0.0.0.0`` or ``::``: every interface)."""
     if host not in (None, "", "0.0.0.0", "::"):
-        return [with_port(host, port)]
+        return [format_address(host, port)]
     try:
         table = machine_interfaces() if interfaces is None else interfaces
     except OSError:
         table = {}
-    return [with_port(address, port) for address in reachable_addresses(table, ipv6=host != "0.0.0.0")]
+    return [format_address(address, port) for address in reachable_addresses(table, ipv6=host != "0.0.0.0")]

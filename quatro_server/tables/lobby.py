@@ -22,6 +22,7 @@ from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import proofs, seating
 from quatro_shared import protocol as p
+from quatro_shared.addresses import format_address
 from quatro_shared.framing import frame
 from quatro_shared.profiles import STANDARD_PROFILE
 from quatro_shared.views import Phase
@@ -318,13 +319,13 @@ class Lobby:
 
     def own_address(self) -> str:
         """This server's address as the directory gives it to the other servers, and so as a ``moved`` to it says it,
-        written as a proof binds it (``quatro_shared.proofs.address_text``); "" without a directory."""
+        written as a proof binds it (``quatro_shared.addresses.format_address``); "" without a directory."""
         told = "" if self.directory is None else self.directory.address
         try:
             host, port = parse_address(told)
         except ValueError:
             return ""
-        return proofs.address_text(host, port)
+        return format_address(host, port)
 
     def _prove(self, peer: Peer, request: m.Request, now: float) -> m.Reply:
         """Protocol 8 (section 21): a proof that this server holds the table's seat secrets or its password, made
