@@ -282,6 +282,14 @@ class Walk:
         if app._exception is not None:
             raise self.fail(f"the client crashed: {app._exception!r}", app) from app._exception
 
+    def purpose(self, app: QuatroApp) -> list[str]:
+        """The keys this screen's person means to press: in the lobby, one who has never sat in a waiting room makes a
+        table (whatever the server's pushes did to the list meanwhile), so that every seed reaches the room."""
+        screen = type(app.screen).__name__
+        if screen == "LobbyScreen" and "RoomScreen" not in self.screens:
+            return ["c"]
+        return PURPOSE.get(screen, [])
+
     @staticmethod
     def leads_on(app: QuatroApp) -> bool:
         if isinstance(app.focused, Input):
@@ -297,7 +305,7 @@ class Walk:
                 for key, b in app.active_bindings.items()
                 if b.enabled and b.binding.action.split("(")[0] not in NOT_ON
             ]
-            wanted = [key for key in PURPOSE.get(type(app.screen).__name__, []) if key in offered]
+            wanted = [key for key in self.purpose(app) if key in offered]
             if wanted and self.rng.random() < 0.5:
                 offered = wanted
             if offered:
