@@ -42,12 +42,12 @@ sys.path.insert(0, str(ROOT))
 
 import trio  # noqa: E402
 
-from quatro_shared import actions as a  # noqa: E402
 from quatro_shared import messages as m  # noqa: E402
 from quatro_shared import protocol as p  # noqa: E402
-from quatro_shared import quarto as q  # noqa: E402
 from quatro_shared.client import ClientCore  # noqa: E402
-from quatro_shared.views import Phase  # noqa: E402
+from quatro_shared.games.quarto import contract as q  # noqa: E402
+from quatro_shared.games.quatro import actions as a  # noqa: E402
+from quatro_shared.games.quatro.views import Phase  # noqa: E402
 
 from quatro_server.bots import netbot  # noqa: E402
 from quatro_server.bots.games import bot_game  # noqa: E402

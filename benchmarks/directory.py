@@ -44,8 +44,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from quatro_shared import messages as m  # noqa: E402
-from quatro_shared import quarto as q  # noqa: E402
 from quatro_shared.client import Answered, ClientCore, TablesListed  # noqa: E402
+from quatro_shared.games.quarto import contract as q  # noqa: E402
 
 HOST = "127.0.0.1"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

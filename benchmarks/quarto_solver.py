@@ -44,7 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from quatro_shared import quarto as q  # noqa: E402
+from quatro_shared.games.quarto import contract as q  # noqa: E402
 
 from quatro_server.games.quarto.bots import Cells, PerfectQuartoBot  # noqa: E402
 from quatro_server.games.quarto.solver import EMPTY, Solver, deadly  # noqa: E402

@@ -82,8 +82,8 @@ import msgpack  # noqa: E402
 import trio  # noqa: E402
 
 from quatro_shared.framing import PREFIX_BYTES, FrameDecoder, encode  # noqa: E402
+from quatro_shared.games.quatro.signs import SIGNS  # noqa: E402
 from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
-from quatro_shared.signs import SIGNS  # noqa: E402
 
 from quatro_server.net.quiet import LoopWatch  # noqa: E402
 from quatro_server.server import MAX_CONNECTIONS, TIMER_SLACK  # noqa: E402

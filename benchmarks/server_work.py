@@ -53,8 +53,8 @@ import trio.testing  # noqa: E402
 from server_fanout import SEATS, paced_timing, sample_update_body  # noqa: E402
 
 from quatro_shared.framing import FrameDecoder, encode  # noqa: E402
+from quatro_shared.games.quatro.signs import SIGNS  # noqa: E402
 from quatro_shared.protocol import PROTOCOL_VERSION  # noqa: E402
-from quatro_shared.signs import SIGNS  # noqa: E402
 
 from quatro_server import journal  # noqa: E402
 from quatro_server.net.quiet import settle_heap  # noqa: E402

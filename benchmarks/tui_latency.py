@@ -35,9 +35,9 @@ from textual.message import Message  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
 from quatro_shared import messages as m  # noqa: E402
-from quatro_shared.actions import Ready, Swap  # noqa: E402
-from quatro_shared.cards import display  # noqa: E402
-from quatro_shared.views import Phase  # noqa: E402
+from quatro_shared.games.quatro.actions import Ready, Swap  # noqa: E402
+from quatro_shared.games.quatro.cards import display  # noqa: E402
+from quatro_shared.games.quatro.views import Phase  # noqa: E402
 
 from quatro_tui.app import Join, QuatroApp  # noqa: E402
 from quatro_tui.connection import Connection, ServerUpdate  # noqa: E402

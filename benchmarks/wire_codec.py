@@ -58,12 +58,14 @@ sys.path.insert(0, str(ROOT))
 
 from msgpack import packb as msgpack_packb  # noqa: E402
 
-from quatro_shared import actions as a  # noqa: E402
-from quatro_shared import events as e  # noqa: E402
 from quatro_shared import framing  # noqa: E402
 from quatro_shared import messages as m  # noqa: E402
-from quatro_shared import views as v  # noqa: E402
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode  # noqa: E402
+from quatro_shared.games.quatro import actions as a  # noqa: E402
+from quatro_shared.games.quatro import events as e  # noqa: E402
+from quatro_shared.games.quatro import views as v  # noqa: E402
+from quatro_shared.games.quatro.update import Update
+from quatro_shared.tables import LEFT_OUT_AT_DEFAULT, TablePhase
 from quatro_shared.wire import action_from_wire, push_from_wire, to_wire  # noqa: E402
 
 from quatro_server.games.quatro.engine import Table, events_for, view  # noqa: E402
@@ -86,21 +88,21 @@ def _play(players: int) -> tuple[Table, list]:
     return table, emits
 
 
-def break_update() -> m.Update:
+def break_update() -> Update:
     """Seat 0's update at the end of an 8-player round: the round's end, the reveal and the break's view."""
     table, _ = _play(8)
     emits = table.act(1, a.Call(), 5.0).events
-    return m.Update(
+    return Update(
         table=1, seq=12, snapshot=False, at=5000, events=tuple(events_for(emits, 0, 8)), view=view(table, 0, 5.0)
     )
 
 
-def swap_update() -> m.Update:
+def swap_update() -> Update:
     """Seat 1's update of seat 0's swap in a 4-player round."""
     table, _ = _play(4)
     hand, center = table.hand(0), table.center
     emits = table.act(0, a.Swap(hand[0], 0, center[0]), 1.0).events
-    return m.Update(
+    return Update(
         table=1, seq=7, snapshot=False, at=1000, events=tuple(events_for(emits, 1, 4)), view=view(table, 1, 1.0)
     )
 
@@ -113,7 +115,7 @@ def lobby_push(count: int = 50) -> m.LobbyList:
             players=(4, 6, 8)[i % 3],
             taken=i % 4,
             bots=i % 2,
-            phase=v.Phase.LOBBY,
+            phase=TablePhase.LOBBY,
             timing="standard",
             password=i % 5 == 0,
             scores=(0,) * ((4, 6, 8)[i % 3] // 2),
@@ -152,7 +154,7 @@ def _mirror() -> dict[type, Any]:
             # A field the codec leaves out at its default (LEFT_OUT_AT_DEFAULT) has that default here, left out too.
             fields = [
                 (f.name, resolve(hints[f.name]), f.default)
-                if v.LEFT_OUT_AT_DEFAULT.items() <= f.metadata.items()
+                if LEFT_OUT_AT_DEFAULT.items() <= f.metadata.items()
                 else (f.name, resolve(hints[f.name]))
                 for f in dataclasses.fields(cls)
             ]
@@ -171,7 +173,7 @@ def _mirror() -> dict[type, Any]:
 
     event_union = typing.Union[tuple(struct(cls) for cls in _event_classes())]
     view_struct = struct(v.SeatView)
-    structs[m.Update] = msgspec.defstruct(
+    structs[Update] = msgspec.defstruct(
         "Update",
         [
             ("table", int),

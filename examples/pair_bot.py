@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import random
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.cards import is_four_of_a_kind, rank_counts, rank_of
-from quatro_shared.views import SeatView
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.cards import is_four_of_a_kind, rank_counts, rank_of
+from quatro_shared.games.quatro.views import SeatView
 
 from quatro_server.games.quatro.bots import Bot
 

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol
 
 from quatro_shared import messages as m
-from quatro_shared.views import Phase
+from quatro_shared.tables import TablePhase
 
 from quatro_server.journal import Codec, Opening
 from quatro_server.records.match import MatchRecord, places_by_score
@@ -86,7 +86,7 @@ class Commentary(Protocol):
 
 class UpdateBatch(Protocol):
     """One batch of a table's events about to be told to its seats.
-    Its watchers are seat ``NO_SEAT`` of team ``NO_SEAT`` (``quatro_shared.views``): ``seen_by`` gives them the public
+    Its watchers are seat ``NO_SEAT`` of team ``NO_SEAT`` (``quatro_shared.games.quatro.views``): ``seen_by`` gives them the public
     events alone, and ``update`` a frame with nothing of a seat's own (protocol section 18)."""
 
     def seen_by(self, seat: int, team: int) -> tuple[int, ...]: ...
@@ -147,7 +147,7 @@ class Game(ABC):
         """Whether the match is over (a rematch may start; the room's timer has nothing more to fire)."""
 
     @abstractmethod
-    def lobby_phase(self, table: Any) -> Phase:
+    def lobby_phase(self, table: Any) -> TablePhase:
         """The table's phase in the lobby's words (``TableSummary.phase``, the ``table`` push)."""
 
     @abstractmethod

@@ -26,8 +26,8 @@ from quatro_shared import exits, games
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.profiles import PROFILE_NAMES, STANDARD_PROFILE
+from quatro_shared.tables import TablePhase
 from quatro_shared.tls import Endpoint, certificate_refused, client_context
-from quatro_shared.views import Phase
 
 from quatro_tui import words
 from quatro_tui.connection import (
@@ -434,7 +434,7 @@ class QuatroApp(App[str | None]):
             return (
                 self.game.watching is not None
                 and seating is not None
-                and seating.phase is Phase.LOBBY
+                and seating.phase is TablePhase.LOBBY
                 and any(not s.taken for s in seating.seats)
             )
         if action == "replay":
@@ -984,7 +984,7 @@ class QuatroApp(App[str | None]):
         about = (
             f"player {getattr(plan, 'name', '?')!r}; plan {type(plan).__name__}; screens "
             f"{[type(s).__name__ for s in self.screen_stack]}; table {place.table if place else None}; "
-            f"phase {self.game.phase}"
+            f"phase {self.game.phase or self.game.table_phase}"
         )
         try:
             log = write_log(error, about)

@@ -14,14 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from quatro_shared import events as e
-from quatro_shared import seating
-from quatro_shared.apply import beat_left
-from quatro_shared.cards import is_four_of_a_kind
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro.apply import beat_left
+from quatro_shared.games.quatro.cards import is_four_of_a_kind
+from quatro_shared.games.quatro.signs import SIGNS, Sign
+from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.messages import Seating
 from quatro_shared.protocol import QUATRO
-from quatro_shared.signs import SIGNS, Sign
-from quatro_shared.views import Phase, SeatView
+from quatro_shared.tables import TablePhase
 
 from quatro_tui import words
 
@@ -193,11 +194,13 @@ class Game:
 
     @property
     def phase(self) -> Phase | None:
-        if self.view is not None:
-            return self.view.phase
-        if self.seating is not None:
-            return self.seating.phase
-        return None
+        """The seat's view's phase; None before the first view."""
+        return None if self.view is None else self.view.phase
+
+    @property
+    def table_phase(self) -> TablePhase | None:
+        """The table's phase in the lobby's words, as the last ``table`` push said it."""
+        return None if self.seating is None else self.seating.phase
 
     @property
     def players(self) -> int:

@@ -6,12 +6,13 @@ import socket
 import unicodedata
 from collections.abc import Callable
 
-from quatro_shared import cards, signs, wording
-from quatro_shared import events as e
-from quatro_shared.actions import Swap
+from quatro_shared import wording
+from quatro_shared.games.quatro import cards, signs
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import Swap
+from quatro_shared.games.quatro.signs import Sign
 from quatro_shared.messages import Refused, Reply, RequestBody
 from quatro_shared.protocol import UNPROVEN_MOVE
-from quatro_shared.signs import Sign
 from quatro_shared.tls import Endpoint, SpeaksTls, tls_trouble
 from quatro_shared.wording import person as person  # seats from 1, a name where there is one, as the server says
 from quatro_shared.wording import seconds as seconds  # the client counts down as the server words waits

@@ -10,7 +10,7 @@ arrived (cut anywhere) and returns what they meant, as events:
   as the server held it when it built the update. The update is read, and the seat's state built, through its
   game's contract (``quatro_shared.games``; ``GameContract.follow``): a snapshot starts the state, every later
   update advances it (Quatro: the update's events applied and its countdowns taken from it or run on to its
-  ``at``, ``quatro_shared.apply.Tracker``, since protocol 3 sends a full view only in a snapshot). Each snapshot
+  ``at``, ``quatro_shared.games.quatro.apply.Tracker``, since protocol 3 sends a full view only in a snapshot). Each snapshot
   that follows in step is also a check of the state built so far; a mismatch is counted in ``drift`` (and the
   snapshot taken as the new base). A game whose every update carries the whole view (``whole_views``) takes each
   as a new base: a gap in its ``seq`` only means missed events, counted in ``drift``, never a resync;

@@ -1,7 +1,8 @@
-"""Every message of the Quatro wire as a typed definition: lobby requests, replies with their payloads, and pushes.
+"""Every message of the wire that is not a game's, as a typed definition: lobby requests, replies with their
+payloads, and pushes.
 
-Game actions (``quatro_shared.actions``), events (``quatro_shared.events``) and the seat's view
-(``quatro_shared.views``) are declared in their own modules; this one declares the rest of the protocol in the
+Each game declares its own actions, events, the seat's view and its ``update`` push in its folder
+(``quatro_shared.games.<game>``, listed by its ``GameContract``); this module declares the rest of the protocol in the
 same manner: small frozen dataclasses with a stable ``kind``, whose annotations ``quatro_shared.wire`` reads to
 encode them and to check them coming in. That module is the one place where a peer's message is validated;
 past it, server and clients handle these objects and never read a map by key.
@@ -9,7 +10,7 @@ past it, server and clients handle these objects and never read a map by key.
 - A client sends a ``Request``: an ``id`` and a body, either a ``LobbyRequest`` below or a player action.
 - The server answers each request once: ``Ok`` carrying the payload its request kind defines (``REPLY_PAYLOADS``),
   ``Refused`` or ``Error``.
-- The server pushes ``Update``, ``Seating`` (kind ``table``), ``LobbyList`` (kind ``lobby``) and ``Bye``.
+- The server pushes each game's ``update``, ``Seating`` (kind ``table``), ``LobbyList`` (kind ``lobby``) and ``Bye``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
 from quatro_shared import protocol as p
-from quatro_shared.actions import Action
-from quatro_shared.events import Event
 from quatro_shared.game import GameAction
-from quatro_shared.views import LEFT_OUT_AT_DEFAULT, Clock, OwnTimers, Phase, SeatView
+from quatro_shared.tables import LEFT_OUT_AT_DEFAULT, TablePhase
 
 # --- constrained strings -----------------------------------------------------------------------------
 # Each is ``str`` to Python; quatro_shared.wire checks it by its name: printable, and within its length
@@ -284,7 +283,7 @@ LOBBY_REQUESTS: tuple[type[LobbyRequest], ...] = (
 )
 
 #: What a client may send: a lobby request or a player action (of any game: ``quatro_shared.games``).
-RequestBody: TypeAlias = LobbyRequest | Action | GameAction
+RequestBody: TypeAlias = LobbyRequest | GameAction
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +311,7 @@ class TableSummary:
     players: int
     taken: int
     bots: int
-    phase: Phase
+    phase: TablePhase
     timing: str
     password: bool
     scores: tuple[int, ...]
@@ -627,28 +626,6 @@ class Push:
 
 
 @dataclass(frozen=True, slots=True)
-class Update(Push):
-    """A batch of a table's events this seat may see; ``seq`` numbers the seat's updates (protocol 3).
-
-    A snapshot carries the seat's full ``view``; any other update carries what changed: the ``events`` and, when a
-    countdown moved otherwise than by time passing, the table's countdowns (``clock``) and the seat's own cooldowns
-    (``own``, left out there when both are 0); after only swaps and pulses, no clock, and ``own`` for the swapper
-    alone; on the wire a part that is None is left out. ``at`` is when the server built the update, in milliseconds
-    on its clock (only the difference between two updates means anything). A client applies them to its state
-    (``quatro_shared.apply.Tracker``)."""
-
-    table: int
-    seq: int
-    snapshot: bool
-    at: int
-    events: tuple[Event, ...]
-    view: SeatView | None = field(default=None, metadata=LEFT_OUT_AT_DEFAULT)
-    clock: Clock | None = field(default=None, metadata=LEFT_OUT_AT_DEFAULT)
-    own: OwnTimers | None = field(default=None, metadata=LEFT_OUT_AT_DEFAULT)
-    kind: ClassVar[str] = p.UPDATE
-
-
-@dataclass(frozen=True, slots=True)
 class SeatInfo:
     """One seat as the ``table`` push shows it."""
 
@@ -665,7 +642,7 @@ class Seating(Push):
 
     table: int
     players: int
-    phase: Phase
+    phase: TablePhase
     host: int | None
     timing: Durations
     timing_name: str
@@ -759,7 +736,7 @@ class Recent(Push):
     kind: ClassVar[str] = p.RECENT
 
 
-PUSHES: tuple[type[Push], ...] = (Update, Seating, LobbyList, Bye, ChatLine, WatchEnded, Notice, SeatEnded, Recent)
+PUSHES: tuple[type[Push], ...] = (Seating, LobbyList, Bye, ChatLine, WatchEnded, Notice, SeatEnded, Recent)
 
 #: Why the server says bye.
 BYE_REPLACED = "replaced"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 
 #: Bumped on any change a peer could notice. A client with another version is told both numbers.
-PROTOCOL_VERSION = 8
+PROTOCOL_VERSION = 9
 #: Quatro's port: unassigned by IANA, easy to type, above the privileged range.
 DEFAULT_PORT = 7777
 
@@ -142,7 +142,7 @@ SERVER_KINDS: frozenset[str] = frozenset(
     {OK, REFUSED, ERROR, UPDATE, TABLE, LOBBY, BYE, WATCH_ENDED, NOTICE, SEAT_ENDED, RECENT, MOVED}
 )
 
-# --- why a lobby request is refused (the engine's reasons are in quatro_shared.actions.Reason) -----------
+# --- why a lobby request is refused (the engine's reasons are in quatro_shared.games.quatro.actions.Reason) -----------
 
 HELLO_FIRST = "hello_first"  # the first request must be hello
 ALREADY_HELLO = "already_hello"

@@ -27,26 +27,19 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from quatro_shared import actions, proofs
 from quatro_shared import games as g
 from quatro_shared import messages as m
+from quatro_shared import proofs
 from quatro_shared import protocol as p
-from quatro_shared.actions import Action, Reason
-from quatro_shared.cards import is_card
-from quatro_shared.events import Event
 from quatro_shared.game import GameContract
-from quatro_shared.quatro import CONTRACT as _DEFAULT
-from quatro_shared.signs import is_sign
-from quatro_shared.views import (
-    LEFT_OUT_AT_DEFAULT,
-    Clock,
-    OwnTimers,
-    Phase,
-    RoundSummary,
-    SeatState,
-    SeatView,
-    VoteState,
-)
+from quatro_shared.games.quatro import actions
+from quatro_shared.games.quatro.actions import Action, Reason
+from quatro_shared.games.quatro.cards import is_card
+from quatro_shared.games.quatro.contract import CONTRACT as _DEFAULT
+from quatro_shared.games.quatro.events import Event
+from quatro_shared.games.quatro.signs import is_sign
+from quatro_shared.games.quatro.views import SeatView
+from quatro_shared.tables import LEFT_OUT_AT_DEFAULT, TablePhase
 
 #: The ``kind`` of a framed view of the default game. Its views carry no ``kind`` of their own.
 VIEW_KIND = "view"
@@ -347,14 +340,7 @@ _BASE: dict[str, Any] = {
     "Durations": "Durations",
     "Nonce": "Nonce",
     "ProofOf": "ProofOf",
-    "Phase": Phase,
-    "Reason": Reason,
-    "SeatState": SeatState,
-    "VoteState": VoteState,
-    "RoundSummary": RoundSummary,
-    "SeatView": SeatView,
-    "Clock": Clock,
-    "OwnTimers": OwnTimers,
+    "TablePhase": TablePhase,
     "TableSummary": m.TableSummary,
     "SeatInfo": m.SeatInfo,
     "GameName": "GameName",

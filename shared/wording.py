@@ -7,7 +7,7 @@ way, with the card drawn as its screen draws cards (``Q♥`` or ``QH``). A reaso
 
 from __future__ import annotations
 
-from quatro_shared.actions import Reason
+from quatro_shared.games.quatro.actions import Reason
 
 #: The words for each reason a rule refuses an action (R6-R18), where the reason's name alone would not do.
 REFUSAL_WORDS: dict[str, str] = {

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from quatro_shared import actions as a
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, encode
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.netclient import TestClient
 from quatro_server.workers import admin

@@ -1,7 +1,7 @@
 """Protocol 3: a seat's state built from updates equals the server's view, at every step of many random matches.
 
 The server sends a full view only in a snapshot; otherwise the events the seat may see and, when a countdown moved
-otherwise than by time passing, the table's countdowns and the seat's own cooldowns. ``quatro_shared.apply.Tracker``
+otherwise than by time passing, the table's countdowns and the seat's own cooldowns. ``quatro_shared.games.quatro.apply.Tracker``
 rebuilds the view from them, running the countdowns on between clocks. Here the engine is played at random (the
 property tests' driver: plausible play, garbage, disconnections, late callers, deadline jumps), each batch is turned
 into the very frames the server sends (``quatro_server.games.quatro.updates.Batch``) and read back as a client reads them, and,
@@ -21,14 +21,15 @@ from typing import Any
 
 import pytest
 
-from quatro_shared import events as e
-from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
-from quatro_shared import seating, wire
-from quatro_shared.apply import ApplyError, Tracker, apply, without_countdowns
+from quatro_shared import wire
 from quatro_shared.framing import FrameDecoder
-from quatro_shared.views import Clock, OwnTimers, Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro.apply import ApplyError, Tracker, apply, without_countdowns
+from quatro_shared.games.quatro.update import Update
+from quatro_shared.games.quatro.views import Clock, OwnTimers, Phase
 from quatro_shared.wire import push_from_wire
 
 from helpers.countdowns import assert_same_view
@@ -50,10 +51,10 @@ def _setup(seed: int) -> GameSetup:
     return GameSetup(players, bots, 0, None, seed)
 
 
-def _received(frame: bytes) -> m.Update:
+def _received(frame: bytes) -> Update:
     (message,) = FrameDecoder().feed(frame)
     update = push_from_wire(message)
-    assert isinstance(update, m.Update)
+    assert isinstance(update, Update)
     return update
 
 
@@ -162,7 +163,7 @@ def test_a_view_rebuilt_from_events_equals_every_in_step_snapshot_across_rematch
             if frame["kind"] != p.UPDATE:
                 continue
             update = push_from_wire(frame)
-            assert isinstance(update, m.Update)
+            assert isinstance(update, Update)
             if update.snapshot:
                 assert update.view is not None
                 if tracker is not None and update.seq == seq + 1:

@@ -266,8 +266,7 @@ def test_the_journal_never_names_a_game():
 #: The files outside a game's own folders that may name a game other than the default one: the registries that
 #: list the games (one line per game).
 GAME_OWN_FILES = {
-    "shared/quarto.py",  # Quarto's contract
-    "shared/games.py",  # the contract's registry
+    "shared/games/__init__.py",  # the contract's registry
     "quatro_tui/games/__init__.py",  # the client's registry
     # The server's registries: the games it hosts, their network bots, their lessons, their parts of the simulator.
     "quatro_server/games/__init__.py",
@@ -278,7 +277,7 @@ GAME_OWN_FILES = {
     "quatro_tui/quatro.tcss",
 }
 #: Folders whose every file is a game's own.
-GAME_OWN_FOLDERS: tuple[str, ...] = ("quatro_tui/games/quarto/", "quatro_server/games/quarto/")
+GAME_OWN_FOLDERS: tuple[str, ...] = ("shared/games/quarto/", "quatro_tui/games/quarto/", "quatro_server/games/quarto/")
 #: The server's registries: the one place outside a game's folder that imports it.
 SERVER_REGISTRIES = {
     "quatro_server/games/__init__.py",
@@ -395,8 +394,8 @@ def test_every_game_of_the_contract_has_its_part_in_the_client():
 
 def test_the_game_check_finds_a_game_named_outside_its_modules(tmp_path):
     """Guards the check itself: a file that names the game is found, in any case; the game's own are not."""
-    (tmp_path / "shared").mkdir()
-    (tmp_path / "shared" / "quarto.py").write_text("QUARTO = 1\n")
+    (tmp_path / "shared" / "games" / "quarto").mkdir(parents=True)
+    (tmp_path / "shared" / "games" / "quarto" / "contract.py").write_text("QUARTO = 1\n")
     (tmp_path / "shared" / "wire.py").write_text('"""Reads a QuArTo view."""\n')
     (tmp_path / "shared" / "client.py").write_text("GAME = 'quatro'\n")
     assert naming_a_game(("shared",), root=tmp_path) == ["shared/wire.py"]

@@ -12,8 +12,8 @@ from typing import Any
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro.views import Phase
 from quatro_shared.wire import request_from_wire, to_wire
 
 from helpers.lobby_peer import RecordingPeer

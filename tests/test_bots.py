@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.actions import PLAYER_ACTIONS
-from quatro_shared.events import Event
-from quatro_shared.legal import legal
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import Phase, SeatState, SeatView, VoteState
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import PLAYER_ACTIONS
+from quatro_shared.games.quatro.events import Event
+from quatro_shared.games.quatro.legal import legal
+from quatro_shared.games.quatro.signs import SIGNS
+from quatro_shared.games.quatro.views import Phase, SeatState, SeatView, VoteState
 
 from helpers.engine import new_table, random_play
 from helpers.reactions import answer

@@ -8,7 +8,6 @@ import pytest
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.actions import Ready
 from quatro_shared.client import (
     Answered,
     ClientCore,
@@ -20,9 +19,12 @@ from quatro_shared.client import (
     TablesListed,
     Updated,
 )
-from quatro_shared.events import PlayerReady, Swapped
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.actions import Ready
+from quatro_shared.games.quatro.events import PlayerReady, Swapped
+from quatro_shared.games.quatro.update import Update
+from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import TablePhase
 from quatro_shared.wire import to_wire
 
 from helpers.engine import new_table
@@ -52,8 +54,8 @@ def table() -> Table:
 def update(table: Table, seq: int, snapshot: bool = False) -> bytes:
     """Seat 0's update ``seq``: a snapshot (the first of a seat is one), or what changed (protocol 3)."""
     if snapshot or seq == 1:
-        return frame(m.Update(1, seq, True, 0, (PlayerReady(0),), view(table, 0, 0.0)))
-    return frame(m.Update(1, seq, False, 0, (PlayerReady(0),), clock=clock(table, 0.0)))
+        return frame(Update(1, seq, True, 0, (PlayerReady(0),), view(table, 0, 0.0)))
+    return frame(Update(1, seq, False, 0, (PlayerReady(0),), clock=clock(table, 0.0)))
 
 
 def welcomed(now: float = 0.0) -> ClientCore:
@@ -201,7 +203,7 @@ def test_a_snapshot_whose_seq_skips_numbers_is_not_a_gap(table):
 def test_an_update_that_cannot_be_read_is_a_lost_update(table):
     core = seated()
     core.receive_data(update(table, 1), 0.0)
-    broken = to_wire(m.Update(1, 2, False, 0, (), view(table, 0, 0.0)))
+    broken = to_wire(Update(1, 2, False, 0, (), view(table, 0, 0.0)))
     broken["view"]["hand"] = "not cards"
     (event,) = core.receive_data(encode(broken), 0.0)
     assert isinstance(event, ResyncNeeded) and event.got is None and "cannot read" in event.why
@@ -209,7 +211,7 @@ def test_an_update_that_cannot_be_read_is_a_lost_update(table):
 
 def test_an_unknown_event_is_skipped_not_the_update(table):
     core = seated()
-    newer = to_wire(m.Update(1, 1, True, 0, (PlayerReady(2),), view(table, 0, 0.0)))
+    newer = to_wire(Update(1, 1, True, 0, (PlayerReady(2),), view(table, 0, 0.0)))
     newer["events"].insert(0, {"kind": "fireworks", "colour": "red"})
     newer["added_later"] = True  # keys a client does not know are ignored in the server's messages
     (event,) = core.receive_data(encode(newer), 0.0)
@@ -220,7 +222,7 @@ def test_what_changed_is_applied_to_the_seats_state_with_the_updates_countdowns(
     core = seated()
     core.receive_data(update(table, 1), 0.0)
     outcome = table.act(1, Ready(), 0.5)
-    delta = m.Update(
+    delta = Update(
         1, 2, False, 500, tuple(e.event for e in outcome.events), clock=clock(table, 0.5), own=own_timers(table, 0, 0.5)
     )
     (event,) = core.receive_data(frame(delta), 0.5)
@@ -231,7 +233,7 @@ def test_an_update_without_a_clock_runs_the_countdowns_on_to_when_it_was_built()
     """Protocol 3: after a swap or a pulse the server sends no clock. The core runs every countdown on from the last
     one it was sent to the update's ``at`` (a pulse restarting its seat's ``last_pulse_ms`` on its beat), and takes
     the swapper's cooldowns from ``own``: the view is the server's at that instant, whatever the core's own clock."""
-    from quatro_shared.actions import ChooseEmoji, PickSign, Swap, TakeChannel
+    from quatro_shared.games.quatro.actions import ChooseEmoji, PickSign, Swap, TakeChannel
 
     from quatro_server.games.quatro.updates import Batch
 
@@ -245,7 +247,7 @@ def test_an_update_without_a_clock_runs_the_countdowns_on_to_when_it_was_built()
     table.act(1, TakeChannel(), 0.1)
     table.act(1, ChooseEmoji("fox"), 0.1)
     core = seated()
-    core.receive_data(frame(m.Update(1, 1, True, 100, (), view(table, 0, 0.1))), 0.0)
+    core.receive_data(frame(Update(1, 1, True, 100, (), view(table, 0, 0.1))), 0.0)
     me = view(table, 0, 0.3)
     give, take = me.hand[0], me.center[2]
     moves = [
@@ -272,26 +274,26 @@ def test_an_update_without_a_clock_runs_the_countdowns_on_to_when_it_was_built()
 
 def test_an_update_before_any_snapshot_or_one_that_does_not_fit_the_state_asks_for_a_resync(table):
     core = seated()
-    (event,) = core.receive_data(frame(m.Update(1, 1, False, 0, (), clock=clock(table, 0.0))), 0.0)
+    (event,) = core.receive_data(frame(Update(1, 1, False, 0, (), clock=clock(table, 0.0))), 0.0)
     assert isinstance(event, ResyncNeeded) and "no snapshot" in event.why
     core = seated()
     core.receive_data(update(table, 1), 0.0)
-    odd = m.Update(1, 2, False, 0, (Swapped(0, 1, "AS", "KS"),), clock=clock(table, 0.0))  # nothing dealt yet
+    odd = Update(1, 2, False, 0, (Swapped(0, 1, "AS", "KS"),), clock=clock(table, 0.0))  # nothing dealt yet
     (event,) = core.receive_data(frame(odd), 0.0)
     assert isinstance(event, ResyncNeeded) and "does not follow" in event.why
 
 
 def test_a_resync_request_brings_a_snapshot_that_checks_the_state_built_so_far(table):
     core = seated()
-    core.receive_data(frame(m.Update(1, 1, True, 0, (), view(table, 0, 0.0))), 0.0)
+    core.receive_data(frame(Update(1, 1, True, 0, (), view(table, 0, 0.0))), 0.0)
     readied = tuple(e.event for e in table.act(0, Ready(), 0.0).events)
-    core.receive_data(frame(m.Update(1, 2, False, 0, readied, clock=clock(table, 0.0))), 0.0)
+    core.receive_data(frame(Update(1, 2, False, 0, readied, clock=clock(table, 0.0))), 0.0)
     request_id, data = core.resync(0.0)
     assert sent(data) == {"kind": "resync", "id": request_id}
-    core.receive_data(frame(m.Update(1, 3, True, 0, (), view(table, 0, 0.0))), 0.0)
+    core.receive_data(frame(Update(1, 3, True, 0, (), view(table, 0, 0.0))), 0.0)
     assert core.drift == 0 and core.seq == 3  # the snapshot agrees with the state built from events
     honest = view(table, 0, 0.0)
-    lying = m.Update(1, 4, True, 0, (), dataclasses.replace(honest, hand=("AS", "AH", "AD", "AC")))
+    lying = Update(1, 4, True, 0, (), dataclasses.replace(honest, hand=("AS", "AH", "AD", "AC")))
     (event,) = core.receive_data(frame(lying), 0.0)
     assert core.drift == 1 and isinstance(event, Updated) and core.view == event.view == lying.view  # the new base
 
@@ -301,13 +303,13 @@ def test_seating_lobby_and_bye_pushes_are_typed():
     seating = m.Seating(
         1,
         4,
-        Phase.LOBBY,
+        TablePhase.LOBBY,
         0,
         {"round_length": 180.0, "target_score": 5},
         "standard",
         tuple(m.SeatInfo(i, "ann" if i == 0 else None, None, i == 0, i == 0) for i in range(4)),
     )
-    summary = m.TableSummary(1, "quatro", 4, 1, 0, Phase.LOBBY, "standard", False, (0, 0))
+    summary = m.TableSummary(1, "quatro", 4, 1, 0, TablePhase.LOBBY, "standard", False, (0, 0))
     events = core.receive_data(
         frame(seating) + frame(m.LobbyList((summary,))) + frame(m.Bye(m.BYE_REPLACED, "taken over")), 0.0
     )

@@ -22,14 +22,14 @@ from typing import Any
 
 import pytest
 
-from quatro_shared import actions as a
 from quatro_shared import games as known
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import seating
 from quatro_shared.client import ClientCore
 from quatro_shared.framing import FrameDecoder, encode
 from quatro_shared.game import GameContract
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import seating
 from quatro_shared.wire import request_from_wire, to_wire
 
 import nim_game

@@ -13,9 +13,9 @@ import pytest
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro.signs import SIGNS
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.disk import mounted
 from helpers.netclient import TestClient
@@ -256,7 +256,7 @@ QUARTO_TIMING = STILL_TIMING + "quarto_move_clock = 30.0\n"
 
 
 async def play_quarto_until(clients: list[TestClient], rng: random.Random, done) -> None:
-    """Both seats play legal moves at random (``quatro_shared.quarto.legal``), ready for each next game, until
+    """Both seats play legal moves at random (``quatro_shared.games.quarto.contract.legal``), ready for each next game, until
     ``done(view)`` holds for the first client's view."""
     with trio.fail_after(60):
         while not done(clients[0].view):

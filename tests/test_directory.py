@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
+from quatro_shared.games.quarto import contract as q
 
 from helpers.directory import TTL, Node
 from helpers.netclient import TestClient

@@ -11,8 +11,8 @@ import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.client import MAX_MOVES, ClientCore
+from quatro_shared.games.quarto import contract as q
 
 from helpers.directory import TTL, Node
 from helpers.tui import Player, run, until

@@ -26,9 +26,9 @@ import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.client import Place
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.games.quarto import contract as q
 
 from helpers.directory import TTL, Node
 from helpers.netclient import TestClient

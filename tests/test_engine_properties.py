@@ -23,12 +23,12 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.actions import Reason
-from quatro_shared.cards import has_three_of_a_rank, is_card, is_four_of_a_kind
-from quatro_shared.signs import is_sign
-from quatro_shared.views import Phase, SeatState, SeatView
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import Reason
+from quatro_shared.games.quatro.cards import has_three_of_a_rank, is_card, is_four_of_a_kind
+from quatro_shared.games.quatro.signs import is_sign
+from quatro_shared.games.quatro.views import Phase, SeatState, SeatView
 
 from helpers.strategies import Driver, GameSetup, Mix, Step, game_setups, mixes
 from quatro_server.games.quatro.engine import Emit, Table, events_for, view

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from quatro_shared import actions as a
 from quatro_shared import games as contracts
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.client import ClientCore, ResyncNeeded, Updated
 from quatro_shared.framing import encode
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro import actions as a
 from quatro_shared.wire import WireError, codec, push_from_wire, request_from_wire, to_wire
 
 from helpers.lobby_peer import RecordingPeer

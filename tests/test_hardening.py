@@ -18,7 +18,7 @@ import trio
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.framing import encode
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 from quatro_shared.wire import to_wire
 
 from helpers.netclient import TestClient

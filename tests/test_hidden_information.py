@@ -36,11 +36,12 @@ from typing import Any
 import pytest
 import trio
 
-from quatro_shared import events as e
 from quatro_shared import protocol as p
-from quatro_shared.cards import is_card
-from quatro_shared.signs import SIGNS, is_sign
-from quatro_shared.views import NO_SEAT, Clock, OwnTimers, Phase, SeatView
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.cards import is_card
+from quatro_shared.games.quatro.signs import SIGNS, is_sign
+from quatro_shared.games.quatro.views import Clock, OwnTimers, Phase, SeatView
+from quatro_shared.tables import NO_SEAT
 from quatro_shared.wire import EVENT_KINDS, event_from_wire, push_from_wire, to_wire, view_from_wire
 
 from conftest import QUICK
@@ -823,7 +824,7 @@ def _frame_map(data: bytes) -> Any:
 
 
 def test_each_clients_state_built_from_events_equals_the_servers_view_at_every_update(recording):
-    """Protocol 3 over TCP: the state the client core built from updates (``quatro_shared.apply.Tracker``) is, at
+    """Protocol 3 over TCP: the state the client core built from updates (``quatro_shared.games.quatro.apply.Tracker``) is, at
     every update it received, the view the engine held for that seat when the update was built: exactly when the
     update carried the countdowns (or was a snapshot); otherwise every field but the countdowns exactly, and the
     countdowns, run on from the last ones to the update's ``at``, within 2 ms (roundings to the millisecond)."""
@@ -860,7 +861,7 @@ def test_h3_a_private_emoji_choice_changes_no_other_seats_view_before_the_pulse(
     telling everyone an emoji had just been chosen (the late_choice and cleared_then_chosen_late cases failed)."""
     import copy
 
-    from quatro_shared import actions as a
+    from quatro_shared.games.quatro import actions as a
 
     from quatro_server.timing import FAST
 
@@ -890,7 +891,7 @@ def test_h3_a_private_emoji_choice_changes_no_other_seats_view_before_the_pulse(
 def _batch_frames(table: Table, emits: list[Any], now: float) -> dict[int, bytes]:
     """Each seat's update frame for one batch (numbered 5), as the room sends it; a seat that sees none of the batch
     has no frame."""
-    from quatro_shared import seating
+    from quatro_shared.games.quatro import seating
 
     batch = Batch(1, table, emits, now)
     frames = {}
@@ -912,7 +913,7 @@ def test_h3_a_seats_frame_is_the_same_whether_or_not_a_hidden_action_shared_its_
     very same bytes from both: a clock or cooldowns sent only because of the choice would tell when it was made."""
     import copy
 
-    from quatro_shared import actions as a
+    from quatro_shared.games.quatro import actions as a
 
     from quatro_server.timing import FAST
 

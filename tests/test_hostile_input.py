@@ -28,7 +28,7 @@ import trio
 from quatro_shared import games
 from quatro_shared import protocol as p
 from quatro_shared.framing import MAX_DEPTH, MAX_FRAME_BYTES, MAX_STR_LEN, FrameDecoder, ProtocolError
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.netclient import TestClient
 from quatro_server.server import FLOOD_DISCONNECT, REQUEST_BURST, REQUEST_RATE

@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from quatro_shared import actions as a
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro.signs import SIGNS
+from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import TablePhase
 from quatro_shared.wire import request_from_wire, to_wire
 
 from conftest import STEADY
@@ -77,7 +78,7 @@ def test_r19_a_round_in_progress_resumes_exactly_on_the_new_clock(tmp_path):
     ask(lobby, ann, 1.5, "pick_sign", sign="fox")
     for peer in (ann, bob, cid):
         ask(lobby, peer, 2.0, "ready")
-    assert room.phase is Phase.ROUND
+    assert room.table.phase is Phase.ROUND
     hand, center = room.table.hand(ann.seat), room.table.center
     assert ask(lobby, ann, 2.5, "swap", give=hand[0], slot=1, take=center[1])["kind"] == p.OK
     assert ask(lobby, bob, 2.6, "take_channel")["kind"] == p.OK
@@ -131,7 +132,7 @@ def test_a_table_before_its_match_comes_back_with_its_seats_host_and_password(tm
     ask(lobby, ann, 0.2, p.ADD_BOT, level="hard")
     journal.close()
     lobby2, journal2, (room,) = open_lobby(tmp_path, 10.0)
-    assert room.phase is Phase.LOBBY and room.host == 0
+    assert room.phase is TablePhase.LOBBY and room.host == 0
     assert room.summary(10.5).idle_s == 0  # back since the restart, not idle since the clock's zero
     assert [s.bot.level if s.bot else None for s in room.seats] == [None, None, "hard", None, None, None]
     assert room.password is not None and "pw" not in room.password  # a hash, never the password
@@ -795,7 +796,7 @@ def quarto_views(room: Room) -> list[dict[str, Any]]:
 
 
 def quarto_move(room: Room, rng: random.Random) -> tuple[int, Any] | None:
-    """A legal move of whichever seat may move now (``quatro_shared.quarto.legal``), or None."""
+    """A legal move of whichever seat may move now (``quatro_shared.games.quarto.contract.legal``), or None."""
     assert isinstance(room.table, QuartoTable)
     for seat in rng.sample(range(2), 2):
         moves = q.legal(quarto_view(room.table, seat, room.table.now))

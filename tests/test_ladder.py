@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.events import Event
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.events import Event
+from quatro_shared.games.quatro.signs import SIGNS
+from quatro_shared.games.quatro.views import SeatState, SeatView
 from quatro_shared.levels import DEFAULT_LEVEL, LADDER, LEVELS, PLAY_LEVEL
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import SeatState, SeatView
 
 from helpers.reactions import answer
 from quatro_server.cli import main

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from quatro_shared import quarto as q
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.tui import armed, run, until
 from quatro_server.games.quatro.lesson import SCENES

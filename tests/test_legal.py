@@ -10,12 +10,12 @@ import random
 
 import pytest
 
-from quatro_shared import actions as a
-from quatro_shared import quarto as q
-from quatro_shared.cards import CENTER_SIZE
-from quatro_shared.legal import ACCEPTS, legal
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro.cards import CENTER_SIZE
+from quatro_shared.games.quatro.legal import ACCEPTS, legal
+from quatro_shared.games.quatro.signs import SIGNS
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.engine import FAST, new_table, open_round, random_play
 from quatro_server.games.quarto import engine as quarto_engine

@@ -7,11 +7,11 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared import quarto as q
-from quatro_shared.cards import has_three_of_a_rank, is_four_of_a_kind
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.cards import has_three_of_a_rank, is_four_of_a_kind
+from quatro_shared.games.quatro.views import Phase
 
 from quatro_server.games.quarto import engine as quarto_engine
 from quatro_server.games.quarto.lesson import QuartoLesson

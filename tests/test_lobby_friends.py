@@ -11,7 +11,7 @@ import pytest
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import wire
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.lobby_peer import RecordingPeer as Peer
 from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture

@@ -17,9 +17,9 @@ import trio.testing
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.framing import encode
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro.views import Phase
 from quatro_shared.wire import to_wire
 
 from helpers.lobby_peer import RecordingPeer
@@ -72,23 +72,23 @@ async def test_a_rename_at_a_table_shows_at_once_with_its_idle_count_back_to_zer
     assert pushed["idle_s"] == 0, pushed
 
 
-async def test_the_round_opening_shows_at_once_as_the_round_phase(server):
+async def test_the_start_shows_at_once_as_playing_and_the_round_stays_playing(server):
     ann = await TestClient.connect(server.port, "ann")
     assert (await ann.request(p.CREATE_TABLE, players=4, timing="steady"))["kind"] == p.OK
     for _ in range(3):
         assert (await ann.request(p.ADD_BOT, level="easy"))["kind"] == p.OK
+    eve = await TestClient.connect(server.port, "eve")
+    assert (await _row(eve, ann.table))["phase"] == "lobby"
     assert (await ann.request(p.START))["kind"] == p.OK
     await ann.wait_view(lambda v: v.phase is Phase.SIGNING)
-    eve = await TestClient.connect(server.port, "eve")
-    assert (await _row(eve, ann.table))["phase"] == "signing"
+    await _pushed(eve, ann.table, lambda row: row["phase"] == "playing")  # the sign phase is play, in the lobby
 
     assert (await ann.request("ready"))["kind"] == p.OK  # the bots are always ready (R7): the round opens now
     await ann.wait_view(lambda v: v.phase is Phase.ROUND)
-    assert (await _row(eve, ann.table))["phase"] == "round"
-    await _pushed(eve, ann.table, lambda row: row["phase"] == "round")
+    assert (await _row(eve, ann.table))["phase"] == "playing"
 
 
-async def test_the_end_of_a_quarto_game_shows_at_once_as_a_break_with_its_score(server):
+async def test_the_end_of_a_quarto_game_shows_at_once_as_between_games_with_its_score(server):
     ann = await TestClient.connect(server.port, "ann")
     assert (await ann.request(p.CREATE_TABLE, game="quarto"))["kind"] == p.OK
     bob = await TestClient.connect(server.port, "bob")
@@ -109,12 +109,12 @@ async def test_the_end_of_a_quarto_game_shows_at_once_as_a_break_with_its_score(
     last = players[1]
     eve = await TestClient.connect(server.port, "eve")
     before = await _row(eve, ann.table)
-    assert before["phase"] == "round" and before["scores"] == [0, 0], before
+    assert before["phase"] == "playing" and before["scores"] == [0, 0], before
 
     assert (await last.request("place", square=3))["kind"] == p.OK
     after = await _row(eve, ann.table)
-    assert after["phase"] == "break" and sorted(after["scores"]) == [0, 1], after
-    await _pushed(eve, ann.table, lambda row: row["phase"] == "break")
+    assert after["phase"] == "between" and sorted(after["scores"]) == [0, 1], after
+    await _pushed(eve, ann.table, lambda row: row["phase"] == "between")
 
 
 async def test_a_list_after_one_change_builds_that_one_summary_again_not_every_table_s(server, monkeypatch):

@@ -6,9 +6,11 @@ import pytest
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.actions import Swap
-from quatro_shared.events import PlayerReady
-from quatro_shared.views import OwnTimers, Phase
+from quatro_shared.games.quatro.actions import Swap
+from quatro_shared.games.quatro.events import PlayerReady
+from quatro_shared.games.quatro.update import Update
+from quatro_shared.games.quatro.views import OwnTimers
+from quatro_shared.tables import TablePhase
 from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, request_from_wire, request_to_wire, to_wire
 
 from helpers.engine import new_table
@@ -51,11 +53,11 @@ REQUEST_SAMPLES: list[m.LobbyRequest] = [
     m.Prove(3, "CD" * p.MAX_NONCE_BYTES, "password"),
 ]
 
-SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, Phase.LOBBY, "standard", False, (0, 0))
+SUMMARY = m.TableSummary(1, "quatro", 4, 2, 1, TablePhase.LOBBY, "standard", False, (0, 0))
 SEATING = m.Seating(
     1,
     4,
-    Phase.SIGNING,
+    TablePhase.PLAYING,
     None,
     {"round_length": 180.0, "target_score": 5},
     "standard",
@@ -215,8 +217,8 @@ def test_every_push_round_trips():
     table = new_table(4)
     table.start(0.0)
     pushes = [
-        m.Update(1, 3, True, 0, (PlayerReady(0),), view(table, 0, 0.0)),
-        m.Update(1, 4, False, 0, (PlayerReady(1),), clock=clock(table, 0.5), own=OwnTimers(120, 0)),
+        Update(1, 3, True, 0, (PlayerReady(0),), view(table, 0, 0.0)),
+        Update(1, 4, False, 0, (PlayerReady(1),), clock=clock(table, 0.5), own=OwnTimers(120, 0)),
         SEATING,
         m.LobbyList((SUMMARY,)),
         m.Bye(m.BYE_SHUTDOWN, "going away"),
@@ -229,7 +231,7 @@ def test_every_push_round_trips():
         m.SeatEnded(3, p.CLOSED_BY_OPERATOR, "closing for the night"),
         m.Recent(3, p.QUATRO, (PlayerReady(0), PlayerReady(1))),
     ]
-    assert {type(push) for push in pushes} == set(m.PUSHES)
+    assert {type(push) for push in pushes} == {*m.PUSHES, Update}
     for push in pushes:
         assert push_from_wire(to_wire(push)) == push
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import trio
 
-from quatro_shared import events as e
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.games import CONTRACTS
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.netclient import TestClient
 from quatro_server.bots import netbot

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.views import SeatView
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.views import SeatView
 
 from quatro_server.cli import main
 from quatro_server.games.quatro import bots

@@ -18,7 +18,7 @@ import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.terminal import WAIT, Tmux, on_the_table, wait_for
 from helpers.tui import Player, run, until

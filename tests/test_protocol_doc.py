@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
-from quatro_shared import actions, events, framing, games, messages, protocol, quarto, signs, views, wire
-from quatro_shared.cards import RANKS, SUITS
+from quatro_shared import framing, games, messages, protocol, wire
+from quatro_shared.games.quarto import contract as quarto
+from quatro_shared.games.quatro import actions, events, signs, views
+from quatro_shared.games.quatro.cards import RANKS, SUITS
 
 from helpers.lobby_peer import RecordingPeer as _Peer
 from helpers.vocabulary import exported_subclasses
@@ -68,7 +70,7 @@ def _fields(cls: type) -> list[str]:
 
 
 EVENT_CLASSES = [cls for cls in _subclasses(events.Event) if dataclasses.is_dataclass(cls)]
-#: Quarto's events (``quatro_shared.quarto``), every one sent to both seats (Quarto hides nothing).
+#: Quarto's events (``quatro_shared.games.quarto.contract``), every one sent to both seats (Quarto hides nothing).
 QUARTO_EVENT_CLASSES = [
     obj
     for obj in vars(quarto).values()
@@ -833,7 +835,7 @@ def test_every_import_in_a_doc_s_python_example_names_what_exists(doc):
 
 def test_example_centers_hold_cards_of_a_four_player_deck() -> None:
     """Every ``center`` an example shows is four distinct cards a 4-player deck holds (the examples are 4 seats)."""
-    from quatro_shared.cards import deck_for
+    from quatro_shared.games.quatro.cards import deck_for
 
     deck = set(deck_for(4))
     centers = re.findall(r'"center": \[([^\]]*)\]', _doc())
@@ -887,10 +889,12 @@ def test_section_3_lists_every_request_kind_and_nothing_else():
 
 def test_section_3_lists_every_server_kind_and_push_and_nothing_else():
     """Every kind the server sends (``SERVER_KINDS``) and every push (``messages.PUSHES``, the ``chat`` push
-    included), as replies and pushes."""
+    included, and each game's ``update``), as replies and pushes."""
+    from quatro_shared import games
+
     text = _paragraph(_doc(), "Server → client kinds:")
     replies, pushes = text.split("(replies)", 1)
-    push_kinds = {cls.kind for cls in messages.PUSHES}
+    push_kinds = {cls.kind for cls in messages.PUSHES} | {game.update.kind for game in games.CONTRACTS.values()}
     reply_kinds = set(protocol.SERVER_KINDS) - push_kinds
     assert _named(replies) == reply_kinds, (
         sorted(reply_kinds - _named(replies)),
@@ -969,7 +973,7 @@ def test_every_example_card_is_a_card_of_its_table_s_deck():
     a Quatro table's of the example's ``players`` (4 where the block names no Quatro table's: section 17's ``swap``
     sent to a Quarto table shows a 4-player table's cards), from ``deck_for``. A card that no deal of its table holds,
     or no card at all (``2D``), fails here."""
-    from quatro_shared.cards import deck_for
+    from quatro_shared.games.quatro.cards import deck_for
 
     doc = _doc()
     wrong = []

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Give, Phase, Place
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Give, Phase, Place
 
 from helpers.quarto import placing_view, played_position, safe_pieces
 from quatro_server.cli import main

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_shared import quarto as q
-from quatro_shared.quarto import NotationError, Turn
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import NotationError, Turn
 
 
 def test_q1_sixteen_pieces_every_combination_of_four_attributes_once():

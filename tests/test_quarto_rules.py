@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from quatro_shared import actions as qa
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Give, NextGame, Phase, Place, Reason, Step
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Give, NextGame, Phase, Place, Reason, Step
+from quatro_shared.games.quatro import actions as qa
 
 from quatro_server.games.quarto.engine import MOVE_CLOCK, QuartoTable, view
 from quatro_server.games.quarto.game import QUARTO

@@ -12,9 +12,9 @@ import pytest
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.client import Updated
-from quatro_shared.views import SeatView
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro.views import SeatView
 
 from helpers.netclient import TestClient
 from quatro_server.bots.netbot import run_bot, run_bots
@@ -57,7 +57,7 @@ def quarto_view(client: TestClient) -> q.QuartoView:
 
 
 async def test_q6_a_whole_quarto_match_over_tcp_against_perfect_which_never_loses(server):
-    """The client plays legal moves at random (``quatro_shared.quarto.legal``) through the client core; ``perfect``
+    """The client plays legal moves at random (``quatro_shared.games.quarto.contract.legal``) through the client core; ``perfect``
     wins or draws every game, the start alternates (Q6), and every update carries the whole view."""
     ann = await quarto_table(server)
     assert (await ann.request(p.START))["kind"] == p.OK
@@ -165,7 +165,7 @@ async def test_the_lobby_lists_both_games_and_a_quarto_table_has_two_seats(serve
     await bob.wait_view(lambda v: isinstance(v, q.QuartoView))
     listed = (await welcome.request(p.LIST_TABLES))["tables"]
     quarto_row = next(t for t in listed if t["game"] == "quarto")
-    assert quarto_row["phase"] == "round" and quarto_row["bot_seats"] == [1]  # a game under way, in the lobby's words
+    assert quarto_row["phase"] == "playing" and quarto_row["bot_seats"] == [1]  # a game under way, in the lobby's words
 
 
 async def test_create_table_and_add_bot_refusals_name_the_game(server):

@@ -9,7 +9,7 @@ from itertools import permutations
 
 import pytest
 
-from quatro_shared import quarto as q
+from quatro_shared.games.quarto import contract as q
 
 from helpers.quarto import played_position
 from quatro_server.games.quarto.solver import SYMMETRIES, Solver, canonical_key, plain_value, remap_piece, transform

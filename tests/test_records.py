@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import trio
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
 from quatro_shared.wire import request_from_wire, request_to_wire, to_wire
 
 from helpers.lobby_peer import RecordingPeer

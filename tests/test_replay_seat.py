@@ -19,12 +19,13 @@ import msgpack
 import pytest
 import trio
 
-from quatro_shared import framing, seating
+from quatro_shared import framing
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.client import ClientCore
 from quatro_shared.framing import MAX_FRAME_BYTES, encode
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro.views import Phase
 from quatro_shared.wire import to_wire
 
 from conftest import SHORT_MATCH
@@ -314,7 +315,7 @@ def test_quatro_replay_offline_from_a_journal_file(tmp_path):
 
 def test_a_round_s_truth_is_kept_when_the_next_round_is_told_with_it():
     """A host who starts the next round at once: the reveal and the next signing in one batch; the truth shows."""
-    from quatro_shared import events as e
+    from quatro_shared.games.quatro import events as e
 
     from quatro_server.games.quatro.commentary import QuatroCommentary
     from quatro_server.games.quatro.engine import Emit

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.cards import CENTER_SIZE, HAND_SIZE
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import Phase, SeatView
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.cards import CENTER_SIZE, HAND_SIZE
+from quatro_shared.games.quatro.signs import SIGNS
+from quatro_shared.games.quatro.views import Phase, SeatView
 
 from helpers.engine import (
     PLAYER_COUNTS,

@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.actions import Reason
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import Reason
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.engine import (
     PLAYER_COUNTS,

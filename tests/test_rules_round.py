@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.actions import Reason
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import Reason
 
 from helpers.engine import (
     PLAYER_COUNTS,

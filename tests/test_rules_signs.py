@@ -6,11 +6,11 @@ import unicodedata
 
 import pytest
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.actions import Reason
-from quatro_shared.signs import EMOJI, SIGNS
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import Reason
+from quatro_shared.games.quatro.signs import EMOJI, SIGNS
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.engine import (
     PLAYER_COUNTS,

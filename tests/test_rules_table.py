@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.cards import has_three_of_a_rank, rank_of, suit_of
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.cards import has_three_of_a_rank, rank_of, suit_of
 
 from helpers.engine import (
     PLAYER_COUNTS,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.actions import Reason
-from quatro_shared.cards import has_three_of_a_rank
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import Reason
+from quatro_shared.games.quatro.cards import has_three_of_a_rank
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.engine import (
     PLAYER_COUNTS,

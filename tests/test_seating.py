@@ -1,4 +1,4 @@
-"""R1, who sits with whom: written once, in quatro_shared.seating, and asked there by everything else."""
+"""R1, who sits with whom: written once, in quatro_shared.games.quatro.seating, and asked there by everything else."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from quatro_shared.cards import PLAYER_COUNTS
-from quatro_shared.seating import opposing_teams, partner_of, team_count, team_of, team_seats
+from quatro_shared.games.quatro.cards import PLAYER_COUNTS
+from quatro_shared.games.quatro.seating import opposing_teams, partner_of, team_count, team_of, team_seats
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The rule as code re-derives it: ``seat % teams``, ``% self.teams``, ``% n_teams``.
@@ -24,8 +24,10 @@ def test_r1_the_seating_rule_is_written_in_quatro_shared_seating_alone():
         if SEATING_RULE.search(line)
     )
     assert found, "the pattern no longer finds the rule where it is written: fix the test"
-    elsewhere = [hit for hit in found if not hit.startswith("shared/seating.py:")]
-    assert not elsewhere, "the seating rule (R1) re-derived outside quatro_shared.seating:\n" + "\n".join(elsewhere)
+    elsewhere = [hit for hit in found if not hit.startswith("shared/games/quatro/seating.py:")]
+    assert not elsewhere, "the seating rule (R1) re-derived outside quatro_shared.games.quatro.seating:\n" + "\n".join(
+        elsewhere
+    )
 
 
 @pytest.mark.parametrize("players", PLAYER_COUNTS)

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from quatro_shared import protocol as p
-from quatro_shared.legal import legal
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.legal import legal
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.engine import new_table, random_play
 from quatro_server.games.quatro.engine import view as engine_view

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.snapshot_games import over_game, renamed, reveal_game, room_game, round_game, signing_game, tables
 from helpers.tui import run, until
@@ -124,7 +124,7 @@ def test_the_lobby_is_ascii():
                     "players": 8,
                     "taken": 8,
                     "bots": 5,
-                    "phase": "round",
+                    "phase": "playing",
                     "timing": "fast",
                     "password": True,
                     "scores": [1, 3, 0, 2],

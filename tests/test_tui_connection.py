@@ -9,9 +9,9 @@ import pytest
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.events import HandDealt
 from quatro_shared.framing import encode
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.events import HandDealt
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.connection import (
@@ -192,7 +192,7 @@ def test_an_event_of_a_newer_server_is_skipped_not_the_update():
 
 def _update(seq: int, snapshot: bool = False) -> bytes:
     """An update of seat 0: a snapshot (the first of a seat is one), or what changed (protocol 3)."""
-    from quatro_shared.views import Clock
+    from quatro_shared.games.quatro.views import Clock
     from quatro_shared.wire import to_wire
 
     from helpers.snapshot_games import round_game

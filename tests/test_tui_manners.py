@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.snapshot_games import NOW, round_game, sent_fields, signing_game
 from helpers.tui import quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
@@ -98,8 +98,8 @@ def test_the_first_screen_of_a_run_is_not_guarded():
 
 
 def test_a_pulse_appears_in_every_seats_feed_and_the_partners_sign_is_marked(quatro_server, monkeypatch):
-    from quatro_shared import events as e
-    from quatro_shared.signs import EMOJI
+    from quatro_shared.games.quatro import events as e
+    from quatro_shared.games.quatro.signs import EMOJI
 
     from quatro_tui.app import Join
     from quatro_tui.game import Game
@@ -177,7 +177,7 @@ def test_the_latest_pulse_stays_on_its_seat_fading_until_the_next():
 
 @pytest.mark.parametrize("bell", [True, False])
 def test_bell_writes_a_bel_when_the_partner_shows_the_sign_and_at_ones_own_four(bell):
-    from quatro_shared import events as e
+    from quatro_shared.games.quatro import events as e
 
     from quatro_tui.connection import ServerUpdate
 
@@ -278,8 +278,8 @@ def _serve(port: int, timing: str, *extra: str):
 def test_a_server_killed_mid_round_shows_what_happened_and_the_lobby_after_a_restart(tmp_path):
     import time
 
-    from quatro_shared import actions as a
     from quatro_shared import messages as m
+    from quatro_shared.games.quatro import actions as a
 
     from helpers.tui import timing_file
     from quatro_tui.app import Join

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.snapshot_games import over_game, renamed, reveal_game, room_game, round_game, signing_game, tables
 from helpers.tui import run, until

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from quatro_shared import protocol as p
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from conftest import STEADY
 from helpers.lobby_peer import RecordingPeer as Peer

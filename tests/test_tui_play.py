@@ -7,10 +7,10 @@ import asyncio
 import pytest
 from textual.widgets import DataTable, Input, Select
 
-from quatro_shared import events as e
 from quatro_shared import protocol as p
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.views import Phase
 from quatro_shared.levels import PLAY_LEVEL
-from quatro_shared.views import Phase
 
 from helpers.tui import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures
 from quatro_server.games.quatro.bots import LEVELS

@@ -13,8 +13,8 @@ from dataclasses import replace
 import pytest
 from rich.style import Style
 
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Phase
 
 from helpers.quarto_tui import (
     NOW,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from quatro_shared import messages as m
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Phase
 
 from helpers.quarto_tui import LocalQuarto
 from helpers.tui import run, until

@@ -8,8 +8,8 @@ import random
 import pytest
 from textual.widgets import DataTable, Select
 
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Phase
 
 from helpers.quarto_tui import piece_offset, square_offset
 from helpers.tui import Player, armed, patient_timing, quatro_server, run, until  # noqa: F401 - fixtures

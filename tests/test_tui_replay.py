@@ -16,7 +16,7 @@ import pytest
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
+from quatro_shared.games.quarto import contract as q
 from quatro_shared.wire import reply_from_wire, request_from_wire, to_wire
 
 from conftest import STEADY
@@ -130,7 +130,7 @@ def reveal_frame(tape: Tape) -> int:
 def test_the_truth_beside_a_replay_speaks_as_the_table_does_at_80x24(tmp_path, ascii_only):
     """The truth names players as the table does (by name; seats from 1, never "s0") and draws cards and signs as
     the table draws them: ``A♠`` and the sign's emoji, or ``AS`` and its name in ASCII."""
-    from quatro_shared import events as e
+    from quatro_shared.games.quatro import events as e
 
     from quatro_server.games.quatro.commentary import QuatroCommentary
 

@@ -12,10 +12,10 @@ import asyncio
 import pytest
 from textual.widgets import Select
 
-from quatro_shared import events as e
 from quatro_shared import protocol as p
-from quatro_shared.signs import EMOJI, SIGNS
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.signs import EMOJI, SIGNS
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.tui import PATIENT, Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import Join, QuatroApp

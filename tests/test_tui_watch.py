@@ -8,8 +8,9 @@ import pytest
 from textual.widgets import DataTable
 
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
-from quatro_shared.views import NO_SEAT, Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import NO_SEAT
 
 from helpers.tui import Player, quatro_server, run, until  # noqa: F401 - quatro_server is a fixture
 from quatro_tui.app import Join, QuatroApp

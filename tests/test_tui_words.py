@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared import wording
-from quatro_shared.actions import Call, Swap, TakeChannel
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import Call, Swap, TakeChannel
+from quatro_shared.games.quatro.views import Phase
 from quatro_shared.messages import Refused
-from quatro_shared.views import Phase
 
 from helpers.snapshot_games import NOW, round_game
 from quatro_tui import words
@@ -143,7 +143,7 @@ def test_a_reason_ends_in_one_mark_whether_or_not_it_brought_its_own():
 def test_a_host_back_from_a_drop_is_not_told_it_hosts_now_and_a_new_host_is():
     from dataclasses import replace
 
-    from quatro_shared import events as e
+    from quatro_shared.games.quatro import events as e
 
     from quatro_tui.game import Game
     from test_bots import seat_view

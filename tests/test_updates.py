@@ -1,14 +1,14 @@
-"""The server's update frames (``quatro_server.games.quatro.updates``) are byte for byte the contract's ``messages.Update``
+"""The server's update frames (``quatro_server.games.quatro.updates``) are byte for byte the contract's ``quatro_shared.games.quatro.update.Update``
 encoded by ``to_wire`` and ``framing.encode``, for every seat of every batch of many random matches.
 
 ``Batch.update`` and ``Batch.public_deltas`` assemble a delta from bytes shared by every seat that sees the same
 events (the events, the table's clock) and pack only ``seq`` and the seat's own cooldowns per seat. Here the same
-update is built as an ``m.Update`` value from the same batch, the way the protocol describes it: the events the seat
+update is built as an ``Update`` value from the same batch, the way the protocol describes it: the events the seat
 is shown; in a snapshot its view; otherwise, when what the seat is shown moved a countdown otherwise than by time
 passing, the table's ``clock`` and the seat's cooldowns (left out when both are 0), and when it did not (protocol 3:
 only swaps and pulses on their beat, whatever else the batch held, H3), no clock and cooldowns for a swapper alone.
 Its keys, their order and what is left out come from the contract type alone, so any drift between the fast path and
-``messages.Update`` (a key renamed, a field added, a default written out, a cooldown of the wrong seat, a stale
+``quatro_shared.games.quatro.update.Update`` (a key renamed, a field added, a default written out, a cooldown of the wrong seat, a stale
 clock, a clock left out of a batch that moved a countdown, a ``seq`` past the one-byte range, an events array of the
 wrong audience) shows as different bytes. The frame read back through the contract's decoder is the same value.
 """
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from quatro_shared import events as e
-from quatro_shared import messages as m
-from quatro_shared import seating
 from quatro_shared.framing import FrameDecoder, encode
-from quatro_shared.views import OwnTimers, Phase
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro.update import Update
+from quatro_shared.games.quatro.views import OwnTimers, Phase
 from quatro_shared.wire import push_from_wire, to_wire
 
 from helpers.strategies import Driver, GameSetup, Mix
@@ -38,18 +38,18 @@ STEPS = 400
 TABLE_ID = 7
 
 
-def _expected(table: Table, emits: list[Emit], seat: int, seq: int, now: float, snapshot: bool) -> m.Update:
+def _expected(table: Table, emits: list[Emit], seat: int, seq: int, now: float, snapshot: bool) -> Update:
     """The update ``seat`` is owed for ``emits``, as a contract value built from the engine's public views."""
     team = seating.team_of(seat, table.players)
     shown = tuple(emit.event for emit in emits if emit.visible_to(seat, team))
     at = round(max(now, table.now) * 1000)
     if snapshot:
-        return m.Update(TABLE_ID, seq, True, at, shown, view=view(table, seat, now))
+        return Update(TABLE_ID, seq, True, at, shown, view=view(table, seat, now))
     own = own_timers(table, seat, now)
     if _timeless(table, shown, now):  # decided from what the seat is shown alone (H3)
         swapped = any(isinstance(event, e.Swapped) and event.seat == seat for event in shown)
-        return m.Update(TABLE_ID, seq, False, at, shown, own=own if swapped else None)
-    return m.Update(TABLE_ID, seq, False, at, shown, clock=clock(table, now), own=None if own == OwnTimers() else own)
+        return Update(TABLE_ID, seq, False, at, shown, own=own if swapped else None)
+    return Update(TABLE_ID, seq, False, at, shown, clock=clock(table, now), own=None if own == OwnTimers() else own)
 
 
 def _timeless(table: Table, shown: tuple[e.Event, ...], now: float) -> bool:
@@ -70,7 +70,7 @@ def _late_pulse(table: Table, shown: tuple[e.Event, ...], now: float) -> bool:
     return all(isinstance(event, (e.Swapped, e.Pulse)) for event in shown) and not _timeless(table, shown, now)
 
 
-def _same(got: bytes, expected: m.Update, where: object, read_back: bool) -> None:
+def _same(got: bytes, expected: Update, where: object, read_back: bool) -> None:
     assert got == encode(to_wire(expected)), where
     if read_back:
         (message,) = FrameDecoder().feed(got)
@@ -83,7 +83,7 @@ class _Kinds:
 
     seen: Counter[str]
 
-    def note(self, update: m.Update, batch_size: int, late_pulse: bool) -> None:
+    def note(self, update: Update, batch_size: int, late_pulse: bool) -> None:
         seen = self.seen
         seen["any"] += 1
         if update.snapshot:

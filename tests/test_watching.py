@@ -12,9 +12,10 @@ import pytest
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.client import WatchStopped
-from quatro_shared.views import NO_SEAT, Phase, SeatView
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro.views import Phase, SeatView
+from quatro_shared.tables import NO_SEAT
 
 from helpers.netclient import TestClient
 from quatro_server.games.quarto import bots as quarto_bots

@@ -13,11 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import wire
-from quatro_shared.actions import Reason, Refusal
 from quatro_shared.framing import (
     MAX_ARRAY_LEN,
     MAX_DEPTH,
@@ -27,7 +24,11 @@ from quatro_shared.framing import (
     FrameDecoder,
     encode,
 )
-from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import Reason
+from quatro_shared.games.quatro.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.tables import TablePhase
 from quatro_shared.wire import (
     ACTION_KINDS,
     EVENT_KINDS,
@@ -148,8 +149,9 @@ def test_the_wire_form_is_kind_plus_fields_with_lists_and_plain_strings():
     assert to_wire(a.Swap("QH", 2, "10S")) == {"kind": "swap", "give": "QH", "slot": 2, "take": "10S"}
     assert to_wire(a.Counter()) == {"kind": "counter", "team": None}
     assert to_wire(e.VoteStarted(0, (1, 2))) == {"kind": "vote_started", "seat": 0, "voters": [1, 2]}
-    wired = to_wire(Refusal(Reason.COOLDOWN, 1.2))
-    assert wired == {"reason": "cooldown", "wait": 1.2} and type(wired["reason"]) is str
+    summary = m.TableSummary(1, "quatro", 4, 4, 0, TablePhase.PLAYING, "standard", False, (0, 0))
+    wired = to_wire(summary)
+    assert wired["phase"] == "playing" and type(wired["phase"]) is str
 
 
 @pytest.mark.parametrize("action", [a.Connect(), a.Disconnect()])

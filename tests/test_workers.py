@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from helpers.netclient import TestClient
 from quatro_server.workers import supervisor as workers

@@ -32,7 +32,6 @@ import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.client import (
     Answered,
     ClientCore,
@@ -45,8 +44,9 @@ from quatro_shared.client import (
 )
 from quatro_shared.framing import ProtocolError
 from quatro_shared.games import CONTRACTS, DEFAULT
+from quatro_shared.games.quatro.cards import PLAYER_COUNTS
+from quatro_shared.tables import TablePhase
 from quatro_shared.tls import Endpoint, client_context, parse_endpoint, tls_trouble
-from quatro_shared.views import Phase
 
 from quatro_server.bots.games import BotGame, bot_game
 from quatro_server.games.quatro.bots import is_outside_bot, load_bot_class
@@ -232,7 +232,12 @@ async def _take_seat(
     assert isinstance(listing, m.Tables)
     if table is None:
         for entry in listing.tables:
-            if entry.game == game and entry.phase is Phase.LOBBY and not entry.password and entry.taken < entry.players:
+            if (
+                entry.game == game
+                and entry.phase is TablePhase.LOBBY
+                and not entry.password
+                and entry.taken < entry.players
+            ):
                 reply = await client.request(m.Join(entry.table))
                 if isinstance(reply, m.Ok) and isinstance(reply.payload, m.Seated):
                     return reply.payload, False
@@ -269,7 +274,7 @@ async def _start_when_full(client: _Client) -> None:
     """The table's creator starts the match as soon as every seat is taken (by players, bots or network bots)."""
     while client.closed is None and client.view is None:
         seating = client.seating
-        if seating is not None and seating.phase is Phase.LOBBY and all(s.taken for s in seating.seats):
+        if seating is not None and seating.phase is TablePhase.LOBBY and all(s.taken for s in seating.seats):
             if isinstance(await client.request(m.Start()), m.Ok):
                 return
         await client.seating_changed.wait()

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quatro_shared import seating
+from quatro_shared.games.quatro import seating
 
 from quatro_server.game import Game
 from quatro_server.games import DEFAULT_GAME, GAMES

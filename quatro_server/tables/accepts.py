@@ -20,9 +20,9 @@ import enum
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from quatro_shared import actions as a
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
+from quatro_shared.games.quatro import actions as a
 from quatro_shared.wording import REFUSAL_WORDS
 
 from quatro_server.tables.room import Peer

@@ -18,14 +18,15 @@ from typing import Any
 
 import msgpack
 
-from quatro_shared import actions as a
 from quatro_shared import messages as m
-from quatro_shared import proofs, seating
+from quatro_shared import proofs
 from quatro_shared import protocol as p
 from quatro_shared.addresses import format_address
 from quatro_shared.framing import frame
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import seating
 from quatro_shared.profiles import STANDARD_PROFILE
-from quatro_shared.views import Phase
+from quatro_shared.tables import TablePhase
 from quatro_shared.wire import to_wire
 
 from quatro_server import games
@@ -168,7 +169,7 @@ class Lobby:
         directory, every server's."""
         if self.directory is not None:
             every = [*self.local_listing(), *self.directory.others()]
-            every.sort(key=lambda summary: (summary.phase is not Phase.LOBBY, summary.table))
+            every.sort(key=lambda summary: (summary.phase is not TablePhase.LOBBY, summary.table))
             return tuple(every[:MAX_LISTED])
         now, moved = self.now, False
         listed = []

@@ -21,11 +21,11 @@ from typing import Any, Protocol
 
 import msgpack
 
-from quatro_shared import actions as a
 from quatro_shared import messages as m
-from quatro_shared import seating
 from quatro_shared.framing import encode
-from quatro_shared.views import NO_SEAT, Phase
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import seating
+from quatro_shared.tables import NO_SEAT, TablePhase
 from quatro_shared.wire import to_wire
 
 from quatro_server.game import Game, UpdateBatch
@@ -196,9 +196,9 @@ class Room:
     # --- what the room tells people ------------------------------------------------------------
 
     @property
-    def phase(self) -> Phase:
+    def phase(self) -> TablePhase:
         """The table's phase in the lobby's words, as its game says (``Game.lobby_phase``)."""
-        return Phase.LOBBY if self.table is None else self.game.lobby_phase(self.table)
+        return TablePhase.LOBBY if self.table is None else self.game.lobby_phase(self.table)
 
     def summary(self, now: float | None = None) -> m.TableSummary:
         """One line of the lobby list: public facts only (who sits there is public: the room shows it too)."""

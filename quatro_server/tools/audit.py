@@ -8,7 +8,7 @@ sign or a private key in a seating, lobby or reply frame. A watcher's frames (pr
 public audience's, seat ``NO_SEAT`` of no team: no hand, no team's sign and no seat's emoji choice before the reveal,
 no cooldowns and no seat's own part of a view (``watcher_frame_leaks``). The caller may pass the engine's truth (the tests
 record it) or rely on the seat's view as its client knows it (``quatro-server soak``, which sees only the wire:
-a snapshot's view, or the state built from the updates since with ``quatro_shared.apply``; protocol 2 sends a
+a snapshot's view, or the state built from the updates since with ``quatro_shared.games.quatro.apply``; protocol 2 sends a
 full view only in a snapshot).
 """
 
@@ -18,9 +18,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from quatro_shared import protocol as p
-from quatro_shared.cards import is_card
-from quatro_shared.signs import is_sign
-from quatro_shared.views import NO_SEAT
+from quatro_shared.games.quatro.cards import is_card
+from quatro_shared.games.quatro.signs import is_sign
+from quatro_shared.tables import NO_SEAT
 
 #: Keys that name something private; never in a seating, lobby or reply frame (but the seat's own secret).
 PRIVATE_KEYS = frozenset({"hand", "hands", "sign", "signs", "secret", "channel_sign", "center"})

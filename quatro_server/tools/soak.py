@@ -7,7 +7,7 @@ send broken frames, flood requests, fill the lobby with watchers that never read
 open idle connections past the per-address share, guess passwords, try to take seats with guessed secrets,
 and go silent without a FIN. Every frame any of them receives is audited for hidden information. Each player
 holds its seat's state as a client does (since protocol 2, a full view only in a snapshot): the snapshot's view,
-with every later update applied by ``quatro_shared.apply``; its scores are read from that state (an update
+with every later update applied by ``quatro_shared.games.quatro.apply``; its scores are read from that state (an update
 that does not fit it is counted ``updates_out_of_step``), and its moves are drawn from what ``legal`` offers on it.
 
 The report (``--json`` for a machine)::
@@ -47,14 +47,14 @@ from typing import Any
 
 import trio
 
-from quatro_shared import actions as a
-from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import seating
-from quatro_shared.apply import ApplyError, Tracker
 from quatro_shared.framing import FrameDecoder, ProtocolError, encode
-from quatro_shared.legal import legal
-from quatro_shared.views import Phase, SeatView
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro.apply import ApplyError, Tracker
+from quatro_shared.games.quatro.legal import legal
+from quatro_shared.games.quatro.update import Update
+from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.wire import WireError, push_from_wire, to_wire
 
 from quatro_server.tools import soak_doors
@@ -95,7 +95,7 @@ class Peer:
         self.waiting: dict[int, trio.Event] = {}
         self.replies: dict[int, dict[str, Any]] = {}
         #: The seat's state as a client holds it: a snapshot's view, with every later update applied
-        #: (``quatro_shared.apply.Tracker``), and the same in wire form (what the soak's players read).
+        #: (``quatro_shared.games.quatro.apply.Tracker``), and the same in wire form (what the soak's players read).
         self.state: SeatView | None = None
         self.tracker: Tracker | None = None
         self.view: dict[str, Any] | None = None
@@ -155,7 +155,7 @@ class Peer:
         and check its scores: a team's score never goes down (R20)."""
         try:
             update = push_from_wire(frame)
-            if not isinstance(update, m.Update):
+            if not isinstance(update, Update):
                 raise WireError("bad_update", "not an update")
             if update.view is not None:
                 state = update.view

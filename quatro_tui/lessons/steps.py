@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from quatro_shared import events as e
+from quatro_shared.games.quatro import events as e
 
 from quatro_tui.game import Game
 

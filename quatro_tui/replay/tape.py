@@ -29,8 +29,8 @@ from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.client import Answered, ClientCore, Updated
 from quatro_shared.framing import encode
+from quatro_shared.tables import TablePhase
 from quatro_shared.tls import Endpoint, tls_trouble
-from quatro_shared.views import Phase
 from quatro_shared.wire import WireError, reply_from_wire
 
 #: Seconds to wait for a server's reply, or for the journal to be read.
@@ -113,7 +113,7 @@ class Tape:
             )
             for i, name in enumerate(self.names)
         )
-        return m.Seating(self.table, self.players, Phase.ROUND, None, dict(self.timing), "", seats, self.game)
+        return m.Seating(self.table, self.players, TablePhase.PLAYING, None, dict(self.timing), "", seats, self.game)
 
 
 def _reply(data: bytes) -> m.ReplayFrames:

@@ -16,6 +16,7 @@ from quatro_shared import games
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.profiles import STANDARD_PROFILE
+from quatro_shared.tables import TablePhase
 
 from quatro_tui import words
 from quatro_tui.widgets import Feed, StatusBar
@@ -47,6 +48,13 @@ def seat_choices(game: str) -> list[tuple[str, int]]:
 
 #: Cells of the lobby list's "who sits there" column: names beyond it are counted, not cut.
 WHO_WIDTH = 28
+#: The lobby list's words for a table's phase (``quatro_shared.tables.TablePhase``).
+PHASE_WORDS = {
+    TablePhase.LOBBY: "lobby",
+    TablePhase.PLAYING: "playing",
+    TablePhase.BETWEEN: "break",
+    TablePhase.OVER: "over",
+}
 
 
 def who_sits(t: m.TableSummary) -> str:
@@ -203,7 +211,7 @@ class LobbyScreen(Screen[None]):
             cells = (
                 str(t.table),
                 t.game.capitalize(),
-                str(t.phase),
+                PHASE_WORDS.get(t.phase, str(t.phase)),
                 words.idle(t.idle_s),
                 t.timing,
                 "yes" if t.password else "",

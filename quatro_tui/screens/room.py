@@ -13,7 +13,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from quatro_shared import messages as m
-from quatro_shared.seating import team_of
+from quatro_shared.games.quatro.seating import team_of
 
 from quatro_tui import words
 from quatro_tui.screens.lobby import LobbyScreen

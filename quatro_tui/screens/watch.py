@@ -17,7 +17,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import TablePhase
 
 from quatro_tui import words
 from quatro_tui.widgets import Feed
@@ -52,9 +53,9 @@ def watching_line(game: Game, ascii_only: bool) -> Text:
         count = seating.watchers
         text.append(f" - {count} watching" if ascii_only else f" · {count} watching")
         free = sum(not s.taken for s in seating.seats)
-        if seating.phase is Phase.LOBBY and free:
+        if seating.phase is TablePhase.LOBBY and free:
             text.append("   j takes a free seat", style="bold")
-        elif seating.phase is Phase.LOBBY:
+        elif seating.phase is TablePhase.LOBBY:
             text.append("   every seat is taken", style="dim")
     text.append("   q back to the lobby", style="dim")
     return text

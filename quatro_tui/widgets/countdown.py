@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from quatro_tui import words
 from quatro_tui.game import Game

@@ -7,8 +7,8 @@ the server takes them afresh. Both are whole milliseconds: the clock's rounding 
 
 from __future__ import annotations
 
-from quatro_shared.apply import without_countdowns
-from quatro_shared.views import SeatView
+from quatro_shared.games.quatro.apply import without_countdowns
+from quatro_shared.games.quatro.views import SeatView
 
 
 def assert_same_view(state: SeatView, truth: SeatView, slack_ms: int = 2) -> None:

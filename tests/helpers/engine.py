@@ -10,12 +10,22 @@ import dataclasses
 import random
 from collections.abc import Iterable, Mapping, Sequence
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.actions import Reason
-from quatro_shared.cards import CENTER_SIZE, HAND_SIZE, RANKS, SUITS, Card, is_card, is_four_of_a_kind, rank_of, suit_of
-from quatro_shared.signs import SIGNS, is_sign
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.actions import Reason
+from quatro_shared.games.quatro.cards import (
+    CENTER_SIZE,
+    HAND_SIZE,
+    RANKS,
+    SUITS,
+    Card,
+    is_card,
+    is_four_of_a_kind,
+    rank_of,
+    suit_of,
+)
+from quatro_shared.games.quatro.signs import SIGNS, is_sign
+from quatro_shared.games.quatro.views import Phase
 
 from quatro_server.games.quatro.engine import Emit, Outcome, Table, events_for
 from quatro_server.timing import FAST, Timing

@@ -4,7 +4,7 @@ A thin shell: the core numbers requests, matches replies, checks ``seq`` and par
 and keeps each message's map as it came (``frames``), which is what the hidden-information and hostile-input
 tests inspect. A request whose fields the contract refuses (a hostile test's) is still sent, as it is, under an id
 of the shell's own. At a Quarto table ``view`` is a ``QuartoView`` (every Quarto update carries the whole view) and
-``play_quarto`` plays the seat's turns with moves ``pick`` chooses among ``quatro_shared.quarto.legal``.
+``play_quarto`` plays the seat's turns with moves ``pick`` chooses among ``quatro_shared.games.quarto.contract.legal``.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared import quarto as q
 from quatro_shared.client import Answered, ClientCore, ClientEvent, Place, SeatingChanged, Updated
 from quatro_shared.framing import encode
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro.views import SeatView
 from quatro_shared.messages import Ping, Refused
-from quatro_shared.views import SeatView
 from quatro_shared.wire import request_from_wire, to_wire
 
 #: Ids for requests sent around the core (fields the contract refuses): far from the core's own.
@@ -222,7 +222,7 @@ class TestClient:
         self, pick: Callable[[list[q.Action]], q.Action] | None = None, timeout: float = 120
     ) -> q.QuartoView:
         """Play this seat of a Quarto table to the end of its match: whenever the view says it is this seat's move,
-        one of ``quatro_shared.quarto.legal``'s moves (``pick``'s choice; by default the first). Returns the last view.
+        one of ``quatro_shared.games.quarto.contract.legal``'s moves (``pick``'s choice; by default the first). Returns the last view.
         Every move must be accepted."""
         pick = pick or (lambda moves: moves[0])
         with trio.fail_after(timeout):

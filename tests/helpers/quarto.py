@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Phase, QuartoView, SeatState, Step
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Phase, QuartoView, SeatState, Step
 
 from quatro_server.games.quarto.solver import EMPTY, deadly
 

@@ -11,8 +11,8 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Phase, QuartoView
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Phase, QuartoView
 
 from quatro_server.games.quarto.bots import make_quarto_bot
 from quatro_server.games.quarto.engine import QuartoTable, view

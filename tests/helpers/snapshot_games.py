@@ -9,9 +9,10 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from quatro_shared.cards import deck_for, ranks_for
+from quatro_shared.games.quatro.cards import deck_for, ranks_for
+from quatro_shared.games.quatro.views import Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared.messages import LobbyList, SeatInfo, Seating, TableSummary
-from quatro_shared.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.tables import TablePhase
 from quatro_shared.wire import push_from_wire, to_wire
 
 from quatro_tui import words
@@ -35,12 +36,21 @@ TIMING = {
     "target_score": 5,
 }
 
+#: The lobby's words for a Quatro view's phase, as the server says them (``TablePhase``).
+TABLE_PHASE = {
+    Phase.LOBBY: TablePhase.LOBBY,
+    Phase.SIGNING: TablePhase.PLAYING,
+    Phase.ROUND: TablePhase.PLAYING,
+    Phase.BREAK: TablePhase.BETWEEN,
+    Phase.OVER: TablePhase.OVER,
+}
+
 
 def seating(players: int, phase: Phase) -> Seating:
     return Seating(
         table=7,
         players=players,
-        phase=phase,
+        phase=TABLE_PHASE[phase],
         host=0,
         timing=TIMING,
         timing_name="standard",
@@ -230,7 +240,7 @@ def watched_game(players: int, phase: Phase) -> Game:
     """The table of ``round_game`` or ``reveal_game`` as a watcher sees it: from no seat, three watching."""
     from dataclasses import replace
 
-    from quatro_shared.views import NO_SEAT
+    from quatro_shared.tables import NO_SEAT
 
     mine = dict(
         seat=NO_SEAT,

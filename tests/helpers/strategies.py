@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from quatro_shared import actions as a
-from quatro_shared.cards import deck_for, is_four_of_a_kind, rank_of
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro.cards import deck_for, is_four_of_a_kind, rank_of
+from quatro_shared.games.quatro.signs import SIGNS
+from quatro_shared.games.quatro.views import Phase
 
 from quatro_server.games.quatro.engine import Emit, Table
 from quatro_server.timing import FAST

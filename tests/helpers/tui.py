@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from quatro_shared import protocol as p
+from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.messages import Seating
-from quatro_shared.views import Phase, SeatView
 from quatro_shared.wire import request_from_wire, to_wire
 
 from quatro_tui.connection import Connection, ServerSeating, ServerUpdate

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
-from quatro_shared import actions as a
 from quatro_shared import protocol as p
 from quatro_shared.game import FollowError, GameContract
+from quatro_shared.games.quatro import actions as a
 from quatro_shared.messages import Push
 
 NAME = "nim"

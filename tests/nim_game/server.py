@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from quatro_shared import actions as qa
 from quatro_shared import messages as m
 from quatro_shared.framing import encode
-from quatro_shared.views import Phase as LobbyPhase
+from quatro_shared.games.quatro import actions as qa
+from quatro_shared.tables import TablePhase as LobbyPhase
 from quatro_shared.wire import WireError, codec, to_wire
 
 from nim_game import contract as n
@@ -283,7 +283,7 @@ class NimCodec:
 
 # --- the game ------------------------------------------------------------------------------------
 
-_LOBBY_PHASE = {n.Phase.LOBBY: LobbyPhase.LOBBY, n.Phase.PLAYING: LobbyPhase.ROUND, n.Phase.OVER: LobbyPhase.OVER}
+_LOBBY_PHASE = {n.Phase.LOBBY: LobbyPhase.LOBBY, n.Phase.PLAYING: LobbyPhase.PLAYING, n.Phase.OVER: LobbyPhase.OVER}
 
 
 class NimGame(Game):

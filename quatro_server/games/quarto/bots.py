@@ -23,8 +23,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Phase, QuartoView, Step
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Phase, QuartoView, Step
 
 from quatro_server.games.quarto.solver import EMPTY, BudgetExceeded, Solver, deadly, pieces_of
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from quatro_shared import quarto as q
 from quatro_shared import wording
+from quatro_shared.games.quarto import contract as q
 
 from quatro_server.games.quarto import engine
 from quatro_server.games.quarto.solver import DRAW, LOSS, WIN, BudgetExceeded, Solver

@@ -9,7 +9,7 @@ touches a socket, and draws randomness only from the source it is given. Two doo
   break between games ending.
 
 ``table.next_deadline()`` says when ``advance`` is next needed. What each phase and step accepts is the one
-table ``quatro_shared.quarto.ACCEPTS``. Quarto hides nothing: every event goes to both seats, and every update
+table ``quatro_shared.games.quarto.contract.ACCEPTS``. Quarto hides nothing: every event goes to both seats, and every update
 carries the seat's ``view`` (``quatro_server.games.quarto.game.QuartoBatch``), the one way the table's state leaves it.
 """
 
@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import inf
 
-from quatro_shared import actions as qa
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Phase, Reason, Refusal, Step
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Phase, Reason, Refusal, Step
+from quatro_shared.games.quatro import actions as qa
 
 from quatro_server.rules import Outcome
 from quatro_server.timing import STANDARD, Timing, declare
@@ -104,7 +104,7 @@ class QuartoTable:
         return float(self.timing.of(MOVE_CLOCK))
 
     def accepts(self) -> frozenset[type[q.Action]]:
-        """What the current phase and step accept (``quatro_shared.quarto.ACCEPTS``)."""
+        """What the current phase and step accept (``quatro_shared.games.quarto.contract.ACCEPTS``)."""
         step = self.game.step if self.phase is Phase.PLAYING and self.game is not None else None
         return q.ACCEPTS[(self.phase, step)]
 
@@ -342,7 +342,7 @@ def _ms(seconds: float) -> int:
 
 
 def view(table: QuartoTable, seat: int, now: float) -> q.QuartoView:
-    """Seat ``seat``'s view at ``now``: the whole table, since Quarto hides nothing (see ``quatro_shared.quarto``)."""
+    """Seat ``seat``'s view at ``now``: the whole table, since Quarto hides nothing (see ``quatro_shared.games.quarto.contract``)."""
     now = max(now, table.now)
     game = table.game
     playing = table.phase is Phase.PLAYING and game is not None

@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from quatro_shared import messages as m
-from quatro_shared import quarto as q
 from quatro_shared.framing import encode
-from quatro_shared.views import Phase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.tables import TablePhase
 from quatro_shared.wire import to_wire
 
 from quatro_server.game import Commentary, Game, RoomState, UpdateBatch
@@ -21,18 +21,18 @@ from quatro_server.rules import SeatBot
 if TYPE_CHECKING:
     from quatro_server.games.quarto.bots import QuartoBot
 
-#: A Quarto table's phases in the lobby's words: a game under way is a ``round``, the pause between games a ``break``.
+#: A Quarto table's phases in the lobby's words: a game under way is play, the pause between games is between.
 _QUARTO_LOBBY_PHASE = {
-    q.Phase.LOBBY: Phase.LOBBY,
-    q.Phase.PLAYING: Phase.ROUND,
-    q.Phase.BETWEEN: Phase.BREAK,
-    q.Phase.OVER: Phase.OVER,
+    q.Phase.LOBBY: TablePhase.LOBBY,
+    q.Phase.PLAYING: TablePhase.PLAYING,
+    q.Phase.BETWEEN: TablePhase.BETWEEN,
+    q.Phase.OVER: TablePhase.OVER,
 }
 
 
 class QuartoBatch:
     """A batch of a Quarto table's events: every seat sees all of them (Quarto hides nothing), and every update
-    carries the seat's full view beside them (``quatro_shared.quarto.QuartoUpdate``)."""
+    carries the seat's full view beside them (``quatro_shared.games.quarto.contract.QuartoUpdate``)."""
 
     __slots__ = ("table_id", "table", "events", "now", "_all")
 
@@ -84,7 +84,7 @@ class QuartoGame(Game):
     def over(self, table: quarto_engine.QuartoTable) -> bool:
         return table.phase is q.Phase.OVER
 
-    def lobby_phase(self, table: quarto_engine.QuartoTable) -> Phase:
+    def lobby_phase(self, table: quarto_engine.QuartoTable) -> TablePhase:
         return _QUARTO_LOBBY_PHASE[table.phase]
 
     def no_scores(self, players: int) -> tuple[int, ...]:

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from quatro_shared import actions as a
-from quatro_shared import quarto as q
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quatro import actions as a
 from quatro_shared.wire import WireError, codec, to_wire
 
 from quatro_server.games.quarto.engine import QuartoTable

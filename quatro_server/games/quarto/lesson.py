@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from quatro_shared import quarto as q
+from quatro_shared.games.quarto import contract as q
 
 from quatro_server.game import LESSON_LEVEL, LESSON_LOOK
 from quatro_server.games.quarto.game import QuartoGame

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quatro_shared import quarto as q
+from quatro_shared.games.quarto import contract as q
 
 from quatro_server.game import SeatBot
 from quatro_server.games.quarto import engine as quarto_engine

@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import permutations
 
-from quatro_shared.quarto import LINES, PIECES, SQUARES
+from quatro_shared.games.quarto.contract import LINES, PIECES, SQUARES
 
 WIN, DRAW, LOSS = 1, 0, -1
 EMPTY = -1

@@ -2,8 +2,8 @@
 
 A bot is ``observe(events)`` (the events its seat was sent, in order), ``decide(view, now) -> list[Action]``
 and ``think_time()`` (seconds until it wants to look again). It never sees a ``Table``. The types make that
-structural: both take the shared types a network client receives (``quatro_shared.views.SeatView``,
-``quatro_shared.events.Event``), and nothing in this module imports the rules engine. The same classes drive
+structural: both take the shared types a network client receives (``quatro_shared.games.quatro.views.SeatView``,
+``quatro_shared.games.quatro.events.Event``), and nothing in this module imports the rules engine. The same classes drive
 the server's fillers (``quatro_server.tables.room.Room``), the network bots (``quatro_server.bots.netbot``) and the
 simulator (``quatro_server.tools.sim``). Bots react at a person's pace (``THINK_TIME``), measured on the clock
 they are given (``now``), so they never win by reflexes a person cannot match.
@@ -34,15 +34,15 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.cards import HAND_SIZE, Card, rank_counts, rank_of
-from quatro_shared.cards import is_four_of_a_kind as is_four
-from quatro_shared.legal import legal
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.cards import HAND_SIZE, Card, rank_counts, rank_of
+from quatro_shared.games.quatro.cards import is_four_of_a_kind as is_four
+from quatro_shared.games.quatro.legal import legal
+from quatro_shared.games.quatro.seating import opposing_teams, team_count, team_of, team_seats
+from quatro_shared.games.quatro.signs import SIGNS, Sign
+from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
-from quatro_shared.seating import opposing_teams, team_count, team_of, team_seats
-from quatro_shared.signs import SIGNS, Sign
-from quatro_shared.views import Phase, SeatView
 
 __all__ = ["DEFAULT_LEVEL", "LEVELS", "Bot", "make_bot", "load_bot_class"]
 

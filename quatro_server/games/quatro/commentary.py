@@ -6,8 +6,8 @@ counted from the whole record, it says who held four of a kind, and for each sea
 real sign and whose were decoys (any other emoji, R12).
 
 It speaks as the table does, for the truth shows beside the table: players by name (or "seat 3", seats counted
-from 1 as the waiting room counts them), cards drawn as the table draws them (``Q♦``, ``quatro_shared.cards``) and
-signs by their emoji (``quatro_shared.signs``). A terminal without Unicode spells those out as its table does
+from 1 as the waiting room counts them), cards drawn as the table draws them (``Q♦``, ``quatro_shared.games.quatro.cards``) and
+signs by their emoji (``quatro_shared.games.quatro.signs``). A terminal without Unicode spells those out as its table does
 (``quatro_tui.words.plain``: ``QD``, ``fox``).
 """
 
@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from quatro_shared import cards, seating, signs, wording
-from quatro_shared import events as e
+from quatro_shared import wording
+from quatro_shared.games.quatro import cards, seating, signs
+from quatro_shared.games.quatro import events as e
 
 from quatro_server.games.quatro.engine import Emit
 

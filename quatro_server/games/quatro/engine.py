@@ -25,14 +25,22 @@ from dataclasses import dataclass, field, fields
 from math import inf
 from typing import Any, Self
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared import seating
-from quatro_shared.actions import Reason, Refusal
-from quatro_shared.cards import CENTER_SIZE, HAND_SIZE, Card, deck_for, has_three_of_a_rank, is_four_of_a_kind
-from quatro_shared.legal import phase_refusal
-from quatro_shared.signs import SIGNS, Sign, is_sign
-from quatro_shared.views import NO_SEAT, Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro.actions import Reason, Refusal
+from quatro_shared.games.quatro.cards import (
+    CENTER_SIZE,
+    HAND_SIZE,
+    Card,
+    deck_for,
+    has_three_of_a_rank,
+    is_four_of_a_kind,
+)
+from quatro_shared.games.quatro.legal import phase_refusal
+from quatro_shared.games.quatro.signs import SIGNS, Sign, is_sign
+from quatro_shared.games.quatro.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.tables import NO_SEAT
 
 from quatro_server.rules import Outcome
 from quatro_server.timing import STANDARD, Timing

@@ -6,14 +6,16 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import seating, wording
-from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared import wording
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro.cards import PLAYER_COUNTS
+from quatro_shared.games.quatro.views import Phase
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
-from quatro_shared.views import Phase
+from quatro_shared.tables import TablePhase
 
 from quatro_server.game import Commentary, Game, RoomState, UpdateBatch
 from quatro_server.games.quatro import engine
@@ -27,6 +29,16 @@ if TYPE_CHECKING:
 
 #: What a Quatro record counts per seat, beside matches and wins.
 QUATRO_TALLIES = ("calls_right", "calls_wrong", "counters_right", "counters_wrong")
+
+
+#: A Quatro table's phases in the lobby's words: the sign phase and the round are play, the break is between rounds.
+_LOBBY_PHASE = {
+    Phase.LOBBY: TablePhase.LOBBY,
+    Phase.SIGNING: TablePhase.PLAYING,
+    Phase.ROUND: TablePhase.PLAYING,
+    Phase.BREAK: TablePhase.BETWEEN,
+    Phase.OVER: TablePhase.OVER,
+}
 
 
 class QuatroGame(Game):
@@ -66,8 +78,8 @@ class QuatroGame(Game):
     def over(self, table: engine.Table) -> bool:
         return table.phase is Phase.OVER
 
-    def lobby_phase(self, table: engine.Table) -> Phase:
-        return table.phase
+    def lobby_phase(self, table: engine.Table) -> TablePhase:
+        return _LOBBY_PHASE[table.phase]
 
     def no_scores(self, players: int) -> tuple[int, ...]:
         return (0,) * seating.team_count(players)

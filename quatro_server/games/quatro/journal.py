@@ -14,10 +14,10 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared import seating
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro.views import Phase
 from quatro_shared.wire import WireError, action_from_wire, to_wire
 
 from quatro_server.games.quatro import engine

@@ -20,11 +20,11 @@ from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared.cards import Card, is_four_of_a_kind, rank_counts, rank_of
-from quatro_shared.signs import SIGNS, Sign
-from quatro_shared.views import Phase, SeatView
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.cards import Card, is_four_of_a_kind, rank_counts, rank_of
+from quatro_shared.games.quatro.signs import SIGNS, Sign
+from quatro_shared.games.quatro.views import Phase, SeatView
 
 from quatro_server.game import LESSON_LEVEL, LESSON_LOOK
 from quatro_server.games.quatro.engine import Table

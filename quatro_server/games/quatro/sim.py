@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quatro_shared import events as e
-from quatro_shared.cards import PLAYER_COUNTS
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.cards import PLAYER_COUNTS
+from quatro_shared.games.quatro.seating import team_count, team_of
 from quatro_shared.levels import LEVELS
-from quatro_shared.seating import team_count, team_of
 
 from quatro_server.game import Game
 from quatro_server.games.quatro.bots import THINK_TIME, Bot, is_outside_bot, load_bot_class, make_bot

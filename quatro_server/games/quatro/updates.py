@@ -1,6 +1,6 @@
 """The bytes of a batch's updates, built once per audience (protocol 3).
 
-Every frame here is a ``quatro_shared.messages.Update`` as ``to_wire`` and ``framing.encode`` would write it: a
+Every frame here is a ``quatro_shared.games.quatro.update.Update`` as ``to_wire`` and ``framing.encode`` would write it: a
 snapshot is built that way; a delta, far more frequent, is assembled by hand from pre-encoded parts, byte for byte
 the same (``tests/test_updates.py`` compares the two for every seat of every batch of many random matches). The
 countdowns come from the engine's ``clock`` and ``own_waits``, the figures every view shows.
@@ -29,11 +29,11 @@ from collections.abc import Callable, Sequence
 
 import msgpack
 
-from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.events import Pulse, Swapped
 from quatro_shared.framing import MAX_FRAME_BYTES, PREFIX_BYTES, encode, frame
-from quatro_shared.views import NO_SEAT
+from quatro_shared.games.quatro.events import Pulse, Swapped
+from quatro_shared.games.quatro.update import Update
+from quatro_shared.tables import NO_SEAT
 from quatro_shared.wire import to_wire
 
 from quatro_server.games.quatro.engine import ROUTINE_EVENTS, Emit, Table, clock, own_waits, pulsed_on_beat, view
@@ -253,9 +253,7 @@ class Batch:
         """The frame of ``seat``'s update: a snapshot (its full view), or what changed."""
         if snapshot:
             events = tuple(self.emits[i].event for i in seen)
-            return encode(
-                to_wire(m.Update(self.table_id, seq, True, self.at, events, view(self.table, seat, self.now)))
-            )
+            return encode(to_wire(Update(self.table_id, seq, True, self.at, events, view(self.table, seat, self.now))))
         timeless = self.timeless_for(seen)
         if seat == NO_SEAT:  # a watcher: no cooldowns of its own (a clock, when there is one, is the table's)
             swap_ms, channel_ms = _RUN_ON if timeless else (0, 0)

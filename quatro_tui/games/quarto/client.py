@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from textual.screen import Screen
 
 from quatro_shared import messages as m
-from quatro_shared import quarto as q
-from quatro_shared.views import Phase as TablePhase
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.tables import TablePhase
 
 from quatro_tui import words as client_words
 from quatro_tui.games.base import ClientGame, MarkRow
@@ -58,7 +58,7 @@ class QuartoClient(ClientGame):
         if game.game_view is not None:
             return QuartoScreen
         # Before the first view: the room while the table waits; a match under way shows with its first update.
-        return RoomScreen if game.phase is TablePhase.LOBBY else None
+        return RoomScreen if game.table_phase is TablePhase.LOBBY else None
 
     def watch_screen(self, game: Game) -> type[Screen[None]] | None:
         from quatro_tui.screens.watch import WaitingToWatch

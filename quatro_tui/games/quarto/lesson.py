@@ -3,7 +3,7 @@ each checked from the client's state (the view), and what the coach says between
 
 from __future__ import annotations
 
-from quatro_shared import quarto as q
+from quatro_shared.games.quarto import contract as q
 
 from quatro_tui.game import Game
 from quatro_tui.lessons.steps import Keys, Lesson, Step

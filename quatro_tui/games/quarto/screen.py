@@ -1,7 +1,7 @@
 """The Quarto table: the board on the left; the turn, the piece to place, the pool and the moves on the right.
 
 The screen knows nothing of the network. It is told each new view (``show``) with the events that led to it,
-and hands the action a player chose to ``act`` (an action of ``quatro_shared.quarto``); it offers only what
+and hands the action a player chose to ``act`` (an action of ``quatro_shared.games.quarto.contract``); it offers only what
 ``legal(view)`` allows, so a well-behaved server never has to refuse it. One action at a time: after sending,
 it waits for the next view before acting again.
 
@@ -22,8 +22,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Phase, QuartoView
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Phase, QuartoView
 
 from quatro_tui.games.base import WayOn
 from quatro_tui.games.quarto import words as quarto_words

@@ -25,8 +25,8 @@ from rich.text import Text
 from textual import events
 from textual.message import Message
 
-from quatro_shared import quarto as q
-from quatro_shared.quarto import Phase, QuartoView, Step
+from quatro_shared.games.quarto import contract as q
+from quatro_shared.games.quarto.contract import Phase, QuartoView, Step
 
 from quatro_tui import words
 from quatro_tui.games.quarto import words as quarto_words

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from quatro_shared import quarto as q
+from quatro_shared.games.quarto import contract as q
 
 
 def squares(line: tuple[int, ...] | None) -> str:

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from textual.screen import Screen
 
-from quatro_shared import events as e
-from quatro_shared import quatro
+from quatro_shared.games.quatro import contract as quatro
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.levels import LADDER, PLAY_LEVEL
-from quatro_shared.views import Phase, SeatView
+from quatro_shared.tables import TablePhase
 
 from quatro_tui.games.base import ClientGame, MarkRow
 from quatro_tui.games.quatro.help import RULES, symbols_rows
@@ -60,8 +61,10 @@ class QuatroClient(ClientGame):
         game.recall([ev for ev in events if isinstance(ev, e.Event)])
 
     def screen(self, game: Game) -> type[Screen[None]] | None:
-        phase = game.phase
-        return None if phase is None else PHASE_SCREENS[phase]
+        if game.view is not None:
+            return PHASE_SCREENS[game.view.phase]
+        # Before the first view: the room while the table waits; a match under way shows with its first update.
+        return PHASE_SCREENS[Phase.LOBBY] if game.table_phase is TablePhase.LOBBY else None
 
     def watch_screen(self, game: Game) -> type[Screen[None]] | None:
         from quatro_tui.games.quatro.screens.watch import WatchScreen
@@ -70,7 +73,9 @@ class QuatroClient(ClientGame):
         return WatchScreen if game.view is not None else WaitingToWatch
 
     def in_match(self, game: Game) -> bool:
-        return game.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
+        if game.view is not None:
+            return game.view.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
+        return game.table_phase in (TablePhase.PLAYING, TablePhase.BETWEEN)
 
     def help_marks(self, screen: Screen[Any], ascii_only: bool) -> tuple[str, list[MarkRow]]:
         return "What the marks mean", symbols_rows(screen, ascii_only)

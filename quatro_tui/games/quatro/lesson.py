@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from quatro_shared import events as e
-from quatro_shared.cards import Card, display, is_four_of_a_kind, rank_counts, rank_of
-from quatro_shared.views import Phase, SeatView
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.cards import Card, display, is_four_of_a_kind, rank_counts, rank_of
+from quatro_shared.games.quatro.views import Phase, SeatView
 
 from quatro_tui import words
 from quatro_tui.game import Game

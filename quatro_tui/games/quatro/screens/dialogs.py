@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from quatro_shared.signs import SIGNS
+from quatro_shared.games.quatro.signs import SIGNS
 
 from quatro_tui import words
 from quatro_tui.games.quatro.widgets.signs import SignGrid

@@ -13,10 +13,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from quatro_shared import actions as a
 from quatro_shared import messages as m
-from quatro_shared import seating
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro.views import Phase
 
 from quatro_tui import words
 from quatro_tui.guard import KeyGuard

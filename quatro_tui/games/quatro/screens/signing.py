@@ -10,8 +10,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from quatro_shared import actions as a
-from quatro_shared.signs import SIGNS
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro.signs import SIGNS
 
 from quatro_tui import words
 from quatro_tui.games.quatro.widgets.signs import SignGrid

@@ -15,12 +15,12 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from quatro_shared import actions as a
-from quatro_shared.cards import is_four_of_a_kind
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro.cards import is_four_of_a_kind
+from quatro_shared.games.quatro.seating import team_count
+from quatro_shared.games.quatro.signs import SIGNS
+from quatro_shared.games.quatro.views import Phase
 from quatro_shared.messages import Ok
-from quatro_shared.seating import team_count
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import Phase
 
 from quatro_tui.games.quatro.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
 from quatro_tui.games.quatro.widgets import CardRow, SeatBox, SelfPanel, VotePrompt

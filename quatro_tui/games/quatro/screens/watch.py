@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from quatro_tui.games.quatro.screens.reveal import Reveal
 from quatro_tui.games.quatro.widgets import CardRow, SeatBox

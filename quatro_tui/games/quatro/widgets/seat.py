@@ -7,7 +7,7 @@ from typing import Any
 from rich.text import Text
 from textual.content import Content
 
-from quatro_shared.views import Phase
+from quatro_shared.games.quatro.views import Phase
 
 from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget

@@ -9,7 +9,7 @@ from textual import events
 from textual.message import Message
 from textual.reactive import reactive
 
-from quatro_shared.signs import SIGNS
+from quatro_shared.games.quatro.signs import SIGNS
 
 from quatro_tui import words
 from quatro_tui.widgets.base import GameWidget

@@ -7,23 +7,12 @@ player's screen (over the wire) and a bot's decision code (H2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from types import MappingProxyType
 
-from quatro_shared.cards import Card
-from quatro_shared.signs import Sign
-
-#: A field's metadata: on the wire the field is left out while it holds its default (``quatro_shared.wire.to_wire``),
-#: and a peer reading it takes a field left out for its default. An update's optional parts, the clock's vote, a
-#: cooldown that is 0.
-LEFT_OUT_AT_DEFAULT: Mapping[str, bool] = MappingProxyType({"left_out_at_default": True})
-
-
-#: The seat of a view from no seat: a watcher's (protocol section 18). Its ``team`` and ``partner`` are this too; it
-#: holds no hand, no sign and no channel of its own, and sees only what the whole table sees.
-NO_SEAT = -1
+from quatro_shared.games.quatro.cards import Card
+from quatro_shared.games.quatro.signs import Sign
+from quatro_shared.tables import LEFT_OUT_AT_DEFAULT
 
 
 class Phase(StrEnum):

@@ -8,9 +8,9 @@ cooldown, the channel or the vote the view shows.
 
 from __future__ import annotations
 
-from quatro_shared import actions as a
-from quatro_shared.signs import SIGNS
-from quatro_shared.views import Phase, SeatView
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro.signs import SIGNS
+from quatro_shared.games.quatro.views import Phase, SeatView
 
 #: The actions each phase of a match in play takes from a player (R5–R18); any other is refused ``wrong_phase``, or
 #: ``round_over`` for a round's action during the break (R17). Before the match and after it the engine takes no

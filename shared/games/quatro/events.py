@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from quatro_shared.cards import Card
-from quatro_shared.signs import Sign
+from quatro_shared.games.quatro.cards import Card
+from quatro_shared.games.quatro.signs import Sign
 
 
 @dataclass(frozen=True, slots=True)

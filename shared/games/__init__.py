@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from quatro_shared import protocol as p
-from quatro_shared import quarto, quatro
 from quatro_shared.game import GameContract
+from quatro_shared.games.quarto import contract as quarto
+from quatro_shared.games.quatro import contract as quatro
 
 #: Any game's contract, whatever its types.
 AnyContract = GameContract[Any, Any, Any, Any]

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from quatro_shared import events as e
-from quatro_shared.events import Event
-from quatro_shared.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.events import Event
+from quatro_shared.games.quatro.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 
 #: What an update leaves out when the seat's cooldowns are both free.
 NO_WAIT = OwnTimers(0, 0)

@@ -1,46 +1,46 @@
 """Quatro, the card game, as the contract describes it (``quatro_shared.game.GameContract``).
 
-Its vocabulary lives in its own modules: the actions (``quatro_shared.actions``), the events
-(``quatro_shared.events``), the seat's view (``quatro_shared.views``), the update (``quatro_shared.messages.Update``,
-protocol 3's deltas), what each phase accepts and the moves a view allows (``quatro_shared.legal``), the bot levels
-(``quatro_shared.levels``) and how a client builds a seat's state from its updates (``quatro_shared.apply``). This
+Its vocabulary lives in its own modules: the actions (``quatro_shared.games.quatro.actions``), the events
+(``quatro_shared.games.quatro.events``), the seat's view (``quatro_shared.games.quatro.views``), the update (``quatro_shared.games.quatro.update.Update``,
+protocol 3's deltas), what each phase accepts and the moves a view allows (``quatro_shared.games.quatro.legal``), the bot levels
+(``quatro_shared.levels``) and how a client builds a seat's state from its updates (``quatro_shared.games.quatro.apply``). This
 module gathers them into one ``CONTRACT``.
 """
 
 from __future__ import annotations
 
-from quatro_shared import actions as a
-from quatro_shared import events as e
-from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.apply import ApplyError, Tracker, apply, without_countdowns
-from quatro_shared.cards import PLAYER_COUNTS
 from quatro_shared.game import FollowError, GameContract
-from quatro_shared.legal import ACCEPTS, legal
+from quatro_shared.games.quatro import actions as a
+from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro.apply import ApplyError, Tracker, apply, without_countdowns
+from quatro_shared.games.quatro.cards import PLAYER_COUNTS
+from quatro_shared.games.quatro.legal import ACCEPTS, legal
+from quatro_shared.games.quatro.update import Update
+from quatro_shared.games.quatro.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
-from quatro_shared.views import Clock, OwnTimers, RoundSummary, SeatState, SeatView, VoteState
 
 
 class Follower:
     """A Quatro seat across its updates: a snapshot's view, then each delta applied with its countdowns
-    (``quatro_shared.apply.Tracker``; protocol 3 sends a full view only in a snapshot)."""
+    (``quatro_shared.games.quatro.apply.Tracker``; protocol 3 sends a full view only in a snapshot)."""
 
     __slots__ = ("view", "_tracker")
 
-    def __init__(self, snapshot: m.Update) -> None:
+    def __init__(self, snapshot: Update) -> None:
         if snapshot.view is None:
             raise FollowError("a snapshot without a view")
         self.view: SeatView = snapshot.view
         self._tracker = Tracker(snapshot.view, snapshot.at)
 
-    def advance(self, update: m.Update) -> SeatView:
+    def advance(self, update: Update) -> SeatView:
         try:
             self.view = self._tracker.update(update.events, update.clock, update.own, update.at)
         except ApplyError as exc:
             raise FollowError(f"an update that does not follow the seat's state ({exc})") from None
         return self.view
 
-    def agrees(self, snapshot: m.Update) -> bool:
+    def agrees(self, snapshot: Update) -> bool:
         if snapshot.view is None:
             return False
         try:
@@ -51,7 +51,7 @@ class Follower:
 
 
 def _event_classes() -> tuple[type[e.Event], ...]:
-    """Every event declared in quatro_shared.events, in declaration order."""
+    """Every event declared in quatro_shared.games.quatro.events, in declaration order."""
     return tuple(
         obj
         for obj in vars(e).values()
@@ -59,14 +59,14 @@ def _event_classes() -> tuple[type[e.Event], ...]:
     )
 
 
-CONTRACT: GameContract[a.Action, e.Event, SeatView, m.Update] = GameContract(
+CONTRACT: GameContract[a.Action, e.Event, SeatView, Update] = GameContract(
     name=p.QUATRO,
     title="Quatro",
     seats=PLAYER_COUNTS,
     actions=a.PLAYER_ACTIONS,
     events=_event_classes(),
     view=SeatView,
-    update=m.Update,
+    update=Update,
     accepts=ACCEPTS,
     legal=legal,
     levels=LEVELS,
@@ -75,4 +75,14 @@ CONTRACT: GameContract[a.Action, e.Event, SeatView, m.Update] = GameContract(
     view_parts=(SeatView, SeatState, VoteState, RoundSummary, Clock, OwnTimers),
     view_kind="view",
     server_actions=(a.Connect, a.Disconnect),
+    wire_names={
+        "Phase": Phase,
+        "Reason": a.Reason,
+        "SeatState": SeatState,
+        "VoteState": VoteState,
+        "RoundSummary": RoundSummary,
+        "SeatView": SeatView,
+        "Clock": Clock,
+        "OwnTimers": OwnTimers,
+    },
 )

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
-from quatro_shared.cards import Card
-from quatro_shared.signs import Sign
+from quatro_shared.games.quatro.cards import Card
+from quatro_shared.games.quatro.signs import Sign
 
 
 class Reason(StrEnum):
