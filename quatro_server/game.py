@@ -197,6 +197,15 @@ class Game(ABC):
     #: player coming back from another terminal reads in the feed. 0 (by default): none kept, no push.
     recent_kept: int = 0
 
+    def team_of(self, seat: int, players: int) -> int:
+        """The team ``seat`` plays for at a table of ``players``: each seat its own side, unless the game seats
+        teams (Quatro's partners across, R1)."""
+        return seat
+
+    def team_count(self, players: int) -> int:
+        """How many teams a table of ``players`` seats (``team_of`` gives 0 to this, less one)."""
+        return players
+
     def recent(self, history: Sequence[Any], seat: int, team: int) -> tuple[Any, ...]:
         """Of the room's kept events ``history`` (oldest first, hidden ones too), the latest that ``seat`` of ``team``
         may see (H1), at most ``MAX_RECENT_EVENTS``: the ``recent`` push's."""

@@ -111,7 +111,7 @@ class GameContract(Generic[ActionT, EventT, ViewT, UpdateT]):
     #: The ``kind`` a view carries on the wire (a framed view), if any.
     view_kind: str | None = None
     #: Actions only the server issues for a seat: a peer sending one is refused as an unknown kind.
-    server_actions: tuple[type[ActionT], ...] = ()
+    server_actions: tuple[type[Any], ...] = ()
 
     @property
     def action_kinds(self) -> frozenset[str]:

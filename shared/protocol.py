@@ -156,6 +156,9 @@ ALREADY_SEATED = "already_seated"
 BAD_SECRET = "bad_secret"
 SEAT_IN_USE = "seat_in_use"  # a rejoin without takeover while another connection plays the seat
 NOT_HOST = "not_host"
+#: Refusals of a game action that every game gives in these words (each game's own reasons say the rest).
+UNKNOWN_ACTION = "unknown_action"  # not an action of the table's game
+NOT_STARTED = "not_started"  # the match has not started yet
 MATCH_STARTED = "match_started"  # seats can no longer change
 SEATS_EMPTY = "seats_empty"  # start needs every seat filled
 NOT_OVER = "not_over"  # rematch needs the match over; replay, a match that is over

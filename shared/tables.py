@@ -9,8 +9,10 @@ through a game's modules.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
+from typing import ClassVar
 
 #: A field's metadata: on the wire the field is left out while it holds its default (``quatro_shared.wire.to_wire``),
 #: and a peer reading it takes a field left out for its default. An update's optional parts, the clock's vote, a
@@ -30,3 +32,18 @@ class TablePhase(StrEnum):
     PLAYING = "playing"  # the match is under way: a round, a game, or what comes before one
     BETWEEN = "between"  # between two rounds or games of the match: a break
     OVER = "over"  # the match is over
+
+
+@dataclass(frozen=True, slots=True)
+class Connect:
+    """A seat's player is back (Quatro's R19; every game's seats come and go). The server's action for the seat,
+    never accepted from a peer: each game lists it among its contract's ``server_actions``."""
+
+    kind: ClassVar[str] = "connect"
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    """A seat's player is gone for now; the seat and what it holds stay. The server's action, as ``Connect``."""
+
+    kind: ClassVar[str] = "disconnect"

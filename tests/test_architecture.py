@@ -416,3 +416,79 @@ def test_every_registered_game_is_a_contract_whose_classes_the_wire_reads():
         assert contract.default_level in contract.levels and contract.seats
         for cls in (*contract.actions, *contract.events, contract.view, contract.update):
             assert games.CONTRACTS[contract.name].owns(cls)
+
+
+#: Every game's folder in the contract, its server part and its client part: ``shared/games/<game>/`` and the rest.
+GAME_SIDES = ("shared/games", "quatro_server/games", "quatro_tui/games")
+
+#: The generic modules that still reach a game's folder of the contract directly, and why: each is to go behind the
+#: contract (``GameContract``) or the registry. The check below fails on any other reach, and on one of these that
+#: reaches no more (so that the list only shrinks).
+SHARED_KNOWN_REACHES: dict[str, set[str]] = {
+    # The wire's default game: its action, event and view readers, a swap's fast path, cards' and signs' checks.
+    "shared/wire.py": {"quatro"},
+    # A refused action's words: Quatro's refusal reasons beside the words every game's screens use.
+    "shared/wording.py": {"quatro"},
+    # Network bots and the soak play the default game through its own bot and rules.
+    "quatro_server/bots/netbot.py": {"quatro"},
+    "quatro_server/tools/soak.py": {"quatro"},
+    "quatro_server/tools/audit.py": {"quatro"},
+    # Quatro's client state, its words and its lesson steps, in the client's generic modules.
+    "quatro_tui/game.py": {"quatro"},
+    "quatro_tui/words.py": {"quatro"},
+    "quatro_tui/lessons/steps.py": {"quatro"},
+    "quatro_tui/screens/watch.py": {"quatro"},
+    "quatro_tui/widgets/countdown.py": {"quatro"},
+}
+
+
+def contract_folders_reached(path: Path) -> set[str]:
+    """The games whose contract folder (``quatro_shared.games.<game>``) a module imports."""
+    games = {folder.parent.name for folder in (ROOT / "shared" / "games").glob("*/__init__.py")}
+    found = set()
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules = [node.module]
+            if node.module == "quatro_shared.games":
+                modules += [f"quatro_shared.games.{alias.name}" for alias in node.names]
+        for module in modules:
+            parts = module.split(".")
+            if len(parts) > 2 and parts[:2] == ["quatro_shared", "games"] and parts[2] in games:
+                found.add(parts[2])
+    return found
+
+
+def test_each_game_s_contract_is_one_folder_that_only_its_own_parts_and_the_registry_import():
+    """``shared/games/<game>/`` holds a game's vocabulary (actions, events, views, its update and its contract); the
+    wire, the messages, the client core, the lobby and the screens read a table through the platform's words
+    (``quatro_shared.tables``) and the game's contract from the registry (``quatro_shared.games``). Only the
+    registry, the game's own folders on each side and the reaches named above import a game's contract folder."""
+    games = sorted(folder.parent.name for folder in (ROOT / "shared" / "games").glob("*/__init__.py"))
+    assert {"quatro", "quarto"} <= set(games)
+    reaching: dict[str, set[str]] = {}
+    for package in ("shared", "quatro_server", "quatro_tui"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            name = path.relative_to(ROOT).as_posix()
+            own = next((game for game in games for side in GAME_SIDES if name.startswith(f"{side}/{game}/")), None)
+            reached = contract_folders_reached(path) - {own}
+            if own is not None:
+                assert not reached, (name, "a game's folder imports another game's", reached)
+            elif reached and name != "shared/games/__init__.py":
+                reaching[name] = reached
+    unknown = {name: games for name, games in reaching.items() if not games <= SHARED_KNOWN_REACHES.get(name, set())}
+    assert not unknown, unknown
+    gone = sorted(set(SHARED_KNOWN_REACHES) - set(reaching))
+    assert not gone, f"these reach no game's contract folder any more: take them off SHARED_KNOWN_REACHES: {gone}"
+
+
+def test_the_contract_folder_check_finds_a_reach(tmp_path):
+    """Guards the check itself: an import of a game's contract folder, in either form, is found."""
+    module = tmp_path / "reach.py"
+    module.write_text("from quatro_shared.games.quatro import actions\nfrom quatro_shared.games import quarto\n")
+    assert contract_folders_reached(module) == {"quatro", "quarto"}
+    module.write_text("from quatro_shared import games\nfrom quatro_shared.tables import NO_SEAT\n")
+    assert contract_folders_reached(module) == set()

@@ -29,6 +29,7 @@ from quatro_shared.games.quatro.actions import Reason
 from quatro_shared.games.quatro.cards import has_three_of_a_rank, is_card, is_four_of_a_kind
 from quatro_shared.games.quatro.signs import is_sign
 from quatro_shared.games.quatro.views import Phase, SeatState, SeatView
+from quatro_shared.tables import Connect, Disconnect
 
 from helpers.strategies import Driver, GameSetup, Mix, Step, game_setups, mixes
 from quatro_server.games.quatro.engine import Emit, Table, events_for, view
@@ -363,7 +364,7 @@ class Game:
             check.check_emits(out.events, span=max(0.0, now - before) if before > float("-inf") else 0.0)
             refusal = out.refusal
             if phase_before in (Phase.LOBBY, Phase.OVER) and step.pre_advance:
-                if not isinstance(step.action, (a.Connect, a.Disconnect)):  # only the server's own actions count
+                if not isinstance(step.action, (Connect, Disconnect)):  # only the server's own actions count
                     assert refusal is not None, f"{phase_before}: accepted {step.action!r}"
             if refusal is not None:
                 check.refusals += 1

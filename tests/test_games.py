@@ -18,6 +18,7 @@ from quatro_shared.client import ClientCore, ResyncNeeded, Updated
 from quatro_shared.framing import encode
 from quatro_shared.games.quarto import contract as q
 from quatro_shared.games.quatro import actions as a
+from quatro_shared.tables import Connect
 from quatro_shared.wire import WireError, codec, push_from_wire, request_from_wire, to_wire
 
 from helpers.lobby_peer import RecordingPeer
@@ -50,7 +51,7 @@ def test_the_registry_holds_both_games_in_the_protocols_order_and_their_actions_
     assert games.ACTION_KINDS == quatro.action_kinds | quarto_game.action_kinds
     assert contracts.request_kinds() >= games.ACTION_KINDS
     assert games.game_of(q.Place(3)) is quarto_game and games.game_of(a.Ready()) is quatro
-    assert games.game_of(a.Connect()) is None  # the server's own actions belong to no request
+    assert games.game_of(Connect()) is None  # the server's own actions belong to no request
 
 
 @pytest.mark.parametrize("name", list(games.GAMES))

@@ -22,7 +22,7 @@ from quatro_shared.games.quarto import contract as q
 from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro.signs import SIGNS
 from quatro_shared.games.quatro.views import Phase
-from quatro_shared.tables import TablePhase
+from quatro_shared.tables import Connect, Disconnect, TablePhase
 from quatro_shared.wire import request_from_wire, to_wire
 
 from conftest import STEADY
@@ -666,7 +666,7 @@ def random_action(table: Table, seat: int, rng: random.Random) -> a.Action:
     if roll < 0.85:
         return a.ReleaseChannel()
     if roll < 0.9:
-        return a.Connect() if rng.random() < 0.5 else a.Disconnect()
+        return Connect() if rng.random() < 0.5 else Disconnect()
     return a.ChooseEmoji(rng.choice(SIGNS))
 
 
@@ -895,7 +895,7 @@ def test_q_a_restored_quarto_table_is_the_same_table_now_and_ever_after(tmp_path
             for room, offset in zip(rooms, offsets):
                 room.advance(now + offset)
         else:
-            seat, action = chosen if roll > 0.05 else (rng.randrange(2), rng.choice([a.Connect(), a.Disconnect()]))
+            seat, action = chosen if roll > 0.05 else (rng.randrange(2), rng.choice([Connect(), Disconnect()]))
             for room, offset in zip(rooms, offsets):
                 room.act(seat, action, now + offset)
         reference = quarto_views(rooms[0])

@@ -16,6 +16,7 @@ from quatro_shared.games.quatro.cards import CENTER_SIZE
 from quatro_shared.games.quatro.legal import ACCEPTS, legal
 from quatro_shared.games.quatro.signs import SIGNS
 from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import Connect, Disconnect
 
 from helpers.engine import FAST, new_table, open_round, random_play
 from quatro_server.games.quarto import engine as quarto_engine
@@ -106,7 +107,7 @@ def quarto_tables(matches: int):
             now += 0.5
             away = not quarto_engine.view(table, 1, now).seats[1].connected
             if rng.random() < (0.3 if away else 0.05):
-                table.act(1, a.Connect() if away else a.Disconnect(), now)
+                table.act(1, Connect() if away else Disconnect(), now)
             seat = rng.randrange(q.SEATS)
             moves = q.legal(quarto_engine.view(table, seat, now))
             if moves:

@@ -12,6 +12,7 @@ import pytest
 from quatro_shared.games.quarto import contract as q
 from quatro_shared.games.quarto.contract import Give, NextGame, Phase, Place, Reason, Step
 from quatro_shared.games.quatro import actions as qa
+from quatro_shared.tables import Connect, Disconnect
 
 from quatro_server.games.quarto.engine import MOVE_CLOCK, QuartoTable, view
 from quatro_server.games.quarto.game import QUARTO
@@ -150,9 +151,9 @@ def test_q3_no_action_before_the_start_after_the_end_or_from_a_missing_seat():
     table.start(0.0)
     assert refused(table, 2, Give(0)) is Reason.BAD_SEAT
     assert refused(table, -1, Give(0)) is Reason.BAD_SEAT
-    table.act(table.first, qa.Disconnect(), 0.0)
+    table.act(table.first, Disconnect(), 0.0)
     assert refused(table, table.first, Give(0)) is Reason.DISCONNECTED
-    assert table.act(table.first, qa.Connect(), 0.0).events == [q.SeatConnected(table.first)]
+    assert table.act(table.first, Connect(), 0.0).events == [q.SeatConnected(table.first)]
     ok(table, table.first, Give(0))
 
 

@@ -16,8 +16,8 @@ import trio
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.games.quarto import contract as q
-from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
+from quatro_shared.tables import Connect, Disconnect
 from quatro_shared.wire import request_from_wire, request_to_wire, to_wire
 
 from helpers.lobby_peer import RecordingPeer
@@ -356,7 +356,7 @@ def test_each_match_of_a_table_counts_once_a_rematch_again_and_a_friendly_table_
             assert _ask(lobby, ann, m.AddBot(level="hard"))["kind"] == p.OK
         assert _ask(lobby, ann, m.Start())["kind"] == p.OK
         _play_out(lobby, room)
-        for change in (a.Disconnect(), a.Connect()):  # more batches after the end: still once
+        for change in (Disconnect(), Connect()):  # more batches after the end: still once
             events = room.act(0, change, 1e9).events
             assert events
             room.publish(events, 1e9)

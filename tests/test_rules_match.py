@@ -10,6 +10,7 @@ from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro.actions import Reason
 from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import Connect, Disconnect
 
 from helpers.engine import (
     PLAYER_COUNTS,
@@ -94,19 +95,19 @@ def test_r18_when_the_host_leaves_the_longest_seated_connected_human_becomes_hos
     table = new_table(6, bots={5}, host=3, seat_order=[3, 5, 0, 4, 1, 2])
     table.start(0.0)
 
-    emits = accept(table.act(3, a.Disconnect(), 1.0))
+    emits = accept(table.act(3, Disconnect(), 1.0))
     assert table.host == 0  # not the bot (5), not the lowest seat number
     for seat in range(6):
         assert e.HostChanged(0) in seen_by(table, emits, seat)
 
-    accept(table.act(0, a.Disconnect(), 2.0))
+    accept(table.act(0, Disconnect(), 2.0))
     assert table.host == 4
-    accept(table.act(3, a.Connect(), 3.0))  # coming back does not take the host back
+    accept(table.act(3, Connect(), 3.0))  # coming back does not take the host back
     assert table.host == 4
     for seat in (4, 1, 2, 3):
-        accept(table.act(seat, a.Disconnect(), 4.0))
+        accept(table.act(seat, Disconnect(), 4.0))
     assert table.host is None  # no human connected
-    accept(table.act(1, a.Connect(), 5.0))
+    accept(table.act(1, Connect(), 5.0))
     assert table.host == 1
 
 
@@ -118,7 +119,7 @@ def test_r18_a_host_that_is_a_bot_is_not_a_host():
 def test_r18_the_new_host_may_start_the_next_round():
     table = round_table(4, host=0, seat_order=[0, 2, 1, 3])
     accept(table.act(1, a.Call(), T0))
-    accept(table.act(0, a.Disconnect(), T0 + 0.1))
+    accept(table.act(0, Disconnect(), T0 + 0.1))
 
     refused(table.act(1, a.NextRound(), T0 + 0.2), Reason.NOT_HOST)
     accept(table.act(2, a.NextRound(), T0 + 0.2))
@@ -132,7 +133,7 @@ def test_r19_a_disconnected_player_keeps_seat_and_hand_and_nobody_plays_for_them
     table = round_table(players)
     hand = table.hand(1)
 
-    emits = accept(table.act(1, a.Disconnect(), T0))
+    emits = accept(table.act(1, Disconnect(), T0))
 
     for seat in range(players):
         assert seen_by(table, emits, seat) == [e.SeatDisconnected(1)]
@@ -150,7 +151,7 @@ def test_r19_a_disconnected_player_keeps_seat_and_hand_and_nobody_plays_for_them
 def test_r19_the_partner_of_a_disconnected_player_can_still_call(players):
     table = round_table(players)
     arrange(table, {1: four_of("A")})
-    accept(table.act(1, a.Disconnect(), T0))
+    accept(table.act(1, Disconnect(), T0))
 
     emits = accept(table.act(table.partner_of(1), a.Call(), T0 + 0.1))
 
@@ -161,8 +162,8 @@ def test_r19_the_partner_of_a_disconnected_player_can_still_call(players):
 def test_r19_opponents_can_still_counter_a_disconnected_player(players):
     table = round_table(players)
     arrange(table, {1: four_of("A")})
-    accept(table.act(1, a.Disconnect(), T0))
-    accept(table.act(table.partner_of(1), a.Disconnect(), T0))
+    accept(table.act(1, Disconnect(), T0))
+    accept(table.act(table.partner_of(1), Disconnect(), T0))
 
     emits = accept(table.act(0, a.Counter(1), T0 + 0.1))
 
@@ -172,7 +173,7 @@ def test_r19_opponents_can_still_counter_a_disconnected_player(players):
 def test_r19_the_round_opens_without_them_and_they_are_dealt_in():
     table = new_table(4)
     table.start(0.0)
-    accept(table.act(2, a.Disconnect(), 0.5))
+    accept(table.act(2, Disconnect(), 0.5))
 
     emits = open_round(table, 1.0)
 
@@ -183,10 +184,10 @@ def test_r19_the_round_opens_without_them_and_they_are_dealt_in():
 def test_r19_they_come_back_to_the_same_seat_and_find_the_game_as_it_is():
     table = round_table(4)
     hand = table.hand(1)
-    accept(table.act(1, a.Disconnect(), T0))
+    accept(table.act(1, Disconnect(), T0))
     accept(swap_any(table, 0, T0 + 0.5))  # the round goes on meanwhile
 
-    emits = accept(table.act(1, a.Connect(), T0 + 1.0))
+    emits = accept(table.act(1, Connect(), T0 + 1.0))
 
     for seat in range(4):
         assert seen_by(table, emits, seat) == [e.SeatConnected(1)]

@@ -11,6 +11,7 @@ from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro.actions import Reason
 from quatro_shared.games.quatro.signs import EMOJI, SIGNS
 from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import Disconnect
 
 from helpers.engine import (
     PLAYER_COUNTS,
@@ -153,7 +154,7 @@ def test_r07_a_disconnected_player_is_not_waited_for():
     for seat in (0, 1, 2):
         accept(table.act(seat, a.Ready(), 1.0))
 
-    emits = accept(table.act(3, a.Disconnect(), 2.0))
+    emits = accept(table.act(3, Disconnect(), 2.0))
 
     assert table.phase is Phase.ROUND and events_of(emits, e.RoundOpened)
 

@@ -9,6 +9,7 @@ from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro.actions import Reason
 from quatro_shared.games.quatro.cards import has_three_of_a_rank
 from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import Disconnect
 
 from helpers.engine import (
     PLAYER_COUNTS,
@@ -44,7 +45,7 @@ def _ended(emits):
 def test_r15_every_other_connected_human_must_agree(players):
     bot, gone = 1, players - 1
     table = round_table(players, bots={bot})
-    accept(table.act(gone, a.Disconnect(), 0.5))
+    accept(table.act(gone, Disconnect(), 0.5))
     voters = tuple(seat for seat in range(players) if seat not in (0, bot, gone))
     before = _hands(table)
 
@@ -115,7 +116,7 @@ def test_r15_a_voter_who_disconnects_counts_as_silent_and_the_vote_ends_at_once(
     accept(table.act(1, a.Vote(True), T0 + 0.1))
     accept(table.act(2, a.Vote(True), T0 + 0.2))
 
-    emits = accept(table.act(3, a.Disconnect(), T0 + 0.3))
+    emits = accept(table.act(3, Disconnect(), T0 + 0.3))
 
     assert _ended(emits) == [e.VoteEnded(False, "voter_left")]
     assert _hands(table) == before and not table.reshuffle_used
@@ -125,14 +126,14 @@ def test_r15_a_voter_who_already_said_yes_and_leaves_still_ends_the_vote():
     table = round_table(4)
     accept(table.act(0, a.AskReshuffle(), T0))
     accept(table.act(1, a.Vote(True), T0 + 0.1))
-    emits = accept(table.act(1, a.Disconnect(), T0 + 0.2))
+    emits = accept(table.act(1, Disconnect(), T0 + 0.2))
     assert _ended(emits) == [e.VoteEnded(False, "voter_left")]
 
 
 @pytest.mark.parametrize("players", PLAYER_COUNTS)
 def test_r15_with_no_other_connected_human_the_request_passes_at_once(players):
     table = round_table(players, bots=range(1, players - 1))
-    accept(table.act(players - 1, a.Disconnect(), 0.5))  # the only other human is away
+    accept(table.act(players - 1, Disconnect(), 0.5))  # the only other human is away
 
     emits = accept(table.act(0, a.AskReshuffle(), T0))
 

@@ -23,8 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quatro_shared.games.quatro import seating
-
 from quatro_server.game import Game
 from quatro_server.games import DEFAULT_GAME, GAMES
 from quatro_server.journal import Mismatch, Opening, SavedMove, SavedTable, replay_move
@@ -176,7 +174,7 @@ def _replay(
     saved: SavedTable, game: Game, moves: Sequence[SavedMove], match: int, seat: int, commentary: bool
 ) -> SeatReplay:
     table = _new_table(saved, game, moves[0])
-    team = seating.team_of(seat, saved.players)
+    team = game.team_of(seat, saved.players)
     notes = game.commentary([s.name for s in saved.seats]) if commentary else None
     replay = SeatReplay(
         saved.id,

@@ -22,8 +22,6 @@ from typing import TypeAlias
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.games.quatro import actions as a
-from quatro_shared.wording import REFUSAL_WORDS
 
 from quatro_server.tables.room import Peer
 
@@ -75,9 +73,9 @@ ALREADY_HELLO = Refusal(p.ALREADY_HELLO, "hello was already said on this connect
 NOT_SEATED = Refusal(p.NOT_SEATED, "you are not at a table")
 ALREADY_SEATED = Refusal(p.ALREADY_SEATED, "leave your table first")
 MATCH_STARTED = Refusal(p.MATCH_STARTED, "the match has started: its seats are fixed")
-NOT_STARTED = Refusal(a.Reason.NOT_STARTED, "the match has not started")
+NOT_STARTED = Refusal(p.NOT_STARTED, "the match has not started")
 NOT_OVER = Refusal(p.NOT_OVER, "the match is not over")
-NOT_HOST = Refusal(p.NOT_HOST, REFUSAL_WORDS[a.Reason.NOT_HOST])  # the engine's words for its own not_host (R18)
+NOT_HOST = Refusal(p.NOT_HOST, "only the host can do that")  # as a game's own not_host (Quatro's R18) says it
 DRAINING = Refusal(p.DRAINING, "the server is about to restart: no new tables or matches")
 #: Whatever a watcher may not ask (a seat's requests, another table, chat: a watcher is heard by nobody at a table).
 WATCHING = Refusal(p.WATCHING, "a watcher cannot do that: leave the table, or take a free seat")

@@ -23,10 +23,8 @@ from quatro_shared import proofs
 from quatro_shared import protocol as p
 from quatro_shared.addresses import format_address
 from quatro_shared.framing import frame
-from quatro_shared.games.quatro import actions as a
-from quatro_shared.games.quatro import seating
 from quatro_shared.profiles import STANDARD_PROFILE
-from quatro_shared.tables import TablePhase
+from quatro_shared.tables import Connect, Disconnect, TablePhase
 from quatro_shared.wire import to_wire
 
 from quatro_server import games
@@ -509,7 +507,7 @@ class Lobby:
             emits: list[Any] = []
             for i, s in enumerate(room.seats):
                 if s.bot is None and s.peer is None:
-                    emits.extend(room.act(i, a.Disconnect(), now).events)
+                    emits.extend(room.act(i, Disconnect(), now).events)
             room.publish(emits, now)
         self.announce()
 
@@ -558,7 +556,7 @@ class Lobby:
             # Another game's action: refused by the table's game, in its words (``unknown_action`` in both games).
             return m.refused(
                 request.id,
-                a.Reason.UNKNOWN_ACTION,
+                p.UNKNOWN_ACTION,
                 f"{request.kind} is a {game.title} action; this table plays {room.game.title}",
             )
         return None
@@ -695,8 +693,8 @@ class Lobby:
                 return refusal
         else:
             team = f.team
-            if team is not None and not 0 <= team < seating.team_count(room.players):
-                return m.refused(request.id, p.BAD_REQUEST, f"teams are 0 to {seating.team_count(room.players) - 1}")
+            if team is not None and not 0 <= team < room.game.team_count(room.players):
+                return m.refused(request.id, p.BAD_REQUEST, f"teams are 0 to {room.game.team_count(room.players) - 1}")
             seat = room.free_seat(team)
             if seat is None:
                 return m.refused(request.id, p.TABLE_FULL, "no free seat" + ("" if team is None else " in that team"))
@@ -816,7 +814,7 @@ class Lobby:
         log.debug("seat_rejoined table=%d seat=%d", room.id, seat)
         if room.table is not None:
             room.send_recent(seat)  # the feed's history first, for a client that comes back with none
-            outcome = room.act(seat, a.Connect(), now)
+            outcome = room.act(seat, Connect(), now)
             room.publish(outcome.events, now, snapshot_for=seat)  # also tells the seating (seat_connected)
             if not outcome.events:
                 room.broadcast_seating()  # a replaced connection: the seat never looked disconnected
@@ -850,7 +848,7 @@ class Lobby:
                 room.lobby_host_leaves()
             room.broadcast_seating()
         else:
-            room.publish(room.act(seat, a.Disconnect(), now).events, now)
+            room.publish(room.act(seat, Disconnect(), now).events, now)
         log.debug("seat_left table=%d seat=%d leaving=%s", room.id, seat, leaving)
         if not room.humans_connected():
             room.idle_since = now
@@ -909,7 +907,7 @@ class Lobby:
         else:
             s.secret = digest_secret(secrets.token_urlsafe(SECRET_BYTES))  # known to nobody: the old one is void
             if peer is not None:
-                room.publish(room.act(seat, a.Disconnect(), now).events, now)
+                room.publish(room.act(seat, Disconnect(), now).events, now)
         room.broadcast_seating()  # journals the seat as it is now: a restart does not revive the old secret
         log.info("seat_removed_by_operator table=%d seat=%d freed=%s", room.id, seat, freed)
         if not room.humans_connected() and room.idle_since is None:

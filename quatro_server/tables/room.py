@@ -23,9 +23,7 @@ import msgpack
 
 from quatro_shared import messages as m
 from quatro_shared.framing import encode
-from quatro_shared.games.quatro import actions as a
-from quatro_shared.games.quatro import seating
-from quatro_shared.tables import NO_SEAT, TablePhase
+from quatro_shared.tables import NO_SEAT, Disconnect, TablePhase
 from quatro_shared.wire import to_wire
 
 from quatro_server.game import Game, UpdateBatch
@@ -385,7 +383,7 @@ class Room:
         peer = self.seats[seat].peer
         if self.history is None or peer is None:
             return
-        events = self.game.recent(self.history, seat, seating.team_of(seat, self.players))
+        events = self.game.recent(self.history, seat, self.game.team_of(seat, self.players))
         if events:
             peer.send(encode(to_wire(m.Recent(self.id, self.game.name, events))))
 
@@ -439,7 +437,7 @@ class Room:
         for i, s in enumerate(self.seats):
             if s.peer is None and s.bot is None:
                 continue
-            seen = batch.seen_by(i, seating.team_of(i, players))
+            seen = batch.seen_by(i, self.game.team_of(i, players))
             if s.peer is not None and (seen or i == snapshot_for):
                 s.peer.send(self._update(batch, i, seen, snapshot=i == snapshot_for or not s.synced))
             if s.bot is not None and seen:
@@ -604,7 +602,7 @@ class Room:
 
     def free_seat(self, team: int | None = None) -> int | None:
         for i, s in enumerate(self.seats):
-            if s.empty and (team is None or seating.team_of(i, self.players) == team):
+            if s.empty and (team is None or self.game.team_of(i, self.players) == team):
                 return i
         return None
 
@@ -648,7 +646,7 @@ class Room:
         self.watch_synced = False  # the watchers' too
         for i, s in enumerate(self.seats):
             if s.bot is None and s.peer is None:
-                emits.extend(self.act(i, a.Disconnect(), now).events)  # R19: the match starts without them
+                emits.extend(self.act(i, Disconnect(), now).events)  # R19: the match starts without them
             if s.bot is not None:
                 s.bot_wake = now + s.bot.think_time()
         self.broadcast_seating()

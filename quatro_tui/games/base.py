@@ -49,6 +49,11 @@ class ClientGame(ABC):
     play_level_why: str = ""
     #: Whether a table's seats form teams of partners (the room shows each seat's team).
     teams: bool = False
+
+    def team_of(self, seat: int, players: int) -> int:
+        """The team of ``seat`` at a table of ``players``: each seat its own, unless the game seats teams."""
+        return seat
+
     #: The rules in short, in Textual markup, for the help page of a screen that brings none of its own.
     help_rules: str
     #: Its guided first match (``quatro learn``), if it has one.

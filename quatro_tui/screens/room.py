@@ -13,7 +13,6 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from quatro_shared import messages as m
-from quatro_shared.games.quatro.seating import team_of
 
 from quatro_tui import words
 from quatro_tui.screens.lobby import LobbyScreen
@@ -45,7 +44,7 @@ class SeatList(GameWidget):
             if seating.host == i:
                 who += " (host)"
             kind = f"bot {seat.bot}" if seat.bot else ("" if not seat.taken else ("on" if seat.connected else "AWAY"))
-            team = "" if not client.teams else f"team {words.team_letter(team_of(i, game.players))}  "
+            team = "" if not client.teams else f"team {words.team_letter(client.team_of(i, game.players))}  "
             text.append(
                 f"  seat {i + 1}  {team}{who:<30} {kind}\n",
                 style="bold" if i == game.my_seat else ("dim" if not seat.taken else ""),

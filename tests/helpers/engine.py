@@ -26,6 +26,7 @@ from quatro_shared.games.quatro.cards import (
 )
 from quatro_shared.games.quatro.signs import SIGNS, is_sign
 from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import Connect, Disconnect
 
 from quatro_server.games.quatro.engine import Emit, Outcome, Table, events_for
 from quatro_server.timing import FAST, Timing
@@ -267,8 +268,8 @@ def random_action(table: Table, rng: random.Random) -> tuple[int, a.Action]:
         "ask": a.AskReshuffle(),
         "call": a.Call(),
         "next": a.NextRound(),
-        "leave": a.Disconnect(),
-        "back": a.Connect(),
+        "leave": Disconnect(),
+        "back": Connect(),
     }[kind]
 
 

@@ -23,6 +23,7 @@ from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro.cards import deck_for, is_four_of_a_kind, rank_of
 from quatro_shared.games.quatro.signs import SIGNS
 from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import Connect, Disconnect
 
 from quatro_server.games.quatro.engine import Emit, Table
 from quatro_server.timing import FAST
@@ -215,13 +216,13 @@ class Driver:
         if x < mix.garbage:
             if r.random() < 0.25:
                 seat = r.choice(BAD_SEATS + (n, n + 1))
-                action = r.choice([self._plausible(r.randrange(n)), a.Connect(), a.Disconnect()])
+                action = r.choice([self._plausible(r.randrange(n)), Connect(), Disconnect()])
                 return Step("act", now, seat, action, True, pre)
             seat = r.randrange(n)
             return Step("act", now, seat, r.choice(garbage_actions(self.t, seat, r)), True, pre)
         if x < mix.garbage + mix.connection:
             seat = r.randrange(n)
-            action = a.Connect() if r.random() < 0.5 else a.Disconnect()
+            action = Connect() if r.random() < 0.5 else Disconnect()
             return Step("act", now, seat, action, False, pre)
         redirected = self._redirect()
         if redirected is not None:

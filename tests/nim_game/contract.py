@@ -21,8 +21,8 @@ from typing import ClassVar
 
 from quatro_shared import protocol as p
 from quatro_shared.game import FollowError, GameContract
-from quatro_shared.games.quatro import actions as a
 from quatro_shared.messages import Push
+from quatro_shared.tables import Connect, Disconnect
 
 NAME = "nim"
 SEATS = 2
@@ -227,5 +227,5 @@ CONTRACT: GameContract[Action, Event, NimView, NimUpdate] = GameContract(
     follow=Follower,
     wire_names={"Phase": Phase, "NimView": NimView},
     view_parts=(NimView,),
-    server_actions=(a.Connect, a.Disconnect),
+    server_actions=(Connect, Disconnect),
 )

@@ -16,7 +16,7 @@ from typing import Any
 
 from quatro_shared import messages as m
 from quatro_shared.framing import encode
-from quatro_shared.games.quatro import actions as qa
+from quatro_shared.tables import Connect, Disconnect
 from quatro_shared.tables import TablePhase as LobbyPhase
 from quatro_shared.wire import WireError, codec, to_wire
 
@@ -105,8 +105,8 @@ class NimTable:
     def _dispatch(self, seat: int, action: object, out: list[n.Event]) -> Refusal | None:
         if not isinstance(seat, int) or not 0 <= seat < n.SEATS:
             return REFUSALS["bad_seat"]
-        if isinstance(action, qa.Connect | qa.Disconnect):
-            connect = isinstance(action, qa.Connect)
+        if isinstance(action, Connect | Disconnect):
+            connect = isinstance(action, Connect)
             if self.connected[seat] != connect and seat not in self.bots:
                 self.connected[seat] = connect
                 out.append(n.SeatConnected(seat) if connect else n.SeatDisconnected(seat))
@@ -232,10 +232,10 @@ class NimCodec:
     def decode_action(self, text: str) -> Any:
         data = json.loads(text)
         kind = data.get("kind") if isinstance(data, dict) else None
-        if kind == qa.Connect.kind:
-            return qa.Connect()
-        if kind == qa.Disconnect.kind:
-            return qa.Disconnect()
+        if kind == Connect.kind:
+            return Connect()
+        if kind == Disconnect.kind:
+            return Disconnect()
         try:
             return codec(n.CONTRACT).action(data)  # the contract's own reading (once it is registered)
         except WireError as exc:

@@ -22,7 +22,7 @@ from math import inf
 
 from quatro_shared.games.quarto import contract as q
 from quatro_shared.games.quarto.contract import Phase, Reason, Refusal, Step
-from quatro_shared.games.quatro import actions as qa
+from quatro_shared.tables import Connect, Disconnect
 
 from quatro_server.rules import Outcome
 from quatro_server.timing import STANDARD, Timing, declare
@@ -180,9 +180,9 @@ class QuartoTable:
     def _dispatch(self, seat: object, action: object, out: list[q.Event]) -> Refusal | None:
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < q.SEATS:
             return Refusal.of(Reason.BAD_SEAT)
-        if isinstance(action, qa.Connect):
+        if isinstance(action, Connect):
             return self._connect(seat, out)
-        if isinstance(action, qa.Disconnect):
+        if isinstance(action, Disconnect):
             return self._disconnect(seat, out)
         if type(action) not in q.PLAYER_ACTIONS:
             return Refusal.of(Reason.UNKNOWN_ACTION)

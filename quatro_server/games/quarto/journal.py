@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from quatro_shared.games.quarto import contract as q
-from quatro_shared.games.quatro import actions as a
+from quatro_shared.tables import Connect, Disconnect
 from quatro_shared.wire import WireError, codec, to_wire
 
 from quatro_server.games.quarto.engine import QuartoTable
@@ -45,16 +45,16 @@ class QuartoCodec:
     def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> QuartoTable:
         return QuartoTable(timing=timing, rng=rng, bots=opening.bots)
 
-    def encode_action(self, action: q.Action | a.Connect | a.Disconnect) -> str:
+    def encode_action(self, action: q.Action | Connect | Disconnect) -> str:
         return json_text(to_wire(action))
 
-    def decode_action(self, text: str) -> q.Action | a.Connect | a.Disconnect:
+    def decode_action(self, text: str) -> q.Action | Connect | Disconnect:
         data = json.loads(text)
         kind = data.get("kind") if isinstance(data, dict) else None
-        if kind == a.Connect.kind:
-            return a.Connect()
-        if kind == a.Disconnect.kind:
-            return a.Disconnect()
+        if kind == Connect.kind:
+            return Connect()
+        if kind == Disconnect.kind:
+            return Disconnect()
         try:
             return _WIRE.action(data)
         except WireError as exc:

@@ -40,7 +40,7 @@ from quatro_shared.games.quatro.cards import (
 from quatro_shared.games.quatro.legal import phase_refusal
 from quatro_shared.games.quatro.signs import SIGNS, Sign, is_sign
 from quatro_shared.games.quatro.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
-from quatro_shared.tables import NO_SEAT
+from quatro_shared.tables import NO_SEAT, Connect, Disconnect
 
 from quatro_server.rules import Outcome
 from quatro_server.timing import STANDARD, Timing
@@ -340,7 +340,7 @@ class Table:
         handler = _HANDLERS.get(type(action))
         if handler is None:
             return Refusal(Reason.UNKNOWN_ACTION)
-        if isinstance(action, (a.Connect, a.Disconnect)):
+        if isinstance(action, (Connect, Disconnect)):
             return handler(self, seat, action, out)
         if not self._seats[seat].connected:
             return Refusal(Reason.DISCONNECTED)
@@ -507,7 +507,7 @@ class Table:
         self._begin_signing(out)  # R18: the host may start the next round early
         return None
 
-    def _connect(self, seat: int, action: a.Connect, out: list[Emit]) -> Refusal | None:
+    def _connect(self, seat: int, action: Connect, out: list[Emit]) -> Refusal | None:
         s = self._seats[seat]
         if s.connected:
             return None
@@ -517,7 +517,7 @@ class Table:
             self._set_host(seat, out)
         return None
 
-    def _disconnect(self, seat: int, action: a.Disconnect, out: list[Emit]) -> Refusal | None:
+    def _disconnect(self, seat: int, action: Disconnect, out: list[Emit]) -> Refusal | None:
         s = self._seats[seat]
         if not s.connected or s.bot:
             return None
@@ -679,8 +679,8 @@ _HANDLERS: dict[type[object], Callable[[Table, int, Any, list[Emit]], Refusal | 
     a.AskReshuffle: Table._ask_reshuffle,
     a.Vote: Table._answer_vote,
     a.NextRound: Table._next_round,
-    a.Connect: Table._connect,
-    a.Disconnect: Table._disconnect,
+    Connect: Table._connect,
+    Disconnect: Table._disconnect,
 }
 
 #: The actions whose values are judged before the phase is asked (the others have no values the rules judge).

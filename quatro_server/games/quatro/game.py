@@ -109,6 +109,12 @@ class QuatroGame(Game):
     # A feed's worth of what a seat sees, from several times as many events (the hidden ones are most of a deal).
     recent_kept = 4 * p.MAX_RECENT_EVENTS
 
+    def team_of(self, seat: int, players: int) -> int:
+        return seating.team_of(seat, players)
+
+    def team_count(self, players: int) -> int:
+        return seating.team_count(players)
+
     def recent(self, history: Sequence[engine.Emit], seat: int, team: int) -> tuple[Any, ...]:
         seen = [emit.event for emit in history if emit.visible_to(seat, team)]  # the one gate of H1, as in updates
         return tuple(seen[-p.MAX_RECENT_EVENTS :])

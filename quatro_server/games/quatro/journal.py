@@ -18,6 +18,7 @@ from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro import seating
 from quatro_shared.games.quatro.views import Phase
+from quatro_shared.tables import Connect, Disconnect
 from quatro_shared.wire import WireError, action_from_wire, to_wire
 
 from quatro_server.games.quatro import engine
@@ -57,16 +58,16 @@ class QuatroCodec:
             seat_order=list(opening.order),
         )
 
-    def encode_action(self, action: a.Action) -> str:
+    def encode_action(self, action: a.Action | Connect | Disconnect) -> str:
         return json_text(to_wire(action))
 
-    def decode_action(self, text: str) -> a.Action:
+    def decode_action(self, text: str) -> a.Action | Connect | Disconnect:
         data = json.loads(text)
         kind = data.get("kind") if isinstance(data, dict) else None
-        if kind == a.Connect.kind:
-            return a.Connect()
-        if kind == a.Disconnect.kind:
-            return a.Disconnect()
+        if kind == Connect.kind:
+            return Connect()
+        if kind == Disconnect.kind:
+            return Disconnect()
         try:
             return action_from_wire(data)
         except WireError as exc:

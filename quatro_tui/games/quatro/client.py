@@ -10,6 +10,7 @@ from textual.screen import Screen
 
 from quatro_shared.games.quatro import contract as quatro
 from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro import seating
 from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.levels import LADDER, PLAY_LEVEL
 from quatro_shared.tables import TablePhase
@@ -49,6 +50,10 @@ class QuatroClient(ClientGame):
     play_level = PLAY_LEVEL
     play_level_why = "a new player's pace"
     teams = True
+
+    def team_of(self, seat: int, players: int) -> int:
+        return seating.team_of(seat, players)  # R1: partners across
+
     help_rules = RULES
     lesson = LESSON
 

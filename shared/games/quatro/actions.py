@@ -133,20 +133,6 @@ class NextRound(Action):
     kind: ClassVar[str] = "next_round"
 
 
-@dataclass(frozen=True, slots=True)
-class Connect(Action):
-    """The seat's player is back (R19). Sent by the server, never accepted from a client."""
-
-    kind: ClassVar[str] = "connect"
-
-
-@dataclass(frozen=True, slots=True)
-class Disconnect(Action):
-    """The seat's player is gone for now; the seat and hand stay (R19). Sent by the server only."""
-
-    kind: ClassVar[str] = "disconnect"
-
-
 #: Actions a player (or a bot) may send. Connect and Disconnect come from the server alone.
 PLAYER_ACTIONS: tuple[type[Action], ...] = (
     Ready,

@@ -19,6 +19,7 @@ from quatro_shared.games.quatro.legal import ACCEPTS, legal
 from quatro_shared.games.quatro.update import Update
 from quatro_shared.games.quatro.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
+from quatro_shared.tables import Connect, Disconnect
 
 
 class Follower:
@@ -74,7 +75,7 @@ CONTRACT: GameContract[a.Action, e.Event, SeatView, Update] = GameContract(
     follow=Follower,
     view_parts=(SeatView, SeatState, VoteState, RoundSummary, Clock, OwnTimers),
     view_kind="view",
-    server_actions=(a.Connect, a.Disconnect),
+    server_actions=(Connect, Disconnect),
     wire_names={
         "Phase": Phase,
         "Reason": a.Reason,
