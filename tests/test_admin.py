@@ -135,7 +135,7 @@ async def test_tables_lists_a_bot_match_and_close_ends_it_telling_player_and_wat
         assert (await bob.request(p.WATCH, table=ann.table))["kind"] == p.OK
         listing = await admin_json(server, "tables")
         [table] = listing["tables"]
-        assert (table["table"], table["game"], table["phase"], table["watchers"]) == (ann.table, "quatro", "signing", 1)
+        assert (table["table"], table["game"], table["phase"], table["watchers"]) == (ann.table, "quatro", "playing", 1)
         assert [(s["name"], s["bot"], s["connected"]) for s in table["seats"]] == [
             ("ann", None, True),
             ("easy-bot-1", "easy", True),

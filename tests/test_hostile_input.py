@@ -194,7 +194,7 @@ async def assert_undisturbed(game: Game, humans: list[TestClient] | None = None)
     listing = await fresh.request(p.LIST_TABLES)
     assert listing["kind"] == p.OK
     (row,) = [t for t in listing["tables"] if t["table"] == game.table]
-    assert row["phase"] == "round"
+    assert row["phase"] == "playing"
     assert (await fresh.request(p.PING))["kind"] == p.OK
     await fresh.aclose()
 
