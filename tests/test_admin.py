@@ -144,7 +144,7 @@ async def test_tables_lists_a_bot_match_and_close_ends_it_telling_player_and_wat
         ]
         assert table["age_s"] >= 0 and listing["draining"] is False
         said = (await run_admin(server, "tables")).stdout.decode()
-        assert f"table {ann.table}  quatro  signing" in said and "seat 1: ann (connected)" in said, said
+        assert f"table {ann.table}  quatro  playing" in said and "seat 1: ann (connected)" in said, said
 
         done = await run_admin(server, "close", str(ann.table), "--reason", "closing for the night")
         assert done.returncode == 0, done.stderr
