@@ -86,7 +86,7 @@ class Commentary(Protocol):
 
 class UpdateBatch(Protocol):
     """One batch of a table's events about to be told to its seats.
-    Its watchers are seat ``NO_SEAT`` of team ``NO_SEAT`` (``quatro_shared.games.quatro.views``): ``seen_by`` gives them the public
+    Its watchers are seat ``NO_SEAT`` of team ``NO_SEAT`` (``quatro_shared.tables``): ``seen_by`` gives them the public
     events alone, and ``update`` a frame with nothing of a seat's own (protocol section 18)."""
 
     def seen_by(self, seat: int, team: int) -> tuple[int, ...]: ...

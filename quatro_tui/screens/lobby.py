@@ -211,7 +211,7 @@ class LobbyScreen(Screen[None]):
             cells = (
                 str(t.table),
                 t.game.capitalize(),
-                PHASE_WORDS.get(t.phase, str(t.phase)),
+                PHASE_WORDS[t.phase],
                 words.idle(t.idle_s),
                 t.timing,
                 "yes" if t.password else "",

@@ -10,9 +10,8 @@ import random
 from dataclasses import replace
 
 from quatro_shared.games.quatro.cards import deck_for, ranks_for
-from quatro_shared.games.quatro.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.games.quatro.views import TABLE_PHASE, Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared.messages import LobbyList, SeatInfo, Seating, TableSummary
-from quatro_shared.tables import TablePhase
 from quatro_shared.wire import push_from_wire, to_wire
 
 from quatro_tui import words
@@ -34,15 +33,6 @@ TIMING = {
     "round_length": 180.0,
     "break_length": 30.0,
     "target_score": 5,
-}
-
-#: The lobby's words for a Quatro view's phase, as the server says them (``TablePhase``).
-TABLE_PHASE = {
-    Phase.LOBBY: TablePhase.LOBBY,
-    Phase.SIGNING: TablePhase.PLAYING,
-    Phase.ROUND: TablePhase.PLAYING,
-    Phase.BREAK: TablePhase.BETWEEN,
-    Phase.OVER: TablePhase.OVER,
 }
 
 

@@ -13,7 +13,7 @@ from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro import seating
 from quatro_shared.games.quatro.cards import PLAYER_COUNTS
-from quatro_shared.games.quatro.views import Phase
+from quatro_shared.games.quatro.views import TABLE_PHASE, Phase
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 from quatro_shared.tables import TablePhase
 
@@ -29,16 +29,6 @@ if TYPE_CHECKING:
 
 #: What a Quatro record counts per seat, beside matches and wins.
 QUATRO_TALLIES = ("calls_right", "calls_wrong", "counters_right", "counters_wrong")
-
-
-#: A Quatro table's phases in the lobby's words: the sign phase and the round are play, the break is between rounds.
-_LOBBY_PHASE = {
-    Phase.LOBBY: TablePhase.LOBBY,
-    Phase.SIGNING: TablePhase.PLAYING,
-    Phase.ROUND: TablePhase.PLAYING,
-    Phase.BREAK: TablePhase.BETWEEN,
-    Phase.OVER: TablePhase.OVER,
-}
 
 
 class QuatroGame(Game):
@@ -79,7 +69,7 @@ class QuatroGame(Game):
         return table.phase is Phase.OVER
 
     def lobby_phase(self, table: engine.Table) -> TablePhase:
-        return _LOBBY_PHASE[table.phase]
+        return TABLE_PHASE[table.phase]
 
     def no_scores(self, players: int) -> tuple[int, ...]:
         return (0,) * seating.team_count(players)

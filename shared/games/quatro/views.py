@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from quatro_shared.games.quatro.cards import Card
 from quatro_shared.games.quatro.signs import Sign
-from quatro_shared.tables import LEFT_OUT_AT_DEFAULT
+from quatro_shared.tables import LEFT_OUT_AT_DEFAULT, TablePhase
 
 
 class Phase(StrEnum):
@@ -23,6 +23,16 @@ class Phase(StrEnum):
     ROUND = "round"  # everyone swaps at once (R8–R16)
     BREAK = "break"  # the reveal stays on screen until the next round (R17, R18)
     OVER = "over"  # a team reached the target score (R20)
+
+
+#: A table's phase in the lobby's words (protocol 9): the sign phase and the round are play, the break is between.
+TABLE_PHASE = {
+    Phase.LOBBY: TablePhase.LOBBY,
+    Phase.SIGNING: TablePhase.PLAYING,
+    Phase.ROUND: TablePhase.PLAYING,
+    Phase.BREAK: TablePhase.BETWEEN,
+    Phase.OVER: TablePhase.OVER,
+}
 
 
 @dataclass(frozen=True, slots=True)
