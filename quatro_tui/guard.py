@@ -42,8 +42,8 @@ class KeyGuard(_Base):
             self.set_timer(self.guard, self.refresh_bindings)
 
     def armed(self) -> bool:
-        """Whether the guarded keys work yet."""
-        return time.monotonic() >= self._armed_at
+        """Whether the guarded keys work yet: never before the screen has mounted (and so set its guard)."""
+        return self.is_mounted and time.monotonic() >= self._armed_at
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.GUARDED and not self.armed():

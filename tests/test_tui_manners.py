@@ -84,6 +84,15 @@ def test_a_late_n_at_the_reveal_starts_no_round_and_a_double_space_confirms_no_c
     run(body)
 
 
+def test_a_guarded_screen_not_yet_mounted_is_not_armed():
+    """A screen pushed but not yet mounted has not set its guard: its keys do not work yet, so a test (or anything)
+    that waits for armed keys waits for the mount too, not for a moment in which a key is then dropped."""
+    screen = SigningScreen()
+    assert screen.guard > 0 and not screen.armed()
+    screen.guard = 0
+    assert not screen.armed()  # even unguarded, a screen not shown takes no keys
+
+
 def test_the_first_screen_of_a_run_is_not_guarded():
     async def body():
         app = QuatroApp(game=round_game(4))
