@@ -6,15 +6,19 @@ import random
 import subprocess
 import sys
 
+import pytest
+import trio
+
 from quatro_shared import protocol as p
 from quatro_shared.games.quatro.legal import legal
 from quatro_shared.games.quatro.views import Phase
 
 from helpers.engine import new_table, random_play
 from quatro_server.games.quatro.engine import view as engine_view
-from quatro_server.tools import soak, soak_doors
+from quatro_server.tools import soak, soak_directory, soak_doors
 from quatro_server.tools.audit import frame_leaks, update_leaks
 from quatro_server.tools.soak import soak_server
+from quatro_server.workers import metrics
 
 
 def _view(**fields: object) -> dict:
@@ -142,6 +146,7 @@ def test_the_soak_command_is_wired():
         and "--minutes" in result.stdout
         and "--json" in result.stdout
         and "--no-doors" in result.stdout
+        and "--no-directory" in result.stdout
     )
 
 
@@ -189,3 +194,41 @@ def test_a_door_scenario_that_did_not_pass_fails_the_soak():
     assert not soak.failed({**clean, "doors": {"passed": True}, "descriptors": {"passed": True}})
     assert soak.failed({**clean, "doors": {"passed": False}, "descriptors": {"passed": True}})
     assert soak.failed({**clean, "doors": {"passed": True}, "descriptors": {"passed": False}})
+
+
+@pytest.mark.slow
+async def test_the_directory_scenarios_report_their_figures_and_pass(redis_server):
+    """Two servers sharing a real redis-server: Redis stopped, killed and restarted empty, and a forged record;
+    each scenario reported with its figures, and the zeros counted."""
+    report = await soak_directory.soak_directory(soak.ServerProcess)
+    assert report["passed"] and report["crashes"] == 0, report
+    assert report["secrets_leaked"] == 0 and report["id_collisions"] == 0 and report["journal_writes_lost"] == 0
+    scenarios = report["scenarios"]
+    assert set(scenarios) == {"redis_stalled", "redis_restarted", "forged_record"}
+    stalled = scenarios["redis_stalled"]
+    for server in ("server_0", "server_1"):
+        assert stalled[server]["pings"] > 0 and stalled[server]["creates"] > 0, stalled
+        assert stalled[server]["p99_ms"] < stalled["ping_p99_bound_ms"], stalled
+    restarted = scenarios["redis_restarted"]
+    assert all(len(tables) == soak_directory.NEW_TABLES for tables in restarted["new_tables"].values()), restarted
+    forged = scenarios["forged_record"]
+    assert forged["sent_to_forger"] > 0 and forged["secrets_leaked"] == 0 and forged["passwords_leaked"] == 0
+    assert set(forged["forger_received"]) <= {p.HELLO, p.PROVE}, forged
+
+
+async def test_the_metrics_flood_reports_its_figures_and_passes():
+    report = await soak_directory.soak_metrics(soak.ServerProcess)
+    flood = report["scenarios"]["metrics_flood"]
+    assert report["passed"] and flood["passed"] and report["tracebacks"] == 0, report
+    assert flood["one_address"]["connections"] > metrics.MAX_CONNECTIONS_PER_ADDRESS
+    assert flood["many_addresses"]["connections"] > metrics.MAX_CONNECTIONS
+    assert flood["descriptors_grew"] <= flood["descriptor_bound"]
+
+
+def test_the_directory_and_metrics_reports_fail_the_soak_and_a_missing_redis_is_said(monkeypatch):
+    clean = {"crashes": 0, "leaks": 0, "hijacks": 0, "points_lost": 0, "secrets_lost": 0}
+    assert soak.failed({**clean, "directory": {"passed": False}})
+    assert soak.failed({**clean, "metrics": {"passed": False}})
+    monkeypatch.setattr(soak_directory, "available", lambda: False)
+    report = trio.run(soak.soak_everything, 1.0, 3, False, True, False)
+    assert report["directory"] == {"passed": True, "skipped": "redis-server is not on PATH"}

@@ -57,7 +57,7 @@ from quatro_shared.games.quatro.update import Update
 from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.wire import WireError, push_from_wire, to_wire
 
-from quatro_server.tools import soak_doors
+from quatro_server.tools import soak_directory, soak_doors
 from quatro_server.tools.audit import frame_leaks
 
 SERVER_HOST = "127.0.0.1"
@@ -225,8 +225,12 @@ class ServerProcess:
         ready: bytes = b"quatro join",
         log_level: str = "warning",
         nofile: int | None = None,
+        marks: tuple[str, ...] = (),
     ) -> None:
         self.extra = extra or []
+        #: Words whose log lines are counted (``marks``: word -> lines), whatever their level.
+        self.watched = marks
+        self.marks: Counter[str] = Counter()
         #: What the server prints once everything it opens listens; its log's level; its descriptor limit
         #: (RLIMIT_NOFILE, as ``ulimit -n`` sets it; None: the soak's own).
         self.ready, self.log_level, self.nofile = ready, log_level, nofile
@@ -301,6 +305,9 @@ class ServerProcess:
                     self.errors.append(text[:300])
                 if text.startswith("Traceback"):
                     self.tracebacks += 1
+                for word in self.watched:
+                    if word in text:
+                        self.marks[word] += 1
                 self.log_tail = [*self.log_tail[-19:], text[:300]]
 
     async def _watch(self, process: trio.Process) -> None:
@@ -908,9 +915,17 @@ async def soak_server(seconds: float, seed: int, scenarios: dict[str, Scenario] 
     return soak.report()
 
 
-async def soak_everything(seconds: float, seed: int, doors: bool = True) -> dict[str, Any]:
+#: The reports that sit beside the game port's, each with its scenarios and ``passed``.
+PHASES = ("doors", "descriptors", "directory", "metrics")
+
+
+async def soak_everything(
+    seconds: float, seed: int, doors: bool = True, directory: bool = True, metrics: bool = True
+) -> dict[str, Any]:
     """The game port's soak; beside it, on servers of their own, the doors' scenarios and the descriptor
-    starvation (``quatro_server.tools.soak_doors``): their reports under ``doors`` and ``descriptors``."""
+    starvation (``quatro_server.tools.soak_doors``), two servers sharing a directory on a real Redis and the metrics
+    port flooded (``quatro_server.tools.soak_directory``): their reports under ``doors``, ``descriptors``,
+    ``directory`` and ``metrics``. Without ``redis-server`` the directory's report says it was skipped."""
     report: dict[str, Any] = {}
 
     async def game_port() -> None:
@@ -922,29 +937,37 @@ async def soak_everything(seconds: float, seed: int, doors: bool = True) -> dict
     async def descriptors() -> None:
         report["descriptors"] = await soak_doors.soak_descriptors(ServerProcess)
 
+    async def the_directory() -> None:
+        if not soak_directory.available():
+            report["directory"] = {"passed": True, "skipped": "redis-server is not on PATH"}
+            return
+        report["directory"] = await soak_directory.soak_directory(ServerProcess)
+
+    async def the_metrics() -> None:
+        report["metrics"] = await soak_directory.soak_metrics(ServerProcess)
+
     async with trio.open_nursery() as nursery:
         nursery.start_soon(game_port)
         if doors:
             nursery.start_soon(the_doors)
             nursery.start_soon(descriptors)
-    return {
-        key: report[key]
-        for key in [
-            *(k for k in report if k not in ("doors", "descriptors")),
-            *(k for k in ("doors", "descriptors") if k in report),
-        ]
-    }
+        if directory:
+            nursery.start_soon(the_directory)
+        if metrics:
+            nursery.start_soon(the_metrics)
+    return {key: report[key] for key in [*(k for k in report if k not in PHASES), *(k for k in PHASES if k in report)]}
 
 
 def failed(report: dict[str, Any]) -> bool:
-    """Any crash, leak, hijack or lost point; any door or descriptor scenario that did not pass."""
+    """Any crash, leak, hijack or lost point; any door, descriptor, directory or metrics scenario that did not
+    pass."""
     return bool(
         report["crashes"]
         or report["leaks"]
         or report["hijacks"]
         or report["points_lost"]
         or report["secrets_lost"]
-        or any(not report[phase]["passed"] for phase in ("doors", "descriptors") if phase in report)
+        or any(not report[phase]["passed"] for phase in PHASES if phase in report)
     )
 
 
@@ -956,19 +979,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how long to attack the game port (fractions allowed; default 1); the doors' scenarios "
         "and the descriptor starvation run beside it, each on a server of its own",
     )
-    parser.add_argument("--no-doors", action="store_true", help="attack the game port alone")
+    parser.add_argument("--no-doors", action="store_true", help="leave out the doors' scenarios")
+    parser.add_argument(
+        "--no-directory",
+        action="store_true",
+        help="leave out the directory's scenarios (two servers sharing a redis-server: stopped, restarted empty, "
+        "a forged record)",
+    )
+    parser.add_argument("--no-metrics", action="store_true", help="leave out the metrics port's flood")
     parser.add_argument("--seed", type=int, default=None, help="seed the soak's own choices (default: random)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random.randrange(2**32)
-    report = trio.run(soak_everything, args.minutes * 60, seed, not args.no_doors)
+    report = trio.run(
+        soak_everything, args.minutes * 60, seed, not args.no_doors, not args.no_directory, not args.no_metrics
+    )
     if args.json:
         print(json.dumps(report, sort_keys=False))
     else:
         for key, value in report.items():
-            if key in ("doors", "descriptors"):
+            if key in PHASES and "skipped" in value:
+                print(f"{key:>20}  skipped: {value['skipped']}")
+            elif key in PHASES:
                 print(f"{key:>20}  {'passed' if value['passed'] else 'FAILED'}")
                 for name, result in value["scenarios"].items():
                     print(f"{name:>28}  {result}")

@@ -135,8 +135,11 @@ class Metrics:
             return
         try:
             with trio.move_on_after(REQUEST_TIMEOUT):
+                # A slot is taken once the request has come: silent connections hold none, and a scraper's
+                # request is answered at once however many of them wait.
+                line = await _request_line(stream)
                 async with self._scrapes:
-                    await stream.send_all(_response(await _request_line(stream), self.text))
+                    await stream.send_all(_response(line, self.text))
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass
         finally:
