@@ -44,6 +44,7 @@ from typing import Any
 import msgpack
 import trio
 
+from quatro_shared import games
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.client import Answered, ClientCore
@@ -289,8 +290,8 @@ class Forger:
     def _answer(frame: dict[str, Any]) -> dict[str, Any]:
         request_id = frame.get("id")
         if frame.get("kind") == p.HELLO:
-            welcome = {"version": p.PROTOCOL_VERSION, "server": "quatro", "profiles": ["fast"], "tables": []}
-            return {"kind": p.OK, "id": request_id, **welcome, "games": ["quatro", "quarto"]}
+            welcome = {"version": p.PROTOCOL_VERSION, "server": "soak", "profiles": ["fast"], "tables": []}
+            return {"kind": p.OK, "id": request_id, **welcome, "games": list(games.names())}
         if frame.get("kind") == p.PROVE:
             return {"kind": p.OK, "id": request_id, "proofs": [os.urandom(32).hex()], "salt": "scrypt$16$1$1$00"}
         return {"kind": p.REFUSED, "id": request_id, "reason": "nope", "message": "thank you", "wait_ms": None}
