@@ -40,6 +40,7 @@ from quatro_shared import protocol as p
 from quatro_shared.wire import WireError, reply_from_wire, to_wire
 
 from quatro_server.directory import DEFAULT_TTL, DirectoryError, parse_address
+from quatro_server.logs import shown
 
 log = logging.getLogger("quatro.directory")
 
@@ -294,7 +295,7 @@ class RedisDirectory:
                 wires.append(record["summary"])
                 found[str(record["server"])] = wires, min(left, max(0, int(left_ms)) / 1000)
             except (ValueError, KeyError, TypeError, msgpack.UnpackException):
-                log.warning("directory_bad_record key=%s", key)
+                log.warning("directory_bad_record key=%s", shown(key))
         return found
 
     def _leave(self) -> None:
@@ -439,7 +440,7 @@ class RedisDirectory:
             silent = {server for server, heard in self._heard.items() if heard + self.ttl <= now}
             for server in silent:
                 del self._heard[server]
-                log.info("directory_server_gone server=%s", server)
+                log.info("directory_server_gone server=%s", shown(server))
             before = len(self._others)
             self._others = {t: r for t, r in self._others.items() if r.server not in silent}
             if len(self._others) != before:
