@@ -50,7 +50,7 @@ from quatro_shared.tls import Endpoint, client_context, parse_endpoint, tls_trou
 
 from quatro_server.bots.games import BotGame, bot_game
 from quatro_server.games.quatro.bots import is_outside_bot, load_bot_class
-from quatro_server.logs import LOG_LEVELS
+from quatro_server.logs import LOG_LEVELS, shown
 from quatro_server.logs import configure as configure_logging
 from quatro_server.rules import SeatBot
 
@@ -419,7 +419,7 @@ async def run_bot(
         if moved is not None:
             # Another server holds the table: ask for that very table there (the core bounds the hand-overs).
             (host, port), table = moved.address, moved.table  # the core keeps the request to ask there
-            log.info("moved name=%s table=%d to=%s:%d", result.name, table, host, port)
+            log.info("moved name=%s table=%d to=%s:%d", result.name, table, shown(host), port)
             attempt -= 1  # a hand-over is no lost connection
             continue
         view = client.view
@@ -430,7 +430,7 @@ async def run_bot(
         result.reason = client.closed or ("over" if over else "left")
         if client.closed in (None, "shutdown") or not started or over or core.replaced:
             break
-        log.info("connection_lost name=%s reason=%s attempt=%d", result.name, client.closed, attempt + 1)
+        log.info("connection_lost name=%s reason=%s attempt=%d", result.name, shown(client.closed), attempt + 1)
         await trio.sleep(RECONNECT_PAUSE)
     return result
 
