@@ -24,6 +24,17 @@ The report (``--json`` for a machine)::
 The ``crashes`` scenario kills the server with SIGKILL every ``CRASH_EVERY`` seconds or so and restarts it on
 the same data directory (its journal): the crash table's player must get its seat back with its secret, and see
 no score lower than before. A kill the soak makes is not counted as a crash.
+
+Beside the game port, the soak tries the sides, each scenario reported under its own name:
+
+- the doors (``soak_doors``, ``--no-doors`` leaves them out): the SSH and browser doors under floods and drops;
+- the table directory (``soak_directory``, ``--no-directory``): two servers on one real ``redis-server``, which
+  is stopped (SIGSTOP) while players ping and create tables, restarted empty under live tables, and written a
+  forged record by a peer that would harvest seat secrets; skipped, and said so, without ``redis-server``;
+- the metrics port (``--no-metrics``): a flood of silent connections while a real scrape and a game-port hello
+  are timed.
+
+``docs/reliability.md`` keeps the figures of each.
 """
 
 from __future__ import annotations
