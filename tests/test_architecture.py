@@ -316,8 +316,6 @@ def test_each_game_s_server_part_is_one_folder_that_only_the_registries_import()
 KNOWN_REACHES = {
     # ``quatro-server bot --bot-class``: an outside bot is a Quatro bot class (the documented example's base).
     "quatro_server/bots/netbot.py": {"quatro"},
-    # The simulator's stopwatch around a seat's decisions wraps any game's bot, typed as the default game's.
-    "quatro_server/tools/sim.py": {"quatro"},
 }
 
 

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from quatro_server.game import Game, SeatBot
-from quatro_server.games.quatro.bots import Bot
 from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import STANDARD, Timing
 
@@ -196,7 +195,7 @@ def split_teams(teams: str) -> list[str]:
     return [name.strip() for name in teams.split(",") if name.strip()]
 
 
-class _Stopwatch(Bot):
+class _Stopwatch:
     """Wraps a bot to time its decisions (and its reading of events); the room drives it like any other bot."""
 
     def __init__(self, bot: SeatBot, side: int, name: str, simulation: Simulation, tally: Tally) -> None:
