@@ -313,10 +313,7 @@ def test_each_game_s_server_part_is_one_folder_that_only_the_registries_import()
 
 #: The platform modules that still reach the default game's folder directly, and why; each to be moved behind a
 #: registry. The check above fails on any other.
-KNOWN_REACHES = {
-    # ``quatro-server bot --bot-class``: an outside bot is a Quatro bot class (the documented example's base).
-    "quatro_server/bots/netbot.py": {"quatro"},
-}
+KNOWN_REACHES = {}
 
 
 def test_each_game_s_client_part_is_one_folder_that_only_the_client_registry_imports():
@@ -427,8 +424,7 @@ SHARED_KNOWN_REACHES: dict[str, set[str]] = {
     "shared/wire.py": {"quatro"},
     # A refused action's words: Quatro's refusal reasons beside the words every game's screens use.
     "shared/wording.py": {"quatro"},
-    # Network bots and the soak play the default game through its own bot and rules.
-    "quatro_server/bots/netbot.py": {"quatro"},
+    # The soak plays the default game through its own rules; the audit reads its hidden information.
     "quatro_server/tools/soak.py": {"quatro"},
     "quatro_server/tools/audit.py": {"quatro"},
     # Quatro's client state, its words and its lesson steps, in the client's generic modules.

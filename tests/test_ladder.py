@@ -543,10 +543,18 @@ def test_network_bots_take_a_level_or_an_outside_bot(examples_importable, capsys
     assert parser.parse_args(["127.0.0.1", "--level", "expert"]).level == "expert"
     # No level given: the game's default (Quatro's DEFAULT_LEVEL; Quarto's own), chosen once the game is known.
     assert parser.parse_args(["127.0.0.1"]).level is None and netbot.GAME_DEFAULT_LEVEL["quatro"] == DEFAULT_LEVEL
-    for bad in ("godlike", "pair_bot:Nope"):
-        with pytest.raises(SystemExit):
-            parser.parse_args(["127.0.0.1", "--level", bad])
+    with pytest.raises(SystemExit):
+        parser.parse_args(["127.0.0.1", "--level", "godlike"])
+    assert "levels: " in capsys.readouterr().err
+    # An outside class is the game's part to load, once the game is known: said before any connection is made.
+    assert netbot.run(parser.parse_args(["127.0.0.1:9", "--level", "pair_bot:Nope"])) == 2
     assert "no 'Nope'" in capsys.readouterr().err
+    assert netbot.run(parser.parse_args(["127.0.0.1:9", "--game", "quarto", "--level", "pair_bot:PairBot"])) == 2
+    assert "quarto bot levels" in capsys.readouterr().err  # Quarto takes no bot of one's own
+    assert netbot.run(parser.parse_args(["127.0.0.1:9", "--game", "quarto", "--players", "4"])) == 2
+    assert "a Quarto table has 2 seats" in capsys.readouterr().err
+    assert netbot.run(parser.parse_args(["127.0.0.1:9", "--players", "2"])) == 2
+    assert "a Quatro table has 4, 6, 8 seats" in capsys.readouterr().err
 
 
 # --- the pairs with a convention of their own --------------------------------------------------------------------

@@ -44,12 +44,10 @@ from quatro_shared.client import (
 )
 from quatro_shared.framing import ProtocolError
 from quatro_shared.games import CONTRACTS, DEFAULT
-from quatro_shared.games.quatro.cards import PLAYER_COUNTS
 from quatro_shared.tables import TablePhase
 from quatro_shared.tls import Endpoint, client_context, parse_endpoint, tls_trouble
 
 from quatro_server.bots.games import BotGame, bot_game
-from quatro_server.games.quatro.bots import is_outside_bot, load_bot_class
 from quatro_server.logs import LOG_LEVELS, shown
 from quatro_server.logs import configure as configure_logging
 from quatro_server.rules import SeatBot
@@ -62,6 +60,8 @@ RECEIVE_BYTES = 65536
 #: says so, ``BotGame.outside_bots``, may also be a class of your own, ``module:Class``).
 GAME_LEVELS: dict[str, tuple[str, ...]] = {name: contract.levels for name, contract in CONTRACTS.items()}
 GAME_DEFAULT_LEVEL: dict[str, str] = {name: contract.default_level for name, contract in CONTRACTS.items()}
+#: Every table size of every game, for ``--players`` (each game takes its own: ``GameContract.seats``).
+TABLE_SIZES: tuple[int, ...] = tuple(sorted({size for contract in CONTRACTS.values() for size in contract.seats}))
 
 #: Seconds to wait for the reply to one request before giving the connection up.
 REPLY_TIMEOUT = 10.0
@@ -453,14 +453,14 @@ async def run_bots(
     return results
 
 
+def _is_outside(level: str) -> bool:
+    """Whether ``level`` names a bot class of one's own (``module:Class``) rather than one of a game's levels."""
+    return ":" in level
+
+
 def _level(text: str) -> str:
-    """A level name, or an outside bot class (``module:Class``) that loads and has the bot interface."""
-    if is_outside_bot(text):
-        try:
-            load_bot_class(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    elif not any(text in contract.levels for contract in CONTRACTS.values()):
+    """A level name of some game, or an outside bot class (``module:Class``: the game's part loads it, ``run``)."""
+    if not _is_outside(text) and not any(text in contract.levels for contract in CONTRACTS.values()):
         every = ", ".join(f"{', '.join(contract.levels)} ({contract.title})" for contract in CONTRACTS.values())
         raise argparse.ArgumentTypeError(f"levels: {every}, or module:Class")
     return text
@@ -501,7 +501,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="fill the other seats of the table the bot creates with the server's bots of this level, then start (one bot only)",
     )
     parser.add_argument(
-        "--players", type=int, default=4, choices=PLAYER_COUNTS, help="seats of a table the bots create"
+        "--players",
+        type=int,
+        default=None,
+        choices=TABLE_SIZES,
+        help="seats of a table the bots create: "
+        + "; ".join(f"{c.title} {', '.join(map(str, c.seats))}" for c in CONTRACTS.values())
+        + " (default: the game's smallest)",
     )
     parser.add_argument("--timing", default=None, help="timing profile of a table the bots create (server's default)")
     parser.add_argument(
@@ -531,9 +537,21 @@ def run(args: argparse.Namespace) -> int:
         print("quatro-server bot: --count must be at least 1", file=sys.stderr)
         return 2
     levels = GAME_LEVELS[args.game]
-    outside = args.level is not None and is_outside_bot(args.level) and bot_game(args.game).outside_bots
+    part = bot_game(args.game)
+    outside = args.level is not None and _is_outside(args.level) and part.outside_bots
     if args.level is not None and args.level not in levels and not outside:
         print(f"quatro-server bot: {args.game} bot levels: {', '.join(levels)}", file=sys.stderr)
+        return 2
+    if outside:
+        try:
+            part.make_bot(args.level, random.Random(0))  # the class loads and has the bot interface, or is said now
+        except ValueError as exc:
+            print(f"quatro-server bot: --level: {exc}", file=sys.stderr)
+            return 2
+    sizes = CONTRACTS[args.game].seats
+    if args.players is not None and args.players not in sizes:
+        said = ", ".join(map(str, sizes))
+        print(f"quatro-server bot: --players: a {CONTRACTS[args.game].title} table has {said} seats", file=sys.stderr)
         return 2
     if args.against is not None:
         if args.against not in levels:
@@ -544,7 +562,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
     options = dict(
         table=args.table,
-        players=args.players,
+        players=sizes[0] if args.players is None else args.players,
         timing=args.timing,
         rounds=args.rounds,
         game=args.game,
