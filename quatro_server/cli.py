@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from quatro_shared import plugins
 from quatro_shared.addresses import format_address, parse_address
 from quatro_shared.discovery import NO_ANNOUNCE_ENV, NoMulticast
 from quatro_shared.profiles import STANDARD_PROFILE
@@ -401,6 +402,7 @@ def _metrics_address(text: str) -> tuple[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    plugins.load()  # games installed from outside register themselves before any option is read
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["serve", *argv]  # serving is the default: the server's own arguments work as they always did
     if argv[:1] == ["sim"]:

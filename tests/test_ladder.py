@@ -542,7 +542,7 @@ def test_network_bots_take_a_level_or_an_outside_bot(examples_importable, capsys
     assert parser.parse_args(["127.0.0.1", "--level", "pair_bot:PairBot"]).level == "pair_bot:PairBot"
     assert parser.parse_args(["127.0.0.1", "--level", "expert"]).level == "expert"
     # No level given: the game's default (Quatro's DEFAULT_LEVEL; Quarto's own), chosen once the game is known.
-    assert parser.parse_args(["127.0.0.1"]).level is None and netbot.GAME_DEFAULT_LEVEL["quatro"] == DEFAULT_LEVEL
+    assert parser.parse_args(["127.0.0.1"]).level is None and netbot.CONTRACTS["quatro"].default_level == DEFAULT_LEVEL
     with pytest.raises(SystemExit):
         parser.parse_args(["127.0.0.1", "--level", "godlike"])
     assert "levels: " in capsys.readouterr().err

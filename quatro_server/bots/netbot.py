@@ -47,7 +47,7 @@ from quatro_shared.games import CONTRACTS, DEFAULT
 from quatro_shared.tables import TablePhase
 from quatro_shared.tls import Endpoint, client_context, parse_endpoint, tls_trouble
 
-from quatro_server.bots.games import BotGame, bot_game
+from quatro_server.bots.games import BOT_GAMES, BotGame, bot_game
 from quatro_server.logs import LOG_LEVELS, shown
 from quatro_server.logs import configure as configure_logging
 from quatro_server.rules import SeatBot
@@ -56,12 +56,9 @@ log = logging.getLogger("quatro.netbot")
 
 #: Bytes read per receive call.
 RECEIVE_BYTES = 65536
-#: The bot levels of each game, and the level of a bot with none named: its contract's (a bot of a game whose part
-#: says so, ``BotGame.outside_bots``, may also be a class of your own, ``module:Class``).
-GAME_LEVELS: dict[str, tuple[str, ...]] = {name: contract.levels for name, contract in CONTRACTS.items()}
-GAME_DEFAULT_LEVEL: dict[str, str] = {name: contract.default_level for name, contract in CONTRACTS.items()}
-#: Every table size of every game, for ``--players`` (each game takes its own: ``GameContract.seats``).
-TABLE_SIZES: tuple[int, ...] = tuple(sorted({size for contract in CONTRACTS.values() for size in contract.seats}))
+# A game's bot levels, and the level of a bot with none named, are its contract's (``CONTRACTS``, read when asked:
+# a game from outside registers itself as the program starts, ``quatro_shared.plugins``); a bot of a game whose part
+# says so (``BotGame.outside_bots``) may also be a class of your own, ``module:Class``.
 
 #: Seconds to wait for the reply to one request before giving the connection up.
 REPLY_TIMEOUT = 10.0
@@ -353,7 +350,7 @@ async def run_bot(
     """Play one network bot to the end of its match (or of ``rounds`` rounds). ``task_status.started`` fires once
     it is seated, so that several bots can be seated one after another at the same table. ``level`` is the game's
     default when not given; ``against`` fills the other seats of a table this bot creates with server bots."""
-    level = level or GAME_DEFAULT_LEVEL[game]
+    level = level or CONTRACTS[game].default_level
     part = bot_game(game)  # loaded here, with the bot: not with every server's command line, which builds the parser
     bot = part.make_bot(level, rng)
     result = BotResult(name or f"{level}-bot", level)
@@ -445,7 +442,7 @@ async def run_bots(
 
         async def one(i: int, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
             rng = random.Random(seeds.getrandbits(64))
-            name = f"{level or GAME_DEFAULT_LEVEL[options.get('game', DEFAULT.name)]}-net-{i + 1}"
+            name = f"{level or CONTRACTS[options.get('game', DEFAULT.name)].default_level}-net-{i + 1}"
             results.append(await run_bot(host, port, level, name=name, rng=rng, task_status=task_status, **options))
 
         for i in range(count):
@@ -480,7 +477,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="over TLS, trust the CA (or the self-signed certificate) in FILE instead (implies TLS)",
     )
     parser.add_argument(
-        "--game", default=DEFAULT.name, choices=tuple(GAME_LEVELS), help=f"the game to play (default {DEFAULT.name})"
+        "--game", default=DEFAULT.name, choices=tuple(BOT_GAMES), help=f"the game to play (default {DEFAULT.name})"
     )
     parser.add_argument(
         "--table", type=int, default=None, help="join this table (default: the first open one, or a new one)"
@@ -504,7 +501,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--players",
         type=int,
         default=None,
-        choices=TABLE_SIZES,
+        choices=sorted({size for contract in CONTRACTS.values() for size in contract.seats}),
         help="seats of a table the bots create: "
         + "; ".join(f"{c.title} {', '.join(map(str, c.seats))}" for c in CONTRACTS.values())
         + " (default: the game's smallest)",
@@ -536,7 +533,7 @@ def run(args: argparse.Namespace) -> int:
     if args.count < 1:
         print("quatro-server bot: --count must be at least 1", file=sys.stderr)
         return 2
-    levels = GAME_LEVELS[args.game]
+    levels = CONTRACTS[args.game].levels
     part = bot_game(args.game)
     outside = args.level is not None and _is_outside(args.level) and part.outside_bots
     if args.level is not None and args.level not in levels and not outside:
