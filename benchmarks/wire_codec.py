@@ -65,8 +65,9 @@ from quatro_shared.games.quatro import actions as a  # noqa: E402
 from quatro_shared.games.quatro import events as e  # noqa: E402
 from quatro_shared.games.quatro import views as v  # noqa: E402
 from quatro_shared.games.quatro.update import Update
+from quatro_shared.games.quatro.wire import action_from_wire  # noqa: E402
 from quatro_shared.tables import LEFT_OUT_AT_DEFAULT, TablePhase
-from quatro_shared.wire import action_from_wire, push_from_wire, to_wire  # noqa: E402
+from quatro_shared.wire import push_from_wire, to_wire  # noqa: E402
 
 from quatro_server.games.quatro.engine import Table, events_for, view  # noqa: E402
 from quatro_server.timing import STANDARD  # noqa: E402

@@ -71,6 +71,15 @@ class Follower(Protocol[UpdateT_contra, ViewT_co]):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class WireCheck:
+    """A name of a game's own annotations (``GameContract.wire_names``) for a value kept as it came once ``test``
+    accepts it: Quatro's cards and signs, strings to Python. ``expected`` is what an error says was wanted."""
+
+    test: Callable[[Any], bool]
+    expected: str
+
+
 @dataclass(frozen=True, eq=False)
 class GameContract(Generic[ActionT, EventT, ViewT, UpdateT]):
     """One game as the contract knows it. Every class named here is a frozen dataclass of the game's own modules,
@@ -102,7 +111,7 @@ class GameContract(Generic[ActionT, EventT, ViewT, UpdateT]):
     #: means events were missed (it is counted, never a reason to resynchronise).
     whole_views: bool = False
     #: What the names in the annotations of this game's classes stand for, beyond the shared ones
-    #: (``quatro_shared.wire``): its enums and nested classes.
+    #: (``quatro_shared.wire``): its enums, nested classes and checked values (``WireCheck``).
     wire_names: Mapping[str, Any] = field(default_factory=dict)
     #: The classes nested in its view (each read as a map of its own), the view included.
     view_parts: tuple[type, ...] = ()
@@ -112,6 +121,10 @@ class GameContract(Generic[ActionT, EventT, ViewT, UpdateT]):
     view_kind: str | None = None
     #: Actions only the server issues for a seat: a peer sending one is refused as an unknown kind.
     server_actions: tuple[type[Any], ...] = ()
+    #: Readers of the game's busiest requests by kind, quicker than the general walk: each takes the whole frame
+    #: (``id`` and ``kind`` included) and returns the action, or None to have it read the general way (which
+    #: also words any error). Each must accept only what the general way would accept.
+    quick_requests: Mapping[str, Callable[[dict[str, Any]], Any | None]] = field(default_factory=dict)
 
     @property
     def action_kinds(self) -> frozenset[str]:

@@ -158,6 +158,7 @@ SEAT_IN_USE = "seat_in_use"  # a rejoin without takeover while another connectio
 NOT_HOST = "not_host"
 #: Refusals of a game action that every game gives in these words (each game's own reasons say the rest).
 UNKNOWN_ACTION = "unknown_action"  # not an action of the table's game
+BAD_ARGUMENT = "bad_argument"  # a game action's field of the wrong type or out of range
 NOT_STARTED = "not_started"  # the match has not started yet
 MATCH_STARTED = "match_started"  # seats can no longer change
 SEATS_EMPTY = "seats_empty"  # start needs every seat filled

@@ -31,19 +31,11 @@ from quatro_shared import games as g
 from quatro_shared import messages as m
 from quatro_shared import proofs
 from quatro_shared import protocol as p
-from quatro_shared.game import GameContract
-from quatro_shared.games.quatro import actions
-from quatro_shared.games.quatro.actions import Action, Reason
-from quatro_shared.games.quatro.cards import is_card
-from quatro_shared.games.quatro.contract import CONTRACT as _DEFAULT
-from quatro_shared.games.quatro.events import Event
-from quatro_shared.games.quatro.signs import is_sign
-from quatro_shared.games.quatro.views import SeatView
+from quatro_shared.game import GameContract, WireCheck
 from quatro_shared.tables import LEFT_OUT_AT_DEFAULT, TablePhase
 
-#: The ``kind`` of a framed view of the default game. Its views carry no ``kind`` of their own.
+#: The ``kind`` of a framed view of a game whose views carry one (``GameContract.view_kind``; the default game's).
 VIEW_KIND = "view"
-assert _DEFAULT.view_kind == VIEW_KIND
 
 
 #: Longest rendering of a bad value quoted in an error message: enough to recognise it, never a flood.
@@ -64,9 +56,9 @@ class WireError(Exception):
         self.field = field
 
     @property
-    def reason(self) -> Reason:
+    def reason(self) -> str:
         """The refusal to answer a bad action with: the protocol's errors are values (``refused: bad_argument``)."""
-        return Reason.UNKNOWN_ACTION if self.code == "unknown_kind" else Reason.BAD_ARGUMENT
+        return p.UNKNOWN_ACTION if self.code == "unknown_kind" else p.BAD_ARGUMENT
 
 
 # --- outbound ------------------------------------------------------------------------------------------
@@ -328,8 +320,6 @@ _BASE: dict[str, Any] = {
     "bool": bool,
     "str": str,
     "float": float,
-    "Card": "Card",
-    "Sign": "Sign",
     "Name": "Name",
     "Password": "Password",
     "Secret": "Secret",
@@ -455,8 +445,6 @@ _BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
     bool: lambda: _Check(lambda v: type(v) is bool, "true or false"),
     str: lambda: _Check(lambda v: type(v) is str, "a string"),
     float: lambda: _to_float,
-    "Card": lambda: _Check(is_card, 'a card such as "QH"'),
-    "Sign": lambda: _Check(is_sign, 'a sign such as "pineapple"'),
     "Name": lambda: _text(p.MAX_NAME_LEN),
     "Password": lambda: _text(p.MAX_PASSWORD_LEN),
     "Secret": lambda: _text(p.MAX_SECRET_LEN),
@@ -492,6 +480,8 @@ def _converter(spec: _Spec, absent_only: bool = False) -> Converter:
         return _enum(inner)
     if _is_nested(inner):
         return _Schema(inner, lenient=_is_lenient(inner)).build
+    if isinstance(inner, WireCheck):
+        return _Check(inner.test, inner.expected)
     return _BASE_CONVERTERS[inner]()
 
 
@@ -539,7 +529,7 @@ def _by_kind(classes: tuple[type[Any], ...], family: str) -> dict[str, _Schema]:
 
 
 _LOBBY_REQUESTS = {cls.kind: _Schema(cls, absent_only=True) for cls in m.LOBBY_REQUESTS}
-_PUSHES = {cls.kind: _Schema(cls, lenient=True) for cls in m.PUSHES if cls not in (_DEFAULT.update, m.Recent)}
+_PUSHES = {cls.kind: _Schema(cls, lenient=True) for cls in m.PUSHES if cls is not m.Recent}
 _REPLIES = {cls.kind: _Schema(cls, lenient=True) for cls in (m.Refused, m.Error, m.MovedTo)}
 _PAYLOADS = {cls: _Schema(cls, lenient=True) for cls in {*m.REPLY_PAYLOADS.values(), m.GAME_ACTION_PAYLOAD}}
 
@@ -618,12 +608,6 @@ def _game_action(kind: str) -> _Schema | None:
     return None
 
 
-_DEFAULT_CODEC = codec(_DEFAULT)
-#: The kinds of the default game's player actions, and the kinds a server sends as its events.
-ACTION_KINDS: frozenset[str] = frozenset(_DEFAULT_CODEC.actions)
-EVENT_KINDS: frozenset[str] = frozenset(_DEFAULT_CODEC.events)
-
-
 def _schema_for(data: Any, table: dict[str, _Schema], family: str) -> _Schema:
     if not isinstance(data, dict):
         raise WireError("not_a_map", f"a message is a map, not {type(data).__name__}")
@@ -639,24 +623,6 @@ def _schema_for(data: Any, table: dict[str, _Schema], family: str) -> _Schema:
 # --- inbound ---------------------------------------------------------------------------------------
 
 
-def action_from_wire(data: Any) -> Action:
-    """A player's action of the default game from a peer's message, checked field by field. Raises ``WireError``.
-
-    Only its player actions are accepted: ``connect`` and ``disconnect`` come from the server alone (R19).
-    """
-    return _DEFAULT_CODEC.action(data)
-
-
-def event_from_wire(data: Any) -> Event:
-    """An event of the default game from the server's message, rebuilt as its dataclass. Raises ``WireError``."""
-    return _DEFAULT_CODEC.event(data)
-
-
-def view_from_wire(data: Any) -> SeatView:
-    """A seat's view of the default game (with or without ``"kind": "view"``). Raises ``WireError``."""
-    return _DEFAULT_CODEC.view(data)
-
-
 def request_from_wire(frame: Any) -> m.Request:
     """A client's request from its decoded frame: the one place where requests are checked.
 
@@ -669,12 +635,11 @@ def request_from_wire(frame: Any) -> m.Request:
     request_id = frame.get("id")
     if type(request_id) is not int or not 0 <= request_id <= p.MAX_REQUEST_ID:
         raise p.RequestError(p.BAD_REQUEST, "every request needs an integer id between 0 and 2**53")
-    if kind == "swap" and type(kind) is str and len(frame) == 5:
-        # The hot request, checked as the schema below would (no other key, a card, an int, a card) without the
-        # generic walk; anything else about it, even a refusal, goes the general way.
-        give, slot, take = frame.get("give"), frame.get("slot"), frame.get("take")
-        if type(slot) is int and is_card(give) and is_card(take):
-            return m.Request(request_id, kind, actions.Swap(give, slot, take))
+    quick = g.QUICK_REQUESTS.get(kind) if type(kind) is str else None
+    if quick is not None:  # a game's busiest request, read without the general walk (GameContract.quick_requests)
+        action = quick(frame)
+        if action is not None:
+            return m.Request(request_id, kind, action)
     data = {key: value for key, value in frame.items() if key != "id"}
     game_action = _game_action(kind) if type(kind) is str else None
     if game_action is not None:
@@ -698,7 +663,7 @@ def push_from_wire(data: Any) -> m.Push:
     An ``update`` is read as its ``game``'s (the contract's ``update`` class); one with no ``game`` is the default
     game's."""
     if isinstance(data, dict) and data.get("kind") == p.UPDATE:
-        game = data.get("game", _DEFAULT.name)
+        game = data.get("game", g.DEFAULT.name)
         contract = g.CONTRACTS.get(game) if type(game) is str else None
         if contract is None:
             raise WireError("bad_field", f"game: {quote(game)} is no game this side knows", "game")

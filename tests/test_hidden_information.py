@@ -41,8 +41,9 @@ from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro.cards import is_card
 from quatro_shared.games.quatro.signs import SIGNS, is_sign
 from quatro_shared.games.quatro.views import Clock, OwnTimers, Phase, SeatView
+from quatro_shared.games.quatro.wire import EVENT_KINDS, event_from_wire, view_from_wire
 from quatro_shared.tables import NO_SEAT
-from quatro_shared.wire import EVENT_KINDS, event_from_wire, push_from_wire, to_wire, view_from_wire
+from quatro_shared.wire import push_from_wire, to_wire
 
 from conftest import QUICK
 from helpers.countdowns import assert_same_view

@@ -19,6 +19,7 @@ import pytest
 from quatro_shared import framing, games, messages, protocol, wire
 from quatro_shared.games.quarto import contract as quarto
 from quatro_shared.games.quatro import actions, events, signs, views
+from quatro_shared.games.quatro import wire as quatro_wire
 from quatro_shared.games.quatro.cards import RANKS, SUITS
 
 from helpers.lobby_peer import RecordingPeer as _Peer
@@ -269,10 +270,10 @@ def _required() -> dict[str, set[str]]:
     return {
         "request kinds": set(REQUEST_FIELDS) | set(protocol.LOBBY_KINDS),
         "request fields": {name for spec in REQUEST_FIELDS.values() for name in spec},
-        "action kinds": set(actions.ACTION_KINDS) | set(wire.ACTION_KINDS),
+        "action kinds": set(actions.ACTION_KINDS) | set(quatro_wire.ACTION_KINDS),
         "action fields": {name for cls in actions.PLAYER_ACTIONS for name in _fields(cls)},
         "server kinds": set(protocol.SERVER_KINDS) | {wire.VIEW_KIND},
-        "event kinds": {cls.kind for cls in EVENT_CLASSES} | set(wire.EVENT_KINDS),
+        "event kinds": {cls.kind for cls in EVENT_CLASSES} | set(quatro_wire.EVENT_KINDS),
         "event fields": {name for cls in EVENT_CLASSES for name in _fields(cls)},
         "rule reasons": {reason.value for reason in actions.Reason},
         "view fields": {
@@ -333,7 +334,7 @@ def test_the_enumeration_finds_what_it_should():
     assert {"secret", "wait_ms", "seq", "snapshot", "timing_name", "profiles"} <= REQUIRED[
         "keys of the lobby's messages"
     ]
-    assert len(EVENT_CLASSES) == len(wire.EVENT_KINDS)
+    assert len(EVENT_CLASSES) == len(quatro_wire.EVENT_KINDS)
     assert {"place", "give", "next_game"} == REQUIRED["Quarto action kinds"]
     assert {"piece_given", "piece_placed", "quarto_game_ended"} <= REQUIRED["Quarto event kinds"]
     assert len(QUARTO_EVENT_CLASSES) == len(wire.codec(quarto.CONTRACT).events) >= 9

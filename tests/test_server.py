@@ -9,7 +9,7 @@ from quatro_shared import protocol as p
 from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro.cards import is_four_of_a_kind
 from quatro_shared.games.quatro.views import Phase
-from quatro_shared.wire import event_from_wire
+from quatro_shared.games.quatro.wire import event_from_wire
 
 from helpers.netclient import TestClient
 

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quatro_shared import messages as m
+from quatro_shared import protocol as p
 from quatro_shared import wire
 from quatro_shared.framing import (
     MAX_ARRAY_LEN,
@@ -28,18 +29,9 @@ from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro.actions import Reason
 from quatro_shared.games.quatro.views import Phase, RoundSummary, SeatState, SeatView, VoteState
+from quatro_shared.games.quatro.wire import ACTION_KINDS, EVENT_KINDS, action_from_wire, event_from_wire, view_from_wire
 from quatro_shared.tables import Connect, Disconnect, TablePhase
-from quatro_shared.wire import (
-    ACTION_KINDS,
-    EVENT_KINDS,
-    VIEW_KIND,
-    WireError,
-    action_from_wire,
-    event_from_wire,
-    request_from_wire,
-    to_wire,
-    view_from_wire,
-)
+from quatro_shared.wire import VIEW_KIND, WireError, request_from_wire, to_wire
 
 from helpers.vocabulary import exported_subclasses
 from quatro_server.games.quatro.engine import Table, view
@@ -159,7 +151,7 @@ def test_connect_and_disconnect_are_never_accepted_from_a_peer(action):
     with pytest.raises(WireError) as caught:
         action_from_wire(through_the_wire(action))
     assert caught.value.code == "unknown_kind"
-    assert caught.value.reason is Reason.UNKNOWN_ACTION
+    assert caught.value.reason == Reason.UNKNOWN_ACTION == p.UNKNOWN_ACTION
 
 
 def play_a_match() -> tuple[list[SeatView], list[e.Event]]:
@@ -378,7 +370,7 @@ def test_a_bad_action_is_refused_naming_its_field(message, code, field):
     assert caught.value.code == code
     assert caught.value.field == field
     assert field in caught.value.message
-    assert caught.value.reason is (Reason.UNKNOWN_ACTION if code == "unknown_kind" else Reason.BAD_ARGUMENT)
+    assert caught.value.reason == (p.UNKNOWN_ACTION if code == "unknown_kind" else p.BAD_ARGUMENT)
 
 
 @pytest.mark.parametrize("message", [[1, 2], "swap", None, 3])

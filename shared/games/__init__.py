@@ -7,6 +7,7 @@ game is its own modules and one ``register`` line; a test may register a game of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from quatro_shared import protocol as p
@@ -19,6 +20,8 @@ AnyContract = GameContract[Any, Any, Any, Any]
 
 #: Every game, by name, the default first.
 CONTRACTS: dict[str, AnyContract] = {}
+#: The games' quick readers of their busiest requests, by kind (``GameContract.quick_requests``).
+QUICK_REQUESTS: dict[str, Callable[[dict[str, Any]], Any | None]] = {}
 
 
 def register(contract: AnyContract) -> None:
@@ -36,13 +39,16 @@ def register(contract: AnyContract) -> None:
     if contract.event_kinds & events:
         raise ValueError(f"{contract.name}: event kinds {sorted(contract.event_kinds & events)} are taken")
     CONTRACTS[contract.name] = contract
+    QUICK_REQUESTS.update(contract.quick_requests)
 
 
 def unregister(name: str) -> None:
     """Forget a game (a test's own, once the test is done). The default game stays."""
     if name == DEFAULT.name:
         raise ValueError("the default game stays registered")
-    del CONTRACTS[name]
+    gone = CONTRACTS.pop(name)
+    for kind in gone.quick_requests:
+        QUICK_REQUESTS.pop(kind, None)
 
 
 register(quatro.CONTRACT)

@@ -18,8 +18,9 @@ from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro import seating
 from quatro_shared.games.quatro.views import Phase
+from quatro_shared.games.quatro.wire import action_from_wire
 from quatro_shared.tables import Connect, Disconnect
-from quatro_shared.wire import WireError, action_from_wire, to_wire
+from quatro_shared.wire import WireError, to_wire
 
 from quatro_server.games.quatro import engine
 from quatro_server.games.quatro.engine import ROUTINE_EVENTS, Emit, Table

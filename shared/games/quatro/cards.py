@@ -8,6 +8,7 @@ the suit gives each of the four copies an identity and a face for display.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeGuard
 
 Card = str
 
@@ -41,7 +42,7 @@ def suit_of(card: Card) -> str:
     return card[-1]
 
 
-def is_card(value: object) -> bool:
+def is_card(value: object) -> TypeGuard[str]:
     """True when ``value`` names a card of the full vocabulary (any table size)."""
     return isinstance(value, str) and len(value) in (2, 3) and value[:-1] in RANKS and value[-1] in SUITS
 

@@ -9,13 +9,16 @@ module gathers them into one ``CONTRACT``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from quatro_shared import protocol as p
-from quatro_shared.game import FollowError, GameContract
+from quatro_shared.game import FollowError, GameContract, WireCheck
 from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro.apply import ApplyError, Tracker, apply, without_countdowns
-from quatro_shared.games.quatro.cards import PLAYER_COUNTS
+from quatro_shared.games.quatro.cards import PLAYER_COUNTS, is_card
 from quatro_shared.games.quatro.legal import ACCEPTS, legal
+from quatro_shared.games.quatro.signs import is_sign
 from quatro_shared.games.quatro.update import Update
 from quatro_shared.games.quatro.views import Clock, OwnTimers, Phase, RoundSummary, SeatState, SeatView, VoteState
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
@@ -51,6 +54,16 @@ class Follower:
         return without_countdowns(built) == without_countdowns(snapshot.view)
 
 
+def _quick_swap(frame: dict[str, Any]) -> a.Swap | None:
+    """The hot request, checked as the general walk would (no other key, a card, an int, a card) without the walk;
+    anything else about it, even a refusal, goes the general way."""
+    if len(frame) == 5:
+        give, slot, take = frame.get("give"), frame.get("slot"), frame.get("take")
+        if type(slot) is int and is_card(give) and is_card(take):
+            return a.Swap(give, slot, take)
+    return None
+
+
 def _event_classes() -> tuple[type[e.Event], ...]:
     """Every event declared in quatro_shared.games.quatro.events, in declaration order."""
     return tuple(
@@ -76,7 +89,10 @@ CONTRACT: GameContract[a.Action, e.Event, SeatView, Update] = GameContract(
     view_parts=(SeatView, SeatState, VoteState, RoundSummary, Clock, OwnTimers),
     view_kind="view",
     server_actions=(Connect, Disconnect),
+    quick_requests={a.Swap.kind: _quick_swap},
     wire_names={
+        "Card": WireCheck(is_card, 'a card such as "QH"'),
+        "Sign": WireCheck(is_sign, 'a sign such as "pineapple"'),
         "Phase": Phase,
         "Reason": a.Reason,
         "SeatState": SeatState,
