@@ -438,7 +438,6 @@ SHARED_KNOWN_REACHES: dict[str, set[str]] = {
     "quatro_tui/words.py": {"quatro"},
     "quatro_tui/lessons/steps.py": {"quatro"},
     "quatro_tui/screens/watch.py": {"quatro"},
-    "quatro_tui/widgets/countdown.py": {"quatro"},
 }
 
 

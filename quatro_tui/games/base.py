@@ -91,6 +91,11 @@ class ClientGame(ABC):
         wanted = self.screen(game) if game.game_view is not None or game.view is not None else None
         return wanted or WaitingToWatch
 
+    def phase_clock(self, game: Game) -> tuple[str, float] | None:
+        """What the table's phase counts down to and the seconds left now (the status line's countdown), or None
+        when no clock runs. By default none: a game whose screen shows its own clock, or has none."""
+        return None
+
     @abstractmethod
     def in_match(self, game: Game) -> bool:
         """Whether a match is under way at the table (quitting asks first; the session does not close when idle)."""

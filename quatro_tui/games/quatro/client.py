@@ -35,6 +35,13 @@ PHASE_SCREENS: dict[Phase, type[Screen[None]]] = {
     Phase.OVER: MatchEndScreen,
 }
 
+#: What the phase's clock counts down to, by phase (the status line's countdown).
+PHASE_CLOCKS: dict[Phase, str] = {
+    Phase.SIGNING: "opens in",
+    Phase.ROUND: "round",
+    Phase.BREAK: "next in",
+}
+
 
 class QuatroClient(ClientGame):
     contract = quatro.CONTRACT
@@ -76,6 +83,13 @@ class QuatroClient(ClientGame):
         from quatro_tui.screens.watch import WaitingToWatch
 
         return WatchScreen if game.view is not None else WaitingToWatch
+
+    def phase_clock(self, game: Game) -> tuple[str, float] | None:
+        """The current phase's label and seconds left, counted down locally from the last view (R7, R18)."""
+        view = game.view
+        if view is None or view.phase not in PHASE_CLOCKS or view.phase_ms is None:
+            return None
+        return PHASE_CLOCKS[view.phase], game.left(view.phase_ms) or 0.0
 
     def in_match(self, game: Game) -> bool:
         if game.view is not None:
