@@ -437,7 +437,6 @@ SHARED_KNOWN_REACHES: dict[str, set[str]] = {
     "quatro_tui/game.py": {"quatro"},
     "quatro_tui/words.py": {"quatro"},
     "quatro_tui/lessons/steps.py": {"quatro"},
-    "quatro_tui/screens/watch.py": {"quatro"},
 }
 
 

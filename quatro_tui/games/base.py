@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.message import Message
 from textual.screen import Screen
 
@@ -94,6 +95,11 @@ class ClientGame(ABC):
     def phase_clock(self, game: Game) -> tuple[str, float] | None:
         """What the table's phase counts down to and the seconds left now (the status line's countdown), or None
         when no clock runs. By default none: a game whose screen shows its own clock, or has none."""
+        return None
+
+    def watch_outcome(self, game: Game) -> Text | None:
+        """Who won, as the watch banner's second line says it once the match is over; None before then. By default
+        none: a game whose watch screen tells its end itself."""
         return None
 
     @abstractmethod

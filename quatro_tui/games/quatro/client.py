@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.screen import Screen
 
 from quatro_shared.games.quatro import contract as quatro
@@ -90,6 +91,11 @@ class QuatroClient(ClientGame):
         if view is None or view.phase not in PHASE_CLOCKS or view.phase_ms is None:
             return None
         return PHASE_CLOCKS[view.phase], game.left(view.phase_ms) or 0.0
+
+    def watch_outcome(self, game: Game) -> Text | None:
+        from quatro_tui.games.quatro.screens.watch import match_over
+
+        return match_over(game)
 
     def in_match(self, game: Game) -> bool:
         if game.view is not None:
