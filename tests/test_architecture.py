@@ -433,10 +433,9 @@ SHARED_KNOWN_REACHES: dict[str, set[str]] = {
     "quatro_server/bots/netbot.py": {"quatro"},
     "quatro_server/tools/soak.py": {"quatro"},
     "quatro_server/tools/audit.py": {"quatro"},
-    # Quatro's client state, its words and its lesson steps, in the client's generic modules.
+    # Quatro's client state and its words, in the client's generic modules.
     "quatro_tui/game.py": {"quatro"},
     "quatro_tui/words.py": {"quatro"},
-    "quatro_tui/lessons/steps.py": {"quatro"},
 }
 
 
