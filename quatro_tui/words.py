@@ -9,7 +9,6 @@ from collections.abc import Callable
 from quatro_shared import wording
 from quatro_shared.games.quatro import cards, signs
 from quatro_shared.games.quatro import events as e
-from quatro_shared.games.quatro.actions import Swap
 from quatro_shared.games.quatro.signs import Sign
 from quatro_shared.messages import Refused, Reply, RequestBody
 from quatro_shared.protocol import UNPROVEN_MOVE
@@ -158,10 +157,11 @@ def outcome(
     return f"{name(by)} countered team {team_letter(accused or 0)} — {verdict}: {scored}."
 
 
-def refusal(request: RequestBody, reply: Reply, ascii_only: bool) -> str:
+def refusal(request: RequestBody, reply: Reply, card: str | None = None) -> str:
     """A refused request (or one answered ``error``) explained in the game's words ("too slow — Q♥ was taken"):
-    the server's words (quatro_shared.wording) with the card drawn as this screen draws cards, or the server's
-    message for a reason those words do not cover."""
+    the server's words (quatro_shared.wording) with ``card``, the card the request named as this screen draws cards
+    (a game's own words find it: ``ClientGame.refusal``), or the server's message for a reason those words do not
+    cover."""
     if not isinstance(reply, Refused):
         return getattr(reply, "message", "") or getattr(reply, "code", "") or "not done"
     reason, wait_ms = str(reply.reason), reply.wait_ms
@@ -169,12 +169,8 @@ def refusal(request: RequestBody, reply: Reply, ascii_only: bool) -> str:
         return sentence(LOBBY_REFUSAL_WORDS[reason])
     if reason not in wording.REFUSAL_WORDS:
         return reply.message or reason.replace("_", " ")
-    take = request.take if isinstance(request, Swap) else None
     return wording.refusal(
-        reason,
-        wait_ms / 1000 if wait_ms is not None else None,
-        action=getattr(request, "kind", None),
-        card=card(take, ascii_only) if take is not None else None,
+        reason, wait_ms / 1000 if wait_ms is not None else None, action=getattr(request, "kind", None), card=card
     )
 
 

@@ -17,6 +17,9 @@ from textual.message import Message
 from textual.screen import Screen
 
 from quatro_shared.games import AnyContract
+from quatro_shared.messages import Reply, RequestBody
+
+from quatro_tui import words
 
 if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
@@ -109,6 +112,11 @@ class ClientGame(ABC):
     @abstractmethod
     def help_marks(self, screen: Screen[Any], ascii_only: bool) -> tuple[str, list[MarkRow]]:
         """The title and the rows of the help's marks for ``screen``, a screen that brings none of its own."""
+
+    def refusal(self, request: RequestBody, reply: Reply, ascii_only: bool) -> str:
+        """A refused request (or one answered ``error``) in words, for the feed. By default the platform's words
+        (``quatro_tui.words.refusal``), which name no move of the game."""
+        return words.refusal(request, reply)
 
     # --- its screens, told by the app ---------------------------------------------------------------
 

@@ -14,9 +14,11 @@ from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro import seating
 from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.levels import LADDER, PLAY_LEVEL
+from quatro_shared.messages import Reply, RequestBody
 from quatro_shared.tables import TablePhase
 
 from quatro_tui.games.base import ClientGame, MarkRow
+from quatro_tui.games.quatro import words
 from quatro_tui.games.quatro.help import RULES, symbols_rows
 from quatro_tui.games.quatro.lesson import LESSON
 from quatro_tui.games.quatro.screens.reveal import MatchEndScreen, RevealScreen
@@ -96,6 +98,9 @@ class QuatroClient(ClientGame):
         from quatro_tui.games.quatro.screens.watch import match_over
 
         return match_over(game)
+
+    def refusal(self, request: RequestBody, reply: Reply, ascii_only: bool) -> str:
+        return words.refusal(request, reply, ascii_only)
 
     def in_match(self, game: Game) -> bool:
         if game.view is not None:
