@@ -9,7 +9,8 @@ actions, views, table sizes and levels) is its contract's (``quatro_shared.game.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -62,6 +63,9 @@ class ClientGame(ABC):
     help_rules: str
     #: Its guided first match (``quatro learn``), if it has one.
     lesson: Lesson | None = None
+    #: The symbols its words draw beyond ASCII, and the stand-in of each where the terminal has no Unicode
+    #: (``quatro_tui.words.plain``): one character to its ASCII.
+    ascii_stand_ins: Mapping[str, str] = MappingProxyType({})
 
     @property
     def name(self) -> str:

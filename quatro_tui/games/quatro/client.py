@@ -66,6 +66,7 @@ class QuatroClient(ClientGame):
 
     help_rules = RULES
     lesson = LESSON
+    ascii_stand_ins = words.ASCII_STAND_INS
 
     def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
         assert isinstance(view, SeatView)
