@@ -433,7 +433,8 @@ SHARED_KNOWN_REACHES: dict[str, set[str]] = {
     "quatro_server/bots/netbot.py": {"quatro"},
     "quatro_server/tools/soak.py": {"quatro"},
     "quatro_server/tools/audit.py": {"quatro"},
-    # Quatro's client state and its words, in the client's generic modules.
+    # Quatro's client state, in the client's generic modules; and the words its feed is made of (cards, signs, events),
+    # which it cannot take from Quatro's package (no generic module imports a game's): they go there with it.
     "quatro_tui/game.py": {"quatro"},
     "quatro_tui/words.py": {"quatro"},
 }
