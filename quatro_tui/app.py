@@ -414,7 +414,7 @@ class QuatroApp(App[str | None]):
             self.game_changed()
             return None
         if not isinstance(reply, m.Ok):
-            self.game.say(words.refusal(body, reply, self.game.ascii_only))
+            self.game.say(self.client_game().refusal(body, reply, self.game.ascii_only))
             self.game_changed()
         elif isinstance(reply.payload, m.Seated) and self.remember_seat is not None:
             self.remember_seat(reply.payload.table, reply.payload.secret, self.conn.core.name)

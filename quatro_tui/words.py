@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import socket
 import unicodedata
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from quatro_shared import wording
 from quatro_shared.games.quatro import cards, signs
 from quatro_shared.games.quatro import events as e
-from quatro_shared.games.quatro.actions import Swap
 from quatro_shared.games.quatro.signs import Sign
 from quatro_shared.messages import Refused, Reply, RequestBody
 from quatro_shared.protocol import UNPROVEN_MOVE
@@ -17,17 +18,32 @@ from quatro_shared.tls import Endpoint, SpeaksTls, tls_trouble
 from quatro_shared.wording import person as person  # seats from 1, a name where there is one, as the server says
 from quatro_shared.wording import seconds as seconds  # the client counts down as the server words waits
 
+if TYPE_CHECKING:
+    from quatro_tui.games.base import ClientGame
+
 TEAM_LETTERS = "ABCD"
 #: How the partner's pulse of the team's sign is marked, in the feed and on the partner's seat.
 YOUR_SIGN = "YOUR SIGN"
 
 
-#: What the client's sentences draw beyond ASCII, and its ASCII stand-in: punctuation, suits, the signs' emoji.
-_ASCII_STAND_INS = str.maketrans(
-    {"—": "-", "–": "-", "…": "...", "×": "x", "←": "<-", "→": "->", "↑": "^", "↓": "v", "•": "*"}
-    | {symbol: letter for letter, symbol in cards.SUIT_SYMBOLS.items()}
-    | {emoji: name for name, emoji in signs.EMOJI.items()}
-)
+#: What the client's own sentences draw beyond ASCII, and its ASCII stand-in: punctuation and arrows. Each game adds
+#: the symbols of its own words (``ClientGame.ascii_stand_ins``).
+_ASCII_STAND_INS = {"—": "-", "–": "-", "…": "...", "×": "x", "←": "<-", "→": "->", "↑": "^", "↓": "v", "•": "*"}
+
+
+def _stand_ins() -> dict[int, str]:
+    """The stand-ins of the client's sentences and of every game it plays."""
+    from quatro_tui.games import CLIENT_GAMES  # late: the games' parts are made of these words
+
+    return _translation(tuple(CLIENT_GAMES.values()))
+
+
+@functools.cache
+def _translation(games: tuple[ClientGame, ...]) -> dict[int, str]:
+    stand_ins = dict(_ASCII_STAND_INS)
+    for game in games:
+        stand_ins |= game.ascii_stand_ins
+    return str.maketrans(stand_ins)
 
 
 def plain(text: str, ascii_only: bool) -> str:
@@ -35,7 +51,7 @@ def plain(text: str, ascii_only: bool) -> str:
     "Zoe"), and any other character a "?". Names are other players' text, in any script: this is for them too."""
     if not ascii_only or text.isascii():
         return text
-    text = unicodedata.normalize("NFKD", text.translate(_ASCII_STAND_INS))
+    text = unicodedata.normalize("NFKD", text.translate(_stand_ins()))
     return "".join(c if c.isascii() else "?" for c in text if not unicodedata.combining(c))
 
 
@@ -158,10 +174,11 @@ def outcome(
     return f"{name(by)} countered team {team_letter(accused or 0)} — {verdict}: {scored}."
 
 
-def refusal(request: RequestBody, reply: Reply, ascii_only: bool) -> str:
+def refusal(request: RequestBody, reply: Reply, card: str | None = None) -> str:
     """A refused request (or one answered ``error``) explained in the game's words ("too slow — Q♥ was taken"):
-    the server's words (quatro_shared.wording) with the card drawn as this screen draws cards, or the server's
-    message for a reason those words do not cover."""
+    the server's words (quatro_shared.wording) with ``card``, the card the request named as this screen draws cards
+    (a game's own words find it: ``ClientGame.refusal``), or the server's message for a reason those words do not
+    cover."""
     if not isinstance(reply, Refused):
         return getattr(reply, "message", "") or getattr(reply, "code", "") or "not done"
     reason, wait_ms = str(reply.reason), reply.wait_ms
@@ -169,12 +186,8 @@ def refusal(request: RequestBody, reply: Reply, ascii_only: bool) -> str:
         return sentence(LOBBY_REFUSAL_WORDS[reason])
     if reason not in wording.REFUSAL_WORDS:
         return reply.message or reason.replace("_", " ")
-    take = request.take if isinstance(request, Swap) else None
     return wording.refusal(
-        reason,
-        wait_ms / 1000 if wait_ms is not None else None,
-        action=getattr(request, "kind", None),
-        card=card(take, ascii_only) if take is not None else None,
+        reason, wait_ms / 1000 if wait_ms is not None else None, action=getattr(request, "kind", None), card=card
     )
 
 

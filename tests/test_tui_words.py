@@ -15,31 +15,32 @@ from quatro_shared.messages import Refused
 from helpers.snapshot_games import NOW, round_game
 from quatro_tui import words
 from quatro_tui.game import Game
+from quatro_tui.games.quatro import words as quatro_words
 
 
 def test_r10_a_lost_race_is_explained_with_the_card():
     reply = Refused(3, "taken", "too slow: that card was taken", None)
-    assert words.refusal(Swap("KS", 1, "QH"), reply, False) == "too slow — Q♥ was taken"
-    assert words.refusal(Swap("KS", 1, "QH"), reply, True) == "too slow — QH was taken"
+    assert quatro_words.refusal(Swap("KS", 1, "QH"), reply, False) == "too slow — Q♥ was taken"
+    assert quatro_words.refusal(Swap("KS", 1, "QH"), reply, True) == "too slow — QH was taken"
 
 
 def test_r9_r12_cooldowns_say_how_long():
     reply = Refused(3, "cooldown", "not yet", 1200)
-    assert words.refusal(Swap("KS", 1, "QH"), reply, False) == "swap cooling down — 1.2s left"
-    assert words.refusal(TakeChannel(), reply, False) == "channel cooling down — 1.2s left"
+    assert quatro_words.refusal(Swap("KS", 1, "QH"), reply, False) == "swap cooling down — 1.2s left"
+    assert quatro_words.refusal(TakeChannel(), reply, False) == "channel cooling down — 1.2s left"
 
 
 def test_rule_refusals_read_as_the_servers_message_says_them():
     reply = Refused(3, "round_over", "the round is over", None)
-    assert words.refusal(Call(), reply, False) == "the round is over" == wording.REFUSAL_WORDS["round_over"]
+    assert quatro_words.refusal(Call(), reply, False) == "the round is over" == wording.REFUSAL_WORDS["round_over"]
     server_says = wording.refusal("taken", None, action="swap", card="QH")  # what the lobby sends
-    assert words.refusal(Swap("KS", 1, "QH"), Refused(3, "taken", server_says, None), True) == server_says
+    assert quatro_words.refusal(Swap("KS", 1, "QH"), Refused(3, "taken", server_says, None), True) == server_says
     assert wording.refusal("vote_cooldown", 12.0) == "too soon after the last vote — 12s left"
 
 
 def test_other_refusals_use_the_servers_words():
-    assert words.refusal(Call(), Refused(3, "seat_taken", "seat 3 is taken", None), False) == "seat 3 is taken"
-    assert words.refusal(Call(), Refused(3, "seat_taken", "", None), False) == "seat taken"
+    assert words.refusal(Call(), Refused(3, "seat_taken", "seat 3 is taken", None)) == "seat 3 is taken"
+    assert words.refusal(Call(), Refused(3, "seat_taken", "", None)) == "seat taken"
 
 
 def test_outcomes_name_the_caller_and_the_scorers():
@@ -206,5 +207,5 @@ def test_an_unproven_move_is_told_in_the_players_words_whatever_the_cores_messag
     why = words.why_not(reply)
     assert "could not prove it holds this table" in why and "nothing secret" in why
     assert "or the password or seat secret is wrong" in why  # which the client cannot tell from a forger
-    assert words.refusal(m.Join(7, "pw"), reply, False) == words.sentence(why)
+    assert words.refusal(m.Join(7, "pw"), reply) == words.sentence(why)
     assert words.ended(why).endswith(".")

@@ -9,13 +9,18 @@ actions, views, table sizes and levels) is its contract's (``quatro_shared.game.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.message import Message
 from textual.screen import Screen
 
 from quatro_shared.games import AnyContract
+from quatro_shared.messages import Reply, RequestBody
+
+from quatro_tui import words
 
 if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
@@ -58,6 +63,9 @@ class ClientGame(ABC):
     help_rules: str
     #: Its guided first match (``quatro learn``), if it has one.
     lesson: Lesson | None = None
+    #: The symbols its words draw beyond ASCII, and the stand-in of each where the terminal has no Unicode
+    #: (``quatro_tui.words.plain``): one character to its ASCII.
+    ascii_stand_ins: Mapping[str, str] = MappingProxyType({})
 
     @property
     def name(self) -> str:
@@ -91,6 +99,16 @@ class ClientGame(ABC):
         wanted = self.screen(game) if game.game_view is not None or game.view is not None else None
         return wanted or WaitingToWatch
 
+    def phase_clock(self, game: Game) -> tuple[str, float] | None:
+        """What the table's phase counts down to and the seconds left now (the status line's countdown), or None
+        when no clock runs. By default none: a game whose screen shows its own clock, or has none."""
+        return None
+
+    def watch_outcome(self, game: Game) -> Text | None:
+        """Who won, as the watch banner's second line says it once the match is over; None before then. By default
+        none: a game whose watch screen tells its end itself."""
+        return None
+
     @abstractmethod
     def in_match(self, game: Game) -> bool:
         """Whether a match is under way at the table (quitting asks first; the session does not close when idle)."""
@@ -98,6 +116,11 @@ class ClientGame(ABC):
     @abstractmethod
     def help_marks(self, screen: Screen[Any], ascii_only: bool) -> tuple[str, list[MarkRow]]:
         """The title and the rows of the help's marks for ``screen``, a screen that brings none of its own."""
+
+    def refusal(self, request: RequestBody, reply: Reply, ascii_only: bool) -> str:
+        """A refused request (or one answered ``error``) in words, for the feed. By default the platform's words
+        (``quatro_tui.words.refusal``), which name no move of the game."""
+        return words.refusal(request, reply)
 
     # --- its screens, told by the app ---------------------------------------------------------------
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from quatro_shared.games.quatro import events as e
-
 from quatro_tui.game import Game
 
 #: A binding id to the keys that press it now, as the screen names them ("c", "space").
@@ -26,24 +24,6 @@ class Step:
     say: Callable[[Game, Keys], str]
     why: str
     check: Callable[[Game], bool]
-
-
-# --- reading a round's events (games told in events: their own lessons read them so) ----------------------------
-
-
-def round_events(game: Game) -> list[e.Event]:
-    """The events of the latest round the player was told, from its opening on (the reveal included)."""
-    events = list(game.events)
-    for k in range(len(events) - 1, -1, -1):
-        if isinstance(events[k], e.RoundOpened):
-            return events[k:]
-    return []
-
-
-def round_end(game: Game) -> e.RoundEnded | None:
-    """How the latest round ended, once it has."""
-    ends = [ev for ev in round_events(game) if isinstance(ev, e.RoundEnded)]
-    return ends[-1] if ends else None
 
 
 @dataclass(frozen=True)

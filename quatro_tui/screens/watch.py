@@ -17,7 +17,6 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from quatro_shared.games.quatro.views import Phase
 from quatro_shared.tables import TablePhase
 
 from quatro_tui import words
@@ -62,19 +61,17 @@ def watching_line(game: Game, ascii_only: bool) -> Text:
 
 
 class WatchBanner(GameWidget):
-    """What is being watched, how many watch, and, once the match is over, who won: always two lines."""
+    """What is being watched, how many watch, and, once the match is over, who won (as the table's game says it,
+    ``ClientGame.watch_outcome``): always two lines."""
 
     def draw(self) -> Text:
         game = self.game
         text = watching_line(game, game.ascii_only)
-        view = game.view
         text.append("\n")
-        if view is not None and view.phase is Phase.OVER and view.winners:
-            text.append(" MATCH OVER ", style="bold reverse")
-            text.append(
-                f"  {words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}!", style="bold"
-            )
-        elif view is None and game.game_view is None:
+        outcome = self.app.client_game().watch_outcome(game)
+        if outcome is not None:
+            text.append(outcome)
+        elif game.view is None and game.game_view is None:
             text.append("The match has not started: the table waits for its players.", style="dim")
         return text
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.screen import Screen
 
 from quatro_shared.games.quatro import contract as quatro
@@ -13,9 +14,11 @@ from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro import seating
 from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.levels import LADDER, PLAY_LEVEL
+from quatro_shared.messages import Reply, RequestBody
 from quatro_shared.tables import TablePhase
 
 from quatro_tui.games.base import ClientGame, MarkRow
+from quatro_tui.games.quatro import words
 from quatro_tui.games.quatro.help import RULES, symbols_rows
 from quatro_tui.games.quatro.lesson import LESSON
 from quatro_tui.games.quatro.screens.reveal import MatchEndScreen, RevealScreen
@@ -33,6 +36,13 @@ PHASE_SCREENS: dict[Phase, type[Screen[None]]] = {
     Phase.ROUND: TableScreen,
     Phase.BREAK: RevealScreen,
     Phase.OVER: MatchEndScreen,
+}
+
+#: What the phase's clock counts down to, by phase (the status line's countdown).
+PHASE_CLOCKS: dict[Phase, str] = {
+    Phase.SIGNING: "opens in",
+    Phase.ROUND: "round",
+    Phase.BREAK: "next in",
 }
 
 
@@ -56,6 +66,7 @@ class QuatroClient(ClientGame):
 
     help_rules = RULES
     lesson = LESSON
+    ascii_stand_ins = words.ASCII_STAND_INS
 
     def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
         assert isinstance(view, SeatView)
@@ -76,6 +87,21 @@ class QuatroClient(ClientGame):
         from quatro_tui.screens.watch import WaitingToWatch
 
         return WatchScreen if game.view is not None else WaitingToWatch
+
+    def phase_clock(self, game: Game) -> tuple[str, float] | None:
+        """The current phase's label and seconds left, counted down locally from the last view (R7, R18)."""
+        view = game.view
+        if view is None or view.phase not in PHASE_CLOCKS or view.phase_ms is None:
+            return None
+        return PHASE_CLOCKS[view.phase], game.left(view.phase_ms) or 0.0
+
+    def watch_outcome(self, game: Game) -> Text | None:
+        from quatro_tui.games.quatro.screens.watch import match_over
+
+        return match_over(game)
+
+    def refusal(self, request: RequestBody, reply: Reply, ascii_only: bool) -> str:
+        return words.refusal(request, reply, ascii_only)
 
     def in_match(self, game: Game) -> bool:
         if game.view is not None:

@@ -11,7 +11,7 @@ from quatro_shared.games.quatro.views import Phase, SeatView
 
 from quatro_tui import words
 from quatro_tui.game import Game
-from quatro_tui.lessons.steps import Keys, Lesson, Step, round_end, round_events
+from quatro_tui.lessons.steps import Keys, Lesson, Step
 
 #: Pulses of an opponent's decoy the learner must sit through without countering.
 DECOY_PULSES = 2
@@ -19,6 +19,24 @@ DECOY_PULSES = 2
 
 def _view(game: Game) -> SeatView | None:
     return game.view
+
+
+# --- reading a round's events -----------------------------------------------------------------------------------
+
+
+def round_events(game: Game) -> list[e.Event]:
+    """The events of the latest round the player was told, from its opening on (the reveal included)."""
+    events = list(game.events)
+    for k in range(len(events) - 1, -1, -1):
+        if isinstance(events[k], e.RoundOpened):
+            return events[k:]
+    return []
+
+
+def round_end(game: Game) -> e.RoundEnded | None:
+    """How the latest round ended, once it has."""
+    ends = [ev for ev in round_events(game) if isinstance(ev, e.RoundEnded)]
+    return ends[-1] if ends else None
 
 
 # --- Quatro's checks --------------------------------------------------------------------------------------------
