@@ -8,7 +8,6 @@ import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from quatro_shared import wording
 from quatro_shared.games.quatro import cards, signs
 from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro.signs import Sign
@@ -174,21 +173,16 @@ def outcome(
     return f"{name(by)} countered team {team_letter(accused or 0)} — {verdict}: {scored}."
 
 
-def refusal(request: RequestBody, reply: Reply, card: str | None = None) -> str:
-    """A refused request (or one answered ``error``) explained in the game's words ("too slow — Q♥ was taken"):
-    the server's words (quatro_shared.wording) with ``card``, the card the request named as this screen draws cards
-    (a game's own words find it: ``ClientGame.refusal``), or the server's message for a reason those words do not
-    cover."""
+def refusal(request: RequestBody, reply: Reply) -> str:
+    """A refused request (or one answered ``error``) in the platform's words: a lobby reason as this client words
+    it, anything else as the server's message says it. A game words its own rules' refusals
+    (``ClientGame.refusal``: Quatro's draws the card a swap wanted as this screen draws cards)."""
     if not isinstance(reply, Refused):
         return getattr(reply, "message", "") or getattr(reply, "code", "") or "not done"
-    reason, wait_ms = str(reply.reason), reply.wait_ms
+    reason = str(reply.reason)
     if reason in LOBBY_REFUSAL_WORDS:
         return sentence(LOBBY_REFUSAL_WORDS[reason])
-    if reason not in wording.REFUSAL_WORDS:
-        return reply.message or reason.replace("_", " ")
-    return wording.refusal(
-        reason, wait_ms / 1000 if wait_ms is not None else None, action=getattr(request, "kind", None), card=card
-    )
+    return reply.message or reason.replace("_", " ")
 
 
 #: The feed's first line of a match (a lesson says its own in its place).

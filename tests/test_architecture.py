@@ -420,8 +420,6 @@ GAME_SIDES = ("shared/games", "quatro_server/games", "quatro_tui/games")
 #: contract (``GameContract``) or the registry. The check below fails on any other reach, and on one of these that
 #: reaches no more (so that the list only shrinks).
 SHARED_KNOWN_REACHES: dict[str, set[str]] = {
-    # A refused action's words: Quatro's refusal reasons beside the words every game's screens use.
-    "shared/wording.py": {"quatro"},
     # The soak plays the default game through its own rules; the audit reads its hidden information.
     "quatro_server/tools/soak.py": {"quatro"},
     "quatro_server/tools/audit.py": {"quatro"},

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import wording
 from quatro_shared.games.quatro import events as e
+from quatro_shared.games.quatro import wording
 from quatro_shared.games.quatro.actions import Call, Swap, TakeChannel
 from quatro_shared.games.quatro.views import Phase
 from quatro_shared.messages import Refused

@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared import wording
 from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
-from quatro_shared.games.quatro import seating
+from quatro_shared.games.quatro import seating, wording
 from quatro_shared.games.quatro.cards import PLAYER_COUNTS
 from quatro_shared.games.quatro.views import TABLE_PHASE, Phase
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
