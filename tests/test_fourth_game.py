@@ -21,7 +21,7 @@ from quatro_shared import protocol as p
 import nim_game
 from helpers.netclient import TestClient
 from nim_game import contract as n
-from test_third_game import take_turns
+from test_third_game import seat_two, take_turns
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -79,15 +79,9 @@ async def test_a_fourth_game_from_its_own_package_plays_through_the_lobby_a_watc
     site = install(tmp_path / "site")
     proc, port, _ = await start_server(site, "--data-dir", str(tmp_path / "data"), "--seed", "4")
     try:
-        ann = await TestClient.connect(port, "ann")
-        welcome = next(f for f in ann.frames if f.get("kind") == p.OK)
-        assert "nim" in welcome["games"] and "quatro" in welcome["games"]
-        assert (await ann.request(p.CREATE_TABLE, game="nim"))["kind"] == p.OK
+        ann, bob = await seat_two(port)  # the lobby offers it, lists its table, seats and starts it
         wes = await TestClient.connect(port, "wes")
         assert (await wes.request(p.WATCH, table=ann.table))["watchers"] == 1
-        bob = await TestClient.connect(port, "bob")
-        assert (await bob.request(p.JOIN, table=ann.table))["kind"] == p.OK
-        assert (await ann.request(p.START))["kind"] == p.OK
         rng = random.Random(4)
         async with trio.open_nursery() as both:
             both.start_soon(take_turns, ann, rng)

@@ -344,12 +344,7 @@ class ServerProcess:
         if self.process is not None and self.process.returncode is None:
             self.peak_rss_kib = max(self.peak_rss_kib, _peak_rss_kib(self.process.pid))
             self.expected_exit = True
-            self.process.terminate()
-            with trio.move_on_after(5):
-                await self.process.wait()
-            if self.process.returncode is None:
-                self.process.kill()
-                await self.process.wait()
+            await soak_directory.terminate(self.process)
 
 
 def _peak_rss_kib(pid: int) -> int:

@@ -87,6 +87,16 @@ HELLO_BOUND = 1.0
 DESCRIPTOR_SLACK = 8
 
 
+async def terminate(process: trio.Process, grace: float = 5.0) -> None:
+    """Ask ``process`` to stop (SIGTERM), and kill it if it has not within ``grace`` seconds."""
+    process.terminate()
+    with trio.move_on_after(grace):
+        await process.wait()
+    if process.returncode is None:
+        process.kill()
+        await process.wait()
+
+
 def available() -> bool:
     """Whether the directory scenario can run here: it needs a ``redis-server``."""
     return shutil.which("redis-server") is not None
@@ -237,12 +247,7 @@ class Redis:
     async def stop(self) -> None:
         if self.process is not None and self.process.returncode is None:
             self.signal(signal.SIGCONT)
-            self.process.terminate()
-            with trio.move_on_after(5):
-                await self.process.wait()
-            if self.process.returncode is None:
-                self.process.kill()
-                await self.process.wait()
+            await terminate(self.process)
         self.folder.cleanup()
 
     def write(self, key: str, value: bytes, channel: str, message: bytes) -> None:
