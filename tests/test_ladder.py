@@ -814,6 +814,7 @@ def test_the_gauntlet_plays_the_exploiters_named_and_refuses_an_unknown_one(caps
     assert "--exploiters goes with --gauntlet" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # 27 s of expert self-play: a statistic, not a rule; CI runs it
 def test_an_expert_pairs_channel_says_nothing_of_its_fours_to_a_learner():
     """Two expert pairs, each learning the other: a channel change with the swap comes no more often before a
     revealed four than before a hand that looked like four and was not (the keyed convention's whole point)."""
