@@ -107,8 +107,10 @@ def _parser() -> argparse.ArgumentParser:
         "table and connection floods, password guessing, seat hijacking, silent peers) while honest players play; "
         "report crashes, leaks, hijacks, points lost, peak memory and the honest players' latency. Beside it, "
         "attack the SSH and browser doors (huge windows, handshake floods, abrupt kills, slowloris, junk HTTP, deep "
-        "JSON, forged cookies, foreign origins), then the whole server under a lowered descriptor limit. "
-        "Exits 1 if any crash, leak, hijack or lost point was seen, or any door scenario did not pass.",
+        "JSON, forged cookies, foreign origins), then the whole server under a lowered descriptor limit, two "
+        "servers sharing a table directory on a real redis-server (Redis stopped, restarted empty, a forged "
+        "record) and the metrics port under a flood of silent connections. Exits 1 if any crash, leak, hijack or "
+        "lost point was seen, or any side's scenario did not pass.",
     )
     soak.add_arguments(soaking)
     soaking.set_defaults(run=soak.run)
