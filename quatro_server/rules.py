@@ -84,3 +84,9 @@ class SeatBot(Protocol):
 
     def decide(self, view: Any, now: float) -> Sequence[Any]:
         """The actions to take now, from the seat's view."""
+
+
+def is_outside_bot(level: str) -> bool:
+    """Whether ``level`` names a bot class from outside the project (``module:Class``) rather than a level: a game
+    whose bots may be one's own (``quatro_server.bots.games.BotGame.outside_bots``) loads it."""
+    return ":" in level

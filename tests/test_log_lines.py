@@ -8,6 +8,7 @@ import logging
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from quatro_server.logs import LINE_LIMIT, OneLineFormatter, shown
@@ -127,36 +128,39 @@ SERVER_OWN: dict[str, str] = {
 LOG_METHODS = frozenset({"debug", "info", "warning", "error", "exception", "critical"})
 
 
-def raw_log_values(root: Path) -> list[str]:
-    """Every ``%s`` value of a log call under ``root`` that is neither ``shown``/``quote``d nor in ``SERVER_OWN``,
-    as ``path:line: value``."""
-    found = []
+def log_calls(root: Path) -> Iterator[tuple[str, ast.Call, int]]:
+    """Every log call under ``root``: its ``path:line``, the call, and where its message is among its arguments (a
+    logger's method takes it first; the server's QuietLog, ``self.quiet(key, level, ...)``, third)."""
     for path in sorted(root.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
-            # A logger's method takes the message first; the server's QuietLog (``self.quiet(key, level, ...)``) third.
             at = 0 if node.func.attr in LOG_METHODS else 2 if node.func.attr == "quiet" else None
-            if at is None or len(node.args) <= at:
+            if at is not None and len(node.args) > at:
+                yield f"{path.relative_to(root.parent).as_posix()}:{node.lineno}", node, at
+
+
+def raw_log_values(root: Path) -> list[str]:
+    """Every ``%s`` value of a log call under ``root`` that is neither ``shown``/``quote``d nor in ``SERVER_OWN``,
+    as ``path:line: value``."""
+    found = []
+    for where, node, at in log_calls(root):
+        first = node.args[at]
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+            found.append(f"{where}: a message the walk cannot read")
+            continue
+        specs = re.findall(r"%[-#0 +]*\d*(?:\.\d+)?([a-z%])", first.value)
+        values = iter(node.args[at + 1 :])
+        for spec in specs:
+            if spec == "%":
                 continue
-            first = node.args[at]
-            if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
-                found.append(
-                    f"{path.relative_to(root.parent).as_posix()}:{node.lineno}: a message the walk cannot read"
-                )
+            value = next(values, None)
+            if value is None or spec != "s":
                 continue
-            specs = re.findall(r"%[-#0 +]*\d*(?:\.\d+)?([a-z%])", first.value)
-            values = iter(node.args[at + 1 :])
-            for spec in specs:
-                if spec == "%":
-                    continue
-                value = next(values, None)
-                if value is None or spec != "s":
-                    continue
-                text = ast.unparse(value)
-                quoted = isinstance(value, ast.Call) and ast.unparse(value.func) in ("shown", "quote")
-                if not quoted and text not in SERVER_OWN:
-                    found.append(f"{path.relative_to(root.parent).as_posix()}:{node.lineno}: {text}")
+            text = ast.unparse(value)
+            quoted = isinstance(value, ast.Call) and ast.unparse(value.func) in ("shown", "quote")
+            if not quoted and text not in SERVER_OWN:
+                found.append(f"{where}: {text}")
     return found
 
 
@@ -185,10 +189,5 @@ def test_the_walk_finds_a_raw_value_and_passes_a_shown_one(tmp_path):
 
 def test_every_server_own_value_is_still_written_somewhere():
     """An entry no log call writes any more is taken off ``SERVER_OWN``: the list says what the code does."""
-    written = set()
-    for path in (ROOT / "quatro_server").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in LOG_METHODS or node.func.attr == "quiet":
-                    written |= {ast.unparse(arg) for arg in node.args[1:]}
+    written = {ast.unparse(arg) for _, node, at in log_calls(ROOT / "quatro_server") for arg in node.args[at + 1 :]}
     assert sorted(set(SERVER_OWN) - written) == []

@@ -50,7 +50,7 @@ from quatro_shared.tls import Endpoint, client_context, parse_endpoint, tls_trou
 from quatro_server.bots.games import BOT_GAMES, BotGame, bot_game
 from quatro_server.logs import LOG_LEVELS, shown
 from quatro_server.logs import configure as configure_logging
-from quatro_server.rules import SeatBot
+from quatro_server.rules import SeatBot, is_outside_bot
 
 log = logging.getLogger("quatro.netbot")
 
@@ -450,14 +450,9 @@ async def run_bots(
     return results
 
 
-def _is_outside(level: str) -> bool:
-    """Whether ``level`` names a bot class of one's own (``module:Class``) rather than one of a game's levels."""
-    return ":" in level
-
-
 def _level(text: str) -> str:
     """A level name of some game, or an outside bot class (``module:Class``: the game's part loads it, ``run``)."""
-    if not _is_outside(text) and not any(text in contract.levels for contract in CONTRACTS.values()):
+    if not is_outside_bot(text) and not any(text in contract.levels for contract in CONTRACTS.values()):
         every = ", ".join(f"{', '.join(contract.levels)} ({contract.title})" for contract in CONTRACTS.values())
         raise argparse.ArgumentTypeError(f"levels: {every}, or module:Class")
     return text
@@ -535,7 +530,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     levels = CONTRACTS[args.game].levels
     part = bot_game(args.game)
-    outside = args.level is not None and _is_outside(args.level) and part.outside_bots
+    outside = args.level is not None and is_outside_bot(args.level) and part.outside_bots
     if args.level is not None and args.level not in levels and not outside:
         print(f"quatro-server bot: {args.game} bot levels: {', '.join(levels)}", file=sys.stderr)
         return 2

@@ -44,6 +44,8 @@ from quatro_shared.games.quatro.signs import SIGNS, Sign
 from quatro_shared.games.quatro.views import Phase, SeatView
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 
+from quatro_server.rules import is_outside_bot
+
 __all__ = ["DEFAULT_LEVEL", "LEVELS", "Bot", "make_bot", "load_bot_class"]
 
 #: A level's reaction time, in seconds (low, high), drawn afresh each time: between two looks at the table,
@@ -1882,11 +1884,6 @@ assert tuple(_CLASSES) == LEVELS, "quatro_shared.levels.LEVELS and the bot class
 
 #: What a bot from outside the project must have: the interface the built-in bots present to a room.
 BOT_METHODS = ("observe", "decide", "think_time")
-
-
-def is_outside_bot(level: str) -> bool:
-    """Whether ``level`` names a bot class from outside the project (``module:Class``) rather than a level."""
-    return ":" in level
 
 
 def load_bot_class(spec: str) -> Callable[..., Any]:

@@ -24,10 +24,11 @@ from quatro_shared.games.quatro.seating import team_count, team_of
 from quatro_shared.levels import LEVELS
 
 from quatro_server.game import Game
-from quatro_server.games.quatro.bots import THINK_TIME, Bot, is_outside_bot, load_bot_class, make_bot
+from quatro_server.games.quatro.bots import THINK_TIME, Bot, load_bot_class, make_bot
 from quatro_server.games.quatro.engine import Emit
 from quatro_server.games.quatro.exploiters import EXPLOITERS, SCRIPTED, is_exploiter, is_scripted, make_scripted
 from quatro_server.games.quatro.game import QUATRO
+from quatro_server.rules import is_outside_bot
 from quatro_server.tables.room import Room
 from quatro_server.tools.sim import Lineup, SideTally, Simulation, Tally, wilson
 from quatro_server.tools.sim import simulate as simulate_lineup
