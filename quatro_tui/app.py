@@ -1,6 +1,6 @@
 """The Quatro Textual app: connects (or starts a private server first), then shows the screen of each phase.
 
-State arrives as messages from the connection's worker; the app folds them into its ``Game`` and tells the
+State arrives as messages from the connection's worker; the app folds them into its table (``quatro_tui.table.Table``) and tells the
 current screen, whose widgets redraw themselves. Requests go out through ``send``; a refusal becomes a
 line of the feed that says why.
 """
@@ -50,8 +50,7 @@ from quatro_tui.connection import (
     ServerWatchEnded,
 )
 from quatro_tui.crash import MAX_CRASHES, Crash, CrashScreen, write_log
-from quatro_tui.game import Game
-from quatro_tui.games import ClientGame, WayOn, client_game
+from quatro_tui.games import ClientGame, WayOn, client_game, default
 from quatro_tui.guard import KeyGuard
 from quatro_tui.local_server import LocalServer, ServerFailed
 from quatro_tui.screens.dialogs import LEAVE, STOP, AskAddress, AskName, LeaveRunning, TakeOver
@@ -59,6 +58,7 @@ from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.link import MIN_SIZE, ConfirmQuit, LinkScreen, TableEnded, TooSmall
 from quatro_tui.screens.lobby import LobbyScreen
 from quatro_tui.screens.room import RoomScreen
+from quatro_tui.table import AnyTable
 from quatro_tui.widgets.base import GameWidget
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ class QuatroApp(App[str | None]):
         *,
         ascii_only: bool = False,
         clock: Callable[[], float] = time.monotonic,
-        game: Game | None = None,
+        game: AnyTable | None = None,
         server: LocalServer | None = None,
         remember_seat: Callable[[int, str, str], None] | None = None,
         idle_exit: float | None = None,
@@ -174,7 +174,7 @@ class QuatroApp(App[str | None]):
         #: player something to look at (``_close_if_idle``).
         self._idle_from = clock()
         self.plan = plan
-        self.game = game if game is not None else Game(ascii_only=ascii_only, clock=clock)
+        self.game: AnyTable = game if game is not None else default().table_type(ascii_only=ascii_only, clock=clock)
         self.game.ascii_only = self.game.ascii_only or ascii_only
         self.conn: Connection | None = None
         self.server = server
@@ -377,8 +377,7 @@ class QuatroApp(App[str | None]):
             table = "a table" if default else f"a {contract.title} table"
             self.exit(f"quatro: cannot create {table}: {words.ended(why)}", return_code=1)
             return
-        self.game.my_seat = reply.payload.seat
-        self.game.kind = contract.name
+        self.table_of(contract.name).my_seat = reply.payload.seat
         level = plan.level
         for _ in range(players - 1 - plan.open):
             bot = await self.request(m.AddBot(level=level))
@@ -487,7 +486,7 @@ class QuatroApp(App[str | None]):
         """A rejoin's look back (before its snapshot): the feed of a client that comes back with none."""
         if self.stale(message):
             return
-        client_game(message.game).recall(self.game, message.events)
+        client_game(message.game).recall(self.table_of(message.game), message.events)
         self.game_changed()
 
     def on_server_seat_ended(self, message: ServerSeatEnded) -> None:
@@ -521,7 +520,7 @@ class QuatroApp(App[str | None]):
             return
         game = client_game(message.game)
         during = self.in_match()
-        if game.take(self.game, message.view, message.events, message.received_at) and self.bell_on:
+        if game.take(self.table_of(message.game), message.view, message.events, message.received_at) and self.bell_on:
             self.ring()
         if during or self.in_match():
             self._idle_from = self._clock()  # the update of a match, or the one that ended it (``_close_if_idle``)
@@ -543,7 +542,7 @@ class QuatroApp(App[str | None]):
     def on_server_seating(self, message: ServerSeating) -> None:
         if self.stale(message):
             return
-        self.game.seat(message.seating)
+        self.table_of(message.seating.game).seat(message.seating)
         if isinstance(self.plan, Play) and self.plan.open and self.game.view is None and not self.left_play_table:
             # Everyone is seated: the match starts by itself, as `quatro play` promises.
             if all(s.taken for s in message.seating.seats) and self.game.is_host():
@@ -753,8 +752,7 @@ class QuatroApp(App[str | None]):
         )
 
     def _show_lobby(self, tables: tuple[m.TableSummary, ...]) -> None:
-        old = self.game
-        self.game = Game(ascii_only=old.ascii_only, clock=old.clock, rng=old.rng)
+        self.game = self.fresh_table()
         self.tables = tables
         while len(self.screen_stack) > 1:
             self.pop_screen()
@@ -772,8 +770,7 @@ class QuatroApp(App[str | None]):
                 except (ConnectionLost, TimeoutError):
                     pass  # the seat goes when the server notices (R19)
             await conn.close()
-        old = self.game
-        self.game = Game(ascii_only=old.ascii_only, clock=old.clock, rng=old.rng)
+        self.game = self.fresh_table()
         while len(self.screen_stack) > 1:
             self.pop_screen()
         self._splash("Connecting…")
@@ -805,9 +802,23 @@ class QuatroApp(App[str | None]):
 
     # --- screens ------------------------------------------------------------------------------
 
-    def client_game(self) -> ClientGame:
+    def client_game(self) -> ClientGame[Any]:
         """The table's game, as this client plays it."""
         return client_game(self.game.kind)
+
+    def table_of(self, kind: str) -> AnyTable:
+        """The table, kept as its game ``kind`` keeps one (``ClientGame.table_type``): told of a table of another
+        game than the one the client was keeping (the lobby's is the default game's), it moves to that game's."""
+        table_type: type[AnyTable] = client_game(kind).table_type
+        if self.game.kind != kind or type(self.game) is not table_type:
+            self.game = self.game.moved_to(table_type, kind)
+        return self.game
+
+    def fresh_table(self) -> AnyTable:
+        """A table of nothing yet (the lobby's, a new connection's), with this terminal's clock and randomness."""
+        old = self.game
+        table: AnyTable = default().table_type(ascii_only=old.ascii_only, clock=old.clock, rng=old.rng)
+        return table
 
     def base_screen(self) -> Screen[Any] | None:
         """The phase screen under any dialogs (None while only the splash shows)."""
@@ -984,7 +995,7 @@ class QuatroApp(App[str | None]):
         about = (
             f"player {getattr(plan, 'name', '?')!r}; plan {type(plan).__name__}; screens "
             f"{[type(s).__name__ for s in self.screen_stack]}; table {place.table if place else None}; "
-            f"phase {self.game.phase or self.game.table_phase}"
+            f"phase {getattr(self.game.view, 'phase', None) or self.game.table_phase}"
         )
         try:
             log = write_log(error, about)

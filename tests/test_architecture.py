@@ -423,10 +423,6 @@ SHARED_KNOWN_REACHES: dict[str, set[str]] = {
     # The soak plays the default game through its own rules; the audit reads its hidden information.
     "quatro_server/tools/soak.py": {"quatro"},
     "quatro_server/tools/audit.py": {"quatro"},
-    # Quatro's client state, in the client's generic modules; and the words its feed is made of (cards, signs, events),
-    # which it cannot take from Quatro's package (no generic module imports a game's): they go there with it.
-    "quatro_tui/game.py": {"quatro"},
-    "quatro_tui/words.py": {"quatro"},
 }
 
 

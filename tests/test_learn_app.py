@@ -120,7 +120,7 @@ def test_giving_the_piece_that_wins_is_shown_as_handing_them_the_win(tmp_path):
             await armed(app)
             # Play what the coach says until a piece in the pool would win; then give that one.
             for _ in range(100):
-                view = app.game.game_view
+                view = app.game.view
                 assert isinstance(view, q.QuartoView)
                 if view.phase is not q.Phase.PLAYING or view.turn != view.seat:
                     await pilot.pause(0.2)
@@ -128,12 +128,12 @@ def test_giving_the_piece_that_wins_is_shown_as_handing_them_the_win(tmp_path):
                 losing = [p for p in view.pool if q.winning_squares(view.board, p)]
                 if view.step is q.Step.GIVE and losing and app.done == 2:
                     await pilot.press(*q.format_piece(losing[0]).lower(), "enter")
-                    await until(lambda: app.game.game_view.phase is q.Phase.BETWEEN, what="their win")
+                    await until(lambda: app.game.view.phase is q.Phase.BETWEEN, what="their win")
                     break
                 told = coach_text(app).split("Why")[0]
                 await pilot.press(*[key.strip("<>") for key in re.findall(r"<[^<>\s]+>", told)])
                 try:
-                    await until(lambda: app.game.game_view is not view, timeout=2.0)
+                    await until(lambda: app.game.view is not view, timeout=2.0)
                 except AssertionError:
                     pass  # a key before the screen took keys: read the coach again
             else:

@@ -20,8 +20,8 @@ from quatro_server.games.quatro import lesson as lessons
 from quatro_server.journal import Opening
 from quatro_server.timing import LESSON, LESSON_PROFILE, load_timing
 from quatro_tui import lessons as client_lessons
-from quatro_tui.game import Game
 from quatro_tui.games.quarto.lesson import gave_a_piece, gave_safe_piece, placed_a_piece
+from quatro_tui.games.quarto.table import QuartoTable
 from quatro_tui.games.quatro.lesson import LESSON as QUATRO_LESSON
 from quatro_tui.games.quatro.lesson import (
     called_right,
@@ -31,14 +31,15 @@ from quatro_tui.games.quatro.lesson import (
     showed_sign,
     took_channel,
 )
+from quatro_tui.games.quatro.table import QuatroTable
 from quatro_tui.lessons.steps import advance
 from test_bots import SIGN, seat_view
 
 OPENED = e.RoundOpened(1)
 
 
-def game_of(view, *events) -> Game:
-    game = Game()
+def game_of(view, *events) -> QuatroTable:
+    game = QuatroTable()
     game.apply(view, [OPENED, *events], 0.0)
     return game
 
@@ -118,10 +119,9 @@ def quarto_table() -> quarto_engine.QuartoTable:
     return table
 
 
-def quarto_game(table: quarto_engine.QuartoTable) -> Game:
-    game = Game()
-    game.kind = q.NAME
-    game.game_view = quarto_engine.view(table, 0, 0.0)
+def quarto_game(table: quarto_engine.QuartoTable) -> QuartoTable:
+    game = QuartoTable(kind=q.NAME)
+    game.took(quarto_engine.view(table, 0, 0.0), 0.0)
     return game
 
 

@@ -12,6 +12,7 @@ from helpers.quarto_tui import LocalQuarto, open_quarto
 from helpers.snapshot_games import room_game, round_game
 from helpers.tui import run, until
 from quatro_tui.app import QuatroApp
+from quatro_tui.games.quarto.table import QuartoTable
 from quatro_tui.screens.help import HelpScreen
 from quatro_tui.screens.room import RoomScreen
 from test_tui_ascii import screen_text
@@ -90,6 +91,8 @@ def test_the_help_of_a_table_s_room_tells_the_rules_of_its_game(game):
     async def body():
         waiting = room_game(4) if game == "quatro" else room_game(2)
         if game == "quarto":
+            assert waiting.seating is not None
+            waiting = waiting.moved_to(QuartoTable, "quarto")
             waiting.seat(replace(waiting.seating, game="quarto"))
         app = QuatroApp(game=waiting)
         async with app.run_test(size=SIZE) as pilot:

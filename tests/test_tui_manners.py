@@ -111,7 +111,7 @@ def test_a_pulse_appears_in_every_seats_feed_and_the_partners_sign_is_marked(qua
     from quatro_shared.games.quatro.signs import EMOJI
 
     from quatro_tui.app import Join
-    from quatro_tui.game import Game
+    from quatro_tui.games.quatro.table import QuatroTable
     from quatro_tui.games.quatro.widgets import SeatBox
     from test_tui_round import close_all, shown, sit_down
 
@@ -144,7 +144,7 @@ def test_a_pulse_appears_in_every_seats_feed_and_the_partners_sign_is_marked(qua
                 what="the pulses at every seat",
             )
             for player in (bob, cid, dee):
-                game = Game()
+                game = QuatroTable()
                 game.seat(player.seating)
                 game.apply(player.view, player.events, 0.0)
                 assert any(
@@ -153,7 +153,7 @@ def test_a_pulse_appears_in_every_seats_feed_and_the_partners_sign_is_marked(qua
                 ), (player.conn.name, list(game.feed))
                 assert any(f"showed {EMOJI[sign]}" in line for line in game.feed)
             # Only cid's partner (ann) is told it is her sign; bob's team has another sign.
-            bob_game = Game()
+            bob_game = QuatroTable()
             bob_game.seat(bob.seating)
             bob_game.apply(bob.view, bob.events, 0.0)
             assert not any("YOUR SIGN" in line for line in bob_game.feed)

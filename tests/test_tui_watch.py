@@ -170,7 +170,7 @@ def test_quatro_join_watch_shows_a_quarto_board_without_move_keys(quatro_server)
         app = QuatroApp(Join("127.0.0.1", quatro_server, "wes", watch=created["table"]))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, QuartoWatchScreen), what="the Quarto watch screen")
-            view = app.game.game_view
+            view = app.game.view
             assert isinstance(view, q.QuartoView) and view.seat == NO_SEAT and q.legal(view) == []
             await until(lambda: "WATCHING" in screen_text(app) and "1 watching" in screen_text(app), what="WATCHING")
             bound = set(app.screen.active_bindings)

@@ -14,8 +14,8 @@ from quatro_shared.messages import Refused
 
 from helpers.snapshot_games import NOW, round_game
 from quatro_tui import words
-from quatro_tui.game import Game
 from quatro_tui.games.quatro import words as quatro_words
+from quatro_tui.games.quatro.table import QuatroTable
 
 
 def test_r10_a_lost_race_is_explained_with_the_card():
@@ -45,12 +45,12 @@ def test_other_refusals_use_the_servers_words():
 
 def test_outcomes_name_the_caller_and_the_scorers():
     name = {0: "you", 1: "bob"}.get
-    assert words.outcome("call", 0, None, True, (0,), name) == "you called Quatro! — right: team A scores."
-    assert words.outcome("counter", 1, 0, False, (0,), name) == "bob countered team A — wrong: team A scores."
-    assert words.outcome("call", 1, None, False, (0, 2, 3), name) == (
+    assert quatro_words.outcome("call", 0, None, True, (0,), name) == "you called Quatro! — right: team A scores."
+    assert quatro_words.outcome("counter", 1, 0, False, (0,), name) == "bob countered team A — wrong: team A scores."
+    assert quatro_words.outcome("call", 1, None, False, (0, 2, 3), name) == (
         "bob called Quatro! — wrong: teams A, C and D score."
     )
-    assert words.outcome("draw", None, None, None, (), name).startswith("Nobody spoke")
+    assert quatro_words.outcome("draw", None, None, None, (), name).startswith("Nobody spoke")
 
 
 def test_countdowns_read_well():
@@ -62,10 +62,10 @@ def test_countdowns_read_well():
 
 def test_feed_lines_speak_of_oneself_as_you():
     name = lambda seat: "you" if seat == 0 else f"p{seat}"  # noqa: E731
-    assert words.event(e.Swapped(0, 1, "QH", "KS"), name, 0, False) == "you put down Q♥, took K♠."
-    assert words.event(e.VoteStarted(0, (1, 2)), name, 0, False) == "you ask for a reshuffle."
-    assert words.event(e.VoteStarted(1, (0,)), name, 0, False) == "p1 asks for a reshuffle: y / n?"
-    assert words.event(e.Pulse(1, "owl"), name, 0, False) is None  # pulses are drawn on the seat instead
+    assert quatro_words.event(e.Swapped(0, 1, "QH", "KS"), name, 0, False) == "you put down Q♥, took K♠."
+    assert quatro_words.event(e.VoteStarted(0, (1, 2)), name, 0, False) == "you ask for a reshuffle."
+    assert quatro_words.event(e.VoteStarted(1, (0,)), name, 0, False) == "p1 asks for a reshuffle: y / n?"
+    assert quatro_words.event(e.Pulse(1, "owl"), name, 0, False) is None  # pulses are drawn on the seat instead
 
 
 def test_countdowns_move_locally_between_updates():
@@ -108,7 +108,7 @@ def test_r11_a_pulse_shows_for_pulse_shown_seconds_then_fades():
 
 
 def test_a_game_without_seating_still_names_seats():
-    game = Game()
+    game = QuatroTable()
     view = replace(round_game(4).view, phase=Phase.ROUND)
     game.apply(view, [], 0.0)
     assert game.name(0) == "you" and game.name(3) == "seat 4"
@@ -146,15 +146,15 @@ def test_a_host_back_from_a_drop_is_not_told_it_hosts_now_and_a_new_host_is():
 
     from quatro_shared.games.quatro import events as e
 
-    from quatro_tui.game import Game
+    from quatro_tui.games.quatro.table import QuatroTable
     from test_bots import seat_view
 
     hosting = replace(seat_view(), host=0)
-    game = Game()
+    game = QuatroTable()
     game.apply(hosting, [], 0.0)
     game.apply(hosting, [e.HostChanged(None), e.HostChanged(0)], 1.0)  # dropped alone with bots, came back
     assert not any("host" in line for line in game.feed), list(game.feed)
-    other = Game()
+    other = QuatroTable()
     other.apply(replace(seat_view(), host=1), [], 0.0)
     other.apply(hosting, [e.HostChanged(0)], 1.0)  # the host left: this player hosts now
     assert "You host now." in other.feed

@@ -8,6 +8,8 @@ name one. Adding a game to the client is its package and one line below. Every g
 
 from __future__ import annotations
 
+from typing import Any
+
 from quatro_shared import games
 
 from quatro_tui.games.base import ClientGame, MarkRow, WayOn
@@ -17,10 +19,10 @@ from quatro_tui.games.quatro import client as quatro
 __all__ = ["CLIENT_GAMES", "ClientGame", "MarkRow", "WayOn", "client_game", "default"]
 
 #: Every game this client plays, by name, the default first.
-CLIENT_GAMES: dict[str, ClientGame] = {}
+CLIENT_GAMES: dict[str, ClientGame[Any]] = {}
 
 
-def register(client: ClientGame) -> None:
+def register(client: ClientGame[Any]) -> None:
     """Add a game's client part; its contract is registered already (``quatro_shared.games.register``)."""
     if client.name in CLIENT_GAMES:
         raise ValueError(f"the client has a game named {client.name!r} already")
@@ -29,7 +31,7 @@ def register(client: ClientGame) -> None:
     CLIENT_GAMES[client.name] = client
 
 
-def client_game(name: str) -> ClientGame:
+def client_game(name: str) -> ClientGame[Any]:
     """The game called ``name``. Raises ``KeyError`` naming the games there are."""
     try:
         return CLIENT_GAMES[name]
@@ -37,7 +39,7 @@ def client_game(name: str) -> ClientGame:
         raise KeyError(f"the client plays no game {name!r}: it plays {', '.join(CLIENT_GAMES)}") from None
 
 
-def default() -> ClientGame:
+def default() -> ClientGame[Any]:
     """The game of a table created with none named."""
     return CLIENT_GAMES[games.DEFAULT.name]
 

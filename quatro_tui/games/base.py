@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from rich.text import Text
 from textual.message import Message
@@ -21,10 +21,10 @@ from quatro_shared.games import AnyContract
 from quatro_shared.messages import Reply, RequestBody
 
 from quatro_tui import words
+from quatro_tui.table import AnyTable
 
 if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
-    from quatro_tui.game import Game
     from quatro_tui.lessons.steps import Lesson
 
 #: A line of the help's marks: (the mark, what it means), each in Textual markup.
@@ -39,12 +39,18 @@ class WayOn(Message):
         self.what = what
 
 
-class ClientGame(ABC):
+#: A game's own table (``quatro_tui.table.Table`` or its subclass): what its methods below are handed.
+T = TypeVar("T", bound=AnyTable)
+
+
+class ClientGame(ABC, Generic[T]):
     """One game as this client plays it. Subclasses set the class attributes and implement the abstract methods;
     the others do what most games need."""
 
     #: The game's contract: its name, title, table sizes and bot levels.
     contract: AnyContract
+    #: What the client keeps of one of its tables (the platform's ``Table``, or a subclass of its own).
+    table_type: type[T]
     #: What the game is, for ``quatro play --help`` ("the board game for two, against a bot").
     summary: str
     #: The bots a host may seat, weakest first: (level, what it is like). The levels are the contract's.
@@ -62,7 +68,7 @@ class ClientGame(ABC):
     #: The rules in short, in Textual markup, for the help page of a screen that brings none of its own.
     help_rules: str
     #: Its guided first match (``quatro learn``), if it has one.
-    lesson: Lesson | None = None
+    lesson: Lesson[T] | None = None
     #: The symbols its words draw beyond ASCII, and the stand-in of each where the terminal has no Unicode
     #: (``quatro_tui.words.plain``): one character to its ASCII.
     ascii_stand_ins: Mapping[str, str] = MappingProxyType({})
@@ -77,40 +83,52 @@ class ClientGame(ABC):
 
     # --- a table's state ----------------------------------------------------------------------------
 
+    def urgent(self, line: str) -> bool:
+        """Whether a line of the feed is one the player must not miss (drawn so that it cannot be): by default none."""
+        return False
+
     @abstractmethod
-    def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
+    def take(self, game: T, view: Any, events: Sequence[Any], received_at: float) -> bool:
         """Keep an update of this game's table (``view``: the seat's view after ``events``) in ``game``. True when
         the player must not miss it (the bell rings, if asked for)."""
 
-    def recall(self, game: Game, events: Sequence[Any]) -> None:
+    def recall(self, game: T, events: Sequence[Any]) -> None:
         """What this seat saw of its match before it rejoined (the ``recent`` push), into a feed that has none of
         it. By default nothing: a game whose screen keeps no feed."""
 
     @abstractmethod
-    def screen(self, game: Game) -> type[Screen[None]] | None:
+    def screen(self, game: T) -> type[Screen[None]] | None:
         """The screen the table's state calls for (None: none yet, whatever shows stays)."""
 
-    def watch_screen(self, game: Game) -> type[Screen[None]] | None:
+    def watch_screen(self, game: T) -> type[Screen[None]] | None:
         """The screen of a table watched from no seat (``game.watching``; its views are from ``NO_SEAT``). By default
         the game's own screen once a view came: a game that hides nothing draws a watcher's view as a seat's, with
         no move its legal moves allow (``quatro_tui.screens.watch.WatchScreen`` before the first view)."""
         from quatro_tui.screens.watch import WaitingToWatch
 
-        wanted = self.screen(game) if game.game_view is not None or game.view is not None else None
+        wanted = self.screen(game) if game.view is not None else None
         return wanted or WaitingToWatch
 
-    def phase_clock(self, game: Game) -> tuple[str, float] | None:
+    def phase_clock(self, game: T) -> tuple[str, float] | None:
         """What the table's phase counts down to and the seconds left now (the status line's countdown), or None
         when no clock runs. By default none: a game whose screen shows its own clock, or has none."""
         return None
 
-    def watch_outcome(self, game: Game) -> Text | None:
+    def progress(self, game: T) -> str:
+        """How far the match is, for the status line beside the game's name ("round 3"); "" for nothing."""
+        return ""
+
+    def scores(self, game: T, tells_target: bool) -> Text:
+        """The score, for the status line (with what it is played to, if ``tells_target``); empty for none."""
+        return Text("")
+
+    def watch_outcome(self, game: T) -> Text | None:
         """Who won, as the watch banner's second line says it once the match is over; None before then. By default
         none: a game whose watch screen tells its end itself."""
         return None
 
     @abstractmethod
-    def in_match(self, game: Game) -> bool:
+    def in_match(self, game: T) -> bool:
         """Whether a match is under way at the table (quitting asks first; the session does not close when idle)."""
 
     @abstractmethod

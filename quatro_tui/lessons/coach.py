@@ -15,7 +15,6 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Static
 
-from quatro_tui import words
 from quatro_tui.app import Play, QuatroApp
 from quatro_tui.games import default
 from quatro_tui.lessons.steps import Lesson, advance
@@ -67,7 +66,7 @@ class LessonApp(QuatroApp):
     CSS_PATH = str(Path(__file__).parent.parent / "quatro.tcss")  # the client's stylesheet, not one beside this
     TELLS_TARGET = False  # the lesson's match ends with its last step, never at a score
 
-    def __init__(self, plan: Play, lesson: Lesson, **kwargs: Any) -> None:
+    def __init__(self, plan: Play, lesson: Lesson[Any], **kwargs: Any) -> None:
         super().__init__(plan, **kwargs)
         self.lesson = lesson
         #: The steps the player has done, in order.
@@ -84,9 +83,9 @@ class LessonApp(QuatroApp):
         return self.done >= len(self.lesson.steps)
 
     def game_changed(self) -> None:
-        feed = self.game.feed
+        feed, starts = self.game.feed, self.lesson.match_starts
         for k, line in enumerate(feed):
-            if line.startswith(words.MATCH_STARTS):
+            if starts and line.startswith(starts):
                 feed[k] = LESSON_STARTS  # its target is only there so that the match outlasts the lesson
         super().game_changed()
         self.coach()

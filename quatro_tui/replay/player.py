@@ -23,9 +23,9 @@ from textual.containers import Vertical
 from textual.widgets import Footer, Static
 
 from quatro_tui import words
-from quatro_tui.game import Game
 from quatro_tui.games import client_game
 from quatro_tui.replay.tape import Tape
+from quatro_tui.table import AnyTable
 
 if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
@@ -77,7 +77,7 @@ class ReplayPlayer:
         self.app: QuatroApp | None = None
         #: Called when the player is closed (None: the app exits).
         self.on_close = on_close
-        self._saved_game: Game | None = None
+        self._saved_game: AnyTable | None = None
 
     # --- on the app ---------------------------------------------------------------------------------
 
@@ -105,11 +105,12 @@ class ReplayPlayer:
     def clock(self) -> float:
         return self.time
 
-    def _fresh_game(self) -> Game:
+    def _fresh_game(self) -> AnyTable:
         assert self.app is not None
         old = self.app.game
-        game = Game(ascii_only=old.ascii_only, clock=self.clock, rng=old.rng)
-        game.kind = self.tape.game
+        game: AnyTable = client_game(self.tape.game).table_type(
+            ascii_only=old.ascii_only, clock=self.clock, rng=old.rng, kind=self.tape.game
+        )
         game.replay = True
         game.my_seat = self.tape.seat
         game.seat(self.tape.seating())

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from textual import getters
 
     from quatro_tui.app import QuatroApp
-    from quatro_tui.game import Game
+    from quatro_tui.table import AnyTable
 
 #: The keys of every watch screen.
 WATCH_BINDINGS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
@@ -42,7 +42,7 @@ WATCH_BINDINGS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
 ]
 
 
-def watching_line(game: Game, ascii_only: bool) -> Text:
+def watching_line(game: AnyTable, ascii_only: bool) -> Text:
     """`` WATCHING `` table N, how many watch, and what ``j`` can do now."""
     seating = game.seating
     text = Text()
@@ -71,7 +71,7 @@ class WatchBanner(GameWidget):
         outcome = self.app.client_game().watch_outcome(game)
         if outcome is not None:
             text.append(outcome)
-        elif game.view is None and game.game_view is None:
+        elif game.view is None:
             text.append("The match has not started: the table waits for its players.", style="dim")
         return text
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from textual import getters
 
     from quatro_tui.app import QuatroApp
-    from quatro_tui.game import Game
+    from quatro_tui.table import AnyTable
 
 
 class DrawnWidget(Widget):
@@ -63,7 +63,7 @@ class GameWidget(DrawnWidget):
     version: reactive[int] = reactive(0, always_update=True, repaint=False)
 
     @property
-    def game(self) -> Game:
+    def game(self) -> AnyTable:
         return self.app.game
 
     def watch_version(self, version: int) -> None:

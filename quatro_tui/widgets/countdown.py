@@ -9,7 +9,7 @@ from typing import Any
 from rich.text import Text
 
 from quatro_tui import words
-from quatro_tui.game import Game
+from quatro_tui.table import AnyTable
 from quatro_tui.widgets.base import GameWidget
 
 
@@ -19,7 +19,7 @@ class Countdown(GameWidget):
 
     TICK = 0.1
 
-    def __init__(self, left: Callable[[Game], tuple[str, float] | None] | None = None, **kwargs: Any) -> None:
+    def __init__(self, left: Callable[[AnyTable], tuple[str, float] | None] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.left = left
 

@@ -29,13 +29,14 @@ class Feed(GameWidget):
         width = max(8, self.content_size.width)
         ascii_only = self.game.ascii_only
         feed = list(self.game.feed)
+        urgent = self.app.client_game().urgent
         rows: list[Text] = []
         # Newest first, wrapped at words, until the box is full: a long line is never cut, and the newest line
         # always shows whole at the bottom (older ones give way from the top).
         for age, line in enumerate(reversed(feed)):
             plain = words.plain(line, ascii_only)
-            if words.YOUR_SIGN in plain:
-                style = "bold reverse"  # the partner showed the team's sign: unmistakable
+            if urgent(plain):
+                style = "bold reverse"  # a line the player must not miss (the game says which): unmistakable
             else:
                 style = "bold" if age == 0 else ""
             wrapped = list(Text(plain, style=style).wrap(self.app.console, width, overflow="fold"))

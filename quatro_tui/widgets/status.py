@@ -1,4 +1,5 @@
-"""The top line of every game screen: the round, the link when it is down, the phase's clock, the scores."""
+"""The top line of every game screen: the game and how far it is (Quatro's round), the link when it is down, the
+phase's clock, the scores."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ class RoundLabel(GameWidget):
                 f" {self._fitted(words.plain(game.link, game.ascii_only), text.cell_len)} ", style="bold reverse"
             )
         elif game.view is not None:
-            text.append(f" round {game.view.round} ")
+            progress = self.app.client_game().progress(game)
+            if progress:
+                text.append(f" {progress} ")
         return text
 
     def _fitted(self, link: str, used: int) -> str:

@@ -14,8 +14,8 @@ from quatro_shared.games.quatro.views import TABLE_PHASE, Phase, RoundSummary, S
 from quatro_shared.messages import LobbyList, SeatInfo, Seating, TableSummary
 from quatro_shared.wire import push_from_wire, to_wire
 
-from quatro_tui import words
-from quatro_tui.game import Game
+from quatro_tui.games.quatro import words as quatro_words
+from quatro_tui.games.quatro.table import QuatroTable
 
 NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")
 #: The frozen clock: every view "arrived" at this instant and time never moves.
@@ -125,8 +125,8 @@ def _view(players: int, phase: Phase, **changes) -> SeatView:
     return SeatView(**base)
 
 
-def _game(players: int, phase: Phase, view: SeatView | None, feed: list[str]) -> Game:
-    game = Game(clock=lambda: NOW, rng=random.Random(SEED))
+def _game(players: int, phase: Phase, view: SeatView | None, feed: list[str]) -> QuatroTable:
+    game = QuatroTable(clock=lambda: NOW, rng=random.Random(SEED))
     game.seat(seating(players, phase))
     game.my_seat = 0
     if view is not None:
@@ -136,11 +136,11 @@ def _game(players: int, phase: Phase, view: SeatView | None, feed: list[str]) ->
     return game
 
 
-def room_game(players: int) -> Game:
+def room_game(players: int) -> QuatroTable:
     return _game(players, Phase.LOBBY, None, ["bob took seat 2."])
 
 
-def signing_game(players: int) -> Game:
+def signing_game(players: int) -> QuatroTable:
     view = _view(players, Phase.SIGNING, sign="fox", phase_ms=21_400, round=3)
     return _game(
         players,
@@ -150,7 +150,7 @@ def signing_game(players: int) -> Game:
     )
 
 
-def round_game(players: int, hand: tuple[str, ...] | None = None, vote: bool = False) -> Game:
+def round_game(players: int, hand: tuple[str, ...] | None = None, vote: bool = False) -> QuatroTable:
     changes = {}
     if hand is not None:
         changes["hand"] = hand
@@ -192,19 +192,19 @@ def _summary(players: int) -> RoundSummary:
     )
 
 
-def reveal_game(players: int) -> Game:
+def reveal_game(players: int) -> QuatroTable:
     view = _view(
         players, Phase.BREAK, summary=_summary(players), phase_ms=24_000, scores=tuple([3, 1, 0, 3][: players // 2])
     )
     return _game(players, Phase.BREAK, view, ["you called Quatro! — right: team A scores."])
 
 
-def over_game(players: int) -> Game:
+def over_game(players: int) -> QuatroTable:
     scores = tuple([5, 1, 0, 5][: players // 2])
     winners = tuple(t for t, s in enumerate(scores) if s == 5)
     view = _view(players, Phase.OVER, summary=_summary(players), scores=scores, winners=winners)
     verb = "wins" if len(winners) == 1 else "win"
-    return _game(players, Phase.OVER, view, [f"{words.teams_text(winners)} {verb} the match!"])
+    return _game(players, Phase.OVER, view, [f"{quatro_words.teams_text(winners)} {verb} the match!"])
 
 
 def renamed(seating: Seating, names: dict[int, str]) -> Seating:
@@ -226,7 +226,7 @@ def sent_fields(body: object) -> tuple[str, dict]:
     return wire.pop("kind"), wire
 
 
-def watched_game(players: int, phase: Phase) -> Game:
+def watched_game(players: int, phase: Phase) -> QuatroTable:
     """The table of ``round_game`` or ``reveal_game`` as a watcher sees it: from no seat, three watching."""
     from dataclasses import replace
 
@@ -262,7 +262,7 @@ def watched_game(players: int, phase: Phase) -> Game:
             **mine,
         )
         feed = ["ann called Quatro! — right: team A scores."]
-    game = Game(clock=lambda: NOW, rng=random.Random(SEED))
+    game = QuatroTable(clock=lambda: NOW, rng=random.Random(SEED))
     game.seat(replace(seating(players, phase), watchers=3))
     game.watching = 7
     game.apply(view, [], NOW)

@@ -24,15 +24,16 @@ from quatro_tui.games.quarto.screen import (
     QuartoScreen,
     QuartoWatchScreen,
 )
+from quatro_tui.games.quarto.table import QuartoTable
 from quatro_tui.screens.room import RoomScreen
 
 if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
-    from quatro_tui.game import Game
 
 
-class QuartoClient(ClientGame):
+class QuartoClient(ClientGame[QuartoTable]):
     contract = q.CONTRACT
+    table_type = QuartoTable
     summary = "the board game for two, against a bot"
     bot_levels = tuple(
         zip(
@@ -43,30 +44,29 @@ class QuartoClient(ClientGame):
     help_rules = RULES
     lesson = LESSON
 
-    def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
+    def take(self, game: QuartoTable, view: Any, events: Sequence[Any], received_at: float) -> bool:
         """Every update carries the whole view: it replaces the last one; its events go to the feed."""
         assert isinstance(view, q.QuartoView)
-        game.kind = self.name
-        game.game_view, game.received_at, game.stopped_at = view, received_at, None
+        game.took(view, received_at)
         for ev in events:
             line = words.event(ev, game.name, view.seat) if isinstance(ev, q.Event) else None
             if line:
                 game.say(line)
         return False
 
-    def screen(self, game: Game) -> type[Screen[None]] | None:
-        if game.game_view is not None:
+    def screen(self, game: QuartoTable) -> type[Screen[None]] | None:
+        if game.view is not None:
             return QuartoScreen
         # Before the first view: the room while the table waits; a match under way shows with its first update.
         return RoomScreen if game.table_phase is TablePhase.LOBBY else None
 
-    def watch_screen(self, game: Game) -> type[Screen[None]] | None:
+    def watch_screen(self, game: QuartoTable) -> type[Screen[None]] | None:
         from quatro_tui.screens.watch import WaitingToWatch
 
-        return QuartoWatchScreen if game.game_view is not None else WaitingToWatch
+        return QuartoWatchScreen if game.view is not None else WaitingToWatch
 
-    def in_match(self, game: Game) -> bool:
-        view = game.game_view
+    def in_match(self, game: QuartoTable) -> bool:
+        view = game.view
         return isinstance(view, q.QuartoView) and view.phase in (q.Phase.PLAYING, q.Phase.BETWEEN)
 
     def help_marks(self, screen: Screen[Any], ascii_only: bool) -> tuple[str, list[MarkRow]]:
@@ -92,8 +92,8 @@ class QuartoClient(ClientGame):
             replay=game.replay,
         )
         screen.host = game.is_host()
-        if isinstance(game.game_view, q.QuartoView):
-            screen.show(game.game_view, [], game.received_at)
+        if isinstance(game.view, q.QuartoView):
+            screen.show(game.view, [], game.received_at)
         return screen
 
     def updated(self, app: QuatroApp, view: Any, events: Sequence[Any], received_at: float) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from quatro_shared.games.quarto import contract as q
 
-from quatro_tui.game import Game
+from quatro_tui.games.quarto.table import QuartoTable
 from quatro_tui.lessons.steps import Keys, Lesson, Step
 
 
-def _quarto_view(game: Game) -> q.QuartoView | None:
-    view = game.game_view
+def _quarto_view(game: QuartoTable) -> q.QuartoView | None:
+    view = game.view
     return view if isinstance(view, q.QuartoView) else None
 
 
@@ -22,19 +22,19 @@ def _my_turns(view: q.QuartoView) -> list[str]:
     return [move for k, move in enumerate(view.moves) if k % 2 == mine]
 
 
-def placed_a_piece(game: Game) -> bool:
+def placed_a_piece(game: QuartoTable) -> bool:
     """Place: a piece the player was given stands on the board (a turn of theirs names a square)."""
     view = _quarto_view(game)
     return view is not None and any(move[:1] in q.COLUMNS and move[1:2] in q.ROWS for move in _my_turns(view))
 
 
-def gave_a_piece(game: Game) -> bool:
+def gave_a_piece(game: QuartoTable) -> bool:
     """Give: the player gave the other a piece (a turn of theirs names one)."""
     view = _quarto_view(game)
     return view is not None and any(len(part) == 4 for move in _my_turns(view) for part in move.split())
 
 
-def gave_safe_piece(game: Game) -> bool:
+def gave_safe_piece(game: QuartoTable) -> bool:
     """This piece hands them a win: with a piece in the pool that would win, the player gave one that does not."""
     view = _quarto_view(game)
     if view is None or view.phase is not q.Phase.PLAYING or view.turn == view.seat or view.in_hand is None:
@@ -70,7 +70,7 @@ def _safe_pieces(view: q.QuartoView) -> list[int]:
     return [piece for piece in view.pool if not q.winning_squares(view.board, piece)] or list(view.pool)
 
 
-def _place_words(game: Game, keys: Keys) -> str:
+def _place_words(game: QuartoTable, keys: Keys) -> str:
     view = _quarto_view(game)
     if view is None or view.in_hand is None or view.turn != view.seat or view.step is not q.Step.PLACE:
         return (
@@ -86,7 +86,7 @@ def _place_words(game: Game, keys: Keys) -> str:
     )
 
 
-def _give_words(game: Game, keys: Keys) -> str:
+def _give_words(game: QuartoTable, keys: Keys) -> str:
     view = _quarto_view(game)
     if view is None or view.turn != view.seat:
         return "Wait for the other player's move."
@@ -99,7 +99,7 @@ def _give_words(game: Game, keys: Keys) -> str:
     )
 
 
-def _safe_words(game: Game, keys: Keys) -> str:
+def _safe_words(game: QuartoTable, keys: Keys) -> str:
     view = _quarto_view(game)
     found = threat(view) if view is not None else None
     if view is None or found is None or view.turn != view.seat or view.step is not q.Step.GIVE:
@@ -115,7 +115,7 @@ def _safe_words(game: Game, keys: Keys) -> str:
     )
 
 
-QUARTO_STEPS: tuple[Step, ...] = (
+QUARTO_STEPS: tuple[Step[QuartoTable], ...] = (
     Step(
         "Place the piece you were given",
         _place_words,
@@ -134,7 +134,7 @@ QUARTO_STEPS: tuple[Step, ...] = (
 )
 
 
-def quarto_between(game: Game, keys: Keys, step: Step | None) -> str:
+def quarto_between(game: QuartoTable, keys: Keys, step: Step[QuartoTable] | None) -> str:
     """What the coach says between games: why the last one ended."""
     view = _quarto_view(game)
     if view is None or view.phase is not q.Phase.BETWEEN:

@@ -82,7 +82,7 @@ class QuartoPicture:
 
     view: QuartoView | None = None
     ascii_only: bool = False
-    #: A replay's board: nobody moves here, so no cursor shows and no key is offered (``Game.replay``).
+    #: A replay's board: nobody moves here, so no cursor shows and no key is offered (``Table.replay``).
     replay: bool = False
     #: The players' names by seat, as the terminal can draw them; one's own seat reads "you".
     names: tuple[str, str] = ("seat 1", "seat 2")

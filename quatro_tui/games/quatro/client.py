@@ -1,10 +1,10 @@
 """Quatro as this client plays it: a screen per phase of the table (h11-style: the phases and what shows them,
-in one place), the seat's state kept by ``Game.apply``."""
+in one place), the seat's state kept by ``QuatroTable.apply``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual.screen import Screen
@@ -17,6 +17,7 @@ from quatro_shared.levels import LADDER, PLAY_LEVEL
 from quatro_shared.messages import Reply, RequestBody
 from quatro_shared.tables import TablePhase
 
+from quatro_tui import words as client_words
 from quatro_tui.games.base import ClientGame, MarkRow
 from quatro_tui.games.quatro import words
 from quatro_tui.games.quatro.help import RULES, symbols_rows
@@ -24,10 +25,9 @@ from quatro_tui.games.quatro.lesson import LESSON
 from quatro_tui.games.quatro.screens.reveal import MatchEndScreen, RevealScreen
 from quatro_tui.games.quatro.screens.signing import SigningScreen
 from quatro_tui.games.quatro.screens.table import TableScreen
+from quatro_tui.games.quatro.table import QuatroTable
 from quatro_tui.screens.room import RoomScreen
-
-if TYPE_CHECKING:
-    from quatro_tui.game import Game
+from quatro_tui.widgets.scoreboard import TEAM_STYLES
 
 #: The screen of each phase of a table.
 PHASE_SCREENS: dict[Phase, type[Screen[None]]] = {
@@ -46,8 +46,9 @@ PHASE_CLOCKS: dict[Phase, str] = {
 }
 
 
-class QuatroClient(ClientGame):
+class QuatroClient(ClientGame[QuatroTable]):
     contract = quatro.CONTRACT
+    table_type = QuatroTable
     summary = "the team card game"
     # The random baseline is for tests and simulations, not an opponent: a host seats one of the ladder.
     bot_levels = tuple(
@@ -68,34 +69,55 @@ class QuatroClient(ClientGame):
     lesson = LESSON
     ascii_stand_ins = words.ASCII_STAND_INS
 
-    def take(self, game: Game, view: Any, events: Sequence[Any], received_at: float) -> bool:
+    def take(self, game: QuatroTable, view: Any, events: Sequence[Any], received_at: float) -> bool:
         assert isinstance(view, SeatView)
-        game.kind = self.name
         return game.apply(view, [ev for ev in events if isinstance(ev, e.Event)], received_at)
 
-    def recall(self, game: Game, events: Sequence[Any]) -> None:
+    def urgent(self, line: str) -> bool:
+        return words.YOUR_SIGN in line  # the partner showed the team's sign: four of a kind to call on
+
+    def recall(self, game: QuatroTable, events: Sequence[Any]) -> None:
         game.recall([ev for ev in events if isinstance(ev, e.Event)])
 
-    def screen(self, game: Game) -> type[Screen[None]] | None:
+    def screen(self, game: QuatroTable) -> type[Screen[None]] | None:
         if game.view is not None:
             return PHASE_SCREENS[game.view.phase]
         # Before the first view: the room while the table waits; a match under way shows with its first update.
         return PHASE_SCREENS[Phase.LOBBY] if game.table_phase is TablePhase.LOBBY else None
 
-    def watch_screen(self, game: Game) -> type[Screen[None]] | None:
+    def watch_screen(self, game: QuatroTable) -> type[Screen[None]] | None:
         from quatro_tui.games.quatro.screens.watch import WatchScreen
         from quatro_tui.screens.watch import WaitingToWatch
 
         return WatchScreen if game.view is not None else WaitingToWatch
 
-    def phase_clock(self, game: Game) -> tuple[str, float] | None:
+    def phase_clock(self, game: QuatroTable) -> tuple[str, float] | None:
         """The current phase's label and seconds left, counted down locally from the last view (R7, R18)."""
         view = game.view
         if view is None or view.phase not in PHASE_CLOCKS or view.phase_ms is None:
             return None
         return PHASE_CLOCKS[view.phase], game.left(view.phase_ms) or 0.0
 
-    def watch_outcome(self, game: Game) -> Text | None:
+    def progress(self, game: QuatroTable) -> str:
+        return f"round {game.view.round}" if game.view is not None else ""
+
+    def scores(self, game: QuatroTable, tells_target: bool) -> Text:
+        """Team by team, one's own starred as well as coloured, then the target (R20)."""
+        view = game.view
+        text = Text()
+        if view is None:
+            return text
+        for team, score in enumerate(view.scores):
+            mine = team == view.team
+            text.append(
+                f"{client_words.team_letter(team)}{'*' if mine else ''}:{score}", style=f"bold {TEAM_STYLES[team]}"
+            )
+            text.append(" ")
+        if tells_target:
+            text.append(f"(to {view.target_score})", style="dim")
+        return text
+
+    def watch_outcome(self, game: QuatroTable) -> Text | None:
         from quatro_tui.games.quatro.screens.watch import match_over
 
         return match_over(game)
@@ -103,7 +125,7 @@ class QuatroClient(ClientGame):
     def refusal(self, request: RequestBody, reply: Reply, ascii_only: bool) -> str:
         return words.refusal(request, reply, ascii_only)
 
-    def in_match(self, game: Game) -> bool:
+    def in_match(self, game: QuatroTable) -> bool:
         if game.view is not None:
             return game.view.phase in (Phase.SIGNING, Phase.ROUND, Phase.BREAK)
         return game.table_phase in (TablePhase.PLAYING, TablePhase.BETWEEN)

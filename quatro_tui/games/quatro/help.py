@@ -8,6 +8,7 @@ from textual.markup import escape
 from textual.screen import Screen
 
 from quatro_tui import words
+from quatro_tui.games.quatro import words as quatro_words
 from quatro_tui.games.quatro.screens.table import DECOY_KEYS, decoys
 from quatro_tui.screens.help import Row
 
@@ -39,7 +40,7 @@ def symbols_rows(screen: Screen[Any], ascii_only: bool) -> list[Row]:
         ("*", "your team's sign in the sign grid"),
     ]
     if sign is not None:
-        named = (lambda s: s) if ascii_only else (lambda s: f"{words.sign(s, ascii_only)} {s}")
+        named = (lambda s: s) if ascii_only else (lambda s: f"{quatro_words.sign(s, ascii_only)} {s}")
         shown = ", ".join(f"{key} {named(s)}" for key, s in zip(DECOY_KEYS, decoys(sign), strict=False))
         rows.append(("channel keys", f"1 {named(sign)} (your sign)"))
         rows.append(("decoys", f"{shown}; 0 shows nothing"))

@@ -9,22 +9,22 @@ from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro.cards import Card, display, is_four_of_a_kind, rank_counts, rank_of
 from quatro_shared.games.quatro.views import Phase, SeatView
 
-from quatro_tui import words
-from quatro_tui.game import Game
+from quatro_tui.games.quatro import words as quatro_words
+from quatro_tui.games.quatro.table import QuatroTable
 from quatro_tui.lessons.steps import Keys, Lesson, Step
 
 #: Pulses of an opponent's decoy the learner must sit through without countering.
 DECOY_PULSES = 2
 
 
-def _view(game: Game) -> SeatView | None:
+def _view(game: QuatroTable) -> SeatView | None:
     return game.view
 
 
 # --- reading a round's events -----------------------------------------------------------------------------------
 
 
-def round_events(game: Game) -> list[e.Event]:
+def round_events(game: QuatroTable) -> list[e.Event]:
     """The events of the latest round the player was told, from its opening on (the reveal included)."""
     events = list(game.events)
     for k in range(len(events) - 1, -1, -1):
@@ -33,7 +33,7 @@ def round_events(game: Game) -> list[e.Event]:
     return []
 
 
-def round_end(game: Game) -> e.RoundEnded | None:
+def round_end(game: QuatroTable) -> e.RoundEnded | None:
     """How the latest round ended, once it has."""
     ends = [ev for ev in round_events(game) if isinstance(ev, e.RoundEnded)]
     return ends[-1] if ends else None
@@ -42,13 +42,13 @@ def round_end(game: Game) -> e.RoundEnded | None:
 # --- Quatro's checks --------------------------------------------------------------------------------------------
 
 
-def holds_four(game: Game) -> bool:
+def holds_four(game: QuatroTable) -> bool:
     """Swap toward four: the player's own hand is four of a kind."""
     view = _view(game)
     return view is not None and view.phase is Phase.ROUND and len(view.hand) == 4 and is_four_of_a_kind(view.hand)
 
 
-def took_channel(game: Game) -> bool:
+def took_channel(game: QuatroTable) -> bool:
     """Take the channel: the player holds it, or took it this round."""
     view = _view(game)
     if view is None:
@@ -58,7 +58,7 @@ def took_channel(game: Game) -> bool:
     )
 
 
-def showed_sign(game: Game) -> bool:
+def showed_sign(game: QuatroTable) -> bool:
     """Show the team's sign: a pulse of the player's channel showed it to the table."""
     view = _view(game)
     if view is None or view.sign is None:
@@ -67,19 +67,19 @@ def showed_sign(game: Game) -> bool:
     return any(isinstance(ev, e.Pulse) and ev.seat == view.seat and ev.sign == sign for ev in round_events(game))
 
 
-def called_right(game: Game) -> bool:
+def called_right(game: QuatroTable) -> bool:
     """Read the partner's sign and call: the round ended on the player's own call, and it was right."""
     end, view = round_end(game), _view(game)
     return end is not None and view is not None and end.outcome == "call" and end.by == view.seat and bool(end.right)
 
 
-def countered_right(game: Game) -> bool:
+def countered_right(game: QuatroTable) -> bool:
     """Spot an opponent's sign and counter: the round ended on the player's counter, and it was right."""
     end, view = round_end(game), _view(game)
     return end is not None and view is not None and end.outcome == "counter" and end.by == view.seat and bool(end.right)
 
 
-def decoy_seen(game: Game) -> bool:
+def decoy_seen(game: QuatroTable) -> bool:
     """The decoy: an opponent who took nothing from the center pulsed ``DECOY_PULSES`` times and the player did not
     counter, or the player countered it and saw the counter fail."""
     view = _view(game)
@@ -117,7 +117,7 @@ def _how_to_swap(keys: Keys) -> str:
     )
 
 
-def _swap_words(game: Game, keys: Keys) -> str:
+def _swap_words(game: QuatroTable, keys: Keys) -> str:
     view = _view(game)
     if view is None or view.phase is not Phase.ROUND or not view.hand:
         return "The round opens with four cards in your hand and four in the center."
@@ -137,17 +137,17 @@ def _swap_words(game: Game, keys: Keys) -> str:
     )
 
 
-def _sign(game: Game) -> str:
+def _sign(game: QuatroTable) -> str:
     view = _view(game)
-    return words.sign(view.sign if view is not None else None, game.ascii_only, named=True)
+    return quatro_words.sign(view.sign if view is not None else None, game.ascii_only, named=True)
 
 
-def _partner(game: Game) -> str:
+def _partner(game: QuatroTable) -> str:
     view = _view(game)
     return game.raw_name(view.partner) if view is not None else "your partner"
 
 
-def _partner_signed(game: Game) -> bool:
+def _partner_signed(game: QuatroTable) -> bool:
     """The partner's channel showed the team's sign this round."""
     view = _view(game)
     return (
@@ -159,7 +159,7 @@ def _partner_signed(game: Game) -> bool:
     )
 
 
-def _showing(game: Game, opponents: bool) -> str:
+def _showing(game: QuatroTable, opponents: bool) -> str:
     """Who of the other team took the channel this round, and what it showed last ("" before anything showed)."""
     view = _view(game)
     if view is None:
@@ -171,10 +171,10 @@ def _showing(game: Game, opponents: bool) -> str:
     if not last:
         return ""
     seat, sign = next(reversed(last.items()))
-    return f"{game.raw_name(seat)} shows {words.sign(sign, game.ascii_only, named=True)}. "
+    return f"{game.raw_name(seat)} shows {quatro_words.sign(sign, game.ascii_only, named=True)}. "
 
 
-QUATRO_STEPS: tuple[Step, ...] = (
+QUATRO_STEPS: tuple[Step[QuatroTable], ...] = (
     Step(
         "Swap toward four",
         _swap_words,
@@ -228,7 +228,7 @@ QUATRO_STEPS: tuple[Step, ...] = (
 )
 
 
-def quatro_between(game: Game, keys: Keys, step: Step | None) -> str:
+def quatro_between(game: QuatroTable, keys: Keys, step: Step[QuatroTable] | None) -> str:
     """What the coach says outside a round: at signing, and at the reveal (why the round went as it did)."""
     view = _view(game)
     if view is None:
@@ -263,7 +263,7 @@ def quatro_between(game: Game, keys: Keys, step: Step | None) -> str:
     return ""
 
 
-def quatro_last_words(game: Game) -> str:
+def quatro_last_words(game: QuatroTable) -> str:
     """Why the decoy round went as it did: the lesson's last step ends the lesson, so its reveal is said here."""
     view, end = _view(game), round_end(game)
     if view is None:
@@ -281,4 +281,4 @@ def quatro_last_words(game: Game) -> str:
     )
 
 
-LESSON = Lesson(QUATRO_STEPS, quatro_between, quatro_last_words)
+LESSON = Lesson(QUATRO_STEPS, quatro_between, quatro_last_words, match_starts=quatro_words.MATCH_STARTS)

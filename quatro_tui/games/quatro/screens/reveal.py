@@ -19,9 +19,10 @@ from quatro_shared.games.quatro import seating
 from quatro_shared.games.quatro.views import Phase
 
 from quatro_tui import words
+from quatro_tui.games.quatro import words as quatro_words
+from quatro_tui.games.quatro.widgets.base import QuatroWidget
 from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets import Feed, StatusBar
-from quatro_tui.widgets.base import GameWidget
 from quatro_tui.widgets.scoreboard import TEAM_STYLES
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
 
 
-class Reveal(GameWidget):
+class Reveal(QuatroWidget):
     """The round summary as a table: one line per seat, team by team."""
 
     def draw(self) -> Text:
@@ -43,14 +44,16 @@ class Reveal(GameWidget):
         summary = view.summary
         ascii_only = game.ascii_only
         text.append(f"Round {summary.round}: ", style="bold")
-        told = words.outcome(summary.outcome, summary.by, summary.accused, summary.right, summary.scorers, game.name)
+        told = quatro_words.outcome(
+            summary.outcome, summary.by, summary.accused, summary.right, summary.scorers, game.name
+        )
         text.append(words.plain(told, ascii_only), style="bold")
         text.append("\n")
         for team in range(seating.team_count(view.players)):
             scored = team in summary.scorers
             text.append(f"Team {words.team_letter(team)}", style=f"bold {TEAM_STYLES[team]}")
             text.append(f"{' (you)' if team == view.team else ''}  sign ")
-            text.append(words.sign(summary.signs[team], ascii_only, named=True), style="bold")
+            text.append(quatro_words.sign(summary.signs[team], ascii_only, named=True), style="bold")
             text.append(f"  score {view.scores[team]}")
             if scored:
                 text.append("  +1", style="bold reverse")
@@ -62,7 +65,7 @@ class Reveal(GameWidget):
                     role = "called" if summary.outcome == "call" else "countered"
                 text.append(f"  {game.name(seat)[:14]:<15}")
                 for card in summary.hands[seat]:
-                    text.append(f"{words.card(card, ascii_only):>4}", style="bold reverse" if four else "bold")
+                    text.append(f"{quatro_words.card(card, ascii_only):>4}", style="bold reverse" if four else "bold")
                 text.append("  ")
                 if four:
                     text.append("FOUR OF A KIND", style="bold reverse")
@@ -70,11 +73,11 @@ class Reveal(GameWidget):
                     text.append(f"  <- {role}", style="bold")
                 text.append("\n")
         text.append("Center: ")
-        text.append("  ".join(words.card(card, ascii_only) for card in summary.center), style="bold")
+        text.append("  ".join(quatro_words.card(card, ascii_only) for card in summary.center), style="bold")
         return text
 
 
-class BreakHint(GameWidget):
+class BreakHint(QuatroWidget):
     TICK = 0.2
 
     def draw(self) -> Text:
@@ -114,7 +117,7 @@ class BreakHint(GameWidget):
         return f"The next round starts in {words.seconds(left)}."
 
 
-class Winners(GameWidget):
+class Winners(QuatroWidget):
     def draw(self) -> Text:
         view = self.game.view
         if view is None:
@@ -122,7 +125,9 @@ class Winners(GameWidget):
         mine = view.team in view.winners
         text = Text()
         text.append(" MATCH OVER ", style="bold reverse")
-        text.append(f"  {words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}! ", style="bold")
+        text.append(
+            f"  {quatro_words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}! ", style="bold"
+        )
         text.append("You won." if mine else "Not your team this time.")
         text.append("\nFinal scores: " + "  ".join(f"{words.team_letter(t)} {s}" for t, s in enumerate(view.scores)))
         return text

@@ -14,10 +14,11 @@ from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro.signs import SIGNS
 
 from quatro_tui import words
+from quatro_tui.games.quatro import words as quatro_words
+from quatro_tui.games.quatro.widgets.base import QuatroWidget
 from quatro_tui.games.quatro.widgets.signs import SignGrid
 from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets import Feed, StatusBar
-from quatro_tui.widgets.base import GameWidget
 
 if TYPE_CHECKING:
     from textual import getters
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from quatro_tui.app import QuatroApp
 
 
-class SignChoice(GameWidget):
+class SignChoice(QuatroWidget):
     """The team's sign once set, and who set it; until then, how it gets set."""
 
     def draw(self) -> Text:
@@ -39,7 +40,7 @@ class SignChoice(GameWidget):
             text.append("Nobody outside your team ever sees it before the reveal.", style="dim")
         else:
             text.append("Your team's sign: ", style="bold")
-            text.append(words.sign(view.sign, self.game.ascii_only, named=True), style="bold reverse")
+            text.append(quatro_words.sign(view.sign, self.game.ascii_only, named=True), style="bold reverse")
             # One line at 80 columns: the box is two lines high.
             text.append("\nShow it on your channel at four of a kind; call when your partner's shows it.", style="dim")
         return text
@@ -49,7 +50,7 @@ class SignChoice(GameWidget):
 GAP = 3
 
 
-class ReadyList(GameWidget):
+class ReadyList(QuatroWidget):
     """Who is ready: the round opens when everyone connected is, or when the window closes (R7)."""
 
     def draw(self) -> Text:

@@ -23,6 +23,7 @@ from quatro_shared.games.quatro.views import Phase
 from quatro_shared.messages import Ok
 
 from quatro_tui.games.quatro.screens.dialogs import ConfirmCall, CounterTeam, EmojiPicker
+from quatro_tui.games.quatro.table import QuatroTable, quatro_table
 from quatro_tui.games.quatro.widgets import CardRow, SeatBox, SelfPanel, VotePrompt
 from quatro_tui.guard import KeyGuard
 from quatro_tui.widgets import Feed, StatusBar
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from textual import getters
 
     from quatro_tui.app import QuatroApp
-    from quatro_tui.game import Game
 
 CENTER_KEYS = "qwer"
 HAND_KEYS = "asdf"
@@ -124,8 +124,8 @@ class TableScreen(KeyGuard, Screen[None]):
     cursor: reactive[tuple[int, int] | None] = reactive(None)
 
     @property
-    def game(self) -> Game:
-        return self.app.game
+    def game(self) -> QuatroTable:
+        return quatro_table(self.app.game)
 
     def compose(self) -> ComposeResult:
         game = self.game

@@ -14,7 +14,7 @@ from textual.widgets import Footer
 
 from quatro_shared.games.quatro.views import Phase
 
-from quatro_tui import words
+from quatro_tui.games.quatro import words as quatro_words
 from quatro_tui.games.quatro.screens.reveal import Reveal
 from quatro_tui.games.quatro.widgets import CardRow, SeatBox
 from quatro_tui.screens.watch import WATCH_BINDINGS, WatchBanner
@@ -24,17 +24,19 @@ if TYPE_CHECKING:
     from textual import getters
 
     from quatro_tui.app import QuatroApp
-    from quatro_tui.game import Game
+    from quatro_tui.games.quatro.table import QuatroTable
 
 
-def match_over(game: Game) -> Text | None:
+def match_over(game: QuatroTable) -> Text | None:
     """`` MATCH OVER `` and the winning teams, once the match is over (the watch banner's second line)."""
     view = game.view
     if view is None or view.phase is not Phase.OVER or not view.winners:
         return None
     text = Text()
     text.append(" MATCH OVER ", style="bold reverse")
-    text.append(f"  {words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}!", style="bold")
+    text.append(
+        f"  {quatro_words.teams_text(view.winners)} {'wins' if len(view.winners) == 1 else 'win'}!", style="bold"
+    )
     return text
 
 

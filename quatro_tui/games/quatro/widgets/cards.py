@@ -11,8 +11,8 @@ from textual.reactive import reactive
 
 from quatro_shared.games.quatro.cards import is_four_of_a_kind
 
-from quatro_tui import words
-from quatro_tui.widgets.base import GameWidget
+from quatro_tui.games.quatro import words as quatro_words
+from quatro_tui.games.quatro.widgets.base import QuatroWidget
 
 CARD_WIDTH = 6  # box included
 CARD_GAP = 1
@@ -20,7 +20,7 @@ LABEL_WIDTH = 7  # "center " / "hand   " before the cards
 RED_SUITS = ("H", "D")
 
 
-class CardRow(GameWidget):
+class CardRow(QuatroWidget):
     """Four cards with their keys above them; the selected one is drawn heavy and inverted."""
 
     selected: reactive[int | None] = reactive(None)
@@ -70,7 +70,7 @@ class CardRow(GameWidget):
                 top, side, bottom = ("#====#", "#", "#====#") if chosen else ("+----+", "|", "+----+")
             else:
                 top, side, bottom = ("┏━━━━┓", "┃", "┗━━━━┛") if chosen else ("╭────╮", "│", "╰────╯")
-            face = words.card(card, ascii_only) if card else ""
+            face = quatro_words.card(card, ascii_only) if card else ""
             face_style = "bold"
             if card and card[-1] in RED_SUITS:
                 face_style += " red"

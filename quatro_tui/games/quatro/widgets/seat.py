@@ -10,13 +10,14 @@ from textual.content import Content
 from quatro_shared.games.quatro.views import Phase
 
 from quatro_tui import words
-from quatro_tui.widgets.base import GameWidget
+from quatro_tui.games.quatro import words as quatro_words
+from quatro_tui.games.quatro.widgets.base import QuatroWidget
 
 #: Cells inside a seat box (its width less border and padding): the pulse line never wraps.
 PULSE_LINE = 18
 
 
-class SeatBox(GameWidget):
+class SeatBox(QuatroWidget):
     """A bordered box for ``seat``. A pulse shows its emoji inverted for ``pulse_shown`` seconds, then dimmed until the next."""
 
     TICK = 0.1
@@ -77,14 +78,16 @@ class SeatBox(GameWidget):
         last = game.last_pulse(self.seat)
         partner_sign = last is not None and view is not None and self.seat == view.partner and last[0] == view.sign
         if last is not None and game.pulse_on_show(self.seat) is not None:
-            second.append(f" {words.sign(last[0], ascii_only)} ", style="bold reverse")
+            second.append(f" {quatro_words.sign(last[0], ascii_only)} ", style="bold reverse")
             # The convention (and the bots'): the partner shows the team's sign on four of a kind.
-            second.append(f" {words.YOUR_SIGN}" if partner_sign else " pulse", style="bold" if partner_sign else "")
+            second.append(
+                f" {quatro_words.YOUR_SIGN}" if partner_sign else " pulse", style="bold" if partner_sign else ""
+            )
         elif last is not None:
             # The latest pulse stays until the next one, fading: no glance away loses a signal.
-            sign_text = words.sign(last[0], ascii_only)
+            sign_text = quatro_words.sign(last[0], ascii_only)
             if partner_sign:
-                second.append(f"{sign_text} {words.YOUR_SIGN}", style="bold reverse")
+                second.append(f"{sign_text} {quatro_words.YOUR_SIGN}", style="bold reverse")
             else:
                 second.append(f"{sign_text} {int(last[1])}s ago", style="dim")
             if state is not None and state.channel_held and state.next_pulse_ms is not None:

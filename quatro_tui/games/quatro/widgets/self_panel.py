@@ -5,10 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 
 from quatro_tui import words
-from quatro_tui.widgets.base import GameWidget
+from quatro_tui.games.quatro import words as quatro_words
+from quatro_tui.games.quatro.widgets.base import QuatroWidget
 
 
-class SelfPanel(GameWidget):
+class SelfPanel(QuatroWidget):
     TICK = 0.1
 
     def draw(self) -> Text:
@@ -21,7 +22,7 @@ class SelfPanel(GameWidget):
         me = Text()
         me.append(f"You: {words.team_letter(view.team)} {game.raw_name(view.seat)[:12]}", style="bold")
         me.append("  sign ")
-        me.append(words.sign(view.sign, ascii_only, named=True), style="bold")
+        me.append(quatro_words.sign(view.sign, ascii_only, named=True), style="bold")
         lines.append(me)
         swap = Text("swap ")
         swap_left = game.left(view.swap_wait_ms) or 0
@@ -35,7 +36,9 @@ class SelfPanel(GameWidget):
         if view.channel_held:
             channel.append("HELD " if ascii_only else "◉ HELD ", style="bold")
             channel.append("showing ")
-            channel.append(words.sign(view.channel_sign, ascii_only) if view.channel_sign else "nothing", style="bold")
+            channel.append(
+                quatro_words.sign(view.channel_sign, ascii_only) if view.channel_sign else "nothing", style="bold"
+            )
         else:
             channel.append("free", style="dim")
         if channel_left > 0:
@@ -45,7 +48,7 @@ class SelfPanel(GameWidget):
         mine = view.seats[view.seat]
         pulse_line = Text()
         if pulse is not None:
-            pulse_line.append(f" {words.sign(pulse, ascii_only)} ", style="bold reverse")
+            pulse_line.append(f" {quatro_words.sign(pulse, ascii_only)} ", style="bold reverse")
             pulse_line.append(" your pulse")
         elif view.channel_held and mine.next_pulse_ms is not None:
             pulse_line.append(f"next pulse in {words.seconds(game.beat_left(mine.next_pulse_ms) or 0)}", style="dim")

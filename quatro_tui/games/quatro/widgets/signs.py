@@ -11,15 +11,15 @@ from textual.reactive import reactive
 
 from quatro_shared.games.quatro.signs import SIGNS
 
-from quatro_tui import words
-from quatro_tui.widgets.base import GameWidget
+from quatro_tui.games.quatro import words as quatro_words
+from quatro_tui.games.quatro.widgets.base import QuatroWidget
 
 #: Signs a row: four cells of CELL columns fill 76 of an 80-column terminal.
 COLUMNS = 4
 CELL = 19  # ">🍍 watermelon" and a gap; 4 cells fill 76 columns
 
 
-class SignGrid(GameWidget):
+class SignGrid(QuatroWidget):
     """The 24 signs, four a row in six rows; the cursor is inverted and bracketed, the team's sign starred."""
 
     can_focus = True
@@ -33,7 +33,7 @@ class SignGrid(GameWidget):
 
     def __init__(self, *, fresh_each_round: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        #: Signing: the cursor starts on a random sign each round (``Game.fresh_sign``), not on the first.
+        #: Signing: the cursor starts on a random sign each round (``QuatroTable.fresh_sign``), not on the first.
         self.fresh_each_round = fresh_each_round
         self._cursor_round: int | None = None
 
@@ -66,7 +66,7 @@ class SignGrid(GameWidget):
                 sign = SIGNS[i]
                 at_cursor = i == self.cursor
                 mark = "*" if sign == team_sign else " "
-                label = sign if ascii_only else f"{words.sign(sign, False)} {sign}"
+                label = sign if ascii_only else f"{quatro_words.sign(sign, False)} {sign}"
                 cell = f"{'>' if at_cursor else mark}{label}"
                 # Emoji are two cells wide: pad by display width, not by characters.
                 width = Text(cell).cell_len

@@ -5,10 +5,10 @@ from __future__ import annotations
 from rich.text import Text
 
 from quatro_tui import words
-from quatro_tui.widgets.base import GameWidget
+from quatro_tui.games.quatro.widgets.base import QuatroWidget
 
 
-class VotePrompt(GameWidget):
+class VotePrompt(QuatroWidget):
     TICK = 0.1
 
     def watch_version(self, version: int) -> None:

@@ -1,18 +1,11 @@
-"""The client's picture of its table: the latest view, who sits where, the feed, and local countdowns.
-
-The server sends remaining durations, never clock readings; the client notes when each view arrived
-(its own monotonic clock) and counts down from there until the next update. The clock is injectable so
-that screenshots can freeze it; so is the randomness (where the sign grid's cursor starts each round).
-"""
+"""Quatro's picture of its table, beyond what every game keeps (``quatro_tui.table.Table``): the events as they came,
+the feed's pulse and four-of-a-kind lines, the team's sign of each round, and the countdowns Quatro's view gives
+(a channel's pulse beat, a pulse on show)."""
 
 from __future__ import annotations
 
-import random
-import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro import seating
@@ -20,14 +13,10 @@ from quatro_shared.games.quatro.apply import beat_left
 from quatro_shared.games.quatro.cards import is_four_of_a_kind
 from quatro_shared.games.quatro.signs import SIGNS, Sign
 from quatro_shared.games.quatro.views import Phase, SeatView
-from quatro_shared.messages import Seating
-from quatro_shared.protocol import QUATRO
-from quatro_shared.tables import TablePhase
 
-from quatro_tui import words
+from quatro_tui.games.quatro import words
+from quatro_tui.table import AnyTable, Table
 
-#: Feed lines kept (the screen shows the latest few).
-FEED_LINES = 60
 #: Events kept in memory.
 EVENTS_KEPT = 500
 #: How long a pulse stays on screen when the server has not said (``pulse_shown`` of its timing).
@@ -35,39 +24,11 @@ DEFAULT_PULSE_SHOWN = 1.0
 
 
 @dataclass
-class Game:
-    ascii_only: bool = False
-    clock: Callable[[], float] = time.monotonic
-    view: SeatView | None = None
-    #: When ``view`` arrived, on ``clock``.
-    received_at: float = 0.0
-    #: The server's ``table`` message: names, bots, host, timing.
-    seating: Seating | None = None
-    feed: deque[str] = field(default_factory=lambda: deque(maxlen=FEED_LINES))
+class QuatroTable(Table[SeatView]):
     #: The latest events as they came (what the feed and the tests read).
     events: deque[e.Event] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
-    #: The connection's state, for the status line ("" when connected).
-    link: str = ""
-    #: One's seat as the server gave it on joining (before the first view arrives).
-    my_seat: int | None = None
-    #: The table watched from no seat (protocol section 18), None when seated or in the lobby: its views are from
-    #: ``NO_SEAT`` and its game's watch screen shows them.
-    watching: int | None = None
-    #: A replay's table (``quatro_tui.replay.player``): nobody plays it live, so no screen asks for a move or offers
-    #: a host's key; the screens tell what happened instead.
-    replay: bool = False
-    #: Where the sign grid's cursor starts each round. Unpredictable by default; screenshots fix it.
-    rng: random.Random = field(default_factory=random.SystemRandom)
     #: The team's sign of each round this client saw, by round.
     signs: dict[int, Sign] = field(default_factory=dict)
-    #: The table's game: a name of the client's registry (``quatro_tui.games``), whose part keeps its updates here.
-    kind: str = QUATRO
-    #: The latest view of a game whose own screen draws it whole, and keeps no more here (None at a Quatro table,
-    #: whose view is ``view``).
-    game_view: Any = None
-    #: When the link went down (on ``clock``), None while it is up. Every countdown stands where it was then: nobody
-    #: can act on it, and the table's clock cannot be known from here. The next view starts them again.
-    stopped_at: float | None = None
     #: The feed's last line if it tells a pulse: as shown, the pulse's own line, and how many times it repeated.
     _pulse_line: tuple[str, str, int] | None = None
     #: The feed's "You hold four of a kind" line while it is true, None otherwise.
@@ -81,7 +42,7 @@ class Game:
         """Take a view and its events. True when the player must not miss it (the bell rings, if asked for):
         the partner showed the team's sign, or one's own hand just became four of a kind."""
         before = self.view
-        self.view, self.received_at, self.stopped_at = view, received_at, None
+        self.took(view, received_at)
         if self._recalled:
             self._recall_into_feed(view.seat)
         if view.sign is not None:
@@ -177,20 +138,7 @@ class Game:
             return f"{line} = {words.YOUR_SIGN}!"
         return line + "."
 
-    def seat(self, seating: Seating) -> None:
-        self.seating = seating
-        self.kind = seating.game
-
-    def say(self, line: str) -> None:
-        self.feed.append(line)
-
     # --- reading it -------------------------------------------------------------------------------
-
-    @property
-    def me(self) -> int | None:
-        if self.game_view is not None:
-            return int(self.game_view.seat)
-        return self.my_seat if self.view is None else self.view.seat
 
     @property
     def phase(self) -> Phase | None:
@@ -198,61 +146,21 @@ class Game:
         return None if self.view is None else self.view.phase
 
     @property
-    def table_phase(self) -> TablePhase | None:
-        """The table's phase in the lobby's words, as the last ``table`` push said it."""
-        return None if self.seating is None else self.seating.phase
-
-    @property
     def players(self) -> int:
-        if self.view is not None:
-            return self.view.players
-        return self.seating.players if self.seating else 4
-
-    def raw_name(self, seat: int) -> str:
-        """A seat's player by name (oneself too), as this terminal can draw it (``words.plain``).
-
-        A name is another player's text: widgets draw it as plain text, never as markup."""
-        name = None
-        if self.seating is not None and seat < len(self.seating.seats):
-            name = self.seating.seats[seat].name
-        return words.plain(words.person(seat, name), self.ascii_only)
-
-    def name(self, seat: int) -> str:
-        """A seat's player as the feed says it: "you" for oneself."""
-        return "you" if seat == self.me else self.raw_name(seat)
+        return self.view.players if self.view is not None else super().players
 
     def is_bot(self, seat: int) -> bool:
         if self.view is not None:
             return self.view.seats[seat].bot
-        return bool(self.seating and self.seating.seats[seat].bot)
+        return super().is_bot(seat)
+
+    def is_host(self) -> bool:
+        if self.view is not None:
+            return self.view.host == self.view.seat
+        return super().is_host()
 
     def team_of(self, seat: int) -> int:
         return seating.team_of(seat, self.players)
-
-    def timing(self, key: str, default: float) -> float:
-        if self.seating is not None and key in self.seating.timing:
-            return float(self.seating.timing[key])
-        return default
-
-    def stop_clocks(self) -> None:
-        """The link is down: the countdowns stop where they are, until a view arrives."""
-        if self.stopped_at is None:
-            self.stopped_at = self.clock()
-
-    @property
-    def stopped(self) -> bool:
-        return self.stopped_at is not None
-
-    def elapsed(self) -> float:
-        """Seconds since the view arrived (until the link went down, while it is down)."""
-        now = self.clock() if self.stopped_at is None else self.stopped_at
-        return max(0.0, now - self.received_at)
-
-    def left(self, ms: int | None) -> float | None:
-        """Seconds left now of a countdown the view gave in milliseconds."""
-        if ms is None:
-            return None
-        return max(0.0, ms / 1000 - self.elapsed())
 
     def beat_left(self, ms: int | None) -> float | None:
         """Seconds left now to a held channel's next pulse beat, given in milliseconds by the view: as ``left``, but
@@ -291,7 +199,10 @@ class Game:
         last = self.signs.get(self.view.round - 1) if self.view is not None else None
         return self.rng.choice([sign for sign in SIGNS if sign != last])
 
-    def is_host(self) -> bool:
-        if self.view is not None:
-            return self.view.host == self.view.seat
-        return self.seating is not None and self.my_seat is not None and self.seating.host == self.my_seat
+
+def quatro_table(table: AnyTable) -> QuatroTable:
+    """The app's table as Quatro's screens read it: a Quatro table, or a screen of Quatro's shown at another game's
+    table, which is a bug worth its own words."""
+    if not isinstance(table, QuatroTable):
+        raise TypeError(f"a Quatro screen at a {table.kind} table ({type(table).__name__})")
+    return table
