@@ -3,6 +3,7 @@
     python benchmarks/quarto_solver.py [--sizes 9,10,11,12] [--positions 3] [--seed 1] [--old FILE]
                                        [--baseline-max 11] [--json]
     python benchmarks/quarto_solver.py --judge 500 [--judge-sizes 6,7,8,9,10,11] [--seed 1] [--progress] [--json]
+    python benchmarks/quarto_solver.py --selfplay 200 [--seed 1] [--full] [--progress] [--json]
 
 Speed. For each size (empty squares), ``--positions`` giving positions are drawn by seeded play that never hands
 over a winning piece while a safe one exists (the way ``normal`` plays, so the positions are ones games reach), and
@@ -25,11 +26,18 @@ Judging. ``--judge N`` draws N placing positions (a board reached as above, a pi
 through ``--judge-sizes``; on each a fresh ``perfect`` decides, and a fresh ``Solver()`` with no budget judges: the
 value of the position before the turn against the value of the position the turn leaves. Any value lost is
 listed (size, index) and makes the exit status 1. Figures, not tests; results go to docs/quarto.md by hand.
+
+Self-play. ``--selfplay N`` plays N seeded games of ``perfect`` against ``perfect`` from the empty board (a draw with
+best play) and judges each, at the first turn a bot plays by its exact search to the end, with the exact search
+with no budget: a value other than a draw there is a game one side loses by a heuristic turn (the exact search
+keeps values: ``--judge``). ``--full`` plays the games to the end instead. A lost game is listed with its moves in
+Q7 and makes the exit status 1. The bots' turns are timed per empty squares (CPU).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import math
@@ -317,6 +325,109 @@ def render_judged(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# --- self-play ---------------------------------------------------------------------------------------
+
+
+def _giving_view(board: list[int | None], pool: int) -> q.QuartoView:
+    return dataclasses.replace(_view(board, pool, 0), step=q.Step.GIVE, in_hand=None)
+
+
+def self_play_game(seed: int, full: bool = False, exact_empty: int | None = None) -> dict[str, Any]:
+    """One game of ``perfect`` against ``perfect`` (each seat its own bot, seeded from ``seed``), from the empty
+    board. Unless ``full``, it stops at the first turn a bot plays by its exact search to the end (``exact_empty``
+    empty squares or fewer, the bot's own by default) and the exact search with no budget judges the position there
+    for the player to move: the empty board is a draw (Quarto is a draw with best play), and the exact search keeps
+    values (``--judge``), so a value other than 0 there is a value a heuristic turn gave away, and the game one side
+    would lose. ``full`` plays the game to its end instead. Moves in Q7; CPU seconds per turn by empty squares."""
+    rng = random.Random(seed)
+    bots = [PerfectQuartoBot(random.Random(rng.getrandbits(32)), exact_empty=exact_empty) for _ in range(q.SEATS)]
+    board: list[int | None] = [None] * q.SQUARES
+    pool = q.ALL_PIECES
+    turn = rng.randrange(q.SEATS)
+    moves: list[str] = []
+    modes: list[str] = []
+    seconds: dict[int, list[float]] = {}
+    (give,) = bots[turn].decide(_giving_view(board, pool), 0.0)
+    assert isinstance(give, q.Give)
+    piece = give.piece
+    pool &= ~(1 << piece)
+    moves.append(q.format_piece(piece))
+    result: dict[str, Any] = {"seed": seed, "winner": None, "horizon": None, "horizon_value": None}
+    while True:
+        turn = 1 - turn
+        empty = board.count(None)
+        if not full and empty <= bots[turn].exact_empty:
+            result["horizon"] = empty
+            result["horizon_value"] = Solver().place_value(board, piece, pool)
+            break
+        start = time.process_time()
+        actions = bots[turn].decide(_view(board, pool, piece), 0.0)
+        seconds.setdefault(empty, []).append(time.process_time() - start)
+        modes.append(bots[turn].last_mode)
+        place = actions[0]
+        assert isinstance(place, q.Place)
+        board[place.square] = piece
+        if len(actions) == 1:
+            moves.append(q.format_square(place.square))
+            if q.winning_line(board, place.square) is not None:
+                result["winner"] = turn
+            break
+        give = actions[1]
+        assert isinstance(give, q.Give)
+        piece = give.piece
+        pool &= ~(1 << piece)
+        moves.append(f"{q.format_square(place.square)} {q.format_piece(piece)}")
+    result.update(moves=moves, modes=modes, seconds={str(k): v for k, v in sorted(seconds.items())})
+    return result
+
+
+def self_play(games: int, seed: int, full: bool = False, progress: bool = False) -> dict[str, Any]:
+    """``games`` games of ``self_play_game``, game ``i`` seeded ``seed * 1_000_003 + i``; a game is lost when one
+    side won it (``full``) or its horizon is not a draw."""
+    played = []
+    for i in range(games):
+        game = self_play_game(seed * 1_000_003 + i, full)
+        played.append(game)
+        if progress:
+            print(
+                f"{i} seed {game['seed']}: winner {game['winner']}, horizon {game['horizon']} value"
+                f" {game['horizon_value']}",
+                file=sys.stderr,
+                flush=True,
+            )
+    lost = [g for g in played if g["winner"] is not None or g["horizon_value"] not in (None, 0)]
+    per_size: dict[int, list[float]] = {}
+    for g in played:
+        for size, times in g["seconds"].items():
+            per_size.setdefault(int(size), []).extend(times)
+    return {
+        "seed": seed,
+        "games": games,
+        "full": full,
+        "lost": [{"seed": g["seed"], "winner": g["winner"], "horizon_value": g["horizon_value"],
+                  "moves": g["moves"], "modes": g["modes"]} for g in lost],
+        "sizes": [
+            {"empty_squares": size, "turns": len(t), "median_seconds": statistics.median(t), "max_seconds": max(t)}
+            for size, t in sorted(per_size.items(), reverse=True)
+        ],
+    }  # fmt: skip
+
+
+def render_self_play(result: dict[str, Any]) -> str:
+    how = "played to the end" if result["full"] else "judged exactly at the exact search's horizon"
+    lines = [f"perfect against perfect: {result['games']} games, seed {result['seed']}, {how}", ""]
+    for row in result["sizes"]:
+        lines.append(
+            f"{row['empty_squares']:>3} empty squares: {row['turns']:>5} turns, median {row['median_seconds']:.3f} s,"
+            f" largest {row['max_seconds']:.3f} s CPU"
+        )
+    lines.append("")
+    lines.append(f"games drawn: {result['games'] - len(result['lost'])}, games lost: {len(result['lost'])}")
+    for lost in result["lost"]:
+        lines.append(f"  seed {lost['seed']}: {', '.join(lost['moves'])} (horizon value {lost['horizon_value']})")
+    return "\n".join(lines)
+
+
 def _load(path: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location("quarto_solver_old", path)
     if spec is None or spec.loader is None:
@@ -349,7 +460,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge-sizes", default="6,7,8,9,10,11", help="sizes judged, in turn (default 6 to 11)")
     parser.add_argument("--progress", action="store_true", help="judging: a line per position on stderr as it goes")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--selfplay", type=int, metavar="N", help="play N seeded games of perfect against perfect")
+    parser.add_argument("--full", action="store_true", help="self-play: play the games to the end")
     args = parser.parse_args(argv)
+    if args.selfplay is not None:
+        if args.selfplay < 1:
+            parser.error("play at least one game")
+        played = self_play(args.selfplay, args.seed, args.full, args.progress)
+        print(json.dumps(played) if args.json else render_self_play(played), flush=True)
+        return 1 if played["lost"] else 0
     if args.judge is not None:
         if args.judge < 1:
             parser.error("judge at least one position")

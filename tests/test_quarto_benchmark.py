@@ -39,3 +39,16 @@ def test_quarto_solver_benchmark_prints_a_table():
     )
     assert result.returncode == 0, result.stderr
     assert "perfect's exact turn" in result.stdout and "faster than plain" in result.stdout
+
+
+def test_quarto_self_play_runs_and_judges_its_games_at_the_horizon():
+    result = subprocess.run(
+        [sys.executable, "benchmarks/quarto_solver.py", "--selfplay", "1", "--seed", "1", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    report = json.loads(result.stdout)
+    assert report["games"] == 1 and result.returncode == (1 if report["lost"] else 0)
+    assert [row["empty_squares"] for row in report["sizes"]][:2] == [16, 15]

@@ -257,6 +257,36 @@ def test_the_judged_sample_catches_a_perfect_that_plays_turns_its_search_did_not
     assert weak, "a budget-limited perfect kept every value: the sample no longer tells"
 
 
+# Self-play games (``benchmarks/quarto_solver.py --selfplay 200``, seed 1: games 72 and 169) in which perfect's
+# guarded heuristic turn at 13 empty squares gave a draw away: the moves up to that turn, in Q7.
+DRAW_GIVEN_AWAY_AT_13 = [
+    ["SLQH", "b1 TLQH", "b3 SDRF", "a2 TLRH"],
+    ["SDRH", "a3 SLQH", "c1 SLRH", "b1 TDRH"],
+]
+
+
+@pytest.mark.parametrize("moves", DRAW_GIVEN_AWAY_AT_13)
+def test_perfect_keeps_the_draw_at_13_empty_squares_where_its_guard_once_gave_it_away(moves):
+    """The guard's check of a heuristic turn must be able to refute it: those turns were refuted by 15,000-20,000
+    positions, and each check had 6,250. Judged by the exact search with no budget at 12 empty squares."""
+    board: list[int | None] = [None] * 16
+    piece = q.parse_piece(moves[0])
+    pool = q.ALL_PIECES & ~(1 << piece)
+    for text in moves[1:]:
+        turn = q.parse_turn(text)
+        board[turn.square] = piece
+        piece = turn.give
+        pool &= ~(1 << piece)
+    assert board.count(None) == 13
+    judge = Solver()
+    assert judge.place_value(board, piece, pool) == 0
+    for seed in (0, 1):
+        bot = PerfectQuartoBot(random.Random(seed))
+        actions = bot.decide(placing_view(board, pool, piece), 0.0)
+        assert bot.last_mode == "heuristic"
+        assert turn_value(board, pool, piece, actions, judge) == 0, f"bot seed {seed} gave the draw away"
+
+
 def test_the_budget_falls_back_to_the_heuristic_and_still_plays_safely():
     bot = PerfectQuartoBot(random.Random(0), budget=10)
     rng = random.Random(9)
