@@ -265,6 +265,7 @@ DRAW_GIVEN_AWAY_AT_13 = [
 ]
 
 
+@pytest.mark.slow  # 73 s: two exact judgements at 13 empty squares
 @pytest.mark.parametrize("moves", DRAW_GIVEN_AWAY_AT_13)
 def test_perfect_keeps_the_draw_at_13_empty_squares_where_its_guard_once_gave_it_away(moves):
     """The guard's check of a heuristic turn must be able to refute it: those turns were refuted by 15,000-20,000
