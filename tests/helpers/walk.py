@@ -200,7 +200,8 @@ class Walk:
         self.trail.append(f"{self.done:5} {what}")
 
     def fail(self, why: str, app: QuatroApp | None = None) -> AssertionError:
-        shown = f"\nscreen {type(app.screen).__name__}" if app is not None else ""
+        # An app that crashed may have no screen left: the message must still say why, not fail on the lookup.
+        shown = f"\nscreen {type(app.screen_stack[-1]).__name__}" if app is not None and app.screen_stack else ""
         return AssertionError(
             f"walk seed {self.seed} step {self.done}: {why}{shown}\nlast steps:\n" + "\n".join(self.trail)
         )
