@@ -119,7 +119,9 @@ class ReplayPlayer:
     def _take(self, index: int) -> None:
         assert self.app is not None
         step = self.tape.steps[index]
-        client_game(step.game).take(self.app.game, step.view, step.events, step.at_ms / 1000)
+        # As a live update: the table is kept as the step's game keeps one (the app may have begun a table of its
+        # own meanwhile, the lobby's, which is the default game's).
+        client_game(step.game).take(self.app.table_of(step.game), step.view, step.events, step.at_ms / 1000)
 
     def _rebuild(self, index: int) -> None:
         """The state after frames 0 to ``index``, built afresh, and a fresh screen for it."""

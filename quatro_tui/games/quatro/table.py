@@ -201,8 +201,9 @@ class QuatroTable(Table[SeatView]):
 
 
 def quatro_table(table: AnyTable) -> QuatroTable:
-    """The app's table as Quatro's screens read it: a Quatro table, or a screen of Quatro's shown at another game's
-    table, which is a bug worth its own words."""
-    if not isinstance(table, QuatroTable):
-        raise TypeError(f"a Quatro screen at a {table.kind} table ({type(table).__name__})")
-    return table
+    """The app's table as Quatro's screens read it. A Quatro screen still drawing while the app holds another game's
+    table (a screen on its way out as a replay or a new table of another game begins) reads an empty table of
+    Quatro's: it draws nothing, and no key of its acts, rather than reading another game's view."""
+    if isinstance(table, QuatroTable):
+        return table
+    return QuatroTable(ascii_only=table.ascii_only, clock=table.clock, kind=table.kind, link=table.link)
