@@ -1,7 +1,7 @@
 """The Quatro Textual app: connects (or starts a private server first), then shows the screen of each phase.
 
-State arrives as messages from the connection's worker; the app folds them into its table (``quatro_tui.table.Table``) and tells the
-current screen, whose widgets redraw themselves. Requests go out through ``send``; a refusal becomes a
+State arrives as messages from the connection's worker; the app folds them into its table
+(``quatro_tui.table.Table``) and tells the current screen, whose widgets redraw themselves. Requests go out through ``send``; a refusal becomes a
 line of the feed that says why.
 """
 

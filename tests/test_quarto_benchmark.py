@@ -10,14 +10,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_quarto_solver_benchmark_runs():
-    result = subprocess.run(
-        [sys.executable, "benchmarks/quarto_solver.py", "--sizes", "5,6", "--positions", "2", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    """The benchmark as a person runs it, from the checkout's root."""
+    return subprocess.run(
+        [sys.executable, "benchmarks/quarto_solver.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
+
+
+def test_quarto_solver_benchmark_runs():
+    result = bench("--sizes", "5,6", "--positions", "2", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert [row["empty_squares"] for row in report["sizes"]] == [5, 6]
@@ -30,25 +31,13 @@ def test_quarto_solver_benchmark_runs():
 
 
 def test_quarto_solver_benchmark_prints_a_table():
-    result = subprocess.run(
-        [sys.executable, "benchmarks/quarto_solver.py", "--sizes", "4", "--positions", "1"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = bench("--sizes", "4", "--positions", "1")
     assert result.returncode == 0, result.stderr
     assert "perfect's exact turn" in result.stdout and "faster than plain" in result.stdout
 
 
 def test_quarto_self_play_runs_and_judges_its_games_at_the_horizon():
-    result = subprocess.run(
-        [sys.executable, "benchmarks/quarto_solver.py", "--selfplay", "1", "--seed", "1", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = bench("--selfplay", "1", "--seed", "1", "--json")
     report = json.loads(result.stdout)
     assert report["games"] == 1 and result.returncode == (1 if report["lost"] else 0)
     assert [row["empty_squares"] for row in report["sizes"]][:2] == [16, 15]

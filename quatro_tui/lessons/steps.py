@@ -1,7 +1,7 @@
 """A game's lesson as steps in order: what to do, the keys that do it, why, and the check that the player did it.
 
-A check reads the client's own state (the game's table, ``quatro_tui.table.Table``: the view and what its player was told), never
-the server's: a step passes when the player really did the move. ``say`` names keys through ``keys``, which reads
+A check reads the client's own state (the game's table, ``quatro_tui.table.Table``: the view and what its player was
+told), never the server's: a step passes when the player really did the move. ``say`` names keys through ``keys``, which reads
 them from the screen's bindings (as remapped), so the words never drift from the keys.
 """
 

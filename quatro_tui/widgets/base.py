@@ -1,4 +1,5 @@
-"""What every game widget shares: a redraw only when what it shows has changed, and the app's table (``quatro_tui.table``).
+"""What every game widget shares: a redraw only when what it shows has changed, and the app's table
+(``quatro_tui.table``).
 
 A widget draws itself (``draw``) when the game changes (the screen bumps ``version``) and, for widgets whose
 content moves with time (countdowns, pulses), every ``TICK`` seconds. The drawing is compared with the last
@@ -54,7 +55,8 @@ class DrawnWidget(Widget):
 
 
 class GameWidget(DrawnWidget):
-    """A widget drawn from the client's table (a game's own widgets read it as their game's: Quatro's ``QuatroWidget``). Subclasses implement ``draw``."""
+    """A widget drawn from the client's table (a game's own widgets read it as their game's: Quatro's
+    ``QuatroWidget``). Subclasses implement ``draw``."""
 
     if TYPE_CHECKING:
         app = getters.app(QuatroApp)  # self.app as this client's app, for the type checker

@@ -1,4 +1,5 @@
-"""What Quatro's widgets share: the app's table read as Quatro's (``QuatroTable``: the events, the pulses, the signs)."""
+"""What Quatro's widgets share: the app's table read as Quatro's (``QuatroTable``: the events, the pulses, the
+signs)."""
 
 from __future__ import annotations
 
