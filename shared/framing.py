@@ -14,9 +14,20 @@ input: the only safe answer to a peer that broke framing is to close the connect
 from __future__ import annotations
 
 import struct
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TypeAlias, cast
 
 import msgpack
+
+#: One value a decoded message may hold: what ``decode`` lets through and nothing else (no bytes, no
+#: extension types, string keys only). Code that reads a raw message narrows it (``isinstance``) before use;
+#: the contract's decoders (``shared/wire.py``) do that once, for every message of the vocabulary.
+Value: TypeAlias = "None | bool | int | float | str | list[Value] | dict[str, Value]"
+#: A decoded message: a map with a string ``kind``.
+Message: TypeAlias = dict[str, Value]
+#: What may be encoded: any map of plain values (a dict of ints is one, though it is not a ``Message``,
+#: whose values could be anything).
+Outgoing: TypeAlias = Mapping[str, object]
 
 # --- limits ---------------------------------------------------------------------------------------
 # The largest real message, an 8-player view during a break (its reveal included), packs to about
@@ -84,7 +95,7 @@ def _refuse_ext(code: int, data: bytes) -> object:
     raise _ExtRefused(f"extension type {code} is not part of the protocol")
 
 
-def decode(payload: bytes) -> dict[str, Any]:
+def decode(payload: bytes) -> Message:
     """One frame body (without its prefix) to a message, checking every limit. Raises ``ProtocolError``."""
     if not payload:
         raise ProtocolError("empty_frame", "a frame must hold a message")
@@ -113,27 +124,28 @@ def decode(payload: bytes) -> dict[str, Any]:
     return message
 
 
-def _check_shape(message: dict[str, Any]) -> None:
+def _check_shape(message: dict[str, object]) -> None:
     """Walk the message level by level: bounded depth, plain types only, string keys only.
 
     msgpack-python bounds lengths but not depth. The walk is iterative, so even a hostile message
     cannot exhaust the Python stack, and the frame size bounds its work. It compares exact types
     (not isinstance) because it runs on every message the server receives and every one a client does.
     """
-    level: list[Any] = [message]
+    level: list[object] = [message]
     depth = 1
     while level:
         if depth > MAX_DEPTH:
             raise ProtocolError("too_deep", f"nested deeper than {MAX_DEPTH} levels")
-        deeper: list[Any] = []
+        deeper: list[object] = []
         for node in level:
+            values: Iterable[object]
             if type(node) is dict:
                 for key in node:
                     if type(key) is not str:
                         raise ProtocolError("bad_type", f"map keys are strings, not {type(key).__name__}")
                 values = node.values()
             else:
-                values = node
+                values = cast("list[object]", node)  # only maps and arrays are ever put in a level
             for value in values:
                 kind = type(value)
                 if kind is dict or kind is list:
@@ -144,7 +156,7 @@ def _check_shape(message: dict[str, Any]) -> None:
         depth += 1
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: Outgoing) -> bytes:
     """One message to the bytes of one frame. Raises ``ProtocolError`` if it is not a map with a
     string ``kind``, or if it would exceed ``MAX_FRAME_BYTES`` (the peer would refuse it).
 
@@ -189,7 +201,7 @@ class FrameDecoder:
         """Bytes held for the frame not yet complete (its prefix once read is not counted)."""
         return len(self._buffer)
 
-    def feed(self, data: bytes | bytearray) -> list[dict[str, Any]]:
+    def feed(self, data: bytes | bytearray) -> list[Message]:
         if self._error is not None:
             raise ProtocolError("closed", f"the stream already failed ({self._error.code})")
         try:
@@ -199,10 +211,10 @@ class FrameDecoder:
             self._buffer = bytearray()
             raise
 
-    def _feed(self, data: bytes | bytearray) -> list[dict[str, Any]]:
+    def _feed(self, data: bytes | bytearray) -> list[Message]:
         buffer = self._buffer
         buffer += data
-        messages: list[dict[str, Any]] = []
+        messages: list[Message] = []
         # Read through the buffer with an offset and drop the consumed part once at the end: many small
         # frames in one large feed then cost one copy, not one per frame.
         start = 0

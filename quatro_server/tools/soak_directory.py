@@ -580,7 +580,12 @@ async def _summary(side: Side, table: int) -> dict[str, Any] | None:
                     found = [f for f in frames if f.get("id") == request_id]
                     if found:
                         break
-                lines = [line for line in found[0].get("tables", []) if line.get("table") == table]
+                listed = found[0].get("tables")
+                lines = [
+                    line
+                    for line in (listed if isinstance(listed, list) else [])
+                    if isinstance(line, dict) and line.get("table") == table
+                ]
                 if lines:
                     return dict(lines[0])
                 await trio.sleep(0.1)
