@@ -60,7 +60,7 @@ from quatro_shared import games as g
 from quatro_shared import messages as m
 from quatro_shared import proofs
 from quatro_shared import protocol as p
-from quatro_shared.framing import FrameDecoder, encode
+from quatro_shared.framing import FrameDecoder, Message, encode
 from quatro_shared.game import Follower, FollowError, GameUpdate
 from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, request_to_wire
 
@@ -71,7 +71,7 @@ from quatro_shared.wire import WireError, push_from_wire, reply_from_wire, reque
 class ClientEvent:
     """Something the server said. ``frame`` is the message as decoded, for logs and tests; read the typed fields."""
 
-    frame: dict[str, Any]
+    frame: Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ class Updated(ClientEvent, Generic[UpdateT, ViewT]):
     game: str
 
     @property
-    def events(self) -> Any:
+    def events(self) -> tuple[object, ...]:
         """The update's events, of its game's ``events`` classes."""
         return self.update.events
 
@@ -269,10 +269,11 @@ class ClientCore:
         #: Why updates are being dropped until the next snapshot (an update went missing); None when in step.
         self.resyncing: str | None = None
         #: The seat's view as of its last update: a snapshot's, with every later update taken (its game's view class).
-        self.view: Any = None
+        self.view: object = None
         #: The game of the seat's state (None with no view), and that state, followed through the game's contract.
         self.contract: g.AnyContract | None = None
-        self._follower: Follower[Any, Any] | None = None
+        # Any game's follower: the update it takes is of the game of the seat's table (known at run time only).
+        self._follower: Follower[Any, object] | None = None
         #: Snapshots that came in step yet differed from the state built from events (each is then the new base).
         self.drift = 0
         #: The server replaced this connection at its seat: a shell must not reconnect to it.
@@ -406,7 +407,7 @@ class ClientCore:
                 out.append(event)
         return out
 
-    def _event(self, frame: dict[str, Any]) -> ClientEvent | None:
+    def _event(self, frame: Message) -> ClientEvent | None:
         kind = frame["kind"]
         if kind in (p.OK, p.REFUSED, p.ERROR, p.MOVED):
             return self._reply(frame)
@@ -448,7 +449,7 @@ class ClientCore:
             self.place = None
         return ServerBye(frame, push)
 
-    def _reply(self, frame: dict[str, Any]) -> ClientEvent:
+    def _reply(self, frame: Message) -> ClientEvent:
         request_id = frame.get("id")
         request = self.pending.pop(request_id, None) if type(request_id) is int else None
         payload = m.REPLY_PAYLOADS.get(request.kind, m.Done) if request is not None else m.Done
@@ -483,7 +484,7 @@ class ClientCore:
             self._learn(request, reply.payload)
         return Answered(frame, request_id, request, reply)  # type: ignore[arg-type]
 
-    def _proved(self, frame: dict[str, Any], request_id: int, proving: _Proving, reply: m.Reply) -> ClientEvent:
+    def _proved(self, frame: Message, request_id: int, proving: _Proving, reply: m.Reply) -> ClientEvent:
         """The reply to a ``prove``: a right proof keeps the request to send (``redirect``, on this connection); any
         other answer is the request's, refused ``unproven_move`` (its secret never sent)."""
         redirect, prove = proving.redirect, proving.prove
@@ -547,7 +548,7 @@ class ClientCore:
     def _forget(self) -> None:
         self.view = self._follower = self.contract = None
 
-    def _update(self, frame: dict[str, Any], update: GameUpdate, contract: g.AnyContract) -> ClientEvent | None:
+    def _update(self, frame: Message, update: GameUpdate, contract: g.AnyContract) -> ClientEvent | None:
         """Check ``seq`` (section 11) and build the seat's view through the game's contract. A snapshot is the new
         base whatever its number: the seat's count went on while it was away (updates written to a socket already
         dropped still count), so a skip there is no gap; it is also the base after a gap (``resync``). At a game
@@ -585,7 +586,7 @@ class ClientCore:
         self.seq, self.view = update.seq, view
         return Updated(frame, update, view, contract.name)
 
-    def _lost_update(self, frame: dict[str, Any], got: int | None, why: str) -> ClientEvent | None:
+    def _lost_update(self, frame: Message, got: int | None, why: str) -> ClientEvent | None:
         if self.resyncing is not None:
             return None
         expected = 1 if self.seq is None else self.seq + 1

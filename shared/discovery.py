@@ -8,7 +8,10 @@ Avahi. The TXT record carries ``version`` (the protocol version) and ``ssh`` (th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zeroconf import Zeroconf
 
 SERVICE_TYPE = "_quatro._tcp.local."
 #: Seconds ``quatro join`` listens for announcements before it shows what it found.
@@ -21,13 +24,15 @@ class NoMulticast(Exception):
     """Zeroconf cannot work here: no interface takes multicast (the message says what failed)."""
 
 
-def open_zeroconf(host: str | None) -> Any:
+def open_zeroconf(host: str | None) -> Zeroconf:
     """The zeroconf engine to announce or look through: a server bound to one address uses that address's interface
     only, any other every interface; IPv4 only. Raises ``NoMulticast``. (The zeroconf library loads here, when it is
     needed: neither side pays for it otherwise.)"""
     from zeroconf import InterfaceChoice, IPVersion, Zeroconf
 
-    interfaces: Any = InterfaceChoice.All if host in (None, "", "0.0.0.0", "::") else [host]
+    interfaces: InterfaceChoice | list[str] = (
+        InterfaceChoice.All if host is None or host in ("", "0.0.0.0", "::") else [host]
+    )
     try:
         return Zeroconf(interfaces=interfaces, ip_version=IPVersion.V4Only)
     except OSError as exc:

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from quatro_shared.framing import Message
+
 
 class GameAction(Protocol):
     """A player's action of any game: a frozen dataclass with a stable ``kind``, its fields on the wire."""
@@ -37,7 +39,12 @@ class GameUpdate(Protocol):
     def snapshot(self) -> bool: ...
 
     @property
-    def events(self) -> tuple[Any, ...]: ...
+    def events(self) -> tuple[object, ...]: ...
+
+
+#: A game's quick reader of one busy request (``GameContract.quick_requests``): the action from a decoded frame, or
+#: None to leave the frame to the general walk.
+QuickRequest = Callable[[Message], GameAction | None]
 
 
 class FollowError(Exception):
@@ -76,7 +83,7 @@ class WireCheck:
     """A name of a game's own annotations (``GameContract.wire_names``) for a value kept as it came once ``test``
     accepts it: Quatro's cards and signs, strings to Python. ``expected`` is what an error says was wanted."""
 
-    test: Callable[[Any], bool]
+    test: Callable[[object], bool]
     expected: str
 
 
@@ -112,7 +119,7 @@ class GameContract(Generic[ActionT, EventT, ViewT, UpdateT]):
     whole_views: bool = False
     #: What the names in the annotations of this game's classes stand for, beyond the shared ones
     #: (``quatro_shared.wire``): its enums, nested classes and checked values (``WireCheck``).
-    wire_names: Mapping[str, Any] = field(default_factory=dict)
+    wire_names: Mapping[str, object] = field(default_factory=dict)
     #: The classes nested in its view (each read as a map of its own), the view included.
     view_parts: tuple[type, ...] = ()
     #: A client reads this game's views and updates leniently: keys it does not know are skipped.
@@ -120,11 +127,11 @@ class GameContract(Generic[ActionT, EventT, ViewT, UpdateT]):
     #: The ``kind`` a view carries on the wire (a framed view), if any.
     view_kind: str | None = None
     #: Actions only the server issues for a seat: a peer sending one is refused as an unknown kind.
-    server_actions: tuple[type[Any], ...] = ()
+    server_actions: tuple[type, ...] = ()
     #: Readers of the game's busiest requests by kind, quicker than the general walk: each takes the whole frame
     #: (``id`` and ``kind`` included) and returns the action, or None to have it read the general way (which
     #: also words any error). Each must accept only what the general way would accept.
-    quick_requests: Mapping[str, Callable[[dict[str, Any]], Any | None]] = field(default_factory=dict)
+    quick_requests: Mapping[str, QuickRequest] = field(default_factory=dict)
 
     @property
     def action_kinds(self) -> frozenset[str]:

@@ -16,9 +16,10 @@ past it, server and clients handle these objects and never read a map by key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias
+from typing import ClassVar, TypeAlias
 
 from quatro_shared import protocol as p
+from quatro_shared.framing import Message
 from quatro_shared.game import GameAction
 from quatro_shared.tables import LEFT_OUT_AT_DEFAULT, TablePhase
 
@@ -43,7 +44,7 @@ GameName = str
 #: A chat line: printable, 1 to ``MAX_CHAT_LEN`` characters.
 ChatText = str
 #: An ``update`` as a seat was sent it (a replay's frame): a map, read by the client as any ``update`` push.
-UpdateFrame: TypeAlias = dict[str, Any]
+UpdateFrame: TypeAlias = Message
 #: A person as the records name them: printable, 1 to ``MAX_PERSON_LEN`` characters.
 PersonId = str
 #: A person key as a client sends it in ``hello``: printable, 1 to ``MAX_PERSON_KEY_LEN`` characters.
@@ -719,7 +720,7 @@ class SeatEnded(Push):
 
 
 #: An event of whichever game a message names (``Recent``): the wire reads it by that game's codec.
-GameEvent: TypeAlias = Any
+GameEvent: TypeAlias = object
 
 
 @dataclass(frozen=True, slots=True)

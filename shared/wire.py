@@ -31,11 +31,15 @@ from quatro_shared import games as g
 from quatro_shared import messages as m
 from quatro_shared import proofs
 from quatro_shared import protocol as p
-from quatro_shared.game import GameContract, WireCheck
+from quatro_shared.framing import Message
+from quatro_shared.game import GameAction, GameContract, WireCheck
 from quatro_shared.tables import LEFT_OUT_AT_DEFAULT, TablePhase
 
 #: The ``kind`` of a framed view of a game whose views carry one (``GameContract.view_kind``; the default game's).
 VIEW_KIND = "view"
+
+#: A class of the contract that a schema rebuilds.
+T = TypeVar("T")
 
 
 #: Longest rendering of a bad value quoted in an error message: enough to recognise it, never a flood.
@@ -64,7 +68,7 @@ class WireError(Exception):
 # --- outbound ------------------------------------------------------------------------------------------
 
 
-def to_wire(obj: object) -> dict[str, Any]:
+def to_wire(obj: object) -> dict[str, object]:
     """Any message of the shared vocabulary (an action, event, view, lobby request, reply or push, see
     ``quatro_shared.messages``) as a dict of msgpack-ready values."""
     plan = _PLANS.get(type(obj))
@@ -75,7 +79,7 @@ def to_wire(obj: object) -> dict[str, Any]:
             raise TypeError(f"to_wire takes a shared dataclass, not {type(obj).__name__}")
         plan = _PLANS[type(obj)] = _plan(type(obj))
     kind, fields, left_out = plan
-    out: dict[str, Any] = {"kind": kind} if kind is not None else {}
+    out: dict[str, object] = {"kind": kind} if kind is not None else {}
     if left_out:
         for name, encode in fields:
             value = getattr(obj, name)
@@ -89,20 +93,22 @@ def to_wire(obj: object) -> dict[str, Any]:
     return out
 
 
-def request_to_wire(request_id: int, body: m.RequestBody) -> dict[str, Any]:
+def request_to_wire(request_id: int, body: m.RequestBody) -> dict[str, object]:
     """A request as a client sends it: its body's fields, with ``kind`` and ``id``."""
     out = to_wire(body)
     out["id"] = request_id
     return out
 
 
-def _ok_to_wire(reply: m.Ok) -> dict[str, Any]:
+def _ok_to_wire(reply: m.Ok) -> dict[str, object]:
     # The payload's fields sit beside kind and id: {"kind": "ok", "id": 2, "table": 1, "seat": 0, "secret": "..."}
     return {"kind": p.OK, "id": reply.id, **to_wire(reply.payload)}
 
 
-#: ``encode(value)`` returns the plain form of a value that is not None.
-Encoder = Callable[[Any], Any]
+#: ``encode(value)`` returns the plain form of a value that is not None. The value is a dataclass field's, of the
+#: type its annotation names; this codec reads annotations as text (``_parse``), so that type is known only at run
+#: time: the one ``Any`` of the outbound path.
+Encoder = Callable[[Any], object]
 
 #: The outbound form of each class, worked out once from its annotations: its kind, and for each field
 #: how to turn its value into plain msgpack values (None where the value already is one). The server
@@ -153,14 +159,14 @@ def _encoder(spec: _Spec) -> Encoder | None:
     return None
 
 
-def _enum_value(member: Enum) -> Any:
+def _enum_value(member: Enum) -> object:
     return member.value
 
 
 # --- inbound: one checking converter per annotation -------------------------------------------------------
 
 #: ``convert(value)`` returns the value in its Python form, or raises ``_Refused``.
-Converter = Callable[[Any], Any]
+Converter = Callable[[object], object]
 
 
 class _Refused(Exception):
@@ -181,7 +187,7 @@ class _Refused(Exception):
         return WireError(self.code, f"{field}: {self.text}" if field else self.text, field or None)
 
 
-def quote(value: Any) -> str:
+def quote(value: object) -> str:
     """A peer's value, shown in an error message: bounded, so that an answer never outgrows the codec's limits."""
     text = repr(value)
     return text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 3] + "..."
@@ -194,23 +200,23 @@ class _Check:
 
     __slots__ = ("test", "expected")
 
-    def __init__(self, test: Callable[[Any], bool], expected: str) -> None:
+    def __init__(self, test: Callable[[object], bool], expected: str) -> None:
         self.test = test
         self.expected = expected
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: object) -> object:
         if self.test(value):
             return value
         raise _Refused("bad_field", f"expected {self.expected}, got {quote(value)}")
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> bool:
     return type(value) is int  # bool is an int to Python, never to the protocol: True is not seat 1
 
 
-def _to_float(value: Any) -> float:
+def _to_float(value: object) -> float:
     # Peers in other languages may send 2 for 2.0.
-    if type(value) in (int, float):
+    if type(value) is int or type(value) is float:
         return float(value)
     raise _Refused("bad_field", f"expected a number, got {quote(value)}")
 
@@ -219,7 +225,7 @@ def _enum(enum: type[Enum]) -> Converter:
     members = {member.value: member for member in enum}
     expected = f"one of {', '.join(map(str, members))}"
 
-    def convert(value: Any) -> Enum:
+    def convert(value: object) -> Enum:
         member = members.get(value) if type(value) is str else None
         if member is None:
             raise _Refused("bad_field", f"expected {expected}, got {quote(value)}")
@@ -233,7 +239,7 @@ def _optional(inner: Converter) -> Converter:
         test = inner.test
         return _Check(lambda value: value is None or test(value), f"{inner.expected} or nil")
 
-    def convert(value: Any) -> Any:
+    def convert(value: object) -> object:
         return None if value is None else inner(value)
 
     return convert
@@ -242,8 +248,8 @@ def _optional(inner: Converter) -> Converter:
 def _tuple_of(inner: Converter) -> Converter:
     test = inner.test if isinstance(inner, _Check) else None
 
-    def convert(value: Any) -> tuple[Any, ...]:
-        if type(value) not in (list, tuple):
+    def convert(value: object) -> tuple[object, ...]:
+        if not isinstance(value, (list, tuple)):
             raise _Refused("bad_field", f"expected an array, got {quote(value)}")
         if test is not None and all(map(test, value)):
             return tuple(value)
@@ -259,20 +265,21 @@ def _tuple_of(inner: Converter) -> Converter:
     return convert
 
 
-class _Schema:
+class _Schema(Generic[T]):
     """How to check and rebuild one dataclass from a dict: its fields, each with its converter.
 
     ``lenient``: keys the class does not know are ignored, as the protocol asks of a client reading the server's
     messages (so that a newer server may add some). ``absent_only``: an optional field may be left out but is
     never ``null`` (lobby requests)."""
 
-    def __init__(self, cls: type, *, lenient: bool = False, absent_only: bool = False) -> None:
+    def __init__(self, cls: type[T], *, lenient: bool = False, absent_only: bool = False) -> None:
         self.cls = cls
         self.lenient = lenient
         names = _names_for(cls)
+        klass: type = cls  # a dataclass: every class of the contract is one
         self.fields: tuple[tuple[str, Converter, bool], ...] = tuple(
             (f.name, _converter(_parse(f.type, f"{cls.__name__}.{f.name}", names), absent_only), _has_default(f))
-            for f in dataclasses.fields(cls)
+            for f in dataclasses.fields(klass)
         )
         self.names = frozenset(name for name, _, _ in self.fields)
         kind = getattr(cls, "kind", None)
@@ -281,7 +288,7 @@ class _Schema:
         owner = _owner(cls)
         self.kinded = owner is not None and cls is owner.view and owner.view_kind is not None
 
-    def build(self, data: Any, top: bool = False) -> Any:
+    def build(self, data: object, top: bool = False) -> T:
         """The dataclass from ``data``; a top-level message may also hold its ``"kind"``."""
         if type(data) is not dict:
             raise _Refused("not_a_map" if top else "bad_field", f"expected a map, got {quote(data)}")
@@ -289,7 +296,7 @@ class _Schema:
             if key not in self.names and not ((top or self.kinded) and key == "kind") and not self.lenient:
                 name = key if type(key) is str and len(key) <= _QUOTE_CHARS else quote(key)
                 raise _Refused("extra_field", f"not a field of {self.described}").at(f".{name}")
-        values = {}
+        values: dict[str, object] = {}
         for name, convert, optional in self.fields:
             if name in data:
                 try:
@@ -300,14 +307,14 @@ class _Schema:
                 raise _Refused("missing_field", f"required by {self.described}").at(f".{name}")
         return self.cls(**values)
 
-    def build_message(self, data: Any) -> Any:
+    def build_message(self, data: object) -> T:
         try:
             return self.build(data, top=True)
         except _Refused as refused:
             raise refused.to_error() from None
 
 
-def _has_default(f: dataclasses.Field[Any]) -> bool:
+def _has_default(f: dataclasses.Field[object]) -> bool:
     return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
 
 
@@ -315,7 +322,7 @@ def _has_default(f: dataclasses.Field[Any]) -> bool:
 
 #: The names a shared annotation may use. Card and Sign are both ``str`` to Python, which is why the
 #: annotation text is read rather than the resolved types.
-_BASE: dict[str, Any] = {
+_BASE: dict[str, object] = {
     "int": int,
     "bool": bool,
     "str": str,
@@ -348,7 +355,8 @@ _BASE: dict[str, Any] = {
 _LOBBY_NESTED = (m.TableSummary, m.SeatInfo, m.MatchSummary, m.ReplayNote, m.Standing, m.Tally, m.GameRecord)
 
 #: A parsed annotation: ("optional", spec), ("tuple", spec), ("fixed", (spec, ...)) for ``tuple[X, Y]``, or
-#: ("base", what ``_BASE`` maps the name to).
+#: ("base", what ``_BASE`` maps the name to). Its second part's type depends on the first: the one ``Any`` of the
+#: annotations' parser, read at schema-building time only.
 _Spec = tuple[str, Any]
 
 
@@ -363,7 +371,7 @@ class _EventsOf:
 _BASE["GameEvent"] = _EventsOf("")
 
 
-def _owner(cls: type) -> GameContract[Any, Any, Any, Any] | None:
+def _owner(cls: type) -> g.AnyContract | None:
     """The game whose own class ``cls`` is, if any."""
     for contract in g.CONTRACTS.values():
         if contract.owns(cls):
@@ -371,7 +379,7 @@ def _owner(cls: type) -> GameContract[Any, Any, Any, Any] | None:
     return None
 
 
-def _is_nested(inner: Any) -> bool:
+def _is_nested(inner: object) -> bool:
     return isinstance(inner, type) and (
         inner in _LOBBY_NESTED or any(inner in c.view_parts for c in g.CONTRACTS.values())
     )
@@ -382,7 +390,7 @@ def _is_lenient(inner: type) -> bool:
     return inner in _LOBBY_NESTED or (owner is not None and owner.lenient)
 
 
-def _names_for(cls: type) -> dict[str, Any]:
+def _names_for(cls: type) -> dict[str, object]:
     """The names a class's annotations use: the shared ones, and for a game's own class its game's in their place."""
     owner = _owner(cls)
     if owner is None:
@@ -390,7 +398,7 @@ def _names_for(cls: type) -> dict[str, Any]:
     return {**_BASE, **owner.wire_names, "Event": _EventsOf(owner.name)}
 
 
-def _parse(annotation: object, where: str, names: dict[str, Any] = _BASE) -> _Spec:
+def _parse(annotation: object, where: str, names: dict[str, object] = _BASE) -> _Spec:
     """An annotation string: a base name, ``X | None``, ``tuple[X, ...]`` or ``tuple[X, Y]``, nested at will."""
     if not isinstance(annotation, str):  # the shared modules use postponed annotations, so these are strings
         raise TypeError(f"{where}: annotation {annotation!r} is not a string")
@@ -418,7 +426,7 @@ def _text(limit: int) -> _Check:
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
-def _is_nonce(value: Any) -> bool:
+def _is_nonce(value: object) -> bool:
     return (
         type(value) is str
         and 2 * p.MIN_NONCE_BYTES <= len(value) <= 2 * p.MAX_NONCE_BYTES
@@ -427,11 +435,11 @@ def _is_nonce(value: Any) -> bool:
     )
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return type(value) in (int, float)
 
 
-def _durations(value: Any) -> dict[str, Any]:
+def _durations(value: object) -> dict[str, float]:
     if type(value) is not dict:
         raise _Refused("bad_field", f"expected a map, got {quote(value)}")
     for key, number in value.items():
@@ -440,7 +448,7 @@ def _durations(value: Any) -> dict[str, Any]:
     return value
 
 
-_BASE_CONVERTERS: dict[Any, Callable[[], Converter]] = {
+_BASE_CONVERTERS: dict[object, Callable[[], Converter]] = {
     int: lambda: _Check(_is_int, "an integer"),
     bool: lambda: _Check(lambda v: type(v) is bool, "true or false"),
     str: lambda: _Check(lambda v: type(v) is str, "a string"),
@@ -489,8 +497,8 @@ def _known_events(game: str) -> Converter:
     """An update's events, of its game: the ones this side knows and can read. One it cannot (a newer server's) is
     left out, never the update: the view beside them (or the snapshot that follows) holds what a client needs."""
 
-    def convert(value: Any) -> tuple[Any, ...]:
-        if type(value) not in (list, tuple):
+    def convert(value: object) -> tuple[object, ...]:
+        if not isinstance(value, (list, tuple)):
             raise _Refused("bad_field", f"expected an array, got {quote(value)}")
         events = _codec_of(game).events
         out = []
@@ -505,8 +513,8 @@ def _known_events(game: str) -> Converter:
 
 
 def _fixed_tuple(items: tuple[Converter, ...]) -> Converter:
-    def convert(value: Any) -> tuple[Any, ...]:
-        if type(value) not in (list, tuple) or len(value) != len(items):
+    def convert(value: object) -> tuple[object, ...]:
+        if not isinstance(value, (list, tuple)) or len(value) != len(items):
             raise _Refused("bad_field", f"expected an array of {len(items)}, got {quote(value)}")
         out = []
         for i, (item, convert_item) in enumerate(zip(value, items)):
@@ -519,12 +527,13 @@ def _fixed_tuple(items: tuple[Converter, ...]) -> Converter:
     return convert
 
 
-def _by_kind(classes: tuple[type[Any], ...], family: str) -> dict[str, _Schema]:
-    table: dict[str, _Schema] = {}
+def _by_kind(classes: tuple[type[T], ...], family: str) -> dict[str, _Schema[T]]:
+    table: dict[str, _Schema[T]] = {}
     for cls in classes:
-        if cls.kind in table:
-            raise TypeError(f"two {family} share the kind {cls.kind!r}")
-        table[cls.kind] = _Schema(cls)
+        kind: str = getattr(cls, "kind")  # every action and event class declares one (GameAction)
+        if kind in table:
+            raise TypeError(f"two {family} share the kind {kind!r}")
+        table[kind] = _Schema(cls)
     return table
 
 
@@ -556,35 +565,33 @@ class GameCodec(Generic[ActionT, EventT, ViewT, UpdateT]):
         self._update = _Schema(contract.update, lenient=True)
         self._families = (f"a {title} player action", f"a {title} event")
 
-    def action(self, data: Any) -> ActionT:
+    def action(self, data: object) -> ActionT:
         """A player's action from a peer's message. Actions the server alone issues (Quatro's ``connect`` and
         ``disconnect``, R19) are refused as an unknown kind."""
         kind = data.get("kind") if isinstance(data, dict) else None
         if type(kind) is str and kind in self._server_only:
             raise WireError("unknown_kind", f"kind: {kind!r} is issued by the server only, never by a player", "kind")
-        action: ActionT = _schema_for(data, self.actions, self._families[0]).build_message(data)
-        return action
+        return _schema_for(data, self.actions, self._families[0]).build_message(data)
 
-    def event(self, data: Any) -> EventT:
+    def event(self, data: object) -> EventT:
         """An event from the server's message, rebuilt as its dataclass."""
-        event: EventT = _schema_for(data, self.events, self._families[1]).build_message(data)
-        return event
+        return _schema_for(data, self.events, self._families[1]).build_message(data)
 
-    def view(self, data: Any) -> ViewT:
+    def view(self, data: object) -> ViewT:
         """A seat's view from the server's message (a framed one with its ``kind``, or without)."""
         kind = self.contract.view_kind
         if kind is not None and isinstance(data, dict) and "kind" in data and data["kind"] != kind:
             raise WireError("unknown_kind", f"kind: {quote(data['kind'])} is not a view", "kind")
-        seat_view: ViewT = self._view.build_message(data)
-        return seat_view
+        return self._view.build_message(data)
 
-    def update(self, data: Any) -> UpdateT:
+    def update(self, data: object) -> UpdateT:
         """An ``update`` push of this game's tables."""
-        update: UpdateT = self._update.build_message(data)
-        return update
+        return self._update.build_message(data)
 
 
-_CODECS: dict[str, GameCodec[Any, Any, Any, Any]] = {}
+#: Any game's codec: the registry holds games of different types, each codec typed by its own contract.
+AnyCodec = GameCodec[Any, Any, Any, Any]
+_CODECS: dict[str, AnyCodec] = {}
 
 
 def codec(contract: GameContract[ActionT, EventT, ViewT, UpdateT]) -> GameCodec[ActionT, EventT, ViewT, UpdateT]:
@@ -595,11 +602,11 @@ def codec(contract: GameContract[ActionT, EventT, ViewT, UpdateT]) -> GameCodec[
     return found
 
 
-def _codec_of(game: str) -> GameCodec[Any, Any, Any, Any]:
+def _codec_of(game: str) -> AnyCodec:
     return codec(g.CONTRACTS[game])
 
 
-def _game_action(kind: str) -> _Schema | None:
+def _game_action(kind: str) -> _Schema[GameAction] | None:
     """The schema of a game action by its kind, whichever game declares it (the registry keeps kinds apart)."""
     for contract in g.CONTRACTS.values():
         schema = codec(contract).actions.get(kind)
@@ -608,7 +615,7 @@ def _game_action(kind: str) -> _Schema | None:
     return None
 
 
-def _schema_for(data: Any, table: dict[str, _Schema], family: str) -> _Schema:
+def _schema_for(data: object, table: dict[str, _Schema[T]], family: str) -> _Schema[T]:
     if not isinstance(data, dict):
         raise WireError("not_a_map", f"a message is a map, not {type(data).__name__}")
     if "kind" not in data:
@@ -623,7 +630,7 @@ def _schema_for(data: Any, table: dict[str, _Schema], family: str) -> _Schema:
 # --- inbound ---------------------------------------------------------------------------------------
 
 
-def request_from_wire(frame: Any) -> m.Request:
+def request_from_wire(frame: Message) -> m.Request:
     """A client's request from its decoded frame: the one place where requests are checked.
 
     Raises ``quatro_shared.protocol.RequestError``: ``bad_request`` (no integer ``id`` in range, or a lobby
@@ -631,23 +638,26 @@ def request_from_wire(frame: Any) -> m.Request:
     A game action whose fields do not fit is returned with ``invalid`` set (its codes are ``WireError``'s), so
     that the server can check the seat first.
     """
-    kind = frame.get("kind")
+    given = frame.get("kind")
+    kind = given if type(given) is str else None
     request_id = frame.get("id")
     if type(request_id) is not int or not 0 <= request_id <= p.MAX_REQUEST_ID:
         raise p.RequestError(p.BAD_REQUEST, "every request needs an integer id between 0 and 2**53")
-    quick = g.QUICK_REQUESTS.get(kind) if type(kind) is str else None
+    if kind is None:
+        raise p.RequestError(p.UNKNOWN_KIND, f"unknown request kind {quote(given)}")
+    quick = g.QUICK_REQUESTS.get(kind)
     if quick is not None:  # a game's busiest request, read without the general walk (GameContract.quick_requests)
         action = quick(frame)
         if action is not None:
             return m.Request(request_id, kind, action)
     data = {key: value for key, value in frame.items() if key != "id"}
-    game_action = _game_action(kind) if type(kind) is str else None
+    game_action = _game_action(kind)
     if game_action is not None:
         try:
             return m.Request(request_id, kind, game_action.build_message(data))
         except WireError as exc:
             return m.Request(request_id, kind, None, exc)
-    schema = _LOBBY_REQUESTS.get(kind) if type(kind) is str else None
+    schema = _LOBBY_REQUESTS.get(kind)
     if schema is None:
         raise p.RequestError(p.UNKNOWN_KIND, f"unknown request kind {quote(kind)}")
     try:
@@ -656,7 +666,7 @@ def request_from_wire(frame: Any) -> m.Request:
         raise p.RequestError(p.BAD_REQUEST, f"{kind}: {exc.message}") from None
 
 
-def push_from_wire(data: Any) -> m.Push:
+def push_from_wire(data: object) -> m.Push:
     """A push from the server (``update``, ``table``, ``lobby``, ``bye``, ``chat``), checked and rebuilt. Raises
     ``WireError``.
 
@@ -675,7 +685,7 @@ def push_from_wire(data: Any) -> m.Push:
     return push
 
 
-def _recent(data: dict[str, Any]) -> m.Recent:
+def _recent(data: Message) -> m.Recent:
     """A ``recent`` push: its events read as its game's (protocol 7)."""
     table, game, events = data.get("table"), data.get("game"), data.get("events")
     if type(table) is not int:
@@ -689,7 +699,7 @@ def _recent(data: dict[str, Any]) -> m.Recent:
     return m.Recent(table, game, tuple(reader.event(item) for item in events))
 
 
-def reply_from_wire(data: Any, payload: type[m.Payload] = m.Done) -> m.Reply:
+def reply_from_wire(data: object, payload: type[m.Payload] = m.Done) -> m.Reply:
     """A reply from the server; an ``ok`` is read with the payload of the request it answers
     (``quatro_shared.messages.REPLY_PAYLOADS``, ``GAME_ACTION_PAYLOAD`` for a game action). Raises ``WireError``."""
     if isinstance(data, dict) and data.get("kind") == p.OK:

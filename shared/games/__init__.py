@@ -7,11 +7,10 @@ game is its own modules and one ``register`` line; a test may register a game of
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from quatro_shared import protocol as p
-from quatro_shared.game import GameContract
+from quatro_shared.game import GameContract, QuickRequest
 from quatro_shared.games.quarto import contract as quarto
 from quatro_shared.games.quatro import contract as quatro
 
@@ -21,7 +20,7 @@ AnyContract = GameContract[Any, Any, Any, Any]
 #: Every game, by name, the default first.
 CONTRACTS: dict[str, AnyContract] = {}
 #: The games' quick readers of their busiest requests, by kind (``GameContract.quick_requests``).
-QUICK_REQUESTS: dict[str, Callable[[dict[str, Any]], Any | None]] = {}
+QUICK_REQUESTS: dict[str, QuickRequest] = {}
 
 
 def register(contract: AnyContract) -> None:

@@ -9,9 +9,8 @@ module gathers them into one ``CONTRACT``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from quatro_shared import protocol as p
+from quatro_shared.framing import Message
 from quatro_shared.game import FollowError, GameContract, WireCheck
 from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
@@ -54,7 +53,7 @@ class Follower:
         return without_countdowns(built) == without_countdowns(snapshot.view)
 
 
-def _quick_swap(frame: dict[str, Any]) -> a.Swap | None:
+def _quick_swap(frame: Message) -> a.Swap | None:
     """The hot request, checked as the general walk would (no other key, a card, an int, a card) without the walk;
     anything else about it, even a refusal, goes the general way."""
     if len(frame) == 5:
