@@ -35,7 +35,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 
 from quatro_shared import messages as m
 from quatro_shared.tables import TablePhase
@@ -51,6 +51,17 @@ from quatro_server.timing import Timing
 LESSON_LEVEL = "lesson"
 #: Seconds between a lesson bot's looks at the table: it answers the learner at once.
 LESSON_LOOK = 0.1
+
+
+#: A game's own types, as its engine and contract name them: its rules table, a seat's view, what its table emits (its
+#: events, hidden ones too), a player's action, and why its engine refuses one.
+TableT = TypeVar("TableT", bound=RulesTable)
+ViewT = TypeVar("ViewT")
+EmitT = TypeVar("EmitT")
+ActionT = TypeVar("ActionT")
+RefusalT = TypeVar("RefusalT")
+TableT_contra = TypeVar("TableT_contra", contravariant=True)
+EmitT_contra = TypeVar("EmitT_contra", contravariant=True)
 
 
 class SeatState(Protocol):
@@ -76,10 +87,10 @@ class RoomState(Protocol):
     def seats(self) -> Sequence[SeatState]: ...
 
 
-class Commentary(Protocol):
+class Commentary(Protocol[TableT_contra, EmitT_contra]):
     """What a replay says beside a seat's frames, read from the whole record (``quatro_server.replay.seat``)."""
 
-    def note(self, table: Any, emits: Sequence[Any]) -> list[str] | None:
+    def note(self, table: TableT_contra, emits: Sequence[EmitT_contra]) -> list[str] | None:
         """After a batch (``table`` as it left it, ``emits`` every event of it, hidden ones too): lines to show from
         here on, ``[]`` to clear what shows, None to leave it."""
 
@@ -98,8 +109,10 @@ class UpdateBatch(Protocol):
         built from the parts shared by all (None when the game has no such shortcut or the batch is not public)."""
 
 
-class Game(ABC):
-    """What a game is to the lobby. Subclasses fill in every method; the registry holds one instance each."""
+class Game(ABC, Generic[TableT, ViewT, EmitT, ActionT, RefusalT]):
+    """What a game is to the lobby, typed by the game's own types (a table, a view, an emitted event, an action, a
+    refusal: ``Game[engine.Table, SeatView, ...]``). Subclasses fill in every method; the registry holds one instance
+    each, as ``AnyGame``."""
 
     name: str = ""
     title: str = ""
@@ -126,28 +139,28 @@ class Game(ABC):
         return self.journal.new_table(opening, timing, opening.rng(rng))
 
     @abstractmethod
-    def view(self, table: Any, seat: int, now: float) -> Any:
+    def view(self, table: TableT, seat: int, now: float) -> ViewT:
         """Seat ``seat``'s view (H1): what its bot decides from."""
 
     @abstractmethod
-    def batch(self, table_id: int, table: Any, emits: Sequence[Any], now: float) -> UpdateBatch:
+    def batch(self, table_id: int, table: TableT, emits: Sequence[EmitT], now: float) -> UpdateBatch:
         """The update frames of one batch of the table's events, per seat: which events each seat sees (H1), and
         each seat's frame numbered by its ``seq``."""
 
     @abstractmethod
-    def observed(self, emits: Sequence[Any], seen: tuple[int, ...]) -> list[Any]:
+    def observed(self, emits: Sequence[EmitT], seen: tuple[int, ...]) -> list[object]:
         """The events a bot at a seat that sees ``seen`` of the batch is told (H2: what a player there is told)."""
 
     @abstractmethod
-    def seating_changed(self, emits: Sequence[Any]) -> bool:
+    def seating_changed(self, emits: Sequence[EmitT]) -> bool:
         """Whether the batch changes the ``table`` push (a seat connected or gone, the host changed)."""
 
     @abstractmethod
-    def over(self, table: Any) -> bool:
+    def over(self, table: TableT) -> bool:
         """Whether the match is over (a rematch may start; the room's timer has nothing more to fire)."""
 
     @abstractmethod
-    def lobby_phase(self, table: Any) -> TablePhase:
+    def lobby_phase(self, table: TableT) -> TablePhase:
         """The table's phase in the lobby's words (``TableSummary.phase``, the ``table`` push)."""
 
     @abstractmethod
@@ -159,33 +172,33 @@ class Game(ABC):
         """Who hosts the room during its match (starts a rematch)."""
 
     @abstractmethod
-    def chat_open(self, table: Any) -> bool:
+    def chat_open(self, table: TableT) -> bool:
         """Whether the table's chat is open now."""
 
     @abstractmethod
-    def refused(self, request_id: int, action: Any, refusal: Any) -> m.Refused:
+    def refused(self, request_id: int, action: ActionT, refusal: RefusalT) -> m.Refused:
         """The ``refused`` reply to ``action``, refused by the engine with ``refusal``."""
 
     @abstractmethod
     def make_bot(self, level: str, rng: random.Random) -> SeatBot:
         """A bot of ``level`` (one of ``levels``); raises ``ValueError`` for another."""
 
-    def routine(self, emits: Sequence[Any]) -> bool:
+    def routine(self, emits: Sequence[EmitT]) -> bool:
         """Whether the batch is routine play (a swap, a pulse) that neither changes the ``table`` push nor brings
         any deadline of the table forward: the room then skips both checks after telling it. No by default."""
         return False
 
-    def slow_bot(self, bot: SeatBot, view: Any) -> bool:
+    def slow_bot(self, bot: SeatBot, view: ViewT) -> bool:
         """Whether ``bot``'s decision on ``view`` may take long enough to hold up other tables (``Room.think``). No by
         default: such bots decide inline, in microseconds."""
         return False
 
-    def decision_key(self, view: Any) -> Any:
+    def decision_key(self, view: ViewT) -> object:
         """What of a seat's view a bot's decision depends on: the decision is played only if the view still has the
         key it was made for (``Room.bot_decided``). By default the whole view."""
         return view
 
-    def commentary(self, names: Sequence[str | None]) -> Commentary | None:
+    def commentary(self, names: Sequence[str | None]) -> Commentary[TableT, EmitT] | None:
         """What a replay of a match says beside a seat's frames, the seats named ``names`` (None: nothing)."""
         return None
 
@@ -206,14 +219,20 @@ class Game(ABC):
         """How many teams a table of ``players`` seats (``team_of`` gives 0 to this, less one)."""
         return players
 
-    def recent(self, history: Sequence[Any], seat: int, team: int) -> tuple[Any, ...]:
+    def recent(self, history: Sequence[EmitT], seat: int, team: int) -> tuple[object, ...]:
         """Of the room's kept events ``history`` (oldest first, hidden ones too), the latest that ``seat`` of ``team``
         may see (H1), at most ``MAX_RECENT_EVENTS``: the ``recent`` push's."""
         return ()
 
-    def record(self, table: Any, events: Sequence[Any]) -> MatchRecord:
+    def record(self, table: TableT, events: Sequence[object]) -> MatchRecord:
         """The record of ``table``'s finished match, from ``events`` (those of its kinds in ``record_kinds``, in
         order): who played for which side, the sides' places, and each seat's tallies of the game's own. By default
         every seat is a side of its own, placed by the table's winners and then its scores, with no tallies."""
         scores = tuple(table.scores)
         return MatchRecord(tuple(range(len(scores))), places_by_score(tuple(table.winners), scores))
+
+
+#: Any game, whatever its types: what the registry holds and the platform (the lobby, its rooms, the journal, replays,
+#: the simulator) is handed. Each game's own methods are checked against its own types; the platform passes a game's
+#: values (its table, its events) only back to that same game.
+AnyGame: TypeAlias = "Game[Any, Any, Any, Any, Any]"

@@ -3,14 +3,14 @@ registry's operations. What a game is to the server is ``quatro_server.game.Game
 
 from __future__ import annotations
 
-from quatro_server.game import Game
+from quatro_server.game import AnyGame
 from quatro_server.games.quarto.game import QUARTO
 from quatro_server.games.quatro.game import QUATRO
 from quatro_server.journal import Codec
 
 #: Every game this server hosts, by name; the first is the default (``create_table`` without ``game``).
-GAMES: dict[str, Game] = {game.name: game for game in (QUATRO, QUARTO)}
-DEFAULT_GAME: Game = QUATRO
+GAMES: dict[str, AnyGame] = {game.name: game for game in (QUATRO, QUARTO)}
+DEFAULT_GAME: AnyGame = QUATRO
 
 
 #: The request kinds that are game actions, of any game: the lobby routes each to the table's game.
@@ -24,7 +24,7 @@ def journal_codec(name: str | None) -> Codec | None:
     return None if game is None else game.journal
 
 
-def game_of(action: object) -> Game | None:
+def game_of(action: object) -> AnyGame | None:
     """The game whose action ``action`` is."""
     known = _GAME_OF.get(type(action))
     if known is not None:
@@ -36,10 +36,10 @@ def game_of(action: object) -> Game | None:
     return None
 
 
-_GAME_OF: dict[type, Game] = {}
+_GAME_OF: dict[type, AnyGame] = {}
 
 
-def register_game(game: Game) -> None:
+def register_game(game: AnyGame) -> None:
     """Host one more game (its contract registered in ``quatro_shared.games`` first): its name and its action kinds
     must be new. A lobby made after this routes the game's actions (a test registers a game of its own this way)."""
     global ACTION_KINDS
@@ -51,7 +51,7 @@ def register_game(game: Game) -> None:
     ACTION_KINDS = ACTION_KINDS | game.action_kinds
 
 
-def host_instead(game: Game) -> None:
+def host_instead(game: AnyGame) -> None:
     """Host ``game`` in place of the hosted game of the same name and actions (``quatro_server.games.quatro.lesson``: a game's
     scripted lesson). A lobby made after this creates its tables of that name with ``game``."""
     global DEFAULT_GAME

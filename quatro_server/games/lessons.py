@@ -4,12 +4,12 @@ started with ``--lesson`` hosts them in place of the games (``quatro_server.game
 from __future__ import annotations
 
 from quatro_server import games
-from quatro_server.game import Game
+from quatro_server.game import AnyGame
 from quatro_server.games.quarto.lesson import QuartoLesson
 from quatro_server.games.quatro.lesson import QuatroLesson
 
 #: Every game's lesson, by the game's name.
-LESSONS: dict[str, Game] = {lesson.name: lesson for lesson in (QuatroLesson(), QuartoLesson())}
+LESSONS: dict[str, AnyGame] = {lesson.name: lesson for lesson in (QuatroLesson(), QuartoLesson())}
 
 
 def host() -> None:

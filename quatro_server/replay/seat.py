@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quatro_server.game import Game
+from quatro_server.game import AnyGame
 from quatro_server.games import DEFAULT_GAME, GAMES
 from quatro_server.journal import Mismatch, Opening, SavedMove, SavedTable, replay_move
 from quatro_server.timing import Timing
@@ -61,7 +61,7 @@ class SeatReplay:
     notes: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
 
 
-def game_of(saved: SavedTable) -> Game | None:
+def game_of(saved: SavedTable) -> AnyGame | None:
     """The game a journalled table played (a journal of version 1 names none: the default game)."""
     return DEFAULT_GAME if saved.game is None else GAMES.get(saved.game)
 
@@ -91,7 +91,7 @@ def _instants(moves: Sequence[SavedMove]) -> list[list[SavedMove]]:
     return groups
 
 
-def _play(table: Any, game: Game, move: SavedMove) -> Sequence[Any]:
+def _play(table: Any, game: AnyGame, move: SavedMove) -> Sequence[Any]:
     """One recorded input given to the table again; raises ``NotReplayable`` if it does not replay as recorded."""
     try:
         return replay_move(table, game.journal, move)
@@ -136,19 +136,19 @@ def frames_of(saved: SavedTable, match: int, seat: int, *, commentary: bool = Tr
         raise NotReplayable("not_replayable", f"table {saved.id} does not replay as recorded ({exc})") from exc
 
 
-def _new_table(saved: SavedTable, game: Game, start: SavedMove) -> Any:
+def _new_table(saved: SavedTable, game: AnyGame, start: SavedMove) -> Any:
     if start.input is None:
         raise NotReplayable("not_replayable", f"move {start.n} records nothing to start from")
     opening = Opening.from_record(saved.players, json.loads(start.input))
     return game.journal.new_table(opening, Timing.from_values(saved.timing), random.Random(opening.seed))
 
 
-def _over(saved: SavedTable, game: Game, moves: Sequence[SavedMove]) -> bool:
+def _over(saved: SavedTable, game: AnyGame, moves: Sequence[SavedMove]) -> bool:
     """Whether a match's record ends with the match over (the last match of a table may have been left midway)."""
     return saved.status == "over" or bool(game.over(final_table(saved, game, moves)))
 
 
-def final_table(saved: SavedTable, game: Game, moves: Sequence[SavedMove]) -> Any:
+def final_table(saved: SavedTable, game: AnyGame, moves: Sequence[SavedMove]) -> Any:
     """The table as a match's record leaves it. Raises ``NotReplayable`` (or ``ValueError``...) if it does not replay."""
     table = _new_table(saved, game, moves[0])
     for move in moves:
@@ -171,7 +171,7 @@ def match_facts(saved: SavedTable, match: int) -> tuple[bool, tuple[int, ...]]:
 
 
 def _replay(
-    saved: SavedTable, game: Game, moves: Sequence[SavedMove], match: int, seat: int, commentary: bool
+    saved: SavedTable, game: AnyGame, moves: Sequence[SavedMove], match: int, seat: int, commentary: bool
 ) -> SeatReplay:
     table = _new_table(saved, game, moves[0])
     team = game.team_of(seat, saved.players)

@@ -26,7 +26,7 @@ from quatro_shared.framing import encode
 from quatro_shared.tables import NO_SEAT, Disconnect, TablePhase
 from quatro_shared.wire import to_wire
 
-from quatro_server.game import Game, UpdateBatch
+from quatro_server.game import AnyGame, UpdateBatch
 from quatro_server.games import DEFAULT_GAME
 from quatro_server.journal import Opening, Recorder
 from quatro_server.records.match import MatchRecord
@@ -148,7 +148,7 @@ class Room:
     #: Where the room's seats and matches are journalled (None: in memory only). The room tells it every input it
     #: gives the table, with the events that came of it, before it tells anyone (``act``, ``advance``, ``start``).
     recorder: Recorder | None = None
-    game: Game = DEFAULT_GAME
+    game: AnyGame = DEFAULT_GAME
     #: Where a slow bot's decision goes (``Game.slow_bot``): the network shell runs it in a worker thread and
     #: calls ``bot_decided`` when it is done. None: every bot decides at once, inline (the simulator, tests that
     #: drive a lobby directly, deterministic).
@@ -456,7 +456,7 @@ class Room:
         kinds = self.game.record_kinds
         if kinds:
             events = self.game.observed(emits, tuple(range(len(emits))))
-            self.match_events.extend(event for event in events if event.kind in kinds)
+            self.match_events.extend(event for event in events if getattr(event, "kind", None) in kinds)
         table = self.table
         if not self.over_told and table is not None and self.game.over(table):
             self.over_told = True

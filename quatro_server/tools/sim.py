@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from quatro_server.game import Game, SeatBot
+from quatro_server.game import AnyGame, SeatBot
 from quatro_server.tables.room import Room, Seat
 from quatro_server.timing import STANDARD, Timing
 
@@ -54,7 +54,7 @@ class Lineup:
     seat count, each side's name (``--teams``, side 0 first) and each seat's player (a bot level, or whatever
     name the game's simulation makes a bot of)."""
 
-    game: Game
+    game: AnyGame
     seats: int
     sides: list[str]
     players: list[str]
@@ -101,7 +101,7 @@ class Simulation:
     #: What a side is called in the report (``teams``, ``seats`` in the JSON).
     side_word = "seat"
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: AnyGame) -> None:
         self.game = game
 
     # --- the command line -----------------------------------------------------------------------

@@ -14,7 +14,7 @@ import random
 import sys
 from collections.abc import Callable
 
-from quatro_server.game import Game
+from quatro_server.game import AnyGame
 from quatro_server.games import DEFAULT_GAME, GAMES
 from quatro_server.games.quarto.game import QUARTO
 from quatro_server.games.quarto.sim import QuartoSimulation
@@ -29,20 +29,20 @@ SIMULATIONS: dict[str, Callable[[], Simulation]] = {
 }
 
 
-def simulation_of(game: Game) -> Simulation:
+def simulation_of(game: AnyGame) -> Simulation:
     """``game``'s simulation: its own subclass where it has one, else every seat a side."""
     own = SIMULATIONS.get(game.name)
     return Simulation(game) if own is None else own()
 
 
-def game_named(name: str) -> Game:
+def game_named(name: str) -> AnyGame:
     game = GAMES.get(name)
     if game is None:
         raise ValueError(f"--game is {' or '.join(GAMES)}, not {name!r}")
     return game
 
 
-def add_arguments(parser: argparse.ArgumentParser, game: Game | None = None) -> None:
+def add_arguments(parser: argparse.ArgumentParser, game: AnyGame | None = None) -> None:
     """The simulator's options, and the options of ``game`` (the default game's when None)."""
     simulation = simulation_of(game or DEFAULT_GAME)
     parser.add_argument(
@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser, game: Game | None = None) -> 
     simulation.add_arguments(parser)
 
 
-def parser_for(game: Game) -> argparse.ArgumentParser:
+def parser_for(game: AnyGame) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quatro-server sim",
         description=f"Play whole {game.title} matches between bots on a virtual clock (no network, no waiting) "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from quatro_shared import messages as m
 from quatro_shared.framing import encode
@@ -52,7 +52,7 @@ class QuartoBatch:
         return encode(to_wire(q.QuartoUpdate(self.table_id, seq, snapshot, events, view)))
 
 
-class QuartoGame(Game):
+class QuartoGame(Game[quarto_engine.QuartoTable, q.QuartoView, q.Event, q.Action, q.Refusal]):
     """Quarto (Q1–Q7): two seats, a 4x4 board, 16 pieces; nothing hidden."""
 
     name = q.NAME
@@ -67,7 +67,7 @@ class QuartoGame(Game):
             return f"a Quarto table has {q.SEATS} seats"
         return q.SEATS
 
-    def view(self, table: quarto_engine.QuartoTable, seat: int, now: float) -> Any:
+    def view(self, table: quarto_engine.QuartoTable, seat: int, now: float) -> q.QuartoView:
         return quarto_engine.view(table, seat, now)
 
     def batch(
@@ -75,7 +75,7 @@ class QuartoGame(Game):
     ) -> UpdateBatch:
         return QuartoBatch(table_id, table, emits, now)
 
-    def observed(self, emits: Sequence[q.Event], seen: tuple[int, ...]) -> list[Any]:
+    def observed(self, emits: Sequence[q.Event], seen: tuple[int, ...]) -> list[object]:
         return [emits[k] for k in seen]
 
     def seating_changed(self, emits: Sequence[q.Event]) -> bool:
@@ -117,13 +117,13 @@ class QuartoGame(Game):
 
         return isinstance(bot, QuartoBot) and bot.slow and view.phase is q.Phase.PLAYING and view.turn == view.seat
 
-    def commentary(self, names: Sequence[str | None]) -> Commentary:
+    def commentary(self, names: Sequence[str | None]) -> Commentary[quarto_engine.QuartoTable, q.Event]:
         """The exact solver's verdict on the position after each move, where it can judge within a small budget."""
         from quatro_server.games.quarto.commentary import QuartoCommentary  # the solver loads with the first replay
 
         return QuartoCommentary(names)
 
-    def record(self, table: quarto_engine.QuartoTable, events: Sequence[Any]) -> MatchRecord:
+    def record(self, table: quarto_engine.QuartoTable, events: Sequence[object]) -> MatchRecord:
         """Each seat a side, placed by the winners (both for a drawn match, Q6); each seat's games played, won and
         drawn, from the match's score."""
         scores = tuple(table.scores)
@@ -134,7 +134,7 @@ class QuartoGame(Game):
             tuple({"games": played, "games_won": scores[seat], "games_drawn": table.draws} for seat in range(q.SEATS)),
         )
 
-    def decision_key(self, view: q.QuartoView) -> Any:
+    def decision_key(self, view: q.QuartoView) -> object:
         """The position and whose step it is; the clocks and the seats' connections change nothing a bot decides."""
         return (view.phase, view.game, view.turn, view.step, view.board, view.in_hand)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
@@ -12,7 +12,7 @@ from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import events as e
 from quatro_shared.games.quatro import seating, wording
 from quatro_shared.games.quatro.cards import PLAYER_COUNTS
-from quatro_shared.games.quatro.views import TABLE_PHASE, Phase
+from quatro_shared.games.quatro.views import TABLE_PHASE, Phase, SeatView
 from quatro_shared.levels import DEFAULT_LEVEL, LEVELS
 from quatro_shared.tables import TablePhase
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 QUATRO_TALLIES = ("calls_right", "calls_wrong", "counters_right", "counters_wrong")
 
 
-class QuatroGame(Game):
+class QuatroGame(Game[engine.Table, SeatView, engine.Emit, a.Action, a.Refusal]):
     """Quatro (R1–R20): 4, 6 or 8 seats in teams of two, hidden hands, signs and pulses."""
 
     name = p.QUATRO
@@ -47,13 +47,13 @@ class QuatroGame(Game):
         assert players is not None
         return players
 
-    def view(self, table: engine.Table, seat: int, now: float) -> Any:
+    def view(self, table: engine.Table, seat: int, now: float) -> SeatView:
         return engine.view(table, seat, now)
 
     def batch(self, table_id: int, table: engine.Table, emits: Sequence[engine.Emit], now: float) -> UpdateBatch:
         return Batch(table_id, table, emits, now)
 
-    def observed(self, emits: Sequence[engine.Emit], seen: tuple[int, ...]) -> list[Any]:
+    def observed(self, emits: Sequence[engine.Emit], seen: tuple[int, ...]) -> list[object]:
         return [emits[k].event for k in seen]
 
     def seating_changed(self, emits: Sequence[engine.Emit]) -> bool:
@@ -88,7 +88,7 @@ class QuatroGame(Game):
     def make_bot(self, level: str, rng: random.Random) -> Bot:
         return make_bot(level, rng)
 
-    def commentary(self, names: Sequence[str | None]) -> Commentary:
+    def commentary(self, names: Sequence[str | None]) -> Commentary[engine.Table, engine.Emit]:
         """After each round's reveal: who held four, whose pulses were the real sign and whose were decoys."""
         from quatro_server.games.quatro.commentary import QuatroCommentary
 
@@ -104,11 +104,11 @@ class QuatroGame(Game):
     def team_count(self, players: int) -> int:
         return seating.team_count(players)
 
-    def recent(self, history: Sequence[engine.Emit], seat: int, team: int) -> tuple[Any, ...]:
+    def recent(self, history: Sequence[engine.Emit], seat: int, team: int) -> tuple[object, ...]:
         seen = [emit.event for emit in history if emit.visible_to(seat, team)]  # the one gate of H1, as in updates
         return tuple(seen[-p.MAX_RECENT_EVENTS :])
 
-    def record(self, table: engine.Table, events: Sequence[Any]) -> MatchRecord:
+    def record(self, table: engine.Table, events: Sequence[object]) -> MatchRecord:
         """Teams are the sides, placed by the winners (R20: several may win together) and then the scores; each seat's
         calls and counters (R16) right and wrong, from the reveals (``round_ended``)."""
         counts = [dict.fromkeys(QUATRO_TALLIES, 0) for _ in range(table.players)]

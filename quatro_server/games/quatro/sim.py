@@ -23,7 +23,7 @@ from quatro_shared.games.quatro.cards import PLAYER_COUNTS
 from quatro_shared.games.quatro.seating import team_count, team_of
 from quatro_shared.levels import LEVELS
 
-from quatro_server.game import Game
+from quatro_server.game import AnyGame
 from quatro_server.games.quatro.bots import THINK_TIME, Bot, load_bot_class, make_bot
 from quatro_server.games.quatro.engine import Emit
 from quatro_server.games.quatro.exploiters import EXPLOITERS, SCRIPTED, is_exploiter, is_scripted, make_scripted
@@ -68,7 +68,7 @@ class QuatroTally(Tally):
 class QuatroSimulation(Simulation):
     side_word = "team"
 
-    def __init__(self, game: Game = QUATRO) -> None:
+    def __init__(self, game: AnyGame = QUATRO) -> None:
         super().__init__(game)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
