@@ -15,8 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-EventT = TypeVar("EventT")
-RefusalT = TypeVar("RefusalT")
+from quatro_shared.game import GameAction
+
+#: Covariant: an outcome of a game's own events and refusals is an ``Outcome[object, object]`` to the platform.
+EventT = TypeVar("EventT", covariant=True)
+RefusalT = TypeVar("RefusalT", covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +54,15 @@ class RulesTable(Protocol):
     def winners(self) -> Sequence[int]:
         """The sides that won the match: none until it is over."""
 
-    def start(self, now: float) -> Sequence[Any]:
+    def start(self, now: float) -> Sequence[object]:
         """Start the match (every seat is filled): its first events."""
 
-    def act(self, seat: int, action: Any, now: float) -> Outcome[Any, Any]:
+    # ``action`` is of the table's own game (its contract's action classes): the platform hands a table only the actions
+    # its game's codec read, a type it knows at run time alone (as every implementation narrows it to).
+    def act(self, seat: int, action: Any, now: float) -> Outcome[object, object]:
         """``seat`` does ``action`` at ``now``: time runs to ``now`` first, then the action is applied or refused."""
 
-    def advance(self, now: float) -> Sequence[Any]:
+    def advance(self, now: float) -> Sequence[object]:
         """Time passes: the events due by ``now``, in the order they fell."""
 
     def next_deadline(self) -> float | None:
@@ -82,7 +87,7 @@ class SeatBot(Protocol):
     def observe(self, events: list[Any]) -> None:
         """The events its seat was shown, in order, before its next decision."""
 
-    def decide(self, view: Any, now: float) -> Sequence[Any]:
+    def decide(self, view: Any, now: float) -> Sequence[GameAction]:
         """The actions to take now, from the seat's view."""
 
 

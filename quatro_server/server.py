@@ -29,14 +29,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import count
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgpack
 import trio
 
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
-from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.framing import FrameDecoder, Message, Outgoing, ProtocolError, encode
 from quatro_shared.framing import frame as _frame
 from quatro_shared.wire import quote, request_from_wire, to_wire
 
@@ -166,7 +166,7 @@ class QuietLog:
         self.logger, self.every, self.clock = logger, every, clock
         self._state: dict[str, list[float]] = {}  # key -> [last written at, suppressed since]
 
-    def __call__(self, key: str, level: int, message: str, *args: Any, exc_info: bool = False) -> None:
+    def __call__(self, key: str, level: int, message: str, *args: object, exc_info: bool = False) -> None:
         if not self.logger.isEnabledFor(level):
             return
         now = self.clock()
@@ -185,7 +185,7 @@ class QuietLog:
 #: The last broadcast encoded, and its bytes: a ``lobby`` or ``table`` push goes to many connections as one
 #: object, so it is encoded once and every queue shares the same bytes. Holding the object keeps its id unique.
 class _LastBroadcast:
-    message: dict[str, Any] | None = None
+    message: Outgoing | None = None
     data: bytes = b""
 
 
@@ -194,7 +194,7 @@ _OK_HEAD = b"\x82" + msgpack.packb("kind") + msgpack.packb(p.OK) + msgpack.packb
 _packb = msgpack.Packer(use_bin_type=True, autoreset=True).pack
 
 
-def _encode(message: dict[str, Any]) -> bytes:
+def _encode(message: Outgoing) -> bytes:
     if message.get("kind") not in (p.LOBBY, p.TABLE):
         return encode(message)
     if _LastBroadcast.message is not message:
@@ -233,7 +233,7 @@ class Connection:
     counted: bool = False
     pending_door: bool = False
     #: Requests read and not answered yet: held back while the client reads the answers before them.
-    waiting: list[dict[str, Any]] = field(default_factory=list)
+    waiting: list[Message] = field(default_factory=list)
     #: False while its TLS handshake is under way (a plain connection is never anything else than True).
     secured: bool = True
     #: Accepted on the doors' own loopback listener: its hello must show the door token (``Server.serve``).
@@ -250,7 +250,7 @@ class Connection:
         """Bytes queued or being written: never above ``max_outbound_bytes``."""
         return self.outbox.size
 
-    def send(self, message: dict[str, Any] | bytes) -> None:
+    def send(self, message: Outgoing | bytes) -> None:
         """Queue a frame (a message, or a frame already encoded); never blocks. A client over its byte budget
         stopped reading: drop it (R19 keeps its seat). A ``lobby`` push supersedes the one still waiting (dropped,
         and the new one queued after whatever came meanwhile): a watcher is sent the latest list, never a backlog."""
@@ -743,7 +743,7 @@ class Server:
         conn.close("slow_reader")
         return False
 
-    def _answer(self, conn: Connection, frame: dict[str, Any]) -> None:
+    def _answer(self, conn: Connection, frame: Message) -> None:
         now = trio.current_time()
         raw_id = frame.get("id")
         request_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
@@ -980,7 +980,7 @@ async def _linger(stream: trio.abc.Stream, fd: int, seconds: float) -> None:
             left -= len(data)
 
 
-async def _send_and_close(stream: trio.abc.Stream, message: dict[str, Any]) -> None:
+async def _send_and_close(stream: trio.abc.Stream, message: Outgoing) -> None:
     with trio.move_on_after(1):
         try:
             await stream.send_all(encode(message))

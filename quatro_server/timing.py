@@ -105,13 +105,15 @@ class Timing:
                 return value
         return duration.standard
 
-    def changed(self, **values: Any) -> Timing:
+    def changed(self, **values: float) -> Timing:
         """This profile with ``values`` (fields and declared durations, by name) in place of its own. Raises
         ``ValueError`` for a name that is neither, or a value out of range."""
         unknown = sorted(set(values) - known_names())
         if unknown:
             raise ValueError(f"unknown timing keys {', '.join(unknown)} (known: {', '.join(sorted(known_names()))})")
-        own = {name: value for name, value in values.items() if name in _FIELD_NAMES}
+        # The fields' own types (seconds, and the target score's whole number), which ``check`` has not yet held
+        # them to: ``__post_init__`` does, once ``replace`` builds the profile.
+        own: dict[str, Any] = {name: value for name, value in values.items() if name in _FIELD_NAMES}
         added = dict(self.added)
         for name, value in values.items():
             if name not in _FIELD_NAMES:
@@ -120,15 +122,15 @@ class Timing:
         kept = tuple(sorted((name, value) for name, value in added.items() if value != DECLARED[name].standard))
         return replace(self, **own, added=kept)
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> dict[str, float]:
         """Every duration of the profile by name, the fields first, then every declared one in the order of
         declaration: the ``table`` push's ``timing``, and what the journal keeps of a table's profile."""
-        out: dict[str, Any] = {name: getattr(self, name) for name in _FIELD_NAMES}
+        out: dict[str, float] = {name: getattr(self, name) for name in _FIELD_NAMES}
         out.update((name, self.of(duration)) for name, duration in DECLARED.items())
         return out
 
     @classmethod
-    def from_values(cls, values: Mapping[str, Any]) -> Timing:
+    def from_values(cls, values: Mapping[str, float]) -> Timing:
         """The profile ``values`` gives (as ``values`` writes it; a missing key keeps the standard value)."""
         return STANDARD.changed(**values)
 

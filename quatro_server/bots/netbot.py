@@ -43,6 +43,7 @@ from quatro_shared.client import (
     Updated,
 )
 from quatro_shared.framing import ProtocolError
+from quatro_shared.game import GameAction, GameUpdate
 from quatro_shared.games import CONTRACTS, DEFAULT
 from quatro_shared.tables import TablePhase
 from quatro_shared.tls import Endpoint, client_context, parse_endpoint, tls_trouble
@@ -91,7 +92,7 @@ class _Client:
         self.core = core
         self.replies: dict[int, m.Reply] = {}
         self.waiting: dict[int, trio.Event] = {}
-        self.view: Any = None
+        self.view: object = None
         self.view_at = 0.0
         self.seating: m.Seating | None = None
         self.seating_changed = trio.Event()
@@ -158,7 +159,7 @@ class _Client:
         elif isinstance(event, ServerError):
             log.warning("server error: %s %s", event.why, event.reply)
 
-    def _update(self, update: Any, view: Any) -> None:
+    def _update(self, update: GameUpdate, view: object) -> None:
         if update.events:
             self.bot.observe(list(update.events))  # the table's game is the bot's
             self.rounds_ended += self.game.ended(update.events)  # ``--rounds`` counts them
@@ -277,11 +278,11 @@ async def _start_when_full(client: _Client) -> None:
         await client.seating_changed.wait()
 
 
-def _over(game: BotGame, view: Any) -> bool:
+def _over(game: BotGame, view: object) -> bool:
     return view is not None and game.over(view)
 
 
-async def _decide(game: BotGame, bot: SeatBot, view: Any, now: float) -> list[Any]:
+async def _decide(game: BotGame, bot: SeatBot, view: object, now: float) -> list[GameAction]:
     """The bot's actions; a slow bot (``BotGame.slow``: a search) thinks in a worker thread, so that the connection
     goes on reading and pinging meanwhile."""
     if game.slow(bot, view):
@@ -421,7 +422,8 @@ async def run_bot(
             continue
         view = client.view
         if view is not None:
-            result.scores, result.winners = tuple(view.scores), tuple(view.winners)
+            # Every game's view keeps its match's scores and winners (its contract's view class).
+            result.scores, result.winners = tuple(getattr(view, "scores", ())), tuple(getattr(view, "winners", ()))
         result.rounds += client.rounds_ended
         over = _over(part, view)
         result.reason = client.closed or ("over" if over else "left")
@@ -433,14 +435,21 @@ async def run_bot(
 
 
 async def run_bots(
-    host: str, port: int, count: int, level: str | None, *, seed: int | None = None, **options: Any
+    # ``options`` are run_bot's keywords, passed through whole (each of its own type).
+    host: str,
+    port: int,
+    count: int,
+    level: str | None,
+    *,
+    seed: int | None = None,
+    **options: Any,
 ) -> list[BotResult]:
     """``count`` network bots, seated one after another (so that they fill the same table), playing at once."""
     seeds = random.Random(seed) if seed is not None else random.SystemRandom()
     results: list[BotResult] = []
     async with trio.open_nursery() as nursery:
 
-        async def one(i: int, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+        async def one(i: int, *, task_status: trio.TaskStatus[BotResult] = trio.TASK_STATUS_IGNORED) -> None:
             rng = random.Random(seeds.getrandbits(64))
             name = f"{level or CONTRACTS[options.get('game', DEFAULT.name)].default_level}-net-{i + 1}"
             results.append(await run_bot(host, port, level, name=name, rng=rng, task_status=task_status, **options))

@@ -33,9 +33,8 @@ import signal
 import struct
 import sys
 import termios
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import asyncssh
 
@@ -291,7 +290,9 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
     def connection_made(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
         self.chan = chan
 
-    def pty_requested(self, term_type: str, term_size: tuple[int, int, int, int], term_modes: Any) -> bool:
+    def pty_requested(
+        self, term_type: str, term_size: tuple[int, int, int, int], term_modes: Mapping[int, int]
+    ) -> bool:
         self.term = term_type
         if term_size[0] and term_size[1]:
             self.size = clamp_size(term_size[0], term_size[1])
@@ -309,7 +310,7 @@ class DoorSession(asyncssh.SSHServerSession[bytes]):
     def session_started(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._run())
 
-    def data_received(self, data: bytes, datatype: Any) -> None:
+    def data_received(self, data: bytes, datatype: int | None) -> None:
         if self.master is None:
             return
         try:

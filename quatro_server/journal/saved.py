@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 
 @dataclass(slots=True)
@@ -32,7 +31,7 @@ class SavedTable:
     game: str | None
     players: int
     timing_name: str
-    timing: dict[str, Any]
+    timing: dict[str, float]
     password: str | None
     host: int | None
     status: str

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zeroconf import Zeroconf
 
 from quatro_shared.discovery import SERVICE_TYPE, NoMulticast, open_zeroconf
 
@@ -35,7 +38,7 @@ class Announcement:
             properties={"version": str(version), "ssh": str(ssh_port)},
             server=f"{socket.gethostname().split('.')[0] or 'quatro'}-quatro.local.",
         )
-        self.zeroconf: Any = None
+        self.zeroconf: Zeroconf | None = None
 
     def start(self) -> None:
         """Announce; raises ``NoMulticast``."""

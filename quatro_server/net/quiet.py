@@ -29,7 +29,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import trio
 
@@ -180,7 +179,7 @@ class LoopWatch(trio.abc.Instrument):
         else:
             heapq.heapreplace(self.longest, entry)
 
-    def gc_callback(self, phase: str, info: dict[str, Any]) -> None:
+    def gc_callback(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._gc_started = time.perf_counter()
             return

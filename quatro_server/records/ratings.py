@@ -17,7 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from openskill.models import PlackettLuce as PlackettLuceModel
 
 #: A new person's rating (openskill's defaults: mu 25, sigma 25/3).
 MU = 25.0
@@ -36,7 +39,7 @@ class Rating:
 
 
 @cache
-def _model() -> Any:
+def _model() -> PlackettLuceModel:
     # Loaded with the first rated match: a server that never rates one never pays for the import.
     from openskill.models import PlackettLuce
 

@@ -21,11 +21,11 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from quatro_server.game import AnyGame
 from quatro_server.games import DEFAULT_GAME, GAMES
 from quatro_server.journal import Mismatch, Opening, SavedMove, SavedTable, replay_move
+from quatro_server.rules import RulesTable
 from quatro_server.timing import Timing
 
 
@@ -51,7 +51,7 @@ class SeatReplay:
     #: Who sat where ("" for nobody), the seats bots played, the table's durations.
     names: tuple[str, ...] = ()
     bot_seats: tuple[int, ...] = ()
-    timing: dict[str, Any] = field(default_factory=dict)
+    timing: dict[str, float] = field(default_factory=dict)
     #: The seat's update frames, as the server sent them (msgpack, without the length prefix).
     frames: list[bytes] = field(default_factory=list)
     #: Each frame's match time, in milliseconds from the match's start (time a server was down left out).
@@ -91,7 +91,7 @@ def _instants(moves: Sequence[SavedMove]) -> list[list[SavedMove]]:
     return groups
 
 
-def _play(table: Any, game: AnyGame, move: SavedMove) -> Sequence[Any]:
+def _play(table: RulesTable, game: AnyGame, move: SavedMove) -> Sequence[object]:
     """One recorded input given to the table again; raises ``NotReplayable`` if it does not replay as recorded."""
     try:
         return replay_move(table, game.journal, move)
@@ -136,7 +136,7 @@ def frames_of(saved: SavedTable, match: int, seat: int, *, commentary: bool = Tr
         raise NotReplayable("not_replayable", f"table {saved.id} does not replay as recorded ({exc})") from exc
 
 
-def _new_table(saved: SavedTable, game: AnyGame, start: SavedMove) -> Any:
+def _new_table(saved: SavedTable, game: AnyGame, start: SavedMove) -> RulesTable:
     if start.input is None:
         raise NotReplayable("not_replayable", f"move {start.n} records nothing to start from")
     opening = Opening.from_record(saved.players, json.loads(start.input))
@@ -148,7 +148,7 @@ def _over(saved: SavedTable, game: AnyGame, moves: Sequence[SavedMove]) -> bool:
     return saved.status == "over" or bool(game.over(final_table(saved, game, moves)))
 
 
-def final_table(saved: SavedTable, game: AnyGame, moves: Sequence[SavedMove]) -> Any:
+def final_table(saved: SavedTable, game: AnyGame, moves: Sequence[SavedMove]) -> RulesTable:
     """The table as a match's record leaves it. Raises ``NotReplayable`` (or ``ValueError``...) if it does not replay."""
     table = _new_table(saved, game, moves[0])
     for move in moves:
@@ -189,7 +189,7 @@ def _replay(
     origin = moves[0].at
     seq = 0
     for group in _instants(moves):
-        emits: list[Any] = []
+        emits: list[object] = []
         for move in group:
             if move.kind == "rebase":
                 origin += float(json.loads(move.input or "{}")["delta"])

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
 
 #: Tables one server holds at once; beyond it ``create_table`` is refused ``server_full``.
 MAX_TABLES = 500
@@ -39,9 +39,9 @@ class GuessLimiter:
         self, free: int, delay: float, cap: float, memory: float = GUESS_MEMORY, records: int = GUESS_RECORDS
     ) -> None:
         self.free, self.delay, self.cap, self.memory, self.records = free, delay, cap, memory, records
-        self._misses: dict[Any, _Misses] = {}
+        self._misses: dict[Hashable, _Misses] = {}
 
-    def wait(self, key: Any, now: float) -> float:
+    def wait(self, key: Hashable, now: float) -> float:
         """Seconds before ``key`` may guess again; 0 when it may now."""
         misses = self._misses.get(key)
         if misses is None:
@@ -51,7 +51,7 @@ class GuessLimiter:
             return 0.0
         return max(0.0, misses.blocked_until - now)
 
-    def missed(self, key: Any, now: float) -> None:
+    def missed(self, key: Hashable, now: float) -> None:
         misses = self._misses.pop(key, None) or _Misses()
         if now - misses.last >= self.memory:
             misses = _Misses()
@@ -64,5 +64,5 @@ class GuessLimiter:
         while len(self._misses) > self.records:
             del self._misses[next(iter(self._misses))]
 
-    def forget(self, key: Any) -> None:
+    def forget(self, key: Hashable) -> None:
         self._misses.pop(key, None)

@@ -14,7 +14,6 @@ import secrets
 import time
 from collections.abc import Callable
 from itertools import count
-from typing import Any
 
 import msgpack
 
@@ -201,7 +200,7 @@ class Lobby:
             self._listing_moved = True
         return listed
 
-    def _wire_listing(self, tables: tuple[m.TableSummary, ...]) -> list[dict[str, Any]]:
+    def _wire_listing(self, tables: tuple[m.TableSummary, ...]) -> list[dict[str, object]]:
         """``tables`` as ``to_wire`` writes them, each room's line converted once while it is unchanged."""
         rooms = self.rooms
         wired = []
@@ -286,7 +285,7 @@ class Lobby:
         # One message for every watcher: the shell encodes it once, and a list still waiting for a watcher is
         # replaced by this one (a ``lobby`` push is state: the latest is all a watcher needs). It is
         # ``to_wire(m.LobbyList(tables, draining=...))``, each table's line converted once while it is unchanged.
-        message: dict[str, Any] = {"kind": p.LOBBY, "tables": self._wire_listing(tables)}
+        message: dict[str, object] = {"kind": p.LOBBY, "tables": self._wire_listing(tables)}
         if self.draining:
             message["draining"] = True
         for peer in list(self.watchers):
@@ -504,7 +503,7 @@ class Lobby:
                     room.lobby_host_leaves()
                     room.broadcast_seating()
                 continue
-            emits: list[Any] = []
+            emits: list[object] = []
             for i, s in enumerate(room.seats):
                 if s.bot is None and s.peer is None:
                     emits.extend(room.act(i, Disconnect(), now).events)
@@ -870,7 +869,7 @@ class Lobby:
 
     # --- the operator's hand (``quatro-server admin``) ----------------------------------------------------
 
-    def _unseat(self, room: Room, seat: int, ended: dict[str, Any]) -> Peer | None:
+    def _unseat(self, room: Room, seat: int, ended: dict[str, object]) -> Peer | None:
         """The connection at ``seat`` of ``room``, if any, is told ``ended`` (a ``seat_ended``) and is in the lobby
         from now on (sent the ``lobby`` push); the seat itself is left as it is."""
         s = room.seats[seat]
@@ -1112,7 +1111,11 @@ class Lobby:
         room.publish(outcome.events, now)
         if outcome.refusal is not None:
             log.debug(
-                "refused table=%d seat=%d action=%s reason=%s", room.id, seat, request.kind, outcome.refusal.reason
+                "refused table=%d seat=%d action=%s reason=%s",
+                room.id,
+                seat,
+                request.kind,
+                getattr(outcome.refusal, "reason", "?"),
             )
             return room.game.refused(request.id, action, outcome.refusal)
         return m.Ok(request.id)

@@ -17,12 +17,12 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgpack
 
 from quatro_shared import messages as m
-from quatro_shared.framing import encode
+from quatro_shared.framing import Outgoing, encode
 from quatro_shared.tables import NO_SEAT, Disconnect, TablePhase
 from quatro_shared.wire import to_wire
 
@@ -30,7 +30,7 @@ from quatro_server.game import AnyGame, UpdateBatch
 from quatro_server.games import DEFAULT_GAME
 from quatro_server.journal import Opening, Recorder
 from quatro_server.records.match import MatchRecord
-from quatro_server.rules import RulesTable, SeatBot
+from quatro_server.rules import Outcome, RulesTable, SeatBot
 from quatro_server.tables.credentials import digest_secret, secret_matches
 from quatro_server.timing import Timing
 
@@ -38,7 +38,7 @@ log = logging.getLogger("quatro.lobby")
 _packer = msgpack.Packer(use_bin_type=True, autoreset=True)
 
 
-def _packb(value: Any) -> bytes:
+def _packb(value: object) -> bytes:
     packed: bytes = _packer.pack(value)
     return packed
 
@@ -69,7 +69,7 @@ class Peer(Protocol):
     #: anonymous. Said in ``hello``.
     person: str | None
 
-    def send(self, message: dict[str, Any] | bytes) -> None: ...
+    def send(self, message: Outgoing | bytes) -> None: ...
 
     def close(self, reason: str) -> None: ...
 
@@ -108,12 +108,12 @@ class BotJob:
 
     seat: int
     bot: SeatBot
-    view: Any
+    view: object
     now: float
     #: The match it was asked in: a rematch is a new table, and an answer for the old one is stale.
     table: RulesTable
 
-    def decide(self) -> list[Any]:
+    def decide(self) -> list[object]:
         return list(self.bot.decide(self.view, self.now))
 
 
@@ -166,7 +166,7 @@ class Room:
 
     #: What the room did not tell yet, in order (each batch and who asked for a snapshot), while its recorder is
     #: ``held``: a point the disk has not taken yet, and everything after it (R20).
-    _held: list[tuple[list[Any], int | None]] = field(default_factory=list)
+    _held: list[tuple[list[object], int | None]] = field(default_factory=list)
 
     #: Whether its matches count for the players' records and ratings (``create_table``'s ``rated``; False: friendly).
     rated: bool = True
@@ -178,7 +178,7 @@ class Room:
     #: The room's line of the lobby list as last built (``listed``), its wire form, and its msgpack bytes once asked
     #: for; ``_listed_dirty``: it must be built again (something it shows changed since).
     _listed: m.TableSummary | None = field(default=None, repr=False, compare=False)
-    _listed_wire: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _listed_wire: dict[str, object] | None = field(default=None, repr=False, compare=False)
     _listed_packed: bytes | None = field(default=None, repr=False, compare=False)
     _listed_dirty: bool = field(default=True, repr=False, compare=False)
 
@@ -186,10 +186,10 @@ class Room:
         # When each seat was taken, counted on from the seats the room is made with (a restored room's).
         self._orders = count(max((s.order for s in self.seats), default=0) + 1)
         #: The current match's events its record is counted from (``Game.record_kinds``), and whether its end was told.
-        self.match_events: list[Any] = []
+        self.match_events: list[object] = []
         self.over_told = self.table is not None and self.game.over(self.table)
         #: The current match's latest events, hidden ones too (``Game.recent_kept``), for a rejoiner's ``recent`` push.
-        self.history: deque[Any] | None = deque(maxlen=self.game.recent_kept) if self.game.recent_kept else None
+        self.history: deque[object] | None = deque(maxlen=self.game.recent_kept) if self.game.recent_kept else None
 
     # --- what the room tells people ------------------------------------------------------------
 
@@ -243,7 +243,7 @@ class Room:
         self._listed, self._listed_wire, self._listed_packed = summary, None, None
         return summary, changed
 
-    def listed_wire(self, summary: m.TableSummary) -> dict[str, Any]:
+    def listed_wire(self, summary: m.TableSummary) -> dict[str, object]:
         """``to_wire(summary)``, kept while ``summary`` is the room's line as last built (``listed``)."""
         if summary is not self._listed:
             return to_wire(summary)
@@ -395,7 +395,7 @@ class Room:
             s.synced = True
         return batch.update(seat, s.seq, seen, snapshot)
 
-    def publish(self, emits: list[Any], now: float, snapshot_for: int | None = None) -> None:
+    def publish(self, emits: list[object], now: float, snapshot_for: int | None = None) -> None:
         """Send one batch of engine events to the seats allowed to see them, each filtered for that seat (H1, H3).
 
         A seat that sees none of the batch is sent nothing: even an empty update would tell it *when* a
@@ -417,7 +417,7 @@ class Room:
             # Every event public (a swap, a pulse): every seat sees all of them; a synced seat's frame is the shared
             # bytes with its seq and cooldowns, a seat without a snapshot yet gets one.
             everything = batch.seen_by(0, 0)  # the same for every seat
-            observed: list[Any] | None = None  # what a bot is told: the same for every seat, built for the first bot
+            observed: list[object] | None = None  # what a bot is told: the same for every seat, built for the first bot
             for i, s in enumerate(self.seats):
                 peer = s.peer
                 if peer is not None:
@@ -445,7 +445,7 @@ class Room:
         self._tell_watchers(batch)
         self._published(emits)
 
-    def _published(self, emits: list[Any]) -> None:
+    def _published(self, emits: list[object]) -> None:
         """After a batch was told: the seating push if it changed, the timer woken if the batch brought the room's
         next deadline forward. Routine play (most batches) does neither."""
         if self.history is not None:
@@ -471,7 +471,7 @@ class Room:
 
     # --- the table's two doors, journalled --------------------------------------------------------
 
-    def act(self, seat: int, action: Any, now: float) -> Any:
+    def act(self, seat: int, action: object, now: float) -> Outcome[object, object]:
         """The table's ``act`` (its ``Outcome``), recorded in the journal before the caller tells anyone of it."""
         assert self.table is not None
         recorder = self.recorder
@@ -482,14 +482,14 @@ class Room:
             recorder.acted(seat, action, now, outcome)
         return outcome
 
-    def advance(self, now: float) -> list[Any]:
+    def advance(self, now: float) -> list[object]:
         """The table's ``advance`` (the events due by ``now``), recorded as ``act`` is."""
         assert self.table is not None
         recorder = self.recorder
         if recorder is not None and recorder.held is not None:
             recorder.stand_still(now)
             return []
-        emits: list[Any] = list(self.table.advance(now))
+        emits: list[object] = list(self.table.advance(now))
         if recorder is not None and emits:
             recorder.advanced(now, emits)
         return emits
@@ -548,10 +548,10 @@ class Room:
             emits.extend(self._play_bot(i, s.bot.decide(view, now), now))
         self.publish(emits, now)
 
-    def _play_bot(self, seat: int, actions: Sequence[Any], now: float) -> list[Any]:
+    def _play_bot(self, seat: int, actions: Sequence[object], now: float) -> list[object]:
         """Play a bot's actions in order, up to the first refusal; its next look comes after its thinking time."""
         assert self.table is not None
-        emits: list[Any] = []
+        emits: list[object] = []
         for action in actions:
             outcome = self.act(seat, action, now)
             emits.extend(outcome.events)
@@ -562,7 +562,7 @@ class Room:
         self.seats[seat].bot_wake = now + bot.think_time()
         return emits
 
-    def bot_decided(self, job: BotJob, actions: list[Any], now: float) -> bool:
+    def bot_decided(self, job: BotJob, actions: list[object], now: float) -> bool:
         """A slow bot's decision came back at ``now``: play it if it still fits, else drop it and ask the bot again
         at once. It no longer fits when the match moved on meanwhile (a move clock ran out, a rematch began), the
         seat holds another bot, or the match is over. Returns whether it was played."""
@@ -636,7 +636,7 @@ class Room:
         self.match_events, self.over_told = [], False
         if self.history is not None:
             self.history.clear()  # a rematch's feed starts afresh, as the match's first update does
-        emits: list[Any] = list(table.start(now))
+        emits: list[object] = list(table.start(now))
         if recorder is not None:
             recorder.started(opening, table, now, emits)
         for s in self.seats:
