@@ -35,7 +35,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 from quatro_shared import messages as m
 from quatro_shared.tables import TablePhase
@@ -121,7 +121,8 @@ class Game(ABC, Generic[TableT, ViewT, EmitT, ActionT, RefusalT]):
     levels: tuple[str, ...] = ()
     default_level: str = ""
     #: How its matches are journalled (``quatro_server.journal``): its tables outlive the process.
-    journal: ClassVar[Codec]
+    #: Its actions there are the players' and the server's own (connect, disconnect), wider than ``ActionT``.
+    journal: Codec[TableT, Any, EmitT]
     #: ``create_table`` must give ``players`` (else it is an ``error`` ``bad_request``).
     players_required: bool = False
 
@@ -133,7 +134,7 @@ class Game(ABC, Generic[TableT, ViewT, EmitT, ActionT, RefusalT]):
     def seats(self, players: int | None) -> int | str:
         """The seat count of a new table asked with ``players`` (None: not given), or why it is refused."""
 
-    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> RulesTable:
+    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> TableT:
         """The rules engine of a match starting from ``opening`` (every seat filled), not started yet; its random
         source seeded from the opening's seed when it has one (a journalled match), else ``rng``."""
         return self.journal.new_table(opening, timing, opening.rng(rng))

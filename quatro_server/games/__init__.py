@@ -6,7 +6,7 @@ from __future__ import annotations
 from quatro_server.game import AnyGame
 from quatro_server.games.quarto.game import QUARTO
 from quatro_server.games.quatro.game import QUATRO
-from quatro_server.journal import Codec
+from quatro_server.journal import AnyCodec
 
 #: Every game this server hosts, by name; the first is the default (``create_table`` without ``game``).
 GAMES: dict[str, AnyGame] = {game.name: game for game in (QUATRO, QUARTO)}
@@ -17,7 +17,7 @@ DEFAULT_GAME: AnyGame = QUATRO
 ACTION_KINDS: frozenset[str] = frozenset().union(*(game.action_kinds for game in GAMES.values()))
 
 
-def journal_codec(name: str | None) -> Codec | None:
+def journal_codec(name: str | None) -> AnyCodec | None:
     """The journal encoding of the game the journal names ``name``; None for a game this server does not host. A table
     of a journal of version 1 names none: that version hosted the default game alone."""
     game = DEFAULT_GAME if name is None else GAMES.get(name)

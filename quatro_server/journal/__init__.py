@@ -13,7 +13,7 @@ What a game's actions, events and checkpoints look like in the file is the game'
 the game registry (``quatro_server.games``) supplies. ``docs/journal.md`` describes the whole.
 """
 
-from quatro_server.journal.codec import Checkpoints, Codec, Notes, Opening, json_text
+from quatro_server.journal.codec import AnyCodec, Checkpoints, Codec, Notes, Opening, json_text
 from quatro_server.journal.recorder import Recorder, SeatRecord
 from quatro_server.journal.restore import Mismatch, RestoredTable, replay_move, replay_table, restore
 from quatro_server.journal.saved import SavedMove, SavedSeat, SavedTable
@@ -41,6 +41,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "WRITER_NICENESS",
     "Checkpoints",
+    "AnyCodec",
     "Codec",
     "Journal",
     "JournalError",

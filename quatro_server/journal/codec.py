@@ -14,14 +14,14 @@ import json
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 from quatro_server.journal.saved import SavedTable
 from quatro_server.rules import RulesTable
 from quatro_server.timing import Timing
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     """A value as the journal writes JSON: compact."""
     return json.dumps(value, separators=(",", ":"))
 
@@ -38,7 +38,7 @@ class Opening:
     order: tuple[int, ...]
     seed: int | None = None
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """The ``start`` move's input."""
         assert self.seed is not None
         return {"seed": f"{self.seed:032x}", "bots": sorted(self.bots), "host": self.host, "order": list(self.order)}
@@ -71,51 +71,64 @@ class Notes:
     checkpoint: bool = False
 
 
-class Checkpoints(Protocol):
+#: A game's own types, as its journal encoding reads and writes them: its rules table, an action (a player's, or the
+#: server's connect and disconnect), and what its table emits.
+TableT = TypeVar("TableT", bound=RulesTable)
+ActionT = TypeVar("ActionT")
+EmitT_contra = TypeVar("EmitT_contra", contravariant=True)
+
+
+class Checkpoints(Protocol[TableT]):
     """A game whose tables can be saved whole: a restore rebuilds the last one and replays only the moves after it."""
 
-    def save(self, table: Any) -> Any:
+    def save(self, table: TableT) -> object:
         """The table and its random source's state as plain values (lists, numbers, strings), JSON-encoded by the
         journal's writer thread."""
 
-    def load(self, data: Any, timing: Timing) -> RulesTable:
+    # ``data`` is what the journal's JSON gave back for ``save``'s value: the game's own shape, checked by ``load``.
+    def load(self, data: Any, timing: Timing) -> TableT:
         """The table ``save`` gave ``data`` for. Raises ``ValueError`` (or ``KeyError``, ``TypeError``) if malformed."""
 
 
-class Codec(Protocol):
+class Codec(Protocol[TableT, ActionT, EmitT_contra]):
     """How one game's matches are written to the journal and read back."""
 
     @property
-    def checkpoints(self) -> Checkpoints | None:
+    def checkpoints(self) -> Checkpoints[TableT] | None:
         """How its tables are saved whole; None: they are replayed from their match's start (short matches)."""
 
-    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> RulesTable:
+    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> TableT:
         """The rules table a match of ``opening`` starts with (not started yet): the live room's and the restore's."""
 
-    def encode_action(self, action: Any) -> str:
+    def encode_action(self, action: ActionT) -> str:
         """An accepted action (a player's, or the server's connect and disconnect) as the ``moves`` row keeps it."""
 
-    def decode_action(self, text: str) -> Any:
+    def decode_action(self, text: str) -> ActionT:
         """The action ``encode_action`` wrote. Raises ``ValueError`` (a ``WireError`` is one) if malformed."""
 
-    def encode_events(self, emits: Sequence[Any]) -> str:
+    def encode_events(self, emits: Sequence[EmitT_contra]) -> str:
         """A batch of the table's events as the ``moves`` row keeps it; a replayed move must encode the same."""
 
-    def events(self, text: str) -> list[dict[str, Any]]:
+    def events(self, text: str) -> list[dict[str, object]]:
         """The events ``encode_events`` wrote, as their wire dicts (``replay`` prints them)."""
 
-    def routine(self, emits: Sequence[Any]) -> bool:
+    def routine(self, emits: Sequence[EmitT_contra]) -> bool:
         """Whether the batch changes nothing but the table's play (no score, no end, no checkpoint): asked for every
         move, on the event loop, so it must be cheap. ``notes`` is asked only when it says no."""
 
-    def notes(self, emits: Sequence[Any]) -> Notes:
+    def notes(self, emits: Sequence[EmitT_contra]) -> Notes:
         """What the batch changes beyond the move."""
 
-    def over(self, table: Any) -> bool:
+    def over(self, table: TableT) -> bool:
         """Whether the table's match has ended (such a table is not restored)."""
 
     def header(self, saved: SavedTable) -> Iterator[str]:
         """``replay``'s header lines (each starting ``#``): the table, then one per seat."""
 
-    def describe(self, event: dict[str, Any]) -> tuple[str, str]:
+    def describe(self, event: dict[str, object]) -> tuple[str, str]:
         """One event in ``replay``'s notation: who (``s3``, or ``--`` for the table) and what."""
+
+
+#: Any game's journal encoding: what the journal's writer, restore and replays are handed (each game's own ``Codec`` is
+#: checked against its own types; the journal passes a game's values only back to the same codec).
+AnyCodec: TypeAlias = "Codec[Any, Any, Any]"

@@ -18,11 +18,10 @@ import logging
 import random
 from collections.abc import Iterable, Sequence
 from itertools import count
-from typing import Any
 
-from quatro_server.journal.codec import Codec, Opening, json_text
+from quatro_server.journal.codec import AnyCodec, Opening, json_text
 from quatro_server.journal.store import INSERT_MOVE, Journal, Later, MoveRow, Statement, ended
-from quatro_server.rules import RulesTable
+from quatro_server.rules import Outcome, RulesTable
 
 log = logging.getLogger("quatro.journal")
 
@@ -51,7 +50,7 @@ class Recorder:
     )
 
     def __init__(
-        self, journal: Journal, table_id: int, codec: Codec, next_move: int = 0, row: Statement | None = None
+        self, journal: Journal, table_id: int, codec: AnyCodec, next_move: int = 0, row: Statement | None = None
     ) -> None:
         self.journal = journal
         self.table_id = table_id
@@ -102,7 +101,7 @@ class Recorder:
         """The seed of a new match's random source, drawn from the room's: the ``start`` move keeps it."""
         return rng.getrandbits(128)
 
-    def started(self, opening: Opening, table: RulesTable, now: float, emits: Sequence[Any]) -> None:
+    def started(self, opening: Opening, table: RulesTable, now: float, emits: Sequence[object]) -> None:
         """``table``'s match began at ``now`` from ``opening`` (whose seed made its random source)."""
         self.table = table
         if emits:
@@ -110,7 +109,7 @@ class Recorder:
                 (self.table_id, next(self._moves), now, "start", None, None, tuple(emits), self.codec), opening
             )
 
-    def acted(self, seat: int, action: Any, now: float, outcome: Any) -> None:
+    def acted(self, seat: int, action: object, now: float, outcome: Outcome[object, object]) -> None:
         """``seat`` did ``action`` at ``now``; ``outcome`` is what the table answered. A refused action changed
         nothing, but the time that passed before it may have: that is recorded as time passing."""
         events = outcome.events
@@ -125,7 +124,7 @@ class Recorder:
         else:
             self._notable(row)
 
-    def advanced(self, now: float, emits: Sequence[Any]) -> None:
+    def advanced(self, now: float, emits: Sequence[object]) -> None:
         """Time passed to ``now`` and ``emits`` happened."""
         if not emits:
             return
@@ -168,7 +167,7 @@ class Recorder:
         log.warning("table_released table=%d: its point is committed; the table goes on", self.table_id)
         return True
 
-    def _rebase(self, table: RulesTable, now: float, **facts: Any) -> None:
+    def _rebase(self, table: RulesTable, now: float, **facts: object) -> None:
         delta = now - table.now
         table.rebase(delta)
         self.journal.write(
@@ -191,7 +190,7 @@ class Recorder:
         it changes, committed together; a won point committed before this returns (R20)."""
         table_id, n, at, kind, seat, action, events, codec = row
         told = self.told  # the scores told before this move (a match's start tells its own)
-        given: Any = (
+        given: str | Later[object] | None = (
             json_text(opening.record())
             if opening is not None
             else (None if action is None else Later(codec.encode_action, action))

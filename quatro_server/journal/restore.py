@@ -18,11 +18,11 @@ import logging
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from quatro_server.journal.codec import Codec, Opening
+from quatro_server.journal.codec import AnyCodec, Opening
 from quatro_server.journal.saved import SavedMove, SavedSeat, SavedTable
 from quatro_server.journal.store import Journal
+from quatro_server.rules import RulesTable
 from quatro_server.timing import Timing
 
 log = logging.getLogger("quatro.journal")
@@ -43,7 +43,7 @@ class RestoredTable:
     id: int
     #: The game's name as the journal has it (None: a table of a journal of version 1).
     game: str | None
-    codec: Codec
+    codec: AnyCodec
     players: int
     timing_name: str
     timing: Timing
@@ -52,15 +52,17 @@ class RestoredTable:
     seats: list[SavedSeat]
     #: The rules table, on the clock of the server that wrote it (``table.now``: its last recorded move); None for
     #: a table whose match had not started.
-    table: Any = None
+    table: RulesTable | None = None
     #: The events of each move replayed (from the current match's start or last checkpoint): what the seats saw of
     #: it, for bots to be told again (H2: nothing more).
-    replayed: list[Sequence[Any]] = field(default_factory=list)
+    replayed: list[Sequence[object]] = field(default_factory=list)
     #: The number of the table's next move.
     next_move: int = 0
 
 
-def replay_table(saved: SavedTable, codec: Codec, timing: Timing) -> tuple[Any, list[Sequence[Any]]]:
+def replay_table(
+    saved: SavedTable, codec: AnyCodec, timing: Timing
+) -> tuple[RulesTable | None, list[Sequence[object]]]:
     """Rebuild ``saved``'s table: from its current match's start or last checkpoint, replay its inputs, checking each
     one's events against the record. Returns the table (None if no match ever started) and the events of each move
     replayed. Raises ``Mismatch`` (or another of ``DAMAGE``)."""
@@ -86,16 +88,16 @@ def replay_table(saved: SavedTable, codec: Codec, timing: Timing) -> tuple[Any, 
         opening = Opening.from_record(saved.players, json.loads(base.input))
         table = codec.new_table(opening, timing, random.Random(opening.seed))
         todo = moves[last:]
-    batches: list[Sequence[Any]] = []
+    batches: list[Sequence[object]] = []
     for move in todo:
         batches.append(replay_move(table, codec, move))
     return table, batches
 
 
-def replay_move(table: Any, codec: Codec, move: SavedMove) -> Sequence[Any]:
+def replay_move(table: RulesTable, codec: AnyCodec, move: SavedMove) -> Sequence[object]:
     """One recorded input given to ``table`` again; its events. Raises ``Mismatch`` if it does not replay as
     recorded (refused, of an unknown kind, or with other events)."""
-    emits: Sequence[Any]
+    emits: Sequence[object]
     if move.kind == "start":
         emits = table.start(move.at)
     elif move.kind == "act":
@@ -117,7 +119,7 @@ def replay_move(table: Any, codec: Codec, move: SavedMove) -> Sequence[Any]:
     return emits
 
 
-def _restored(saved: SavedTable, codec_of: Callable[[str | None], Codec | None]) -> RestoredTable:
+def _restored(saved: SavedTable, codec_of: Callable[[str | None], AnyCodec | None]) -> RestoredTable:
     if saved.damage is not None:
         raise Mismatch(saved.damage)
     codec = codec_of(saved.game)
@@ -145,7 +147,7 @@ def _restored(saved: SavedTable, codec_of: Callable[[str | None], Codec | None])
     )
 
 
-def restore(journal: Journal, codec_of: Callable[[str | None], Codec | None]) -> list[RestoredTable]:
+def restore(journal: Journal, codec_of: Callable[[str | None], AnyCodec | None]) -> list[RestoredTable]:
     """The tables that were live when the journal's last server stopped, each rebuilt whole (``codec_of`` gives the
     codec of a game by the name the journal has for it). A table that does not replay as recorded is refused (logged,
     marked ``refused``); a table nobody ever sat at is closed; a table whose match had ended is marked ``over``: none

@@ -25,10 +25,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, Generic, TextIO, TypeVar, cast
 
 from quatro_server.datadir import default_data_dir as default_data_dir  # the journal lives in the data directory
-from quatro_server.journal.codec import Codec, json_text
+from quatro_server.journal.codec import AnyCodec, json_text
 from quatro_server.journal.saved import SavedMove, SavedSeat, SavedTable
 from quatro_server.timing import Timing
 
@@ -133,15 +133,18 @@ CREATE TABLE moves (
 """
 
 
+#: The value a ``Later`` parameter encodes.
+T = TypeVar("T")
+
 #: One SQL statement and its parameters.
-Statement = tuple[str, tuple[Any, ...]]
+Statement = tuple[str, tuple[object, ...]]
 
 INSERT_MOVE = "INSERT INTO moves (table_id, n, at, kind, seat, input, events) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 #: A routine move as the event loop hands it over (nearly every move: a swap, a pulse): the ``moves`` row's values,
 #: its input and events not yet encoded, and the game's codec, which encodes them on the writer's thread
 #: (``_statements``). Built with no more than one tuple, since the loop builds one for every move of every table.
-MoveRow = tuple[int, int, float, str, int | None, Any, tuple[Any, ...], Codec]
+MoveRow = tuple[int, int, float, str, int | None, object, tuple[object, ...], AnyCodec]
 
 
 def ended(table_id: int, status: str) -> Statement:
@@ -177,13 +180,13 @@ def _damaged(path: Path, exc: BaseException) -> JournalError:
     return JournalError(f"{path} is damaged ({exc}); move it away or choose another --data-dir")
 
 
-class Later:
+class Later(Generic[T]):
     """A statement parameter encoded by the writer thread, not on the event loop: events and actions are frozen
     dataclasses, and checkpoints fresh plain values, safe to hand over as they are."""
 
     __slots__ = ("encode", "value")
 
-    def __init__(self, encode: Callable[[Any], str], value: Any) -> None:
+    def __init__(self, encode: Callable[[T], str], value: T) -> None:
         self.encode, self.value = encode, value
 
 
@@ -329,12 +332,14 @@ def read_journal(path: Path) -> list[SavedTable]:
     return tables
 
 
-def _merged(statements: Iterator[tuple[str, Sequence[Any], bool]]) -> Iterator[tuple[str, Sequence[Any], bool]]:
+def _merged(
+    statements: Iterator[tuple[str, Sequence[object], bool]],
+) -> Iterator[tuple[str, Sequence[object], bool]]:
     """The same statements, in the same order, with runs of one single-row ``INSERT ... VALUES (...)`` made into
     multi-row INSERTs: one statement (one step of SQLite, one hand-over of the interpreter's lock) per run. The flag
     beside each says whether a parameter of it is still to be encoded (``Later``)."""
     run_sql, rows, run_lazy = "", 0, False
-    run_params: list[Any] = []
+    run_params: list[object] = []
     for sql, params, lazy in statements:
         if sql == run_sql and rows < ROWS_PER_INSERT:
             run_params.extend(params)
@@ -353,7 +358,7 @@ def _merged(statements: Iterator[tuple[str, Sequence[Any], bool]]) -> Iterator[t
         yield _rows(run_sql, rows), run_params, run_lazy
 
 
-def _statements(items: list[tuple[Statement, ...] | MoveRow]) -> Iterator[tuple[str, Sequence[Any], bool]]:
+def _statements(items: list[tuple[Statement, ...] | MoveRow]) -> Iterator[tuple[str, Sequence[object], bool]]:
     """The statements of the queued items, in order, each with whether a parameter is still to be encoded: a
     routine move's row as its ``INSERT``, its action and events encoded here, on the writer's thread, by the game's
     codec (nothing left to encode); a statement's ``Later`` parameters are encoded as it is executed."""

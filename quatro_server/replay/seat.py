@@ -140,7 +140,8 @@ def _new_table(saved: SavedTable, game: AnyGame, start: SavedMove) -> RulesTable
     if start.input is None:
         raise NotReplayable("not_replayable", f"move {start.n} records nothing to start from")
     opening = Opening.from_record(saved.players, json.loads(start.input))
-    return game.journal.new_table(opening, Timing.from_values(saved.timing), random.Random(opening.seed))
+    table: RulesTable = game.journal.new_table(opening, Timing.from_values(saved.timing), random.Random(opening.seed))
+    return table
 
 
 def _over(saved: SavedTable, game: AnyGame, moves: Sequence[SavedMove]) -> bool:

@@ -11,9 +11,9 @@ from typing import Any
 from quatro_shared.games.quarto import contract as q
 
 from quatro_server.game import LESSON_LEVEL, LESSON_LOOK
+from quatro_server.games.quarto.engine import QuartoTable
 from quatro_server.games.quarto.game import QuartoGame
 from quatro_server.journal import Opening
-from quatro_server.rules import RulesTable
 from quatro_server.timing import Timing
 
 #: The lesson's bot starts (Q2): it gives the learner a piece, so that the lesson begins with a placement.
@@ -81,10 +81,10 @@ class QuartoLesson(QuartoGame):
     levels = (LESSON_LEVEL,)
     default_level = LESSON_LEVEL
 
-    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> RulesTable:
+    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> QuartoTable:
         return self.journal.new_table(opening, timing, QuartoDeck())
 
-    def make_bot(self, level: str, rng: random.Random) -> Any:
+    def make_bot(self, level: str, rng: random.Random) -> Any:  # a lesson bot, not a QuartoBot: no search
         if level != LESSON_LEVEL:
             raise ValueError(f"the lesson's bots are {LESSON_LEVEL!r}")
         return QuartoLessonBot()

@@ -30,7 +30,6 @@ from quatro_server.game import LESSON_LEVEL, LESSON_LOOK
 from quatro_server.games.quatro.engine import Table
 from quatro_server.games.quatro.game import QuatroGame
 from quatro_server.journal import Opening
-from quatro_server.rules import RulesTable
 from quatro_server.timing import Timing
 
 #: The learner's seat: the player who created the table.
@@ -230,7 +229,7 @@ class QuatroLesson(QuatroGame):
     levels = (LESSON_LEVEL,)
     default_level = LESSON_LEVEL
 
-    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> RulesTable:
+    def new_table(self, opening: Opening, timing: Timing, rng: random.Random) -> Table:
         deck = LessonDeck()
         table = self.journal.new_table(opening, timing, deck)
         deck.table = table
