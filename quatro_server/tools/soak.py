@@ -247,6 +247,9 @@ class ServerProcess:
         self.ready, self.log_level, self.nofile = ready, log_level, nofile
         self.process: trio.Process | None = None
         self.port = 0
+        #: The ports of its doors and its metrics, for the scenarios that give it them (``soak_doors``,
+        #: ``soak_directory``) among its ``extra`` arguments.
+        self.ssh_port = self.web_port = self.metrics_port = 0
         self.errors: list[str] = []
         #: The log's size in bytes, and its tracebacks (whatever their level).
         self.log_bytes = 0
