@@ -53,8 +53,7 @@ from quatro_shared.framing import FrameDecoder, Message, ProtocolError, encode
 from quatro_server.workers import metrics as metrics_port
 
 if TYPE_CHECKING:
-    from quatro_server.tools.soak import ServerProcess
-    from quatro_server.tools.soak_doors import ServerStarter
+    from quatro_server.tools.soak_doors import ServerStarter, SoakServer
 
 #: Seconds Redis stays stopped, and how often each server's bystander pings meanwhile.
 STALL_SECONDS = 4.0
@@ -360,7 +359,7 @@ async def _forge(redis: Redis, address: str, summary: dict[str, object], stop: t
 class Side:
     """One of the two servers, with its players."""
 
-    def __init__(self, server: ServerProcess, index: int) -> None:
+    def __init__(self, server: SoakServer, index: int) -> None:
         self.server, self.index = server, index
         self.holders: list[Player] = []
         self.held: dict[int, str] = {}  # table -> its creator's secret
@@ -719,7 +718,7 @@ async def _hello(port: int) -> float:
     return math.inf
 
 
-async def _flood_wave(server: ServerProcess, addresses: list[str], each: int) -> Wave:
+async def _flood_wave(server: SoakServer, addresses: list[str], each: int) -> Wave:
     assert server.process is not None  # the soak started it
     pid = server.process.pid
     before = _descriptors(pid)

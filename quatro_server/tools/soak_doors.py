@@ -59,10 +59,11 @@ from quatro_server.doors.gate import (
 )
 
 if TYPE_CHECKING:
+    import tempfile
+    from collections import Counter
+
     import aiohttp
     import asyncssh
-
-    from quatro_server.tools.soak import ServerProcess
 
 #: A visitor's client under the largest window stays under this resident size (it takes about 60 MiB at 400 × 200).
 CLIENT_RSS_BOUND_MIB = 200
@@ -691,7 +692,7 @@ async def _starve(t: Target, held: _Held) -> None:
 # --- running them -----------------------------------------------------------------------------------------------
 
 
-async def _serve(server: ServerProcess, nursery: trio.Nursery) -> Target:
+async def _serve(server: SoakServer, nursery: trio.Nursery) -> Target:
     await server.start(nursery)
     assert server.process is not None  # start began it
     return Target(
@@ -706,6 +707,30 @@ async def _serve(server: ServerProcess, nursery: trio.Nursery) -> Target:
     )
 
 
+class SoakServer(Protocol):
+    """A server under attack, as the scenarios here and in ``soak_directory`` see it: the soak's
+    ``quatro_server.tools.soak.ServerProcess`` (named by this protocol, not imported: the soak imports the scenarios).
+    """
+
+    port: int
+    ssh_port: int
+    web_port: int
+    metrics_port: int
+    process: trio.Process | None
+    data_dir: tempfile.TemporaryDirectory[str]
+    log_bytes: int
+    tracebacks: int
+    log_tail: list[str]
+    errors: list[str]
+    deaths: int
+    peak_rss_kib: int
+    marks: Counter[str]
+
+    async def start(self, nursery: trio.Nursery) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
 #: How the soak starts a server (``quatro_server.tools.soak.ServerProcess``): its extra arguments, what it prints once it
 #: listens, its log's level, its descriptor limit.
 class ServerStarter(Protocol):
@@ -717,10 +742,10 @@ class ServerStarter(Protocol):
         log_level: str = ...,
         nofile: int | None = None,
         marks: tuple[str, ...] = (),
-    ) -> ServerProcess: ...
+    ) -> SoakServer: ...
 
 
-def _door_server(starter: ServerStarter, nofile: int | None = None) -> ServerProcess:
+def _door_server(starter: ServerStarter, nofile: int | None = None) -> SoakServer:
     ssh_port, web_port = free_port(), free_port()
     server = starter(
         ["--ssh", str(ssh_port), "--web", str(web_port)], ready=b"http://", log_level="info", nofile=nofile
@@ -790,7 +815,7 @@ async def soak_descriptors(starter: ServerStarter) -> dict[str, object]:
     return _report(t, server)
 
 
-def _report(t: Target, server: ServerProcess) -> dict[str, object]:
+def _report(t: Target, server: SoakServer) -> dict[str, object]:
     crashed = server.deaths + len(server.errors)
     return {
         "passed": all(result.get("passed") for result in t.results.values()) and not crashed,
