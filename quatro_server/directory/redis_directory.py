@@ -27,9 +27,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import msgpack
 import redis
@@ -82,11 +81,30 @@ class _Remote:
     summary: m.TableSummary
 
 
-def _summaries(wires: Sequence[Any]) -> list[m.TableSummary]:
+def _summaries(wires: Sequence[object]) -> list[m.TableSummary]:
     """Table summaries from their wire maps (as a ``list_tables`` reply reads them); ``WireError`` if malformed."""
     reply = reply_from_wire({"kind": p.OK, "id": None, "tables": list(wires)}, m.Tables)
     assert isinstance(reply, m.Ok) and isinstance(reply.payload, m.Tables)
     return list(reply.payload.tables)
+
+
+def _record(data: bytes) -> tuple[str, object]:
+    """A table's record as Redis holds it: its server, and its summary on the wire (read by ``_summaries``).
+    Raises what a malformed record makes msgpack or the lookups raise (``ValueError``, ``KeyError``, ``TypeError``,
+    ``msgpack.UnpackException``)."""
+    record: object = msgpack.unpackb(data, raw=False)
+    if not isinstance(record, dict):
+        raise TypeError(f"a record is a map, not {type(record).__name__}")
+    return str(record["server"]), record["summary"]
+
+
+def _items(value: object) -> list[object]:
+    """A list of a message from another server (None or absent: empty); ``TypeError`` if it is something else."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"a list, not {type(value).__name__}")
+    return list(value)
 
 
 class RedisDirectory:
@@ -122,7 +140,7 @@ class RedisDirectory:
         self._down_until = 0.0  # no id is asked of Redis on the loop before then (it just failed)
         self._others: dict[int, _Remote] = {}
         self._heard: dict[str, float] = {}  # when each other server last spoke, on this server's clock
-        self._published: dict[int, Any] = {}  # each of this server's tables as last told, on the wire
+        self._published: dict[int, Mapping[str, object]] = {}  # each of this server's tables as last told, on the wire
         self._dirty = trio.Event()
         self._limiter = trio.CapacityLimiter(THREADS)
         self._stop = threading.Event()
@@ -189,15 +207,14 @@ class RedisDirectory:
                 return self.holder(table)
             await trio.sleep(FIND_POLL)  # given out a moment ago: its server is writing its record
         try:
-            record = msgpack.unpackb(data, raw=False)
-            server = str(record["server"])
+            server, summary = _record(data)
         except (ValueError, KeyError, TypeError, msgpack.UnpackException):
             return None
         if server == self.address:
             return None
         if table not in self._others:
             heard = self._heard.get(server)
-            self._told({"server": server, "set": [record["summary"]], "gone": [], "whole": False})
+            self._told({"server": server, "set": [summary], "gone": [], "whole": False})
             if heard is not None:
                 self._heard[server] = heard  # a record read is no word from its server: its deadline stays
         return self.holder(table)
@@ -274,14 +291,14 @@ class RedisDirectory:
             with trio.CancelScope(shield=True, deadline=trio.current_time() + LEAVE_WAIT):
                 await trio.to_thread.run_sync(self._leave, abandon_on_cancel=True)
 
-    def _subscribe(self) -> dict[str, tuple[list[Any], float]]:
+    def _subscribe(self) -> dict[str, tuple[list[object], float]]:
         """In a thread: the listener subscribed, then the records the others hold read (subscribed first: nothing
         told meanwhile is missed), by server, with the seconds left to the first of its records to expire."""
         pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         pubsub.subscribe(self.channel)
         self._listener = threading.Thread(target=self._listen, args=(pubsub,), name="quatro-directory", daemon=True)
         self._listener.start()
-        found: dict[str, tuple[list[Any], float]] = {}
+        found: dict[str, tuple[list[object], float]] = {}
         for key in self.redis.scan_iter(match=self.prefix + "table:*", count=500):
             pipe = self.redis.pipeline(transaction=False)
             pipe.get(key)
@@ -290,10 +307,10 @@ class RedisDirectory:
             if data is None:
                 continue
             try:
-                record = msgpack.unpackb(data, raw=False)
-                wires, left = found.get(str(record["server"]), ([], self.ttl))
-                wires.append(record["summary"])
-                found[str(record["server"])] = wires, min(left, max(0, int(left_ms)) / 1000)
+                server, summary = _record(data)
+                wires, left = found.get(server, ([], self.ttl))
+                wires.append(summary)
+                found[server] = wires, min(left, max(0, int(left_ms)) / 1000)
             except (ValueError, KeyError, TypeError, msgpack.UnpackException):
                 log.warning("directory_bad_record key=%s", shown(key))
         return found
@@ -331,7 +348,7 @@ class RedisDirectory:
             await self._publish(whole=True)
 
     async def _publish(self, *, whole: bool) -> None:
-        current = {summary.table: to_wire(summary) for summary in self.local()}
+        current: dict[int, Mapping[str, object]] = {summary.table: to_wire(summary) for summary in self.local()}
         published = self._published
         changed = current if whole else {t: w for t, w in current.items() if published.get(t) != w}
         gone = [t for t in published if t not in current]
@@ -366,7 +383,7 @@ class RedisDirectory:
 
     # --- hearing the others ------------------------------------------------------------------------------
 
-    def _listen(self, pubsub: Any) -> None:
+    def _listen(self, pubsub: redis.client.PubSub) -> None:
         """The listener thread: each message decoded here, and handed to the event loop."""
         try:
             while not self._stop.is_set():
@@ -383,7 +400,7 @@ class RedisDirectory:
                 if message is None or message.get("type") != "message":
                     continue
                 try:
-                    told = msgpack.unpackb(message["data"], raw=False)
+                    told: object = msgpack.unpackb(message["data"], raw=False)
                     if not isinstance(told, dict) or told.get("server") == self.address:
                         continue
                 except (ValueError, msgpack.UnpackException):
@@ -399,13 +416,16 @@ class RedisDirectory:
             except redis.RedisError:
                 pass
 
-    def _told(self, told: dict[str, Any]) -> None:
+    def _told(self, told: Mapping[str, object]) -> None:
         """Another server's message, or the records it left in Redis (at the start), on the event loop."""
         try:
             server = str(told["server"])
             address = parse_address(server)
-            summaries = _summaries(told.get("set") or [])
-            gone = [int(t) for t in told.get("gone") or []]
+            summaries = _summaries(_items(told.get("set")))
+            listed = _items(told.get("gone"))
+            gone = [t for t in listed if isinstance(t, int)]
+            if len(gone) != len(listed):
+                raise TypeError("a table gone is named by its id")
         except (KeyError, TypeError, ValueError, WireError) as exc:
             log.warning("directory_bad_message error=%s", exc)
             return

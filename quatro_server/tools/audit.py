@@ -14,8 +14,7 @@ full view only in a snapshot).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
 
 from quatro_shared import protocol as p
 from quatro_shared.games.quatro.cards import is_card
@@ -31,7 +30,23 @@ SNAPSHOT_KEYS = UPDATE_KEYS | {"view"}
 DELTA_KEYS = UPDATE_KEYS | {"clock", "own"}
 
 
-def values(obj: Any) -> Iterator[Any]:
+def _map(value: object) -> Mapping[str, object]:
+    """A map of a frame, or an empty one where the frame holds something else there. A malformed part never makes a
+    card or a sign public; every value it holds is still seen by the scan of the whole frame (``values``)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    """A list of a frame, or an empty one where the frame holds something else there (as ``_map``)."""
+    return value if isinstance(value, list) else []
+
+
+def _maps(value: object) -> list[Mapping[str, object]]:
+    """The maps of a list of a frame (its events, its seats), as ``_map``."""
+    return [item for item in _list(value) if isinstance(item, dict)]
+
+
+def values(obj: object) -> Iterator[object]:
     """Every scalar value inside a decoded frame (keys excluded)."""
     if isinstance(obj, dict):
         for value in obj.values():
@@ -43,7 +58,7 @@ def values(obj: Any) -> Iterator[Any]:
         yield obj
 
 
-def keys(obj: Any) -> Iterator[str]:
+def keys(obj: object) -> Iterator[str]:
     if isinstance(obj, dict):
         for key, value in obj.items():
             yield key
@@ -53,17 +68,22 @@ def keys(obj: Any) -> Iterator[str]:
             yield from keys(value)
 
 
-def before_reveal(frame: dict[str, Any]) -> dict[str, Any]:
-    """An update without its reveal (``round_ended`` events, the view's summary): what must hold no secret."""
-    events = [ev for ev in frame["events"] if ev.get("kind") != "round_ended"]
+def before_reveal(frame: Mapping[str, object]) -> dict[str, object]:
+    """An update without its reveal (``round_ended`` events, the view's summary): what must hold no secret. A part
+    that is not what an update holds there (events not a list, a view not a map) is kept whole, to be scanned."""
+    events = frame["events"]
+    if isinstance(events, list):
+        events = [ev for ev in events if _map(ev).get("kind") != "round_ended"]
     if "view" not in frame:
         return {**frame, "events": events}
-    view = {k: v for k, v in frame["view"].items() if k != "summary"}
+    view = frame["view"]
+    if isinstance(view, dict):
+        view = {k: v for k, v in view.items() if k != "summary"}
     return {**frame, "view": view, "events": events}
 
 
 def update_leaks(
-    frame: dict[str, Any],
+    frame: Mapping[str, object],
     seat: int,
     team: int,
     *,
@@ -72,7 +92,7 @@ def update_leaks(
     own_sign: str | None = None,
     own_emoji: str | None = None,
     truth: bool = False,
-    known: dict[str, Any] | None = None,
+    known: Mapping[str, object] | None = None,
 ) -> list[str]:
     """What an ``update`` for ``seat`` (of ``team``) carries that the seat may not see; empty when nothing.
 
@@ -87,31 +107,34 @@ def update_leaks(
     ):
         leaks.append(f"update keys {sorted(frame)}")
         return leaks
-    view = frame.get("view", known)
+    given = frame.get("view", known)
     if not frame["events"] and not snapshot:
         leaks.append("an empty update (it tells when something private happened)")
-    if view is None:
+    view = _map(given)
+    if given is None:
         if not truth:
             leaks.append("an update that is not a snapshot before any snapshot")
             return leaks
-        view = {}
     elif view.get("seat") != seat or view.get("team") != team:
         leaks.append(f"a view of seat {view.get('seat')} sent to seat {seat}")
-    if not truth:
-        own_hand, center = view.get("hand", []), view.get("center", [])
-        own_sign, own_emoji = view.get("sign"), view.get("channel_sign")
-    public_cards = set(center or ()) | set(own_hand or ())
-    shown_signs = {own_sign, own_emoji}
-    leaks += misaddressed(frame["events"], seat, team)
+    public_cards: set[object]
+    shown_signs: set[object]
+    if truth:
+        public_cards = set(center or ()) | set(own_hand or ())
+        shown_signs = {own_sign, own_emoji}
+    else:
+        public_cards = set(_list(view.get("center"))) | set(_list(view.get("hand")))
+        shown_signs = {view.get("sign"), view.get("channel_sign")}
+    leaks += misaddressed(_maps(frame["events"]), seat, team)
     hidden = before_reveal(frame)
-    for ev in hidden["events"]:
+    for ev in _maps(hidden["events"]):
         kind = ev.get("kind")
         if kind == "swapped":
             public_cards |= {ev.get("put_down"), ev.get("taken")}
         elif kind == "dealt":
-            public_cards |= set(ev.get("center", ()))
+            public_cards |= set(_list(ev.get("center")))
         elif kind == "hand_dealt" and ev.get("seat") == seat:
-            public_cards |= set(ev.get("hand", ()))
+            public_cards |= set(_list(ev.get("hand")))
         elif kind == "pulse":
             shown_signs.add(ev.get("sign"))
         elif kind in ("emoji_chosen",) and ev.get("seat") == seat:
@@ -119,7 +142,7 @@ def update_leaks(
         elif kind == "sign_chosen" and ev.get("team") == team:
             shown_signs.add(ev.get("sign"))
     if "view" in hidden:
-        shown_signs |= {s.get("last_pulse") for s in hidden["view"].get("seats", [])}
+        shown_signs |= {s.get("last_pulse") for s in _maps(_map(hidden["view"]).get("seats"))}
     for value in values(hidden):
         if is_card(value) and value not in public_cards:
             leaks.append(f"card {value}")
@@ -128,7 +151,7 @@ def update_leaks(
     return leaks
 
 
-def misaddressed(events: Iterable[dict[str, Any]], seat: int, team: int) -> list[str]:
+def misaddressed(events: Iterable[Mapping[str, object]], seat: int, team: int) -> list[str]:
     """The events that are another seat's or team's alone (H1): a hand dealt, a team's sign, a seat's chosen emoji.
     Every other event is the table's: its cards and signs are public (a swap, a deal's center, a pulse, a reveal)."""
     leaks = []
@@ -147,7 +170,7 @@ def misaddressed(events: Iterable[dict[str, Any]], seat: int, team: int) -> list
 RECENT_KEYS = frozenset({"kind", "table", "game", "events"})
 
 
-def recent_leaks(frame: dict[str, Any], seat: int | None, team: int | None) -> list[str]:
+def recent_leaks(frame: Mapping[str, object], seat: int | None, team: int | None) -> list[str]:
     """What a ``recent`` push (a rejoiner's events of its match, protocol 7) carries that its seat may not see: it
     goes to a seated connection only, holds its declared keys, and no event of another seat or team (H1). Its cards
     and signs are those of the table's own events, public when they happened."""
@@ -157,17 +180,17 @@ def recent_leaks(frame: dict[str, Any], seat: int | None, team: int | None) -> l
     events = frame.get("events")
     if not isinstance(events, list) or not all(isinstance(ev, dict) for ev in events):
         return [*leaks, "recent events that are not a list of events"]
-    return leaks + misaddressed(events, seat, team)
+    return leaks + misaddressed(_maps(events), seat, team)
 
 
 def frame_leaks(
-    frame: dict[str, Any],
+    frame: Mapping[str, object],
     seat: int | None,
     team: int | None,
     *,
     own_secret: str | None = None,
     secrets: Iterable[str] = (),
-    known: dict[str, Any] | None = None,
+    known: Mapping[str, object] | None = None,
 ) -> list[str]:
     """What any frame received by one connection carries that it may not see (``seat``/``team``: where it sits,
         None in the lobby). ``secrets``: every seat secret known to the caller (they must appear nowhere but in
@@ -190,9 +213,12 @@ def frame_leaks(
         private -= {"secret"}
     if private:
         leaks.append(f"private keys {sorted(private)} in a {kind} frame")
-    checked = frame
+    checked: Mapping[str, object] = frame
     if kind == p.TABLE:  # names are the players' own words (a player may call itself "QH"); the rest is checked
-        checked = {**frame, "seats": [{k: v for k, v in s.items() if k != "name"} for s in frame.get("seats", [])]}
+        seats = frame.get("seats", [])
+        if isinstance(seats, list):  # anything else is checked whole
+            seats = [{k: v for k, v in s.items() if k != "name"} if isinstance(s, dict) else s for s in seats]
+        checked = {**frame, "seats": seats}
     if kind == p.OK and "name" in frame:
         checked = {k: v for k, v in frame.items() if k != "name"}
     for value in values(checked):
@@ -202,7 +228,7 @@ def frame_leaks(
 
 
 def watcher_frame_leaks(
-    frame: dict[str, Any], *, known: dict[str, Any] | None = None, secrets: Iterable[str] = ()
+    frame: Mapping[str, object], *, known: Mapping[str, object] | None = None, secrets: Iterable[str] = ()
 ) -> list[str]:
     """What a frame received by a watcher of a table (protocol section 18) carries that the public table may not see;
     ``known``: the watcher's view as its client built it, with this frame applied (for an update that is not a
@@ -216,8 +242,8 @@ def watcher_frame_leaks(
         leaks.append("a seat's secret")
     if "own" in frame:
         leaks.append("a seat's cooldowns in a watcher's update")
-    view = frame.get("view", known)
-    if view is not None and (
+    view = _map(frame.get("view", known))
+    if (
         view.get("hand")
         or view.get("sign") is not None
         or view.get("channel_sign") is not None

@@ -37,6 +37,39 @@ MAX_MATCH_SECONDS = 24 * 3600.0
 STUCK_TICKS = 1000
 
 
+def _part(value: object) -> dict[str, object]:
+    """A map of a report (``report`` built it: a part missing there is a bug, raised as ``TypeError``)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"a report's part is a map, not {type(value).__name__}")
+    return value
+
+
+def _list(value: object) -> list[object]:
+    """A list of a report (as ``_part``)."""
+    if not isinstance(value, list):
+        raise TypeError(f"a report's list is a list, not {type(value).__name__}")
+    return value
+
+
+def _parts(value: object) -> list[dict[str, object]]:
+    """A list of maps of a report (as ``_part``)."""
+    return [_part(item) for item in _list(value)]
+
+
+def _number(value: object) -> float:
+    """A figure of a report (as ``_part``)."""
+    if not isinstance(value, (int, float)):
+        raise TypeError(f"a report's figure is a number, not {type(value).__name__}")
+    return value
+
+
+def _whole(value: object) -> int:
+    """A count of a report (as ``_part``)."""
+    if not isinstance(value, int):
+        raise TypeError(f"a report's count is a whole number, not {type(value).__name__}")
+    return value
+
+
 def wilson(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of a proportion: sound near 0 and 1, where the normal approximation is not."""
     if n == 0:
@@ -60,7 +93,8 @@ class Lineup:
     players: list[str]
     timing_name: str = "standard"
     timing: Timing = STANDARD
-    #: The game's own choices for its players (Quatro's gauntlet: the exploiters' pace).
+    #: The game's own choices for its players (Quatro's gauntlet: the exploiters' pace). Any: each game reads its
+    #: own choices back as the types it put in (quatro_server/games/*/sim.py).
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -128,11 +162,11 @@ class Simulation:
         if name not in self.game.levels:
             raise ValueError(f"unknown {self.game.title} bot level {name!r} (levels: {', '.join(self.game.levels)})")
 
-    def run(self, args: argparse.Namespace, lineup: Lineup, seed: int) -> dict[str, Any] | None:
+    def run(self, args: argparse.Namespace, lineup: Lineup, seed: int) -> dict[str, object] | None:
         """Another kind of run than ``--matches`` matches of the lineup (Quatro's gauntlet), as its result; None: none."""
         return None
 
-    def render_run(self, result: dict[str, Any], seed: int) -> str:
+    def render_run(self, result: dict[str, object], seed: int) -> str:
         """``run``'s result as text."""
         return json.dumps(result, indent=2)
 
@@ -168,23 +202,24 @@ class Simulation:
 
     # --- reporting -------------------------------------------------------------------------------
 
-    def report(self, tally: Tally, result: dict[str, Any]) -> None:
+    def report(self, tally: Tally, result: dict[str, object]) -> None:
         """Add the game's own figures to the generic ``result`` (and to each side's entry)."""
 
-    def render(self, result: dict[str, Any]) -> list[str]:
+    def render(self, result: dict[str, object]) -> list[str]:
         """The report's heading and its table of sides, as lines of text; the simulator adds the decision times."""
         n = result["matches"]
         word = self.side_word
-        width = max([7] + [len(s["level"]) for s in result[word + "s"]])
+        sides = _parts(result[word + "s"])
+        width = max([7] + [len(str(s["level"])) for s in sides])
         lines = [
             f"{self.game.title} simulation: {n} matches, {result['players']} seats, {result['timing']} timing, seed {result['seed']}",
             "",
             f"{word:<5} {'level':<{width}} {'won/shared/lost':>17}  {'95% CI (won)':<16} {'points/match':>12}",
         ]
-        for s in result[word + "s"]:
-            low, high = s["win_rate_ci95"]
+        for s in sides:
+            low, high = (_number(bound) for bound in _list(s["win_rate_ci95"]))
             lines.append(
-                f"{s[word]:<5} {s['level']:<{width}} {s['wins'] - s['shared_wins']:>7} / {s['shared_wins']:>3} / {s['losses']:<3}  "
+                f"{s[word]:<5} {s['level']:<{width}} {_whole(s['wins']) - _whole(s['shared_wins']):>7} / {s['shared_wins']:>3} / {s['losses']:<3}  "
                 f"[{low:>5.1%}, {high:>5.1%}]  {s['points_per_match']:>12.2f}"
             )
         return lines
@@ -229,9 +264,9 @@ class _SimRoom(Room):
     simulation: Simulation
     sim_tally: Tally
 
-    def publish(self, emits: list[Any], now: float, *args: Any, **kwargs: Any) -> None:
+    def publish(self, emits: list[Any], now: float, snapshot_for: int | None = None) -> None:
         self.simulation.batch(self.sim_tally, self, emits, now)
-        super().publish(emits, now, *args, **kwargs)
+        super().publish(emits, now, snapshot_for)
 
 
 def play_match(simulation: Simulation, lineup: Lineup, seed: int, tally: Tally) -> None:
@@ -296,7 +331,7 @@ def _ms(ns: list[int], at: float) -> float:
     return ns[min(len(ns) - 1, int(len(ns) * at))] / 1e6 if ns else 0.0
 
 
-def report(simulation: Simulation, tally: Tally, wall: float, seed: int) -> dict[str, Any]:
+def report(simulation: Simulation, tally: Tally, wall: float, seed: int) -> dict[str, object]:
     """The results as one JSON-ready object. ``performance`` is the only part that varies between runs."""
     n = tally.matches
     word = simulation.side_word
@@ -334,7 +369,7 @@ def report(simulation: Simulation, tally: Tally, wall: float, seed: int) -> dict
             "median_decision_ms": statistics.median(ordered) / 1e6 if ordered else 0.0,
             "p99_decision_ms": _ms(ordered, 0.99),
         }
-    result: dict[str, Any] = {
+    result: dict[str, object] = {
         "game": simulation.game.name,
         "matches": n,
         "players": tally.lineup.seats,  # not "seats": a game whose sides are seats lists them under that key
@@ -365,20 +400,21 @@ def _took(ms: float) -> str:
     return f"{ms * 1000:.0f} µs" if ms < 10 else f"{ms:,.0f} ms"
 
 
-def render(simulation: Simulation, result: dict[str, Any]) -> str:
+def render(simulation: Simulation, result: dict[str, object]) -> str:
     """The results as a few lines of text for a terminal: the game's table, then how long the bots took."""
-    perf = result["performance"]
+    perf = _part(result["performance"])
     lines = simulation.render(result)
     lines += [
         f"Decisions: {perf['decisions']} in {perf['wall_seconds']:.1f} s of wall time "
-        f"({perf['decisions_per_second']:,.0f} per second); median decision {_took(perf['median_decision_ms'])}, "
-        f"99th percentile {_took(perf['p99_decision_ms'])}. Reading events: {perf['observed_batches']} batches, "
-        f"median {_took(perf['median_observe_ms'])}, 99th percentile {_took(perf['p99_observe_ms'])}.",
+        f"({perf['decisions_per_second']:,.0f} per second); median decision {_took(_number(perf['median_decision_ms']))}, "
+        f"99th percentile {_took(_number(perf['p99_decision_ms']))}. Reading events: {perf['observed_batches']} batches, "
+        f"median {_took(_number(perf['median_observe_ms']))}, 99th percentile {_took(_number(perf['p99_observe_ms']))}.",
     ]
-    for name, times in perf["by_level"].items():
+    for name, times in _part(perf["by_level"]).items():
+        looks = _part(times)
         lines.append(
-            f"  {name}: {times['decisions']} decisions, median {_took(times['median_decision_ms'])}, "
-            f"99th percentile {_took(times['p99_decision_ms'])} per look"
+            f"  {name}: {looks['decisions']} decisions, median {_took(_number(looks['median_decision_ms']))}, "
+            f"99th percentile {_took(_number(looks['p99_decision_ms']))} per look"
         )
     if result["unfinished_matches"]:
         lines.append(

@@ -52,14 +52,13 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import trio
 
 from quatro_shared import protocol as p
-from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.framing import FrameDecoder, Message, Outgoing, ProtocolError, encode
 from quatro_shared.games.quatro import actions as a
 from quatro_shared.games.quatro import seating
 from quatro_shared.games.quatro.apply import ApplyError, Tracker
@@ -70,6 +69,24 @@ from quatro_shared.wire import WireError, push_from_wire, to_wire
 
 from quatro_server.tools import soak_directory, soak_doors
 from quatro_server.tools.audit import frame_leaks
+
+
+def _whole(frame: Mapping[str, object], key: str) -> int | None:
+    """A whole number a frame holds under ``key``; None when it holds none."""
+    value = frame.get(key)
+    return value if isinstance(value, int) else None
+
+
+def _text(frame: Mapping[str, object], key: str) -> str | None:
+    """A text a frame holds under ``key``; None when it holds none."""
+    value = frame.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _part(value: object) -> Mapping[str, object]:
+    """A map of a frame or a report; an empty one where it holds something else."""
+    return value if isinstance(value, dict) else {}
+
 
 SERVER_HOST = "127.0.0.1"
 #: Where each kind of peer connects from (loopback holds all of 127.0.0.0/8).
@@ -104,12 +121,12 @@ class Peer:
         self.decoder = FrameDecoder()
         self.ids = itertools.count(1)
         self.waiting: dict[int, trio.Event] = {}
-        self.replies: dict[int, dict[str, Any]] = {}
+        self.replies: dict[int, Message] = {}
         #: The seat's state as a client holds it: a snapshot's view, with every later update applied
         #: (``quatro_shared.games.quatro.apply.Tracker``), and the same in wire form (what the soak's players read).
         self.state: SeatView | None = None
         self.tracker: Tracker | None = None
-        self.view: dict[str, Any] | None = None
+        self.view: Mapping[str, object] | None = None
         self.seat: int | None = None
         self.players: int | None = None
         self.secret: str | None = None
@@ -147,21 +164,24 @@ class Peer:
             for event in self.waiting.values():
                 event.set()
 
-    def _dispatch(self, frame: dict[str, Any]) -> None:
+    def _dispatch(self, frame: Message) -> None:
         kind = frame.get("kind")
-        if kind == p.OK and frame.get("secret") is not None and frame.get("id") in self.waiting:
-            self.secret = frame["secret"]  # this connection's own seat, from its own create/join
+        request_id = frame.get("id")
+        waited = isinstance(request_id, int) and request_id in self.waiting
+        secret = _text(frame, "secret")
+        if kind == p.OK and secret is not None and waited:
+            self.secret = secret  # this connection's own seat, from its own create/join
         team = None if self.seat is None or self.players is None else seating.team_of(self.seat, self.players)
         if kind == p.UPDATE:
             self._update(frame)
         self.soak.audit(self, frame, team)
-        if kind in (p.OK, p.REFUSED, p.ERROR) and frame.get("id") in self.waiting:
-            self.replies[frame["id"]] = frame
-            self.waiting.pop(frame["id"]).set()
+        if kind in (p.OK, p.REFUSED, p.ERROR) and isinstance(request_id, int) and request_id in self.waiting:
+            self.replies[request_id] = frame
+            self.waiting.pop(request_id).set()
         elif kind == p.BYE:
             self.byes.append(str(frame.get("reason")))
 
-    def _update(self, frame: dict[str, Any]) -> None:
+    def _update(self, frame: Message) -> None:
         """Build the seat's state from an update, as a client does (a full view only in a snapshot; countdowns run on between clocks),
         and check its scores: a team's score never goes down (R20)."""
         try:
@@ -185,12 +205,12 @@ class Peer:
             self.soak.points_lost += sum(max(0, a - b) for a, b in zip(self.scores, scores))
         self.scores = scores
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: Outgoing) -> None:
         async with self._sending:
             self.sent_at = trio.current_time()
             await self.stream.send_all(encode(message))
 
-    async def request(self, kind: str, timeout: float = 10.0, **fields: Any) -> dict[str, Any] | None:
+    async def request(self, kind: str, timeout: float = 10.0, **fields: object) -> Message | None:
         """The reply, or None if the connection ended or the reply did not come in time."""
         if self.closed:
             return None
@@ -205,8 +225,8 @@ class Peer:
         self.waiting.pop(request_id, None)
         reply = self.replies.pop(request_id, None)
         if reply is not None and reply["kind"] == p.OK and kind in (p.CREATE_TABLE, p.JOIN, p.REJOIN):
-            self.table, self.seat = reply["table"], reply["seat"]
-            self.secret = reply.get("secret", fields.get("secret"))
+            self.table, self.seat = _whole(reply, "table"), _whole(reply, "seat")
+            self.secret = _text(reply, "secret") if "secret" in reply else _text(fields, "secret")
         return reply
 
     async def heartbeat(self) -> None:
@@ -247,6 +267,9 @@ class ServerProcess:
         self.ready, self.log_level, self.nofile = ready, log_level, nofile
         self.process: trio.Process | None = None
         self.port = 0
+        #: The ports of its doors and its metrics, for the scenarios that give it them (``soak_doors``,
+        #: ``soak_directory``) among its ``extra`` arguments.
+        self.ssh_port = self.web_port = self.metrics_port = 0
         self.errors: list[str] = []
         #: The log's size in bytes, and its tracebacks (whatever their level).
         self.log_bytes = 0
@@ -380,7 +403,7 @@ class Soak:
     latencies: list[float] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
     #: The latest table list, kept fresh by one honest lister: the scenarios that pick tables read it.
-    listing: list[dict[str, Any]] = field(default_factory=list)
+    listing: list[Message] = field(default_factory=list)
     stop_at: float = math.inf
     nursery: trio.Nursery | None = None
 
@@ -398,7 +421,13 @@ class Soak:
     def count(self, what: str, n: int = 1) -> None:
         self.counts[what] += n
 
-    def audit(self, peer: Peer, frame: dict[str, Any], team: int | None) -> None:
+    def remember(self, reply: Message) -> None:
+        """The seat secret of an ``ok`` to a create or a join, kept for the audit (it must show up nowhere else)."""
+        secret = _text(reply, "secret")
+        if secret is not None:
+            self.secrets.add(secret)
+
+    def audit(self, peer: Peer, frame: Message, team: int | None) -> None:
         self.count("frames_audited")
         found = frame_leaks(frame, peer.seat, team, own_secret=peer.secret, secrets=self.secrets, known=peer.view)
         if found:
@@ -437,7 +466,7 @@ class Soak:
             await peer.send({"kind": p.HELLO, "id": 0, "version": p.PROTOCOL_VERSION, "name": name})
         return peer
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, object]:
         latencies = sorted(self.latencies)
         p99 = latencies[min(len(latencies) - 1, math.ceil(0.99 * len(latencies)) - 1)] if latencies else None
         return {
@@ -534,7 +563,7 @@ async def bystander_table(soak: Soak, index: int) -> None:
                 await peer.aclose()
             await trio.sleep(1)
             continue
-        soak.secrets.add(created["secret"])
+        soak.remember(created)
         for peer in peers:
             peer.players = 4
         soak.count("honest_tables")
@@ -545,7 +574,7 @@ async def bystander_table(soak: Soak, index: int) -> None:
                 ok = False
                 soak.count("honest_join_refused")
                 break
-            soak.secrets.add(joined["secret"])
+            soak.remember(joined)
         if not ok or (await peers[0].request(p.START) or {}).get("kind") != p.OK:
             for peer in peers:
                 await peer.aclose()
@@ -702,7 +731,7 @@ async def passwords(soak: Soak) -> None:
     if created is None or created["kind"] != p.OK:
         soak.count("guess_target_refused")
         return
-    soak.secrets.add(created["secret"])
+    soak.remember(created)
     guessers = [await soak.connect(ADDRESSES["passwords"], f"guess{i}") for i in range(8)]
     while soak.running():
         for guesser in guessers:
@@ -722,7 +751,7 @@ async def passwords(soak: Soak) -> None:
         if reply is not None and reply["kind"] == p.OK:
             soak.count("guess_friend_joined")
         elif reply is not None and reply.get("reason") == p.RATE_LIMITED:
-            soak.count("guess_friend_wait_ms", int(reply.get("wait_ms") or 0))
+            soak.count("guess_friend_wait_ms", _whole(reply, "wait_ms") or 0)
         await friend.aclose()
 
 
@@ -808,7 +837,7 @@ async def _crash_table(soak: Soak, rng: random.Random) -> Peer | None:
     if created is None or created["kind"] != p.OK:
         await player.aclose()
         return None
-    soak.secrets.add(created["secret"])
+    soak.remember(created)
     player.players = 4
     for _ in range(3):
         await player.request(p.ADD_BOT, level="normal")
@@ -840,7 +869,8 @@ async def crashes(soak: Soak) -> None:
         # A match may end unseen just before the kill (a finished match is not brought back): only a match that
         # no single round could have finished tells a lost secret from a match that simply ended.
         view = player.view or {}
-        unfinishable = view.get("phase") != "over" and max(scores or [0]) < int(view.get("target_score", 1)) - 1
+        target = _whole(view, "target_score")
+        unfinishable = view.get("phase") != "over" and max(scores or [0]) < (1 if target is None else target) - 1
         assert soak.nursery is not None
         await soak.server.restart(soak.nursery)
         soak.count("server_killed")
@@ -900,11 +930,12 @@ async def _lobby_poller(soak: Soak) -> None:
                 continue
         reply = await peer.request(p.LIST_TABLES)
         if reply is not None and reply["kind"] == p.OK:
-            soak.listing = reply["tables"]
+            listed = reply.get("tables")
+            soak.listing = [line for line in listed if isinstance(line, dict)] if isinstance(listed, list) else []
         await trio.sleep(1)
 
 
-async def soak_server(seconds: float, seed: int, scenarios: dict[str, Scenario] | None = None) -> dict[str, Any]:
+async def soak_server(seconds: float, seed: int, scenarios: dict[str, Scenario] | None = None) -> dict[str, object]:
     soak = Soak(seconds=seconds, seed=seed)
     async with trio.open_nursery() as nursery:
         soak.nursery = nursery
@@ -927,12 +958,12 @@ PHASES = ("doors", "descriptors", "directory", "metrics")
 
 async def soak_everything(
     seconds: float, seed: int, doors: bool = True, directory: bool = True, metrics: bool = True
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The game port's soak; beside it, on servers of their own, the doors' scenarios and the descriptor
     starvation (``quatro_server.tools.soak_doors``), two servers sharing a directory on a real Redis and the metrics
     port flooded (``quatro_server.tools.soak_directory``): their reports under ``doors``, ``descriptors``,
     ``directory`` and ``metrics``. Without ``redis-server`` the directory's report says it was skipped."""
-    report: dict[str, Any] = {}
+    report: dict[str, object] = {}
 
     async def game_port() -> None:
         report.update(await soak_server(seconds, seed))
@@ -964,7 +995,7 @@ async def soak_everything(
     return {key: report[key] for key in [*(k for k in report if k not in PHASES), *(k for k in PHASES if k in report)]}
 
 
-def failed(report: dict[str, Any]) -> bool:
+def failed(report: Mapping[str, object]) -> bool:
     """Any crash, leak, hijack or lost point; any door, descriptor, directory or metrics scenario that did not
     pass."""
     return bool(
@@ -973,7 +1004,7 @@ def failed(report: dict[str, Any]) -> bool:
         or report["hijacks"]
         or report["points_lost"]
         or report["secrets_lost"]
-        or any(not report[phase]["passed"] for phase in PHASES if phase in report)
+        or any(not _part(report[phase]).get("passed") for phase in PHASES if phase in report)
     )
 
 
@@ -1006,11 +1037,12 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, sort_keys=False))
     else:
         for key, value in report.items():
-            if key in PHASES and "skipped" in value:
-                print(f"{key:>20}  skipped: {value['skipped']}")
+            part = _part(value)
+            if key in PHASES and "skipped" in part:
+                print(f"{key:>20}  skipped: {part['skipped']}")
             elif key in PHASES:
-                print(f"{key:>20}  {'passed' if value['passed'] else 'FAILED'}")
-                for name, result in value["scenarios"].items():
+                print(f"{key:>20}  {'passed' if part['passed'] else 'FAILED'}")
+                for name, result in _part(part["scenarios"]).items():
                     print(f"{name:>28}  {result}")
             else:
                 print(f"{key:>20}  {value}")

@@ -39,7 +39,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import msgpack
 import trio
@@ -48,9 +48,12 @@ from quatro_shared import games
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.client import Answered, ClientCore
-from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.framing import FrameDecoder, Message, ProtocolError, encode
 
 from quatro_server.workers import metrics as metrics_port
+
+if TYPE_CHECKING:
+    from quatro_server.tools.soak_doors import ServerStarter, SoakServer
 
 #: Seconds Redis stays stopped, and how often each server's bystander pings meanwhile.
 STALL_SECONDS = 4.0
@@ -109,6 +112,40 @@ def _p99(samples: list[float]) -> float:
 
 def _ms(seconds: float) -> float | None:
     return None if math.isinf(seconds) else round(seconds * 1000, 1)
+
+
+def _count(report: dict[str, object], key: str) -> int:
+    """A count of a scenario's report; 0 when it holds none (a scenario that could not run)."""
+    value = report.get(key, 0)
+    return value if isinstance(value, int) else 0
+
+
+class Pings(TypedDict):
+    """A bystander's pings to one server (``_pings``): answered, lost, the 99th percentile and the slowest."""
+
+    pings: int
+    lost: int
+    p99_ms: float | None
+    ping_slowest_ms: float | None
+
+
+class Creates(TypedDict):
+    """A creator's tables at one server (``_creates``): asked, the answers by what they were, the slowest."""
+
+    creates: int
+    answers: dict[str, int]
+    create_slowest_ms: float | None
+
+
+class Wave(TypedDict):
+    """One flood of the metrics port (``_flood_wave``)."""
+
+    connections: int
+    connect_failed: int
+    descriptors_before: int
+    descriptors_peak: int
+    scrape_ms: float | None
+    hello_ms: float | None
 
 
 # --- a player, through the client core ----------------------------------------------------------------------
@@ -275,7 +312,7 @@ class Forger:
         self.kinds: list[str] = []
         self.port = 0
 
-    async def serve(self, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    async def serve(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
         self.port = int(listeners[0].socket.getsockname()[1])
         task_status.started()
@@ -292,7 +329,7 @@ class Forger:
                         await stream.send_all(encode(self._answer(frame)))
 
     @staticmethod
-    def _answer(frame: dict[str, Any]) -> dict[str, Any]:
+    def _answer(frame: Message) -> dict[str, object]:
         request_id = frame.get("id")
         if frame.get("kind") == p.HELLO:
             welcome = {"version": p.PROTOCOL_VERSION, "server": "soak", "profiles": ["fast"], "tables": []}
@@ -305,7 +342,7 @@ class Forger:
         return value.encode() in self.received
 
 
-async def _forge(redis: Redis, address: str, summary: dict[str, Any], stop: trio.Event) -> None:
+async def _forge(redis: Redis, address: str, summary: dict[str, object], stop: trio.Event) -> None:
     """The forged record and its word on the lobby's channel, said every 0.05 s (faster than a server's heartbeat)
     until ``stop``: as far as the servers are told, ``summary``'s table is at ``address``."""
     record = msgpack.packb({"server": address, "summary": summary})
@@ -322,7 +359,7 @@ async def _forge(redis: Redis, address: str, summary: dict[str, Any], stop: trio
 class Side:
     """One of the two servers, with its players."""
 
-    def __init__(self, server: Any, index: int) -> None:
+    def __init__(self, server: SoakServer, index: int) -> None:
         self.server, self.index = server, index
         self.holders: list[Player] = []
         self.held: dict[int, str] = {}  # table -> its creator's secret
@@ -366,7 +403,7 @@ async def _keep(sides: list[Side]) -> None:
             await player.ask(m.Ping(), timeout=5)
 
 
-async def _pings(side: Side, until: Callable[[], bool]) -> dict[str, Any]:
+async def _pings(side: Side, until: Callable[[], bool]) -> Pings:
     bystander = await Player.connect(side.port, f"bystander{side.index}", BYSTANDERS)
     took: list[float] = []
     lost = 0
@@ -384,7 +421,7 @@ async def _pings(side: Side, until: Callable[[], bool]) -> dict[str, Any]:
     return {"pings": len(took), "lost": lost, "p99_ms": _ms(_p99(took)), "ping_slowest_ms": _ms(max(took, default=0.0))}
 
 
-async def _creates(side: Side, until: Callable[[], bool]) -> dict[str, Any]:
+async def _creates(side: Side, until: Callable[[], bool]) -> Creates:
     creator = await Player.connect(side.port, f"creator{side.index}", CREATORS[side.index])
     took: list[float] = []
     answers: dict[str, int] = {}
@@ -405,9 +442,9 @@ async def _creates(side: Side, until: Callable[[], bool]) -> dict[str, Any]:
     return {"creates": len(took), "answers": answers, "create_slowest_ms": _ms(max(took, default=0.0))}
 
 
-async def redis_stalled(sides: list[Side], redis: Redis) -> dict[str, Any]:
-    pings: dict[int, dict[str, Any]] = {}
-    creates: dict[int, dict[str, Any]] = {}
+async def redis_stalled(sides: list[Side], redis: Redis) -> dict[str, object]:
+    pings: dict[int, Pings] = {}
+    creates: dict[int, Creates] = {}
     stop_at = trio.current_time() + 0.5 + STALL_SECONDS
 
     def over() -> bool:
@@ -462,7 +499,7 @@ async def _listed_ids(side: Side) -> list[int]:
     return []
 
 
-async def redis_restarted(sides: list[Side], redis: Redis) -> dict[str, Any]:
+async def redis_restarted(sides: list[Side], redis: Redis) -> dict[str, object]:
     live = {table for side in sides for table in side.held}
     lost_before = sum(side.server.marks.get("journal_write_lost", 0) for side in sides)
     await redis.restart()  # killed, and started empty on the same socket
@@ -510,7 +547,7 @@ async def redis_restarted(sides: list[Side], redis: Redis) -> dict[str, Any]:
     }
 
 
-async def forged_record(sides: list[Side], redis: Redis, forger: Forger) -> dict[str, Any]:
+async def forged_record(sides: list[Side], redis: Redis, forger: Forger) -> dict[str, object]:
     """A live table at server 0: its player drops, the forger claims the table, the player comes back through server
     1 with its secret; a table at server 0 still seating players, claimed too, joined through server 1 with its
     password."""
@@ -566,7 +603,7 @@ async def forged_record(sides: list[Side], redis: Redis, forger: Forger) -> dict
     }
 
 
-async def _summary(side: Side, table: int) -> dict[str, Any] | None:
+async def _summary(side: Side, table: int) -> dict[str, object] | None:
     """The table's line in ``side``'s lobby, as the wire carries it (what a forger copies)."""
     looker = await Player.connect(side.port, "looker", NEWCOMERS[side.index])
     try:
@@ -594,7 +631,7 @@ async def _summary(side: Side, table: int) -> dict[str, Any] | None:
     return None
 
 
-async def soak_directory(starter: Any) -> dict[str, Any]:
+async def soak_directory(starter: ServerStarter) -> dict[str, object]:
     """The directory scenarios one after another, on two servers sharing one Redis (``starter`` makes a server,
     as ``quatro_server.tools.soak.ServerProcess``)."""
     redis = Redis()
@@ -603,7 +640,7 @@ async def soak_directory(starter: Any) -> dict[str, Any]:
         starter(["--directory", redis.url, "--directory-ttl", str(TTL)], marks=("journal_write_lost",))
         for _ in range(2)
     ]
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, dict[str, object]] = {}
     forger = Forger()
     try:
         async with trio.open_nursery() as nursery:
@@ -614,7 +651,7 @@ async def soak_directory(starter: Any) -> dict[str, Any]:
             for side, count in zip(sides, HELD_TABLES, strict=True):
                 await _hold_tables(side, count)
                 await _start_match(side)
-            scenarios: list[tuple[str, Awaitable[dict[str, Any]]]] = [
+            scenarios: list[tuple[str, Awaitable[dict[str, object]]]] = [
                 ("redis_stalled", redis_stalled(sides, redis)),
                 ("redis_restarted", redis_restarted(sides, redis)),
                 ("forged_record", forged_record(sides, redis, forger)),
@@ -636,7 +673,7 @@ async def soak_directory(starter: Any) -> dict[str, Any]:
     return {
         "passed": all(result.get("passed") for result in results.values()) and crashes == 0 and len(results) == 3,
         "crashes": crashes,
-        "secrets_leaked": forged.get("secrets_leaked", 0) + forged.get("passwords_leaked", 0),
+        "secrets_leaked": _count(forged, "secrets_leaked") + _count(forged, "passwords_leaked"),
         "id_collisions": restarted.get("id_collisions", 0),
         "journal_writes_lost": sum(server.marks.get("journal_write_lost", 0) for server in servers),
         "server_errors": [error for server in servers for error in server.errors][:5],
@@ -681,7 +718,8 @@ async def _hello(port: int) -> float:
     return math.inf
 
 
-async def _flood_wave(server: Any, addresses: list[str], each: int) -> dict[str, Any]:
+async def _flood_wave(server: SoakServer, addresses: list[str], each: int) -> Wave:
+    assert server.process is not None  # the soak started it
     pid = server.process.pid
     before = _descriptors(pid)
     held: list[trio.SocketStream] = []
@@ -708,7 +746,7 @@ async def _flood_wave(server: Any, addresses: list[str], each: int) -> dict[str,
     }
 
 
-async def soak_metrics(starter: Any) -> dict[str, Any]:
+async def soak_metrics(starter: ServerStarter) -> dict[str, object]:
     """The metrics endpoint flooded with silent connections, from one address and then from many."""
     from quatro_server.tools.soak_doors import free_port
 

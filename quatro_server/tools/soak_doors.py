@@ -44,7 +44,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import trio
 
@@ -57,6 +57,13 @@ from quatro_server.doors.gate import (
     SSH_MAX_HANDSHAKES_PER_ADDRESS,
     WEB_HEADER_TIMEOUT,
 )
+
+if TYPE_CHECKING:
+    import tempfile
+    from collections import Counter
+
+    import aiohttp
+    import asyncssh
 
 #: A visitor's client under the largest window stays under this resident size (it takes about 60 MiB at 400 × 200).
 CLIENT_RSS_BOUND_MIB = 200
@@ -98,7 +105,11 @@ class Target:
     data_dir: Path
     log_bytes: Callable[[], int]
     tracebacks: Callable[[], int]
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: dict[str, dict[str, object]] = field(default_factory=dict)
+
+
+#: One attack on the doors: its figures as JSON, ``passed`` among them.
+DoorScenario: TypeAlias = Callable[[Target], Awaitable[dict[str, object]]]
 
 
 def free_port() -> int:
@@ -133,7 +144,7 @@ def peak_rss_mib(pid: int) -> float:
 # --- the game port, timed from trio -----------------------------------------------------------------------------
 
 
-async def hellos(port: int, until: Callable[[], bool], every: float = 0.25) -> dict[str, Any]:
+async def hellos(port: int, until: Callable[[], bool], every: float = 0.25) -> dict[str, object]:
     """A new connection and a hello every ``every`` seconds until ``until()``: the 99th percentile and the slowest
     answer, and failures."""
     took_all: list[float] = []
@@ -182,7 +193,9 @@ async def hellos(port: int, until: Callable[[], bool], every: float = 0.25) -> d
 # --- the SSH door -----------------------------------------------------------------------------------------------
 
 
-async def _ssh_session(t: Target, user: str, size: tuple[int, int]) -> tuple[Any, Any]:
+async def _ssh_session(
+    t: Target, user: str, size: tuple[int, int]
+) -> tuple[asyncssh.SSHClientConnection, asyncssh.SSHClientProcess[bytes]]:
     import asyncssh
 
     conn = await asyncssh.connect(
@@ -195,11 +208,13 @@ async def _ssh_session(t: Target, user: str, size: tuple[int, int]) -> tuple[Any
         password="",
         login_timeout=30,
     )
-    process = await conn.create_process(term_type="xterm-256color", term_size=size, encoding=None)
+    process: asyncssh.SSHClientProcess[bytes] = await conn.create_process(
+        term_type="xterm-256color", term_size=size, encoding=None
+    )
     return conn, process
 
 
-async def _read_until(process: Any, text: bytes, timeout: float) -> bool:
+async def _read_until(process: asyncssh.SSHClientProcess[bytes], text: bytes, timeout: float) -> bool:
     seen = b""
     deadline = time.monotonic() + timeout
     while text not in seen[-1_000_000:]:
@@ -216,13 +231,13 @@ async def _read_until(process: Any, text: bytes, timeout: float) -> bool:
     return True
 
 
-async def _drain(process: Any) -> None:
+async def _drain(process: asyncssh.SSHClientProcess[bytes]) -> None:
     with suppress(Exception):
         while await process.stdout.read(65536):
             pass
 
 
-async def ssh_huge_windows(t: Target) -> dict[str, Any]:
+async def ssh_huge_windows(t: Target) -> dict[str, object]:
     before = set(clients_of(t.pid))
     conn, process = await _ssh_session(t, "wide", (65535, 65535))
     drew = await _read_until(process, LOBBY, 40)
@@ -244,13 +259,13 @@ async def ssh_huge_windows(t: Target) -> dict[str, Any]:
     }
 
 
-async def _half_handshake(t: Target, local: str, held: dict[str, Any]) -> None:
+async def _half_handshake(t: Target, local: str, held: _Held) -> None:
     """Open a connection, send a version line, then nothing: note how long the door holds it."""
     started = time.monotonic()
     try:
         reader, writer = await asyncio.open_connection(t.host, t.ssh_port, local_addr=(local, 0))
     except OSError:
-        held["failed"] += 1
+        held.failed += 1
         return
     writer.write(b"SSH-2.0-soak\r\n")
     banner = False
@@ -258,21 +273,21 @@ async def _half_handshake(t: Target, local: str, held: dict[str, Any]) -> None:
         while data := await asyncio.wait_for(reader.read(65536), SSH_LOGIN_TIMEOUT + 10):
             if not banner and data.startswith(b"SSH-"):
                 banner = True
-                held["now"] += 1
-                held["by"][local] = held["by"].get(local, 0) + 1
-                held["max"] = max(held["max"], held["now"])
-                held["max_one"] = max(held["max_one"], held["by"][local])
+                held.now += 1
+                held.by[local] = held.by.get(local, 0) + 1
+                held.max = max(held.max, held.now)
+                held.max_one = max(held.max_one, held.by[local])
     except (OSError, TimeoutError, asyncio.TimeoutError):
         pass
     finally:
         writer.close()
     if banner:
-        held["now"] -= 1
-        held["by"][local] -= 1
-        held["held"] += 1
-        held["longest"] = max(held["longest"], time.monotonic() - started)
+        held.now -= 1
+        held.by[local] -= 1
+        held.held += 1
+        held.longest = max(held.longest, time.monotonic() - started)
     else:
-        held["refused"] += 1
+        held.refused += 1
 
 
 async def _login(t: Target, local: str) -> bool:
@@ -296,11 +311,26 @@ async def _login(t: Target, local: str) -> bool:
     return True
 
 
-def _held() -> dict[str, Any]:
-    return {"now": 0, "max": 0, "max_one": 0, "by": {}, "held": 0, "refused": 0, "failed": 0, "longest": 0.0}
+@dataclass
+class _Held:
+    """Half-open SSH handshakes (``_half_handshake``): held now, at most at once (from one address), by address,
+    held in all, refused, failed to connect, and the longest held (seconds)."""
+
+    now: int = 0
+    max: int = 0
+    max_one: int = 0
+    by: dict[str, int] = field(default_factory=dict)
+    held: int = 0
+    refused: int = 0
+    failed: int = 0
+    longest: float = 0.0
 
 
-async def ssh_handshake_flood(t: Target) -> dict[str, Any]:
+def _held() -> _Held:
+    return _Held()
+
+
+async def ssh_handshake_flood(t: Target) -> dict[str, object]:
     one = _held()
     flood = [asyncio.ensure_future(_half_handshake(t, SSH_FLOOD_ONE, one)) for _ in range(40)]
     await asyncio.sleep(2)
@@ -314,27 +344,27 @@ async def ssh_handshake_flood(t: Target) -> dict[str, Any]:
     passed = (
         login_during
         and login_after
-        and one["max_one"] <= SSH_MAX_HANDSHAKES_PER_ADDRESS
-        and many["max"] <= SSH_MAX_HANDSHAKES
-        and many["max_one"] <= SSH_MAX_HANDSHAKES_PER_ADDRESS
-        and max(one["longest"], many["longest"]) < deadline
-        and one["refused"] > 0
-        and many["refused"] > 0
+        and one.max_one <= SSH_MAX_HANDSHAKES_PER_ADDRESS
+        and many.max <= SSH_MAX_HANDSHAKES
+        and many.max_one <= SSH_MAX_HANDSHAKES_PER_ADDRESS
+        and max(one.longest, many.longest) < deadline
+        and one.refused > 0
+        and many.refused > 0
     )
     return {
         "passed": passed,
         "one_address": {
             "attempts": 40,
-            "held_at_once": one["max_one"],
-            "refused": one["refused"],
-            "longest_held_s": round(one["longest"], 1),
+            "held_at_once": one.max_one,
+            "refused": one.refused,
+            "longest_held_s": round(one.longest, 1),
         },
         "many_addresses": {
             "attempts": 12 * len(SSH_FLOOD_MANY),
-            "held_at_once": many["max"],
-            "held_at_once_per_address": many["max_one"],
-            "refused": many["refused"],
-            "longest_held_s": round(many["longest"], 1),
+            "held_at_once": many.max,
+            "held_at_once_per_address": many.max_one,
+            "refused": many.refused,
+            "longest_held_s": round(many.longest, 1),
         },
         "login_during_one_address_flood": login_during,
         "login_after": login_after,
@@ -346,7 +376,7 @@ async def ssh_handshake_flood(t: Target) -> dict[str, Any]:
     }
 
 
-async def ssh_abrupt_kills(t: Target) -> dict[str, Any]:
+async def ssh_abrupt_kills(t: Target) -> dict[str, object]:
     before = set(clients_of(t.pid))
     sessions = []
     for i in range(2):
@@ -433,7 +463,7 @@ async def _page(t: Target, local: str, cookie: str | None = None) -> tuple[int, 
     return status, token
 
 
-async def web_slowloris(t: Target) -> dict[str, Any]:
+async def web_slowloris(t: Target) -> dict[str, object]:
     closed_after: list[float] = []
     drips = [asyncio.ensure_future(_drip(t, local, closed_after)) for local in SLOWLORIS for _ in range(25)]
     await asyncio.sleep(3)
@@ -478,7 +508,7 @@ async def _junk(t: Target, data: bytes, answered: list[bool]) -> None:
         writer.close()
 
 
-async def web_junk_http(t: Target) -> dict[str, Any]:
+async def web_junk_http(t: Target) -> dict[str, object]:
     start_bytes, start_tracebacks = t.log_bytes(), t.tracebacks()
     answered: list[bool] = []
     sent = 0
@@ -503,7 +533,9 @@ async def web_junk_http(t: Target) -> dict[str, Any]:
     }
 
 
-async def _websocket(t: Target, token: str, origin: str | None = None) -> Any:
+async def _websocket(
+    t: Target, token: str, origin: str | None = None
+) -> tuple[aiohttp.ClientSession, aiohttp.ClientWebSocketResponse]:
     import aiohttp
 
     session = aiohttp.ClientSession(cookies={"quatro_visitor": token})
@@ -518,7 +550,7 @@ async def _websocket(t: Target, token: str, origin: str | None = None) -> Any:
     return session, page
 
 
-async def web_deep_json(t: Target) -> dict[str, Any]:
+async def web_deep_json(t: Target) -> dict[str, object]:
     import aiohttp
 
     status, token = await _page(t, WEB_HONEST)
@@ -553,7 +585,7 @@ def _visitor_dirs(t: Target) -> int:
         return 0
 
 
-async def web_forged_cookies(t: Target) -> dict[str, Any]:
+async def web_forged_cookies(t: Target) -> dict[str, object]:
     import aiohttp
 
     before = _visitor_dirs(t)
@@ -585,7 +617,7 @@ async def web_forged_cookies(t: Target) -> dict[str, Any]:
     }
 
 
-async def web_foreign_origins(t: Target) -> dict[str, Any]:
+async def web_foreign_origins(t: Target) -> dict[str, object]:
     import aiohttp
 
     start_bytes = t.log_bytes()
@@ -603,7 +635,7 @@ async def web_foreign_origins(t: Target) -> dict[str, Any]:
     return {"passed": refused == 60 and grew < LOG_BOUND, "attempts": 60, "refused_403": refused, "log_bytes": grew}
 
 
-DOOR_SCENARIOS: dict[str, Callable[[Target], Awaitable[dict[str, Any]]]] = {
+DOOR_SCENARIOS: dict[str, DoorScenario] = {
     "ssh_huge_windows": ssh_huge_windows,
     "ssh_abrupt_kills": ssh_abrupt_kills,
     "ssh_handshake_flood": ssh_handshake_flood,
@@ -615,29 +647,28 @@ DOOR_SCENARIOS: dict[str, Callable[[Target], Awaitable[dict[str, Any]]]] = {
 }
 
 
-async def _guarded(t: Target, name: str, scenario: Callable[[Target], Awaitable[dict[str, Any]]]) -> None:
+async def _guarded(t: Target, name: str, scenario: DoorScenario) -> None:
     try:
         t.results[name] = await scenario(t)
     except Exception as exc:  # noqa: BLE001 - the scenario could not run: it failed
         t.results[name] = {"passed": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
 
 
-async def _attack(t: Target, scenarios: dict[str, Callable[[Target], Awaitable[dict[str, Any]]]]) -> None:
+async def _attack(t: Target, scenarios: dict[str, DoorScenario]) -> None:
     # The SSH scenarios one after another (each starts clients or fills the handshake cap), beside the browser's.
     ssh = [(name, s) for name, s in scenarios.items() if name.startswith("ssh_")]
     web = [(name, s) for name, s in scenarios.items() if not name.startswith("ssh_")]
 
-    async def one_by_one(group: list[tuple[str, Callable[[Target], Awaitable[dict[str, Any]]]]]) -> None:
+    async def one_by_one(group: list[tuple[str, DoorScenario]]) -> None:
         for name, scenario in group:
             await _guarded(t, name, scenario)
 
     await asyncio.gather(one_by_one(ssh), one_by_one(web))
 
 
-async def _starve(t: Target) -> None:
+async def _starve(t: Target, held: _Held) -> None:
     """Floods from many addresses past what the descriptors allow; then the doors must work again."""
     closed_after: list[float] = []
-    held = _held()
     attacks = [
         asyncio.ensure_future(_drip(t, local, closed_after, limit=20)) for local in STARVED_SLOWLORIS for _ in range(30)
     ]
@@ -651,8 +682,8 @@ async def _starve(t: Target) -> None:
         "slowloris": len(closed_after),
         "slowloris_longest_held_s": round(max(closed_after, default=0.0), 1),
         "handshakes": 15 * len(SSH_FLOOD_MANY),
-        "handshakes_held": held["held"],
-        "handshakes_refused": held["refused"],
+        "handshakes_held": held.held,
+        "handshakes_refused": held.refused,
         "page_after": status,
         "login_after": login,
     }
@@ -661,8 +692,9 @@ async def _starve(t: Target) -> None:
 # --- running them -----------------------------------------------------------------------------------------------
 
 
-async def _serve(server: Any, nursery: trio.Nursery) -> Target:
+async def _serve(server: SoakServer, nursery: trio.Nursery) -> Target:
     await server.start(nursery)
+    assert server.process is not None  # start began it
     return Target(
         "127.0.0.1",
         server.port,
@@ -675,12 +707,45 @@ async def _serve(server: Any, nursery: trio.Nursery) -> Target:
     )
 
 
+class SoakServer(Protocol):
+    """A server under attack, as the scenarios here and in ``soak_directory`` see it: the soak's
+    ``quatro_server.tools.soak.ServerProcess`` (named by this protocol, not imported: the soak imports the scenarios).
+    """
+
+    port: int
+    ssh_port: int
+    web_port: int
+    metrics_port: int
+    process: trio.Process | None
+    data_dir: tempfile.TemporaryDirectory[str]
+    log_bytes: int
+    tracebacks: int
+    log_tail: list[str]
+    errors: list[str]
+    deaths: int
+    peak_rss_kib: int
+    marks: Counter[str]
+
+    async def start(self, nursery: trio.Nursery) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
 #: How the soak starts a server (``quatro_server.tools.soak.ServerProcess``): its extra arguments, what it prints once it
 #: listens, its log's level, its descriptor limit.
-ServerStarter = Callable[..., Any]
+class ServerStarter(Protocol):
+    def __call__(
+        self,
+        extra: list[str] | None = None,
+        *,
+        ready: bytes = ...,
+        log_level: str = ...,
+        nofile: int | None = None,
+        marks: tuple[str, ...] = (),
+    ) -> SoakServer: ...
 
 
-def _door_server(starter: ServerStarter, nofile: int | None = None) -> Any:
+def _door_server(starter: ServerStarter, nofile: int | None = None) -> SoakServer:
     ssh_port, web_port = free_port(), free_port()
     server = starter(
         ["--ssh", str(ssh_port), "--web", str(web_port)], ready=b"http://", log_level="info", nofile=nofile
@@ -689,9 +754,7 @@ def _door_server(starter: ServerStarter, nofile: int | None = None) -> Any:
     return server
 
 
-async def soak_doors(
-    starter: ServerStarter, scenarios: dict[str, Callable[[Target], Awaitable[dict[str, Any]]]] | None = None
-) -> dict[str, Any]:
+async def soak_doors(starter: ServerStarter, scenarios: dict[str, DoorScenario] | None = None) -> dict[str, object]:
     """Every door scenario against one server, the game port's hellos timed meanwhile."""
     server = _door_server(starter)
     async with trio.open_nursery() as nursery:
@@ -711,17 +774,18 @@ async def soak_doors(
     return _report(t, server)
 
 
-async def soak_descriptors(starter: ServerStarter) -> dict[str, Any]:
+async def soak_descriptors(starter: ServerStarter) -> dict[str, object]:
     """The server at ``STARVED_NOFILE`` descriptors, flooded through both doors; the game port's hellos timed."""
     server = _door_server(starter, STARVED_NOFILE)
     async with trio.open_nursery() as nursery:
         t = await _serve(server, nursery)
         start_bytes = server.log_bytes
         done = trio.Event()
+        held = _held()
 
         async def attack() -> None:
             try:
-                await trio.to_thread.run_sync(asyncio.run, _starve(t))
+                await trio.to_thread.run_sync(asyncio.run, _starve(t, held))
             finally:
                 done.set()
 
@@ -743,15 +807,15 @@ async def soak_descriptors(starter: ServerStarter) -> dict[str, Any]:
             and server.tracebacks == 0
             and starved["page_after"] == 200
             and starved["login_after"]
-            and starved["handshakes_refused"] > 0
-            and starved["handshakes_held"] > 0
+            and held.refused > 0
+            and held.held > 0
         )
         await server.stop()
         nursery.cancel_scope.cancel()
     return _report(t, server)
 
 
-def _report(t: Target, server: Any) -> dict[str, Any]:
+def _report(t: Target, server: SoakServer) -> dict[str, object]:
     crashed = server.deaths + len(server.errors)
     return {
         "passed": all(result.get("passed") for result in t.results.values()) and not crashed,

@@ -27,13 +27,13 @@ import stat
 import struct
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sized
+from collections.abc import Awaitable, Callable, Mapping, Sized
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypedDict
 
 from quatro_shared import protocol as p
-from quatro_shared.framing import FrameDecoder, ProtocolError, encode
+from quatro_shared.framing import FrameDecoder, Message, Outgoing, ProtocolError, encode
 from quatro_shared.wording import counted
 
 from quatro_server.datadir import default_data_dir
@@ -76,6 +76,22 @@ NOT_ALLOWED = "not_allowed"
 BAD_REQUEST = "bad_request"
 
 
+class Refusal(TypedDict):
+    """The reply ``refused``: the request was read, and cannot be done (no such table...)."""
+
+    kind: str
+    reason: str
+    message: str
+
+
+class Failure(TypedDict):
+    """The reply ``error``: a request this side cannot read, or a caller that is not the server's account."""
+
+    kind: str
+    code: str
+    message: str
+
+
 class AdminError(Exception):
     """A request the server does not take: ``refused`` (``reason``) or, ``error`` true, an ``error`` (``code``)."""
 
@@ -83,7 +99,7 @@ class AdminError(Exception):
         super().__init__(message)
         self.code, self.message, self.error = code, message, error
 
-    def reply(self) -> dict[str, Any]:
+    def reply(self) -> Refusal | Failure:
         if self.error:
             return {"kind": p.ERROR, "code": self.code, "message": self.message}
         return {"kind": p.REFUSED, "reason": self.code, "message": self.message}
@@ -132,14 +148,85 @@ class Drain:
 AdminRequest: TypeAlias = Tables | Close | Remove | Notice | Drain
 
 
-def _int(frame: dict[str, Any], key: str) -> int:
+# --- one server's answers, typed (docs/operating.md, "Admin and draining") ---------------------------------
+
+
+class SeatAnswer(TypedDict):
+    seat: int  # from 0, as the wire counts seats
+    name: str | None
+    bot: str | None  # the bot's level
+    taken: bool
+    connected: bool
+
+
+class TableAnswer(TypedDict):
+    table: int
+    game: str
+    phase: str
+    players: int
+    seats: list[SeatAnswer]
+    watchers: int
+    password: bool
+    age_s: int
+    idle_s: int
+
+
+class TablesAnswer(TypedDict):
+    kind: str
+    tables: list[TableAnswer]
+    draining: bool
+    connections: int
+
+
+class NoticeAnswer(TypedDict):
+    kind: str
+    told: int
+
+
+class DrainAnswer(TypedDict):
+    kind: str
+    running: int
+    timeout: float | None
+
+
+class CloseAnswer(TypedDict):
+    kind: str
+    table: int
+    told: int
+
+
+class RemoveAnswer(TypedDict):
+    kind: str
+    table: int
+    seat: int
+    freed: bool
+    told: bool
+
+
+#: One server's ``ok`` to a request (``answer``).
+Answer: TypeAlias = TablesAnswer | NoticeAnswer | DrainAnswer | CloseAnswer | RemoveAnswer
+
+
+def _count(reply: Mapping[str, object], key: str) -> int:
+    """The whole number a reply (read off the socket) holds under ``key``; 0 when it holds none."""
+    value = reply.get(key)
+    return value if isinstance(value, int) else 0
+
+
+def _maps(reply: Mapping[str, object], key: str) -> list[dict[str, object]]:
+    """The maps of the list a reply (read off the socket) holds under ``key``; none when it holds no list."""
+    value = reply.get(key)
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _int(frame: Message, key: str) -> int:
     value = frame.get(key)
     if type(value) is not int or value < 0:
         raise AdminError(BAD_REQUEST, f"{key}: a whole number 0 or more", error=True)
     return value
 
 
-def _text(frame: dict[str, Any], key: str, limit: int, *, required: bool) -> str | None:
+def _text(frame: Message, key: str, limit: int, *, required: bool) -> str | None:
     value = frame.get(key)
     if value is None and not required:
         return None
@@ -148,7 +235,7 @@ def _text(frame: dict[str, Any], key: str, limit: int, *, required: bool) -> str
     return value
 
 
-def request_from_frame(frame: dict[str, Any]) -> AdminRequest:
+def request_from_frame(frame: Message) -> AdminRequest:
     """The typed request of a frame. Raises ``AdminError`` (an ``error``) for one that does not fit."""
     kind = frame.get("kind")
     if kind == TABLES:
@@ -163,17 +250,19 @@ def request_from_frame(frame: dict[str, Any]) -> AdminRequest:
         return Notice(text)
     if kind == DRAIN:
         timeout = frame.get("timeout")
-        if timeout is not None and (type(timeout) not in (int, float) or not 0 <= timeout < math.inf):
+        if timeout is None:
+            return Drain(None)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout < math.inf:
             raise AdminError(
                 BAD_REQUEST,
                 "timeout: seconds, 0 or more (a number, not infinity: leave it out to wait for the last match)",
                 error=True,
             )
-        return Drain(None if timeout is None else float(timeout))
+        return Drain(float(timeout))
     raise AdminError(p.UNKNOWN_KIND, f"admin requests: {', '.join((TABLES, CLOSE, REMOVE, NOTICE, DRAIN))}", error=True)
 
 
-def request_to_frame(request: AdminRequest) -> dict[str, Any]:
+def request_to_frame(request: AdminRequest) -> dict[str, object]:
     kind = {Tables: TABLES, Close: CLOSE, Remove: REMOVE, Notice: NOTICE, Drain: DRAIN}[type(request)]
     fields = {f.name: getattr(request, f.name) for f in dataclasses.fields(request)}
     return {"kind": kind, **{k: v for k, v in fields.items() if v is not None}}
@@ -195,7 +284,7 @@ class Server(Protocol):
     def drain(self, timeout: float | None) -> int: ...
 
 
-def answer(server: Server, request: AdminRequest, now: float) -> dict[str, Any]:
+def answer(server: Server, request: AdminRequest, now: float) -> Answer:
     """The reply to one admin request, done at once on the server's loop. Raises ``AdminError``."""
     lobby = server.lobby
     if isinstance(request, Tables):
@@ -232,11 +321,12 @@ def answer(server: Server, request: AdminRequest, now: float) -> dict[str, Any]:
     return {"kind": p.OK, "table": room.id, "seat": request.seat, "freed": freed, "told": connected}
 
 
-#: What answers the admin socket's requests: ``(request, now) -> reply``; raises ``AdminError``.
-Answerer: TypeAlias = Callable[[AdminRequest, float], Awaitable[dict[str, Any]]]
+#: What answers the admin socket's requests: ``(request, now) -> reply`` (one server's ``Answer``, or a whole
+#: server's, merged from its workers' replies); raises ``AdminError``.
+Answerer: TypeAlias = Callable[[AdminRequest, float], Awaitable[Mapping[str, object]]]
 
 
-def _table(room: Room, now: float) -> dict[str, Any]:
+def _table(room: Room, now: float) -> TableAnswer:
     return {
         "table": room.id,
         "game": room.game.name,
@@ -330,7 +420,7 @@ class AdminListener:
     async def serve(self, server: Server) -> None:
         """Answer for one server, on its loop."""
 
-        async def at_once(request: AdminRequest, now: float) -> dict[str, Any]:
+        async def at_once(request: AdminRequest, now: float) -> Answer:
             return answer(server, request, now)
 
         await self.serve_answers(at_once)
@@ -408,6 +498,7 @@ class AdminListener:
                         await self._send(stream, {"kind": p.ERROR, "code": exc.code, "message": str(exc)})
                         return
                     for frame in frames:
+                        reply: Mapping[str, object]
                         try:
                             reply = await answerer(request_from_frame(frame), trio.current_time())
                         except AdminError as refusal:
@@ -416,7 +507,7 @@ class AdminListener:
                         await self._send(stream, reply)
 
     @classmethod
-    async def _refuse(cls, stream: trio.SocketStream, reply: dict[str, Any]) -> None:
+    async def _refuse(cls, stream: trio.SocketStream, reply: Outgoing) -> None:
         """``reply`` to a connection that is served no further. Its request unread, a close would reset the
         connection and could destroy the answer (or break the caller's own write): the answer's end said, what it
         sends is read and dropped until it goes (``LINGER`` at most)."""
@@ -432,7 +523,7 @@ class AdminListener:
                 pass
 
     @staticmethod
-    async def _send(stream: trio.SocketStream, message: dict[str, Any]) -> None:
+    async def _send(stream: trio.SocketStream, message: Outgoing) -> None:
         import trio
 
         try:
@@ -499,7 +590,7 @@ class Fleet(Protocol):
         ...
 
 
-async def ask_worker(path: Path, request: AdminRequest, timeout: float = WORKER_REPLY_TIMEOUT) -> dict[str, Any]:
+async def ask_worker(path: Path, request: AdminRequest, timeout: float = WORKER_REPLY_TIMEOUT) -> Message:
     """``ask`` from the supervisor's loop, which it never holds. Raises ``OSError``, ``ProtocolError`` or
     ``trio.TooSlowError``."""
     import trio
@@ -520,7 +611,7 @@ async def ask_worker(path: Path, request: AdminRequest, timeout: float = WORKER_
                     return frames[0]
 
 
-async def reply_or_why(path: Path, request: AdminRequest) -> dict[str, Any] | str:
+async def reply_or_why(path: Path, request: AdminRequest) -> Message | str:
     """A worker's reply (``ask_worker``), or why it gave none, in words."""
     import trio
 
@@ -530,6 +621,13 @@ async def reply_or_why(path: Path, request: AdminRequest) -> dict[str, Any] | st
         return f"no answer within {WORKER_REPLY_TIMEOUT:g} s"
     except (OSError, ProtocolError) as exc:
         return getattr(exc, "strerror", None) or str(exc)
+
+
+class Silent(TypedDict):
+    """A worker that gave no reply (restarting, as a rule), and why, in words."""
+
+    worker: int
+    why: str
 
 
 class WholeServer:
@@ -542,11 +640,11 @@ class WholeServer:
     def __init__(self, fleet: Fleet) -> None:
         self.fleet = fleet
 
-    async def _ask_all(self, request: AdminRequest) -> dict[int, dict[str, Any] | str]:
+    async def _ask_all(self, request: AdminRequest) -> dict[int, Message | str]:
         """Each worker's reply, or why it gave none."""
         import trio
 
-        answers: dict[int, dict[str, Any] | str] = {}
+        answers: dict[int, Message | str] = {}
 
         async def one(index: int, path: Path) -> None:
             answers[index] = await reply_or_why(path, request)
@@ -557,10 +655,10 @@ class WholeServer:
         return dict(sorted(answers.items()))
 
     @staticmethod
-    def _silent(answers: dict[int, dict[str, Any] | str]) -> list[dict[str, Any]]:
+    def _silent(answers: dict[int, Message | str]) -> list[Silent]:
         return [{"worker": k, "why": a} for k, a in answers.items() if isinstance(a, str)]
 
-    async def _drain(self, request: Drain) -> dict[str, Any]:
+    async def _drain(self, request: Drain) -> dict[str, object]:
         if self.fleet.draining:
             raise AdminError(ALREADY_DRAINING, "the server is draining already")
         self.fleet.drain(request.timeout)  # first: a worker that stops at once is not started again
@@ -568,29 +666,31 @@ class WholeServer:
         replies = [a for a in answers.values() if isinstance(a, dict) and a.get("kind") == p.OK]
         return {
             "kind": p.OK,
-            "running": sum(a.get("running", 0) for a in replies),
+            "running": sum(_count(a, "running") for a in replies),
             "timeout": request.timeout,
             "silent": self._silent(answers),
         }
 
-    async def __call__(self, request: AdminRequest, now: float) -> dict[str, Any]:
+    async def __call__(self, request: AdminRequest, now: float) -> dict[str, object]:
         if isinstance(request, Drain):
             return await self._drain(request)
         answers = await self._ask_all(request)
         silent = self._silent(answers)
         replies = {k: a for k, a in answers.items() if isinstance(a, dict)}
         if isinstance(request, Tables):
-            tables = [{**t, "worker": k} for k, a in replies.items() if a.get("kind") == p.OK for t in a["tables"]]
+            tables = [
+                {**t, "worker": k} for k, a in replies.items() if a.get("kind") == p.OK for t in _maps(a, "tables")
+            ]
             return {
                 "kind": p.OK,
-                "tables": sorted(tables, key=lambda t: t["table"]),
+                "tables": sorted(tables, key=lambda t: _count(t, "table")),
                 "draining": self.fleet.draining or any(a.get("draining") for a in replies.values()),
-                "connections": sum(a.get("connections", 0) for a in replies.values()),
+                "connections": sum(_count(a, "connections") for a in replies.values()),
                 "workers": len(answers),
                 "silent": silent,
             }
         if isinstance(request, Notice):
-            return {"kind": p.OK, "told": sum(a.get("told", 0) for a in replies.values()), "silent": silent}
+            return {"kind": p.OK, "told": sum(_count(a, "told") for a in replies.values()), "silent": silent}
         # close, remove: the one worker that holds the table answers for it
         for k, a in replies.items():
             if not (a.get("kind") == p.REFUSED and a.get("reason") == NO_SUCH_TABLE):
@@ -664,7 +764,7 @@ def _request(args: argparse.Namespace) -> AdminRequest:
     return Drain(args.timeout)
 
 
-def ask(path: Path, request: AdminRequest, timeout: float = REPLY_TIMEOUT) -> dict[str, Any]:
+def ask(path: Path, request: AdminRequest, timeout: float = REPLY_TIMEOUT) -> Message:
     """Send one request to the admin socket at ``path`` and return the server's reply (a map). Raises ``OSError``
     when no server answers there, ``ProtocolError`` when the answer is not a frame."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -738,7 +838,7 @@ def _age(seconds: int) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
-def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
+def describe(request: AdminRequest, reply: Mapping[str, object]) -> str:
     """The reply in words for a person."""
     kind = reply.get("kind")
     if kind == p.REFUSED:
@@ -746,38 +846,40 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
     if kind == p.ERROR:
         return f"error: {reply.get('message', reply.get('code'))}"
     if isinstance(request, Tables):
-        tables = reply.get("tables", [])
-        head = f"{counted(len(tables), 'table')}, {counted(reply.get('connections', 0), 'connection')}"
+        tables = _maps(reply, "tables")
+        head = f"{counted(len(tables), 'table')}, {counted(_count(reply, 'connections'), 'connection')}"
         if "workers" in reply:  # a server of workers, asked as a whole
-            head += f", {counted(reply['workers'], 'worker')}"
+            head += f", {counted(_count(reply, 'workers'), 'worker')}"
         lines = [head + (" (draining: no new tables)" if reply.get("draining") else ""), *_silent_lines(reply)]
         for t in tables:
             lines.append(
-                f"table {t['table']}  {t['game']}  {t['phase']}  age {_age(t['age_s'])}  "
+                f"table {t['table']}  {t['game']}  {t['phase']}  age {_age(_count(t, 'age_s'))}  "
                 f"watchers {t['watchers']}"
                 + ("  password" if t["password"] else "")
                 + (f"  worker {t['worker']}" if "worker" in t else "")
             )
-            for s in t["seats"]:
+            for s in _maps(t, "seats"):
                 if not s["taken"]:
                     who = "free"
                 elif s["bot"] is not None:
                     who = f"{s['name']} (bot, {s['bot']})"
                 else:
                     who = f"{s['name']} ({'connected' if s['connected'] else 'not connected'})"
-                lines.append(f"  seat {s['seat'] + 1}: {who}")  # seats as people see them, 1 to N
+                lines.append(f"  seat {_count(s, 'seat') + 1}: {who}")  # seats as people see them, 1 to N
         return "\n".join(lines)
     if isinstance(request, Close):
-        return f"table {reply['table']} closed; {counted(reply['told'], 'connection')} told and sent to the lobby"
+        return (
+            f"table {reply['table']} closed; {counted(_count(reply, 'told'), 'connection')} told and sent to the lobby"
+        )
     if isinstance(request, Remove):
         told = "its player was told and sent to the lobby" if reply["told"] else "its player was not connected"
         seat = "the seat is free again" if reply["freed"] else "the seat stays in the match, disconnected"
-        return f"seat {reply['seat'] + 1} of table {reply['table']}: {told}; {seat}; its secret no longer works"
+        return f"seat {_count(reply, 'seat') + 1} of table {reply['table']}: {told}; {seat}; its secret no longer works"
     if isinstance(request, Notice):
-        return "\n".join([f"notice shown to {counted(reply['told'], 'connection')}", *_silent_lines(reply)])
-    running = reply.get("running", 0)
+        return "\n".join([f"notice shown to {counted(_count(reply, 'told'), 'connection')}", *_silent_lines(reply)])
+    running = _count(reply, "running")
     limit = reply.get("timeout")
-    until = f"or in {limit:g} s at the latest" if limit is not None else "whenever that is"
+    until = f"or in {limit:g} s at the latest" if isinstance(limit, (int, float)) else "whenever that is"
     out = "\n".join(
         [
             f"draining: no new tables; {counted(running, 'match', 'matches')} running; the server stops when "
@@ -790,6 +892,6 @@ def describe(request: AdminRequest, reply: dict[str, Any]) -> str:
     return out
 
 
-def _silent_lines(reply: dict[str, Any]) -> list[str]:
+def _silent_lines(reply: Mapping[str, object]) -> list[str]:
     """The workers of a whole server that gave no answer (restarting, as a rule), and why."""
-    return [f"worker {w['worker']} did not answer ({w['why']}): its part is missing" for w in reply.get("silent", ())]
+    return [f"worker {w['worker']} did not answer ({w['why']}): its part is missing" for w in _maps(reply, "silent")]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
@@ -27,7 +27,7 @@ from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
     from quatro_server.doors.gate import Gate
-    from quatro_server.server import Server
+    from quatro_server.server import Connection, Server
 
 log = logging.getLogger("quatro.metrics")
 
@@ -234,7 +234,7 @@ def _tables(server: Server) -> Iterator[Metric]:
     yield from (tables, seats, connected, watchers)
 
 
-def _state(conn: Any) -> str:
+def _state(conn: Connection) -> str:
     if not conn.secured:
         return "handshake"
     if not conn.hello:
