@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from quatro_shared.discovery import LOOK_SECONDS, SERVICE_TYPE, Found, NoMulticast, open_zeroconf
+
+if TYPE_CHECKING:
+    from zeroconf import Zeroconf
 
 #: Seconds to wait for a server to accept a connection before saying nothing answers there.
 ANSWER_SECONDS = 0.5
@@ -30,14 +33,14 @@ def discover(seconds: float = LOOK_SECONDS, host: str | None = None) -> list[Fou
     names: list[str] = []
 
     class Listener(ServiceListener):
-        def add_service(self, zc: Any, type_: str, name: str) -> None:
+        def add_service(self, zc: Zeroconf, type_: str, name: str) -> None:
             if name not in names:
                 names.append(name)
 
-        def update_service(self, zc: Any, type_: str, name: str) -> None:
+        def update_service(self, zc: Zeroconf, type_: str, name: str) -> None:
             self.add_service(zc, type_, name)
 
-        def remove_service(self, zc: Any, type_: str, name: str) -> None:
+        def remove_service(self, zc: Zeroconf, type_: str, name: str) -> None:
             pass
 
     try:

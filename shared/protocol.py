@@ -156,10 +156,14 @@ ALREADY_SEATED = "already_seated"
 BAD_SECRET = "bad_secret"
 SEAT_IN_USE = "seat_in_use"  # a rejoin without takeover while another connection plays the seat
 NOT_HOST = "not_host"
-#: Refusals of a game action that every game gives in these words (each game's own reasons say the rest).
+#: Refusals of a game action that every game gives in these words (each game's own reasons say the rest): its
+#: engine's refusal enum takes these values from here (``GAME_ACTION_REASONS``), and the architecture test holds it.
 UNKNOWN_ACTION = "unknown_action"  # not an action of the table's game
+BAD_SEAT = "bad_seat"  # no such seat at this table
 BAD_ARGUMENT = "bad_argument"  # a game action's field of the wrong type or out of range
+DISCONNECTED = "disconnected"  # the seat is not connected (a seat's player must be there to act)
 NOT_STARTED = "not_started"  # the match has not started yet
+GAME_ACTION_REASONS = frozenset((UNKNOWN_ACTION, BAD_SEAT, BAD_ARGUMENT, DISCONNECTED, NOT_STARTED))
 MATCH_STARTED = "match_started"  # seats can no longer change
 SEATS_EMPTY = "seats_empty"  # start needs every seat filled
 NOT_OVER = "not_over"  # rematch needs the match over; replay, a match that is over

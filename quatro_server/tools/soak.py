@@ -212,6 +212,10 @@ class Peer:
 
     async def request(self, kind: str, timeout: float = 10.0, **fields: object) -> Message | None:
         """The reply, or None if the connection ended or the reply did not come in time."""
+        return await self.ask(kind, fields, timeout)
+
+    async def ask(self, kind: str, fields: Mapping[str, object], timeout: float = 10.0) -> Message | None:
+        """``request``, its fields given as a map (a message as ``to_wire`` writes it, less its kind)."""
         if self.closed:
             return None
         request_id = next(self.ids)
@@ -528,8 +532,10 @@ async def _play(soak: Soak, peer: Peer, rng: random.Random) -> None:
         action = None if peer.state is None else _action(peer.state, rng)
         if action is not None:
             fields = to_wire(action)
+            kind = fields.pop("kind")
+            assert isinstance(kind, str)  # to_wire writes every action's kind
             start = trio.current_time()
-            reply = await peer.request(fields.pop("kind"), **fields)
+            reply = await peer.ask(kind, fields)
             if reply is not None:
                 soak.latencies.append(trio.current_time() - start)
                 if reply["kind"] == p.ERROR:

@@ -234,11 +234,13 @@ class Step(StrEnum):
 class Reason(StrEnum):
     """Why a Quarto action was refused. The values are part of the protocol: never rename one."""
 
-    UNKNOWN_ACTION = "unknown_action"
-    BAD_SEAT = "bad_seat"
-    BAD_ARGUMENT = "bad_argument"
-    DISCONNECTED = "disconnected"
-    NOT_STARTED = "not_started"
+    # The platform's refusals of a game action (quatro_shared.protocol.GAME_ACTION_REASONS), in its words.
+    UNKNOWN_ACTION = p.UNKNOWN_ACTION
+    BAD_SEAT = p.BAD_SEAT
+    BAD_ARGUMENT = p.BAD_ARGUMENT
+    DISCONNECTED = p.DISCONNECTED
+    NOT_STARTED = p.NOT_STARTED
+    # Quarto's own.
     MATCH_OVER = "match_over"
     WRONG_PHASE = "wrong_phase"  # e.g. placing between games
     NOT_YOUR_TURN = "not_your_turn"  # the other seat is to act (Q3)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
+from quatro_shared import protocol as p
 from quatro_shared.games.quatro.cards import Card
 from quatro_shared.games.quatro.signs import Sign
 
@@ -18,11 +19,13 @@ from quatro_shared.games.quatro.signs import Sign
 class Reason(StrEnum):
     """Why an action was refused. The values are part of the protocol: never rename one."""
 
-    UNKNOWN_ACTION = "unknown_action"  # not an action this table knows
-    BAD_SEAT = "bad_seat"  # no such seat at this table
-    BAD_ARGUMENT = "bad_argument"  # a field of the wrong type or out of range
-    DISCONNECTED = "disconnected"  # the seat is not connected (R19)
-    NOT_STARTED = "not_started"  # the match has not started yet
+    # The platform's refusals of a game action (quatro_shared.protocol.GAME_ACTION_REASONS), in its words.
+    UNKNOWN_ACTION = p.UNKNOWN_ACTION  # not an action this table knows
+    BAD_SEAT = p.BAD_SEAT  # no such seat at this table
+    BAD_ARGUMENT = p.BAD_ARGUMENT  # a field of the wrong type or out of range
+    DISCONNECTED = p.DISCONNECTED  # the seat is not connected (R19)
+    NOT_STARTED = p.NOT_STARTED  # the match has not started yet
+    # Quatro's own.
     WRONG_PHASE = "wrong_phase"  # not something this phase accepts (e.g. swapping while signing)
     ROUND_OVER = "round_over"  # the round already ended (R17): later calls and counters are refused
     MATCH_OVER = "match_over"  # the match is won (R20)
@@ -40,7 +43,7 @@ class Reason(StrEnum):
     NO_VOTE = "no_vote"  # there is no vote to answer
     NOT_A_VOTER = "not_a_voter"  # the requester and bots do not vote (R15)
     ALREADY_VOTED = "already_voted"
-    NOT_HOST = "not_host"  # only the host starts the next round early (R18)
+    NOT_HOST = p.NOT_HOST  # only the host starts the next round early (R18): the lobby's word for it
 
 
 @dataclass(frozen=True, slots=True)
