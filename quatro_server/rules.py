@@ -35,6 +35,14 @@ class Outcome(Generic[EventT, RefusalT]):
         return self.refusal is None
 
 
+class Refusal(Protocol):
+    """Why a game's engine refused an action, as the platform reads it: every game's refusal has its reason (a
+    word of the protocol: ``quatro_shared.protocol.GAME_ACTION_REASONS`` and the game's own)."""
+
+    @property
+    def reason(self) -> str: ...
+
+
 @runtime_checkable
 class RulesTable(Protocol):
     """A game's rules table, as the room, the journal and the simulator drive it: its start, its two doors, its next
@@ -59,7 +67,7 @@ class RulesTable(Protocol):
 
     # ``action`` is of the table's own game (its contract's action classes): the platform hands a table only the actions
     # its game's codec read, a type it knows at run time alone (as every implementation narrows it to).
-    def act(self, seat: int, action: Any, now: float) -> Outcome[object, object]:
+    def act(self, seat: int, action: Any, now: float) -> Outcome[object, Refusal]:
         """``seat`` does ``action`` at ``now``: time runs to ``now`` first, then the action is applied or refused."""
 
     def advance(self, now: float) -> Sequence[object]:

@@ -1115,7 +1115,7 @@ class Lobby:
                 room.id,
                 seat,
                 request.kind,
-                getattr(outcome.refusal, "reason", "?"),
+                outcome.refusal.reason,
             )
             return room.game.refused(request.id, action, outcome.refusal)
         return m.Ok(request.id)

@@ -30,7 +30,7 @@ from quatro_server.game import AnyGame, UpdateBatch
 from quatro_server.games import DEFAULT_GAME
 from quatro_server.journal import Opening, Recorder
 from quatro_server.records.match import MatchRecord
-from quatro_server.rules import Outcome, RulesTable, SeatBot
+from quatro_server.rules import Outcome, Refusal, RulesTable, SeatBot
 from quatro_server.tables.credentials import digest_secret, secret_matches
 from quatro_server.timing import Timing
 
@@ -471,7 +471,7 @@ class Room:
 
     # --- the table's two doors, journalled --------------------------------------------------------
 
-    def act(self, seat: int, action: object, now: float) -> Outcome[object, object]:
+    def act(self, seat: int, action: object, now: float) -> Outcome[object, Refusal]:
         """The table's ``act`` (its ``Outcome``), recorded in the journal before the caller tells anyone of it."""
         assert self.table is not None
         recorder = self.recorder
