@@ -73,6 +73,32 @@ _UNPACK_LIMITS = dict(
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
+# --- reading a raw message's parts (tools and operators' clients that read frames without the wire's codecs) -----
+
+
+def whole(message: Mapping[str, object], key: str) -> int | None:
+    """The whole number a message holds under ``key``; None when it holds none (or something else there)."""
+    value = message.get(key)
+    return value if isinstance(value, int) else None
+
+
+def count(message: Mapping[str, object], key: str) -> int:
+    """The count a message holds under ``key``; 0 when it holds none (or something else there)."""
+    value = message.get(key)
+    return value if isinstance(value, int) else 0
+
+
+def text(message: Mapping[str, object], key: str) -> str | None:
+    """The text a message holds under ``key``; None when it holds none (or something else there)."""
+    value = message.get(key)
+    return value if isinstance(value, str) else None
+
+
+def maps(value: object) -> list[dict[str, object]]:
+    """The maps of a list inside a message (its tables, its events, its seats); none where it holds no list."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 class ProtocolError(Exception):
     """A peer broke the framing or the limits. ``code`` is stable and machine-readable:
 

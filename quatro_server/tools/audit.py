@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 
 from quatro_shared import protocol as p
+from quatro_shared.framing import maps
 from quatro_shared.games.quatro.cards import is_card
 from quatro_shared.games.quatro.signs import is_sign
 from quatro_shared.tables import NO_SEAT
@@ -39,11 +40,6 @@ def _map(value: object) -> Mapping[str, object]:
 def _list(value: object) -> list[object]:
     """A list of a frame, or an empty one where the frame holds something else there (as ``_map``)."""
     return value if isinstance(value, list) else []
-
-
-def _maps(value: object) -> list[Mapping[str, object]]:
-    """The maps of a list of a frame (its events, its seats), as ``_map``."""
-    return [item for item in _list(value) if isinstance(item, dict)]
 
 
 def values(obj: object) -> Iterator[object]:
@@ -125,9 +121,9 @@ def update_leaks(
     else:
         public_cards = set(_list(view.get("center"))) | set(_list(view.get("hand")))
         shown_signs = {view.get("sign"), view.get("channel_sign")}
-    leaks += misaddressed(_maps(frame["events"]), seat, team)
+    leaks += misaddressed(maps(frame["events"]), seat, team)
     hidden = before_reveal(frame)
-    for ev in _maps(hidden["events"]):
+    for ev in maps(hidden["events"]):
         kind = ev.get("kind")
         if kind == "swapped":
             public_cards |= {ev.get("put_down"), ev.get("taken")}
@@ -142,7 +138,7 @@ def update_leaks(
         elif kind == "sign_chosen" and ev.get("team") == team:
             shown_signs.add(ev.get("sign"))
     if "view" in hidden:
-        shown_signs |= {s.get("last_pulse") for s in _maps(_map(hidden["view"]).get("seats"))}
+        shown_signs |= {s.get("last_pulse") for s in maps(_map(hidden["view"]).get("seats"))}
     for value in values(hidden):
         if is_card(value) and value not in public_cards:
             leaks.append(f"card {value}")
@@ -180,7 +176,7 @@ def recent_leaks(frame: Mapping[str, object], seat: int | None, team: int | None
     events = frame.get("events")
     if not isinstance(events, list) or not all(isinstance(ev, dict) for ev in events):
         return [*leaks, "recent events that are not a list of events"]
-    return leaks + misaddressed(_maps(events), seat, team)
+    return leaks + misaddressed(maps(events), seat, team)
 
 
 def frame_leaks(

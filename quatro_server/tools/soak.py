@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 
 import trio
 
+from quatro_shared import framing
 from quatro_shared import protocol as p
 from quatro_shared.framing import FrameDecoder, Message, Outgoing, ProtocolError, encode
 from quatro_shared.games.quatro import actions as a
@@ -69,18 +70,6 @@ from quatro_shared.wire import WireError, push_from_wire, to_wire
 
 from quatro_server.tools import soak_directory, soak_doors
 from quatro_server.tools.audit import frame_leaks
-
-
-def _whole(frame: Mapping[str, object], key: str) -> int | None:
-    """A whole number a frame holds under ``key``; None when it holds none."""
-    value = frame.get(key)
-    return value if isinstance(value, int) else None
-
-
-def _text(frame: Mapping[str, object], key: str) -> str | None:
-    """A text a frame holds under ``key``; None when it holds none."""
-    value = frame.get(key)
-    return value if isinstance(value, str) else None
 
 
 def _part(value: object) -> Mapping[str, object]:
@@ -168,7 +157,7 @@ class Peer:
         kind = frame.get("kind")
         request_id = frame.get("id")
         waited = isinstance(request_id, int) and request_id in self.waiting
-        secret = _text(frame, "secret")
+        secret = framing.text(frame, "secret")
         if kind == p.OK and secret is not None and waited:
             self.secret = secret  # this connection's own seat, from its own create/join
         team = None if self.seat is None or self.players is None else seating.team_of(self.seat, self.players)
@@ -229,8 +218,8 @@ class Peer:
         self.waiting.pop(request_id, None)
         reply = self.replies.pop(request_id, None)
         if reply is not None and reply["kind"] == p.OK and kind in (p.CREATE_TABLE, p.JOIN, p.REJOIN):
-            self.table, self.seat = _whole(reply, "table"), _whole(reply, "seat")
-            self.secret = _text(reply, "secret") if "secret" in reply else _text(fields, "secret")
+            self.table, self.seat = framing.whole(reply, "table"), framing.whole(reply, "seat")
+            self.secret = framing.text(reply, "secret") if "secret" in reply else framing.text(fields, "secret")
         return reply
 
     async def heartbeat(self) -> None:
@@ -427,7 +416,7 @@ class Soak:
 
     def remember(self, reply: Message) -> None:
         """The seat secret of an ``ok`` to a create or a join, kept for the audit (it must show up nowhere else)."""
-        secret = _text(reply, "secret")
+        secret = framing.text(reply, "secret")
         if secret is not None:
             self.secrets.add(secret)
 
@@ -757,7 +746,7 @@ async def passwords(soak: Soak) -> None:
         if reply is not None and reply["kind"] == p.OK:
             soak.count("guess_friend_joined")
         elif reply is not None and reply.get("reason") == p.RATE_LIMITED:
-            soak.count("guess_friend_wait_ms", _whole(reply, "wait_ms") or 0)
+            soak.count("guess_friend_wait_ms", framing.whole(reply, "wait_ms") or 0)
         await friend.aclose()
 
 
@@ -875,7 +864,7 @@ async def crashes(soak: Soak) -> None:
         # A match may end unseen just before the kill (a finished match is not brought back): only a match that
         # no single round could have finished tells a lost secret from a match that simply ended.
         view = player.view or {}
-        target = _whole(view, "target_score")
+        target = framing.whole(view, "target_score")
         unfinishable = view.get("phase") != "over" and max(scores or [0]) < (1 if target is None else target) - 1
         assert soak.nursery is not None
         await soak.server.restart(soak.nursery)

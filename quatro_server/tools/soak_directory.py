@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, TypedDict
 import msgpack
 import trio
 
-from quatro_shared import games
+from quatro_shared import framing, games
 from quatro_shared import messages as m
 from quatro_shared import protocol as p
 from quatro_shared.client import Answered, ClientCore
@@ -112,12 +112,6 @@ def _p99(samples: list[float]) -> float:
 
 def _ms(seconds: float) -> float | None:
     return None if math.isinf(seconds) else round(seconds * 1000, 1)
-
-
-def _count(report: dict[str, object], key: str) -> int:
-    """A count of a scenario's report; 0 when it holds none (a scenario that could not run)."""
-    value = report.get(key, 0)
-    return value if isinstance(value, int) else 0
 
 
 class Pings(TypedDict):
@@ -673,7 +667,7 @@ async def soak_directory(starter: ServerStarter) -> dict[str, object]:
     return {
         "passed": all(result.get("passed") for result in results.values()) and crashes == 0 and len(results) == 3,
         "crashes": crashes,
-        "secrets_leaked": _count(forged, "secrets_leaked") + _count(forged, "passwords_leaked"),
+        "secrets_leaked": framing.count(forged, "secrets_leaked") + framing.count(forged, "passwords_leaked"),
         "id_collisions": restarted.get("id_collisions", 0),
         "journal_writes_lost": sum(server.marks.get("journal_write_lost", 0) for server in servers),
         "server_errors": [error for server in servers for error in server.errors][:5],

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias, TypedDict
 
 from quatro_shared import protocol as p
-from quatro_shared.framing import FrameDecoder, Message, Outgoing, ProtocolError, encode
+from quatro_shared.framing import FrameDecoder, Message, Outgoing, ProtocolError, count, encode, maps
 from quatro_shared.wording import counted
 
 from quatro_server.datadir import default_data_dir
@@ -205,18 +205,6 @@ class RemoveAnswer(TypedDict):
 
 #: One server's ``ok`` to a request (``answer``).
 Answer: TypeAlias = TablesAnswer | NoticeAnswer | DrainAnswer | CloseAnswer | RemoveAnswer
-
-
-def _count(reply: Mapping[str, object], key: str) -> int:
-    """The whole number a reply (read off the socket) holds under ``key``; 0 when it holds none."""
-    value = reply.get(key)
-    return value if isinstance(value, int) else 0
-
-
-def _maps(reply: Mapping[str, object], key: str) -> list[dict[str, object]]:
-    """The maps of the list a reply (read off the socket) holds under ``key``; none when it holds no list."""
-    value = reply.get(key)
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _int(frame: Message, key: str) -> int:
@@ -666,7 +654,7 @@ class WholeServer:
         replies = [a for a in answers.values() if isinstance(a, dict) and a.get("kind") == p.OK]
         return {
             "kind": p.OK,
-            "running": sum(_count(a, "running") for a in replies),
+            "running": sum(count(a, "running") for a in replies),
             "timeout": request.timeout,
             "silent": self._silent(answers),
         }
@@ -679,18 +667,18 @@ class WholeServer:
         replies = {k: a for k, a in answers.items() if isinstance(a, dict)}
         if isinstance(request, Tables):
             tables = [
-                {**t, "worker": k} for k, a in replies.items() if a.get("kind") == p.OK for t in _maps(a, "tables")
+                {**t, "worker": k} for k, a in replies.items() if a.get("kind") == p.OK for t in maps(a.get("tables"))
             ]
             return {
                 "kind": p.OK,
-                "tables": sorted(tables, key=lambda t: _count(t, "table")),
+                "tables": sorted(tables, key=lambda t: count(t, "table")),
                 "draining": self.fleet.draining or any(a.get("draining") for a in replies.values()),
-                "connections": sum(_count(a, "connections") for a in replies.values()),
+                "connections": sum(count(a, "connections") for a in replies.values()),
                 "workers": len(answers),
                 "silent": silent,
             }
         if isinstance(request, Notice):
-            return {"kind": p.OK, "told": sum(_count(a, "told") for a in replies.values()), "silent": silent}
+            return {"kind": p.OK, "told": sum(count(a, "told") for a in replies.values()), "silent": silent}
         # close, remove: the one worker that holds the table answers for it
         for k, a in replies.items():
             if not (a.get("kind") == p.REFUSED and a.get("reason") == NO_SUCH_TABLE):
@@ -846,38 +834,38 @@ def describe(request: AdminRequest, reply: Mapping[str, object]) -> str:
     if kind == p.ERROR:
         return f"error: {reply.get('message', reply.get('code'))}"
     if isinstance(request, Tables):
-        tables = _maps(reply, "tables")
-        head = f"{counted(len(tables), 'table')}, {counted(_count(reply, 'connections'), 'connection')}"
+        tables = maps(reply.get("tables"))
+        head = f"{counted(len(tables), 'table')}, {counted(count(reply, 'connections'), 'connection')}"
         if "workers" in reply:  # a server of workers, asked as a whole
-            head += f", {counted(_count(reply, 'workers'), 'worker')}"
+            head += f", {counted(count(reply, 'workers'), 'worker')}"
         lines = [head + (" (draining: no new tables)" if reply.get("draining") else ""), *_silent_lines(reply)]
         for t in tables:
             lines.append(
-                f"table {t['table']}  {t['game']}  {t['phase']}  age {_age(_count(t, 'age_s'))}  "
+                f"table {t['table']}  {t['game']}  {t['phase']}  age {_age(count(t, 'age_s'))}  "
                 f"watchers {t['watchers']}"
                 + ("  password" if t["password"] else "")
                 + (f"  worker {t['worker']}" if "worker" in t else "")
             )
-            for s in _maps(t, "seats"):
+            for s in maps(t.get("seats")):
                 if not s["taken"]:
                     who = "free"
                 elif s["bot"] is not None:
                     who = f"{s['name']} (bot, {s['bot']})"
                 else:
                     who = f"{s['name']} ({'connected' if s['connected'] else 'not connected'})"
-                lines.append(f"  seat {_count(s, 'seat') + 1}: {who}")  # seats as people see them, 1 to N
+                lines.append(f"  seat {count(s, 'seat') + 1}: {who}")  # seats as people see them, 1 to N
         return "\n".join(lines)
     if isinstance(request, Close):
         return (
-            f"table {reply['table']} closed; {counted(_count(reply, 'told'), 'connection')} told and sent to the lobby"
+            f"table {reply['table']} closed; {counted(count(reply, 'told'), 'connection')} told and sent to the lobby"
         )
     if isinstance(request, Remove):
         told = "its player was told and sent to the lobby" if reply["told"] else "its player was not connected"
         seat = "the seat is free again" if reply["freed"] else "the seat stays in the match, disconnected"
-        return f"seat {_count(reply, 'seat') + 1} of table {reply['table']}: {told}; {seat}; its secret no longer works"
+        return f"seat {count(reply, 'seat') + 1} of table {reply['table']}: {told}; {seat}; its secret no longer works"
     if isinstance(request, Notice):
-        return "\n".join([f"notice shown to {counted(_count(reply, 'told'), 'connection')}", *_silent_lines(reply)])
-    running = _count(reply, "running")
+        return "\n".join([f"notice shown to {counted(count(reply, 'told'), 'connection')}", *_silent_lines(reply)])
+    running = count(reply, "running")
     limit = reply.get("timeout")
     until = f"or in {limit:g} s at the latest" if isinstance(limit, (int, float)) else "whenever that is"
     out = "\n".join(
@@ -894,4 +882,4 @@ def describe(request: AdminRequest, reply: Mapping[str, object]) -> str:
 
 def _silent_lines(reply: Mapping[str, object]) -> list[str]:
     """The workers of a whole server that gave no answer (restarting, as a rule), and why."""
-    return [f"worker {w['worker']} did not answer ({w['why']}): its part is missing" for w in _maps(reply, "silent")]
+    return [f"worker {w['worker']} did not answer ({w['why']}): its part is missing" for w in maps(reply.get("silent"))]
