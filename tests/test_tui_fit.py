@@ -144,7 +144,10 @@ def test_the_create_row_s_friendly_choice_shows_whole_at_80x24(quatro_server):
         app = QuatroApp(Join("127.0.0.1", quatro_server, "wes"))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(lambda: isinstance(app.screen, LobbyScreen), what="the lobby")
-            app.screen.query_one("#rated", Select).value = "friendly"
+            rated = app.screen.query_one("#rated", Select)
+            # As a person meets it: the choice is drawn (its label mounted) before anyone can change it.
+            await until(lambda: bool(rated.query("#label")), what="the rated choice drawn")
+            rated.value = "friendly"
             await pilot.pause()
             await pilot.pause()
             text = screen_text(app)
